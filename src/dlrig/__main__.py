@@ -1,0 +1,3 @@
+from dlrig.cli import main
+
+main()

@@ -1,0 +1,189 @@
+"""Load the built-in catalog (TOML files in `data/`) and a user's overrides; look parts up.
+
+Each data file `data/<kind>.toml` holds `[[part]]` tables in the schema of `schema.py`. A user's
+`--catalog FILE` (YAML or TOML) has one list per kind (`gpus: [...]`); an entry whose name is
+already in the catalog patches that part (a new price, a corrected spec), any other is added.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pydantic
+
+from dlrig.catalog.schema import (
+    CPU,
+    GPU,
+    PART_MODELS,
+    PSU,
+    Case,
+    MemoryKit,
+    Motherboard,
+    PartBase,
+    Platform,
+    Storage,
+)
+from dlrig.errors import CatalogError, UnknownPartError
+from dlrig.io.documents import read_document
+from dlrig.io.validation import closest, to_validation_error
+
+P = TypeVar("P", bound=PartBase)
+
+KIND_OF_MODEL: dict[type[PartBase], str] = {model: kind for kind, model in PART_MODELS.items()}
+
+
+def normalize(name: str) -> str:
+    """Lower-case alphanumerics only: 'GeForce RTX-4090' and 'geforce rtx 4090' are one name."""
+    return re.sub(r"[^a-z0-9]+", "", name.lower())
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """All parts by kind, with name lookup that forgives case, spacing and vendor prefixes."""
+
+    parts: dict[str, tuple[PartBase, ...]]
+    _index: dict[str, dict[str, PartBase]] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for kind, items in self.parts.items():
+            index: dict[str, PartBase] = {}
+            for part in items:
+                for label in (part.name, *part.aliases):
+                    index.setdefault(normalize(label), part)
+            self._index[kind] = index
+
+    def of(self, kind: str) -> tuple[PartBase, ...]:
+        """Every part of a kind ('gpus', 'cpus', ...), in catalog order."""
+        return self.parts.get(kind, ())
+
+    @property
+    def gpus(self) -> tuple[GPU, ...]:
+        return self._typed("gpus", GPU)
+
+    @property
+    def cpus(self) -> tuple[CPU, ...]:
+        return self._typed("cpus", CPU)
+
+    @property
+    def motherboards(self) -> tuple[Motherboard, ...]:
+        return self._typed("motherboards", Motherboard)
+
+    @property
+    def psus(self) -> tuple[PSU, ...]:
+        return self._typed("psus", PSU)
+
+    @property
+    def cases(self) -> tuple[Case, ...]:
+        return self._typed("cases", Case)
+
+    @property
+    def storage(self) -> tuple[Storage, ...]:
+        return self._typed("storage", Storage)
+
+    @property
+    def memory(self) -> tuple[MemoryKit, ...]:
+        return self._typed("memory", MemoryKit)
+
+    @property
+    def platforms(self) -> tuple[Platform, ...]:
+        return self._typed("platforms", Platform)
+
+    def _typed(self, kind: str, model: type[P]) -> tuple[P, ...]:
+        return tuple(p for p in self.of(kind) if isinstance(p, model))
+
+    def find(self, model: type[P], name: str) -> P:
+        """The part of this type called name (or an alias); UnknownPartError with the three
+        closest names otherwise. A query that is a unique fragment ('4090') also matches."""
+        kind = KIND_OF_MODEL[model]
+        index = self._index.get(kind, {})
+        key = normalize(name)
+        part = index.get(key)
+        if part is None and key:
+            candidates = {p.name: p for k, p in index.items() if key in k}
+            if len(candidates) == 1:
+                part = next(iter(candidates.values()))
+        if part is None:
+            names = [p.name for p in self.of(kind)]
+            near = closest(name, names)
+            singular = kind.rstrip("s") if kind != "storage" else "storage device"
+            raise UnknownPartError(
+                f"unknown {singular} '{name}'",
+                hint=f"closest catalog names: {', '.join(near)}" if near else None,
+            )
+        if not isinstance(part, model):
+            raise CatalogError(f"catalog entry '{part.name}' is not a {model.__name__}")
+        return part
+
+    def with_overrides(self, doc: dict[str, Any], source: str) -> Catalog:
+        """A new catalog with a user's entries patched in (same name) or appended."""
+        parts = dict(self.parts)
+        for kind, entries in doc.items():
+            if kind not in PART_MODELS:
+                near = closest(kind, PART_MODELS)
+                raise CatalogError(
+                    f"{source}: unknown part kind '{kind}'",
+                    hint=f"expected one of {', '.join(PART_MODELS)}; closest: {near[0]}",
+                )
+            if not isinstance(entries, list):
+                raise CatalogError(f"{source}: '{kind}' must be a list of parts")
+            model = PART_MODELS[kind]
+            current = list(parts.get(kind, ()))
+            by_name = {normalize(p.name): i for i, p in enumerate(current)}
+            for i, entry in enumerate(entries):
+                if not isinstance(entry, dict) or "name" not in entry:
+                    raise CatalogError(f"{source}: {kind}.{i}: each part needs a 'name'")
+                where = f"{source}: {kind}.{i}"
+                at = by_name.get(normalize(str(entry["name"])))
+                base = current[at].model_dump(exclude_unset=True) if at is not None else {}
+                merged = {**base, **entry}
+                if at is not None:
+                    merged["name"] = current[at].name
+                part = _validate_part(model, merged, where)
+                if at is None:
+                    by_name[normalize(part.name)] = len(current)
+                    current.append(part)
+                else:
+                    current[at] = part
+            parts[kind] = tuple(current)
+        return Catalog(parts)
+
+
+def _validate_part(model: type[PartBase], entry: dict[str, Any], where: str) -> PartBase:
+    try:
+        return model.model_validate(entry)
+    except pydantic.ValidationError as exc:
+        raise CatalogError(to_validation_error(where, exc, model).message) from None
+
+
+def _load_data_file(kind: str) -> tuple[PartBase, ...]:
+    model = PART_MODELS[kind]
+    resource = resources.files("dlrig.catalog").joinpath("data", f"{kind}.toml")
+    if not resource.is_file():
+        return ()
+    with resource.open("rb") as fh:
+        doc = tomllib.load(fh)
+    return tuple(
+        _validate_part(model, entry, f"catalog/data/{kind}.toml: part {i}")
+        for i, entry in enumerate(doc.get("part", []))
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_catalog() -> Catalog:
+    """The catalog shipped with dlrig (parsed once per process)."""
+    return Catalog({kind: _load_data_file(kind) for kind in PART_MODELS})
+
+
+def load_catalog(user_file: str | Path | None = None) -> Catalog:
+    """The built-in catalog, with a user's `--catalog FILE` applied when given."""
+    catalog = builtin_catalog()
+    if user_file is None:
+        return catalog
+    source, doc = read_document(user_file)
+    return catalog.with_overrides(doc, source)

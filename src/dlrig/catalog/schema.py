@@ -1,0 +1,182 @@
+"""The catalog's part schemas: one frozen, validated model per kind of part.
+
+Field names carry their units (`memory_gb` is 10**9 bytes, `tdp_w` watts, `length_mm`
+millimetres). Throughput figures are dense (no structured sparsity). Every part records where
+its numbers came from (`sources`: field group -> URL or document) and the date of its price.
+Optional fields are facts the vendor does not publish or that do not apply (`None` = unknown or
+absent, never zero).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dlrig.enums import CoolerType, FormFactor, Interconnect, Segment, StorageKind, Vendor
+
+PositiveFloat = Annotated[float, Field(gt=0)]
+PositiveInt = Annotated[int, Field(gt=0)]
+NonNegativeInt = Annotated[int, Field(ge=0)]
+
+
+class PartBase(BaseModel):
+    """Fields every part has: a unique name, aliases users type, a price and its provenance."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
+
+    name: str = Field(min_length=1)
+    aliases: tuple[str, ...] = ()
+    price_usd: PositiveFloat | None = None
+    price_date: dt.date | None = None
+    sources: dict[str, str] = Field(default_factory=dict)
+    notes: str = ""
+
+
+class GPU(PartBase):
+    vendor: Vendor = Vendor.NVIDIA
+    segment: Segment = Segment.CONSUMER
+    architecture: str = ""
+    release_date: dt.date | None = None
+    memory_gb: PositiveFloat
+    memory_type: str = ""
+    memory_bandwidth_gb_s: PositiveFloat
+    fp32_tflops: PositiveFloat
+    fp16_tflops: PositiveFloat | None = Field(
+        default=None, description="non-tensor half precision (CUDA cores / shader FP16)"
+    )
+    tf32_tensor_tflops: PositiveFloat | None = None
+    fp16_tensor_tflops: PositiveFloat | None = Field(
+        default=None, description="dense FP16 tensor rate with FP32 accumulate (training rate)"
+    )
+    fp16_tensor_fp16acc_tflops: PositiveFloat | None = Field(
+        default=None, description="GeForce only: FP16 tensor rate with FP16 accumulate"
+    )
+    bf16_tensor_tflops: PositiveFloat | None = None
+    fp8_tensor_tflops: PositiveFloat | None = None
+    tdp_w: PositiveFloat
+    pcie_gen: PositiveInt = 4
+    pcie_lanes: PositiveInt = 16
+    nvlink_gb_s: PositiveFloat | None = Field(
+        default=None, description="total NVLink bandwidth per GPU, both directions, GB/s"
+    )
+    interconnect: Interconnect = Interconnect.PCIE
+    form: FormFactor = FormFactor.PCIE
+    slots: PositiveInt | None = Field(default=None, description="card width in expansion slots")
+    length_mm: PositiveFloat | None = None
+    cooler: CoolerType = CoolerType.OPEN_AIR
+    power_8pin: NonNegativeInt = 0
+    power_12v_2x6: NonNegativeInt = Field(default=0, description="12VHPWR / 12V-2x6 connectors")
+
+    @property
+    def has_tensor_cores(self) -> bool:
+        return self.fp16_tensor_tflops is not None or self.bf16_tensor_tflops is not None
+
+
+class CPU(PartBase):
+    vendor: Vendor = Vendor.INTEL
+    family: str = Field(description="core | ryzen | threadripper | threadripper-pro | epyc | ...")
+    cores: PositiveInt
+    threads: PositiveInt
+    base_ghz: PositiveFloat
+    boost_ghz: PositiveFloat | None = None
+    pcie_lanes: PositiveInt = Field(description="PCIe lanes from the CPU usable for devices")
+    pcie_gen: PositiveInt
+    memory_channels: PositiveInt
+    memory_type: str
+    max_memory_gb: PositiveFloat | None = None
+    tdp_w: PositiveFloat
+    socket: str
+    release_date: dt.date | None = None
+
+
+class PCIeSlot(BaseModel):
+    """One x16-size slot: where it sits (expansion-slot position from the top, 1-based), how many
+    lanes it is wired with, and from which PCIe generation."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    position: PositiveInt
+    lanes: PositiveInt
+    gen: PositiveInt
+    from_cpu: bool = True
+
+
+class Motherboard(PartBase):
+    socket: str
+    chipset: str = ""
+    form_factor: str = "atx"
+    memory_type: str
+    memory_slots: PositiveInt
+    max_memory_gb: PositiveFloat
+    x16_slots: tuple[PCIeSlot, ...]
+    m2_slots: NonNegativeInt = 0
+    sockets: PositiveInt = 1
+
+
+class PSU(PartBase):
+    watts: PositiveFloat
+    efficiency: str = Field(description="80 PLUS tier: white | bronze | silver | gold | ...")
+    pcie_8pin: NonNegativeInt = 0
+    pcie_12v_2x6: NonNegativeInt = 0
+
+
+class Case(PartBase):
+    form_factors: tuple[str, ...] = ("atx",)
+    max_gpu_length_mm: PositiveFloat
+    expansion_slots: PositiveInt
+    radiator_mounts_120mm: NonNegativeInt = Field(
+        default=0, description="radiator space, counted in 120 mm fan positions"
+    )
+
+
+class Storage(PartBase):
+    kind: StorageKind
+    interface: str = ""
+    capacity_tb: PositiveFloat
+    read_mb_s: PositiveFloat
+    write_mb_s: PositiveFloat | None = None
+
+
+class MemoryKit(PartBase):
+    memory_type: str
+    size_gb: PositiveFloat
+    modules: PositiveInt = 1
+    speed_mt_s: PositiveInt | None = None
+    registered: bool = False
+
+
+class Platform(PartBase):
+    """A server: chassis, board, power and cooling sold as one, GPUs optionally included."""
+
+    max_gpus: PositiveInt
+    gpu_form: FormFactor
+    interconnect: Interconnect
+    included_gpu: str | None = Field(default=None, description="catalog GPU name if bundled")
+    included_gpu_count: NonNegativeInt = 0
+    cpu_socket: str
+    cpu_sockets: PositiveInt = 2
+    included_cpu: str | None = None
+    memory_type: str
+    memory_slots: PositiveInt
+    max_memory_gb: PositiveFloat
+    gpu_pcie_gen: PositiveInt = 4
+    gpu_pcie_lanes: PositiveInt = 16
+    psu_watts: PositiveFloat
+    psu_efficiency: str = "titanium"
+    drive_bays: NonNegativeInt = 0
+    network_gbit_s: PositiveFloat | None = None
+    rack_units: PositiveInt | None = None
+
+
+PART_MODELS: dict[str, type[PartBase]] = {
+    "gpus": GPU,
+    "cpus": CPU,
+    "motherboards": Motherboard,
+    "psus": PSU,
+    "cases": Case,
+    "storage": Storage,
+    "memory": MemoryKit,
+    "platforms": Platform,
+}

@@ -1,0 +1,46 @@
+"""The command line: parse, call the core, render. Nothing else lives here.
+
+Each command sits in `dlrig/commands/<name>.py` and is registered below; their modules import
+the core lazily inside the command so that `dlrig --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from dlrig.commands import catalog as catalog_cmd
+from dlrig.errors import DlrigError
+
+app = typer.Typer(
+    name="dlrig",
+    help="The deep-learning hardware guide as software: plan, check, estimate, probe, watch.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+app.add_typer(catalog_cmd.app, name="catalog")
+
+
+def main() -> None:
+    """Entry point of the `dlrig` script: maps dlrig's errors to one line and exit code 2.
+
+    Typer's standalone mode handles usage errors and exit codes; errors of the core propagate
+    out of it and are rendered here.
+    """
+    try:
+        app()
+    except DlrigError as exc:
+        _fail(str(exc), exc.hint, exc.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", None, 130)
+
+
+def _fail(message: str, hint: str | None, code: int) -> None:
+    sys.stderr.write(f"dlrig: error: {message}\n")
+    if hint:
+        sys.stderr.write(f"  hint: {hint}\n")
+    sys.exit(code)

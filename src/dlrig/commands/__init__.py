@@ -1,0 +1,1 @@
+"""One module per command: parse options, call the core, hand the result to a renderer."""

@@ -1,0 +1,56 @@
+"""The project's error hierarchy.
+
+Core code raises these; only the CLI turns them into one line on stderr, a hint and exit code 2.
+"Does not fit" and "nothing under this budget" are results, not errors.
+"""
+
+from __future__ import annotations
+
+
+class DlrigError(Exception):
+    """Base of every error dlrig raises on purpose.
+
+    `hint` is a short suggestion the CLI prints after the message (what to type instead).
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InputFileError(DlrigError):
+    """A file the user gave cannot be read: missing, a directory, too large, not UTF-8."""
+
+
+class ParseError(DlrigError):
+    """A file is not valid YAML/TOML/JSON."""
+
+
+class ValidationError(DlrigError):
+    """A document parsed but a field is wrong: unknown key, bad type, out of range."""
+
+
+class UnknownPartError(ValidationError):
+    """A part name matched nothing in the catalog; the hint names the closest ones."""
+
+
+class UnknownWorkloadError(ValidationError):
+    """A workload name matched nothing in the zoo; the hint names the closest ones."""
+
+
+class CatalogError(DlrigError):
+    """A catalog data file (built in or the user's --catalog) is malformed."""
+
+
+class HardwareError(DlrigError):
+    """A hardware reading failed in a way the caller asked to be fatal."""
+
+
+class HistoryError(DlrigError):
+    """The history database cannot be opened, is corrupt, or is locked."""

@@ -1,0 +1,1 @@
+"""Reading user files safely: size, encoding and format checks that every loader shares."""

@@ -1,0 +1,108 @@
+"""Catalog listings as a rich table or JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dlrig.catalog.schema import PartBase
+from dlrig.report.jsonout import dumps
+
+COLUMNS: dict[str, list[tuple[str, str]]] = {
+    "gpus": [
+        ("name", "name"),
+        ("memory_gb", "GB"),
+        ("memory_bandwidth_gb_s", "GB/s"),
+        ("fp32_tflops", "FP32 TF"),
+        ("bf16_tensor_tflops", "BF16 TF"),
+        ("fp16_tensor_tflops", "FP16 TF"),
+        ("fp8_tensor_tflops", "FP8 TF"),
+        ("tdp_w", "TDP W"),
+        ("cooler", "cooler"),
+        ("price_usd", "USD"),
+    ],
+    "cpus": [
+        ("name", "name"),
+        ("cores", "cores"),
+        ("threads", "threads"),
+        ("boost_ghz", "GHz"),
+        ("pcie_lanes", "lanes"),
+        ("pcie_gen", "gen"),
+        ("memory_channels", "mem ch"),
+        ("tdp_w", "TDP W"),
+        ("socket", "socket"),
+        ("price_usd", "USD"),
+    ],
+    "motherboards": [
+        ("name", "name"),
+        ("socket", "socket"),
+        ("memory_type", "memory"),
+        ("max_memory_gb", "max GB"),
+        ("x16_slots", "x16 slots (pos:lanes)"),
+        ("price_usd", "USD"),
+    ],
+    "psus": [
+        ("name", "name"),
+        ("watts", "W"),
+        ("efficiency", "80 PLUS"),
+        ("pcie_8pin", "8-pin"),
+        ("pcie_12v_2x6", "12V-2x6"),
+        ("price_usd", "USD"),
+    ],
+    "cases": [
+        ("name", "name"),
+        ("max_gpu_length_mm", "GPU mm"),
+        ("expansion_slots", "slots"),
+        ("radiator_mounts_120mm", "rad 120mm"),
+        ("price_usd", "USD"),
+    ],
+    "storage": [
+        ("name", "name"),
+        ("kind", "kind"),
+        ("capacity_tb", "TB"),
+        ("read_mb_s", "read MB/s"),
+        ("price_usd", "USD"),
+    ],
+    "memory": [
+        ("name", "name"),
+        ("memory_type", "type"),
+        ("size_gb", "GB"),
+        ("speed_mt_s", "MT/s"),
+        ("price_usd", "USD"),
+    ],
+    "platforms": [
+        ("name", "name"),
+        ("max_gpus", "GPUs"),
+        ("gpu_form", "form"),
+        ("interconnect", "interconnect"),
+        ("psu_watts", "PSU W"),
+        ("price_usd", "USD"),
+    ],
+}
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, tuple):
+        return " ".join(f"{s.position}:x{s.lanes}" for s in value)
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value >= 100 else f"{value:g}"
+    return str(getattr(value, "value", value))
+
+
+def catalog_table(kind: str, parts: Sequence[PartBase]) -> Any:
+    """A rich table of parts of one kind."""
+    from rich.table import Table
+
+    table = Table(title=f"{kind} ({len(parts)})", show_lines=False)
+    for _, header in COLUMNS[kind]:
+        table.add_column(header, justify="left" if header == "name" else "right")
+    for part in parts:
+        table.add_row(*(_cell(getattr(part, field, None)) for field, _ in COLUMNS[kind]))
+    return table
+
+
+def catalog_json(parts: Sequence[PartBase]) -> str:
+    """The parts as a JSON list with the catalog's field names."""
+    return dumps(list(parts))
