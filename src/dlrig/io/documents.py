@@ -30,7 +30,8 @@ def read_text(path: str | Path, *, stdin_text: str | None = None) -> tuple[str, 
     p = Path(path)
     if not p.exists():
         raise InputFileError(
-            f"{p}: no such file", hint="check the path; a build or workload may also be - for standard input"
+            f"{p}: no such file",
+            hint="check the path; a build or workload may also be - for standard input",
         )
     if p.is_dir():
         raise InputFileError(f"{p}: is a directory, expected a YAML or TOML file")

@@ -1,0 +1,1 @@
+"""The performance model: step-time stages, memory, power, energy. Pure functions."""

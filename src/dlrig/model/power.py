@@ -1,0 +1,73 @@
+"""Power draw and PSU sizing (PSU.1) — shared by the rules, the estimate and the planner."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dlrig.build.model import Build
+
+# Retail ATX/server PSU ratings, W; above the largest, round up to the next 100 W.
+STANDARD_PSU_SIZES_W: tuple[int, ...] = (
+    450, 550, 650, 750, 850, 1000, 1200, 1300, 1400, 1500, 1600, 2000, 2200, 2400, 2800, 3000,
+)  # fmt: skip
+
+OTHER_COMPONENTS_SHARE_OF_GPU = 0.10
+HEADROOM = 0.10
+
+
+@dataclass(frozen=True)
+class PSUSizing:
+    """PSU.1 step by step: parts, plus peaks/other parts, plus headroom, then a retail size."""
+
+    gpu_w: float
+    cpu_w: float
+    other_w: float
+    subtotal_w: float
+    with_headroom_w: float
+    recommended_w: int
+
+
+def next_psu_size_w(watts: float) -> int:
+    """The smallest standard PSU rating at or above watts ('buy the next size up')."""
+    for size in STANDARD_PSU_SIZES_W:
+        if size >= watts - 1e-9:
+            return size
+    return int(math.ceil(watts / 100.0) * 100)
+
+
+def size_psu(gpu_w: float, cpu_w: float) -> PSUSizing:
+    """PSU.1: add the GPUs' and CPU's power, ~10% for the rest and peaks, then 10% margin.
+
+    The guide's worked example (4 x 250 W GPUs, a 150 W CPU: 1000 + 150 + 100 = 1250 W,
+    +10% = 1375 W, buy 1400 W) fixes the first 10% as a share of the GPUs' watts.
+    """
+    other_w = OTHER_COMPONENTS_SHARE_OF_GPU * gpu_w
+    subtotal_w = gpu_w + cpu_w + other_w
+    with_headroom_w = subtotal_w * (1.0 + HEADROOM)
+    return PSUSizing(
+        gpu_w=gpu_w,
+        cpu_w=cpu_w,
+        other_w=other_w,
+        subtotal_w=subtotal_w,
+        with_headroom_w=with_headroom_w,
+        recommended_w=next_psu_size_w(with_headroom_w),
+    )
+
+
+def build_gpu_w(build: Build) -> float:
+    """Board power of all GPUs in one node, W (TDP / total graphics power)."""
+    return sum(g.gpu.tdp_w * g.count for g in build.gpus)
+
+
+def build_cpu_w(build: Build) -> float | None:
+    """TDP of the node's CPUs, W; None when the build names no CPU."""
+    if build.cpu is None:
+        return None
+    return build.cpu.tdp_w * build.cpu_count
+
+
+def size_build_psu(build: Build, *, default_cpu_w: float = 150.0) -> PSUSizing:
+    """PSU.1 on a build; a missing CPU counts as default_cpu_w (the guide example's CPU)."""
+    cpu_w = build_cpu_w(build)
+    return size_psu(build_gpu_w(build), default_cpu_w if cpu_w is None else cpu_w)
