@@ -1,0 +1,271 @@
+"""Read workload files and zoo presets into `Workload` values.
+
+A workload document names a zoo model (`model: resnet50`) or gives an inline model block. A zoo
+name pulls in the preset's whole document; the user's keys then override it (sub-blocks such as
+`loader` key by key), so `{model: resnet50, batch_size: 64}` is resnet50 at batch 64. Every
+default taken for a missing input is recorded in `Workload.assumptions`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from dlrig.enums import Optimizer, Parallelism, Precision, PreprocessingStrategy
+from dlrig.errors import UnknownWorkloadError, ValidationError
+from dlrig.io.documents import read_document
+from dlrig.io.validation import closest, to_validation_error
+from dlrig.workloads.model import Dataset, FinetuneMethod, Mode, Workload, WorkloadKind
+from dlrig.workloads.schema import DTYPE_BYTES, InputBlock, ModelBlock, WorkloadFile
+
+DEFAULT_BATCH_SIZE = 32
+# Bytes per second one core copies and collates an already-preprocessed sample (a memcpy-bound
+# tensor stack; CPU.1's "preprocess once" loader does little else).
+OFFLINE_COLLATE_BYTES_PER_S = 2e9
+# FLOPs per byte of 32-bit saved activations, used only when a model block gives no activation
+# bytes: ResNet-50 (8.18e9 / 100e6 = 82) and BERT-base (2.7e10 / 8e8 = 88) are near 80.
+FLOPS_PER_ACTIVATION_BYTE = 80.0
+TOKEN_BYTES = 8  # int64 token ids, what PyTorch language-model loaders hand the GPU
+
+_MERGED_BLOCKS = ("input", "dataset", "preprocessing", "loader", "finetune", "model")
+
+
+def normalize_name(name: str) -> str:
+    """Lower-case alphanumerics: 'ResNet-50', 'resnet 50' and 'resnet50' are one name."""
+    return re.sub(r"[^a-z0-9]+", "", name.lower())
+
+
+@functools.lru_cache(maxsize=1)
+def zoo_documents() -> dict[str, dict[str, Any]]:
+    """The zoo's raw documents by preset name, in file order (parsed once per process)."""
+    resource = resources.files("dlrig.workloads").joinpath("data", "zoo.toml")
+    with resource.open("rb") as fh:
+        doc = tomllib.load(fh)
+    return {entry["name"]: entry for entry in doc.get("workload", [])}
+
+
+def zoo_document(name: str) -> dict[str, Any]:
+    """The raw document of the zoo preset called name (case and spacing forgiven)."""
+    docs = zoo_documents()
+    index = {normalize_name(n): n for n in docs}
+    found = index.get(normalize_name(name))
+    if found is None:
+        near = closest(name, list(docs))
+        raise UnknownWorkloadError(
+            f"unknown workload '{name}'",
+            hint=f"closest zoo names: {', '.join(near)}; or give a workload file path",
+        )
+    return docs[found]
+
+
+@functools.lru_cache(maxsize=1)
+def zoo() -> tuple[Workload, ...]:
+    """Every zoo preset as a Workload, in file order."""
+    return tuple(resolve_workload(doc, f"zoo:{name}") for name, doc in zoo_documents().items())
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in top.items():
+        old = merged.get(key)
+        if key in _MERGED_BLOCKS and isinstance(old, dict) and isinstance(value, dict):
+            merged[key] = {**old, **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def expand_document(doc: dict[str, Any], source: str) -> dict[str, Any]:
+    """The document with a zoo `model` name replaced by the preset's document under it."""
+    model = doc.get("model")
+    if isinstance(model, str):
+        try:
+            base = zoo_document(model)
+        except UnknownWorkloadError as exc:
+            raise UnknownWorkloadError(f"{source}: model: {exc.message}", hint=exc.hint) from None
+        top = {k: v for k, v in doc.items() if k != "model"}
+        merged = _merge(base, top)
+        if "name" not in doc:
+            merged["name"] = base["name"]
+        return merged
+    return doc
+
+
+def parse_workload(doc: dict[str, Any], source: str) -> WorkloadFile:
+    """Validate a (zoo-expanded) workload document; errors name the file and the field."""
+    try:
+        return WorkloadFile.model_validate(doc)
+    except pydantic.ValidationError as exc:
+        raise to_validation_error(source, exc, WorkloadFile) from None
+    except RecursionError:
+        raise ValidationError(f"{source}: nested too deeply") from None
+
+
+def _input_bytes(block: InputBlock | list[InputBlock]) -> float:
+    blocks = block if isinstance(block, list) else [block]
+    total = 0.0
+    for b in blocks:
+        elements = 1
+        for dim in b.shape:
+            elements *= dim
+        total += elements * DTYPE_BYTES[b.dtype] * b.tensors
+    return total
+
+
+def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
+    """Validate a workload document (zoo name or inline model) and fill in stated defaults."""
+    wf = parse_workload(expand_document(doc, source), source)
+    if not isinstance(wf.model, ModelBlock):  # expand_document replaced every zoo name
+        raise ValidationError(f"{source}: model: expected a zoo name or an inline model block")
+    m = wf.model
+    assumed: list[str] = []
+    seq_len = wf.seq_len or m.seq_len
+
+    if m.forward_flops_per_sample is not None:
+        flops_per_sample = m.forward_flops_per_sample
+    elif seq_len is not None and m.forward_flops_per_token is not None:
+        flops_per_sample = m.forward_flops_per_token * seq_len
+    else:
+        raise ValidationError(
+            f"{source}: model: forward_flops_per_token needs a seq_len (tokens per sample)",
+            hint="add seq_len: N to the model block or the workload",
+        )
+
+    if m.activation_bytes_per_sample is not None:
+        activation_bytes = m.activation_bytes_per_sample
+    else:
+        activation_bytes = flops_per_sample / FLOPS_PER_ACTIVATION_BYTE
+        assumed.append(
+            f"activation bytes per sample not given: {activation_bytes / 1e6:.0f} MB assumed "
+            f"(forward FLOPs / {FLOPS_PER_ACTIVATION_BYTE:.0f}, as ResNet-50 and BERT)"
+        )
+
+    batch_size = wf.batch_size
+    if batch_size is None:
+        batch_size = DEFAULT_BATCH_SIZE
+        assumed.append(f"batch size not given: {DEFAULT_BATCH_SIZE} per GPU assumed")
+    precision = wf.precision
+    if precision is None:
+        precision = Precision.FP32
+        assumed.append("precision not given: fp32 assumed")
+    optimizer = wf.optimizer
+    if optimizer is None:
+        optimizer = Optimizer.ADAMW
+        if wf.mode is Mode.TRAINING:
+            assumed.append("optimizer not given: adamw assumed (2 moments per trainable weight)")
+
+    if wf.input is not None:
+        input_bytes = _input_bytes(wf.input)
+    elif seq_len is not None:
+        input_bytes = float(seq_len * TOKEN_BYTES)
+        assumed.append(f"input not given: {seq_len} int64 tokens per sample assumed")
+    else:
+        input_bytes = 0.0
+        assumed.append("input not given: no bytes counted over PCIe")
+
+    dataset: Dataset | None
+    if isinstance(wf.dataset, str):
+        dataset = None
+    elif wf.dataset is None:
+        dataset = None
+        assumed.append("dataset not given: synthetic inputs assumed (no storage/CPU/PCIe stage)")
+    else:
+        dataset = Dataset(wf.dataset.samples, wf.dataset.bytes_per_sample)
+
+    pre = wf.preprocessing
+    strategy = pre.strategy if pre else PreprocessingStrategy.ONLINE
+    cpu_ms = pre.cpu_ms_per_sample if pre and pre.cpu_ms_per_sample is not None else None
+    if cpu_ms is None:
+        cpu_ms = 0.0
+        if dataset is not None:
+            assumed.append("preprocessing cost not given: 0 CPU ms per sample assumed")
+    offline_ms = pre.offline_cpu_ms_per_sample if pre else None
+    if offline_ms is None:
+        offline_ms = 1e3 * input_bytes / OFFLINE_COLLATE_BYTES_PER_S
+        if dataset is not None and strategy is PreprocessingStrategy.OFFLINE:
+            assumed.append(
+                f"offline loading cost not given: {offline_ms:.3f} CPU ms per sample assumed "
+                "(collating the input at 2 GB/s per core)"
+            )
+
+    loader = wf.loader
+    if loader is None and dataset is not None:
+        assumed.append("loader not given: 4 workers, pinned memory, prefetch 2 assumed")
+    workers = loader.workers if loader else 4
+    pin = loader.pin_memory if loader else True
+    prefetch = loader.prefetch if loader else 2
+
+    parallel = wf.parallel or Parallelism.DDP
+    method = wf.finetune.method if wf.finetune else FinetuneMethod.FULL
+    fraction = 1.0
+    if wf.finetune and wf.finetune.trainable_fraction is not None:
+        fraction = wf.finetune.trainable_fraction
+    elif method is not FinetuneMethod.FULL:
+        fraction = 0.005
+        assumed.append("LoRA trainable fraction not given: 0.5% of parameters assumed")
+
+    kind = m.kind
+    if kind is WorkloadKind.OTHER and seq_len is not None and m.forward_flops_per_token:
+        kind = WorkloadKind.LANGUAGE
+
+    return Workload(
+        name=wf.name or "unnamed workload",
+        kind=kind,
+        mode=wf.mode,
+        params=m.params,
+        forward_flops_per_sample=flops_per_sample,
+        activation_bytes_per_sample=activation_bytes,
+        input_bytes_per_sample=input_bytes,
+        batch_size=batch_size,
+        precision=precision,
+        optimizer=optimizer,
+        dataset=dataset,
+        preprocessing_strategy=strategy,
+        cpu_ms_per_sample=cpu_ms,
+        offline_cpu_ms_per_sample=offline_ms,
+        loader_workers=workers,
+        pin_memory=pin,
+        prefetch=prefetch,
+        parallel=parallel,
+        epochs=wf.epochs,
+        tokens=wf.tokens,
+        steps=wf.steps,
+        seq_len=seq_len,
+        hidden_size=m.hidden_size,
+        num_layers=m.num_layers,
+        kv_bytes_per_token=m.kv_bytes_per_token,
+        finetune=method,
+        trainable_fraction=fraction,
+        weight_bits=4 if method is FinetuneMethod.QLORA else None,
+        sources=tuple(wf.sources),
+        notes=wf.notes,
+        assumptions=tuple(assumed),
+        source=source,
+    )
+
+
+def workload_document(ref: str | Path) -> tuple[str, dict[str, Any]]:
+    """(source, raw document) for a zoo name or a workload file path; `--set` edits this."""
+    text = str(ref)
+    looks_like_path = (
+        text == "-"
+        or text.endswith((".yaml", ".yml", ".toml", ".json"))
+        or "/" in text
+        or Path(text).exists()
+    )
+    if looks_like_path:
+        return read_document(ref)
+    zoo_document(text)  # raises UnknownWorkloadError with the closest names
+    return f"zoo:{text}", {"model": text}
+
+
+def load_workload(ref: str | Path) -> Workload:
+    """A workload by zoo name ('resnet50', 'ResNet 50') or from a YAML/TOML/JSON file path."""
+    source, doc = workload_document(ref)
+    return resolve_workload(doc, source)

@@ -1,0 +1,122 @@
+"""The resolved workload: what one training (or inference) job asks of the hardware, frozen.
+
+Every quantity carries its unit in its name. FLOPs count one multiply-add as 2 (dlrig.units)
+and cover matrix multiplications and convolutions only; training costs about 3x the forward
+pass. `activation_bytes_per_sample` is measured with 32-bit activations (what
+`dlrig.torch.describe` counts on an fp32 model); the performance model scales it for 16-bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from dlrig.enums import Optimizer, Parallelism, Precision, PreprocessingStrategy
+from dlrig.units import GB
+
+
+class WorkloadKind(StrEnum):
+    """What family of model a workload trains; decides the units a report uses."""
+
+    VISION = "vision"
+    LANGUAGE = "language"
+    SPEECH = "speech"
+    RECOMMENDATION = "recommendation"
+    DIFFUSION = "diffusion"
+    OTHER = "other"
+
+
+class Mode(StrEnum):
+    """Training (forward, backward, optimizer step) or inference (token-by-token decoding for
+    language models, a forward pass otherwise)."""
+
+    TRAINING = "training"
+    INFERENCE = "inference"
+
+
+class FinetuneMethod(StrEnum):
+    """Which weights train: all of them, low-rank adapters (LoRA) on frozen 16-bit weights, or
+    adapters on frozen 4-bit weights (QLoRA)."""
+
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The training data as stored: `samples` items of `bytes_per_sample` each on disk."""
+
+    samples: int
+    bytes_per_sample: float
+
+    @property
+    def total_gb(self) -> float:
+        """Size of the whole dataset on disk, GB (10**9 bytes)."""
+        return self.samples * self.bytes_per_sample / GB
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One job: the model's size and cost, the batch, the precision and the input pipeline.
+
+    `dataset` None means synthetic inputs made on the GPU (no storage, CPU or PCIe stage).
+    `seq_len` is tokens per sample for language models (the context for inference). Run length
+    is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model states its
+    default.
+    """
+
+    name: str
+    kind: WorkloadKind
+    mode: Mode
+    params: float
+    forward_flops_per_sample: float
+    activation_bytes_per_sample: float
+    input_bytes_per_sample: float
+    batch_size: int
+    precision: Precision
+    optimizer: Optimizer
+    dataset: Dataset | None
+    preprocessing_strategy: PreprocessingStrategy
+    cpu_ms_per_sample: float
+    offline_cpu_ms_per_sample: float
+    loader_workers: int
+    pin_memory: bool
+    prefetch: int
+    parallel: Parallelism
+    epochs: float | None = None
+    tokens: float | None = None
+    steps: int | None = None
+    seq_len: int | None = None
+    hidden_size: int | None = None
+    num_layers: int | None = None
+    kv_bytes_per_token: float | None = None
+    finetune: FinetuneMethod = FinetuneMethod.FULL
+    trainable_fraction: float = 1.0
+    weight_bits: int | None = None
+    sources: tuple[str, ...] = ()
+    notes: str = ""
+    assumptions: tuple[str, ...] = ()
+    source: str = ""
+
+    @property
+    def is_language_model(self) -> bool:
+        """A model whose samples are token sequences (reports tokens/s)."""
+        return self.seq_len is not None and self.kind is WorkloadKind.LANGUAGE
+
+    @property
+    def forward_flops_per_token(self) -> float | None:
+        """Forward FLOPs per token, for models with a sequence length."""
+        if not self.seq_len:
+            return None
+        return self.forward_flops_per_sample / self.seq_len
+
+    @property
+    def synthetic(self) -> bool:
+        """Inputs are generated on the GPU: no storage, CPU or PCIe stage."""
+        return self.dataset is None
+
+    @property
+    def async_loading(self) -> bool:
+        """Background workers load the next batches while the GPU computes (DISK.2)."""
+        return self.loader_workers > 0 and self.prefetch > 0
