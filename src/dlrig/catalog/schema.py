@@ -68,6 +68,12 @@ class GPU(PartBase):
     cooler: CoolerType = CoolerType.OPEN_AIR
     power_8pin: NonNegativeInt = 0
     power_12v_2x6: NonNegativeInt = Field(default=0, description="12VHPWR / 12V-2x6 connectors")
+    power_6pin: NonNegativeInt = Field(default=0, description="PCIe 6-pin connectors")
+    power_eps_8pin: NonNegativeInt = Field(
+        default=0,
+        description="CPU/EPS12V 8-pin inputs (datacenter and some workstation cards); a desktop "
+        "PSU's PCIe cables need the vendor's adapter for these",
+    )
 
     @property
     def has_tensor_cores(self) -> bool:
