@@ -1,0 +1,125 @@
+"""How the planner asks "is this build feasible, and how fast is it?" — one seam, two answers.
+
+The planner never judges a build itself: feasibility is the rule engine's (`dlrig.rules.
+check_build`, no error-level finding) and speed is the model's (`dlrig.model.estimate`). Both
+sit behind the `Evaluator` protocol so that the search can be tested against small fakes, and
+so that the real ones are called at most once per distinct build and workload (the search
+revisits builds: an upper bound, a top-K pass, a Pareto pass).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from dlrig.build.model import Build
+from dlrig.enums import Bottleneck
+
+
+class DatasetLike(Protocol):
+    """What the planner reads of a workload's dataset: its size on disk."""
+
+    @property
+    def total_gb(self) -> float: ...
+
+
+class WorkloadLike(Protocol):
+    """What the planner reads of a workload itself (dlrig.workloads.Workload satisfies it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dataset(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The model's answer for one build on one workload, reduced to what the planner ranks by.
+
+    `time_h`, `energy_kwh` and `energy_cost` are for one training run (the workload's epochs or
+    tokens); None when the workload states no run length.
+    """
+
+    samples_per_s: float
+    bottleneck: Bottleneck
+    fits: bool
+    gpu_required_gb: float
+    gpu_available_gb: float
+    time_h: float | None = None
+    energy_kwh: float | None = None
+    energy_cost: float | None = None
+    system_peak_w: float | None = None
+
+
+class Evaluator(Protocol):
+    """Feasibility and speed of a build; `key` names the build for caching (same key, same
+    build)."""
+
+    def errors(self, key: Hashable, build: Build, workload: WorkloadLike) -> tuple[str, ...]:
+        """Messages of the error-level findings on build for workload (empty: feasible)."""
+        ...
+
+    def outcome(self, key: Hashable, build: Build, workload: WorkloadLike) -> Outcome:
+        """The model's estimate of build on workload."""
+        ...
+
+
+class ModelEvaluator:
+    """The shipped evaluator: `dlrig.rules.check_build` and `dlrig.model.estimate`, memoised.
+
+    Counts the distinct calls it made (`estimates`, `checks`) for the search report.
+    """
+
+    def __init__(self) -> None:
+        self._errors: dict[tuple[Hashable, str], tuple[str, ...]] = {}
+        self._outcomes: dict[tuple[Hashable, str], Outcome] = {}
+        self.estimates = 0
+        self.checks = 0
+
+    def errors(self, key: Hashable, build: Build, workload: WorkloadLike) -> tuple[str, ...]:
+        """Error-level findings of check_build(build, workload), cached per (key, workload)."""
+        from dlrig.rules import check_build
+
+        cache_key = (key, workload.name)
+        found = self._errors.get(cache_key)
+        if found is None:
+            self.checks += 1
+            result = check_build(build, workload)  # type: ignore[arg-type]
+            found = tuple(f"{f.rule}: {f.message}" for f in result.errors)
+            self._errors[cache_key] = found
+        return found
+
+    def outcome(self, key: Hashable, build: Build, workload: WorkloadLike) -> Outcome:
+        """estimate(build, workload) as an Outcome, cached per (key, workload)."""
+        from dlrig.model import estimate
+
+        cache_key = (key, workload.name)
+        found = self._outcomes.get(cache_key)
+        if found is None:
+            self.estimates += 1
+            found = outcome_of(estimate(build, workload))  # type: ignore[arg-type]
+            self._outcomes[cache_key] = found
+        return found
+
+
+def outcome_of(est: Any) -> Outcome:
+    """Reduce a `dlrig.model.Estimate` to an Outcome (fields per interfaces.md)."""
+    run = getattr(est, "run", None)
+    power = getattr(est, "power", None)
+    return Outcome(
+        samples_per_s=float(est.samples_per_s),
+        bottleneck=Bottleneck(est.bottleneck),
+        fits=bool(est.memory.fits),
+        gpu_required_gb=float(est.memory.gpu_required_gb),
+        gpu_available_gb=float(est.memory.gpu_available_gb),
+        time_h=_opt_float(getattr(run, "time_h", None)),
+        energy_kwh=_opt_float(getattr(run, "energy_kwh", None)),
+        energy_cost=_opt_float(getattr(run, "energy_cost", None)),
+        system_peak_w=_opt_float(getattr(power, "system_peak_w", None)),
+    )
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)

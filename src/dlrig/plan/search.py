@@ -1,0 +1,404 @@
+"""The planner's search: exact best builds under a budget, by branch and bound over groups.
+
+1. Every group (chassis x GPU model x count x cooling) gets an upper bound: the model's
+   outcome for the group's GPUs with the best of every supporting part fused into one
+   (the most cores, lanes and clock of any CPU it takes, its largest RAM, the fastest drive).
+   The model does not get slower with better parts, so no candidate of the group beats it.
+2. Top K: groups in order of their bound; a group is opened only while its bound can still
+   enter the top K; inside it, candidates are visited cheapest first, and the walk stops
+   when the group reaches its bound (nothing dearer in it can be better) or when the bound at
+   the candidate's price falls below the K-th best.
+3. Pareto frontier of price against weighted throughput: groups cheapest first, skipping any
+   whose bound is already matched by a cheaper build found.
+4. When nothing fits the budget, the same walk without the budget finds the cheapest build
+   that is feasible, for the message.
+
+A candidate counts only when the rule engine finds no error on it for every workload and the
+model says the job fits in GPU memory. The model and the rules are called once per distinct
+build (the evaluator caches), so the passes share their work.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+from dlrig.build.model import Build, Prices
+from dlrig.catalog.loader import Catalog
+from dlrig.plan.constraints import Constraints, part_filter, validate_constraints
+from dlrig.plan.evaluate import Evaluator, Outcome, WorkloadLike
+from dlrig.plan.objectives import Objective, weighted_throughput
+from dlrig.plan.space import (
+    Candidate,
+    Group,
+    SearchSpace,
+    assemble,
+    efficiency_rank,
+    place_gpus,
+    search_space,
+)
+
+REL_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class WeightedWorkload:
+    """A workload and its share of the user's work (weights need not sum to 1)."""
+
+    workload: WorkloadLike
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A feasible candidate with its outcomes (one per workload) and objective value."""
+
+    candidate: Candidate
+    build: Build
+    outcomes: tuple[Outcome, ...]
+    value: float
+    throughput: float
+    best_outcomes: tuple[Outcome, ...]
+
+    @property
+    def price_usd(self) -> float:
+        return self.candidate.price_usd
+
+
+@dataclass(frozen=True)
+class SearchStats:
+    """What the search did: groups in the space, candidates it scored, distinct model and rule
+    calls, and the parts it could not price."""
+
+    groups: int
+    evaluated: int
+    estimates: int
+    checks: int
+    unpriced: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """The top builds (best first), the price/throughput frontier (cheapest first), and, when
+    nothing fits the budget, the cheapest feasible build there is (None: nothing at all)."""
+
+    workloads: tuple[WeightedWorkload, ...]
+    budget_usd: float
+    objective: Objective
+    builds: tuple[Scored, ...]
+    pareto: tuple[Scored, ...]
+    cheapest: Scored | None
+    stats: SearchStats
+
+
+@dataclass
+class _Counter:
+    evaluated: int = 0
+    estimates: int = 0
+    checks: int = 0
+    seen: set[Hashable] = field(default_factory=set)
+
+
+def dataset_size_gb(workloads: Sequence[WeightedWorkload]) -> float:
+    """The largest dataset of the workloads, GB (0 for synthetic data)."""
+    sizes = [
+        float(w.workload.dataset.total_gb) for w in workloads if w.workload.dataset is not None
+    ]
+    return max(sizes, default=0.0)
+
+
+class Planner:
+    """One planning question (workloads, objective, evaluator) over one search space."""
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        workloads: Sequence[WeightedWorkload],
+        objective: Objective,
+        evaluator: Evaluator,
+        *,
+        electricity_per_kwh: float = Prices().electricity_per_kwh,
+    ) -> None:
+        self.space = space
+        self.workloads = tuple(workloads)
+        self.objective = objective
+        self.evaluator = evaluator
+        self.electricity_per_kwh = electricity_per_kwh
+        self._bounds: dict[Hashable, tuple[Outcome, ...] | None] = {}
+        self._scored: dict[Hashable, Scored | None] = {}
+        self._calls: set[tuple[str, Hashable]] = set()
+        self.counter = _Counter()
+
+    # --- bounds and scoring ------------------------------------------------------------------
+
+    def upper_bound(self, group: Group) -> tuple[Outcome, ...] | None:
+        """The group's best possible outcomes (None: the job does not fit its GPUs at all)."""
+        key, build = ideal_build(group, self.electricity_per_kwh)
+        if key not in self._bounds:
+            outcomes = tuple(
+                self.evaluator.outcome(("ideal", key), build, w.workload) for w in self.workloads
+            )
+            self._count("estimate", ("ideal", key))
+            self._bounds[key] = outcomes if all(o.fits for o in outcomes) else None
+        return self._bounds[key]
+
+    def score(self, candidate: Candidate, best: tuple[Outcome, ...]) -> Scored | None:
+        """The candidate scored, or None when a rule finds an error or the job does not fit."""
+        key = candidate.key
+        if key in self._scored:
+            return self._scored[key]
+        self.counter.evaluated += 1
+        build = candidate.build(self.electricity_per_kwh)
+        result: Scored | None = None
+        self._count("check", key)
+        if not any(self.evaluator.errors(key, build, w.workload) for w in self.workloads):
+            self._count("estimate", key)
+            outcomes = tuple(self.evaluator.outcome(key, build, w.workload) for w in self.workloads)
+            if all(o.fits for o in outcomes):
+                result = Scored(
+                    candidate=candidate,
+                    build=build,
+                    outcomes=outcomes,
+                    value=self.objective.value(candidate.price_usd, outcomes),
+                    throughput=weighted_throughput(outcomes, [w.weight for w in self.workloads]),
+                    best_outcomes=best,
+                )
+        self._scored[key] = result
+        return result
+
+    def _count(self, what: str, key: Hashable) -> None:
+        if (what, key) not in self._calls:
+            self._calls.add((what, key))
+            if what == "check":
+                self.counter.checks += len(self.workloads)
+            else:
+                self.counter.estimates += len(self.workloads)
+
+    def _bounded_groups(self, budget_usd: float) -> list[tuple[Group, tuple[Outcome, ...]]]:
+        out = []
+        for group in self.space.groups:
+            if group.min_price_usd > budget_usd + 1e-6:
+                continue
+            best = self.upper_bound(group)
+            if best is not None:
+                out.append((group, best))
+        return out
+
+    # --- the passes ----------------------------------------------------------------------------
+
+    def top(self, budget_usd: float, k: int) -> list[Scored]:
+        """The k best feasible builds under the budget (best first; ties: cheaper first)."""
+        obj = self.objective
+        groups = self._bounded_groups(budget_usd)
+        groups.sort(key=lambda gb: -obj.bound(gb[0].min_price_usd, gb[1]))
+        found: list[Scored] = []
+
+        def kth() -> float:
+            return found[k - 1].value if len(found) >= k else -math.inf
+
+        for group, best in groups:
+            if _below(obj.bound(group.min_price_usd, best), kth()):
+                break
+            group_best = -math.inf
+            for cand in group.cheapest_first(budget_usd):
+                if _below(obj.bound(cand.price_usd, best), kth()):
+                    break
+                scored = self.score(cand, best)
+                if scored is None or not _above(scored.value, group_best):
+                    continue
+                group_best = scored.value
+                found.append(scored)
+                found.sort(key=_rank_key)
+                del found[k:]
+                if obj.price_monotone and not _below(scored.value, obj.value(cand.price_usd, best)):
+                    break  # the group reached its bound: anything dearer in it is no better
+        return found
+
+    def pareto(self, budget_usd: float) -> list[Scored]:
+        """Feasible builds under the budget that no cheaper-or-equal build matches in weighted
+        throughput (cheapest first)."""
+        weights = [w.weight for w in self.workloads]
+        groups = self._bounded_groups(budget_usd)
+        groups.sort(key=lambda gb: gb[0].min_price_usd)
+        frontier: list[Scored] = []
+
+        def dominated(price: float, throughput: float) -> bool:
+            return any(
+                f.price_usd <= price + 1e-6 and not _below(f.throughput, throughput)
+                for f in frontier
+            )
+
+        for group, best in groups:
+            ceiling = weighted_throughput(best, weights)
+            if dominated(group.min_price_usd, ceiling):
+                continue
+            for cand in group.cheapest_first(budget_usd):
+                if dominated(cand.price_usd, ceiling):
+                    break
+                scored = self.score(cand, best)
+                if scored is None or dominated(scored.price_usd, scored.throughput):
+                    continue
+                frontier = [
+                    f
+                    for f in frontier
+                    if not (
+                        scored.price_usd <= f.price_usd + 1e-6
+                        and not _below(scored.throughput, f.throughput)
+                    )
+                ]
+                frontier.append(scored)
+                if not _below(scored.throughput, ceiling):
+                    break
+        frontier.sort(key=lambda s: (s.price_usd, -s.throughput))
+        return frontier
+
+    def cheapest(self) -> Scored | None:
+        """The cheapest feasible build in the space, whatever the budget."""
+        groups = self._bounded_groups(math.inf)
+        groups.sort(key=lambda gb: gb[0].min_price_usd)
+        found: Scored | None = None
+        for group, best in groups:
+            if found is not None and group.min_price_usd >= found.price_usd:
+                break
+            limit = found.price_usd if found is not None else math.inf
+            for cand in group.cheapest_first(limit):
+                if found is not None and cand.price_usd >= found.price_usd:
+                    break
+                scored = self.score(cand, best)
+                if scored is not None:
+                    found = scored
+                    break
+        return found
+
+    def stats(self) -> SearchStats:
+        return SearchStats(
+            groups=len(self.space.groups),
+            evaluated=self.counter.evaluated,
+            estimates=self.counter.estimates,
+            checks=self.counter.checks,
+            unpriced=self.space.unpriced,
+        )
+
+
+def _tolerance(b: float) -> float:
+    return REL_TOL * max(1.0, abs(b)) if math.isfinite(b) else 0.0
+
+
+def _below(a: float, b: float) -> bool:
+    """a < b beyond rounding."""
+    return a < b - _tolerance(b)
+
+
+def _above(a: float, b: float) -> bool:
+    """a > b beyond rounding."""
+    return a > b + _tolerance(b)
+
+
+def _rank_key(s: Scored) -> tuple[float, float, str]:
+    return (-s.value, s.price_usd, repr(s.candidate.key))
+
+
+def ideal_build(group: Group, electricity_per_kwh: float) -> tuple[Hashable, Build]:
+    """The group's GPUs with the best of each supporting part fused into one part, and a key
+    naming what the model can see of it (groups with the same key share the bound)."""
+    cpus = group.cpus
+    top_cpu = max(cpus, key=lambda c: (c.cores, c.threads))
+    cpu = top_cpu.model_copy(
+        update={
+            "cores": max(c.cores for c in cpus),
+            "threads": max(c.threads for c in cpus),
+            "base_ghz": max(c.base_ghz for c in cpus),
+            "boost_ghz": max((c.boost_ghz or c.base_ghz) for c in cpus),
+            "pcie_lanes": max(c.pcie_lanes for c in cpus),
+            "pcie_gen": max(c.pcie_gen for c in cpus),
+            "memory_channels": max(c.memory_channels for c in cpus),
+            "tdp_w": min(c.tdp_w for c in cpus),
+        }
+    )
+    memory = max(group.memory, key=lambda m: (m.size_gb, m.kit.speed_mt_s or 0))
+    top_drive = max(group.storage, key=lambda s: s.read_mb_s)
+    drive = top_drive.model_copy(
+        update={
+            "read_mb_s": max(s.read_mb_s for s in group.storage),
+            "capacity_tb": max(s.capacity_tb for s in group.storage),
+        }
+    )
+    psus = [p for p in group.psus if p is not None]
+    psu = None
+    if psus:
+        top_psu = max(psus, key=lambda p: p.watts)
+        psu = top_psu.model_copy(
+            update={"efficiency": max((p.efficiency for p in psus), key=efficiency_rank)}
+        )
+    case = group.cases[-1]
+    build = assemble(
+        group,
+        cpu=cpu,
+        memory=memory.config(),
+        storage=drive,
+        psu=psu,
+        case=case,
+        electricity_per_kwh=electricity_per_kwh,
+        name="upper bound",
+    )
+    chassis = group.chassis
+    if chassis.platform is not None:
+        where: Hashable = ("platform", chassis.platform.name)
+    else:
+        board = chassis.board
+        slots = place_gpus(board, group.gpu, group.count) if board is not None else None
+        where = (
+            "board",
+            board.socket if board else "",
+            board.sockets if board else 1,
+            tuple((s.lanes, s.gen, s.from_cpu) for s in slots or ()),
+        )
+    key = (
+        group.gpu.name,
+        group.count,
+        group.water,
+        group.nodes,
+        where,
+        (cpu.cores, cpu.threads, cpu.base_ghz, cpu.boost_ghz, cpu.pcie_lanes, cpu.pcie_gen),
+        (cpu.memory_channels, cpu.tdp_w, chassis.cpu_count),
+        (memory.size_gb, memory.kit.speed_mt_s),
+        (drive.kind, drive.read_mb_s, drive.capacity_tb),
+        (psu.watts, psu.efficiency) if psu else None,
+    )
+    return key, build
+
+
+def plan(
+    catalog: Catalog,
+    workloads: Sequence[WeightedWorkload],
+    budget_usd: float,
+    objective: Objective,
+    evaluator: Evaluator,
+    *,
+    constraints: Constraints | None = None,
+    top_k: int = 3,
+    electricity_per_kwh: float = Prices().electricity_per_kwh,
+) -> PlanResult:
+    """The best builds under budget_usd for the workloads by the objective (exact: no feasible
+    build in the catalog's space scores higher), the Pareto frontier of price against weighted
+    throughput, and, when nothing fits, the cheapest feasible build without the budget."""
+    limits = constraints or Constraints()
+    validate_constraints(limits, catalog)
+    allow = part_filter(limits, catalog)
+    space = search_space(catalog, limits, allow, dataset_size_gb(workloads))
+    planner = Planner(
+        space, workloads, objective, evaluator, electricity_per_kwh=electricity_per_kwh
+    )
+    builds = planner.top(budget_usd, top_k)
+    pareto = planner.pareto(budget_usd) if builds else []
+    cheapest = None if builds else planner.cheapest()
+    return PlanResult(
+        workloads=tuple(workloads),
+        budget_usd=budget_usd,
+        objective=objective,
+        builds=tuple(builds),
+        pareto=tuple(pareto),
+        cheapest=cheapest,
+        stats=planner.stats(),
+    )

@@ -1,0 +1,63 @@
+"""The reference the planner is tested against: every candidate of the unpruned space."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from dlrig.catalog.loader import Catalog
+from dlrig.plan.constraints import Constraints, part_filter
+from dlrig.plan.evaluate import Evaluator
+from dlrig.plan.objectives import Objective, weighted_throughput
+from dlrig.plan.search import WeightedWorkload, dataset_size_gb
+from dlrig.plan.space import search_space
+
+
+def brute_force(
+    catalog: Catalog,
+    workloads: Sequence[WeightedWorkload],
+    budget_usd: float,
+    objective: Objective,
+    evaluator: Evaluator,
+    constraints: Constraints,
+) -> list[tuple[float, float, float]]:
+    """(value, price, weighted throughput) of every feasible build under the budget."""
+    space = search_space(
+        catalog,
+        constraints,
+        part_filter(constraints, catalog),
+        dataset_size_gb(workloads),
+        prune=False,
+    )
+    weights = [w.weight for w in workloads]
+    out = []
+    for group in space.groups:
+        sizes = [range(len(p)) for p in group.option_prices()]
+        for index in itertools.product(*sizes):
+            cand = group.candidate(index)  # type: ignore[arg-type]
+            if cand.price_usd > budget_usd + 1e-6:
+                continue
+            build = cand.build()
+            if any(evaluator.errors(cand.key, build, w.workload) for w in workloads):
+                continue
+            outcomes = [evaluator.outcome(cand.key, build, w.workload) for w in workloads]
+            if not all(o.fits for o in outcomes):
+                continue
+            out.append(
+                (
+                    objective.value(cand.price_usd, outcomes),
+                    cand.price_usd,
+                    weighted_throughput(outcomes, weights),
+                )
+            )
+    return out
+
+
+def frontier(points: Sequence[tuple[float, float, float]]) -> list[tuple[float, float]]:
+    """(price, throughput) points no cheaper-or-equal point matches in throughput."""
+    best: list[tuple[float, float]] = []
+    for _, price, tput in sorted(points, key=lambda p: (p[1], -p[2])):
+        if best and best[-1][1] >= tput * (1 - 1e-9):
+            continue
+        best.append((price, tput))
+    return best
