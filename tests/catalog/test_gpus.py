@@ -214,6 +214,33 @@ def test_lookup_resolves_to_the_intended_part(query: str, name: str) -> None:
     assert gpu(query).name == name
 
 
+@pytest.mark.parametrize(
+    ("nvml_name", "name"),
+    [
+        # device names as NVML / nvidia-smi report them, so `dlrig probe` can map a machine's
+        # GPUs to catalog parts
+        ("NVIDIA GeForce RTX 4090", "GeForce RTX 4090"),
+        ("NVIDIA GeForce RTX 3090", "GeForce RTX 3090"),
+        ("Tesla V100-SXM2-32GB", "Tesla V100 SXM2 32GB"),
+        ("Tesla V100-PCIE-16GB", "Tesla V100 PCIe 16GB"),
+        ("Tesla T4", "NVIDIA T4"),
+        ("NVIDIA A100-SXM4-80GB", "A100 SXM4 80GB"),
+        ("NVIDIA A100-SXM4-40GB", "A100 SXM4 40GB"),
+        ("NVIDIA A100 80GB PCIe", "A100 PCIe 80GB"),
+        ("NVIDIA A100-PCIE-40GB", "A100 PCIe 40GB"),
+        ("NVIDIA H100 80GB HBM3", "H100 SXM5 80GB"),
+        ("NVIDIA H100 PCIe", "H100 PCIe 80GB"),
+        ("NVIDIA H100 NVL", "H100 NVL 94GB"),
+        ("NVIDIA H200", "H200 SXM 141GB"),
+        ("NVIDIA RTX A6000", "NVIDIA RTX A6000"),
+        ("NVIDIA RTX 6000 Ada Generation", "NVIDIA RTX 6000 Ada Generation"),
+        ("NVIDIA L40S", "NVIDIA L40S"),
+    ],
+)
+def test_nvml_device_names_resolve(nvml_name: str, name: str) -> None:
+    assert gpu(nvml_name).name == name
+
+
 @pytest.mark.parametrize("query", ["V100", "A100", "H100"])
 def test_ambiguous_family_name_is_refused_with_closest_names(query: str) -> None:
     # several variants differ in memory and interconnect: never pick one silently
