@@ -11,6 +11,8 @@ import sys
 import typer
 
 from dlrig.commands import catalog as catalog_cmd
+from dlrig.commands import plan as plan_cmd
+from dlrig.commands import upgrade as upgrade_cmd
 from dlrig.errors import DlrigError
 
 app = typer.Typer(
@@ -23,6 +25,8 @@ app = typer.Typer(
 )
 
 app.add_typer(catalog_cmd.app, name="catalog")
+app.command("plan")(plan_cmd.plan)
+app.command("upgrade")(upgrade_cmd.upgrade)
 
 
 def main() -> None:

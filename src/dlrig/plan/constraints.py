@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from dlrig.catalog.loader import Catalog, normalize
 from dlrig.catalog.schema import CPU, GPU, PartBase, Platform
 from dlrig.enums import Vendor
 from dlrig.errors import ValidationError
 from dlrig.io.validation import closest
+from dlrig.plan.kinds import BuildForm
 
 MAX_GPUS_PER_NODE = 8
-
-
-class BuildForm(StrEnum):
-    """A workstation (board, case and PSU chosen separately) or a server platform."""
-
-    WORKSTATION = "workstation"
-    SERVER = "server"
 
 
 @dataclass(frozen=True)

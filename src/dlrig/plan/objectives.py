@@ -11,19 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Protocol
 
 from dlrig.plan.evaluate import Outcome
+from dlrig.plan.kinds import ObjectiveKind
 
 HOURS_PER_YEAR = 24.0 * 365.0
-
-
-class ObjectiveKind(StrEnum):
-    THROUGHPUT = "throughput"
-    TIME_TO_TRAIN = "time-to-train"
-    COST_PER_RUN = "cost-per-run"
-    PERF_PER_DOLLAR = "perf-per-dollar"
 
 
 def weighted_throughput(outcomes: Sequence[Outcome], weights: Sequence[float]) -> float:

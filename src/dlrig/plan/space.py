@@ -36,7 +36,8 @@ from dlrig.catalog.schema import (
 )
 from dlrig.enums import CoolerType, FormFactor, NetworkKind
 from dlrig.model.power import size_psu
-from dlrig.plan.constraints import BuildForm, Constraints, PartFilter
+from dlrig.plan.constraints import Constraints, PartFilter
+from dlrig.plan.kinds import BuildForm
 
 # COOL.4: "about 100 USD per GPU plus about 50 USD up front" for all-in-one water kits.
 WATER_USD_PER_GPU = 100.0
@@ -418,6 +419,30 @@ class Candidate:
             case=self.case,
             electricity_per_kwh=electricity_per_kwh,
         )
+
+    def price_lines(self) -> tuple[tuple[str, float], ...]:
+        """(part, USD) for one node's bill of materials, in build-file order."""
+        g = self.group
+        chassis = g.chassis
+        lines: list[tuple[str, float]] = []
+        bundled_gpu = chassis.platform is not None and chassis.platform.included_gpu
+        lines.append(
+            (f"{g.count}x {g.gpu.name}", 0.0 if bundled_gpu else price_of(g.gpu) * g.count)
+        )
+        if g.water:
+            lines.append((f"water cooling for {g.count} GPUs (COOL.4)", water_cooling_usd(g.count)))
+        cpu_label = (
+            f"{chassis.cpu_count}x {self.cpu.name}" if chassis.cpu_count > 1 else self.cpu.name
+        )
+        lines.append((cpu_label, g.cpu_price_usd(self.cpu)))
+        lines.append((chassis.name, chassis.price_usd))
+        lines.append((f"{self.memory.count}x {self.memory.kit.name}", self.memory.price_usd))
+        lines.append((self.storage.name, price_of(self.storage)))
+        if self.psu is not None:
+            lines.append((self.psu.name, price_of(self.psu)))
+        if self.case is not None:
+            lines.append((self.case.name, price_of(self.case)))
+        return tuple(lines)
 
     def describe(self) -> str:
         """A short name: '2x GeForce RTX 4090, water, on ASUS Pro WS ...'."""

@@ -1,0 +1,160 @@
+"""`dlrig plan`: the best builds for a budget and a set of jobs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from dlrig.enums import Vendor
+from dlrig.plan.kinds import BuildForm, ObjectiveKind
+
+if TYPE_CHECKING:
+    from dlrig.plan.search import PlanResult
+
+
+def parse_workload_weight(arg: str) -> tuple[str, float]:
+    """'resnet50:0.3' -> ('resnet50', 0.3); a bare name or path has weight 1."""
+    from dlrig.errors import ValidationError
+
+    ref, sep, tail = arg.rpartition(":")
+    if not sep:
+        return arg, 1.0
+    try:
+        weight = float(tail)
+    except ValueError:
+        return arg, 1.0
+    if not weight > 0:
+        raise ValidationError(f"--workload {arg}: the weight must be a positive number")
+    return ref, weight
+
+
+def plan(
+    workload: Annotated[
+        list[str],
+        typer.Option(
+            "--workload",
+            "-w",
+            help="zoo name or workload file, optionally with a weight: resnet50:0.3 (repeat)",
+        ),
+    ],
+    budget: Annotated[float, typer.Option("--budget", help="the most to spend, USD")],
+    top: Annotated[int, typer.Option("--top", help="how many builds to show", min=1)] = 3,
+    form: Annotated[
+        BuildForm | None, typer.Option("--form", help="workstation or server (default: both)")
+    ] = None,
+    objective: Annotated[
+        ObjectiveKind, typer.Option("--objective", help="what 'best' means")
+    ] = ObjectiveKind.THROUGHPUT,
+    gpus: Annotated[
+        int | None, typer.Option("--gpus", help="exactly this many GPUs per node")
+    ] = None,
+    max_gpus: Annotated[
+        int, typer.Option("--max-gpus", help="at most this many GPUs per node")
+    ] = 8,
+    nodes: Annotated[
+        int, typer.Option("--nodes", help="identical nodes joined by the platform's network")
+    ] = 1,
+    include: Annotated[
+        list[str] | None,
+        typer.Option("--include", help="a catalog part or vendor the build must use (repeat)"),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option("--exclude", help="a catalog part or vendor never to use (repeat)"),
+    ] = None,
+    exclude_vendor: Annotated[
+        list[Vendor] | None,
+        typer.Option("--exclude-vendor", help="leave out this vendor's GPUs and CPUs (repeat)"),
+    ] = None,
+    min_gpu_memory: Annotated[
+        float, typer.Option("--min-gpu-memory", help="GB per GPU at least")
+    ] = 0.0,
+    electricity_price: Annotated[
+        float, typer.Option("--electricity-price", help="USD per kWh")
+    ] = 0.20,
+    lifetime_years: Annotated[
+        float,
+        typer.Option("--lifetime-years", help="years the purchase is spread over (cost-per-run)"),
+    ] = 3.0,
+    save: Annotated[
+        Path | None, typer.Option("--save", help="write each result as a build file here")
+    ] = None,
+    catalog: Annotated[
+        Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
+    ] = None,
+    json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+) -> None:
+    """The best builds under a budget for your jobs; exit 1 when nothing fits.
+
+    Every build passes the guide's rules (dlrig check) and is scored by the performance model
+    (dlrig estimate)."""
+    import time
+
+    from dlrig.catalog import load_catalog
+    from dlrig.errors import ValidationError
+    from dlrig.plan.constraints import Constraints
+    from dlrig.plan.evaluate import ModelEvaluator
+    from dlrig.plan.objectives import make_objective
+    from dlrig.plan.search import WeightedWorkload
+    from dlrig.plan.search import plan as run_plan
+    from dlrig.report.console import print_renderable, print_text
+    from dlrig.report.plan import plan_json, plan_renderable
+    from dlrig.workloads import load_workload
+
+    if not budget > 0:
+        raise ValidationError("--budget must be a positive amount of USD")
+    if electricity_price < 0 or not lifetime_years > 0:
+        raise ValidationError("--electricity-price must be >= 0 and --lifetime-years > 0")
+    cat = load_catalog(catalog)
+    mix = [parse_workload_weight(w) for w in workload]
+    workloads = [WeightedWorkload(load_workload(ref), weight) for ref, weight in mix]
+    constraints = Constraints(
+        gpus=gpus,
+        max_gpus=max_gpus,
+        form=form,
+        nodes=nodes,
+        include=tuple(include or ()),
+        exclude=tuple(exclude or ()),
+        exclude_vendors=tuple(exclude_vendor or ()),
+        min_gpu_memory_gb=min_gpu_memory,
+    )
+    goal = make_objective(objective, [w.weight for w in workloads], lifetime_years=lifetime_years)
+    started = time.perf_counter()
+    result = run_plan(
+        cat,
+        workloads,
+        budget,
+        goal,
+        ModelEvaluator(),
+        constraints=constraints,
+        top_k=top,
+        electricity_per_kwh=electricity_price,
+    )
+    seconds = time.perf_counter() - started
+    if save is not None:
+        _save(result, save)
+    if json:
+        print_text(plan_json(result, seconds))
+    else:
+        print_renderable(plan_renderable(result, seconds))
+    if not result.builds:
+        raise typer.Exit(1)
+
+
+def _save(result: PlanResult, folder: Path) -> None:
+    """Write each planned build to folder/plan-<rank>.yaml (a build file `dlrig check` reads)."""
+    import yaml
+
+    from dlrig.errors import InputFileError
+    from dlrig.report.plan import build_document
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for rank, scored in enumerate(result.builds, start=1):
+            doc = build_document(scored.build)
+            path = folder / f"plan-{rank}.yaml"
+            path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+    except OSError as exc:
+        raise InputFileError(f"{folder}: cannot write ({exc.strerror})") from None

@@ -1,0 +1,451 @@
+"""The best next dollar: every single change to a build, with the changes it forces, priced from
+the catalog, scored by the model, ranked by speed gained per dollar.
+
+A change is one move (swap the GPUs, add a GPU, more RAM, a faster drive for the dataset, a
+bigger PSU, water cooling, another CPU, another board) plus what it drags along: a GPU that
+draws more needs a PSU that PSU.1 accepts; a third open-air card needs water (COOL.3/COOL.4);
+a CPU for another socket needs a board for it, and that board may need other RAM. A change is
+kept when the rule engine finds no error on the new build that the old one did not have. The
+cost is what the new parts cost (nothing is credited for the parts taken out).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from dlrig.build.model import Build, GPUGroup, StorageDevice
+from dlrig.catalog.loader import Catalog, normalize
+from dlrig.catalog.schema import CPU, GPU, Case, Motherboard, PartBase
+from dlrig.enums import Bottleneck, CoolerType
+from dlrig.model.power import size_build_psu
+from dlrig.plan.constraints import MAX_GPUS_PER_NODE
+from dlrig.plan.evaluate import Evaluator, Outcome, WorkloadLike
+from dlrig.plan.space import (
+    Chassis,
+    MemoryOption,
+    gpu_slots,
+    memory_options,
+    place_gpus,
+    price_of,
+    priced,
+    storage_holds,
+    water_cooling_usd,
+)
+
+P = TypeVar("P", bound=PartBase)
+
+# A change must speed the job up by more than this to count as helping (model noise, rounding).
+MIN_SPEEDUP = 1.005
+
+
+@dataclass(frozen=True)
+class Change:
+    """One upgrade: its steps (the main move first, then what it forced), its cost, and the
+    model's outcome on the changed build."""
+
+    steps: tuple[str, ...]
+    price_usd: float
+    build: Build
+    outcome: Outcome
+    speedup: float
+
+    @property
+    def summary(self) -> str:
+        return " + ".join(self.steps)
+
+    @property
+    def gain_per_1000_usd(self) -> float:
+        """Fraction of speed gained per 1000 USD spent (0.25: +25% per 1000 USD)."""
+        if self.price_usd <= 0:
+            return math.inf
+        return (self.speedup - 1.0) / (self.price_usd / 1000.0)
+
+
+@dataclass(frozen=True)
+class UpgradeResult:
+    """Changes that help within the budget, best first, and a verdict sentence."""
+
+    build_name: str
+    workload_name: str
+    budget_usd: float
+    current: Outcome
+    changes: tuple[Change, ...]
+    verdict: str
+    evaluated: int
+
+
+@dataclass(frozen=True)
+class _Draft:
+    steps: tuple[str, ...]
+    price_usd: float
+    build: Build
+
+
+class _Upgrader:
+    def __init__(
+        self, build: Build, workload: WorkloadLike, catalog: Catalog, evaluator: Evaluator
+    ) -> None:
+        self.base = build
+        self.workload = workload
+        self.catalog = catalog
+        self.evaluator = evaluator
+        self.dataset_gb = float(workload.dataset.total_gb) if workload.dataset is not None else 0.0
+        self.base_rules = self._rules(("base",), build)
+        self.evaluated = 0
+
+    def _rules(self, key: Hashable, build: Build) -> set[str]:
+        errors = self.evaluator.errors(("upgrade", key), build, self.workload)
+        return {e.split(":", 1)[0] for e in errors}
+
+    # --- forced follow-ups -------------------------------------------------------------------
+
+    def _force(self, draft: _Draft) -> _Draft | None:
+        """Add what the rules demand after a move: water for stacked open-air cards, RAM to the
+        largest GPU's memory, a PSU that PSU.1 accepts, a case the cards fit."""
+        for fix in (self._force_cooling, self._force_ram, self._force_psu, self._force_case):
+            fixed = fix(draft)
+            if fixed is None:
+                return None
+            draft = fixed
+        return draft
+
+    def _force_cooling(self, d: _Draft) -> _Draft | None:
+        b = d.build
+        if self.base.gpu_count >= 3 or b.gpu_count < 3 or b.platform is not None:
+            return d
+        if not any(g.cooler is CoolerType.OPEN_AIR for g in b.gpus):
+            return d
+        gpus = tuple(dataclasses.replace(g, cooler_override=CoolerType.WATER) for g in b.gpus)
+        return _Draft(
+            (*d.steps, f"water cooling for {b.gpu_count} GPUs (COOL.3, COOL.4)"),
+            d.price_usd + water_cooling_usd(b.gpu_count),
+            dataclasses.replace(b, gpus=gpus),
+        )
+
+    def _force_ram(self, d: _Draft) -> _Draft | None:
+        b = d.build
+        need = b.largest_gpu_memory_gb or 0.0
+        have = b.memory.size_gb if b.memory is not None else 0.0
+        base_need = self.base.largest_gpu_memory_gb or 0.0
+        if have >= need or need <= base_need or self._chassis(b) is None:
+            return d
+        option = self._cheapest_memory(b, need)
+        if option is None:
+            return None
+        return _Draft(
+            (*d.steps, f"RAM -> {option.count}x {option.kit.name} (RAM.2: >= {need:g} GB)"),
+            d.price_usd + option.price_usd,
+            dataclasses.replace(b, memory=option.config()),
+        )
+
+    def _force_psu(self, d: _Draft) -> _Draft | None:
+        b = d.build
+        if b.psu is None:
+            return d
+        need_w = size_build_psu(b).recommended_w
+        if b.psu.watts * b.psu_count >= need_w:
+            return d
+        psu = self._cheapest([p for p in self.catalog.psus if p.watts >= need_w], what="psus")
+        if psu is None:
+            return None
+        return _Draft(
+            (*d.steps, f"PSU -> {psu.name} (PSU.1: {need_w} W)"),
+            d.price_usd + price_of(psu),
+            dataclasses.replace(b, psu=psu, psu_count=1),
+        )
+
+    def _force_case(self, d: _Draft) -> _Draft | None:
+        b = d.build
+        if b.case is None or not b.gpus:
+            return d
+        gpu = max((g.gpu for g in b.gpus), key=lambda g: g.length_mm or 0.0)
+        if _case_takes(b.case, b.motherboard, gpu, b.gpu_count):
+            return d
+        case = self._cheapest(
+            [
+                c
+                for c in self.catalog.cases
+                if _case_takes(c, b.motherboard, gpu, b.gpu_count)
+                and (not _water(b) or c.radiator_mounts_120mm >= b.gpu_count)
+            ],
+            what="cases",
+        )
+        if case is None:
+            return None
+        return _Draft(
+            (*d.steps, f"case -> {case.name} (CASE.1)"),
+            d.price_usd + price_of(case),
+            dataclasses.replace(b, case=case),
+        )
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _cheapest(self, parts: Sequence[P], what: str) -> P | None:
+        usable = [p for p in parts if priced(p)]
+        return min(usable, key=price_of, default=None)
+
+    def _chassis(self, b: Build) -> Chassis | None:
+        if b.platform is not None:
+            return Chassis(platform=b.platform)
+        if b.motherboard is not None:
+            return Chassis(board=b.motherboard)
+        return None
+
+    def _cheapest_memory(self, b: Build, size_gb: float) -> MemoryOption | None:
+        chassis = self._chassis(b)
+        if chassis is None:
+            return None
+        options = [
+            m
+            for m in memory_options(chassis, [k for k in self.catalog.memory if priced(k)])
+            if m.size_gb >= size_gb
+        ]
+        return min(options, key=lambda m: (m.price_usd, m.size_gb), default=None)
+
+    def _fits_slots(self, b: Build, gpu: GPU, count: int) -> bool:
+        if b.platform is not None:
+            p = b.platform
+            return p.included_gpu is None and gpu.form == p.gpu_form and count <= p.max_gpus
+        if b.motherboard is not None:
+            return place_gpus(b.motherboard, gpu, count) is not None
+        return True
+
+    # --- the moves -----------------------------------------------------------------------------
+
+    def moves(self) -> Iterator[_Draft]:
+        yield from self._gpu_moves()
+        yield from self._ram_moves()
+        yield from self._storage_moves()
+        yield from self._psu_moves()
+        yield from self._cooling_moves()
+        yield from self._cpu_moves()
+
+    def _gpu_moves(self) -> Iterator[_Draft]:
+        b = self.base
+        count = max(b.gpu_count, 1)
+        names = {g.gpu.name for g in b.gpus}
+        for gpu in self.catalog.gpus:
+            if not priced(gpu) or gpu.name in names or not self._fits_slots(b, gpu, count):
+                continue
+            new = dataclasses.replace(b, gpus=(GPUGroup(gpu=gpu, count=count),))
+            verb = "swap" if b.gpus else "add"
+            yield _Draft((f"{verb} GPUs -> {count}x {gpu.name}",), price_of(gpu) * count, new)
+        if len(b.gpus) == 1:
+            group = b.gpus[0]
+            for extra in range(1, MAX_GPUS_PER_NODE - group.count + 1):
+                total = group.count + extra
+                if not priced(group.gpu) or not self._fits_slots(b, group.gpu, total):
+                    break
+                new = dataclasses.replace(b, gpus=(dataclasses.replace(group, count=total),))
+                yield _Draft(
+                    (f"add {extra}x {group.gpu.name} ({total} in all)",),
+                    price_of(group.gpu) * extra,
+                    new,
+                )
+
+    def _ram_moves(self) -> Iterator[_Draft]:
+        b = self.base
+        chassis = self._chassis(b)
+        if chassis is None:
+            return
+        have = b.memory.size_gb if b.memory is not None else 0.0
+        best: dict[float, MemoryOption] = {}
+        for m in memory_options(chassis, [k for k in self.catalog.memory if priced(k)]):
+            if m.size_gb > have and (
+                m.size_gb not in best or m.price_usd < best[m.size_gb].price_usd
+            ):
+                best[m.size_gb] = m
+        for size, m in sorted(best.items()):
+            new = dataclasses.replace(b, memory=m.config())
+            yield _Draft((f"RAM -> {m.count}x {m.kit.name} ({size:g} GB)",), m.price_usd, new)
+
+    def _storage_moves(self) -> Iterator[_Draft]:
+        b = self.base
+        current = b.dataset_storage
+        read = current.device.read_mb_s if current is not None else 0.0
+        for s in self.catalog.storage:
+            if not priced(s) or s.read_mb_s <= read or not storage_holds(s, self.dataset_gb):
+                continue
+            others = tuple(dataclasses.replace(d, holds_dataset=False) for d in b.storage)
+            new = dataclasses.replace(
+                b, storage=(*others, StorageDevice(device=s, count=1, holds_dataset=True))
+            )
+            yield _Draft(
+                (
+                    f"add {s.name} ({s.kind.value}, {s.read_mb_s:,.0f} MB/s) "
+                    "for the dataset (DISK.3)",
+                ),
+                price_of(s),
+                new,
+            )
+
+    def _psu_moves(self) -> Iterator[_Draft]:
+        b = self.base
+        if b.psu is None:
+            return
+        for p in self.catalog.psus:
+            if priced(p) and p.watts > b.psu.watts * b.psu_count:
+                yield _Draft(
+                    (f"PSU -> {p.name} ({p.watts:g} W)",),
+                    price_of(p),
+                    dataclasses.replace(b, psu=p, psu_count=1),
+                )
+
+    def _cooling_moves(self) -> Iterator[_Draft]:
+        b = self.base
+        if b.platform is not None or not b.gpus or _water(b):
+            return
+        gpus = tuple(dataclasses.replace(g, cooler_override=CoolerType.WATER) for g in b.gpus)
+        yield _Draft(
+            (f"water cooling for {b.gpu_count} GPUs (COOL.4)",),
+            water_cooling_usd(b.gpu_count),
+            dataclasses.replace(b, gpus=gpus),
+        )
+
+    def _cpu_moves(self) -> Iterator[_Draft]:
+        b = self.base
+        if b.platform is not None and b.platform.included_cpu is not None:
+            return
+        current = b.cpu
+        socket = normalize(current.socket) if current is not None else None
+        count = b.cpu_count
+        for cpu in self.catalog.cpus:
+            if not priced(cpu) or (current is not None and cpu.name == current.name):
+                continue
+            if current is not None and cpu.cores <= current.cores:
+                continue
+            if socket is None or normalize(cpu.socket) == socket or b.motherboard is None:
+                if b.platform is not None and normalize(cpu.socket) != normalize(
+                    b.platform.cpu_socket
+                ):
+                    continue
+                new = dataclasses.replace(b, cpu=cpu)
+                yield _Draft(
+                    (f"CPU -> {cpu.name} ({cpu.cores} cores)",), price_of(cpu) * count, new
+                )
+                continue
+            board = self._board_for(cpu, b)
+            if board is None:
+                continue
+            new = dataclasses.replace(b, cpu=cpu, motherboard=board, cpu_count=1)
+            steps: tuple[str, ...] = (
+                f"CPU -> {cpu.name} ({cpu.cores} cores)",
+                f"board -> {board.name} (socket {board.socket})",
+            )
+            price = price_of(cpu) + price_of(board)
+            memory = b.memory
+            if memory is None or normalize(memory.memory_type or "") != normalize(
+                board.memory_type
+            ):
+                option = self._cheapest_memory(new, memory.size_gb if memory else 0.0)
+                if option is None:
+                    continue
+                new = dataclasses.replace(new, memory=option.config())
+                steps = (*steps, f"RAM -> {option.count}x {option.kit.name} ({board.memory_type})")
+                price += option.price_usd
+            yield _Draft(steps, price, new)
+
+    def _board_for(self, cpu: CPU, b: Build) -> Motherboard | None:
+        """The cheapest board for this CPU that takes the build's GPUs."""
+        boards = [
+            m
+            for m in self.catalog.motherboards
+            if priced(m)
+            and normalize(m.socket) == normalize(cpu.socket)
+            and all(place_gpus(m, g.gpu, b.gpu_count) is not None for g in b.gpus)
+        ]
+        return min(boards, key=price_of, default=None)
+
+    # --- scoring -------------------------------------------------------------------------------
+
+    def score(self, draft: _Draft, before: Outcome) -> Change | None:
+        forced = self._force(draft)
+        if forced is None:
+            return None
+        self.evaluated += 1
+        key = ("upgrade", forced.steps)
+        if not self._rules(forced.steps, forced.build) <= self.base_rules:
+            return None
+        after = self.evaluator.outcome(key, forced.build, self.workload)
+        if not after.fits:
+            return None
+        if before.fits and before.samples_per_s > 0:
+            speedup = after.samples_per_s / before.samples_per_s
+        else:
+            speedup = math.inf
+        return Change(forced.steps, forced.price_usd, forced.build, after, speedup)
+
+
+def _water(b: Build) -> bool:
+    return any(g.cooler is CoolerType.WATER for g in b.gpus)
+
+
+def _case_takes(case: Case, board: Motherboard | None, gpu: GPU, count: int) -> bool:
+    if gpu.length_mm is not None and gpu.length_mm > case.max_gpu_length_mm:
+        return False
+    if board is None:
+        return True
+    placed = place_gpus(board, gpu, count)
+    return placed is not None and placed[-1].position + gpu_slots(gpu) - 1 <= case.expansion_slots
+
+
+def upgrade(
+    build: Build,
+    workload: WorkloadLike,
+    budget_usd: float,
+    catalog: Catalog,
+    evaluator: Evaluator,
+) -> UpgradeResult:
+    """Every single change to build (with what it forces) that speeds workload up, within
+    budget_usd, ranked by speed gained per dollar; and a verdict when none helps."""
+    up = _Upgrader(build, workload, catalog, evaluator)
+    before = evaluator.outcome(("upgrade", ("base",)), build, workload)
+    helping: list[Change] = []
+    for draft in up.moves():
+        change = up.score(draft, before)
+        if change is not None and change.speedup > MIN_SPEEDUP:
+            helping.append(change)
+    helping.sort(key=lambda c: (-c.gain_per_1000_usd, c.price_usd, c.summary))
+    affordable = tuple(c for c in helping if c.price_usd <= budget_usd + 1e-6)
+    return UpgradeResult(
+        build_name=build.name,
+        workload_name=workload.name,
+        budget_usd=budget_usd,
+        current=before,
+        changes=affordable,
+        verdict=_verdict(before, affordable, helping, budget_usd),
+        evaluated=up.evaluated,
+    )
+
+
+def _verdict(
+    before: Outcome,
+    affordable: Sequence[Change],
+    helping: Sequence[Change],
+    budget_usd: float,
+) -> str:
+    if affordable:
+        best = affordable[0]
+        gain = "makes the job fit" if math.isinf(best.speedup) else f"{best.speedup:.2f}x"
+        return (
+            f"best next dollar: {best.summary} for {best.price_usd:,.0f} USD ({gain}; now "
+            f"{best.outcome.bottleneck.value}-bound)"
+        )
+    bound = before.bottleneck.value
+    if not helping:
+        where = (
+            " on the best GPU the board takes"
+            if before.bottleneck in (Bottleneck.GPU_COMPUTE, Bottleneck.GPU_MEMORY_BANDWIDTH)
+            else ""
+        )
+        return f"No change under this budget helps, because the job is {bound}-bound{where}"
+    cheapest = min(helping, key=lambda c: c.price_usd)
+    return (
+        f"No change under {budget_usd:,.0f} USD helps, because the job is {bound}-bound and "
+        f"the cheapest change that helps ({cheapest.summary}) costs "
+        f"{cheapest.price_usd:,.0f} USD ({cheapest.speedup:.2f}x)"
+    )

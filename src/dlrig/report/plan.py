@@ -1,0 +1,244 @@
+"""Render plans and upgrades: rich tables for people, JSON (design.md keys) for programs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Group as RichGroup
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from dlrig.build.model import Build
+from dlrig.plan.explain import gpu_set, rate, usd, why
+from dlrig.plan.search import PlanResult, Scored
+from dlrig.plan.upgrade import UpgradeResult
+from dlrig.report.jsonout import dumps
+
+
+def build_document(build: Build) -> dict[str, Any]:
+    """A build file's content for build (H3's serialiser)."""
+    from dlrig.build.document import build_to_document
+
+    return build_to_document(build)
+
+
+def infeasible_message(result: PlanResult) -> str:
+    """'nothing under 3,000 USD fits llama-3-70b-qlora: the cheapest feasible build costs ...'."""
+    names = ", ".join(w.workload.name for w in result.workloads)
+    head = f"nothing under {usd(result.budget_usd)} fits {names}"
+    cheapest = result.cheapest
+    if cheapest is None:
+        return (
+            f"{head}: no build the catalog and these constraints allow passes the rules and "
+            "holds the job in GPU memory"
+        )
+    g = cheapest.candidate.group
+    o = cheapest.outcomes[0]
+    return (
+        f"{head}: the cheapest feasible build costs {usd(cheapest.price_usd)} "
+        f"({gpu_set(cheapest)}, {g.gpu.memory_gb:g} GB each, on {g.chassis.name}; the job needs "
+        f"{o.gpu_required_gb:.1f} GB per GPU; {rate(o.samples_per_s)} samples/s)"
+    )
+
+
+def _workload_rows(result: PlanResult, s: Scored) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": w.workload.name,
+            "weight": w.weight,
+            "samples_per_s": o.samples_per_s,
+            "bottleneck": o.bottleneck.value,
+            "gpu_required_gb": o.gpu_required_gb,
+            "time_h": o.time_h,
+            "energy_cost": o.energy_cost,
+        }
+        for w, o in zip(result.workloads, s.outcomes, strict=True)
+    ]
+
+
+def _scored_json(result: PlanResult, s: Scored) -> dict[str, Any]:
+    o = s.outcomes[0]
+    return {
+        "price_usd": round(s.price_usd, 2),
+        "samples_per_s": o.samples_per_s,
+        "bottleneck": o.bottleneck.value,
+        "gpus": gpu_set(s),
+        "weighted_samples_per_s": s.throughput,
+        "objective_value": result.objective.display(s.value),
+        "workloads": _workload_rows(result, s),
+        "parts": [
+            {"part": part, "price_usd": round(price, 2)}
+            for part, price in s.candidate.price_lines()
+        ],
+        "build": build_document(s.build),
+    }
+
+
+def plan_json(result: PlanResult, seconds: float) -> str:
+    """The plan as JSON: workload, budget_usd, builds (rank, price_usd, samples_per_s,
+    bottleneck, build, ...), pareto, search (evaluated, seconds, ...)."""
+    reasons = why(result)
+    builds = []
+    for rank, (s, reason) in enumerate(zip(result.builds, reasons, strict=True), start=1):
+        builds.append({"rank": rank, **_scored_json(result, s), "why": reason})
+    out: dict[str, Any] = {
+        "workload": result.workloads[0].workload.name,
+        "workloads": [{"name": w.workload.name, "weight": w.weight} for w in result.workloads],
+        "budget_usd": result.budget_usd,
+        "objective": {
+            "kind": result.objective.kind.value,
+            "unit": result.objective.unit,
+        },
+        "builds": builds,
+        "pareto": [_scored_json(result, s) for s in result.pareto],
+        "search": {
+            "evaluated": result.stats.evaluated,
+            "seconds": round(seconds, 4),
+            "groups": result.stats.groups,
+            "estimates": result.stats.estimates,
+            "checks": result.stats.checks,
+            "unpriced_parts": list(result.stats.unpriced),
+        },
+    }
+    if not result.builds:
+        out["infeasible"] = {
+            "message": infeasible_message(result),
+            "cheapest": _scored_json(result, result.cheapest) if result.cheapest else None,
+        }
+    return dumps(out)
+
+
+def _search_line(result: PlanResult, seconds: float) -> Text:
+    st = result.stats
+    text = (
+        f"search: {st.groups} GPU groups in the space, {st.evaluated} builds evaluated "
+        f"({st.estimates} estimates, {st.checks} rule checks) in {seconds:.2f} s"
+    )
+    if st.unpriced:
+        text += f"; {len(st.unpriced)} catalog parts without a price left out"
+    return Text(text, style="dim")
+
+
+def plan_renderable(result: PlanResult, seconds: float) -> RenderableType:
+    """Top builds, each with its parts and why it wins, the Pareto frontier, the search."""
+    obj = result.objective
+    names = ", ".join(
+        f"{w.workload.name}" + (f" (x{w.weight:g})" if len(result.workloads) > 1 else "")
+        for w in result.workloads
+    )
+    parts: list[RenderableType] = [
+        Text(f"plan for {names} under {usd(result.budget_usd)}, by {obj.kind.value}", "bold")
+    ]
+    if not result.builds:
+        parts.append(Text(infeasible_message(result), style="yellow"))
+        parts.append(_search_line(result, seconds))
+        return RichGroup(*parts)
+    top = Table(title="best builds", title_justify="left")
+    for col in ("#", "GPUs", "price", "samples/s", "bottleneck", obj.unit):
+        top.add_column(col, justify="right" if col not in ("GPUs", "bottleneck") else "left")
+    for rank, s in enumerate(result.builds, start=1):
+        o = s.outcomes[0]
+        top.add_row(
+            str(rank),
+            f"{gpu_set(s)}" + (" (water)" if s.candidate.group.water else ""),
+            usd(s.price_usd),
+            rate(s.throughput),
+            o.bottleneck.value,
+            f"{obj.display(s.value):,.3g}",
+        )
+    parts.append(top)
+    for rank, (s, reason) in enumerate(zip(result.builds, why(result), strict=True), start=1):
+        bom = Table(title=f"#{rank}: {s.candidate.describe()}", title_justify="left", box=None)
+        bom.add_column("part")
+        bom.add_column("USD", justify="right")
+        for part, price in s.candidate.price_lines():
+            bom.add_row(part, f"{price:,.0f}")
+        if s.candidate.group.nodes > 1:
+            bom.add_row(f"x {s.candidate.group.nodes} nodes", usd(s.price_usd))
+        parts.append(bom)
+        parts.append(Text(f"why: {reason}", style="green"))
+    if len(result.workloads) > 1:
+        per = Table(title="per workload (#1)", title_justify="left")
+        for col in ("workload", "weight", "samples/s", "bottleneck"):
+            per.add_column(col)
+        for w, o in zip(result.workloads, result.builds[0].outcomes, strict=True):
+            per.add_row(w.workload.name, f"{w.weight:g}", rate(o.samples_per_s), o.bottleneck.value)
+        parts.append(per)
+    parts.append(pareto_table(result.pareto))
+    parts.append(_search_line(result, seconds))
+    return RichGroup(*parts)
+
+
+def pareto_table(pareto: Sequence[Scored]) -> Table:
+    """Price against weighted throughput: each row the cheapest way to that speed."""
+    table = Table(title="Pareto frontier: price vs throughput", title_justify="left")
+    for col in ("price", "samples/s", "GPUs", "bottleneck"):
+        table.add_column(col, justify="right" if col in ("price", "samples/s") else "left")
+    for s in pareto:
+        table.add_row(
+            usd(s.price_usd), rate(s.throughput), gpu_set(s), s.outcomes[0].bottleneck.value
+        )
+    return table
+
+
+def upgrade_json(result: UpgradeResult) -> str:
+    """The upgrade as JSON: the build's current figures and each change, best first."""
+    return dumps(
+        {
+            "build": result.build_name,
+            "workload": result.workload_name,
+            "budget_usd": result.budget_usd,
+            "current": {
+                "samples_per_s": result.current.samples_per_s,
+                "bottleneck": result.current.bottleneck.value,
+            },
+            "changes": [
+                {
+                    "rank": rank,
+                    "change": c.summary,
+                    "steps": list(c.steps),
+                    "price_usd": round(c.price_usd, 2),
+                    "samples_per_s": c.outcome.samples_per_s,
+                    "speedup": c.speedup,
+                    "gain_per_1000_usd": c.gain_per_1000_usd,
+                    "bottleneck": c.outcome.bottleneck.value,
+                }
+                for rank, c in enumerate(result.changes, start=1)
+            ],
+            "verdict": result.verdict,
+            "search": {"evaluated": result.evaluated},
+        }
+    )
+
+
+def upgrade_renderable(result: UpgradeResult) -> RenderableType:
+    """The changes ranked by speed gained per dollar, each with its new bottleneck."""
+    cur = result.current
+    parts: list[RenderableType] = [
+        Text(
+            f"upgrades for {result.build_name} on {result.workload_name} under "
+            f"{usd(result.budget_usd)}: now {rate(cur.samples_per_s)} samples/s, "
+            f"{cur.bottleneck.value}-bound",
+            style="bold",
+        )
+    ]
+    if result.changes:
+        table = Table(title="changes, most speed per dollar first", title_justify="left")
+        for col in ("#", "change", "cost", "samples/s", "speedup", "per 1000 USD", "bottleneck"):
+            table.add_column(col, justify="left" if col in ("change", "bottleneck") else "right")
+        for rank, c in enumerate(result.changes, start=1):
+            table.add_row(
+                str(rank),
+                c.summary,
+                usd(c.price_usd),
+                rate(c.outcome.samples_per_s),
+                f"{c.speedup:.2f}x",
+                f"+{c.gain_per_1000_usd:.1%}",
+                c.outcome.bottleneck.value,
+            )
+        parts.append(table)
+    parts.append(Text(result.verdict, style="green" if result.changes else "yellow"))
+    parts.append(Text(f"evaluated {result.evaluated} changed builds", style="dim"))
+    return RichGroup(*parts)
