@@ -1,0 +1,236 @@
+"""Run a command and sample the machine under it until it exits.
+
+The command is spawned without a shell (unless asked), keeps the terminal (it is in the same
+process group, so Ctrl-C at a terminal reaches it directly), and gets SIGINT/SIGTERM sent to
+dlrig forwarded. Samples go to the sinks (history, Prometheus) and to an optional callback (the
+live view) as they are taken; a sink that fails is switched off with a warning and the job runs
+on. The detectors and the verdict run over the series at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Protocol
+
+from dlrig.errors import DlrigError
+from dlrig.watch.detectors import Alarm, detect_all
+from dlrig.watch.host import (
+    GpuSampler,
+    HostSampler,
+    PsutilHostSampler,
+    PsutilJobSampler,
+)
+from dlrig.watch.samples import Sample
+from dlrig.watch.verdict import Verdict, judge
+
+# The series kept in memory for the verdict is thinned (every other sample dropped) past this
+# length, so a week-long run stays bounded; the history database keeps every sample.
+MAX_SAMPLES_IN_MEMORY = 20_000
+# The command could not be started: the shell's convention for "command not found".
+EXIT_CANNOT_START = 127
+
+
+class CommandStartError(DlrigError):
+    """The command could not be started (not found, not executable)."""
+
+    exit_code = EXIT_CANNOT_START
+
+
+class SampleSink(Protocol):
+    """Where samples go as they are taken; raises DlrigError when it cannot take more."""
+
+    def add(self, sample: Sample) -> None: ...
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class WatchResult:
+    """What a watched run gave: the exit code, the series, the alarms and the verdict."""
+
+    command: tuple[str, ...]
+    exit_code: int
+    duration_s: float
+    samples: tuple[Sample, ...]
+    sample_count: int
+    alarms: tuple[Alarm, ...]
+    verdict: Verdict
+    interrupted: bool = False
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+def exit_code_of(returncode: int) -> int:
+    """A child's status as a shell reports it: killed by signal N is 128 + N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def spawn(command: Sequence[str], *, shell: bool) -> subprocess.Popen[bytes]:
+    """Start the command (through /bin/sh only with `shell`); CommandStartError if it cannot."""
+    if not command:
+        raise CommandStartError(
+            "no command to watch", hint="put it after --: dlrig watch -- python train.py"
+        )
+    try:
+        if shell:
+            return subprocess.Popen(" ".join(command), shell=True)
+        return subprocess.Popen(list(command))
+    except FileNotFoundError as exc:
+        raise CommandStartError(
+            f"cannot start {command[0]!r}: no such file or command",
+            hint="check the name and PATH; pipes, globs and && need --shell",
+        ) from exc
+    except PermissionError as exc:
+        raise CommandStartError(
+            f"cannot start {command[0]!r}: permission denied (not executable?)",
+            hint=f"chmod +x {command[0]}, or run it through its interpreter",
+        ) from exc
+    except OSError as exc:
+        raise CommandStartError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from exc
+
+
+def _terminal_delivers_sigint() -> bool:
+    """True when a Ctrl-C at the terminal already reached the job: dlrig (and so the job, in
+    its process group) is the terminal's foreground group. Forwarding it too would interrupt
+    the job twice."""
+    try:
+        return os.isatty(sys.stdin.fileno()) and os.tcgetpgrp(sys.stdin.fileno()) == os.getpgrp()
+    except (OSError, ValueError):
+        return False
+
+
+class _ExitWaiter:
+    """Sleeps until a deadline or the child's exit, whichever is first (pidfd where there is
+    one, so that an exit is seen at once without polling)."""
+
+    def __init__(self, child: subprocess.Popen[bytes]) -> None:
+        self._child = child
+        self._fd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):
+            self._fd = os.pidfd_open(child.pid)
+
+    def wait(self, timeout_s: float) -> bool:
+        """True when the child has exited."""
+        if self._child.poll() is not None:
+            return True
+        if self._fd is not None:
+            select.select([self._fd], [], [], max(0.0, timeout_s))
+            return self._child.poll() is not None
+        try:
+            self._child.wait(timeout=max(0.0, timeout_s))
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def run_watch(
+    command: Sequence[str],
+    *,
+    gpus: GpuSampler,
+    interval_s: float = 1.0,
+    shell: bool = False,
+    sinks: Sequence[SampleSink] = (),
+    on_sample: Callable[[Sample], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+    host: HostSampler | None = None,
+) -> WatchResult:
+    """Run `command`, sampling every `interval_s`, and judge the run when it exits.
+
+    Call from the main thread (signal handlers are installed for the run and restored after).
+    """
+    if interval_s <= 0:
+        raise DlrigError(f"the interval must be positive, got {interval_s}")
+    host_sampler = host if host is not None else PsutilHostSampler()
+    warnings: list[str] = []
+    live_sinks = list(sinks)
+
+    def warn(message: str) -> None:
+        warnings.append(message)
+        if on_warning is not None:
+            on_warning(message)
+
+    start_s = time.monotonic()
+    child = spawn(command, shell=shell)
+    job = PsutilJobSampler(child.pid)
+    job.sample()  # prime the per-process counters
+    interrupted = False
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        nonlocal interrupted
+        interrupted = True
+        if signum == signal.SIGINT and _terminal_delivers_sigint():
+            return
+        with contextlib.suppress(ProcessLookupError):
+            child.send_signal(signum)
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    waiter = _ExitWaiter(child)
+    samples: list[Sample] = []
+    count = 0
+    stride = 1
+    try:
+        tick = 1
+        while True:
+            exited = waiter.wait(start_s + tick * interval_s - time.monotonic())
+            now_s = time.monotonic()
+            last_t = samples[-1].t_s if samples else 0.0
+            if exited and now_s - start_s - last_t < 0.2 * interval_s:
+                break  # nothing worth a partial sample
+            sample = Sample(
+                t_s=now_s - start_s,
+                host=host_sampler.sample(),
+                job=job.sample(),
+                gpus=gpus.sample(),
+            )
+            count += 1
+            if count % stride == 0:
+                samples.append(sample)
+            if len(samples) > MAX_SAMPLES_IN_MEMORY:
+                samples = samples[::2]
+                stride *= 2
+            for sink in list(live_sinks):
+                try:
+                    sink.add(sample)
+                except DlrigError as exc:
+                    live_sinks.remove(sink)
+                    warn(str(exc))
+            if on_sample is not None:
+                on_sample(sample)
+            if exited:
+                break
+            tick = max(tick + 1, int((now_s - start_s) / interval_s) + 1)
+    finally:
+        returncode = child.wait()
+        waiter.close()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for sink in live_sinks:
+            try:
+                sink.close()
+            except DlrigError as exc:
+                warn(str(exc))
+    duration_s = time.monotonic() - start_s
+    alarms = detect_all(samples)
+    return WatchResult(
+        command=tuple(command),
+        exit_code=exit_code_of(returncode),
+        duration_s=duration_s,
+        samples=tuple(samples),
+        sample_count=count,
+        alarms=alarms,
+        verdict=judge(samples, alarms),
+        interrupted=interrupted,
+        warnings=tuple(warnings),
+    )

@@ -1,0 +1,118 @@
+"""What `dlrig watch` records at each tick: the host, the job's process tree, and each GPU.
+
+Frozen values, units in the names; `sample_to_dict` / `sample_from_dict` are the one JSON form
+(the history database stores it, `--show` replays it). Rates are over the interval since the
+previous sample; a ratio is in [0, 1] (a share of time or of capacity).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from dlrig.hardware.nvml import GpuReading
+
+
+@dataclass(frozen=True)
+class DiskSample:
+    """One block device over the interval: throughput and the share of time it was busy."""
+
+    name: str
+    read_mb_s: float
+    write_mb_s: float
+    busy_ratio: float  # iostat's %util / 100: time with at least one request in flight
+
+
+@dataclass(frozen=True)
+class JobSample:
+    """The watched command's process tree over the interval.
+
+    `main_*` is the training process (the command itself, or the one process a shell or
+    launcher wrapper started); `workers_*` its descendants (DataLoader workers and the like).
+    CPU is in cores (1.0 = one core busy the whole interval).
+    """
+
+    processes: int
+    cpu_cores: float
+    main_cpu_cores: float
+    main_busiest_thread_cores: float
+    workers: int
+    workers_cpu_cores: float
+    rss_bytes: int
+    threads: int
+    read_mb_s: float
+
+
+@dataclass(frozen=True)
+class HostSample:
+    """The machine over the interval: CPUs, memory, swap and disks."""
+
+    cpu_busy_ratio: tuple[float, ...]  # per logical CPU
+    iowait_ratio: float  # share of all CPU time spent idle with I/O outstanding
+    memory_total_bytes: int
+    memory_available_bytes: int
+    swap_used_bytes: int
+    swap_in_mb_s: float
+    swap_out_mb_s: float
+    disks: tuple[DiskSample, ...] = ()
+
+    @property
+    def cpu_count(self) -> int:
+        """Logical CPUs of the host."""
+        return len(self.cpu_busy_ratio)
+
+    @property
+    def cpu_busy_mean_ratio(self) -> float:
+        """All CPUs together: the share of CPU time that was busy."""
+        return sum(self.cpu_busy_ratio) / len(self.cpu_busy_ratio) if self.cpu_busy_ratio else 0.0
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One tick: seconds since the job started, the host, the job and the GPUs (may be empty)."""
+
+    t_s: float
+    host: HostSample
+    job: JobSample | None
+    gpus: tuple[GpuReading, ...] = ()
+
+
+def sample_to_dict(sample: Sample) -> dict[str, Any]:
+    """The JSON form of a sample; GPU fields that are None are left out."""
+    return {
+        "t_s": sample.t_s,
+        "host": dataclasses.asdict(sample.host),
+        "job": None if sample.job is None else dataclasses.asdict(sample.job),
+        "gpus": [
+            {k: v for k, v in dataclasses.asdict(g).items() if v is not None and v != ()}
+            for g in sample.gpus
+        ],
+    }
+
+
+def sample_from_dict(data: dict[str, Any]) -> Sample:
+    """Rebuild a sample from `sample_to_dict`'s form (lists back to tuples)."""
+    host = dict(data["host"])
+    host["cpu_busy_ratio"] = tuple(host["cpu_busy_ratio"])
+    host["disks"] = tuple(DiskSample(**d) for d in host.get("disks", ()))
+    job = data.get("job")
+    return Sample(
+        t_s=float(data["t_s"]),
+        host=HostSample(**host),
+        job=None if job is None else JobSample(**job),
+        gpus=tuple(_gpu_from_dict(g) for g in data.get("gpus", ())),
+    )
+
+
+_TUPLE_FIELDS = ("nvlink_active", "nvlink_remote_bus_ids", "unsupported")
+
+
+def _gpu_from_dict(data: dict[str, Any]) -> GpuReading:
+    values = dict(data)
+    for name in _TUPLE_FIELDS:
+        if name in values:
+            values[name] = tuple(values[name])
+    if "failed" in values:
+        values["failed"] = tuple(tuple(pair) for pair in values["failed"])
+    return GpuReading(**values)
