@@ -14,8 +14,7 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("memory_gb", "GB"),
         ("memory_bandwidth_gb_s", "GB/s"),
         ("fp32_tflops", "FP32 TF"),
-        ("bf16_tensor_tflops", "BF16 TF"),
-        ("fp16_tensor_tflops", "FP16 TF"),
+        ("tensor_16bit_tflops", "16-bit TC TF"),
         ("fp8_tensor_tflops", "FP8 TF"),
         ("tdp_w", "TDP W"),
         ("cooler", "cooler"),
@@ -91,15 +90,28 @@ def _cell(value: Any) -> str:
     return str(getattr(value, "value", value))
 
 
+def _field(part: PartBase, name: str) -> Any:
+    if name == "tensor_16bit_tflops":
+        # The mixed-precision training rate: BF16 where the GPU has it, else FP16 (Volta, Turing).
+        return getattr(part, "bf16_tensor_tflops", None) or getattr(
+            part, "fp16_tensor_tflops", None
+        )
+    return getattr(part, name, None)
+
+
 def catalog_table(kind: str, parts: Sequence[PartBase]) -> Any:
     """A rich table of parts of one kind."""
     from rich.table import Table
 
     table = Table(title=f"{kind} ({len(parts)})", show_lines=False)
     for _, header in COLUMNS[kind]:
-        table.add_column(header, justify="left" if header == "name" else "right")
+        if header == "name":
+            # Full names stay in --json; the table keeps one line per part.
+            table.add_column(header, no_wrap=True, overflow="ellipsis", max_width=36)
+        else:
+            table.add_column(header, justify="right")
     for part in parts:
-        table.add_row(*(_cell(getattr(part, field, None)) for field, _ in COLUMNS[kind]))
+        table.add_row(*(_cell(_field(part, field)) for field, _ in COLUMNS[kind]))
     return table
 
 
