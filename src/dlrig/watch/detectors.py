@@ -28,6 +28,10 @@ SATURATED_RATIO = 0.9
 WAITING_CORES = 0.5
 # Swap traffic above this is the machine paging the job's memory, not background noise.
 SWAP_MB_S = 1.0
+# COOL.1: "GPUs raise clocks and power until a temperature limit (usually 80 C)".
+THROTTLE_TEMP_C = 80
+# A clock this far under the GPU's highest of the run is a slowdown, not boost jitter.
+CLOCK_DROP_RATIO = 0.10
 # GPU memory at or above this share of the total: the next allocation may fail (GPU.2).
 MEMORY_FULL_RATIO = 0.95
 # A GPU this much below the median of its peers (utilization or SM clock) holds back every
@@ -142,46 +146,70 @@ def _gpu_alarms(
 # -- GPU detectors -------------------------------------------------------------------------
 
 
-def _thermal(reading: GpuReading) -> bool:
-    if _has(reading, ClockEventReason.SW_THERMAL_SLOWDOWN | ClockEventReason.HW_THERMAL_SLOWDOWN):
-        return True
-    # Without the reason bits (old drivers): at the slowdown temperature with the clock down.
-    temp, slowdown = reading.temperature_c, reading.temperature_slowdown_c
-    clock, clock_max = reading.clock_sm_mhz, reading.clock_sm_max_mhz
+def _thermal_bits(reading: GpuReading) -> bool:
+    return _has(
+        reading, ClockEventReason.SW_THERMAL_SLOWDOWN | ClockEventReason.HW_THERMAL_SLOWDOWN
+    )
+
+
+def _clock_falling_hot(reading: GpuReading, peak_clock_mhz: int, peak_temp_c: int) -> bool:
+    """Without reason bits (old drivers, some boards): the SM clock 10% under the GPU's highest
+    of the run, under load, while at the run's highest temperature and at least COOL.1's usual
+    80 C limit (or the board's own slowdown threshold, if lower)."""
+    temp, clock = reading.temperature_c, reading.clock_sm_mhz
+    if reading.clocks_event_reasons is not None or temp is None or clock is None:
+        return False
+    limit_c = min(THROTTLE_TEMP_C, reading.temperature_slowdown_c or THROTTLE_TEMP_C)
     return (
-        reading.clocks_event_reasons is None
-        and None not in (temp, slowdown, clock, clock_max)
-        and temp >= slowdown  # type: ignore[operator]
-        and clock < STRAGGLER_RATIO * clock_max  # type: ignore[operator]
+        (reading.utilization_gpu_pct or 0) >= GPU_BUSY_PCT
+        and temp >= max(limit_c, peak_temp_c - 1)
+        and clock < (1 - CLOCK_DROP_RATIO) * peak_clock_mhz
     )
 
 
 @detector("COOL.1", "thermal_throttle")
 def thermal_throttle(samples: Sequence[Sample]) -> list[Alarm]:
-    """COOL.1: GPUs raise clocks until a temperature limit, then slow down: 0-10% for one GPU,
-    10-25% when several heat each other. Seen as NVML's thermal slowdown bits, or (without
-    them) as the SM clock falling at the slowdown temperature."""
-
-    def build(gpu: int, start: float, end: float, window: list[GpuReading]) -> Alarm:
-        peak = max((r.temperature_c or 0) for r in window)
-        low = min((r.clock_sm_mhz or 0) for r in window)
-        clock_max = window[-1].clock_sm_max_mhz
-        of_max = f" of {clock_max}" if clock_max else ""
-        return Alarm(
-            rule="COOL.1",
-            name="thermal_throttle",
-            severity=Severity.WARNING,
-            start_s=start,
-            end_s=end,
-            gpu=gpu,
-            modifier=Modifier.THERMAL_THROTTLE,
-            message=f"GPU {gpu} throttles for heat: {peak} C, SM clock down to {low}{of_max} MHz",
-            fix="blower-style coolers for cards side by side, space between the cards, or water "
-            "cooling for 4 GPUs (COOL.3, COOL.4); clean filters and raise case airflow",
-            evidence={"temperature_c": peak, "clock_sm_mhz": low, "clock_sm_max_mhz": clock_max},
-        )
-
-    return _gpu_alarms(samples, _thermal, build)
+    """COOL.1: GPUs raise clocks until a temperature limit (usually 80 C), then slow down: 0-10%
+    for one GPU, 10-25% when several heat each other. Seen as NVML's thermal slowdown bits, or
+    (without them) as the SM clock falling while the GPU is at its hottest."""
+    alarms = []
+    for index, series in gpu_series(samples).items():
+        live = [r for _, r in series if not r.lost]
+        peak_clock = max((r.clock_sm_mhz or 0 for r in live), default=0)
+        peak_temp = max((r.temperature_c or 0 for r in live), default=0)
+        mask = [
+            not r.lost and (_thermal_bits(r) or _clock_falling_hot(r, peak_clock, peak_temp))
+            for _, r in series
+        ]
+        for first, last in runs(mask):
+            window = [r for _, r in series[first : last + 1]]
+            peak = max((r.temperature_c or 0) for r in window)
+            low = min((r.clock_sm_mhz or 0) for r in window)
+            clock_max = window[-1].clock_sm_max_mhz
+            of_max = f" of {clock_max}" if clock_max else ""
+            how = "slowdown bits" if any(_thermal_bits(r) for r in window) else "clock falling"
+            alarms.append(
+                Alarm(
+                    rule="COOL.1",
+                    name="thermal_throttle",
+                    severity=Severity.WARNING,
+                    start_s=series[first][0],
+                    end_s=series[last][0],
+                    gpu=index,
+                    modifier=Modifier.THERMAL_THROTTLE,
+                    message=f"GPU {index} throttles for heat ({how}): {peak} C, SM clock down "
+                    f"to {low}{of_max} MHz",
+                    fix="blower-style coolers for cards side by side, space between the cards, "
+                    "or water cooling for 4 GPUs (COOL.3, COOL.4); raise the case airflow",
+                    evidence={
+                        "temperature_c": peak,
+                        "clock_sm_mhz": low,
+                        "clock_sm_max_mhz": clock_max,
+                        "peak_clock_sm_mhz": peak_clock,
+                    },
+                )
+            )
+    return alarms
 
 
 @detector("PSU.2", "power_brake")
