@@ -61,3 +61,16 @@ def frontier(points: Sequence[tuple[float, float, float]]) -> list[tuple[float, 
             continue
         best.append((price, tput))
     return best
+
+
+def undominated_top(
+    points: Sequence[tuple[float, float, float]], k: int
+) -> list[tuple[float, float]]:
+    """(value, price) of the k best builds that no other build matches in value for less."""
+    kept: list[tuple[float, float]] = []
+    for value, price, _ in sorted(points, key=lambda p: (-p[0], p[1])):
+        tol = 1e-9 * max(1.0, abs(value))
+        if any(v >= value - tol and q <= price + 1e-6 for v, q in kept):
+            continue
+        kept.append((value, price))
+    return kept[:k]

@@ -14,8 +14,18 @@ from dataclasses import dataclass
 
 from dlrig.build.model import Build
 from dlrig.catalog.loader import Catalog
-from dlrig.catalog.schema import CPU, GPU, PSU, Case, MemoryKit, Motherboard, PCIeSlot, Storage
-from dlrig.enums import Bottleneck, CoolerType, StorageKind, Vendor
+from dlrig.catalog.schema import (
+    CPU,
+    GPU,
+    PSU,
+    Case,
+    MemoryKit,
+    Motherboard,
+    PCIeSlot,
+    Platform,
+    Storage,
+)
+from dlrig.enums import Bottleneck, CoolerType, FormFactor, Interconnect, StorageKind, Vendor
 from dlrig.model.power import size_build_psu
 from dlrig.plan.evaluate import Outcome
 
@@ -34,6 +44,9 @@ def fake_catalog() -> Catalog:
             fp32_tflops=38, tdp_w=300, slots=2, length_mm=267, cooler=CoolerType.BLOWER),
         GPU(name="Red 24", vendor=Vendor.AMD, price_usd=900, memory_gb=24,
             memory_bandwidth_gb_s=960, fp32_tflops=30, tdp_w=355, slots=2, length_mm=287),
+        GPU(name="Module 80", price_usd=20000, memory_gb=80, memory_bandwidth_gb_s=3350,
+            fp32_tflops=60, tdp_w=700, form=FormFactor.SXM, cooler=CoolerType.PASSIVE,
+            interconnect=Interconnect.NVSWITCH),
     )  # fmt: skip
     cpus = (
         CPU(name="Desk 8", family="ryzen", vendor=Vendor.AMD, price_usd=250, cores=8,
@@ -80,6 +93,17 @@ def fake_catalog() -> Catalog:
         MemoryKit(name="DDR5 2x32", price_usd=180, memory_type="ddr5", size_gb=64, modules=2),
         MemoryKit(name="RDIMM 32", price_usd=150, memory_type="ddr5-rdimm", size_gb=32),
     )  # fmt: skip
+    platforms = (
+        Platform(name="Rack 4", price_usd=5000, max_gpus=4, gpu_form=FormFactor.PCIE,
+                 interconnect=Interconnect.PCIE, cpu_socket="sTR5", cpu_sockets=1,
+                 memory_type="ddr5-rdimm", memory_slots=8, max_memory_gb=1024,
+                 psu_watts=2400, network_gbit_s=200),
+        Platform(name="HGX 4", price_usd=30000, max_gpus=4, gpu_form=FormFactor.SXM,
+                 interconnect=Interconnect.NVSWITCH, included_gpu="Module 80",
+                 included_gpu_count=4, cpu_socket="sTR5", cpu_sockets=2,
+                 memory_type="ddr5-rdimm", memory_slots=16, max_memory_gb=2048,
+                 psu_watts=6000, network_gbit_s=400),
+    )  # fmt: skip
     return Catalog(
         {
             "gpus": gpus,
@@ -89,7 +113,7 @@ def fake_catalog() -> Catalog:
             "cases": cases,
             "storage": storage,
             "memory": memory,
-            "platforms": (),
+            "platforms": platforms,
         }
     )
 

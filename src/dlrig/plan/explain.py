@@ -1,7 +1,7 @@
 """Why a planned build wins: one sentence per result, generated from the numbers.
 
-The first build is compared with the best alternative the search scored that spends the money
-differently (another GPU model or count); the others with the first. The sentence names the
+The first build is compared with the best build of another GPU model under the same budget
+(else with the best one of another GPU count); the others with the first. The sentence names the
 deciding fact when the numbers show one: the job fits in the smaller card's memory, the build
 is held back by something other than its GPUs, a further card adds little.
 """
@@ -47,15 +47,23 @@ def _same_spend(a: Scored, b: Scored) -> bool:
     return (ga.gpu.name, ga.count, ga.nodes) == (gb.gpu.name, gb.count, gb.nodes)
 
 
-def _objective_phrase(result: PlanResult, s: Scored) -> str:
+def _significant(value: float) -> str:
+    """Three significant digits, thousands separated: 0.0412, 12.3, 4,120."""
+    if value >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def objective_phrase(result: PlanResult, s: Scored) -> str:
+    """The build's objective value in words: '12.3 h to train', '0.0412 USD a run'."""
     obj = result.objective
     shown = obj.display(s.value)
     if obj.kind is ObjectiveKind.TIME_TO_TRAIN:
-        return f"{shown:,.1f} h to train"
+        return f"{_significant(shown)} h to train"
     if obj.kind is ObjectiveKind.COST_PER_RUN:
-        return f"{shown:,.2f} USD a run"
+        return f"{_significant(shown)} USD a run"
     if obj.kind is ObjectiveKind.PERF_PER_DOLLAR:
-        return f"{shown:,.1f} samples/s per 1,000 USD"
+        return f"{_significant(shown)} samples/s per 1,000 USD"
     return f"{rate(s.throughput)} samples/s"
 
 
@@ -70,18 +78,24 @@ def _bottleneck_clause(s: Scored) -> str:
     )
 
 
-def _versus(s: Scored, other: Scored, phrase_s: str, phrase_o: str) -> str:
-    """The comparison of s with an alternative spend."""
+def _versus(result: PlanResult, s: Scored, other: Scored) -> str:
+    """The comparison of s with an alternative way to spend the money."""
     this, that = s.candidate.group, other.candidate.group
-    faster = s.throughput >= other.throughput
     cost = s.price_usd - other.price_usd
     money = (
         f"for {usd(cost)} more"
         if cost > 0.5
-        else f"and {usd(-cost)} less"
+        else f"for {usd(-cost)} less"
         if cost < -0.5
         else "for the same money"
     )
+    numbers = f"{rate(s.throughput)} vs {rate(other.throughput)} samples/s {money}"
+    if result.objective.kind is not ObjectiveKind.THROUGHPUT:
+        numbers += f"; {objective_phrase(result, s)} vs {objective_phrase(result, other)}"
+    more = _percent_more(s.throughput, other.throughput)
+    if s.throughput < other.throughput:
+        goal = result.objective.kind.value
+        return f"{gpu_set(s)} wins on {goal} over the faster {gpu_set(other)}: {numbers}"
     if this.gpu.name == that.gpu.name and this.count > that.count and this.nodes == that.nodes:
         extra = this.count - that.count
         what = (
@@ -89,26 +103,14 @@ def _versus(s: Scored, other: Scored, phrase_s: str, phrase_o: str) -> str:
             if extra == 1
             else f"{extra} more {this.gpu.name} cards"
         )
-        return (
-            f"{what} is worth it here: {_percent_more(s.throughput, other.throughput)} more "
-            f"samples/s than {gpu_set(other)} ({phrase_s} vs {phrase_o}) {money}"
-        )
-    fits = s.outcomes[0]
-    if that.gpu.memory_gb > this.gpu.memory_gb and faster:
+        return f"{what} is worth it here ({more} more than {gpu_set(other)}): {numbers}"
+    if that.gpu.memory_gb > this.gpu.memory_gb:
+        need = s.outcomes[0].gpu_required_gb
         return (
             f"{gpu_set(s)} is worth more than {gpu_set(other)} here because the job fits in "
-            f"{this.gpu.memory_gb:g} GB (it needs {fits.gpu_required_gb:.1f} GB per GPU): "
-            f"{phrase_s} vs {phrase_o}, {money}"
+            f"{this.gpu.memory_gb:g} GB (it needs {need:.1f} GB per GPU): {numbers}"
         )
-    if faster:
-        return (
-            f"{gpu_set(s)} beats {gpu_set(other)}: {_percent_more(s.throughput, other.throughput)}"
-            f" more samples/s ({phrase_s} vs {phrase_o}) {money}"
-        )
-    return (
-        f"{gpu_set(s)} scores better than the faster {gpu_set(other)} on this objective "
-        f"({phrase_s} vs {phrase_o}), {money}"
-    )
+    return f"{gpu_set(s)} beats {gpu_set(other)} by {more}: {numbers}"
 
 
 def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, ...]:
@@ -120,10 +122,11 @@ def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, .
     first = builds[0]
     pool = [s for s in (*builds[1:], *alternatives, *result.pareto) if not _same_spend(s, first)]
     pool.sort(key=lambda s: -s.value)
-    phrase_first = _objective_phrase(result, first)
+    if result.rival is not None:
+        pool.insert(0, result.rival)
+    phrase_first = objective_phrase(result, first)
     if pool:
-        runner = pool[0]
-        head = _versus(first, runner, phrase_first, _objective_phrase(result, runner))
+        head = _versus(result, first, pool[0])
     else:
         head = f"{gpu_set(first)} is the only GPU set that fits the job under this budget"
     sentences = [head + _bottleneck_clause(first)]
@@ -138,6 +141,6 @@ def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, .
         elif not slower and saving < -0.5:
             text = f"as fast or faster than #1 but {usd(-saving)} dearer"
         else:
-            text = f"{_objective_phrase(result, s)} against {phrase_first} for #1"
+            text = f"{objective_phrase(result, s)} against {phrase_first} for #1"
         sentences.append(f"{gpu_set(s)}: {text}" + _bottleneck_clause(s))
     return tuple(sentences)

@@ -62,7 +62,7 @@ class Objective(Protocol):
 
     def bound(self, price_usd: float, best: Sequence[Outcome]) -> float:
         """An upper bound of `value` over builds costing >= price_usd whose outcomes are no
-        better than `best` (not faster, not shorter)."""
+        better than `best` (not faster, not shorter, not using less energy)."""
         ...
 
     def display(self, value: float) -> float:
@@ -129,11 +129,9 @@ class CostPerRun:
         )
 
     def bound(self, price_usd: float, best: Sequence[Outcome]) -> float:
-        # Electricity is at least zero; the purchase share is at least this price's.
-        return -sum(
-            w * self._amortized(price_usd, run_hours(o))
-            for o, w in zip(best, self.weights, strict=True)
-        )
+        # The purchase share is at least this price's for the shortest run; the electricity at
+        # least the best outcome's (the shortest run at the lowest draw of the group).
+        return self.value(price_usd, best)
 
     def display(self, value: float) -> float:
         return -value

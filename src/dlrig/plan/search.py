@@ -21,7 +21,7 @@ build (the evaluator caches), so the passes share their work.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from dlrig.build.model import Build, Prices
@@ -40,6 +40,8 @@ from dlrig.plan.space import (
 )
 
 REL_TOL = 1e-9
+# How far past k the top-k search may look for builds that are not dearer copies of better ones.
+MAX_TOP_SEARCH = 16
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,8 @@ class SearchStats:
 @dataclass(frozen=True)
 class PlanResult:
     """The top builds (best first), the price/throughput frontier (cheapest first), and, when
-    nothing fits the budget, the cheapest feasible build there is (None: nothing at all)."""
+    nothing fits the budget, the cheapest feasible build there is (None: nothing at all).
+    `rival` is the best build with another GPU model than the winner's."""
 
     workloads: tuple[WeightedWorkload, ...]
     budget_usd: float
@@ -90,6 +93,7 @@ class PlanResult:
     pareto: tuple[Scored, ...]
     cheapest: Scored | None
     stats: SearchStats
+    rival: Scored | None = None
 
 
 @dataclass
@@ -187,10 +191,38 @@ class Planner:
 
     # --- the passes ----------------------------------------------------------------------------
 
+    def rival(self, budget_usd: float, winner: Scored) -> Scored | None:
+        """The best build under the budget with another GPU model than winner's (what the
+        money would buy instead, for the explanation)."""
+        gpu = winner.candidate.group.gpu.name
+        ranked = self._top_all(budget_usd, 1, lambda g: g.gpu.name != gpu)
+        return ranked[0] if ranked else None
+
     def top(self, budget_usd: float, k: int) -> list[Scored]:
-        """The k best feasible builds under the budget (best first; ties: cheaper first)."""
+        """The k best feasible builds under the budget that no other build matches on the
+        objective for less money (best first; ties: cheaper first).
+
+        A build dominated so is a dearer copy of a better one (the same GPUs on a dearer
+        board, water where air does as well). Whatever dominates a build ranks before it, so
+        the undominated builds among the top k' are exactly the first ones of all undominated
+        builds: search the top k' and double k' until k of them are undominated.
+        """
+        wanted = k
+        while True:
+            ranked = self._top_all(budget_usd, wanted)
+            kept = _undominated(ranked)
+            if len(kept) >= k or len(ranked) < wanted or wanted >= MAX_TOP_SEARCH * k:
+                return kept[:k]
+            wanted *= 2
+
+    def _top_all(
+        self, budget_usd: float, k: int, admit: Callable[[Group], bool] = lambda g: True
+    ) -> list[Scored]:
+        """The k best feasible builds (best first; ties: cheaper first), dominated or not,
+        except dearer builds of a group that do no better than a cheaper one of it; only
+        groups that admit() lets in."""
         obj = self.objective
-        groups = self._bounded_groups(budget_usd)
+        groups = [gb for gb in self._bounded_groups(budget_usd) if admit(gb[0])]
         groups.sort(key=lambda gb: -obj.bound(gb[0].min_price_usd, gb[1]))
         found: list[Scored] = []
 
@@ -295,6 +327,17 @@ def _above(a: float, b: float) -> bool:
     return a > b + _tolerance(b)
 
 
+def _undominated(ranked: Sequence[Scored]) -> list[Scored]:
+    """Builds of a best-first list that no earlier one matches in value at no higher price."""
+    kept: list[Scored] = []
+    for s in ranked:
+        if not any(
+            not _below(k.value, s.value) and k.price_usd <= s.price_usd + 1e-6 for k in kept
+        ):
+            kept.append(s)
+    return kept
+
+
 def _rank_key(s: Scored) -> tuple[float, float, str]:
     return (-s.value, s.price_usd, repr(s.candidate.key))
 
@@ -391,6 +434,7 @@ def plan(
         space, workloads, objective, evaluator, electricity_per_kwh=electricity_per_kwh
     )
     builds = planner.top(budget_usd, top_k)
+    rival = planner.rival(budget_usd, builds[0]) if builds else None
     pareto = planner.pareto(budget_usd) if builds else []
     cheapest = None if builds else planner.cheapest()
     return PlanResult(
@@ -400,5 +444,6 @@ def plan(
         builds=tuple(builds),
         pareto=tuple(pareto),
         cheapest=cheapest,
+        rival=rival,
         stats=planner.stats(),
     )

@@ -20,13 +20,14 @@ from typing import TypeVar
 from dlrig.build.model import Build, GPUGroup, StorageDevice
 from dlrig.catalog.loader import Catalog, normalize
 from dlrig.catalog.schema import CPU, GPU, Case, Motherboard, PartBase
-from dlrig.enums import Bottleneck, CoolerType
+from dlrig.enums import Bottleneck, CoolerType, FormFactor
 from dlrig.model.power import size_build_psu
 from dlrig.plan.constraints import MAX_GPUS_PER_NODE
 from dlrig.plan.evaluate import Evaluator, Outcome, WorkloadLike
 from dlrig.plan.space import (
     Chassis,
     MemoryOption,
+    gpu_fits_chassis,
     gpu_slots,
     memory_options,
     place_gpus,
@@ -207,12 +208,10 @@ class _Upgrader:
         return min(options, key=lambda m: (m.price_usd, m.size_gb), default=None)
 
     def _fits_slots(self, b: Build, gpu: GPU, count: int) -> bool:
-        if b.platform is not None:
-            p = b.platform
-            return p.included_gpu is None and gpu.form == p.gpu_form and count <= p.max_gpus
-        if b.motherboard is not None:
-            return place_gpus(b.motherboard, gpu, count) is not None
-        return True
+        chassis = self._chassis(b)
+        if chassis is None:
+            return gpu.form == FormFactor.PCIE
+        return gpu_fits_chassis(chassis, gpu, count)
 
     # --- the moves -----------------------------------------------------------------------------
 
