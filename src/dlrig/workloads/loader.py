@@ -50,6 +50,11 @@ def zoo_documents() -> dict[str, dict[str, Any]]:
     return {entry["name"]: entry for entry in doc.get("workload", [])}
 
 
+def _zoo_name(name: str) -> str:
+    index = {normalize_name(n): n for n in zoo_documents()}
+    return index.get(normalize_name(name), name)
+
+
 def zoo_document(name: str) -> dict[str, Any]:
     """The raw document of the zoo preset called name (case and spacing forgiven)."""
     docs = zoo_documents()
@@ -120,6 +125,7 @@ def _input_bytes(block: InputBlock | list[InputBlock]) -> float:
 
 def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
     """Validate a workload document (zoo name or inline model) and fill in stated defaults."""
+    model_ref = doc.get("model")
     wf = parse_workload(expand_document(doc, source), source)
     if not isinstance(wf.model, ModelBlock):  # expand_document replaced every zoo name
         raise ValidationError(f"{source}: model: expected a zoo name or an inline model block")
@@ -240,9 +246,11 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         hidden_size=m.hidden_size,
         num_layers=m.num_layers,
         kv_bytes_per_token=m.kv_bytes_per_token,
+        activation_checkpointing=wf.activation_checkpointing,
         finetune=method,
         trainable_fraction=fraction,
         weight_bits=4 if method is FinetuneMethod.QLORA else None,
+        model_name=_zoo_name(model_ref) if isinstance(model_ref, str) else wf.name,
         sources=tuple(wf.sources),
         notes=wf.notes,
         assumptions=tuple(assumed),

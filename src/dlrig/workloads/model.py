@@ -91,9 +91,11 @@ class Workload:
     hidden_size: int | None = None
     num_layers: int | None = None
     kv_bytes_per_token: float | None = None
+    activation_checkpointing: bool = False
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0
     weight_bits: int | None = None
+    model_name: str | None = None
     sources: tuple[str, ...] = ()
     notes: str = ""
     assumptions: tuple[str, ...] = ()

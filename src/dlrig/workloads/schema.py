@@ -118,6 +118,9 @@ class WorkloadFile(_Strict):
     parallel: Parallelism | None = None
     finetune: FinetuneBlock | None = None
     seq_len: PositiveInt | None = None
+    activation_checkpointing: bool = Field(
+        default=False, description="recompute activations in backward (one extra forward)"
+    )
     epochs: PositiveFloat | None = None
     tokens: PositiveFloat | None = None
     steps: PositiveInt | None = None

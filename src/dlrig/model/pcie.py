@@ -1,0 +1,32 @@
+"""Host-to-device copies over PCIe (PCIE.1)."""
+
+from __future__ import annotations
+
+# Usable bytes per second per lane after line encoding: gen 1-2 use 8b/10b, gen 3-5 128b/130b,
+# gen 6 PAM4 with FLIT (~242/256). PCI-SIG transfer rates 2.5/5/8/16/32/64 GT/s.
+_GT_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
+_ENCODING = {1: 0.8, 2: 0.8, 3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 242 / 256}
+
+
+def pcie_theoretical_gb_s(gen: int, lanes: int) -> float:
+    """One direction's theoretical bandwidth of a link, GB/s (gen 3 x16: 15.75 GB/s)."""
+    g = min(max(gen, 1), 6)
+    return _GT_S[g] * _ENCODING[g] / 8.0 * lanes
+
+
+def pcie_effective_gb_s(gen: int, lanes: int, efficiency: float) -> float:
+    """What copies achieve: the theoretical rate times the measured efficiency for pinned
+    (DMA straight from page-locked memory) or pageable (staged through a pinned buffer)
+    host memory."""
+    return pcie_theoretical_gb_s(gen, lanes) * efficiency
+
+
+def copy_time_s(n_bytes: float, rate_gb_s: float) -> float:
+    """Seconds to copy n_bytes at rate_gb_s."""
+    return n_bytes / (rate_gb_s * 1e9)
+
+
+def pcie_overlapped(pin_memory: bool, async_loading: bool) -> bool:
+    """PCIE.1: a copy hides behind compute only from pinned memory with asynchronous
+    loading (non-blocking copies of the next batch); otherwise the GPU waits for it."""
+    return pin_memory and async_loading

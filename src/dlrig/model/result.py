@@ -1,0 +1,82 @@
+"""What an estimate returns: frozen values, rendered by dlrig.report.estimate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlrig.enums import Bottleneck, Modifier, Precision
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """GPU memory on one GPU (decimal GB) at the workload's batch, and the largest batch that
+    fits. On a build without a GPU, the figures are the CPU's RAM."""
+
+    gpu_required_gb: float
+    gpu_available_gb: float
+    fits: bool
+    max_batch_per_gpu: int
+    model_states_gb: float
+    activations_gb: float
+    overhead_gb: float
+
+
+@dataclass(frozen=True)
+class PowerEstimate:
+    """PSU.1 for one node: the parts' peak draw and the PSU size it needs."""
+
+    system_peak_w: float
+    psu_recommended_w: int
+    psu_installed_w: float | None
+    average_w: float
+    psu_efficiency: float
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """The whole run (epochs, tokens or steps) on all nodes."""
+
+    samples: float
+    steps: float
+    time_h: float
+    energy_kwh: float
+    energy_cost: float
+    currency: str
+    co2_kg: float
+    electricity_per_kwh: float
+    co2_kg_per_kwh: float
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One workload on one build: the step, its stages, what holds it back, and the run.
+
+    `stages_s` holds every stage's time per step; `hidden` lists the stages that overlap with
+    the GPU's work (asynchronous loading, pinned copies, all-reduce during the backward pass);
+    `exposed_s` is what each stage adds to the step after overlap. The bottleneck is the stage
+    with the largest exposed time.
+    """
+
+    build: str
+    workload: str
+    compute_device: str
+    device_is_cpu: bool
+    gpus: int
+    batch_per_gpu: int
+    precision: Precision
+    compute_path: str
+    step_time_s: float
+    bottleneck: Bottleneck
+    stages_s: dict[Bottleneck, float]
+    exposed_s: dict[Bottleneck, float]
+    hidden: tuple[Bottleneck, ...]
+    modifiers: tuple[Modifier, ...]
+    advice: str
+    next_bottleneck: Bottleneck | None
+    speedup_if_removed: float
+    samples_per_s: float
+    tokens_per_s: float | None
+    memory: MemoryEstimate
+    power: PowerEstimate
+    run: RunEstimate
+    assumptions: tuple[str, ...]
