@@ -1,12 +1,12 @@
 """MEASURING (touches the machine): input-pipeline throughput against the number of workers.
 
 Method: a synthetic sample is a zlib-compressed 224x224x3 uint8 image of noise over a gradient
-(about 145 KB compressed; an ImageNet JPEG averages about 110 KB); "decoding" it is zlib.decompress, a
-conversion to float32, a normalisation by per-channel mean and std, and a transpose to CHW: the
-CPU work an online-preprocessing loader does per sample (CPU.1), without any library beyond
-numpy. Each worker count runs in a fresh multiprocessing pool, warmed up, then timed over a fixed
-wall-clock window; samples/s is completed samples over elapsed time. It says what CPU.1's "cores
-per GPU" buy on this CPU: how many samples per second each added worker delivers.
+(about 145 KB compressed; an ImageNet JPEG averages about 110 KB). Decoding it is
+zlib.decompress, a conversion to float32, a normalisation by per-channel mean and std and a
+transpose to CHW: the CPU work an online-preprocessing loader does per sample (CPU.1), with
+nothing beyond numpy. Each worker count runs in a fresh multiprocessing pool, warmed up, then
+timed over a fixed wall-clock window; samples/s is completed samples over elapsed time. It says
+what CPU.1's "cores per GPU" buy on this CPU: the samples per second each added worker delivers.
 """
 
 from __future__ import annotations

@@ -1,0 +1,141 @@
+"""The probed machine as a build file (design.md's format), so that `check`, `estimate` and
+`upgrade` take `probe:latest`. Pure: a ProbeResult and the catalog in, a plain dict out.
+
+Parts the catalog knows are named; the others are inline specs of what was measured. A part
+the probe cannot see (PSU, case, motherboard) is left out, as a build file allows, and every
+guess (a virtual disk's kind) is stated in `assumptions`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from dlrig.catalog.loader import Catalog
+from dlrig.enums import Precision, StorageKind
+from dlrig.probe.match import match_cpu, match_gpu, match_storage
+from dlrig.probe.result import DiskProbe, GpuProbe, ProbeResult
+
+# A virtual disk (virtio, Xen) hides the device's kind; its measured rate then decides, at the
+# rates that separate the kinds in the catalog: HDDs read under ~300 MB/s, SATA under ~600.
+_HDD_MAX_MB_S = 300.0
+_SATA_MAX_MB_S = 600.0
+
+
+def inferred_kind(read_mb_s: float) -> StorageKind:
+    """A disk's kind from its measured sequential read, for disks that hide it."""
+    if read_mb_s <= _HDD_MAX_MB_S:
+        return StorageKind.HDD
+    if read_mb_s <= _SATA_MAX_MB_S:
+        return StorageKind.SATA_SSD
+    return StorageKind.NVME
+
+
+def _gpu_entries(gpus: tuple[GpuProbe, ...], catalog: Catalog, assumed: list[str]) -> list[Any]:
+    groups: Counter[tuple[str, int | None, int | None]] = Counter()
+    inline: list[dict[str, Any]] = []
+    for gpu in gpus:
+        r = gpu.reading
+        if r.lost:
+            assumed.append(f"GPU {r.index} is lost: left out of the build")
+            continue
+        part = match_gpu(catalog, r.name)
+        if part is not None:
+            gen = r.pcie_gen_max if r.pcie_gen_max and r.pcie_gen_max < part.pcie_gen else None
+            lanes = (
+                r.pcie_width_max
+                if r.pcie_width_max and r.pcie_width_max < part.pcie_lanes
+                else None
+            )
+            groups[(part.name, gen, lanes)] += 1
+            continue
+        spec = _inline_gpu(gpu)
+        if spec is None:
+            assumed.append(f"GPU {r.index} ({r.name}) is not in the catalog and was not measured")
+        else:
+            inline.append({"spec": spec})
+            assumed.append(f"GPU {r.index} ({r.name}) is not in the catalog: inline measured spec")
+    entries: list[Any] = []
+    for (name, gen, lanes), count in groups.items():
+        entry: dict[str, Any] = {"model": name, "count": count}
+        if gen or lanes:
+            entry["pcie"] = {k: v for k, v in (("gen", gen), ("lanes", lanes)) if v}
+        entries.append(entry)
+    return entries + inline
+
+
+def _inline_gpu(gpu: GpuProbe) -> dict[str, Any] | None:
+    r, t = gpu.reading, gpu.torch
+    if t is None or r.memory_total_gb is None or r.power_limit_w is None:
+        return None
+    fp32 = next((m.tflops for m in t.matmul if m.precision is Precision.FP32 and m.tflops), None)
+    if fp32 is None or t.device_memory_gb_s is None:
+        return None
+    spec: dict[str, Any] = {
+        "name": r.name or f"GPU {r.index}",
+        "memory_gb": round(r.memory_total_gb, 1),
+        "memory_bandwidth_gb_s": round(t.device_memory_gb_s, 1),
+        "fp32_tflops": round(fp32, 1),
+        "tdp_w": round(r.power_limit_w),
+    }
+    if r.pcie_gen_max:
+        spec["pcie_gen"] = r.pcie_gen_max
+    if r.pcie_width_max:
+        spec["pcie_lanes"] = r.pcie_width_max
+    return spec
+
+
+def _storage_entry(disk: DiskProbe, catalog: Catalog, assumed: list[str]) -> dict[str, Any] | None:
+    fs, speed = disk.filesystem, disk.speed
+    if speed is None:
+        return None
+    block = fs.disk
+    part = match_storage(catalog, block.model if block else None)
+    if part is not None:
+        return {"model": part.name}
+    kind = block.kind if block and block.kind else None
+    if kind is None:
+        kind = inferred_kind(speed.cold_mb_s)
+        assumed.append(
+            f"{fs.device} hides its kind (virtual disk): taken as {kind.value} from its measured "
+            f"{speed.cold_mb_s:.0f} MB/s"
+        )
+    capacity_bytes = block.size_bytes if block and block.size_bytes else fs.total_bytes
+    label = block.model if block and block.model else fs.device
+    return {
+        "name": f"{label} ({fs.mountpoint})",
+        "kind": kind.value,
+        "capacity_tb": round(capacity_bytes / 1e12, 3),
+        "read_mb_s": round(speed.cold_mb_s, 1),
+    }
+
+
+def probe_build_document(result: ProbeResult, catalog: Catalog) -> dict[str, Any]:
+    """The build file of the probed machine (design.md), with `assumptions` beside it."""
+    assumed: list[str] = []
+    doc: dict[str, Any] = {"name": f"{result.host} (probed {result.time_utc})"}
+    gpus = _gpu_entries(result.gpus, catalog, assumed)
+    if gpus:
+        doc["gpus"] = gpus
+    cpu = match_cpu(catalog, result.cpu.model)
+    if cpu is not None:
+        doc["cpu"] = (
+            cpu.name
+            if (result.cpu.sockets or 1) == 1
+            else {
+                "model": cpu.name,
+                "count": result.cpu.sockets,
+            }
+        )
+    else:
+        assumed.append(
+            f"CPU '{result.cpu.model}' is not in the catalog and /proc does not give what an "
+            "inline spec needs (PCIe lanes, memory channels, TDP, socket): left out"
+        )
+    if result.memory.total_bytes:
+        doc["memory"] = {"size_gb": round(result.memory.total_bytes / 1e9, 1)}
+    storage = [e for d in result.disks if (e := _storage_entry(d, catalog, assumed)) is not None]
+    if storage:
+        doc["storage"] = storage
+    assumed.append("PSU, case and motherboard cannot be probed: left out")
+    return {"build": doc, "assumptions": assumed}
