@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from dlrig.build.model import Build
 from dlrig.enums import Bottleneck
+
+if TYPE_CHECKING:
+    from dlrig.model import Estimate
+    from dlrig.workloads import Workload
 
 
 class DatasetLike(Protocol):
@@ -86,7 +90,7 @@ class ModelEvaluator:
         found = self._errors.get(cache_key)
         if found is None:
             self.checks += 1
-            result = check_build(build, workload)  # type: ignore[arg-type]
+            result = check_build(build, cast("Workload", workload))
             found = tuple(f"{f.rule}: {f.message}" for f in result.errors)
             self._errors[cache_key] = found
         return found
@@ -99,27 +103,21 @@ class ModelEvaluator:
         found = self._outcomes.get(cache_key)
         if found is None:
             self.estimates += 1
-            found = outcome_of(estimate(build, workload))  # type: ignore[arg-type]
+            found = outcome_of(estimate(build, cast("Workload", workload)))
             self._outcomes[cache_key] = found
         return found
 
 
-def outcome_of(est: Any) -> Outcome:
-    """Reduce a `dlrig.model.Estimate` to an Outcome (fields per interfaces.md)."""
-    run = getattr(est, "run", None)
-    power = getattr(est, "power", None)
+def outcome_of(est: Estimate) -> Outcome:
+    """Reduce a `dlrig.model.Estimate` to what the planner ranks by."""
     return Outcome(
-        samples_per_s=float(est.samples_per_s),
-        bottleneck=Bottleneck(est.bottleneck),
-        fits=bool(est.memory.fits),
-        gpu_required_gb=float(est.memory.gpu_required_gb),
-        gpu_available_gb=float(est.memory.gpu_available_gb),
-        time_h=_opt_float(getattr(run, "time_h", None)),
-        energy_kwh=_opt_float(getattr(run, "energy_kwh", None)),
-        energy_cost=_opt_float(getattr(run, "energy_cost", None)),
-        system_peak_w=_opt_float(getattr(power, "system_peak_w", None)),
+        samples_per_s=est.samples_per_s,
+        bottleneck=est.bottleneck,
+        fits=est.memory.fits,
+        gpu_required_gb=est.memory.gpu_required_gb,
+        gpu_available_gb=est.memory.gpu_available_gb,
+        time_h=est.run.time_h,
+        energy_kwh=est.run.energy_kwh,
+        energy_cost=est.run.energy_cost,
+        system_peak_w=est.power.system_peak_w,
     )
-
-
-def _opt_float(value: Any) -> float | None:
-    return None if value is None else float(value)
