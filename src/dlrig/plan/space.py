@@ -572,7 +572,7 @@ def search_space(
         if not own_cpus or not memory or not storage:
             continue
         min_cpu_w = min(c.tdp_w for c in own_cpus) * chassis.cpu_count
-        for gpu, count in itertools.product(gpus, constraints.gpu_counts()):
+        for gpu, count in _gpu_choices(chassis, catalog, gpus, constraints, allow):
             if not gpu_fits_chassis(chassis, gpu, count):
                 continue
             waters = (False, True) if _water_possible(chassis, gpu, count) else (False,)
@@ -608,6 +608,26 @@ def search_space(
                     )
                 )
     return SearchSpace(groups=tuple(groups), unpriced=tuple(unpriced))
+
+
+def _gpu_choices(
+    chassis: Chassis,
+    catalog: Catalog,
+    gpus: Sequence[GPU],
+    constraints: Constraints,
+    allow: PartFilter,
+) -> Iterator[tuple[GPU, int]]:
+    """GPU model and count pairs to try in a chassis: a platform's bundled GPUs (priced with
+    the platform), or every allowed, priced GPU at every allowed count."""
+    platform = chassis.platform
+    if platform is not None and platform.included_gpu is not None:
+        bundled = next((g for g in catalog.gpus if g.name == platform.included_gpu), None)
+        count = platform.included_gpu_count
+        usable = bundled is not None and allow.allows("gpus", bundled)
+        if bundled is not None and usable and count in constraints.gpu_counts():
+            yield bundled, count
+        return
+    yield from itertools.product(gpus, constraints.gpu_counts())
 
 
 def _water_possible(chassis: Chassis, gpu: GPU, count: int) -> bool:
