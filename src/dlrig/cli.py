@@ -13,6 +13,7 @@ import typer
 from dlrig.commands import catalog as catalog_cmd
 from dlrig.commands import plan as plan_cmd
 from dlrig.commands import upgrade as upgrade_cmd
+from dlrig.commands import watch as watch_cmd
 from dlrig.errors import DlrigError
 
 app = typer.Typer(
@@ -27,6 +28,7 @@ app = typer.Typer(
 app.add_typer(catalog_cmd.app, name="catalog")
 app.command("plan")(plan_cmd.plan)
 app.command("upgrade")(upgrade_cmd.upgrade)
+app.command("watch", context_settings=watch_cmd.CONTEXT_SETTINGS)(watch_cmd.watch)
 
 
 def main() -> None:

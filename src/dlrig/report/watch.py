@@ -113,7 +113,7 @@ def summary_text(summary: dict[str, Any]) -> str:
     device = "the CPU (no GPU)" if verdict.get("device_is_cpu") else "the GPU(s)"
     lines = [
         f"dlrig watch: {summary['command']}",
-        f"  exit code {summary['exit_code']}"
+        f"  exit code {_opt(summary['exit_code'])}"
         + (" (interrupted)" if summary.get("interrupted") else "")
         + f", {summary['duration_s']:.1f} s, {summary['samples']} samples"
         + (f", run {summary['run_id']} in {summary['db']}" if summary.get("run_id") else ""),
@@ -163,16 +163,21 @@ def runs_table(runs: Sequence[dict[str, Any]]) -> Any:
 
     table = Table(title=f"watched runs ({len(runs)})")
     for header in ("id", "started", "command", "exit", "s", "samples", "bottleneck"):
-        table.add_column(header, justify="right" if header in ("id", "exit", "s") else "left")
+        table.add_column(
+            header,
+            justify="right" if header in ("id", "exit", "s", "samples") else "left",
+            no_wrap=header != "command",
+            overflow="ellipsis",
+        )
     for run in runs:
         duration = run.get("duration_s")
         table.add_row(
             str(run["run_id"]),
-            str(run.get("started_at", ""))[:19],
+            str(run.get("started_at", ""))[:16].replace("T", " "),
             str(run.get("command", "")),
             _opt(run.get("exit_code")),
             "-" if duration is None else f"{duration:.1f}",
             str(run.get("samples", 0)),
-            run.get("bottleneck") or ("(running or crashed)" if duration is None else "-"),
+            run.get("bottleneck") or ("(unfinished)" if duration is None else "-"),
         )
     return table

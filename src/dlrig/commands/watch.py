@@ -1,0 +1,210 @@
+"""`dlrig watch -- CMD ...`: run a job, watch the machine under it, name what holds it back.
+
+`dlrig watch --list` lists past runs, `dlrig watch --show RUN_ID` replays one's summary. The
+exit code is the job's (127 when it cannot start; 2 for dlrig's own usage errors).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from dlrig.watch.samples import Sample
+
+# Options after the first word of the command belong to the command, `--` or not.
+CONTEXT_SETTINGS = {"allow_interspersed_args": False, "ignore_unknown_options": True}
+
+# Without a terminal, a status line at most this often keeps a job's log readable.
+PLAIN_LINE_EVERY_S = 10.0
+
+
+def watch(
+    command: Annotated[
+        list[str] | None, typer.Argument(help="the command to run (after --)", show_default=False)
+    ] = None,
+    interval: Annotated[
+        float, typer.Option("--interval", help="seconds between samples", min=0.01)
+    ] = 1.0,
+    json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
+    prometheus: Annotated[
+        int | None,
+        typer.Option(
+            "--prometheus", metavar="PORT", help="serve metrics on 127.0.0.1:PORT/metrics"
+        ),
+    ] = None,
+    shell: Annotated[
+        bool, typer.Option("--shell", help="run the command through /bin/sh (pipes, globs)")
+    ] = False,
+    list_runs: Annotated[bool, typer.Option("--list", help="list past watched runs")] = False,
+    show: Annotated[
+        int | None, typer.Option("--show", metavar="RUN_ID", help="replay a stored run's summary")
+    ] = None,
+) -> None:
+    """Run a command and watch CPUs, disks, RAM and GPUs under it; alarms and a verdict."""
+    from dlrig.errors import ValidationError
+
+    home = os.environ.get("DLRIG_HOME")
+    modes = sum([bool(command), list_runs, show is not None])
+    if modes != 1:
+        raise ValidationError(
+            "give one of: a command after --, --list, or --show RUN_ID",
+            hint="dlrig watch -- python train.py",
+        )
+    if list_runs:
+        _list(home, json)
+    elif show is not None:
+        _show(home, show, json)
+    else:
+        raise typer.Exit(_run(command or [], home, interval, json, prometheus, shell))
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"dlrig: warning: {message}\n")
+
+
+def _history_path(home: str | None) -> Path:
+    from dlrig.history import db
+
+    return db.database_path(Path(home) if home else None)
+
+
+def _open_history(home: str | None, *, create: bool) -> tuple[Any, str]:
+    from dlrig.history import db
+    from dlrig.history import runs as _registers_the_watch_tables  # noqa: F401
+
+    path = _history_path(home)
+    return db.connect(path, create=create), str(path)
+
+
+def _list(home: str | None, as_json: bool) -> None:
+    from dlrig.history.runs import list_runs
+    from dlrig.report.console import print_renderable, print_text
+    from dlrig.report.jsonout import dumps
+    from dlrig.report.watch import runs_table
+
+    runs = list_runs(_open_history(home, create=False)[0]) if _history_path(home).exists() else []
+    if as_json:
+        print_text(dumps(runs))
+    else:
+        print_renderable(runs_table(runs))
+
+
+def _show(home: str | None, run_id: int, as_json: bool) -> None:
+    from dlrig.history.runs import load_summary
+    from dlrig.report.console import print_text
+    from dlrig.report.watch import summary_json, summary_text
+
+    conn, path = _open_history(home, create=False)
+    summary = load_summary(conn, run_id, db=path)
+    print_text(summary_json(summary) if as_json else summary_text(summary))
+
+
+def _run(
+    command: list[str],
+    home: str | None,
+    interval_s: float,
+    as_json: bool,
+    port: int | None,
+    shell: bool,
+) -> int:
+    from dlrig.errors import HistoryError
+    from dlrig.hardware.nvml import open_nvml
+    from dlrig.history.runs import RunRecorder, discard_run, finish_run, start_run
+    from dlrig.report.console import print_text
+    from dlrig.report.watch import summary_json, summary_text
+    from dlrig.watch.host import NvmlGpuSampler
+    from dlrig.watch.prometheus import MetricsServer
+    from dlrig.watch.runner import CommandStartError, SampleSink, run_watch
+    from dlrig.watch.summary import summary_dict
+
+    sinks: list[SampleSink] = []
+    server = MetricsServer(port) if port is not None else None
+    if server is not None:
+        sinks.append(_ServerSink(server))
+    conn = db_path = run_id = recorder = None
+    try:
+        conn, db_path = _open_history(home, create=True)
+        run_id = start_run(conn, command, interval_s)
+        recorder = RunRecorder(conn, run_id)
+        sinks.append(recorder)
+    except HistoryError as exc:
+        _warn(f"{exc} (the run is not recorded)")
+        conn = db_path = run_id = None
+    nvml = open_nvml()
+    view = None if as_json else _LiveView(" ".join(command))
+    try:
+        result = run_watch(
+            command,
+            gpus=NvmlGpuSampler(nvml),
+            interval_s=interval_s,
+            shell=shell,
+            sinks=sinks,
+            on_sample=None if view is None else view.update,
+            on_warning=_warn,
+        )
+    except CommandStartError:
+        if conn is not None and run_id is not None:
+            discard_run(conn, run_id)
+        raise
+    finally:
+        if view is not None:
+            view.stop()
+        nvml.close()
+    summary = summary_dict(result, db=db_path, run_id=run_id, interval_s=interval_s)
+    if conn is not None and run_id is not None and recorder is not None and not recorder.failed:
+        try:
+            finish_run(conn, run_id, summary)
+        except HistoryError as exc:
+            _warn(str(exc))
+    print_text(summary_json(summary) if as_json else summary_text(summary))
+    return result.exit_code
+
+
+class _ServerSink:
+    """Feeds the Prometheus server; closing it releases the port."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+
+    def add(self, sample: Sample) -> None:
+        self.server.update(sample)
+
+    def close(self) -> None:
+        self.server.close()
+
+
+class _LiveView:
+    """A rich table redrawn in place on a terminal (stderr); plain lines without one."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.live: Any = None
+        self._last_line_s = -PLAIN_LINE_EVERY_S
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.live import Live
+
+            self.live = Live(console=Console(stderr=True), auto_refresh=False, transient=False)
+            self.live.start()
+
+    def update(self, sample: Sample) -> None:
+        from dlrig.report.watch import live_table, plain_line
+
+        if self.live is not None:
+            self.live.update(live_table(sample, self.command), refresh=True)
+            return
+        now_s = time.monotonic()
+        if now_s - self._last_line_s >= PLAIN_LINE_EVERY_S:
+            self._last_line_s = now_s
+            sys.stderr.write(plain_line(sample) + "\n")
+            sys.stderr.flush()
+
+    def stop(self) -> None:
+        if self.live is not None:
+            self.live.stop()
