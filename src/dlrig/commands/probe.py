@@ -1,0 +1,204 @@
+"""`dlrig probe`: measure this machine (host, disks, loader, GPUs), judge it, optionally save it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+QuickOption = Annotated[bool, typer.Option("--quick", help="a short probe (under 20 s)")]
+JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of tables")]
+SaveOption = Annotated[bool, typer.Option("--save", help="store the probe in the history database")]
+PathOption = Annotated[
+    list[Path] | None,
+    typer.Option("--path", help="measure the disk under this directory (repeatable)"),
+]
+HistoryOption = Annotated[bool, typer.Option("--history", help="list the saved probes")]
+CompareOption = Annotated[
+    bool, typer.Option("--compare", help="what changed since the last saved probe of this host")
+]
+DistributedOption = Annotated[
+    bool,
+    typer.Option("--distributed", help="under torchrun: probe every rank, measure all-reduce"),
+]
+NoTorchOption = Annotated[
+    bool, typer.Option("--no-torch", help="skip the torch.cuda measurements (NVML only)")
+]
+ReplayOption = Annotated[
+    Path | None,
+    typer.Option("--nvml-replay", hidden=True, help="replay an NVML fixture instead of NVML"),
+]
+
+
+def _home() -> Path | None:
+    # The CLI layer is the one place that reads the environment (core code takes paths).
+    home = os.environ.get("DLRIG_HOME")
+    return Path(home) if home else None
+
+
+def _db_path() -> Path:
+    from dlrig.history import db
+
+    return db.database_path(_home())
+
+
+def probe(
+    quick: QuickOption = False,
+    json: JsonOption = False,
+    save: SaveOption = False,
+    path: PathOption = None,
+    history: HistoryOption = False,
+    compare: CompareOption = False,
+    distributed: DistributedOption = False,
+    no_torch: NoTorchOption = False,
+    nvml_replay: ReplayOption = None,
+) -> None:
+    """Measure this machine: CPU, RAM bandwidth, disks, input pipeline, GPUs; judge each part
+    against its datasheet, and describe the machine as a build (`dlrig check probe:latest`)."""
+    if history:
+        _show_history(json)
+        return
+    if distributed:
+        from dlrig.probe.distributed import run_distributed
+
+        # torchrun's environment names this process's GPU on its node.
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        report = run_distributed(quick=quick, local_rank=local_rank)
+        if report is not None:
+            _print_data(report, json, distributed=True)
+        return
+    data = _measure(quick, tuple(path or ()), not no_torch, nvml_replay, json)
+    if compare:
+        _compare(data, json)
+    elif json:
+        from dlrig.report.console import print_text
+        from dlrig.report.jsonout import dumps
+
+        print_text(dumps(data))
+    else:
+        _print_data(data, False)
+    if save:
+        _save(data, quiet=json)
+
+
+def _measure(
+    quick: bool, paths: tuple[Path, ...], torch: bool, replay: Path | None, quiet: bool
+) -> dict[str, Any]:
+    from dlrig.catalog import load_catalog
+    from dlrig.hardware.nvml import open_nvml, replay_nvml
+    from dlrig.probe.document import probe_build_document
+    from dlrig.probe.judge import judge
+    from dlrig.probe.run import ProbeOptions, run_probe
+    from dlrig.report.probe import probe_json
+
+    catalog = load_catalog()
+    nvml = replay_nvml(replay) if replay is not None else open_nvml()
+    options = ProbeOptions(quick=quick, paths=paths, torch=torch)
+    try:
+        if quiet:
+            result = run_probe(options, nvml, catalog)
+        else:
+            result = _with_progress(lambda progress: run_probe(options, nvml, catalog, progress))
+    finally:
+        nvml.close()
+    document = probe_build_document(result, catalog)
+    verdicts = judge(result, catalog, document["build"])
+    return probe_json(result, verdicts, document)
+
+
+def _with_progress(run: Any) -> Any:
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+    ) as bars:
+        task = bars.add_task("probing", total=None)
+
+        def progress(label: str) -> None:
+            bars.update(task, description=label)
+            bars.advance(task)
+
+        return run(progress)
+
+
+def _print_data(data: dict[str, Any], as_json: bool, distributed: bool = False) -> None:
+    from dlrig.report.console import print_renderable, print_text
+    from dlrig.report.jsonout import dumps
+
+    if as_json:
+        print_text(dumps(data))
+        return
+    if distributed:
+        from dlrig.report.probe import distributed_summary
+
+        print_renderable(distributed_summary(data))
+        return
+    from dlrig.report.probe import probe_summary
+
+    print_renderable(probe_summary(data))
+
+
+def _save(data: dict[str, Any], quiet: bool) -> None:
+    import sys
+
+    from dlrig.history import db
+    from dlrig.history.probes import save_probe
+
+    path = _db_path()
+    conn = db.connect(path)
+    try:
+        probe_id = save_probe(conn, data)
+    finally:
+        conn.close()
+    if not quiet:
+        sys.stdout.write(f"saved probe {probe_id} to {path}\n")
+
+
+def _show_history(as_json: bool) -> None:
+    from dlrig.history import db
+    from dlrig.history.probes import list_probes
+    from dlrig.probe.compare import history_row
+    from dlrig.report.console import print_renderable, print_text
+    from dlrig.report.jsonout import dumps
+    from dlrig.report.probe import history_table
+
+    conn = db.connect(_db_path(), create=False)
+    try:
+        rows = [history_row(r.probe_id, r.data) for r in list_probes(conn)]
+    finally:
+        conn.close()
+    if as_json:
+        print_text(dumps(rows))
+    else:
+        print_renderable(history_table(rows))
+
+
+def _compare(data: dict[str, Any], as_json: bool) -> None:
+    from dlrig.errors import HistoryError
+    from dlrig.history import db
+    from dlrig.history.probes import latest_probe
+    from dlrig.probe.compare import compare_probes
+    from dlrig.report.console import print_renderable, print_text
+    from dlrig.report.jsonout import dumps
+    from dlrig.report.probe import compare_table
+
+    conn = db.connect(_db_path(), create=False)
+    try:
+        before = latest_probe(conn, str(data["host"]))
+    finally:
+        conn.close()
+    if before is None:
+        raise HistoryError(
+            f"no saved probe of {data['host']} to compare with", hint="run `dlrig probe --save`"
+        )
+    changes = compare_probes(before.data, data)
+    if as_json:
+        print_text(dumps({"before": before.probe_id, "changes": changes, "probe": data}))
+    else:
+        print_renderable(compare_table(changes, f"{before.probe_id}", "now"))

@@ -1,0 +1,189 @@
+"""MEASURING (touches the machine and the network): `dlrig probe --distributed` under torchrun.
+
+Every rank measures its share (local rank 0 of each node probes the host: RAM, disks, loader;
+every rank reads its own GPU and times a matmul on its device), then all ranks time all-reduce
+over a range of message sizes, and rank 0 gathers everything into one cluster report.
+
+All-reduce figures follow nccl-tests' definitions: `time_s` is the slowest rank's mean time per
+operation, algbw = bytes / time_s, and busbw = algbw x 2(n-1)/n, the rate each link must carry
+in a ring all-reduce, comparable across rank counts and with a link's datasheet rate. Backend:
+NCCL when every rank has a CUDA device, else gloo (CPU tensors). GB = 10^9 bytes.
+
+A slow rank is one whose compute figure is under DCGM's pass fraction (0.75) of the median
+rank's: a throttling GPU or a busy node holds every all-reduce back.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from dlrig.probe.verdicts import PASS_FRACTION
+
+QUICK_SIZES = tuple(4**k for k in range(5, 13))  # 1 KiB .. 16 MiB
+FULL_SIZES = tuple(4**k for k in range(5, 15))  # 1 KiB .. 256 MiB
+METHOD = (
+    "all-reduce (sum, float32) per size after 2 warm-ups; time_s = slowest rank's mean per "
+    "operation; algbw = bytes / time_s; busbw = algbw x 2(n-1)/n (nccl-tests); GB = 10^9 bytes"
+)
+
+
+@dataclass(frozen=True)
+class AllReducePoint:
+    """One message size: bytes, seconds per operation, algorithm and bus bandwidth in GB/s."""
+
+    bytes: int
+    time_s: float
+    algbw_gb_s: float
+    busbw_gb_s: float
+
+
+def bus_bandwidth_gb_s(algbw_gb_s: float, ranks: int) -> float:
+    """nccl-tests' all-reduce bus bandwidth: algbw x 2(n-1)/n (a single rank moves nothing)."""
+    return algbw_gb_s * 2.0 * (ranks - 1) / ranks if ranks > 1 else 0.0
+
+
+def allreduce_point(n_bytes: int, time_s: float, ranks: int) -> AllReducePoint:
+    """The nccl-tests figures of one timed size."""
+    algbw = n_bytes / time_s / 1e9
+    return AllReducePoint(n_bytes, time_s, algbw, bus_bandwidth_gb_s(algbw, ranks))
+
+
+def slow_ranks(figures: dict[int, float | None]) -> list[int]:
+    """Ranks whose figure is under the pass fraction of the median figure."""
+    known = {r: f for r, f in figures.items() if f is not None}
+    if len(known) < 2:
+        return []
+    median = statistics.median(known.values())
+    return sorted(r for r, f in known.items() if f < PASS_FRACTION * median)
+
+
+def _iterations(n_bytes: int) -> int:
+    # Small messages are latency-bound and fast: more of them for a stable mean.
+    return max(3, min(50, (8 * 1024 * 1024) // max(n_bytes, 1)))
+
+
+def measure_allreduce(sizes: tuple[int, ...], device: Any) -> list[AllReducePoint]:
+    """Time all-reduce (sum of float32) at each size; the slowest rank's time counts."""
+    import torch
+    import torch.distributed as dist
+
+    ranks = dist.get_world_size()
+    points = []
+    for n_bytes in sizes:
+        tensor = torch.ones(n_bytes // 4, dtype=torch.float32, device=device)
+        for _ in range(2):
+            dist.all_reduce(tensor)
+        iterations = _iterations(n_bytes)
+        _sync(device)
+        dist.barrier()
+        start = time.perf_counter()
+        for _ in range(iterations):
+            dist.all_reduce(tensor)
+        _sync(device)
+        elapsed = torch.tensor([(time.perf_counter() - start) / iterations], dtype=torch.float64)
+        elapsed = elapsed.to(device)
+        dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
+        points.append(allreduce_point(n_bytes, float(elapsed.item()), ranks))
+    return points
+
+
+def _sync(device: Any) -> None:
+    import torch
+
+    if getattr(device, "type", "cpu") == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def compute_figure(device: Any, quick: bool) -> tuple[float, str]:
+    """This rank's matmul rate in TFLOPS (fp16 on a GPU, fp32 on the CPU), with its method."""
+    import torch
+
+    on_gpu = getattr(device, "type", "cpu") == "cuda"
+    n = (4096 if quick else 8192) if on_gpu else 512
+    dtype = torch.float16 if on_gpu else torch.float32
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    iterations = 10 if on_gpu else 5
+    torch.mm(a, a)
+    _sync(device)
+    start = time.perf_counter()
+    for _ in range(iterations):
+        torch.mm(a, a)
+    _sync(device)
+    seconds = (time.perf_counter() - start) / iterations
+    return 2.0 * n**3 / seconds / 1e12, f"torch.mm {n}x{n} {str(dtype).removeprefix('torch.')}"
+
+
+def _rank_probe(quick: bool, local_rank: int, host_probe: bool) -> dict[str, Any]:
+    import socket
+
+    from dlrig.catalog import load_catalog
+    from dlrig.hardware.nvml import open_nvml
+    from dlrig.probe.document import probe_build_document
+    from dlrig.probe.judge import judge
+    from dlrig.probe.run import ProbeOptions, run_probe
+    from dlrig.report.jsonout import to_jsonable
+    from dlrig.report.probe import probe_json
+
+    out: dict[str, Any] = {"host": socket.gethostname(), "local_rank": local_rank}
+    nvml = open_nvml()
+    try:
+        if host_probe and local_rank == 0:
+            catalog = load_catalog()
+            result = run_probe(ProbeOptions(quick=quick, torch=False), nvml, catalog)
+            document = probe_build_document(result, catalog)
+            out["probe"] = probe_json(result, judge(result, catalog, document["build"]), document)
+        if local_rank < nvml.device_count():
+            out["gpu"] = to_jsonable(nvml.read_gpu(local_rank))
+    finally:
+        nvml.close()
+    return out
+
+
+def run_distributed(
+    quick: bool,
+    local_rank: int = 0,
+    host_probe: bool = True,
+    store: Any = None,
+    rank: int | None = None,
+    world_size: int | None = None,
+) -> dict[str, Any] | None:
+    """Probe every rank and time all-reduce; rank 0 gets the cluster report, others None.
+
+    Under torchrun the process group comes from torchrun's environment; tests pass a
+    `store` (a torch.distributed FileStore or TCPStore) with rank and world size."""
+    import torch
+    import torch.distributed as dist
+
+    use_cuda = torch.cuda.is_available() and local_rank < torch.cuda.device_count()
+    backend = "nccl" if use_cuda else "gloo"
+    device = torch.device("cuda", local_rank) if use_cuda else torch.device("cpu")
+    if use_cuda:
+        torch.cuda.set_device(device)
+    if store is not None:
+        dist.init_process_group(backend, store=store, rank=rank or 0, world_size=world_size or 1)
+    else:
+        dist.init_process_group(backend)
+    try:
+        mine = _rank_probe(quick, local_rank, host_probe)
+        mine["rank"] = dist.get_rank()
+        mine["compute_tflops"], mine["compute_method"] = compute_figure(device, quick)
+        dist.barrier()
+        points = measure_allreduce(QUICK_SIZES if quick else FULL_SIZES, device)
+        gathered: list[Any] = [None] * dist.get_world_size()
+        dist.all_gather_object(gathered, mine)
+        if dist.get_rank() != 0:
+            return None
+        ranks = sorted(gathered, key=lambda r: r["rank"])
+        return {
+            "backend": backend,
+            "world_size": len(ranks),
+            "ranks": ranks,
+            "allreduce": [vars(p) for p in points],
+            "slow_ranks": slow_ranks({r["rank"]: r["compute_tflops"] for r in ranks}),
+            "method": METHOD,
+        }
+    finally:
+        dist.destroy_process_group()
