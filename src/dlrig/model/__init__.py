@@ -5,7 +5,14 @@
 
 from __future__ import annotations
 
-from dlrig.model.estimate import estimate
+from dlrig.model.estimate import estimate, workload_memory_gb
 from dlrig.model.result import Estimate, MemoryEstimate, PowerEstimate, RunEstimate
 
-__all__ = ["Estimate", "MemoryEstimate", "PowerEstimate", "RunEstimate", "estimate"]
+__all__ = [
+    "Estimate",
+    "MemoryEstimate",
+    "PowerEstimate",
+    "RunEstimate",
+    "estimate",
+    "workload_memory_gb",
+]

@@ -401,3 +401,17 @@ def estimate(
         run=run,
         assumptions=tuple(dict.fromkeys(assumed)),
     )
+
+
+def workload_memory_gb(workload: Workload, *, calibration: Calibration | None = None) -> float:
+    """GPU memory one GPU needs for `workload` at its own batch (no sharding), decimal GB."""
+    cal = calibration or default_calibration()
+    need = memory.memory_need(
+        workload,
+        workload.batch_size,
+        is_16bit(workload.precision),
+        1,
+        cal.cuda_context_gb,
+        cal.allocator_overhead_fraction,
+    )
+    return need.total_bytes / GB

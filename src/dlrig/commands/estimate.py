@@ -1,0 +1,127 @@
+"""`dlrig estimate BUILD --workload W`: step time by stage, bottleneck, memory, power, run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+PROBE_LATEST = "probe:latest"
+
+
+def estimate(
+    build: Annotated[str, typer.Argument(help="build file, - for stdin, or probe:latest")],
+    workload: Annotated[str, typer.Option("--workload", "-w", help="zoo name or workload file")],
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="KEY=VALUE what-if on the build or workload (repeatable)"),
+    ] = None,
+    compare: Annotated[
+        str | None, typer.Option("--compare", help="KEY=V1,V2,...: one estimate per value")
+    ] = None,
+    catalog: Annotated[
+        Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
+    ] = None,
+    electricity_price: Annotated[
+        float | None,
+        typer.Option("--electricity-price", help="price per kWh (default: the build's prices)"),
+    ] = None,
+    co2_per_kwh: Annotated[
+        float | None, typer.Option("--co2-per-kwh", help="grid intensity, kg CO2 per kWh")
+    ] = None,
+    json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+) -> None:
+    """How fast BUILD runs the workload, which part holds it back, and what a run costs."""
+    from dlrig.errors import ValidationError
+    from dlrig.io.overrides import Assignment, parse_assignment, parse_value
+    from dlrig.report import estimate as report
+    from dlrig.report.console import print_renderable, print_text
+
+    for name, value in (("--electricity-price", electricity_price), ("--co2-per-kwh", co2_per_kwh)):
+        if value is not None and not value >= 0:
+            raise ValidationError(f"{name} must be zero or more, got {value}")
+    assignments = [parse_assignment(text) for text in set_ or []]
+    build_source, build_doc = _build_document(build)
+    workload_source, workload_doc = _workload_document(workload)
+    prices = {"electricity_per_kwh": electricity_price, "co2_kg_per_kwh": co2_per_kwh}
+
+    if compare is None:
+        est = _one(
+            build_doc, build_source, workload_doc, workload_source, assignments, catalog, prices
+        )
+        if json:
+            print_text(report.estimate_json(est))
+        else:
+            print_renderable(report.estimate_renderable(est))
+        return
+
+    key, sep, raw = compare.partition("=")
+    if not sep or not raw.strip():
+        raise ValidationError(
+            f"--compare {compare!r}: expected KEY=V1,V2,...", hint="e.g. gpus.0.pcie.lanes=4,8,16"
+        )
+    values = parse_value(f"[{raw}]")
+    if not isinstance(values, list) or not values:
+        raise ValidationError(f"--compare {compare!r}: cannot read the values as a list")
+    base = parse_assignment(f"{key}=0")
+    estimates = []
+    for v in values:
+        one = Assignment(base.target, base.path, v, f"{key}={v}")
+        estimates.append(
+            _one(
+                build_doc,
+                build_source,
+                workload_doc,
+                workload_source,
+                [*assignments, one],
+                catalog,
+                prices,
+            )
+        )
+    if json:
+        print_text(report.compare_json(key, values, estimates))
+    else:
+        print_renderable(report.compare_renderable(key, values, estimates))
+
+
+def _one(
+    build_doc: dict[str, Any],
+    build_source: str,
+    workload_doc: dict[str, Any],
+    workload_source: str,
+    assignments: list[Any],
+    catalog_file: Path | None,
+    prices: dict[str, float | None],
+) -> Any:
+    from dlrig.build import resolve_build
+    from dlrig.catalog import load_catalog
+    from dlrig.io.overrides import apply_overrides
+    from dlrig.model import estimate as run_estimate
+    from dlrig.workloads import resolve_workload
+
+    bdoc, wdoc = apply_overrides(build_doc, workload_doc, assignments)
+    resolved = resolve_build(bdoc, build_source, load_catalog(catalog_file))
+    job = resolve_workload(wdoc, workload_source)
+    return run_estimate(
+        resolved,
+        job,
+        electricity_per_kwh=prices["electricity_per_kwh"],
+        co2_kg_per_kwh=prices["co2_kg_per_kwh"],
+    )
+
+
+def _build_document(ref: str) -> tuple[str, dict[str, Any]]:
+    from dlrig.io.documents import read_document
+
+    if ref == PROBE_LATEST:
+        from dlrig.commands.upgrade import _latest_probe_document
+
+        return PROBE_LATEST, _latest_probe_document()
+    return read_document(ref)
+
+
+def _workload_document(ref: str) -> tuple[str, dict[str, Any]]:
+    from dlrig.workloads import workload_document
+
+    return workload_document(ref)

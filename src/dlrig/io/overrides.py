@@ -1,0 +1,255 @@
+"""`--set KEY=VALUE`: what-if edits of the raw build or workload document (design.md).
+
+KEY is a dotted path (`batch_size`, `loader.pin_memory`, `gpus.0.pcie.lanes`,
+`storage.0.read_mb_s`), optionally prefixed `build.` or `workload.`; without a prefix it goes to
+the workload when the workload schema has its first key, else to the build. VALUE is YAML. A
+path is valid when the schema knows it, whether or not the document set it; anything else is an
+error naming the nearest valid keys. A spec field set on a catalog part (`gpus.0.memory_gb` on
+`model: RTX 3090`) turns that entry into an inline spec copied from the catalog.
+"""
+
+from __future__ import annotations
+
+import copy
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pydantic
+import yaml
+
+from dlrig.build.schema import BuildFile
+from dlrig.errors import ValidationError
+from dlrig.io.validation import closest
+
+Target = Literal["build", "workload"]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One parsed `--set`: which document, the path inside it, and the value."""
+
+    target: Target
+    path: tuple[str, ...]
+    value: Any
+    text: str
+
+
+def parse_value(text: str) -> Any:
+    """A --set value read as YAML (`false`, `64`, `[3, 225, 225]`, `synthetic`)."""
+    try:
+        value = yaml.safe_load(text) if text.strip() else None
+    except yaml.YAMLError:
+        raise ValidationError(f"--set: cannot read value {text!r} as YAML") from None
+    if isinstance(value, str):
+        try:  # YAML 1.1 reads 1e9 as a string; a number is meant
+            return float(value) if value.strip().lower() not in ("nan", "inf", "-inf") else value
+        except ValueError:
+            return value
+    return value
+
+
+def _workload_schema() -> type[pydantic.BaseModel]:
+    from dlrig.workloads.schema import WorkloadFile
+
+    return WorkloadFile
+
+
+def _models_in(annotation: Any) -> list[type[pydantic.BaseModel]]:
+    """pydantic models an annotation can hold (through Optional, unions and lists)."""
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        return [annotation]
+    found: list[type[pydantic.BaseModel]] = []
+    for arg in typing.get_args(annotation):
+        found.extend(_models_in(arg))
+    return found
+
+
+def _direct_models(annotation: Any) -> list[type[pydantic.BaseModel]]:
+    """pydantic models an annotation holds directly (through Optional and unions, not lists)."""
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        return [annotation]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(annotation) for m in _direct_models(arg)]
+    return []
+
+
+def _is_list(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation)
+    if origin is list or origin is tuple:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_is_list(a) for a in typing.get_args(annotation))
+    return False
+
+
+def _fields(model: type[pydantic.BaseModel]) -> dict[str, Any]:
+    """Fields of a schema model; an entry that takes an inline `spec` also takes the spec's
+    fields directly (design.md: `{kind: hdd, read_mb_s: 180}`)."""
+    fields = {name: f.annotation for name, f in model.model_fields.items()}
+    spec = model.model_fields.get("spec")
+    if spec is not None:
+        for inner in _models_in(spec.annotation):
+            for name, f in inner.model_fields.items():
+                fields.setdefault(name, f.annotation)
+    return fields
+
+
+def validate_path(schema: type[pydantic.BaseModel], path: tuple[str, ...], where: str) -> None:
+    """Raise a ValidationError unless the schema knows `path` (list indices are digits)."""
+    annotations: list[Any] = [schema]
+    for depth, part in enumerate(path):
+        if part.isdigit():
+            if not any(_is_list(a) for a in annotations):
+                raise ValidationError(f"--set {where}: '{'.'.join(path[:depth])}' is not a list")
+            annotations = [a for ann in annotations for a in _list_items(ann)]
+            continue
+        models = [m for ann in annotations for m in _direct_models(ann)]
+        if not models and any(_is_list(a) for a in annotations):
+            where_list = ".".join(path[:depth])
+            raise ValidationError(
+                f"--set {where}: '{where_list}' is a list: give an index",
+                hint=f"e.g. {'.'.join([*path[:depth], '0', *path[depth + 1 :]])}",
+            )
+        if not models:
+            raise ValidationError(f"--set {where}: '{'.'.join(path[:depth])}' has no keys under it")
+        known: dict[str, Any] = {}
+        for m in models:
+            for name, ann in _fields(m).items():
+                known.setdefault(name, ann)
+        if part not in known:
+            prefix = ".".join(path[:depth])
+            near = [f"{prefix}.{n}" if prefix else n for n in closest(part, known)]
+            raise ValidationError(
+                f"--set {where}: unknown key '{'.'.join(path[: depth + 1])}'",
+                hint=f"nearest valid keys: {', '.join(near)}" if near else None,
+            )
+        annotations = [known[part]]
+
+
+def _list_items(annotation: Any) -> list[Any]:
+    origin = typing.get_origin(annotation)
+    if origin is list or origin is tuple:
+        return list(typing.get_args(annotation)[:1])
+    out: list[Any] = []
+    for arg in typing.get_args(annotation):
+        if _is_list(arg):
+            out.extend(_list_items(arg))
+    return out
+
+
+def parse_assignment(text: str) -> Assignment:
+    """Parse one `KEY=VALUE` and route it to the workload or the build."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValidationError(
+            f"--set {text!r}: expected KEY=VALUE", hint="e.g. --set batch_size=64"
+        )
+    parts = tuple(p for p in key.split("."))
+    if any(not p for p in parts):
+        raise ValidationError(f"--set {text!r}: empty part in key '{key}'")
+    target: Target
+    if parts[0] in ("build", "workload") and len(parts) > 1:
+        target = "build" if parts[0] == "build" else "workload"
+        parts = parts[1:]
+    elif parts[0] in _workload_schema().model_fields:
+        target = "workload"
+    elif parts[0] in BuildFile.model_fields:
+        target = "build"
+    else:
+        both = [*_workload_schema().model_fields, *BuildFile.model_fields]
+        near = closest(parts[0], both)
+        raise ValidationError(
+            f"--set {key}: unknown key '{parts[0]}' in both the workload and the build",
+            hint=f"nearest valid keys: {', '.join(near)}" if near else None,
+        )
+    schema = BuildFile if target == "build" else _workload_schema()
+    validate_path(schema, parts, key)
+    return Assignment(target, parts, parse_value(raw), text)
+
+
+def _set(doc: dict[str, Any], a: Assignment) -> None:
+    cur: Any = doc
+    for depth, part in enumerate(a.path[:-1]):
+        nxt_is_index = a.path[depth + 1].isdigit()
+        if isinstance(cur, list):
+            index = int(part)
+            if index >= len(cur):
+                where = ".".join(a.path[:depth])
+                raise ValidationError(
+                    f"--set {'.'.join(a.path)}: {a.target} has no entry {index} in '{where}' "
+                    f"(it has {len(cur)})"
+                )
+            if isinstance(cur[index], str):
+                cur[index] = {"model": cur[index]}
+            cur = cur[index]
+            continue
+        child = cur.get(part)
+        if child is None:
+            child = [] if nxt_is_index else {}
+            cur[part] = child
+        elif isinstance(child, str) and not nxt_is_index:
+            child = {"model": child}  # a catalog name where the path goes deeper
+            cur[part] = child
+        cur = child
+    last = a.path[-1]
+    if isinstance(cur, list):
+        index = int(last)
+        if index >= len(cur):
+            raise ValidationError(f"--set {'.'.join(a.path)}: no entry {index} to replace")
+        cur[index] = a.value
+        return
+    if a.target == "build" and last not in ENTRY_SETTINGS and len(a.path) > 1:
+        if "model" in cur:
+            _inline_catalog_part(cur, a.path)
+        if isinstance(cur.get("spec"), dict):
+            cur["spec"][last] = a.value
+            return
+    cur[last] = a.value
+
+
+# Keys of a build entry that are settings, not spec fields: setting them keeps `model`.
+ENTRY_SETTINGS = frozenset(
+    {"model", "count", "pcie", "cooler", "holds_dataset", "spec", "size_gb", "type", "speed_mt_s"}
+)
+
+_KINDS = {"gpus": "gpus", "cpu": "cpus", "motherboard": "motherboards", "psu": "psus",
+          "case": "cases", "storage": "storage", "platform": "platforms"}  # fmt: skip
+
+
+def _inline_catalog_part(entry: dict[str, Any], path: tuple[str, ...]) -> None:
+    """Replace `model: NAME` by an inline spec holding the catalog part's fields."""
+    from dlrig.build.schema import SPEC_MODELS
+    from dlrig.catalog import load_catalog
+    from dlrig.catalog.schema import PART_MODELS
+
+    kind = path[0]
+    if kind not in _KINDS or kind not in SPEC_MODELS:
+        return
+    part = load_catalog().find(PART_MODELS[_KINDS[kind]], str(entry["model"]))
+    spec_fields = set(SPEC_MODELS[kind].model_fields)
+    fields = {
+        k: v
+        for k, v in part.model_dump(mode="json", exclude_none=True).items()
+        if k in spec_fields and k not in ("aliases", "sources", "notes", "price_date")
+    }
+    entry.pop("model")
+    entry["spec"] = {**fields, "name": f"{part.name} (edited)"}
+
+
+def apply_overrides(
+    build_doc: dict[str, Any], workload_doc: dict[str, Any], assignments: list[Assignment]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Copies of the two documents with every assignment applied, in order."""
+    build = copy.deepcopy(build_doc)
+    work = copy.deepcopy(workload_doc)
+    edits_model = any(a.target == "workload" and a.path[0] == "model" for a in assignments)
+    if edits_model and isinstance(work.get("model"), str):
+        from dlrig.workloads.loader import expand_document
+
+        work = copy.deepcopy(expand_document(work, "--set"))  # the zoo preset, made inline
+    for a in assignments:
+        _set(build if a.target == "build" else work, a)
+    return build, work
