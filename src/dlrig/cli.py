@@ -13,6 +13,7 @@ import typer
 from dlrig.commands import catalog as catalog_cmd
 from dlrig.commands import estimate as estimate_cmd
 from dlrig.commands import plan as plan_cmd
+from dlrig.commands import probe as probe_cmd
 from dlrig.commands import upgrade as upgrade_cmd
 from dlrig.commands import watch as watch_cmd
 from dlrig.commands import workloads as workloads_cmd
@@ -32,6 +33,7 @@ app.command("estimate")(estimate_cmd.estimate)
 app.command("workloads")(workloads_cmd.workloads)
 app.command("plan")(plan_cmd.plan)
 app.command("upgrade")(upgrade_cmd.upgrade)
+app.command("probe")(probe_cmd.probe)
 app.command("watch", context_settings=watch_cmd.CONTEXT_SETTINGS)(watch_cmd.watch)
 
 
