@@ -127,6 +127,8 @@ def _run(
     server = MetricsServer(port) if port is not None else None
     if server is not None:
         sinks.append(_ServerSink(server))
+        sys.stderr.write(f"dlrig: serving metrics on http://127.0.0.1:{server.port}/metrics\n")
+        sys.stderr.flush()
     conn = db_path = run_id = recorder = None
     try:
         conn, db_path = _open_history(home, create=True)

@@ -1,0 +1,232 @@
+"""`dlrig watch` end to end in real processes: exit codes, Ctrl-C, a crash, the history,
+a database that refuses writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from watch_helpers import replayed_samples
+
+from dlrig.errors import HistoryError
+from dlrig.hardware.nvml import replay_nvml
+from dlrig.history import db
+from dlrig.history.runs import RunRecorder, load_samples, start_run
+from dlrig.watch.host import NvmlGpuSampler
+from dlrig.watch.runner import run_watch
+
+SLEEPER = [sys.executable, "-c", "import time; time.sleep(30)"]
+
+
+def _dlrig(home: Path, *args: str, timeout_s: float = 30) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DLRIG_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "dlrig", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout_s,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def _start(home: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "dlrig", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "DLRIG_HOME": str(home)},
+        start_new_session=True,  # so that the test can clean up the whole tree
+    )
+
+
+def _rows(home: Path, sql: str) -> list[tuple[object, ...]]:
+    with sqlite3.connect(db.database_path(home)) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def _wait_for_samples(home: Path, count: int, timeout_s: float = 10) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if db.database_path(home).exists():
+            try:
+                if _rows(home, "SELECT COUNT(*) FROM watch_samples")[0][0] >= count:
+                    return
+            except sqlite3.OperationalError:
+                pass  # the tables are being created
+        time.sleep(0.1)
+    raise AssertionError(f"fewer than {count} samples were stored in {timeout_s} s")
+
+
+def test_exit_code_and_json_summary_and_history(isolated_dlrig_home: Path) -> None:
+    result = _dlrig(
+        isolated_dlrig_home,
+        "watch",
+        "--interval",
+        "0.2",
+        "--json",
+        "--",
+        sys.executable,
+        "-c",
+        "import time, sys; time.sleep(0.7); sys.exit(7)",
+    )
+    assert result.returncode == 7, result.stderr
+    summary = json.loads(result.stdout)
+    assert {"command", "exit_code", "duration_s", "samples", "db", "verdict", "alarms"} <= set(
+        summary
+    )
+    assert summary["exit_code"] == 7
+    assert summary["db"] == str(db.database_path(isolated_dlrig_home))
+    assert set(summary["verdict"]) >= {"bottleneck", "evidence"}
+    # A sleeping job computes nothing and saturates nothing: no bottleneck is invented.
+    assert summary["verdict"]["bottleneck"] is None
+    listed = json.loads(_dlrig(isolated_dlrig_home, "watch", "--list", "--json").stdout)
+    assert [r["run_id"] for r in listed] == [summary["run_id"]]
+    shown = json.loads(
+        _dlrig(isolated_dlrig_home, "watch", "--show", str(summary["run_id"]), "--json").stdout
+    )
+    assert shown == summary
+
+
+def test_command_options_after_the_command_belong_to_it(isolated_dlrig_home: Path) -> None:
+    # `--json` after the command's first word is the command's, not dlrig's.
+    result = _dlrig(isolated_dlrig_home, "watch", "--interval", "0.2", "--", "echo", "--json")
+    assert result.returncode == 0
+    assert result.stdout.startswith("--json\n")
+    assert "dlrig watch: echo --json" in result.stdout
+
+
+def test_command_that_cannot_start_exits_127_with_one_line(isolated_dlrig_home: Path) -> None:
+    result = _dlrig(isolated_dlrig_home, "watch", "--", "no-such-command-h6")
+    assert result.returncode == 127
+    assert result.stderr.startswith("dlrig: error: cannot start 'no-such-command-h6'")
+    assert "Traceback" not in result.stderr
+    assert json.loads(_dlrig(isolated_dlrig_home, "watch", "--list", "--json").stdout) == []
+
+
+def test_sigint_terminates_the_child_flushes_the_db_and_prints_the_summary(
+    isolated_dlrig_home: Path,
+) -> None:
+    proc = _start(isolated_dlrig_home, "watch", "--interval", "0.2", "--json", "--", *SLEEPER)
+    try:
+        _wait_for_samples(isolated_dlrig_home, 1)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    # The child died of the forwarded SIGINT (KeyboardInterrupt): 128 + 2, as a shell says.
+    assert proc.returncode == 130, err
+    summary = json.loads(out)
+    assert summary["interrupted"] is True and summary["exit_code"] == 130
+    assert summary["duration_s"] < 10  # not the child's 30 s
+    stored = _rows(isolated_dlrig_home, "SELECT COUNT(*) FROM watch_samples")[0][0]
+    assert stored == summary["samples"] >= 3  # every sample taken was flushed
+
+
+def test_a_crash_of_dlrig_keeps_what_was_committed_and_show_judges_it(
+    isolated_dlrig_home: Path,
+) -> None:
+    started_s = time.monotonic()
+    proc = _start(isolated_dlrig_home, "watch", "--interval", "0.1", "--", *SLEEPER)
+    try:
+        _wait_for_samples(isolated_dlrig_home, 1)
+        time.sleep(2.0)
+        killed_s = time.monotonic()
+        os.killpg(proc.pid, signal.SIGKILL)  # dlrig and the job, without any clean-up
+        proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    ((run_id,),) = _rows(isolated_dlrig_home, "SELECT run_id FROM watch_runs")
+    last_t_s = _rows(isolated_dlrig_home, "SELECT MAX(t_s) FROM watch_samples")[0][0]
+    # The job ran at most (killed - started) s; the loss is the 1 s batch plus one interval,
+    # with dlrig's own start-up (imports, under 1.5 s even on a busy CI runner) on top.
+    assert (killed_s - started_s) - last_t_s <= 1.0 + 0.1 + 1.5
+    shown = _dlrig(isolated_dlrig_home, "watch", "--show", str(run_id))
+    assert shown.returncode == 0
+    assert "did not finish" in shown.stdout
+
+
+def test_recorder_commits_within_a_second(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    conn = db.connect(path)
+    run_id = start_run(conn, ["job"], 0.5)
+    recorder = RunRecorder(conn, run_id)  # FLUSH_INTERVAL_S = 1.0
+    sample = replayed_samples("gpu_throttling_for_heat", 1)[0]
+    recorder.add(sample)
+    reader = sqlite3.connect(path)
+    assert reader.execute("SELECT COUNT(*) FROM watch_samples").fetchone()[0] == 0  # batched
+    time.sleep(1.0)
+    recorder.add(sample)  # a second later: both are committed, seen by another connection
+    assert reader.execute("SELECT COUNT(*) FROM watch_samples").fetchone()[0] == 2
+    assert load_samples(conn, run_id) == [sample, sample]  # the JSON form round-trips
+
+
+def _unwritable_home(tmp_path: Path) -> Path:
+    if os.geteuid() != 0:
+        home = tmp_path / "readonly"
+        home.mkdir()
+        home.chmod(0o555)
+        return home
+    # root ignores permission bits; sysfs refuses new folders even to root.
+    if os.access("/sys", os.W_OK) and not os.path.isdir("/sys/kernel"):
+        pytest.skip("no folder this root user cannot write to")
+    return Path("/sys/dlrig-h6-readonly-home")
+
+
+def test_read_only_database_folder_warns_and_the_job_still_runs(tmp_path: Path) -> None:
+    home = _unwritable_home(tmp_path)
+    marker = tmp_path / "ran"
+    result = _dlrig(
+        home,
+        "watch",
+        "--interval",
+        "0.2",
+        "--",
+        sys.executable,
+        "-c",
+        f"open({str(marker)!r}, 'w').write('ok')",
+    )
+    assert result.returncode == 0
+    assert marker.read_text() == "ok"
+    assert "dlrig: warning: " in result.stderr
+    assert "the run is not recorded" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "dlrig watch:" in result.stdout
+
+
+def test_full_database_stops_recording_and_the_job_runs_on(tmp_path: Path) -> None:
+    conn = db.connect(tmp_path / "full.sqlite3")  # the watch tables: imported above
+    run_id = start_run(conn, ["job"], 0.1)
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own "disk is full" path
+    recorder = RunRecorder(conn, run_id, flush_interval_s=0.0)
+    warnings: list[str] = []
+    result = run_watch(
+        [sys.executable, "-c", "import time; time.sleep(1.0)"],
+        gpus=NvmlGpuSampler(replay_nvml("laptop_without_gpu")),
+        interval_s=0.1,
+        sinks=[recorder],
+        on_warning=warnings.append,
+    )
+    # ~10 samples of ~1 KB each: more than the free space of the pages the database has.
+    assert result.exit_code == 0 and result.sample_count >= 5
+    assert recorder.failed
+    assert len(warnings) == 1 and "database or disk is full" in warnings[0]
+    assert len(load_samples(conn, run_id)) < result.sample_count
+    with pytest.raises(HistoryError):
+        recorder.flush_interval_s = 0.0
+        recorder.add(result.samples[0])
+        recorder.flush()
