@@ -119,6 +119,15 @@ class Motherboard(PartBase):
     x16_slots: tuple[PCIeSlot, ...]
     m2_slots: NonNegativeInt = 0
     sockets: PositiveInt = 1
+    memory_registered: bool | None = Field(
+        default=None,
+        description="True: registered (RDIMM) modules only; False: unbuffered only; None: unknown",
+    )
+    cpu_families: tuple[str, ...] = Field(
+        default=(),
+        description="CPU families (CPU.family) the chipset takes, where the socket alone does not "
+        "decide it (LGA4677 carries Xeon W on W790 and Xeon Scalable on C741); empty: any",
+    )
 
 
 class PSU(PartBase):
@@ -126,6 +135,11 @@ class PSU(PartBase):
     efficiency: str = Field(description="80 PLUS tier: white | bronze | silver | gold | ...")
     pcie_8pin: NonNegativeInt = 0
     pcie_12v_2x6: NonNegativeInt = 0
+    watts_at_115v: PositiveFloat | None = Field(
+        default=None,
+        description="rated output on 100-120 V mains, where lower than `watts` (units rated "
+        "above ~1800 W reach their rating only on 200-240 V)",
+    )
 
 
 class Case(PartBase):
@@ -174,6 +188,12 @@ class Platform(PartBase):
     drive_bays: NonNegativeInt = 0
     network_gbit_s: PositiveFloat | None = None
     rack_units: PositiveInt | None = None
+    memory_registered: bool | None = Field(
+        default=None, description="True: registered (RDIMM/LRDIMM) modules only"
+    )
+    gpu_max_slots: PositiveInt | None = Field(
+        default=None, description="widest PCIe card (in expansion slots) each GPU position takes"
+    )
 
 
 PART_MODELS: dict[str, type[PartBase]] = {
