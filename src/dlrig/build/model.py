@@ -1,0 +1,106 @@
+"""The resolved build: catalog parts plus per-build settings, frozen, ready for rules and models."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dlrig.catalog.schema import CPU, GPU, PSU, Case, MemoryKit, Motherboard, Platform, Storage
+from dlrig.enums import CoolerType, NetworkKind
+
+
+@dataclass(frozen=True)
+class GPUGroup:
+    """`count` identical GPUs; `pcie_gen`/`pcie_lanes` are what the slot gives when the user
+    said so (None: judge from the card and the board)."""
+
+    gpu: GPU
+    count: int = 1
+    pcie_gen: int | None = None
+    pcie_lanes: int | None = None
+    cooler_override: CoolerType | None = None
+
+    @property
+    def cooler(self) -> CoolerType:
+        return self.cooler_override or self.gpu.cooler
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    size_gb: float
+    memory_type: str | None = None
+    speed_mt_s: int | None = None
+    kit: MemoryKit | None = None
+    kit_count: int = 1
+    price_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class StorageDevice:
+    device: Storage
+    count: int = 1
+    holds_dataset: bool | None = None
+
+
+@dataclass(frozen=True)
+class Network:
+    kind: NetworkKind
+    gbit_s: float
+    adapters_per_node: int = 1
+
+
+@dataclass(frozen=True)
+class Prices:
+    electricity_per_kwh: float = 0.20
+    currency: str = "USD"
+    co2_kg_per_kwh: float = 0.4
+
+
+@dataclass(frozen=True)
+class Build:
+    """One node's parts (times `nodes` identical nodes). Any part may be missing (None/empty)."""
+
+    name: str = "unnamed build"
+    gpus: tuple[GPUGroup, ...] = ()
+    cpu: CPU | None = None
+    cpu_count: int = 1
+    motherboard: Motherboard | None = None
+    platform: Platform | None = None
+    memory: MemoryConfig | None = None
+    storage: tuple[StorageDevice, ...] = ()
+    psu: PSU | None = None
+    psu_count: int = 1
+    case: Case | None = None
+    nodes: int = 1
+    network: Network | None = None
+    prices: Prices = field(default_factory=Prices)
+    source: str = ""
+
+    @property
+    def gpu_count(self) -> int:
+        """GPUs in one node."""
+        return sum(g.count for g in self.gpus)
+
+    @property
+    def total_gpu_count(self) -> int:
+        return self.gpu_count * self.nodes
+
+    @property
+    def largest_gpu_memory_gb(self) -> float | None:
+        return max((g.gpu.memory_gb for g in self.gpus), default=None)
+
+    @property
+    def psu_watts(self) -> float | None:
+        if self.psu is not None:
+            return self.psu.watts * self.psu_count
+        if self.platform is not None:
+            return self.platform.psu_watts
+        return None
+
+    @property
+    def dataset_storage(self) -> StorageDevice | None:
+        """Where the training data is read from: the device marked so, else the fastest."""
+        marked = [s for s in self.storage if s.holds_dataset]
+        if marked:
+            return marked[0]
+        candidates = [s for s in self.storage if s.holds_dataset is not False]
+        return max(candidates, key=lambda s: s.device.read_mb_s, default=None)
