@@ -675,6 +675,8 @@ def _jsonable(value: Any) -> Any:
         return value.decode("utf-8", "replace")
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
     fields = getattr(value, "_fields_", None)
     if fields is not None:
         return {name: _jsonable(getattr(value, name)) for name, *_ in fields}

@@ -16,11 +16,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from dlrig.enums import Precision
 
 _MIB = 1024**2
+T = TypeVar("T")
 
 METHOD = (
     "buffers allocated first; warm-up iterations untimed; timed iterations between two CUDA "
@@ -259,3 +260,36 @@ def measure_all(
         )
     p2p = measure_p2p(status.device_count, size, iterations) if status.device_count > 1 else ()
     return TorchCudaReport(status, tuple(gpus), p2p)
+
+
+def read_while_busy(index: int, read: Callable[[], T], seconds: float = 0.6) -> T:
+    """Call read() halfway through `seconds` of matmuls and copies on GPU `index`.
+
+    An idle GPU trains its PCIe link down and drops its clocks, so a link or clock reading means
+    something only under load; torch releases the GIL inside CUDA calls, so the load runs in a
+    thread while the caller reads NVML.
+    """
+    import threading
+
+    import torch
+
+    stop = threading.Event()
+
+    def load() -> None:
+        with torch.cuda.device(index):
+            a = torch.randn(2048, 2048, device="cuda")
+            host = torch.empty(64 * _MIB, dtype=torch.uint8, pin_memory=True)
+            dev = torch.empty_like(host, device="cuda")
+            while not stop.is_set():
+                torch.mm(a, a)
+                dev.copy_(host, non_blocking=True)
+                torch.cuda.synchronize()
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    try:
+        time.sleep(seconds / 2)
+        return read()
+    finally:
+        stop.set()
+        worker.join(timeout=seconds + 5)
