@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
@@ -124,3 +125,20 @@ def test_prefetcher_passes_batches_through_on_cpu() -> None:
     batches = [torch.arange(3), (torch.ones(2), {"y": torch.zeros(1)})]
     out = list(Prefetcher(batches, "cpu"))
     assert out[0] is batches[0] and out[1] is batches[1]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_prefetcher_copies_ahead_on_a_side_stream_and_times_the_copies() -> None:
+    loader = DataLoader(Samples("free", n=64), batch_size=16, pin_memory=True)
+    timer = StepTimer("cuda")
+    seen = []
+    for batch in timer.loader(Prefetcher(loader, "cuda", timer=timer)):
+        with timer.step():
+            assert batch.device.type == "cuda"
+            seen.append(batch.sum().item())
+    expected = [float(sum(range(i, i + 16)) * 32) for i in range(0, 64, 16)]
+    assert seen == expected
+    report = timer.report()
+    assert report.h2d_s > 0 and not report.device_is_cpu
+    assert report.compute_device.startswith("cuda:0 (")

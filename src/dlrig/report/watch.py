@@ -54,7 +54,7 @@ def live_table(sample: Sample, command: str) -> Any:
     from rich.table import Table
 
     host = sample.host
-    table = Table(title=f"dlrig watch: {command}  (t = {sample.t_s:.0f} s)", title_justify="left")
+    table = Table(title=f"dlrig watch: {command}  (t = {sample.t_s:.1f} s)", title_justify="left")
     for header in ("part", "use", "detail"):
         table.add_column(header, justify="left")
     cores = " ".join(f"{r:.0%}" for r in host.cpu_busy_ratio[:16])

@@ -1,0 +1,84 @@
+"""The verdict on GPU hosts from replayed NVML traces and host samples set by hand: which input
+stage the idle GPU waited on, and the utilization figure."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from watch_helpers import fixture, idle_host, light_job, replayed_samples
+
+from dlrig.enums import Bottleneck, Modifier
+from dlrig.hardware.nvml import replay_nvml
+from dlrig.report.watch import summary_text
+from dlrig.watch.detectors import detect_all
+from dlrig.watch.host import NvmlGpuSampler
+from dlrig.watch.runner import run_watch
+from dlrig.watch.samples import DiskSample, Sample
+from dlrig.watch.summary import summary_dict
+from dlrig.watch.verdict import PCIE_LANE_GB_S, judge, pcie_ratio
+
+
+def _idle_gpu_samples(count: int = 4) -> list[Sample]:
+    # four_gpu_box: 4x RTX 3090 at 0% utilization.
+    return replayed_samples("four_gpu_box", count)
+
+
+def test_idle_gpus_and_a_serial_loader_thread_is_cpu_preprocessing() -> None:
+    # The training process's busiest thread at a full core while the GPUs idle: a loader
+    # running in series with the step (num_workers=0), though the host's CPUs are mostly free.
+    job = dataclasses.replace(light_job(), main_busiest_thread_cores=1.0)
+    samples = [dataclasses.replace(s, job=job) for s in _idle_gpu_samples()]
+    alarms = detect_all(samples)
+    verdict = judge(samples, alarms)
+    assert verdict.bottleneck is Bottleneck.CPU_PREPROCESSING
+    assert verdict.utilization == 0.0 and not verdict.device_is_cpu
+    assert any(a.rule == "CPU.1" for a in alarms)
+
+
+def test_idle_gpus_and_a_busy_disk_is_storage() -> None:
+    host = dataclasses.replace(
+        idle_host(), disks=(DiskSample("sda", read_mb_s=160.0, write_mb_s=0.0, busy_ratio=0.99),)
+    )
+    samples = [dataclasses.replace(s, host=host) for s in _idle_gpu_samples()]
+    alarms = detect_all(samples)
+    verdict = judge(samples, alarms)
+    assert verdict.bottleneck is Bottleneck.STORAGE
+    assert verdict.evidence["disk"] == "sda" and verdict.evidence["disk_read_mb_s"] == 160.0
+    (disk,) = [a for a in alarms if a.rule == "DISK.3"]
+    assert disk.bottleneck is Bottleneck.STORAGE and "160 MB/s" in disk.message
+
+
+def test_idle_gpu_on_a_full_x4_link_is_pcie() -> None:
+    data = fixture("link_trained_at_x4")
+    gpu = data["gpus"][2]
+    gpu["nvmlDeviceGetUtilizationRates"] = {"gpu": 30, "memory": 10}
+    gpu["nvmlDeviceGetPcieThroughput:RX_BYTES"] = 3_700_000  # KB/s, near Gen3 x4's 3.94 GB/s
+    data["gpus"] = [gpu]
+    samples = replayed_samples(data, 3)
+    reading = samples[0].gpus[0]
+    assert pcie_ratio(reading) == 3.7e9 / (4 * PCIE_LANE_GB_S[3] * 1e9)
+    verdict = judge(samples, detect_all(samples))
+    assert verdict.bottleneck is Bottleneck.PCIE
+    assert Modifier.PCIE_DOWNGRADED in verdict.modifiers
+
+
+def test_busy_gpu_with_memory_always_busy_is_memory_bandwidth_bound() -> None:
+    data = fixture("gpu_throttling_for_heat")
+    data["gpus"][0]["nvmlDeviceGetUtilizationRates"] = {"gpu": 99, "memory": 92}
+    samples = replayed_samples(data, 3)
+    assert judge(samples, detect_all(samples)).bottleneck is Bottleneck.GPU_MEMORY_BANDWIDTH
+
+
+def test_real_job_on_a_replayed_box_that_lost_a_gpu() -> None:
+    result = run_watch(
+        [sys.executable, "-c", "import time; time.sleep(0.6)"],
+        gpus=NvmlGpuSampler(replay_nvml("lost_gpu")),
+        interval_s=0.2,
+    )
+    assert [a.rule for a in result.alarms if a.gpu == 1] == ["WATCH.4"]
+    # GPU 0 idles and nothing else is saturated: no stage is blamed, the summary says so.
+    assert result.verdict.bottleneck is None and result.verdict.device_is_cpu is False
+    text = summary_text(summary_dict(result, db=None, run_id=None, interval_s=0.2))
+    assert "bottleneck: none found" in text
+    assert "[error] WATCH.4" in text and "GPU 1 was lost" in text
