@@ -29,6 +29,7 @@ from dlrig.model.energy import co2_kg, energy_cost, run_time_h, wall_energy_kwh
 from dlrig.model.power import size_build_psu
 from dlrig.model.rates import ComputePath, cpu_peak_flops_s, is_16bit, matmul_peak
 from dlrig.model.result import Estimate, MemoryEstimate, PowerEstimate, RunEstimate
+from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
 from dlrig.units import GB
 from dlrig.workloads.model import Mode, Workload
@@ -265,49 +266,27 @@ def estimate(
         exposed_net = interconnect.exposed_after_backward_s(t_net, left, 0.0)
 
     # Compose the step.
-    exposed = dict.fromkeys(Bottleneck, 0.0)
-    exposed[Bottleneck.GPU_COMPUTE] = t_compute
-    exposed[Bottleneck.GPU_MEMORY_BANDWIDTH] = t_mem
-    exposed[Bottleneck.INTERCONNECT] = exposed_ic
-    exposed[Bottleneck.NETWORK] = exposed_net
-    hidden: list[Bottleneck] = []
+    serial = {
+        Bottleneck.GPU_COMPUTE: t_compute,
+        Bottleneck.GPU_MEMORY_BANDWIDTH: t_mem,
+        Bottleneck.INTERCONNECT: exposed_ic,
+        Bottleneck.NETWORK: exposed_net,
+        Bottleneck.PCIE: stages[Bottleneck.PCIE],
+        Bottleneck.STORAGE: stages[Bottleneck.STORAGE],
+        Bottleneck.CPU_PREPROCESSING: stages[Bottleneck.CPU_PREPROCESSING],
+    }
     parallel: list[Bottleneck] = []
-    if stages[Bottleneck.INTERCONNECT] > exposed_ic:
-        hidden.append(Bottleneck.INTERCONNECT)
-    if stages[Bottleneck.NETWORK] > exposed_net:
-        hidden.append(Bottleneck.NETWORK)
-    pipeline_stages = (Bottleneck.STORAGE, Bottleneck.CPU_PREPROCESSING)
     if async_loading:
-        parallel.extend(stage for stage in pipeline_stages if stages[stage] > 0)
+        pipeline_stages = (Bottleneck.STORAGE, Bottleneck.CPU_PREPROCESSING)
+        parallel.extend(b for b in pipeline_stages if stages[b] > 0)
     if stages[Bottleneck.PCIE] > 0 and pcie.pcie_overlapped(workload.pin_memory, async_loading):
         parallel.append(Bottleneck.PCIE)
-    serial = [b for b in Bottleneck if b not in parallel]
-    for b in serial:
-        if b in (Bottleneck.PCIE, *pipeline_stages):
-            exposed[b] = stages[b]
-    serial_s = sum(exposed[b] for b in serial)
-    step_s = max([serial_s, *(stages[b] for b in parallel)])
-    for b in parallel:
-        exposed[b] = max(stages[b] - serial_s, 0.0)
-        if exposed[b] == 0.0:
+    composed = compose_step(stages, serial, parallel)
+    step_s = composed.time_s
+    hidden = list(composed.hidden)
+    for b, exposed_b in ((Bottleneck.INTERCONNECT, exposed_ic), (Bottleneck.NETWORK, exposed_net)):
+        if stages[b] > exposed_b:
             hidden.append(b)
-    slowest_parallel = max(parallel, key=lambda b: stages[b], default=None)
-    if slowest_parallel is not None and stages[slowest_parallel] > serial_s:
-        bottleneck = slowest_parallel
-    else:
-        bottleneck = max(serial, key=lambda b: exposed[b])
-    without = max(
-        [
-            sum(exposed[b] for b in serial if b is not bottleneck),
-            *(stages[b] for b in parallel if b is not bottleneck),
-        ]
-    )
-    next_b = None
-    candidates = {b: (exposed[b] if b in serial else stages[b]) for b in Bottleneck}
-    candidates.pop(bottleneck)
-    if any(v > 0 for v in candidates.values()):
-        next_b = max(candidates, key=lambda b: candidates[b])
-    speedup = step_s / without if without > 0 else float("inf")
 
     # Throughput.
     samples_per_s = batch * n_total / step_s
@@ -386,14 +365,14 @@ def estimate(
         precision=workload.precision,
         compute_path=dev.path.value,
         step_time_s=step_s,
-        bottleneck=bottleneck,
+        bottleneck=composed.bottleneck,
         stages_s=stages,
-        exposed_s=exposed,
+        exposed_s=composed.exposed_s,
         hidden=tuple(dict.fromkeys(hidden)),
         modifiers=tuple(dict.fromkeys(mods)),
-        advice=ADVICE[bottleneck],
-        next_bottleneck=next_b,
-        speedup_if_removed=speedup,
+        advice=ADVICE[composed.bottleneck],
+        next_bottleneck=composed.next_bottleneck,
+        speedup_if_removed=composed.speedup_if_removed,
         samples_per_s=samples_per_s,
         tokens_per_s=tokens_per_s,
         memory=mem,

@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -127,7 +128,13 @@ def hours(h: float) -> str:
 
 
 def _stages_table(est: Estimate) -> Table:
-    table = Table(title="per step", title_justify="left", show_edge=False)
+    table = Table(
+        title="per step",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
     table.add_column("stage")
     table.add_column("time", justify="right")
     table.add_column("adds to step", justify="right")
@@ -202,11 +209,18 @@ def estimate_renderable(est: Estimate) -> RenderableType:
 
 def compare_renderable(key: str, values: Sequence[Any], estimates: Sequence[Estimate]) -> Table:
     """`dlrig estimate --compare`: one row per value of KEY."""
-    table = Table(title=f"what if {key} = ...", title_justify="left")
+    table = Table(
+        title=f"what if {key} = ...",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    table.add_column("value", no_wrap=True)
     for col, justify in [
-        (key, "left"), ("step", "right"), ("samples/s", "right"), ("vs first", "right"),
-        ("bottleneck", "left"), ("memory GB", "right"), ("fits", "left"), ("run", "right"),
-        ("cost", "right"),
+        ("step", "right"), ("samples/s", "right"), ("change", "right"), ("bottleneck", "left"),
+        ("GB", "right"), ("fits", "left"), ("run", "right"),
+        (f"cost {estimates[0].run.currency if estimates else ''}".strip(), "right"),
     ]:  # fmt: skip
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     base = estimates[0].samples_per_s if estimates else 0.0
@@ -215,7 +229,7 @@ def compare_renderable(key: str, values: Sequence[Any], estimates: Sequence[Esti
         table.add_row(
             str(v), ms(e.step_time_s), rate(e.samples_per_s), change, e.bottleneck.value,
             f"{e.memory.gpu_required_gb:.1f}", "yes" if e.memory.fits else "NO",
-            hours(e.run.time_h), f"{e.run.energy_cost:,.2f} {e.run.currency}",
+            hours(e.run.time_h), f"{e.run.energy_cost:,.2f}",
         )  # fmt: skip
     return table
 
@@ -259,10 +273,19 @@ def _si(x: float) -> str:
 
 def workloads_table(items: Sequence[tuple[Workload, float | None]]) -> Table:
     """`dlrig workloads`: name, kind, params, FLOPs, memory at the preset's batch."""
-    table = Table(title="workload zoo", title_justify="left")
+    table = Table(
+        title="workload zoo",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    table.add_column(
+        "name", no_wrap=True, min_width=max((len(w.name) for w, _ in items), default=4)
+    )
     for col, justify in [
-        ("name", "left"), ("kind", "left"), ("params", "right"), ("fwd FLOPs/sample", "right"),
-        ("batch", "right"), ("precision", "left"), ("GPU memory GB", "right"), ("notes", "left"),
+        ("kind", "left"), ("params", "right"), ("FLOPs", "right"), ("batch", "right"),
+        ("prec.", "left"), ("GPU GB", "right"), ("notes", "left"),
     ]:  # fmt: skip
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for w, mem in items:

@@ -1,0 +1,55 @@
+"""GPU memory: bytes per parameter, QLoRA, and what does not fit (GPU.4)."""
+
+from __future__ import annotations
+
+from model_fixtures import RTX_3090, RTX_A6000, make_build, make_workload
+
+from dlrig.model import estimate
+from dlrig.model.memory import model_state_bytes, trainable_state_bytes_per_param
+from dlrig.workloads import resolve_workload
+
+
+def test_7b_mixed_precision_adam_needs_16_to_18_bytes_per_parameter() -> None:
+    """Guide (issue): a 7B model with mixed-precision Adam needs ~16-18 bytes per parameter
+    before activations (ZeRO: 2 + 2 + 4 + 8 = 16)."""
+    assert 16 <= trainable_state_bytes_per_param("adam", True) <= 18
+    job = resolve_workload(
+        {"model": {"params": 7e9, "forward_flops_per_token": 14e9, "seq_len": 2048},
+         "precision": "bf16", "optimizer": "adamw"},
+        "test",
+    )  # fmt: skip
+    per_param = model_state_bytes(job, True, 1) / 7e9
+    assert 16 <= per_param <= 18
+
+
+def test_70b_qlora_fits_a_48_gb_gpu_at_a_small_batch() -> None:
+    """QLoRA (Dettmers et al. 2023): a 65B model fine-tunes on one 48 GB GPU."""
+    est = estimate(make_build(RTX_A6000), make_workload("llama-3-70b-qlora", batch_size=1))
+    assert est.memory.fits
+    assert est.memory.max_batch_per_gpu >= 1
+    assert est.memory.gpu_available_gb == 48
+
+
+def test_full_8b_fine_tune_does_not_fit_one_24_gb_gpu() -> None:
+    """16 B/parameter x 8.03e9 = 128 GB of model states alone."""
+    est = estimate(make_build(RTX_3090), make_workload("llama-3-8b", batch_size=1))
+    assert not est.memory.fits
+    assert est.memory.max_batch_per_gpu == 0
+    assert est.memory.model_states_gb > 120
+
+
+def test_fsdp_shards_model_states_and_lora_shrinks_them() -> None:
+    one = estimate(make_build(RTX_A6000), make_workload("llama-3-8b", batch_size=1))
+    eight = estimate(make_build(RTX_A6000, count=8), make_workload("llama-3-8b", batch_size=1))
+    assert eight.memory.model_states_gb < one.memory.model_states_gb / 7
+    lora = estimate(make_build(RTX_3090), make_workload("llama-3-8b-lora", batch_size=1))
+    qlora = estimate(make_build(RTX_3090), make_workload("llama-3-8b-qlora", batch_size=1))
+    assert lora.memory.fits and qlora.memory.model_states_gb < lora.memory.model_states_gb / 2
+
+
+def test_largest_batch_is_consistent_with_fits() -> None:
+    build = make_build(RTX_3090)
+    est = estimate(build, make_workload("resnet50"))
+    biggest = est.memory.max_batch_per_gpu
+    assert estimate(build, make_workload("resnet50", batch_size=biggest)).memory.fits
+    assert not estimate(build, make_workload("resnet50", batch_size=biggest + 1)).memory.fits
