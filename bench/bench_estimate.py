@@ -1,0 +1,86 @@
+"""Speed of one `dlrig.model.estimate` call in-process (target: under 5 ms).
+
+    .venv/bin/python bench/bench_estimate.py [--calls N] [--out FILE]
+
+The planner calls estimate per candidate build, so the figure that matters is one call on an
+already resolved build and workload: the mean and the 99th percentile over N calls, for a few
+zoo workloads on a 4-GPU workstation. Writes bench/results/estimate.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+from dlrig.build import resolve_build
+from dlrig.model import estimate
+from dlrig.workloads import load_workload
+
+REPO = Path(__file__).resolve().parents[1]
+BUILD = {
+    "name": "4x RTX 3090 workstation",
+    "gpus": [{"model": "RTX 3090", "count": 4, "pcie": {"gen": 4, "lanes": 8}}],
+    "memory": {"size_gb": 128},
+    "storage": [{"kind": "nvme", "capacity_tb": 2, "read_mb_s": 7000}],
+    "psu": {"watts": 1600, "efficiency": "platinum"},
+}
+WORKLOADS = ("resnet50", "bert-large-squad", "llama-3-8b-qlora", "llama-3-8b-inference")
+
+
+def time_calls(calls: int) -> dict[str, tuple[float, float]]:
+    """(mean, p99) microseconds per call, per workload."""
+    build = resolve_build(BUILD, "bench")
+    out = {}
+    for name in WORKLOADS:
+        job = load_workload(name)
+        estimate(build, job)  # the first call parses the calibration file
+        samples = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            estimate(build, job)
+            samples.append((time.perf_counter() - start) * 1e6)
+        samples.sort()
+        out[name] = (statistics.fmean(samples), samples[int(0.99 * (len(samples) - 1))])
+    return out
+
+
+def _cpu_model() -> str:
+    text = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+    for line in text.splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="speed of one estimate call")
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "estimate.md")
+    args = parser.parse_args()
+    results = time_calls(args.calls)
+    nproc = subprocess.run(["nproc"], capture_output=True, text=True, check=False).stdout.strip()
+    lines = [
+        "# Speed of one `dlrig.model.estimate` call (target < 5 ms)",
+        "",
+        f"Command: `.venv/bin/python bench/bench_estimate.py --calls {args.calls}` "
+        f"({dt.date.today().isoformat()}, {_cpu_model()}, {nproc} cores).",
+        "",
+        "On a resolved 4x RTX 3090 build; mean and 99th percentile over the calls.",
+        "",
+        "| workload | mean us | p99 us |",
+        "|---|---|---|",
+    ]
+    for name, (mean_us, p99_us) in results.items():
+        lines.append(f"| {name} | {mean_us:.0f} | {p99_us:.0f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
