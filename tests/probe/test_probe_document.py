@@ -1,0 +1,50 @@
+"""The probed machine as a build file that the build loader accepts (probe:latest)."""
+
+from __future__ import annotations
+
+from probe_helpers import disk, scenario_result
+
+from dlrig.build import resolve_build
+from dlrig.catalog import load_catalog
+from dlrig.enums import StorageKind
+from dlrig.probe.document import inferred_kind, probe_build_document
+
+CATALOG = load_catalog()
+
+
+def test_four_gpu_box_becomes_four_catalog_rtx_3090s_that_resolve() -> None:
+    doc = probe_build_document(scenario_result("four_gpu_box", disks=(disk(180.0),)), CATALOG)
+    build = doc["build"]
+    # max link Gen4 x16 is what the card has: no pcie override
+    assert build["gpus"] == [{"model": "GeForce RTX 3090", "count": 4}]
+    assert build["memory"] == {"size_gb": 128.0}
+    assert build["storage"][0]["kind"] == "hdd"  # sda with rotational=1
+    assert build["storage"][0]["read_mb_s"] == 180.0
+    resolved = resolve_build(build, "probe", CATALOG)
+    assert resolved.gpu_count == 4
+
+
+def test_a_lost_gpu_is_left_out_and_said_so() -> None:
+    doc = probe_build_document(scenario_result("lost_gpu"), CATALOG)
+    assert doc["build"]["gpus"] == [{"model": "A100 SXM4 80GB", "count": 1}]
+    assert any("GPU 1 is lost" in a for a in doc["assumptions"])
+
+
+def test_no_gpu_machine_has_no_gpus_key_and_resolves() -> None:
+    doc = probe_build_document(scenario_result("laptop_without_gpu"), CATALOG)
+    assert "gpus" not in doc["build"]
+    resolve_build(doc["build"], "probe", CATALOG)
+
+
+def test_virtual_disk_kind_is_inferred_from_its_rate_and_stated() -> None:
+    doc = probe_build_document(
+        scenario_result("laptop_without_gpu", disks=(disk(1800.0, "vda", True),)), CATALOG
+    )
+    assert doc["build"]["storage"][0]["kind"] == "nvme"
+    assert any("virtual disk" in a for a in doc["assumptions"])
+
+
+def test_inferred_kind_thresholds() -> None:
+    assert inferred_kind(150.0) is StorageKind.HDD
+    assert inferred_kind(520.0) is StorageKind.SATA_SSD
+    assert inferred_kind(3500.0) is StorageKind.NVME

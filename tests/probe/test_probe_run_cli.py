@@ -1,0 +1,80 @@
+"""The probe end to end: the runner on a replayed NVML scenario, and `dlrig probe` itself,
+with measurements shrunk (16 MiB disk file, 64 MiB arrays) so that each run takes seconds."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dlrig.catalog import load_catalog
+from dlrig.cli import app
+from dlrig.hardware.nvml import fixture_path, replay_nvml
+from dlrig.probe import run as run_mod
+from dlrig.probe.document import probe_build_document
+from dlrig.probe.judge import judge
+from dlrig.report.probe import probe_json
+
+MIB = 2**20
+SMALL = {"disk_bytes": 16 * MIB, "memory_array_bytes": 64 * MIB, "loader_window_s": 0.2}
+
+
+@pytest.fixture
+def small_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ProbeOptions the command builds gets the small sizes."""
+    monkeypatch.setattr(run_mod, "ProbeOptions", functools.partial(run_mod.ProbeOptions, **SMALL))
+
+
+def test_runner_on_four_gpu_box_produces_design_json(tmp_path: Path) -> None:
+    catalog = load_catalog()
+    stages: list[str] = []
+    options = run_mod.ProbeOptions(quick=True, paths=(tmp_path,), torch=False, **SMALL)  # type: ignore[arg-type]
+    result = run_mod.run_probe(options, replay_nvml("four_gpu_box"), catalog, stages.append)
+    assert stages[0] == "CPU, RAM, filesystems" and "GPUs (NVML)" in stages
+    assert len(result.gpus) == 4 and len(result.topology) == 6
+    assert result.disks[0].speed is not None
+    doc = probe_build_document(result, catalog)
+    data = probe_json(result, judge(result, catalog, doc["build"]), doc)
+    assert {"cpu", "memory", "disks", "gpus", "links", "build"} <= set(data)  # design.md
+    assert data["links"]["pcie"][0]["gen_current"] == 1
+    assert data["build"]["gpus"] == [{"model": "GeForce RTX 3090", "count": 4}]
+    json.dumps(data)  # plain JSON all the way down
+
+
+def test_probe_json_save_history_and_compare(tmp_path: Path, small_probe: None) -> None:
+    runner = CliRunner()
+    replay = str(fixture_path("gpu_throttling_for_heat"))
+    args = ["probe", "--quick", "--no-torch", "--path", str(tmp_path), "--nvml-replay", replay]
+    first = runner.invoke(app, [*args, "--json", "--save"])
+    assert first.exit_code == 0, first.output
+    data = json.loads(first.output)
+    assert data["gpus"][0]["reading"]["temperature_c"] == 83
+    assert any(v["rule"] == "COOL.1" for v in data["verdicts"])
+    listed = runner.invoke(app, ["probe", "--history", "--json"])
+    assert listed.exit_code == 0
+    rows = json.loads(listed.output)
+    assert [r["gpus"] for r in rows] == [1]
+    compared = runner.invoke(app, [*args, "--compare", "--json"])
+    assert compared.exit_code == 0, compared.output
+    assert json.loads(compared.output)["before"] == rows[0]["id"]
+
+
+def test_probe_table_output_names_the_gpu_and_the_verdicts(
+    tmp_path: Path, small_probe: None
+) -> None:
+    replay = str(fixture_path("link_trained_at_x4"))
+    result = CliRunner().invoke(
+        app, ["probe", "--quick", "--no-torch", "--path", str(tmp_path), "--nvml-replay", replay]
+    )
+    assert result.exit_code == 0, result.output
+    assert "NVIDIA GeForce RTX 3090" in result.output
+    assert "PROBE.LINK" in result.output
+
+
+def test_history_without_a_database_is_a_clean_error() -> None:
+    result = CliRunner().invoke(app, ["probe", "--history"])
+    assert result.exit_code != 0
+    assert "no history yet" in str(result.exception)
