@@ -198,14 +198,19 @@ def fit_collectives(data_dir: Path) -> dict[str, Any]:
 # GPU compute
 
 
-def _features(row: LambdaRow) -> tuple[ComputePath, float, float, float, float]:
+def _features(
+    row: LambdaRow, path_override: ComputePath | None = None
+) -> tuple[ComputePath, float, float, float, float]:
     """(path, matmul seconds at eff 1, memory seconds per activation pass, fixed optimizer
-    seconds, measured step seconds) of one row."""
+    seconds, measured step seconds) of one row; `path_override` SIMT_FP32 times the matmuls
+    on the shader cores instead (the TF32 alternative cuDNN may pick)."""
     w = row.workload
     peak, path, _ = matmul_peak(row.gpu, w.precision)
+    if path_override is ComputePath.SIMT_FP32:
+        peak, path = row.gpu.fp32_tflops * 1e12, ComputePath.SIMT_FP32
     bw = row.gpu.memory_bandwidth_gb_s
     flops = compute.training_flop_multiplier(w) * w.forward_flops_per_sample * w.batch_size
-    sixteen = is_16bit(w.precision)
+    sixteen = compute.moves_16bit_activations(is_16bit(w.precision), path.value)
     per_pass = compute.memory_bound_bytes(w, w.batch_size, sixteen, 1.0)
     opt = compute.optimizer_bytes(w, w.params * w.trainable_fraction)
     measured = w.batch_size / row.measured_samples_per_s
@@ -244,37 +249,75 @@ def _nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return x
 
 
+SIMT_PATHS = (ComputePath.SIMT_FP32, ComputePath.SIMT_16BIT)
+# cuDNN runs 3x3 convolutions on shader cores with Winograd F(2x2,3x3), which needs 2.25x fewer
+# multiplications than the counted direct convolution (Lavin & Gray 2016): on those paths the
+# counted FLOPs may run up to 2.25x faster than the matmul cap.
+WINOGRAD_GAIN = 2.25
+
+
 def fit_compute(rows: list[LambdaRow], eff_cap: float) -> dict[str, Any]:
-    """Fit 1/eff per path and passes_w, t0_w per workload on relative step-time error, with
-    every efficiency at most eff_cap (1/eff = 1/cap + a non-negative excess)."""
+    """Fit, on relative step-time error: 1/eff per tensor-core path (shared by all models), and
+    per model its shader-core efficiency (the algorithms cuDNN picks there differ by layer
+    mix), memory passes and fixed step time. Every efficiency is at most its cap
+    (1/eff = 1/cap + a non-negative excess)."""
     models = sorted({r.workload.model_name or "" for r in rows})
-    paths = [p for p in FITTED_PATHS if any(_features(r)[0] is p for r in rows)]
-    cols = len(paths) + 2 * len(models)
-    a = np.zeros((len(rows), cols))
-    b = np.zeros(len(rows))
-    for i, row in enumerate(rows):
-        path, t_mm, t_pass, t_opt, measured = _features(row)
-        m = models.index(row.workload.model_name or "")
-        a[i, paths.index(path)] = t_mm / measured
-        a[i, len(paths) + m] = t_pass / measured
-        a[i, len(paths) + len(models) + m] = 1.0 / measured
-        b[i] = 1.0 - t_opt / measured - a[i, paths.index(path)] / eff_cap
+    paths = [
+        p for p in FITTED_PATHS if p not in SIMT_PATHS and any(_features(r)[0] is p for r in rows)
+    ]
+    n_p, n_m = len(paths), len(models)
+    simt_cap = eff_cap * WINOGRAD_GAIN
+    # TF32 rows may run on either path (cuDNN picks the faster): start on the tensor cores,
+    # then give each row the path the current fit says is faster, and refit.
+    on_simt = [False] * len(rows)
+    tf32 = [_features(r)[0] is ComputePath.TENSOR_TF32 for r in rows]
     weights = np.ones(len(rows))
-    x = np.zeros(cols)
+    x = np.zeros(n_p + 3 * n_m)
     for _ in range(30):  # iteratively re-weighted: towards the least absolute relative error
+        a = np.zeros((len(rows), n_p + 3 * n_m))
+        b = np.zeros(len(rows))
+        for i, row in enumerate(rows):
+            override = ComputePath.SIMT_FP32 if on_simt[i] else None
+            path, t_mm, t_pass, t_opt, measured = _features(row, override)
+            m = models.index(row.workload.model_name or "")
+            if path in SIMT_PATHS:
+                col, cap = n_p + 2 * n_m + m, simt_cap
+            else:
+                col, cap = paths.index(path), eff_cap
+            a[i, col] = t_mm / measured
+            a[i, n_p + m] = t_pass / measured
+            a[i, n_p + n_m + m] = 1.0 / measured
+            b[i] = 1.0 - t_opt / measured - a[i, col] / cap
         x = _nnls(a * weights[:, None], b * weights)
         resid = np.abs(a @ x - b)
         weights = 1.0 / np.sqrt(np.maximum(resid, 0.02))
-    eff = {}
-    for j, p in enumerate(paths):
-        eff[p.value] = round(1.0 / (1.0 / eff_cap + float(x[j])), 4)
-    workloads = {
-        name: {
-            "memory_passes": round(float(x[len(paths) + m]), 4),
-            "step_overhead_s": round(float(x[len(paths) + len(models) + m]), 6),
+        for i, row in enumerate(rows):
+            if tf32[i]:
+                m = models.index(row.workload.model_name or "")
+                t_tensor = _features(row)[1] * (
+                    1 / eff_cap + x[paths.index(ComputePath.TENSOR_TF32)]
+                )
+                t_simt = _features(row, ComputePath.SIMT_FP32)[1] * (
+                    1 / simt_cap + x[n_p + 2 * n_m + m]
+                )
+                on_simt[i] = bool(t_simt < t_tensor)
+    eff = {p.value: round(1.0 / (1.0 / eff_cap + float(x[j])), 4) for j, p in enumerate(paths)}
+    has_simt = {r.workload.model_name for r in rows if _features(r)[0] in SIMT_PATHS}
+    workloads: dict[str, dict[str, float]] = {}
+    for m, name in enumerate(models):
+        entry = {
+            "memory_passes": round(float(x[n_p + m]), 4),
+            "step_overhead_s": round(float(x[n_p + n_m + m]), 6),
         }
-        for m, name in enumerate(models)
-    }
+        if name in has_simt:
+            entry["simt_efficiency"] = round(
+                1.0 / (1.0 / simt_cap + float(x[n_p + 2 * n_m + m])), 4
+            )
+        workloads[name] = entry
+    simt = [w["simt_efficiency"] for w in workloads.values() if "simt_efficiency" in w]
+    if simt:
+        eff[ComputePath.SIMT_FP32.value] = round(statistics.median(simt), 4)
+        eff[ComputePath.SIMT_16BIT.value] = eff[ComputePath.SIMT_FP32.value]
     return {"matmul_efficiency": eff, "workloads": workloads}
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from model_fixtures import GTX_1080_TI, RTX_3090, make_build, make_workload
+from model_fixtures import GTX_1080_TI, RTX_3090, RTX_A6000, make_build, make_workload
 
 from dlrig.build import resolve_build
 from dlrig.catalog.schema import GPU
@@ -27,13 +27,17 @@ def test_gpu3_16bit_without_tensor_cores_runs_at_the_non_tensor_rate() -> None:
 
 
 def test_gpu3_16bit_speeds_up_tensor_core_gpus_far_more() -> None:
+    """GPU.3: 16-bit pays on tensor cores, not on a GTX 10-series card. Lambda measured
+    ResNet-50 fp16 over fp32 at 1.17x on a GTX 1080 Ti and 1.77x on an RTX A6000 (TF32)."""
+
     def ratio(spec: dict[str, object]) -> float:
         build = make_build(spec)
         fast = estimate(build, make_workload("resnet50", dataset="synthetic", precision="fp16"))
-        slow = estimate(build, make_workload("resnet50", dataset="synthetic", precision="fp32"))
+        slow = estimate(build, make_workload("resnet50", dataset="synthetic", precision="tf32"))
         return fast.samples_per_s / slow.samples_per_s
 
-    assert ratio(GTX_1080_TI) < 1.5 < ratio(RTX_3090)
+    assert ratio(GTX_1080_TI) < 1.1 < 1.25 < ratio(RTX_3090)
+    assert ratio(RTX_A6000) > 1.5
 
 
 def test_slow_hdd_makes_storage_the_bottleneck() -> None:

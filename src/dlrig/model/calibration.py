@@ -20,10 +20,13 @@ from dlrig.errors import CatalogError
 @dataclass(frozen=True)
 class WorkloadFactors:
     """Per-model facts fitted on measured throughput: memory-bound bytes moved per byte of
-    saved activation, and a fixed per-step time (kernel launches, sequential decoder steps)."""
+    saved activation, a fixed per-step time (kernel launches, sequential decoder steps), and
+    the matmul efficiency on shader cores (which depends on the model's layers: cuDNN's
+    Winograd convolutions beat the counted FLOPs, recurrent layers fall short)."""
 
     memory_passes: float
     step_overhead_s: float
+    simt_efficiency: float | None = None
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,11 @@ def parse_calibration(doc: dict[str, Any], source: str) -> Calibration:
             default_memory_passes=float(compute["default_memory_passes"]),
             default_step_overhead_s=float(compute["default_step_overhead_s"]),
             workloads={
-                name: WorkloadFactors(float(t["memory_passes"]), float(t["step_overhead_s"]))
+                name: WorkloadFactors(
+                    float(t["memory_passes"]),
+                    float(t["step_overhead_s"]),
+                    float(t["simt_efficiency"]) if "simt_efficiency" in t else None,
+                )
                 for name, t in compute.get("workloads", {}).items()
             },
             pcie_pinned_efficiency=float(pcie["pinned_efficiency"]),

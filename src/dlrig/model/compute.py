@@ -46,6 +46,13 @@ def activation_bytes_per_sample(workload: Workload, sixteen_bit: bool) -> float:
     return workload.activation_bytes_per_sample * (0.5 if sixteen_bit else 1.0)
 
 
+def moves_16bit_activations(sixteen_bit: bool, path: str) -> bool:
+    """Whether the memory-bound kernels move 16-bit tensors. Not on a GPU without fast 16-bit
+    (GPU.3): there every op computes in fp32, and autocast's conversions around each one eat
+    the saving (Lambda measured only 1.17x from fp16 on a GTX 1080 Ti)."""
+    return sixteen_bit and path != "simt_16bit"
+
+
 def memory_bound_bytes(workload: Workload, batch: int, sixteen_bit: bool, passes: float) -> float:
     """Bytes the memory-bound class moves in one step: `passes` x saved activations x batch
     (written in the forward, read back and their gradients written in the backward)."""

@@ -31,7 +31,7 @@ from dlrig.model.rates import ComputePath, cpu_peak_flops_s, is_16bit, matmul_pe
 from dlrig.model.result import Estimate, MemoryEstimate, PowerEstimate, RunEstimate
 from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
-from dlrig.units import GB
+from dlrig.units import GB, TFLOPS
 from dlrig.workloads.model import Mode, Workload
 
 DEFAULT_CPU = CPU(
@@ -157,6 +157,16 @@ def estimate(
     batch = workload.batch_size
     sixteen = is_16bit(workload.precision)
     factors = cal.workload(workload.model_name or workload.name)
+    peak, path, efficiency = dev.peak_flops_s, dev.path, dev.efficiency
+    simt_eff = factors.simt_efficiency or cal.matmul_efficiency[ComputePath.SIMT_FP32.value]
+    if path in (ComputePath.SIMT_FP32, ComputePath.SIMT_16BIT):
+        efficiency = simt_eff
+    elif path is ComputePath.TENSOR_TF32 and dev.group is not None:
+        # cuDNN/cuBLAS pick the fastest algorithm: on cards whose TF32 tensor rate barely
+        # beats FP32 (GeForce Ampere: equal), FP32 Winograd convolutions can win.
+        simt_peak = dev.group.gpu.fp32_tflops * TFLOPS
+        if simt_peak * simt_eff > peak * efficiency:
+            peak, path, efficiency = simt_peak, ComputePath.SIMT_FP32, simt_eff
     training = workload.mode is Mode.TRAINING
     trainable = workload.params * workload.trainable_fraction if training else 0.0
     shards = n_total if workload.parallel is Parallelism.FSDP else 1
@@ -170,17 +180,18 @@ def estimate(
     mem_rate = dev.bandwidth_gb_s
     if training:
         flops = compute.training_flop_multiplier(workload) * workload.forward_flops_per_sample
-        t_mm = compute.matmul_time_s(flops * batch, dev.peak_flops_s, dev.efficiency)
+        t_mm = compute.matmul_time_s(flops * batch, peak, efficiency)
         t_weights = 0.0
     else:
         flops_step = compute.inference_flops_per_step(workload, batch)
-        t_mm = compute.matmul_time_s(flops_step, dev.peak_flops_s, dev.efficiency)
+        t_mm = compute.matmul_time_s(flops_step, peak, efficiency)
         weight_bytes = workload.params * memory.frozen_weight_bytes_per_param(
             workload.weight_bits, sixteen
         )
         read = compute.decode_bytes_per_step(workload, weight_bytes, batch)
         t_weights = compute.bandwidth_time_s(read, mem_rate, cal.memory_efficiency)
-    moved = compute.memory_bound_bytes(workload, batch, sixteen, factors.memory_passes)
+    sixteen_traffic = compute.moves_16bit_activations(sixteen, path.value)
+    moved = compute.memory_bound_bytes(workload, batch, sixteen_traffic, factors.memory_passes)
     moved += compute.optimizer_bytes(workload, trainable / shards)
     t_mem = compute.bandwidth_time_s(moved, mem_rate, cal.memory_efficiency)
     if t_weights > t_mm:  # decoding: the matmuls wait on their weights
@@ -363,7 +374,7 @@ def estimate(
         gpus=n_total,
         batch_per_gpu=batch,
         precision=workload.precision,
-        compute_path=dev.path.value,
+        compute_path=path.value,
         step_time_s=step_s,
         bottleneck=composed.bottleneck,
         stages_s=stages,
