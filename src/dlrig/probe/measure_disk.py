@@ -111,7 +111,9 @@ def _drop_cache(fd: int) -> None:
     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
 
 
-def _write_file(path: Path, size_bytes: int, time_limit_s: float) -> tuple[int, float]:
+def write_probe_file(path: Path, size_bytes: int, time_limit_s: float) -> tuple[int, float]:
+    """Write size_bytes of random data to a new file, fsync it, drop it from the page cache;
+    (bytes written, seconds). Stops early at the time limit."""
     block = os.urandom(
         _WRITE_BLOCK_BYTES
     )  # random: a compressing or deduplicating disk can't cheat
@@ -125,6 +127,21 @@ def _write_file(path: Path, size_bytes: int, time_limit_s: float) -> tuple[int, 
     finally:
         os.close(fd)
     return written, time.perf_counter() - start
+
+
+def direct_read_mb_s(path: Path, size_bytes: int, time_limit_s: float) -> float | None:
+    """The cold sequential figure alone: O_DIRECT 1 MiB reads of path (None: O_DIRECT refused)."""
+    fd = _open_direct(path)
+    if fd is None:
+        return None
+    buffer = mmap.mmap(-1, BLOCK_BYTES)
+    try:
+        return _sequential_read(fd, buffer, size_bytes, time_limit_s)
+    except OSError:
+        return None
+    finally:
+        buffer.close()
+        os.close(fd)
 
 
 def _open_direct(path: Path) -> int | None:
@@ -176,7 +193,7 @@ def measure_disk(
         raise HardwareError(f"cannot probe {parent}: only {free / 1e9:.1f} GB free")
     with probe_directory(parent) as directory:
         path = directory / "probe.bin"
-        written, write_s = _write_file(path, size_bytes, time_limit_s)
+        written, write_s = write_probe_file(path, size_bytes, time_limit_s)
         buffer = mmap.mmap(-1, BLOCK_BYTES)  # page-aligned, as O_DIRECT requires
         try:
             cold_direct = iops = None
