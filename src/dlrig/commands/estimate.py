@@ -100,8 +100,9 @@ def _one(
     from dlrig.model import estimate as run_estimate
     from dlrig.workloads import resolve_workload
 
-    bdoc, wdoc = apply_overrides(build_doc, workload_doc, assignments)
-    resolved = resolve_build(bdoc, build_source, load_catalog(catalog_file))
+    cat = load_catalog(catalog_file)
+    bdoc, wdoc = apply_overrides(build_doc, workload_doc, assignments, cat)
+    resolved = resolve_build(bdoc, build_source, cat)
     job = resolve_workload(wdoc, workload_source)
     return run_estimate(
         resolved,

@@ -20,6 +20,7 @@ import pydantic
 import yaml
 
 from dlrig.build.schema import BuildFile
+from dlrig.catalog.loader import Catalog
 from dlrig.errors import ValidationError
 from dlrig.io.validation import closest
 
@@ -170,7 +171,7 @@ def parse_assignment(text: str) -> Assignment:
     return Assignment(target, parts, parse_value(raw), text)
 
 
-def _set(doc: dict[str, Any], a: Assignment) -> None:
+def _set(doc: dict[str, Any], a: Assignment, catalog: Catalog | None) -> None:
     cur: Any = doc
     for depth, part in enumerate(a.path[:-1]):
         nxt_is_index = a.path[depth + 1].isdigit()
@@ -203,7 +204,7 @@ def _set(doc: dict[str, Any], a: Assignment) -> None:
         return
     if a.target == "build" and last not in ENTRY_SETTINGS and len(a.path) > 1:
         if "model" in cur:
-            _inline_catalog_part(cur, a.path)
+            _inline_catalog_part(cur, a.path, catalog)
         if isinstance(cur.get("spec"), dict):
             cur["spec"][last] = a.value
             return
@@ -219,7 +220,9 @@ _KINDS = {"gpus": "gpus", "cpu": "cpus", "motherboard": "motherboards", "psu": "
           "case": "cases", "storage": "storage", "platform": "platforms"}  # fmt: skip
 
 
-def _inline_catalog_part(entry: dict[str, Any], path: tuple[str, ...]) -> None:
+def _inline_catalog_part(
+    entry: dict[str, Any], path: tuple[str, ...], catalog: Catalog | None
+) -> None:
     """Replace `model: NAME` by an inline spec holding the catalog part's fields."""
     from dlrig.build.schema import SPEC_MODELS
     from dlrig.catalog import load_catalog
@@ -228,7 +231,8 @@ def _inline_catalog_part(entry: dict[str, Any], path: tuple[str, ...]) -> None:
     kind = path[0]
     if kind not in _KINDS or kind not in SPEC_MODELS:
         return
-    part = load_catalog().find(PART_MODELS[_KINDS[kind]], str(entry["model"]))
+    cat = catalog if catalog is not None else load_catalog()
+    part = cat.find(PART_MODELS[_KINDS[kind]], str(entry["model"]))
     spec_fields = set(SPEC_MODELS[kind].model_fields)
     fields = {
         k: v
@@ -240,9 +244,13 @@ def _inline_catalog_part(entry: dict[str, Any], path: tuple[str, ...]) -> None:
 
 
 def apply_overrides(
-    build_doc: dict[str, Any], workload_doc: dict[str, Any], assignments: list[Assignment]
+    build_doc: dict[str, Any],
+    workload_doc: dict[str, Any],
+    assignments: list[Assignment],
+    catalog: Catalog | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Copies of the two documents with every assignment applied, in order."""
+    """Copies of the two documents with every assignment applied, in order; `catalog` (the
+    built-in one by default) supplies the specs of catalog parts edited field by field."""
     build = copy.deepcopy(build_doc)
     work = copy.deepcopy(workload_doc)
     edits_model = any(a.target == "workload" and a.path[0] == "model" for a in assignments)
@@ -251,5 +259,5 @@ def apply_overrides(
 
         work = copy.deepcopy(expand_document(work, "--set"))  # the zoo preset, made inline
     for a in assignments:
-        _set(build if a.target == "build" else work, a)
+        _set(build if a.target == "build" else work, a, catalog)
     return build, work
