@@ -169,6 +169,7 @@ def run_distributed(
     try:
         mine = _rank_probe(quick, local_rank, host_probe)
         mine["rank"] = dist.get_rank()
+        dist.barrier()  # compute is timed on all ranks together, after every host probe ended
         mine["compute_tflops"], mine["compute_method"] = compute_figure(device, quick)
         dist.barrier()
         points = measure_allreduce(QUICK_SIZES if quick else FULL_SIZES, device)

@@ -14,7 +14,7 @@ import socket
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from dlrig.catalog.loader import Catalog
@@ -47,7 +47,6 @@ class ProbeOptions:
     disk_bytes: int | None = None
     memory_array_bytes: int | None = None
     loader_window_s: float | None = None
-    extra_dirs: tuple[Path, ...] = field(default=())
 
     @property
     def disk_file_bytes(self) -> int:
@@ -85,12 +84,7 @@ def disk_targets(
                 raise HardwareError(f"{path} is on no filesystem dlrig can measure")
             targets.append((fs, path))
         return targets
-    candidates = (
-        *options.extra_dirs,
-        Path(tempfile.gettempdir()),
-        Path.home(),
-        Path.cwd(),
-    )
+    candidates = (Path(tempfile.gettempdir()), Path.home(), Path.cwd())
     chosen = filesystems
     if options.quick:
         here = host.filesystem_of(Path.cwd(), filesystems)
