@@ -200,6 +200,8 @@ def gpu_fits_chassis(chassis: Chassis, gpu: GPU, count: int) -> bool:
         p = chassis.platform
         if p.included_gpu is not None:
             return gpu.name == p.included_gpu and count == p.included_gpu_count
+        if p.gpu_max_slots is not None and (gpu.slots or 0) > p.gpu_max_slots:
+            return False
         return gpu.form == p.gpu_form and count <= p.max_gpus
     if chassis.board is None or gpu.form != FormFactor.PCIE:
         return False
@@ -207,17 +209,26 @@ def gpu_fits_chassis(chassis: Chassis, gpu: GPU, count: int) -> bool:
 
 
 def cpu_fits_chassis(chassis: Chassis, cpu: CPU) -> bool:
-    """Same socket; a platform that bundles its CPU takes only that one."""
+    """Same socket and, where the board names them, a CPU family its chipset takes; a
+    platform that bundles its CPU takes only that one."""
     if chassis.platform is not None and chassis.platform.included_cpu is not None:
         return cpu.name == chassis.platform.included_cpu
+    board = chassis.board
+    if board is not None and board.cpu_families and cpu.family not in board.cpu_families:
+        return False
     return normalize(cpu.socket) == normalize(chassis.socket)
 
 
 def memory_options(chassis: Chassis, kits: Sequence[MemoryKit]) -> list[MemoryOption]:
-    """Every kit-and-count the chassis takes: its memory type, slots and maximum size."""
+    """Every kit-and-count the chassis takes: its memory type (registered or not, where the
+    board says), slots and maximum size."""
     out = []
+    host = chassis.platform or chassis.board
+    registered = host.memory_registered if host is not None else None
     for kit in kits:
         if normalize(kit.memory_type) != normalize(chassis.memory_type):
+            continue
+        if registered is not None and kit.registered != registered:
             continue
         for count in range(1, chassis.memory_slots // kit.modules + 1):
             option = MemoryOption(kit, count)
@@ -497,8 +508,9 @@ def assemble(
 
 
 def psu_floor_w(gpu: GPU, count: int, cpu_w: float) -> float:
-    """Watts below which no PSU can pass PSU.1 (the parts' draw plus the guide's first 10%)."""
-    return size_psu(gpu.tdp_w * count, cpu_w).subtotal_w
+    """Watts below which no PSU passes PSU.1: the parts plus 10% for peaks, plus 10% margin
+    (the rule engine errors under that; above it, up to the next retail size, it warns)."""
+    return size_psu(gpu.tdp_w * count, cpu_w).with_headroom_w
 
 
 @dataclass(frozen=True)
