@@ -226,6 +226,8 @@ def estimate(
             assumed.append(f"no storage given: a {DEFAULT_READ_MB_S:.0f} MB/s NVMe SSD assumed")
         first = pipeline.storage_read_time_s(batch * n_node * ds.bytes_per_sample, read_mb_s)
         ram_gb = build.memory.size_gb if build.memory else 0.0
+        if not ram_gb:
+            assumed.append("RAM size not given: the dataset is read from storage every epoch")
         cached = bool(ram_gb) and pipeline.dataset_fits_page_cache(ds.total_gb, ram_gb)
         epochs = workload.epochs or 1.0
         stages[Bottleneck.STORAGE] = pipeline.amortized_storage_time_s(first, epochs, cached)
