@@ -1,0 +1,13 @@
+"""The guide's rules on a build: `check_build(build, workload=None) -> CheckResult`.
+
+Importing this package registers every rule (one module per part of the guide); the registry's
+order is the order findings are reported in.
+"""
+
+from dlrig.rules import cooling, cpu, fit, gpu, memory, power, storage
+from dlrig.rules.engine import RULES, CheckResult, Finding, Rule, check_build, guide_order
+
+_RULE_MODULES = (power, cpu, memory, cooling, fit, storage, gpu)
+RULES.sort(key=guide_order)
+
+__all__ = ["RULES", "CheckResult", "Finding", "Rule", "check_build"]

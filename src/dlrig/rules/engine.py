@@ -1,0 +1,143 @@
+"""The rule engine: a registry of small rules, each one guide id, and `check_build`.
+
+A rule is a function of the build's `Facts` that yields `Judgement`s (severity, message,
+evidence, fix); the engine stamps each with the rule's id to make a `Finding`. Rules register
+with `@rule("PSU.1")`; their docstring quotes the guide's reasoning. A check that cannot be
+judged for lack of data yields an info whose message starts with "unknown:", never nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from dlrig.enums import Severity
+
+if TYPE_CHECKING:
+    from dlrig.build.model import Build
+    from dlrig.rules.facts import Facts
+    from dlrig.workloads.model import Workload
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One judgement on a build: which rule, how bad, why (with the numbers), what to do."""
+
+    rule: str
+    severity: Severity
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    fix: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Every finding of a check, in rule order."""
+
+    findings: tuple[Finding, ...]
+
+    @property
+    def ok(self) -> bool:
+        """No error-level finding: the build works (warnings and infos may remain)."""
+        return not any(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return self.of(Severity.ERROR)
+
+    @property
+    def warnings(self) -> tuple[Finding, ...]:
+        return self.of(Severity.WARNING)
+
+    @property
+    def infos(self) -> tuple[Finding, ...]:
+        return self.of(Severity.INFO)
+
+    def of(self, severity: Severity) -> tuple[Finding, ...]:
+        """The findings of one severity."""
+        return tuple(f for f in self.findings if f.severity is severity)
+
+    def by_rule(self, rule_id: str) -> tuple[Finding, ...]:
+        """The findings of one rule id."""
+        return tuple(f for f in self.findings if f.rule == rule_id)
+
+
+class Judgement(NamedTuple):
+    """What a rule yields; the engine adds the rule id."""
+
+    severity: Severity
+    message: str
+    evidence: dict[str, Any]
+    fix: str | None = None
+
+
+def error(message: str, evidence: dict[str, Any], fix: str | None = None) -> Judgement:
+    """An error-level judgement: the build does not work as planned."""
+    return Judgement(Severity.ERROR, message, evidence, fix)
+
+
+def warning(message: str, evidence: dict[str, Any], fix: str | None = None) -> Judgement:
+    """A warning: the build works but loses speed, money or safety margin."""
+    return Judgement(Severity.WARNING, message, evidence, fix)
+
+
+def info(message: str, evidence: dict[str, Any], fix: str | None = None) -> Judgement:
+    """Information: a figure worth knowing, or a check that passed with a note."""
+    return Judgement(Severity.INFO, message, evidence, fix)
+
+
+def unknown(what: str, missing: str, fix: str | None = None) -> Judgement:
+    """A check that cannot be judged: an info saying what data is missing."""
+    return Judgement(Severity.INFO, f"unknown: {what}: {missing}", {"missing": missing}, fix)
+
+
+RuleCheck = Callable[["Facts"], Iterable[Judgement]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A registered rule: its id (a guide id or COMPAT.*), one-line title, and its check."""
+
+    id: str
+    title: str
+    check: RuleCheck
+
+
+RULES: list[Rule] = []
+
+# Findings are reported in the guide's order of sections, then by id.
+SECTION_ORDER = ("DP", "GPU", "RAM", "PCIE", "CPU", "DISK", "PSU", "CO2", "COOL", "MB", "CASE")
+
+
+def guide_order(r: Rule) -> tuple[int, str]:
+    """Sort key of a rule: its guide section (COMPAT.* and new sections last), then its id."""
+    section = r.id.split(".", 1)[0]
+    rank = SECTION_ORDER.index(section) if section in SECTION_ORDER else len(SECTION_ORDER)
+    return rank, r.id
+
+
+def rule(rule_id: str) -> Callable[[RuleCheck], RuleCheck]:
+    """Register a check under rule_id; its docstring's first line becomes the title."""
+
+    def register(check: RuleCheck) -> RuleCheck:
+        if any(r.id == rule_id for r in RULES):
+            raise ValueError(f"rule {rule_id} registered twice")  # a programming error
+        doc = (check.__doc__ or rule_id).strip().splitlines()[0]
+        RULES.append(Rule(rule_id, doc, check))
+        return check
+
+    return register
+
+
+def check_build(build: Build, workload: Workload | None = None) -> CheckResult:
+    """Run every rule on build (and workload, when given); pure, no I/O."""
+    from dlrig.rules.facts import Facts
+
+    facts = Facts(build, workload)
+    findings = [
+        Finding(r.id, j.severity, j.message, j.evidence, j.fix)
+        for r in RULES
+        for j in r.check(facts)
+    ]
+    return CheckResult(tuple(findings))

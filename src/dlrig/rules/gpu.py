@@ -1,0 +1,104 @@
+"""Workload-aware GPU rules: 16-bit support (GPU.3), memory (GPU.4) and the host parameter
+server (DP.1)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dlrig.enums import Parallelism, Precision
+from dlrig.rules.engine import Judgement, error, info, rule, warning
+from dlrig.rules.facts import Facts
+from dlrig.units import GB
+
+
+@rule("GPU.3")
+def sixteen_bit(f: Facts) -> Iterator[Judgement]:
+    """A GPU with tensor cores trains well in 16-bit (about 2x the model in the same memory);
+    older cards without fast 16-bit (GTX 10-series) should run 32-bit."""
+    w = f.workload
+    if w is None or w.precision in (Precision.FP32,):
+        return
+    from dlrig.model.rates import matmul_peak
+
+    notes = {}
+    for card in f.cards:
+        _, _, note = matmul_peak(card.gpu, w.precision)
+        if note:
+            notes[card.gpu.name] = note
+    if notes:
+        yield warning(
+            "; ".join(notes.values()),
+            {"precision": w.precision.value, "gpus": sorted(notes)},
+            "train in fp32 on these cards, or pick GPUs with tensor cores for this precision",
+        )
+
+
+@rule("GPU.4")
+def gpu_memory(f: Facts) -> Iterator[Judgement]:
+    """Too little memory is the second most costly GPU mistake (GPU.2); the workload's need is
+    computed from the model (weights, gradients, optimizer state, activations x batch)."""
+    w = f.workload
+    if w is None or not f.cards:
+        return
+    from dlrig.model.calibration import default_calibration
+    from dlrig.model.memory import max_batch_per_gpu, memory_need
+    from dlrig.model.rates import is_16bit
+
+    cal = default_calibration()
+    shards = f.n_gpus * f.build.nodes if w.parallel is Parallelism.FSDP else 1
+    need = memory_need(
+        w,
+        w.batch_size,
+        is_16bit(w.precision),
+        shards,
+        cal.cuda_context_gb,
+        cal.allocator_overhead_fraction,
+    )
+    smallest = min(f.cards, key=lambda c: c.gpu.memory_gb).gpu
+    need_gb = need.total_bytes / GB
+    evidence = {
+        "needed_gb": round(need_gb, 2),
+        "gpu_memory_gb": smallest.memory_gb,
+        "batch_per_gpu": w.batch_size,
+        "shards": shards,
+    }
+    if need_gb <= smallest.memory_gb:
+        yield info(
+            f"{w.name} needs {need_gb:.1f} GB per GPU at batch {w.batch_size}; "
+            f"{smallest.name} has {smallest.memory_gb:g} GB",
+            evidence,
+        )
+        return
+    max_batch = max_batch_per_gpu(need, smallest.memory_gb * GB)
+    evidence["max_batch_per_gpu"] = max_batch
+    message = (
+        f"{w.name} needs {need_gb:.1f} GB per GPU at batch {w.batch_size}; "
+        f"{smallest.name} has {smallest.memory_gb:g} GB"
+    )
+    if max_batch < 1:
+        yield error(
+            message + ": it does not fit even at batch 1",
+            evidence,
+            "GPUs with more memory, 16-bit training (GPU.3), or sharding (fsdp)",
+        )
+    else:
+        yield warning(
+            message + f": at most batch {max_batch} per GPU fits",
+            evidence,
+            f"batch {max_batch} with gradient accumulation, or GPUs with more memory",
+        )
+
+
+@rule("DP.1")
+def host_parameter_server(f: Facts) -> Iterator[Judgement]:
+    """Data parallelism averages gradients each step: on a host parameter server they cross
+    PCIe to the CPU and back; an all-reduce among the GPUs (NCCL) avoids the host."""
+    w = f.workload
+    if w is None or f.n_gpus < 2 or w.parallel is not Parallelism.HOST_PS:
+        return
+    yield info(
+        f"{w.name} averages gradients on the CPU: {w.params / 1e6:,.0f} M parameters cross PCIe "
+        f"to the host and back every step, for each of {f.n_gpus} GPUs",
+        {"params": w.params, "gpus": f.n_gpus},
+        "DDP's all-reduce among the GPUs (parallel: ddp)",
+    )

@@ -1,0 +1,113 @@
+"""RAM rules: size against the GPUs (RAM.2), speed (RAM.1), and fit with CPU and board
+(COMPAT.memory)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dlrig.rules.engine import Judgement, error, info, rule, unknown
+from dlrig.rules.facts import Facts
+
+# JEDEC's standard speeds, MT/s: a kit above these is a "fast" (overclocked, XMP/EXPO) kit.
+JEDEC_MAX_MT_S = {"DDR3": 1600, "DDR4": 3200, "DDR5": 5600}
+
+
+@rule("RAM.2")
+def ram_size(f: Facts) -> Iterator[Judgement]:
+    """RAM should be at least the largest GPU's memory (a 24 GB GPU wants >= 24 GB); less forces
+    data to move piecemeal. Several GPUs do not need more than that."""
+    largest = f.build.largest_gpu_memory_gb
+    if largest is None:
+        return
+    if f.ram_gb is None:
+        yield unknown("RAM size", "no memory given", f"buy >= {largest:g} GB of RAM (RAM.2)")
+        return
+    evidence = {"ram_gb": f.ram_gb, "largest_gpu_memory_gb": largest}
+    if f.ram_gb < largest:
+        yield error(
+            f"{f.ram_gb:g} GB RAM is below the largest GPU's {largest:g} GB",
+            evidence,
+            f"buy >= {largest:g} GB of RAM (the cheapest kit of that size: RAM.1)",
+        )
+    else:
+        yield info(f"{f.ram_gb:g} GB RAM >= the largest GPU's {largest:g} GB", evidence)
+
+
+@rule("RAM.1")
+def ram_speed(f: Facts) -> Iterator[Judgement]:
+    """Clock speed does not matter: fast vs slow RAM changes deep-learning speed by 0-3%, and
+    pinned memory moves batches by DMA. Buy the cheapest RAM of the right size."""
+    memory = f.build.memory
+    if memory is None or memory.speed_mt_s is None:
+        return
+    kind = (memory.memory_type or "").upper()
+    limit = JEDEC_MAX_MT_S.get(kind)
+    if limit is not None and memory.speed_mt_s > limit:
+        yield info(
+            f"{kind}-{memory.speed_mt_s} is a fast kit (JEDEC tops at {limit}): it buys 0-3% at "
+            "most",
+            {"speed_mt_s": memory.speed_mt_s, "jedec_max_mt_s": limit},
+            "the cheapest kit of the same size does as well",
+        )
+
+
+@rule("COMPAT.memory")
+def memory_fit(f: Facts) -> Iterator[Judgement]:
+    """The RAM must be the type the CPU and board take, within their maximum size and slots."""
+    memory = f.build.memory
+    if memory is None:
+        return
+    board, platform, cpu = f.build.motherboard, f.platform, f.build.cpu
+    host = board or platform
+    kind = (memory.memory_type or "").upper()
+    if host is None and cpu is None:
+        yield unknown("whether the RAM fits", "no CPU, motherboard or platform given")
+        return
+    host_type = board.memory_type if board else platform.memory_type if platform else None
+    if host is not None and host_type and kind and kind != host_type.upper():
+        yield error(
+            f"{kind} RAM in {host.name}, which takes {host_type}",
+            {"ram_type": kind, "takes": host_type},
+            f"{host_type} RAM",
+        )
+    if cpu is not None and kind and host_type is None and kind != cpu.memory_type.upper():
+        # Without a board the CPU's usual memory decides (some CPUs take two types).
+        yield info(
+            f"{kind} RAM with {cpu.name}, usually run with {cpu.memory_type}",
+            {"ram_type": kind, "cpu_memory_type": cpu.memory_type},
+        )
+    limits: list[tuple[str, float]] = []
+    if board is not None:
+        limits.append((board.name, board.max_memory_gb))
+    if platform is not None:
+        limits.append((platform.name, platform.max_memory_gb))
+    if cpu is not None and cpu.max_memory_gb:
+        limits.append((f"{f.build.cpu_count}x {cpu.name}", cpu.max_memory_gb * f.build.cpu_count))
+    for who, max_gb in limits:
+        if memory.size_gb > max_gb:
+            yield error(
+                f"{memory.size_gb:g} GB RAM; {who} takes at most {max_gb:g} GB",
+                {"ram_gb": memory.size_gb, "max_gb": max_gb},
+                f"<= {max_gb:g} GB",
+            )
+    kit = memory.kit
+    slots = board.memory_slots if board else platform.memory_slots if platform else None
+    if kit is not None and slots is not None:
+        modules = kit.modules * memory.kit_count
+        if modules > slots:
+            yield error(
+                f"{modules} memory modules; {host.name if host else ''} has {slots} slots",
+                {"modules": modules, "slots": slots},
+                "fewer, larger modules",
+            )
+        registered = (
+            board.memory_registered if board else platform.memory_registered if platform else None
+        )
+        if registered is not None and kit.registered != registered:
+            want = "registered (RDIMM)" if registered else "unbuffered (UDIMM)"
+            yield error(
+                f"{kit.name} is {'registered' if kit.registered else 'unbuffered'}; "
+                f"{host.name if host else ''} takes {want} modules",
+                {"kit_registered": kit.registered, "board_registered": registered},
+                f"a {want} kit",
+            )

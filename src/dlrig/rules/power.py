@@ -1,0 +1,214 @@
+"""Power rules: PSU.1 sizing, PSU.2 connectors, PSU.3 efficiency, CO2.1 carbon."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from dlrig.enums import FormFactor
+from dlrig.model.power import size_build_psu
+from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
+from dlrig.rules.facts import Facts
+
+# One PCIe 8-pin plug is specified for 150 W; adapters to 12V-2x6 take one 8-pin per 150 W of
+# the card's power (the RTX 4090's 450 W adapter has three, the 5090's 575 W one four).
+PCIE_8PIN_W = 150.0
+# An EPS (CPU 8-pin) input on a workstation/datacenter card is fed from two PCIe 8-pins by the
+# vendor's adapter (NVIDIA ships a dual 8-pin PCIe to CPU 8-pin adapter with its PCIe cards).
+PCIE_8PIN_PER_EPS = 2
+# A PCIe card draws up to 75 W from the slot; above that it needs cables.
+SLOT_POWER_W = 75.0
+
+# PSU.3's worked example: a multi-GPU job running for two weeks.
+TWO_WEEKS_H = 14 * 24
+# Typical 80 PLUS efficiency at 50% load on 115 V (the certification's middle point).
+EFFICIENCY_AT_HALF_LOAD = {
+    "white": 0.80,
+    "bronze": 0.85,
+    "silver": 0.88,
+    "gold": 0.90,
+    "platinum": 0.92,
+    "titanium": 0.94,
+}
+
+
+@rule("PSU.1")
+def psu_size(f: Facts) -> Iterator[Judgement]:
+    """GPU + CPU watts, +10% for peaks and other parts, +10% margin, then the next size up."""
+    if not f.cards:
+        return
+    sizing = size_build_psu(f.build)
+    evidence = {
+        "gpu_w": sizing.gpu_w,
+        "cpu_w": sizing.cpu_w,
+        "other_w": round(sizing.other_w, 1),
+        "subtotal_w": round(sizing.subtotal_w, 1),
+        "with_headroom_w": round(sizing.with_headroom_w, 1),
+        "recommended_w": sizing.recommended_w,
+    }
+    cpu_note = "" if f.build.cpu else " (no CPU given: 150 W assumed)"
+    need = (
+        f"{sizing.gpu_w:.0f} W GPUs + {sizing.cpu_w:.0f} W CPU{cpu_note} + "
+        f"{sizing.other_w:.0f} W peaks = {sizing.subtotal_w:.0f} W, +10% = "
+        f"{sizing.with_headroom_w:.0f} W; buy >= {sizing.recommended_w} W"
+    )
+    watts = f.build.psu_watts
+    if watts is None:
+        yield unknown(
+            f"PSU size: {need}", "no PSU given", f"add a PSU of >= {sizing.recommended_w} W"
+        )
+        return
+    evidence["psu_w"] = watts
+    if watts < sizing.with_headroom_w:
+        yield error(
+            f"{need}; the PSU gives {watts:.0f} W",
+            evidence,
+            f"use a PSU of >= {sizing.recommended_w} W (or fewer/lower-power GPUs)",
+        )
+        return
+    psu = f.build.psu
+    at_115 = psu.watts_at_115v * f.build.psu_count if psu and psu.watts_at_115v else None
+    if at_115 is not None and at_115 < sizing.with_headroom_w:
+        evidence["psu_w_at_115v"] = at_115
+        yield warning(
+            f"{need}; the PSU gives {watts:.0f} W on 200-240 V but only {at_115:.0f} W on "
+            "100-120 V mains",
+            evidence,
+            "run it on a 200-240 V circuit, or pick a PSU rated for the load at 115 V",
+        )
+        return
+    yield info(f"{need}; the PSU gives {watts:.0f} W: enough", evidence)
+
+
+def _adapter_8pins(tdp_w: float, connectors: int) -> int:
+    """8-pin plugs a 12V-2x6 adapter needs for a card of tdp_w with that many connectors."""
+    return connectors * math.ceil(tdp_w / connectors / PCIE_8PIN_W)
+
+
+@rule("PSU.2")
+def psu_connectors(f: Facts) -> Iterator[Judgement]:
+    """The PSU needs enough PCIe power connectors (8-pin, 6-pin, 12VHPWR/12V-2x6) for every GPU,
+    even when its wattage suffices."""
+    cards = [c for c in f.cards if c.gpu.form is FormFactor.PCIE]
+    if not cards or not f.desktop:
+        return  # SXM/OAM modules and server platforms take power from the baseboard/chassis
+    unknown_cards = sorted(
+        {
+            c.gpu.name
+            for c in cards
+            if c.gpu.tdp_w > SLOT_POWER_W
+            and not (
+                c.gpu.power_8pin + c.gpu.power_6pin + c.gpu.power_12v_2x6 + c.gpu.power_eps_8pin
+            )
+        }
+    )
+    if unknown_cards:
+        yield unknown("GPU power connectors", f"not listed for {', '.join(unknown_cards)}")
+        return
+    need_2x6 = sum(c.gpu.power_12v_2x6 for c in cards)
+    need_8 = sum(c.gpu.power_8pin + c.gpu.power_6pin for c in cards)
+    need_eps = sum(c.gpu.power_eps_8pin for c in cards)
+    adapter_per_2x6 = [
+        _adapter_8pins(c.gpu.tdp_w, c.gpu.power_12v_2x6) // c.gpu.power_12v_2x6
+        for c in cards
+        for _ in range(c.gpu.power_12v_2x6)
+    ]
+    psu = f.build.psu
+    if psu is None:
+        yield unknown("PSU connectors", "no PSU given")
+        return
+    have_2x6 = psu.pcie_12v_2x6 * f.build.psu_count
+    have_8 = psu.pcie_8pin * f.build.psu_count
+    if have_2x6 == 0 and have_8 == 0:
+        yield unknown("PSU connectors", f"{psu.name} lists no PCIe connector counts")
+        return
+    # Native 12V-2x6 plugs go to the hungriest cards; the rest are fed by 8-pin adapters.
+    adapter_per_2x6.sort(reverse=True)
+    via_adapter = adapter_per_2x6[have_2x6:]
+    need_total_8 = need_8 + sum(via_adapter) + PCIE_8PIN_PER_EPS * need_eps
+    evidence = {
+        "gpu_12v_2x6": need_2x6,
+        "gpu_8pin_or_6pin": need_8,
+        "gpu_eps_8pin": need_eps,
+        "psu_12v_2x6": have_2x6,
+        "psu_8pin": have_8,
+        "8pin_needed": need_total_8,
+    }
+    wants = []
+    if need_2x6:
+        wants.append(f"{need_2x6}x 12V-2x6")
+    if need_8:
+        wants.append(f"{need_8}x 8/6-pin")
+    if need_eps:
+        wants.append(f"{need_eps}x EPS 8-pin (2x PCIe 8-pin each by adapter)")
+    adapted = f" ({len(via_adapter)} of the 12V-2x6 by adapter)" if via_adapter else ""
+    summary = (
+        f"the GPUs need {', '.join(wants)}; the PSU has {have_2x6}x 12V-2x6 and {have_8}x "
+        f"8-pin, and {need_total_8}x 8-pin are needed{adapted}"
+    )
+    if need_total_8 > have_8:
+        yield error(
+            summary,
+            evidence,
+            "pick a PSU with more PCIe connectors (a 12V-2x6 per RTX 40/50 card), or a second PSU",
+        )
+    else:
+        yield info(summary + ": enough", evidence)
+
+
+@rule("PSU.3")
+def psu_efficiency(f: Facts) -> Iterator[Judgement]:
+    """Efficiency pays for many GPUs running long: two weeks of a 4-GPU system at 1000-1500 W
+    is 300-500 kWh, and an 80% efficient PSU adds 18-26 EUR to it."""
+    if f.n_gpus < 2:
+        return  # one GPU costs far less (the guide's own caveat)
+    sizing = size_build_psu(f.build)
+    tier = None
+    if f.build.psu is not None:
+        tier = f.build.psu.efficiency.lower()
+    elif f.platform is not None:
+        tier = f.platform.psu_efficiency.lower()
+    draw_w = sizing.subtotal_w
+    kwh = draw_w * TWO_WEEKS_H / 1000.0
+    price = f.build.prices.electricity_per_kwh
+    currency = f.build.prices.currency
+    if tier is None or tier not in EFFICIENCY_AT_HALF_LOAD:
+        yield unknown("PSU efficiency", "no PSU or no 80 PLUS tier given")
+        return
+    eff = EFFICIENCY_AT_HALF_LOAD[tier]
+    wall_kwh = kwh / eff
+    loss_cost = (wall_kwh - kwh) * price
+    evidence = {
+        "draw_w": round(draw_w),
+        "hours": TWO_WEEKS_H,
+        "dc_kwh": round(kwh, 1),
+        "efficiency": eff,
+        "wall_kwh": round(wall_kwh, 1),
+        "loss_cost": round(loss_cost, 2),
+        "currency": currency,
+    }
+    message = (
+        f"two weeks at {draw_w:.0f} W use {kwh:.0f} kWh ({kwh * price:.0f} {currency}); "
+        f"an 80 PLUS {tier} PSU (~{eff:.0%}) adds {wall_kwh - kwh:.0f} kWh "
+        f"({loss_cost:.0f} {currency})"
+    )
+    if eff < EFFICIENCY_AT_HALF_LOAD["gold"] and f.n_gpus >= 3:
+        yield warning(message, evidence, "a Platinum or Titanium PSU pays for itself here")
+    else:
+        yield info(message, evidence)
+
+
+@rule("CO2.1")
+def carbon(f: Facts) -> Iterator[Judgement]:
+    """GPUs running around the clock can outweigh a person's travel in carbon: report it."""
+    if f.n_gpus < 2:
+        return
+    sizing = size_build_psu(f.build)
+    kwh_year = sizing.subtotal_w * f.build.nodes * 24 * 365 / 1000.0
+    co2_t = kwh_year * f.build.prices.co2_kg_per_kwh / 1000.0
+    yield info(
+        f"running around the clock: {kwh_year:,.0f} kWh and {co2_t:.1f} t CO2 a year at "
+        f"{f.build.prices.co2_kg_per_kwh} kg/kWh",
+        {"kwh_per_year": round(kwh_year), "co2_t_per_year": round(co2_t, 2)},
+        "a low-carbon electricity tariff or certified offsets cover it",
+    )

@@ -1,0 +1,196 @@
+"""Storage rules: feed rate (DISK.1), asynchronous loading (DISK.2), hard disks (DISK.3) and
+capacity (DISK.4), judged against the workload's dataset when one is given."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from dlrig.enums import PreprocessingStrategy, StorageKind
+from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
+from dlrig.rules.facts import Facts
+from dlrig.units import MB
+
+# DISK.4: "an SSD should hold the datasets you usually work with plus some tens of GB".
+WORKING_SPACE_GB = 50.0
+# DISK.4: ">= 3 TB suggested for data" kept on a cheap hard disk.
+DATA_DISK_TB = 3.0
+
+
+@dataclass(frozen=True)
+class Feed:
+    """What the GPUs could consume from the dataset drive, at the model's fitted matmul rate
+    (an upper bound: memory-bound layers and overheads only slow the GPUs down)."""
+
+    need_mb_s: float
+    read_mb_s: float
+    cached: bool
+    samples_per_s: float
+
+    @property
+    def too_slow(self) -> bool:
+        return not self.cached and self.read_mb_s < self.need_mb_s
+
+
+def _feed(f: Facts) -> Feed | None:
+    """The drive's read rate against the GPUs' appetite; None without workload data."""
+    w, drive = f.workload, f.build.dataset_storage
+    if w is None or w.dataset is None or drive is None or not f.cards:
+        return None
+    from dlrig.model.calibration import default_calibration
+    from dlrig.model.compute import training_flop_multiplier
+    from dlrig.model.pipeline import dataset_fits_page_cache
+    from dlrig.model.rates import matmul_peak
+
+    efficiency = default_calibration().matmul_efficiency
+    flops_per_sample = training_flop_multiplier(w) * w.forward_flops_per_sample
+    if flops_per_sample <= 0:
+        return None
+    rate = 0.0
+    for card in f.cards:
+        peak, path, _ = matmul_peak(card.gpu, w.precision)
+        rate += peak * efficiency.get(path.value, 0.5) / flops_per_sample
+    cached = f.ram_gb is not None and dataset_fits_page_cache(w.dataset.total_gb, f.ram_gb)
+    # A run of more than one epoch reads the disk once when the dataset stays in RAM.
+    cached = cached and (w.epochs is None or w.epochs > 1)
+    read = drive.device.read_mb_s * drive.count
+    return Feed(rate * w.dataset.bytes_per_sample / MB, read, cached, rate)
+
+
+def _mb_s(value: float) -> str:
+    return f"{value:,.0f} MB/s" if value >= 10 else f"{value:.2g} MB/s"
+
+
+@rule("DISK.1")
+def feed_rate(f: Facts) -> Iterator[Judgement]:
+    """New mini-batches must arrive as fast as the GPUs finish them; 32 ImageNet images from a
+    100 MB/s disk take 185 ms, hidden by ~200 ms of compute when loaded asynchronously."""
+    if not f.cards:
+        return
+    w = f.workload
+    if w is None:
+        if f.build.storage:
+            yield unknown("whether storage keeps the GPUs fed", "no workload given (--workload)")
+        return
+    if w.dataset is None:
+        return  # synthetic inputs: no storage on the path
+    feed = _feed(f)
+    if feed is None:
+        yield unknown("whether storage keeps the GPUs fed", "no storage given")
+        return
+    evidence = {
+        "need_mb_s": round(feed.need_mb_s, 1),
+        "read_mb_s": feed.read_mb_s,
+        "samples_per_s_upper": round(feed.samples_per_s, 1),
+        "dataset_cached_in_ram": feed.cached,
+    }
+    what = (
+        f"the GPUs can take up to {feed.samples_per_s:,.0f} samples/s = {_mb_s(feed.need_mb_s)}; "
+        f"the dataset drive reads {_mb_s(feed.read_mb_s)}"
+    )
+    if feed.cached:
+        yield info(what + ", and the dataset fits in RAM after the first epoch", evidence)
+    elif feed.too_slow and f.build.dataset_storage is not None:
+        kind = f.build.dataset_storage.device.kind
+        if kind is not StorageKind.HDD:  # DISK.3 judges hard disks
+            yield warning(what, evidence, "a faster NVMe drive, or more RAM to cache the dataset")
+    else:
+        yield info(what + ": enough", evidence)
+
+
+@rule("DISK.2")
+def async_loading(f: Facts) -> Iterator[Judgement]:
+    """Load asynchronously, several mini-batches ahead; without it performance drops by a
+    noticeable 5-10%."""
+    w = f.workload
+    if w is None or w.dataset is None or not f.cards:
+        return
+    if w.async_loading:
+        return
+    message = (
+        f"{w.name} loads batches in the training loop (workers {w.loader_workers}, "
+        f"prefetch {w.prefetch}): up to 5-10% slower"
+    )
+    evidence = {"loader_workers": w.loader_workers, "prefetch": w.prefetch}
+    fix = "a DataLoader with num_workers > 0 and prefetch_factor >= 2"
+    if w.preprocessing_strategy is PreprocessingStrategy.ONLINE:
+        yield warning(message, evidence, fix)
+    else:
+        # Preprocessed batches (e.g. a memory-mapped token file) load in microseconds.
+        yield info(message + " when loading is slow; preprocessed data loads fast", evidence, fix)
+
+
+@rule("DISK.3")
+def hard_disk(f: Facts) -> Iterator[Judgement]:
+    """A 100-150 MB/s hard disk can be too slow to feed a GPU when inputs are high-dimensional
+    and compress poorly: then an SSD is required; otherwise an SSD is for comfort."""
+    drive = f.build.dataset_storage
+    if drive is None:
+        if f.cards:
+            yield unknown("the dataset drive", "no storage given")
+        return
+    if drive.device.kind is not StorageKind.HDD:
+        return
+    feed = _feed(f)
+    evidence: dict[str, object] = {"read_mb_s": drive.device.read_mb_s}
+    if feed is None:
+        yield info(
+            f"the data is on a {drive.device.read_mb_s:.0f} MB/s hard disk: fine for compact "
+            "inputs, too slow for high-dimensional ones",
+            evidence,
+            "an NVMe SSD for the datasets in use (DISK.4)",
+        )
+        return
+    evidence.update(need_mb_s=round(feed.need_mb_s, 1), dataset_cached_in_ram=feed.cached)
+    if feed.too_slow:
+        yield error(
+            f"the GPUs can take {feed.need_mb_s:,.0f} MB/s; the hard disk reads "
+            f"{feed.read_mb_s:,.0f} MB/s: an SSD is required",
+            evidence,
+            "put the dataset on an NVMe SSD (or enough RAM to cache it)",
+        )
+    else:
+        yield info(
+            f"the hard disk's {feed.read_mb_s:,.0f} MB/s keeps up with "
+            f"{feed.need_mb_s:,.0f} MB/s" + (" (dataset cached in RAM)" if feed.cached else ""),
+            evidence,
+        )
+
+
+@rule("DISK.4")
+def capacity(f: Facts) -> Iterator[Judgement]:
+    """An SSD should hold the datasets you usually work with plus some tens of GB; keep unused
+    datasets on a cheap hard disk (>= 3 TB suggested for data)."""
+    if not f.build.storage:
+        return
+    w = f.workload
+    if w is None:
+        yield unknown("whether the datasets fit", "no workload given (--workload)")
+        return
+    if w.dataset is None:
+        return
+    need_gb = w.dataset.total_gb + WORKING_SPACE_GB
+    drive = f.build.dataset_storage
+    largest = max(f.build.storage, key=lambda s: s.device.capacity_tb * s.count)
+    evidence = {
+        "dataset_gb": round(w.dataset.total_gb, 1),
+        "needed_gb": round(need_gb, 1),
+        "dataset_drive_gb": drive.device.capacity_tb * drive.count * 1000 if drive else None,
+    }
+    if largest.device.capacity_tb * largest.count * 1000 < w.dataset.total_gb:
+        yield error(
+            f"the {w.dataset.total_gb:,.0f} GB dataset fits on no drive (largest "
+            f"{largest.device.capacity_tb * largest.count:g} TB)",
+            evidence,
+            f"a drive of >= {need_gb / 1000:.1f} TB for the data",
+        )
+    elif drive is not None and drive.device.capacity_tb * drive.count * 1000 < need_gb:
+        yield warning(
+            f"the dataset drive holds {drive.device.capacity_tb * drive.count:g} TB; the "
+            f"{w.dataset.total_gb:,.0f} GB dataset plus {WORKING_SPACE_GB:.0f} GB of room need "
+            f"{need_gb:,.0f} GB",
+            evidence,
+            "a larger SSD, or mark the drive that holds the data with holds_dataset: true",
+        )
+    else:
+        yield info(f"the {w.dataset.total_gb:,.0f} GB dataset fits with room to spare", evidence)
