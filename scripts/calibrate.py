@@ -4,13 +4,18 @@
 
 What is fitted, and how (few parameters, physical forms, so that other GPUs are predicted too):
 
-- GPU compute. A training step is  t = F_step / (peak_path x eff_path)  +  passes_w x A x B / (BW x
-  eff_mem)  +  optimizer bytes / (BW x eff_mem)  +  t0_w  (see dlrig.model.compute). The matmul
-  efficiency eff_path is ONE number per compute path (16-bit tensor cores, TF32 tensor cores,
-  FP32 shader cores, 16-bit on shader cores), shared by every GPU and model; passes_w (bytes the
-  memory-bound kernels move per byte of saved activation) and t0_w (a fixed per-step time) are
-  properties of the model, shared by every GPU. The fit is linear in 1/eff_path, passes_w and t0_w:
-  non-negative least squares on relative error, re-weighted towards the median (L1). Data:
+- GPU compute. A training step is  t = F_step / (peak_path x eff)  +  passes_w x A x B / (BW x
+  eff_mem)  +  optimizer bytes / (BW x eff_mem)  +  t0_w  (see dlrig.model.compute). Peaks and
+  bandwidths come from the catalog, so a GPU enters only through its datasheet: every fitted
+  number is a property of a compute path or of a model, shared by all GPUs (which is what
+  leave-one-GPU-out tests). Per model w: its matmul efficiency on 16-bit tensor cores and on
+  shader cores (layer mix: Winograd convolutions, recurrent cells, ops autocast keeps in fp32),
+  passes_w (bytes the memory-bound kernels move per byte of saved activation) and t0_w (a fixed
+  per-step time). TF32 tensor-core efficiency is one number for all models; TF32 rows run on
+  whichever path the fit finds faster (cuDNN picks the fastest algorithm). Efficiencies are
+  capped by the best single-GEMM share of peak (MAMF data), times Winograd's 2.25 on shader
+  cores. The fit is linear in 1/eff, passes_w and t0_w: non-negative least squares on relative
+  error, re-weighted towards the median (L1). Models outside the data take the medians. Data:
   every usable single-GPU row of Lambda's 2022 PyTorch benchmark.
 - PCIe: measured host-to-device copy rate / theoretical rate, median over pinned rows (NUMA-
   local, one direction, CPU-initiated, buffers under 10 GiB) and over pageable rows >= 1 MB.
@@ -262,19 +267,21 @@ def fit_compute(rows: list[LambdaRow], eff_cap: float) -> dict[str, Any]:
     mix), memory passes and fixed step time. Every efficiency is at most its cap
     (1/eff = 1/cap + a non-negative excess)."""
     models = sorted({r.workload.model_name or "" for r in rows})
+    per_model = (*SIMT_PATHS, ComputePath.TENSOR_16BIT)
     paths = [
-        p for p in FITTED_PATHS if p not in SIMT_PATHS and any(_features(r)[0] is p for r in rows)
+        p for p in FITTED_PATHS if p not in per_model and any(_features(r)[0] is p for r in rows)
     ]
     n_p, n_m = len(paths), len(models)
+    width = n_p + 4 * n_m
     simt_cap = eff_cap * WINOGRAD_GAIN
     # TF32 rows may run on either path (cuDNN picks the faster): start on the tensor cores,
     # then give each row the path the current fit says is faster, and refit.
     on_simt = [False] * len(rows)
     tf32 = [_features(r)[0] is ComputePath.TENSOR_TF32 for r in rows]
     weights = np.ones(len(rows))
-    x = np.zeros(n_p + 3 * n_m)
+    x = np.zeros(width)
     for _ in range(30):  # iteratively re-weighted: towards the least absolute relative error
-        a = np.zeros((len(rows), n_p + 3 * n_m))
+        a = np.zeros((len(rows), width))
         b = np.zeros(len(rows))
         for i, row in enumerate(rows):
             override = ComputePath.SIMT_FP32 if on_simt[i] else None
@@ -282,6 +289,8 @@ def fit_compute(rows: list[LambdaRow], eff_cap: float) -> dict[str, Any]:
             m = models.index(row.workload.model_name or "")
             if path in SIMT_PATHS:
                 col, cap = n_p + 2 * n_m + m, simt_cap
+            elif path is ComputePath.TENSOR_16BIT:
+                col, cap = n_p + 3 * n_m + m, eff_cap
             else:
                 col, cap = paths.index(path), eff_cap
             a[i, col] = t_mm / measured
@@ -303,6 +312,9 @@ def fit_compute(rows: list[LambdaRow], eff_cap: float) -> dict[str, Any]:
                 on_simt[i] = bool(t_simt < t_tensor)
     eff = {p.value: round(1.0 / (1.0 / eff_cap + float(x[j])), 4) for j, p in enumerate(paths)}
     has_simt = {r.workload.model_name for r in rows if _features(r)[0] in SIMT_PATHS}
+    has_tensor = {
+        r.workload.model_name for r in rows if _features(r)[0] is ComputePath.TENSOR_16BIT
+    }
     workloads: dict[str, dict[str, float]] = {}
     for m, name in enumerate(models):
         entry = {
@@ -313,7 +325,14 @@ def fit_compute(rows: list[LambdaRow], eff_cap: float) -> dict[str, Any]:
             entry["simt_efficiency"] = round(
                 1.0 / (1.0 / simt_cap + float(x[n_p + 2 * n_m + m])), 4
             )
+        if name in has_tensor:
+            entry["tensor_efficiency"] = round(
+                1.0 / (1.0 / eff_cap + float(x[n_p + 3 * n_m + m])), 4
+            )
         workloads[name] = entry
+    tensor = [w["tensor_efficiency"] for w in workloads.values() if "tensor_efficiency" in w]
+    if tensor:
+        eff[ComputePath.TENSOR_16BIT.value] = round(statistics.median(tensor), 4)
     simt = [w["simt_efficiency"] for w in workloads.values() if "simt_efficiency" in w]
     if simt:
         eff[ComputePath.SIMT_FP32.value] = round(statistics.median(simt), 4)

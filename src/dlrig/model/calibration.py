@@ -21,12 +21,14 @@ from dlrig.errors import CatalogError
 class WorkloadFactors:
     """Per-model facts fitted on measured throughput: memory-bound bytes moved per byte of
     saved activation, a fixed per-step time (kernel launches, sequential decoder steps), and
-    the matmul efficiency on shader cores (which depends on the model's layers: cuDNN's
-    Winograd convolutions beat the counted FLOPs, recurrent layers fall short)."""
+    the matmul efficiency on shader cores and on 16-bit tensor cores (which depend on the
+    model's layers: cuDNN's Winograd convolutions beat the counted FLOPs on shader cores,
+    recurrent layers and ops autocast keeps in fp32 fall short)."""
 
     memory_passes: float
     step_overhead_s: float
     simt_efficiency: float | None = None
+    tensor_efficiency: float | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ def parse_calibration(doc: dict[str, Any], source: str) -> Calibration:
                     float(t["memory_passes"]),
                     float(t["step_overhead_s"]),
                     float(t["simt_efficiency"]) if "simt_efficiency" in t else None,
+                    float(t["tensor_efficiency"]) if "tensor_efficiency" in t else None,
                 )
                 for name, t in compute.get("workloads", {}).items()
             },

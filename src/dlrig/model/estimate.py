@@ -161,6 +161,8 @@ def estimate(
     simt_eff = factors.simt_efficiency or cal.matmul_efficiency[ComputePath.SIMT_FP32.value]
     if path in (ComputePath.SIMT_FP32, ComputePath.SIMT_16BIT):
         efficiency = simt_eff
+    elif path is ComputePath.TENSOR_16BIT and factors.tensor_efficiency is not None:
+        efficiency = factors.tensor_efficiency
     elif path is ComputePath.TENSOR_TF32 and dev.group is not None:
         # cuDNN/cuBLAS pick the fastest algorithm: on cards whose TF32 tensor rate barely
         # beats FP32 (GeForce Ampere: equal), FP32 Winograd convolutions can win.
