@@ -78,3 +78,11 @@ def test_history_without_a_database_is_a_clean_error() -> None:
     result = CliRunner().invoke(app, ["probe", "--history"])
     assert result.exit_code != 0
     assert "no history yet" in str(result.exception)
+
+
+def test_a_path_that_is_not_a_directory_is_bad_input(tmp_path: Path) -> None:
+    from dlrig.errors import InputFileError
+
+    options = run_mod.ProbeOptions(paths=(tmp_path / "missing",))
+    with pytest.raises(InputFileError, match="not a directory"):
+        run_mod.disk_targets((), options)

@@ -1,8 +1,9 @@
 """What a training job reads from disk: the feed rate DISK.3 compares a measured disk against.
 
-The job's samples per second come from the performance model (`dlrig.model.estimate`) with
-every stage but storage: the rate the GPUs (and the CPU's preprocessing) would consume if the
-disk kept up. Pure: a build document and a workload in, MB/s out.
+The job's samples per second come from the performance model (`dlrig.model.estimate`) run with
+a disk that never limits: the rate the GPUs (and the CPU's preprocessing) would consume if the
+disk kept up; the model's assumptions (a CPU it had to assume, say) travel with the figure.
+Pure: a build document and a workload in, MB/s out.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlrig.catalog.loader import Catalog
-from dlrig.enums import Bottleneck
 from dlrig.errors import DlrigError
 
 REFERENCE_WORKLOAD = "resnet50"
@@ -30,6 +30,7 @@ class FeedNeed:
     job: str
     need_mb_s: float
     samples_per_s: float
+    assumptions: tuple[str, ...] = ()
 
 
 def feed_need(
@@ -58,13 +59,15 @@ def feed_need(
         result = estimate(build, workload)
     except DlrigError:
         return None
-    step_s = max(t for stage, t in result.exposed_s.items() if stage is not Bottleneck.STORAGE)
-    if step_s <= 0:
+    # The disk above never limits, so the step time is what the rest of the machine allows.
+    if result.step_time_s <= 0:
         return None
-    samples_per_s = result.batch_per_gpu * result.gpus / step_s
+    samples_per_s = result.batch_per_gpu * result.gpus / result.step_time_s
     need = samples_per_s * workload.dataset.bytes_per_sample / 1e6
     label = _pretty(workload.name)
-    return FeedNeed(f"a {gpu_count}-GPU {label} job{on}", need, samples_per_s)
+    return FeedNeed(
+        f"a {gpu_count}-GPU {label} job{on}", need, samples_per_s, tuple(result.assumptions)
+    )
 
 
 def _pretty(name: str) -> str:

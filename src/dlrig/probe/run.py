@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlrig.catalog.loader import Catalog
-from dlrig.errors import HardwareError
+from dlrig.errors import HardwareError, InputFileError
 from dlrig.hardware import host, torch_cuda
 from dlrig.hardware.nvml import GpuReading, NvmlBackend
 from dlrig.probe.match import match_gpu
@@ -79,6 +79,8 @@ def disk_targets(
     if options.paths:
         targets: list[tuple[host.Filesystem, Path | None]] = []
         for path in options.paths:
+            if not path.is_dir():
+                raise InputFileError(f"--path {path}: not a directory")
             fs = host.filesystem_of(path, filesystems)
             if fs is None:
                 raise HardwareError(f"{path} is on no filesystem dlrig can measure")
