@@ -11,6 +11,7 @@ import sys
 import typer
 
 from dlrig.commands import catalog as catalog_cmd
+from dlrig.commands import check as check_cmd
 from dlrig.commands import estimate as estimate_cmd
 from dlrig.commands import plan as plan_cmd
 from dlrig.commands import probe as probe_cmd
@@ -29,6 +30,7 @@ app = typer.Typer(
 )
 
 app.add_typer(catalog_cmd.app, name="catalog")
+app.command("check")(check_cmd.check)
 app.command("estimate")(estimate_cmd.estimate)
 app.command("workloads")(workloads_cmd.workloads)
 app.command("plan")(plan_cmd.plan)
