@@ -18,8 +18,9 @@ def test_four_gpu_box_becomes_four_catalog_rtx_3090s_that_resolve() -> None:
     # max link Gen4 x16 is what the card has: no pcie override
     assert build["gpus"] == [{"model": "GeForce RTX 3090", "count": 4}]
     assert build["memory"] == {"size_gb": 128.0}
-    assert build["storage"][0]["kind"] == "hdd"  # sda with rotational=1
-    assert build["storage"][0]["read_mb_s"] == 180.0
+    assert build["cpu"] == "AMD Ryzen Threadripper 7960X"  # "... 24-Cores" as /proc names it
+    assert build["storage"][0]["spec"]["kind"] == "hdd"  # sda with rotational=1
+    assert build["storage"][0]["spec"]["read_mb_s"] == 180.0
     resolved = resolve_build(build, "probe", CATALOG)
     assert resolved.gpu_count == 4
 
@@ -40,7 +41,7 @@ def test_virtual_disk_kind_is_inferred_from_its_rate_and_stated() -> None:
     doc = probe_build_document(
         scenario_result("laptop_without_gpu", disks=(disk(1800.0, "vda", True),)), CATALOG
     )
-    assert doc["build"]["storage"][0]["kind"] == "nvme"
+    assert doc["build"]["storage"][0]["spec"]["kind"] == "nvme"
     assert any("virtual disk" in a for a in doc["assumptions"])
 
 

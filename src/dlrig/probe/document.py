@@ -1,5 +1,6 @@
 """The probed machine as a build file (design.md's format), so that `check`, `estimate` and
-`upgrade` take `probe:latest`. Pure: a ProbeResult and the catalog in, a plain dict out.
+`upgrade` take `probe:latest`. Pure: a ProbeResult and the catalog in, a plain dict out
+(resolved by the build loader, then written by `dlrig.build.document.build_to_document`).
 
 Parts the catalog knows are named; the others are inline specs of what was measured. A part
 the probe cannot see (PSU, case, motherboard) is left out, as a build file allows, and every
@@ -11,6 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from dlrig.build import resolve_build
+from dlrig.build.document import build_to_document
 from dlrig.catalog.loader import Catalog
 from dlrig.enums import Precision, StorageKind
 from dlrig.probe.match import match_cpu, match_gpu, match_storage
@@ -138,4 +141,7 @@ def probe_build_document(result: ProbeResult, catalog: Catalog) -> dict[str, Any
     if storage:
         doc["storage"] = storage
     assumed.append("PSU, case and motherboard cannot be probed: left out")
-    return {"build": doc, "assumptions": assumed}
+    # Through the build loader and back: the document is validated, and written the way every
+    # other dlrig document is (H3's build_to_document), so probe:latest reads like a build file.
+    build = resolve_build(doc, "probe", catalog)
+    return {"build": build_to_document(build, catalog), "assumptions": assumed}
