@@ -137,3 +137,16 @@ def test_inference_is_memory_bandwidth_bound_and_reports_tokens() -> None:
     assert est.tokens_per_s == pytest.approx(est.samples_per_s)
     # Each step reads 16 GB of weights and 4.3 GB of KV cache: at most 936/20.3 = 46 steps/s.
     assert est.tokens_per_s < 8 * 936 / 20.3
+
+
+def test_cpu_lanes_shared_by_the_gpus_narrow_each_link() -> None:
+    """PCIE.2/PCIE.3: a 20-lane desktop CPU gives two GPUs x8 each (20 // 2 = 10 -> x8)."""
+    desktop = {"spec": {"name": "20-lane CPU", "family": "t", "cores": 8, "threads": 16,
+               "base_ghz": 3.5, "pcie_lanes": 20, "pcie_gen": 4, "memory_channels": 2,
+               "memory_type": "DDR5", "tdp_w": 105, "socket": "t"}}  # fmt: skip
+    job = make_workload("resnet50")
+    narrow = estimate(make_build(RTX_3090, count=2, cpu=desktop), job)
+    wide = estimate(make_build(RTX_3090, count=2), job)  # a 64-lane CPU
+    assert Modifier.PCIE_DOWNGRADED in narrow.modifiers
+    assert Modifier.PCIE_DOWNGRADED not in wide.modifiers
+    assert narrow.stages_s[Bottleneck.PCIE] == pytest.approx(2 * wide.stages_s[Bottleneck.PCIE])

@@ -84,12 +84,32 @@ def _pick_device(build: Build, workload: Workload, cal: Calibration, assumed: li
     )  # fmt: skip
 
 
+def _link_width(lanes: int) -> int:
+    """The widest PCIe link (x16, x8, x4, x2, x1) that `lanes` lanes can make."""
+    return next((w for w in (16, 8, 4, 2, 1) if w <= lanes), 1)
+
+
 def _link(build: Build, group: GPUGroup, mods: list[Modifier]) -> tuple[int, int]:
+    """(gen, lanes) of the group's links: what the build says the slot gives, else the card's
+    own, limited by the board's slots (widest first) and the CPU's lanes shared by all GPUs."""
     gpu = group.gpu
     gen = group.pcie_gen or gpu.pcie_gen
+    lanes = group.pcie_lanes or gpu.pcie_lanes
+    if group.pcie_lanes is None and build.platform is None:
+        board = build.motherboard
+        if board is not None and board.x16_slots:
+            slots = sorted(board.x16_slots, key=lambda sl: -sl.lanes)
+            first = sum(g.count for g in build.gpus[: build.gpus.index(group)])
+            mine = slots[first : first + group.count] or slots[-1:]
+            lanes = min(lanes, min(sl.lanes for sl in mine))
+            if group.pcie_gen is None:
+                gen = min(gen, min(sl.gen for sl in mine))
+        if build.cpu is not None and build.gpu_count:
+            lanes = min(
+                lanes, _link_width(build.cpu.pcie_lanes * build.cpu_count // build.gpu_count)
+            )
     if group.pcie_gen is None and build.cpu is not None:
         gen = min(gen, build.cpu.pcie_gen)
-    lanes = group.pcie_lanes or gpu.pcie_lanes
     if gen < gpu.pcie_gen or lanes < gpu.pcie_lanes:
         mods.append(Modifier.PCIE_DOWNGRADED)
     return gen, lanes
@@ -223,7 +243,8 @@ def estimate(
                 batch * workload.input_bytes_per_sample, rate
             )
         store = build.dataset_storage
-        read_mb_s = store.device.read_mb_s if store else DEFAULT_READ_MB_S
+        # Identical drives holding the dataset are read together (striped), as the rules assume.
+        read_mb_s = store.device.read_mb_s * store.count if store else DEFAULT_READ_MB_S
         if store is None:
             assumed.append(f"no storage given: a {DEFAULT_READ_MB_S:.0f} MB/s NVMe SSD assumed")
         first = pipeline.storage_read_time_s(batch * n_node * ds.bytes_per_sample, read_mb_s)
