@@ -1,0 +1,83 @@
+"""The registry and the result types: ids, docstrings, purity, unknowns reported as info."""
+
+from __future__ import annotations
+
+import re
+
+from rules_fixtures import build, check, desktop, gpu
+
+from dlrig.enums import Severity
+from dlrig.rules import RULES, CheckResult, Finding, check_build
+
+# Every guide id a build can be judged by (guide.md); MEM.1, GPU.1/.2, CPU.2, COOL.2/.5,
+# PSU.4 and MON.1 state facts or preferences no build file decides.
+GUIDE_RULES = {
+    "DP.1", "DP.2", "GPU.3", "GPU.4", "GPU.5", "RAM.1", "RAM.2", "PCIE.1", "PCIE.2", "PCIE.3",
+    "CPU.1", "CPU.3", "CPU.4", "DISK.1", "DISK.2", "DISK.3", "DISK.4", "PSU.1", "PSU.2",
+    "PSU.3", "CO2.1", "COOL.1", "COOL.3", "COOL.4", "COOL.6", "MB.1", "CASE.1",
+}  # fmt: skip
+COMPAT_RULES = {
+    "COMPAT.socket", "COMPAT.memory", "COMPAT.slots", "COMPAT.lanes", "COMPAT.length",
+    "COMPAT.form", "COMPAT.platform",
+}  # fmt: skip
+
+
+def test_every_judgeable_guide_rule_and_the_compat_rules_are_registered() -> None:
+    assert {r.id for r in RULES} == GUIDE_RULES | COMPAT_RULES
+
+
+def test_rule_ids_are_unique_and_well_formed() -> None:
+    ids = [r.id for r in RULES]
+    assert len(ids) == len(set(ids))
+    assert all(re.fullmatch(r"[A-Z0-9]+\.[A-Za-z0-9]+", i) for i in ids)
+
+
+def test_every_rule_quotes_its_reasoning_in_a_docstring() -> None:
+    for r in RULES:
+        assert r.check.__doc__ and len(r.check.__doc__.split()) >= 8, r.id
+        assert r.title == r.check.__doc__.strip().splitlines()[0]
+
+
+def test_findings_carry_rule_severity_message_evidence_and_fix() -> None:
+    result = check(desktop(psu={"watts": 1000, "efficiency": "gold", "pcie_8pin": 8}))
+    for f in result.findings:
+        assert isinstance(f, Finding)
+        assert f.rule in {r.id for r in RULES}
+        assert isinstance(f.severity, Severity)
+        assert f.message
+        assert isinstance(f.evidence, dict)
+    assert all(f.fix for f in result.errors)  # every error says what to do
+
+
+def test_check_is_pure_same_build_same_findings() -> None:
+    b = build(desktop(gpu_fields={"cooler": "open-air"}))
+    assert check_build(b) == check_build(b)
+
+
+def test_ok_and_errors() -> None:
+    finding = Finding("PSU.1", Severity.ERROR, "x")
+    result = CheckResult((finding, Finding("RAM.1", Severity.INFO, "y")))
+    assert not result.ok
+    assert result.errors == (finding,)
+    assert CheckResult(()).ok
+
+
+def test_missing_parts_are_reported_as_unknown_info_not_skipped() -> None:
+    """A GPU alone: PSU, CPU, RAM, board and case checks say what they could not judge."""
+    result = check({"gpus": [{"spec": gpu(), "count": 2}]})
+    unknown = {f.rule for f in result.findings if f.message.startswith("unknown:")}
+    assert {"PSU.1", "PSU.2", "CPU.1", "RAM.2", "MB.1", "COMPAT.length", "DISK.3"} <= unknown
+    assert all(f.severity is Severity.INFO for f in result.findings if f.rule in unknown)
+    assert result.ok
+
+
+def test_an_empty_build_has_no_errors() -> None:
+    assert check({}).ok
+
+
+def test_check_build_is_fast_enough_to_call_per_candidate() -> None:
+    """Not a timing assertion (bench/bench_check.py measures): one call does no I/O, so it
+    runs many times on one build without touching the catalog or files."""
+    b = build(desktop())
+    results = {check_build(b).ok for _ in range(50)}
+    assert results == {True}

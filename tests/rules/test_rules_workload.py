@@ -1,0 +1,98 @@
+"""Workload-aware rules: storage feed and capacity (DISK.*), GPU memory (GPU.4), 16-bit
+(GPU.3), loading (DISK.2), the host parameter server (DP.1). Zoo workloads from dlrig.workloads,
+varied with dataclasses.replace."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rules_fixtures import check, desktop, gpu
+
+from dlrig.enums import Parallelism, Precision, PreprocessingStrategy, Severity
+from dlrig.workloads import load_workload
+from dlrig.workloads.model import Dataset
+
+HDD = {"kind": "hdd", "capacity_tb": 8, "read_mb_s": 150}
+
+
+def test_resnet50_on_four_gpus_from_a_150mb_s_hdd_fails_disk3() -> None:
+    """DISK.3: ImageNet (~110 KB a JPEG) at thousands of images/s outruns a 150 MB/s disk,
+    and 64 GB of RAM cannot cache the 138 GB dataset."""
+    w = load_workload("resnet50")
+    assert w.dataset is not None and w.dataset.total_gb > 0.7 * 64
+    doc = desktop(storage=[HDD], memory={"size_gb": 64, "type": "DDR5"})
+    finding = check(doc, w).by_rule("DISK.3")[0]
+    assert finding.severity is Severity.ERROR
+    assert finding.evidence["need_mb_s"] > 150
+    assert "SSD is required" in finding.message
+
+
+def test_the_same_dataset_cached_in_ram_keeps_up_from_the_hdd() -> None:
+    w = load_workload("resnet50")
+    doc = desktop(storage=[HDD], memory={"size_gb": 512, "type": "DDR5"})
+    finding = check(doc, w).by_rule("DISK.3")[0]
+    assert finding.severity is Severity.INFO
+    assert finding.evidence["dataset_cached_in_ram"] is True
+
+
+def test_an_hdd_without_a_workload_is_information() -> None:
+    assert check(desktop(storage=[HDD])).by_rule("DISK.3")[0].severity is Severity.INFO
+
+
+def test_disk4_a_dataset_larger_than_every_drive_fails() -> None:
+    w = dataclasses.replace(
+        load_workload("resnet50"), dataset=Dataset(samples=100_000_000, bytes_per_sample=110_000)
+    )  # 11 TB
+    finding = check(desktop(), w).by_rule("DISK.4")[0]
+    assert finding.severity is Severity.ERROR
+    assert finding.evidence["dataset_gb"] == 11_000
+
+
+def test_disk4_dataset_drive_without_room_warns() -> None:
+    """DISK.4: the SSD should hold the dataset plus some tens of GB (50 GB here)."""
+    w = dataclasses.replace(
+        load_workload("resnet50"), dataset=Dataset(samples=1_000_000, bytes_per_sample=1_000_000)
+    )  # 1000 GB on a 1 TB SSD, with an 8 TB HDD beside it
+    doc = desktop(
+        storage=[{"kind": "nvme", "capacity_tb": 1, "read_mb_s": 7000, "holds_dataset": True}, HDD]
+    )
+    finding = check(doc, w).by_rule("DISK.4")[0]
+    assert finding.severity is Severity.WARNING
+    assert finding.evidence["needed_gb"] == 1050
+
+
+def test_gpu4_llama_8b_full_training_does_not_fit_a_24gb_card() -> None:
+    w = load_workload("llama-3-8b")
+    finding = check(desktop(), w).by_rule("GPU.4")[0]
+    assert finding.severity is Severity.ERROR
+    assert finding.evidence["gpu_memory_gb"] == 24
+
+
+def test_gpu4_resnet50_fits_a_24gb_card() -> None:
+    finding = check(desktop(), load_workload("resnet50")).by_rule("GPU.4")[0]
+    assert finding.severity is Severity.INFO
+
+
+def test_gpu3_16bit_training_on_a_card_without_tensor_cores_warns() -> None:
+    """GPU.3: GTX 10-series cards should run 32-bit models."""
+    w = dataclasses.replace(load_workload("resnet50"), precision=Precision.FP16)
+    old = desktop(gpu_fields=gpu(fp16_tensor_tflops=None))
+    assert check(old, w).by_rule("GPU.3")[0].severity is Severity.WARNING
+    assert check(desktop(), w).by_rule("GPU.3") == ()
+
+
+def test_disk2_loading_in_the_training_loop_warns_for_online_preprocessing() -> None:
+    w = dataclasses.replace(load_workload("resnet50"), loader_workers=0)
+    assert w.preprocessing_strategy is PreprocessingStrategy.ONLINE
+    assert check(desktop(), w).by_rule("DISK.2")[0].severity is Severity.WARNING
+
+
+def test_dp1_host_parameter_server_is_reported() -> None:
+    w = dataclasses.replace(load_workload("resnet50"), parallel=Parallelism.HOST_PS)
+    assert check(desktop(), w).by_rule("DP.1")[0].severity is Severity.INFO
+
+
+def test_synthetic_data_skips_the_storage_rules() -> None:
+    w = dataclasses.replace(load_workload("resnet50"), dataset=None)
+    result = check(desktop(storage=[HDD]), w)
+    assert result.by_rule("DISK.1") == () and result.by_rule("DISK.4") == ()
