@@ -79,7 +79,7 @@ def _parse_yaml_or_toml(name: str, text: str) -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        doc = yaml.safe_load(text)
     except yaml.YAMLError as yaml_exc:
         # Standard input has no suffix: a TOML document is accepted there too.
         if name == "<stdin>":
@@ -93,6 +93,13 @@ def _parse_yaml_or_toml(name: str, text: str) -> Any:
         raise ParseError(f"{name}: invalid YAML{where}: {problem}") from None
     except RecursionError:
         raise ParseError(f"{name}: invalid YAML: nested too deeply") from None
+    if name == "<stdin>" and not isinstance(doc, dict):
+        # A TOML document often reads as one YAML string: on stdin, TOML gets its turn.
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            pass
+    return doc
 
 
 def read_document(path: str | Path, *, stdin_text: str | None = None) -> tuple[str, dict[str, Any]]:
