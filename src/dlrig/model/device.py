@@ -1,0 +1,122 @@
+"""Which device computes, at what rate, and over which links (PCIe, NVLink) it talks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlrig.build.model import Build, GPUGroup
+from dlrig.catalog.schema import CPU, GPU
+from dlrig.enums import Interconnect, Modifier
+from dlrig.model import pcie
+from dlrig.model.calibration import Calibration, WorkloadFactors
+from dlrig.model.rates import ComputePath, cpu_peak_flops_s, matmul_peak
+from dlrig.units import TFLOPS
+from dlrig.workloads.model import Workload
+
+DEFAULT_CPU = CPU(
+    name="assumed 8-core CPU", family="assumed", cores=8, threads=16, base_ghz=3.0,
+    pcie_lanes=24, pcie_gen=4, memory_channels=2, memory_type="DDR5", tdp_w=105, socket="any",
+)  # fmt: skip
+DEFAULT_RAM_GB = 32.0
+
+
+@dataclass(frozen=True)
+class Device:
+    """The compute device of a build: a GPU group (paced by its slowest card) or the CPU."""
+
+    name: str
+    is_cpu: bool
+    peak_flops_s: float
+    path: ComputePath
+    bandwidth_gb_s: float
+    memory_gb: float
+    group: GPUGroup | None
+
+
+def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: list[str]) -> Device:
+    """The GPUs (the slowest group when they are mixed), else the CPU."""
+    if build.gpus:
+        group = min(build.gpus, key=lambda g: g.gpu.fp32_tflops)
+        if len(build.gpus) > 1:
+            assumed.append(f"mixed GPUs: all paced by the slowest, {group.gpu.name}")
+        gpu = group.gpu
+        peak, path, note = matmul_peak(gpu, workload.precision)
+        if note:
+            assumed.append(note)
+        return Device(gpu.name, False, peak, path, gpu.memory_bandwidth_gb_s, gpu.memory_gb, group)
+    cpu = build.cpu or DEFAULT_CPU
+    if build.cpu is None:
+        assumed.append("no GPU and no CPU given: an 8-core 3 GHz CPU assumed")
+    ram_gb = build.memory.size_gb if build.memory else 0.0
+    if not ram_gb:
+        ram_gb = DEFAULT_RAM_GB
+        assumed.append(f"RAM size not given: {DEFAULT_RAM_GB:.0f} GB assumed")
+    peak = cpu_peak_flops_s(cpu, build.cpu_count, cal.cpu_flops_per_cycle)
+    return Device(
+        f"CPU: {cpu.name}", True, peak, ComputePath.CPU, cal.host_memory_bandwidth_gb_s,
+        ram_gb, None,
+    )  # fmt: skip
+
+
+def matmul_rate(
+    dev: Device, factors: WorkloadFactors, cal: Calibration
+) -> tuple[float, ComputePath, float]:
+    """(peak FLOP/s, path, efficiency) the matmuls run at: the model's own fitted efficiency
+    on its path when known, else the path's. For TF32 the faster of the tensor cores and the
+    shader cores: cuDNN/cuBLAS pick the fastest algorithm, and where the TF32 rate barely
+    beats FP32 (GeForce Ampere: equal) FP32 Winograd convolutions can win."""
+    peak, path = dev.peak_flops_s, dev.path
+    efficiency = cal.matmul_efficiency[path.value]
+    simt_eff = factors.simt_efficiency or cal.matmul_efficiency[ComputePath.SIMT_FP32.value]
+    if path in (ComputePath.SIMT_FP32, ComputePath.SIMT_16BIT):
+        efficiency = simt_eff
+    elif path is ComputePath.TENSOR_16BIT and factors.tensor_efficiency is not None:
+        efficiency = factors.tensor_efficiency
+    elif path is ComputePath.TENSOR_TF32 and dev.group is not None:
+        simt_peak = dev.group.gpu.fp32_tflops * TFLOPS
+        if simt_peak * simt_eff > peak * efficiency:
+            return simt_peak, ComputePath.SIMT_FP32, simt_eff
+    return peak, path, efficiency
+
+
+def link_width(lanes: int) -> int:
+    """The widest PCIe link (x16, x8, x4, x2, x1) that `lanes` lanes can make."""
+    return next((w for w in (16, 8, 4, 2, 1) if w <= lanes), 1)
+
+
+def pcie_link(build: Build, group: GPUGroup, mods: list[Modifier]) -> tuple[int, int]:
+    """(gen, lanes) of the group's links: what the build says the slot gives, else the card's
+    own, limited by the board's slots (widest first) and the CPU's lanes shared by all GPUs
+    (PCIE.2, PCIE.3). A link narrower or older than the card is `pcie_downgraded`."""
+    gpu = group.gpu
+    gen = group.pcie_gen or gpu.pcie_gen
+    lanes = group.pcie_lanes or gpu.pcie_lanes
+    if group.pcie_lanes is None and build.platform is None:
+        board = build.motherboard
+        if board is not None and board.x16_slots:
+            slots = sorted(board.x16_slots, key=lambda sl: -sl.lanes)
+            first = sum(g.count for g in build.gpus[: build.gpus.index(group)])
+            mine = slots[first : first + group.count] or slots[-1:]
+            lanes = min(lanes, min(sl.lanes for sl in mine))
+            if group.pcie_gen is None:
+                gen = min(gen, min(sl.gen for sl in mine))
+        if build.cpu is not None and build.gpu_count:
+            lanes = min(
+                lanes, link_width(build.cpu.pcie_lanes * build.cpu_count // build.gpu_count)
+            )
+    if group.pcie_gen is None and build.cpu is not None:
+        gen = min(gen, build.cpu.pcie_gen)
+    if gen < gpu.pcie_gen or lanes < gpu.pcie_lanes:
+        mods.append(Modifier.PCIE_DOWNGRADED)
+    return gen, lanes
+
+
+def busbw_gb_s(build: Build, gpu: GPU, n: int, gen: int, lanes: int, cal: Calibration) -> float:
+    """Achievable all-reduce bus bandwidth per GPU: NVLink/NVSwitch (one direction's share of
+    the card's NVLink bandwidth; a bridge joins pairs only), else the PCIe link."""
+    kind = build.platform.interconnect if build.platform else gpu.interconnect
+    nvlink = gpu.nvlink_gb_s
+    full_mesh = kind in (Interconnect.NVSWITCH, Interconnect.NVLINK)
+    if nvlink and (full_mesh or (kind is Interconnect.NVLINK_BRIDGE and n == 2)):
+        return nvlink / 2.0 * cal.nvlink_busbw_efficiency
+    return pcie.pcie_theoretical_gb_s(gen, lanes) * cal.pcie_busbw_efficiency
