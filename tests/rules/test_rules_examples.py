@@ -1,0 +1,51 @@
+"""Every build in examples/builds checked against its expected findings (error and warning
+rule ids; infos are notes and may grow)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dlrig.build import load_build
+from dlrig.rules import check_build
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "builds"
+
+# file -> (error rule ids, warning rule ids)
+EXPECTED: dict[str, tuple[set[str], set[str]]] = {
+    "budget-1gpu-3090.yaml": (set(), set()),
+    # 24 cores for 2 GPUs is more than the guide's 2 per GPU needs (CPU.4).
+    "2x-4090-spaced-workstation.yaml": (set(), {"CPU.4"}),
+    "4x-blower-workstation.yaml": (set(), set()),
+    "4x-open-air-workstation.yaml": ({"COOL.3"}, set()),
+    # 3 slots for 4 cards (MB.1); the third card's slot is x4 from the chipset (PCIE.2, PCIE.3).
+    "4x-on-desktop-cpu.yaml": ({"MB.1", "PCIE.2"}, {"PCIE.3"}),
+    "2x-rtx6000-ada-xeon.toml": (set(), set()),
+}
+
+
+def test_every_example_has_an_expectation() -> None:
+    assert {p.name for p in EXAMPLES.iterdir()} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_build_has_its_expected_findings(name: str) -> None:
+    errors, warnings = EXPECTED[name]
+    result = check_build(load_build(EXAMPLES / name))
+    assert {f.rule for f in result.errors} == errors
+    assert {f.rule for f in result.warnings} == warnings
+    assert result.ok == (not errors)
+
+
+def test_the_make_run_build_passes_with_no_error() -> None:
+    """`make run` checks 4x-blower-workstation.yaml: it must exit 0."""
+    result = check_build(load_build(EXAMPLES / "4x-blower-workstation.yaml"))
+    assert result.ok
+    psu = result.by_rule("PSU.1")[0].evidence
+    assert (psu["subtotal_w"], psu["recommended_w"], psu["psu_w"]) == (1362, 1500, 1600)
+
+
+def test_the_open_air_mistake_differs_from_the_blower_build_by_cooling_only() -> None:
+    result = check_build(load_build(EXAMPLES / "4x-open-air-workstation.yaml"))
+    assert [f.rule for f in result.errors] == ["COOL.3"]
