@@ -243,21 +243,37 @@ def _run(
     )
 
 
-ADVICE: dict[Bottleneck, str] = {
-    Bottleneck.STORAGE: "a faster drive (NVMe), more RAM so the dataset stays in the page cache, "
-    "or a compressed/preprocessed dataset (DISK.1, DISK.3)",
-    Bottleneck.CPU_PREPROCESSING: "more CPU cores or loader workers per GPU, or preprocess once "
-    "before training (CPU.1)",
-    Bottleneck.PCIE: "pinned memory with asynchronous loading hides the copy (PCIE.1); more lanes "
-    "only shorten it",
-    Bottleneck.GPU_COMPUTE: "a GPU with more TFLOPS at this precision, or 16-bit on tensor cores "
-    "(GPU.3)",
-    Bottleneck.GPU_MEMORY_BANDWIDTH: "a GPU with more memory bandwidth; larger batches or fused "
-    "kernels raise arithmetic intensity",
-    Bottleneck.INTERCONNECT: "NVLink/NVSwitch between the GPUs (DP.2), fewer GPUs, or larger "
-    "batches per GPU",
-    Bottleneck.NETWORK: "a faster network between nodes (InfiniBand), or larger batches per GPU",
-}
+def advice(bottleneck: Bottleneck, workload: Workload, path: str, dev: Device) -> str:
+    """What would move the bottleneck, given what the workload already does."""
+    w = workload
+    if bottleneck is Bottleneck.STORAGE:
+        return (
+            "a faster drive (NVMe), enough RAM for the page cache to hold the dataset, or a "
+            "smaller stored sample (DISK.1, DISK.3)"
+        )
+    if bottleneck is Bottleneck.CPU_PREPROCESSING:
+        if w.preprocessing_strategy is PreprocessingStrategy.ONLINE:
+            return (
+                "preprocess once before training, or more CPU cores and loader workers per GPU "
+                "(CPU.1)"
+            )
+        return "more loader workers or CPU cores per GPU (CPU.1)"
+    if bottleneck is Bottleneck.PCIE:
+        if not pcie.pcie_overlapped(w.pin_memory, w.async_loading):
+            return "pin memory and load asynchronously: the copy then hides behind compute (PCIE.1)"
+        return "more PCIe lanes or a newer generation, or send smaller inputs (uint8 images)"
+    if bottleneck is Bottleneck.GPU_COMPUTE:
+        if dev.is_cpu:
+            return "a GPU: the CPU computes at a small fraction of a GPU's rate (MEM.1)"
+        gpu = dev.group.gpu if dev.group is not None else None
+        if path.startswith("simt") and gpu is not None and gpu.has_tensor_cores:
+            return "train in 16-bit (bf16/fp16) on the GPU's tensor cores (GPU.3)"
+        return "a GPU with more TFLOPS at this precision (GPU.1), or more GPUs"
+    if bottleneck is Bottleneck.GPU_MEMORY_BANDWIDTH:
+        return "a GPU with more memory bandwidth (GPU.1); larger batches or fused kernels help"
+    if bottleneck is Bottleneck.INTERCONNECT:
+        return "NVLink/NVSwitch between the GPUs (DP.2), fewer GPUs, or larger batches per GPU"
+    return "a faster network between the nodes (InfiniBand), or larger batches per GPU"
 
 
 def estimate(
@@ -336,7 +352,7 @@ def estimate(
         exposed_s=step.exposed_s,
         hidden=tuple(dict.fromkeys(hidden)),
         modifiers=tuple(dict.fromkeys(mods)),
-        advice=ADVICE[step.bottleneck],
+        advice=advice(step.bottleneck, workload, path, dev),
         next_bottleneck=step.next_bottleneck,
         speedup_if_removed=step.speedup_if_removed,
         samples_per_s=samples_per_s,
