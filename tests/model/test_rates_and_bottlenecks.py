@@ -150,3 +150,23 @@ def test_cpu_lanes_shared_by_the_gpus_narrow_each_link() -> None:
     assert Modifier.PCIE_DOWNGRADED in narrow.modifiers
     assert Modifier.PCIE_DOWNGRADED not in wide.modifiers
     assert narrow.stages_s[Bottleneck.PCIE] == pytest.approx(2 * wide.stages_s[Bottleneck.PCIE])
+
+
+def test_big_inputs_over_a_narrow_link_make_pcie_the_bottleneck() -> None:
+    """A 3D volume of 256^3 float32 (67 MB) per sample over PCIe 3.0 x4 (PCIE.1): pinned,
+    asynchronous copies hide it only while it is shorter than the compute."""
+    volume = {"params": 1e7, "forward_flops_per_sample": 1e9, "activation_bytes_per_sample": 1e8}
+    keys = {
+        "batch_size": 4, "precision": "fp16", "input": {"shape": [256, 256, 256]},
+        "dataset": {"samples": 1000, "bytes_per_sample": 1e6},
+        "preprocessing": {"strategy": "offline", "offline_cpu_ms_per_sample": 0.0},
+    }  # fmt: skip
+    narrow = [{"spec": RTX_3090, "pcie": {"gen": 3, "lanes": 4}}]
+    build = make_build(RTX_3090, gpus=narrow)
+    sync = estimate(
+        build, make_workload(volume, loader={"workers": 0, "pin_memory": False}, **keys)
+    )
+    pinned = estimate(build, make_workload(volume, **keys))
+    assert sync.bottleneck is Bottleneck.PCIE and "pin memory" in sync.advice
+    assert pinned.bottleneck is Bottleneck.PCIE and "lanes" in pinned.advice
+    assert pinned.step_time_s < sync.step_time_s
