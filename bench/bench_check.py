@@ -1,0 +1,171 @@
+"""Speed of `dlrig check`: start-up, one check in-process, and check_build per call.
+
+    .venv/bin/python bench/bench_check.py [--runs N] [--calls N] [--out FILE]
+
+Targets (issue #2): `dlrig --help` under 0.5 s wall time; one check under 100 ms after
+start-up; check_build under 0.5 ms per build (the planner calls it per candidate).
+
+- `dlrig --help` and `dlrig check` run as subprocesses; the best of N runs is reported (the
+  least disturbed by other load), with the median beside it.
+- "one check in-process" is what the command does after the interpreter and its imports are
+  up: load the catalog (first call: parses the TOML files), read and resolve the build, run
+  the rules, render the table and the JSON; measured on the first call in a fresh process
+  (cold catalog) and as the best of N later calls.
+- check_build: mean and 99th percentile microseconds per call over every example build,
+  without and with a workload.
+Writes bench/results/check.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import io
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "builds" / "4x-blower-workstation.yaml"
+DLRIG = [sys.executable, "-m", "dlrig"]
+
+
+def wall_s(args: list[str], runs: int) -> tuple[float, float]:
+    """(best, median) wall seconds of a subprocess over runs."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(args, capture_output=True, check=False)
+        times.append(time.perf_counter() - start)
+    return min(times), statistics.median(times)
+
+
+IN_PROCESS = r"""
+import io, sys, time
+t0 = time.perf_counter()
+from dlrig.build import load_build
+from dlrig.catalog import load_catalog
+from dlrig.report.check import check_json, check_renderable
+from dlrig.rules import check_build
+from rich.console import Console
+imports_s = time.perf_counter() - t0
+
+def one(path):
+    cat = load_catalog()
+    build = load_build(path, cat)
+    result = check_build(build)
+    Console(file=io.StringIO(), width=100).print(check_renderable(build, result))
+    check_json(build, result, cat)
+
+path = sys.argv[1]
+t = time.perf_counter(); one(path); first = time.perf_counter() - t
+later = []
+for _ in range(int(sys.argv[2])):
+    t = time.perf_counter(); one(path); later.append(time.perf_counter() - t)
+print(imports_s, first, min(later))
+"""
+
+
+def in_process(runs: int) -> tuple[float, float, float]:
+    """(imports s, first check s, best later check s) in a fresh interpreter."""
+    out = subprocess.run(
+        [sys.executable, "-c", IN_PROCESS, str(EXAMPLE), str(runs)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    imports_s, first, later = (float(x) for x in out.stdout.split())
+    return imports_s, first, later
+
+
+def per_call_us(calls: int) -> dict[str, tuple[float, float, float]]:
+    """(median wall, p99 wall, p99 CPU) microseconds of check_build over the example builds.
+
+    CPU time (time.process_time) is beside wall time because a shared machine preempts the
+    process now and then, which shows in the wall-clock tail but is not the code's cost."""
+    from dlrig.build import load_build
+    from dlrig.rules import check_build
+    from dlrig.workloads import load_workload
+
+    builds = [load_build(p) for p in sorted((REPO / "examples" / "builds").iterdir())]
+    out = {}
+    for label, workload in (("no workload", None), ("resnet50", load_workload("resnet50"))):
+        for b in builds:
+            check_build(b, workload)  # first calls import the model's helpers
+        wall, cpu = [], []
+        for _ in range(calls):
+            for b in builds:
+                t, c = time.perf_counter(), time.process_time()
+                check_build(b, workload)
+                wall.append(time.perf_counter() - t)
+                cpu.append(time.process_time() - c)
+        wall.sort()
+        cpu.sort()
+        p99 = int(0.99 * len(wall))
+        out[label] = (statistics.median(wall) * 1e6, wall[p99] * 1e6, cpu[p99] * 1e6)
+    return out
+
+
+def machine() -> str:
+    nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+    model = ""
+    lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    for line in lscpu.splitlines():
+        if line.startswith("Model name:"):
+            model = line.split(":", 1)[1].strip()
+    return f"{model}, {nproc} CPUs (nproc), Python {sys.version.split()[0]}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "check.md")
+    args = parser.parse_args()
+
+    help_best, help_median = wall_s([*DLRIG, "--help"], args.runs)
+    check_best, check_median = wall_s([*DLRIG, "check", str(EXAMPLE)], args.runs)
+    imports_s, first_s, later_s = in_process(args.runs)
+    calls = per_call_us(args.calls)
+
+    buf = io.StringIO()
+    buf.write("# dlrig check: speed\n\n")
+    buf.write(f"Command: `.venv/bin/python bench/bench_check.py --runs {args.runs} ")
+    buf.write(f"--calls {args.calls}`  \n")
+    buf.write(f"Machine: {machine()}  \nDate: {dt.date.today().isoformat()}\n\n")
+    buf.write("| what | target | measured |\n|---|---|---|\n")
+    buf.write(
+        f"| `dlrig --help` wall time, best of {args.runs} (median) | < 0.5 s | "
+        f"{help_best:.3f} s ({help_median:.3f} s) |\n"
+    )
+    buf.write(
+        f"| `dlrig check examples/builds/4x-blower-workstation.yaml` wall time, best of "
+        f"{args.runs} (median) | - | {check_best:.3f} s ({check_median:.3f} s) |\n"
+    )
+    buf.write(
+        f"| imports of the check path (build, catalog, rules, report) | - | "
+        f"{imports_s * 1e3:.0f} ms |\n"
+    )
+    buf.write(
+        f"| one check in-process, first call (parses the catalog) | < 100 ms | "
+        f"{first_s * 1e3:.1f} ms |\n"
+    )
+    buf.write(
+        f"| one check in-process, later calls, best of {args.runs} | < 100 ms | "
+        f"{later_s * 1e3:.1f} ms |\n"
+    )
+    for label, (median_us, p99_us, p99_cpu_us) in calls.items():
+        buf.write(
+            f"| `check_build` per call ({label}): median, p99 wall, p99 CPU over the example "
+            f"builds x {args.calls} | < 500 us | {median_us:.0f} us, {p99_us:.0f} us, "
+            f"{p99_cpu_us:.0f} us |\n"
+        )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(buf.getvalue())
+    sys.stdout.write(buf.getvalue())
+
+
+if __name__ == "__main__":
+    main()
