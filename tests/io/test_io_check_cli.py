@@ -178,3 +178,8 @@ def test_catalog_override_adds_a_part(tmp_path: Path) -> None:
     result = run_check(path, "--catalog", cat, "--json")
     assert result.returncode == 0, result.stderr.decode()
     assert json.loads(result.stdout)["build"]["gpus"] == [{"model": "Lab GPU", "count": 1}]
+
+
+def test_probe_latest_without_a_saved_probe_is_one_line() -> None:
+    """DLRIG_HOME is a fresh directory in tests (conftest): nothing was saved there."""
+    assert_one_line_error(run_check("probe:latest"), "no saved probe", "dlrig probe --save")
