@@ -212,7 +212,13 @@ def _run_samples(workload: Workload, global_batch: int, assumed: list[str]) -> f
         if workload.epochs is None:
             assumed.append("run length not given: 1 epoch assumed")
         return epochs * workload.dataset.samples
-    assumed.append(f"run length not given: {DEFAULT_RUN_STEPS} steps assumed")
+    if workload.epochs is not None:
+        assumed.append(
+            f"epochs given but the data is synthetic (no dataset size): {DEFAULT_RUN_STEPS} "
+            "steps assumed"
+        )
+    else:
+        assumed.append(f"run length not given: {DEFAULT_RUN_STEPS} steps assumed")
     return float(DEFAULT_RUN_STEPS * global_batch)
 
 
