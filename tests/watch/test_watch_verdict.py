@@ -36,17 +36,32 @@ def test_idle_gpus_and_a_serial_loader_thread_is_cpu_preprocessing() -> None:
     assert any(a.rule == "CPU.1" for a in alarms)
 
 
-def test_idle_gpus_and_a_busy_disk_is_storage() -> None:
+def _busy_disk_samples(job_read_mb_s: float) -> list[Sample]:
     host = dataclasses.replace(
         idle_host(), disks=(DiskSample("sda", read_mb_s=160.0, write_mb_s=0.0, busy_ratio=0.99),)
     )
-    samples = [dataclasses.replace(s, host=host) for s in _idle_gpu_samples()]
+    job = dataclasses.replace(light_job(), read_mb_s=job_read_mb_s, main_busiest_thread_cores=0.1)
+    return [dataclasses.replace(s, host=host, job=job) for s in _idle_gpu_samples()]
+
+
+def test_idle_gpus_and_a_disk_busy_with_the_jobs_reads_is_storage() -> None:
+    # A 160 MB/s hard disk (DISK.3: 100-150 MB/s disks can starve a GPU) busy 99% of the
+    # time, all of it the job's reads.
+    samples = _busy_disk_samples(job_read_mb_s=160.0)
     alarms = detect_all(samples)
     verdict = judge(samples, alarms)
     assert verdict.bottleneck is Bottleneck.STORAGE
     assert verdict.evidence["disk"] == "sda" and verdict.evidence["disk_read_mb_s"] == 160.0
     (disk,) = [a for a in alarms if a.rule == "DISK.3"]
     assert disk.bottleneck is Bottleneck.STORAGE and "160 MB/s" in disk.message
+
+
+def test_a_disk_kept_busy_by_another_process_is_not_the_jobs_bottleneck() -> None:
+    samples = _busy_disk_samples(job_read_mb_s=0.0)
+    alarms = detect_all(samples)
+    (disk,) = [a for a in alarms if a.rule == "DISK.3"]
+    assert disk.bottleneck is None and "other processes" in disk.message
+    assert judge(samples, alarms).bottleneck is None
 
 
 def test_idle_gpu_on_a_full_x4_link_is_pcie() -> None:

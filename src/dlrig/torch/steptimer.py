@@ -12,13 +12,15 @@ print(timer.report())
 ```
 
 The wait is wall time spent in the loader's `next()`; the loader's CPU use during the loop
-(the training thread's own CPU time when `num_workers=0`, the worker processes' otherwise) tells
-a loader that preprocesses (`cpu_preprocessing`) from one that waits on reads (`storage`).
+(the training thread's when `num_workers=0`, the worker processes' otherwise; counted as time on
+a CPU or waiting for one, `dlrig.watch.procstat`, so a shared machine does not hide it) tells a
+loader that preprocesses (`cpu_preprocessing`) from one that waits on reads (`storage`).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -30,6 +32,7 @@ import torch
 
 from dlrig.enums import Bottleneck
 from dlrig.torch.advice import LoaderSettings, judge_loop, loader_settings_of
+from dlrig.watch.procstat import demand_s
 
 T = TypeVar("T")
 
@@ -113,13 +116,13 @@ class StepTimer:
         self._poll_workers(force=True)  # the workers have just started: their baseline
         while True:
             start_s = time.perf_counter()
-            start_cpu_s = time.thread_time()
+            start_cpu_s = self._thread_busy_s()
             try:
                 batch = next(iterator)
             except StopIteration:
                 return
             self.data_wait_s += time.perf_counter() - start_s
-            self._wait_cpu_s += time.thread_time() - start_cpu_s
+            self._wait_cpu_s += self._thread_busy_s() - start_cpu_s
             self._poll_workers()
             yield batch
 
@@ -188,6 +191,12 @@ class StepTimer:
         if device.type == "cuda":
             torch.cuda.synchronize(device)
 
+    @staticmethod
+    def _thread_busy_s() -> float:
+        """This thread's seconds on a CPU or waiting for one (its CPU time off Linux)."""
+        busy_s = demand_s(os.getpid(), threading.get_native_id())
+        return time.thread_time() if busy_s is None else busy_s
+
     def _poll_workers(self, *, force: bool = False) -> None:
         """Record each worker process's CPU seconds (workers are this one's children)."""
         if self._settings is None or self._settings.num_workers == 0:
@@ -197,11 +206,14 @@ class StepTimer:
             return
         self._worker_poll_at = now_s
         for child in psutil.Process().children(recursive=True):
-            try:
-                times = child.cpu_times()
-            except psutil.Error:
-                continue
-            reading = (times.user + times.system, now_s)
+            busy_s = demand_s(child.pid)  # on a CPU or waiting for one: fair on a busy host
+            if busy_s is None:
+                try:
+                    times = child.cpu_times()
+                except psutil.Error:
+                    continue
+                busy_s = times.user + times.system
+            reading = (busy_s, now_s)
             self._worker_first.setdefault(child.pid, reading)
             self._worker_last[child.pid] = reading
 

@@ -113,14 +113,17 @@ def gpu_series(samples: Sequence[Sample]) -> dict[int, list[tuple[float, GpuRead
 
 def accelerator_busy(sample: Sample) -> float | None:
     """The share of the interval the accelerator computed: NVML utilization averaged over the
-    GPUs that answer, or on a host without GPUs the training process's CPU (capped at 1 core)."""
+    GPUs that answer, or on a host without GPUs the share of time the training process's main
+    thread computed or was ready to (its CPU use when the scheduler does not say)."""
     gpus = [g.utilization_gpu_pct for g in sample.gpus if not g.lost]
     known = [u for u in gpus if u is not None]
     if sample.gpus:
         return sum(known) / len(known) / 100 if known else None
     if sample.job is None:
         return None
-    return min(1.0, sample.job.main_cpu_cores)
+    job = sample.job
+    demand = job.main_demand_cores if job.main_demand_cores is not None else job.main_cpu_cores
+    return min(1.0, demand)
 
 
 def _has(reading: GpuReading, reasons: ClockEventReason) -> bool:
@@ -442,16 +445,19 @@ def accelerator_waiting(sample: Sample) -> bool:
 
 
 def cpu_saturation(sample: Sample) -> float:
-    """How saturated the job's loading CPUs are, 0-1: all host CPUs, the loader workers, or
-    (with a GPU computing) the training process's busiest thread (a serial loader)."""
-    host = sample.host.cpu_busy_mean_ratio
+    """How saturated the job's own loading CPUs are, 0-1: its loader workers (each computing or
+    waiting for a CPU), its share of all the host's CPUs, or (with a GPU computing) the training
+    process's busiest thread (a serial loader). Other processes' load is not the job's: a
+    machine busy with something else raises this only through the workers' wait for a CPU."""
     job = sample.job
     if job is None:
-        return host
-    usable = min(job.workers, sample.host.cpu_count) if job.workers else 0
-    workers = job.workers_cpu_cores / usable if usable else 0.0
+        return 0.0
+    cpus = max(1, sample.host.cpu_count)
+    usable = min(job.workers, cpus)
+    busy = job.workers_demand_cores if job.workers_demand_cores is not None else None
+    workers = (busy if busy is not None else job.workers_cpu_cores) / usable if usable else 0.0
     serial = job.main_busiest_thread_cores if sample.gpus else 0.0
-    return min(1.0, max(host, workers, serial))
+    return min(1.0, max(job.cpu_cores / cpus, workers, serial))
 
 
 @detector("CPU.1", "cpu_input_bound")
@@ -493,10 +499,26 @@ def busiest_disk(sample: Sample) -> tuple[str | None, float, float]:
     return disk.name, disk.busy_ratio, disk.read_mb_s
 
 
+def job_read_share(sample: Sample) -> float:
+    """The job's share of the busiest disk's reads, 0-1 (its own storage reads over the disk's):
+    a disk kept busy by another process is not this job's bottleneck."""
+    _, _, disk_read_mb_s = busiest_disk(sample)
+    if sample.job is None or disk_read_mb_s <= 0:
+        return 0.0
+    return min(1.0, sample.job.read_mb_s / disk_read_mb_s)
+
+
+def storage_pressure(sample: Sample) -> float:
+    """How much the job is held by its disk, 0-1: the busiest disk's busy share, weighted by the
+    job's share of that disk's reads."""
+    return busiest_disk(sample)[1] * job_read_share(sample)
+
+
 @detector("DISK.3", "disk_saturated")
 def disk_saturated(samples: Sequence[Sample]) -> list[Alarm]:
     """DISK.3: a disk can be too slow to keep the accelerator fed. A device busy 90% of the
-    time is at its limit; it is the bottleneck when the accelerator waits meanwhile."""
+    time is at its limit; it is the job's bottleneck when the job does most of its reads and
+    the accelerator waits meanwhile (otherwise the alarm is information)."""
     mask = [busiest_disk(s)[1] >= SATURATED_RATIO for s in samples]
     alarms = []
     for first, last in runs(mask, min_length=2):
@@ -504,6 +526,8 @@ def disk_saturated(samples: Sequence[Sample]) -> list[Alarm]:
         name = busiest_disk(window[-1])[0]
         read_mb_s = statistics.fmean(busiest_disk(s)[2] for s in window)
         waiting = sum(accelerator_waiting(s) for s in window) > len(window) / 2
+        mine = statistics.fmean(job_read_share(s) for s in window) >= 0.5
+        waiting = waiting and mine
         alarms.append(
             Alarm(
                 rule="DISK.3",
@@ -515,10 +539,15 @@ def disk_saturated(samples: Sequence[Sample]) -> list[Alarm]:
                 message=f"disk {name} is at its limit: busy "
                 f"{statistics.fmean(busiest_disk(s)[1] for s in window):.0%}, "
                 f"reading {read_mb_s:.0f} MB/s"
-                + (" while the accelerator waits" if waiting else ""),
+                + (" while the accelerator waits" if waiting else "")
+                + ("" if mine else " (mostly for other processes)"),
                 fix="move the dataset to an NVMe SSD or into RAM (DISK.3); read ahead "
                 "asynchronously with more loader workers (DISK.2)",
-                evidence={"disk": name, "read_mb_s": read_mb_s},
+                evidence={
+                    "disk": name,
+                    "read_mb_s": read_mb_s,
+                    "job_read_share": statistics.fmean(job_read_share(s) for s in window),
+                },
             )
         )
     return alarms

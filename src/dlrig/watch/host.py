@@ -16,6 +16,7 @@ import psutil
 
 from dlrig.hardware.nvml import GpuReading, NvmlBackend
 from dlrig.units import MB
+from dlrig.watch.procstat import demand_s
 from dlrig.watch.samples import DiskSample, HostSample, JobSample
 
 # Names of block devices that are not disks: loop-mounted files and RAM disks.
@@ -118,6 +119,7 @@ class _ProcCounters:
     cpu_s: float
     read_bytes: int
     threads: dict[int, float]  # thread id -> CPU seconds (the main process only)
+    demand_s: float | None  # main thread on a CPU or runnable (watch.procstat)
 
 
 class PsutilJobSampler:
@@ -163,6 +165,8 @@ class PsutilJobSampler:
         main_pid = main.pid if main is not None else self._root.pid
         current: dict[int, _ProcCounters] = {}
         cpu_cores = main_cores = workers_cores = busiest = 0.0
+        main_demand: float | None = None
+        workers_demand: float | None = None
         rss = threads = 0
         read_bytes_delta = 0
         workers = 0
@@ -181,7 +185,9 @@ class PsutilJobSampler:
             except psutil.Error:
                 continue
             threads += n_threads
-            counters = _ProcCounters(times.user + times.system, read_bytes, per_thread)
+            counters = _ProcCounters(
+                times.user + times.system, read_bytes, per_thread, demand_s(proc.pid)
+            )
             current[proc.pid] = counters
             last = self._last.get(proc.pid)
             if last is None:
@@ -189,13 +195,21 @@ class PsutilJobSampler:
             cores = max(0.0, counters.cpu_s - last.cpu_s) / interval_s
             cpu_cores += cores
             read_bytes_delta += max(0, counters.read_bytes - last.read_bytes)
+            demand = (
+                None
+                if counters.demand_s is None or last.demand_s is None
+                else max(0.0, counters.demand_s - last.demand_s) / interval_s
+            )
             if proc.pid == main_pid:
                 main_cores = cores
+                main_demand = demand
                 for tid, cpu_s in per_thread.items():
                     busiest = max(busiest, (cpu_s - last.threads.get(tid, cpu_s)) / interval_s)
             elif proc.pid != self._root.pid:
                 workers += 1
                 workers_cores += cores
+                if demand is not None:
+                    workers_demand = (workers_demand or 0.0) + demand
         self._last = current
         return JobSample(
             processes=len(current),
@@ -207,6 +221,8 @@ class PsutilJobSampler:
             rss_bytes=rss,
             threads=threads,
             read_mb_s=read_bytes_delta / MB / interval_s,
+            main_demand_cores=main_demand,
+            workers_demand_cores=workers_demand,
         )
 
 

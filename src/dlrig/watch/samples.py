@@ -30,7 +30,9 @@ class JobSample:
 
     `main_*` is the training process (the command itself, or the one process a shell or
     launcher wrapper started); `workers_*` its descendants (DataLoader workers and the like).
-    CPU is in cores (1.0 = one core busy the whole interval).
+    CPU is in cores (1.0 = one core busy the whole interval). `*_demand_cores` add the time
+    the processes' main threads were runnable but waited for a CPU (`watch.procstat`): what
+    they wanted to compute, which CPU time undercounts on a shared machine; None off Linux.
     """
 
     processes: int
@@ -42,6 +44,8 @@ class JobSample:
     rss_bytes: int
     threads: int
     read_mb_s: float
+    main_demand_cores: float | None = None
+    workers_demand_cores: float | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ from dlrig.watch.detectors import (
     accelerator_busy,
     busiest_disk,
     cpu_saturation,
+    job_read_share,
+    storage_pressure,
 )
 from dlrig.watch.samples import Sample
 
@@ -141,7 +143,7 @@ def judge(samples: Sequence[Sample], alarms: Sequence[Alarm]) -> Verdict:
 def _pressures(samples: Sequence[Sample]) -> dict[str, float]:
     """Each input stage's mean load over the samples where the accelerator waited."""
     pressure = {
-        Bottleneck.STORAGE.value: statistics.fmean(busiest_disk(s)[1] for s in samples),
+        Bottleneck.STORAGE.value: statistics.fmean(storage_pressure(s) for s in samples),
         Bottleneck.CPU_PREPROCESSING.value: statistics.fmean(cpu_saturation(s) for s in samples),
     }
     links = [r for s in samples for g in s.gpus if (r := pcie_ratio(g)) is not None]
@@ -160,6 +162,7 @@ def _stage_evidence(stage: Bottleneck, samples: Sequence[Sample]) -> dict[str, A
             "job_read_mb_s": statistics.fmean(s.job.read_mb_s for s in samples if s.job)
             if any(s.job for s in samples)
             else None,
+            "job_read_share": statistics.fmean(job_read_share(s) for s in samples),
             "iowait_ratio": statistics.fmean(s.host.iowait_ratio for s in samples),
         }
     if stage is Bottleneck.CPU_PREPROCESSING:
