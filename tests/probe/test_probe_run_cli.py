@@ -86,3 +86,24 @@ def test_a_path_that_is_not_a_directory_is_bad_input(tmp_path: Path) -> None:
     options = run_mod.ProbeOptions(paths=(tmp_path / "missing",))
     with pytest.raises(InputFileError, match="not a directory"):
         run_mod.disk_targets((), options)
+
+
+def test_distributed_flag_reads_local_rank_and_prints_rank_0s_report(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dlrig.probe import distributed
+
+    seen: dict[str, object] = {}
+
+    def fake(quick: bool, local_rank: int) -> dict[str, object] | None:
+        seen.update(quick=quick, local_rank=local_rank)
+        return {"ranks": [], "allreduce": [], "slow_ranks": []} if local_rank == 0 else None
+
+    monkeypatch.setattr(distributed, "run_distributed", fake)
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    quiet = CliRunner().invoke(app, ["probe", "--distributed", "--quick", "--json"])
+    assert quiet.exit_code == 0 and quiet.output == ""  # only rank 0 prints
+    assert seen == {"quick": True, "local_rank": 1}
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    loud = CliRunner().invoke(app, ["probe", "--distributed", "--json"])
+    assert json.loads(loud.output) == {"ranks": [], "allreduce": [], "slow_ranks": []}
