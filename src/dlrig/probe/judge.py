@@ -69,8 +69,10 @@ def judge(
             v.disk_datasheet_verdict(label, disk.speed.cold_mb_s, match_storage(catalog, model))
         )
         if need is not None:
-            verdict = v.disk_feed_verdict(label, disk.speed.cold_mb_s, need.need_mb_s, need.job)
-            verdict.evidence["model_assumptions"] = list(need.assumptions)
-            found.append(verdict)
+            found.append(
+                v.disk_feed_verdict(
+                    label, disk.speed.cold_mb_s, need.need_mb_s, need.job, need.assumptions
+                )
+            )
     found.append(v.nvml_verdict(result.nvml, result.cuda))
     return tuple(x for x in found if x is not None)

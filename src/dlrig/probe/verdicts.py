@@ -284,7 +284,13 @@ def disk_datasheet_verdict(label: str, read_mb_s: float, part: Storage | None) -
     )
 
 
-def disk_feed_verdict(label: str, read_mb_s: float, need_mb_s: float, job: str) -> Verdict:
+def disk_feed_verdict(
+    label: str,
+    read_mb_s: float,
+    need_mb_s: float,
+    job: str,
+    model_assumptions: tuple[str, ...] = (),
+) -> Verdict:
     """DISK.3: a 100-150 MB/s hard disk can be too slow to keep GPUs fed when inputs are large
     and do not compress; a disk slower than the job's read rate starves the GPUs."""
     evidence = {
@@ -292,6 +298,7 @@ def disk_feed_verdict(label: str, read_mb_s: float, need_mb_s: float, job: str) 
         "read_mb_s": round(read_mb_s),
         "need_mb_s": round(need_mb_s),
         "job": job,
+        "model_assumptions": list(model_assumptions),
     }
     if read_mb_s < need_mb_s:
         return Verdict(
