@@ -142,3 +142,12 @@ def test_workloads_lists_the_zoo() -> None:
     assert {"resnet50", "llama-3-70b-qlora", "stable-diffusion-unet"} <= names
     table = run_dlrig("workloads")
     assert table.returncode == 0 and "resnet50" in table.stdout
+
+
+def test_probe_latest_without_a_saved_probe_is_one_line() -> None:
+    # conftest points DLRIG_HOME at an empty temporary folder for every test.
+    out = run_dlrig("estimate", "probe:latest", "--workload", "resnet50")
+    assert out.returncode == 2
+    assert (
+        out.stderr.startswith("dlrig: error: no saved probe") and "dlrig probe --save" in out.stderr
+    )

@@ -113,13 +113,25 @@ def _one(
 
 
 def _build_document(ref: str) -> tuple[str, dict[str, Any]]:
+    """(source, document) of a build file, standard input ('-'), or the last saved probe."""
     from dlrig.io.documents import read_document
 
-    if ref == PROBE_LATEST:
-        from dlrig.commands.upgrade import _latest_probe_document
+    if ref != PROBE_LATEST:
+        return read_document(ref)
+    import os
 
-        return PROBE_LATEST, _latest_probe_document()
-    return read_document(ref)
+    from dlrig.errors import HistoryError
+    from dlrig.history.db import database_path
+    from dlrig.probe import latest_build_document
+
+    # The CLI layer is the one place that reads the environment (core code takes paths).
+    home = os.environ.get("DLRIG_HOME")
+    path = database_path(Path(home) if home else None)
+    if not path.exists():
+        raise HistoryError(
+            "no saved probe to use as probe:latest", hint="run `dlrig probe --save` first"
+        )
+    return PROBE_LATEST, latest_build_document(path)
 
 
 def _workload_document(ref: str) -> tuple[str, dict[str, Any]]:
