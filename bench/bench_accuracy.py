@@ -132,6 +132,17 @@ def main() -> None:
             f"| leave-one-GPU-out (each GPU predicted by a fit without it) | {loo['rows']} | "
             f"{loo['median']:.1%} | {loo['p90']:.1%} | {loo['rho_median']:.2f} |"
         )
+    ratios = []
+    for r in rows:
+        est = estimate(r.build(), r.workload, calibration=cal)
+        ratios.append(r.workload.batch_size / max(est.memory.max_batch_per_gpu, 1))
+    lines += [
+        "",
+        "Memory: Lambda ran each row at a batch that fit its GPU. The model's largest batch that "
+        f"fits is at least Lambda's on {sum(x <= 1 for x in ratios)} of {len(ratios)} rows; "
+        f"median Lambda batch / model's largest batch = {statistics.median(ratios):.2f} "
+        "(above 1: the model is conservative).",
+    ]
     lines += ["", "Per model and precision (shipped calibration):", ""]
     lines += ["| model precision | median abs error | Spearman rho |", "|---|---|---|"]
     rho = fitted["rho"]
