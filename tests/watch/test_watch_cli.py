@@ -230,3 +230,32 @@ def test_full_database_stops_recording_and_the_job_runs_on(tmp_path: Path) -> No
         recorder.flush_interval_s = 0.0
         recorder.add(result.samples[0])
         recorder.flush()
+
+
+def test_a_saved_probe_gives_the_disks_their_measured_limits(isolated_dlrig_home: Path) -> None:
+    import socket
+
+    from dlrig.history.probes import save_probe
+    from dlrig.watch.host import PsutilHostSampler
+
+    disks = [d.name for d in PsutilHostSampler().sample().disks]
+    if not disks:
+        pytest.skip("no block devices visible")
+    conn = db.connect(db.database_path(isolated_dlrig_home))
+    probe = {
+        "host": socket.gethostname(),
+        "disks": [{"disk": {"name": disks[0]}, "speed": {"cold_mb_s": 123.0}}],
+    }
+    save_probe(conn, probe)
+    result = _dlrig(
+        isolated_dlrig_home, "watch", "--interval", "0.2", "--json", "--", "sleep", "0.5"
+    )
+    run_id = json.loads(result.stdout)["run_id"]
+    stored = [
+        json.loads(data)
+        for (data,) in _rows(
+            isolated_dlrig_home, f"SELECT data FROM watch_samples WHERE run_id = {run_id}"
+        )
+    ]
+    limits = {d["name"]: d["limit_read_mb_s"] for d in stored[-1]["host"]["disks"]}
+    assert limits[disks[0]] == 123.0

@@ -62,7 +62,7 @@ def test_job_reading_a_large_file_without_cache_is_storage(tmp_path: Path) -> No
     result = _watch(str(JOBS / "reader_job.py"), str(data), "1.6")
     verdict = result.verdict
     assert verdict.bottleneck is Bottleneck.STORAGE, verdict
-    assert verdict.evidence["disk_busy_ratio"] > 0.5
+    assert verdict.evidence["disk_load_ratio"] > 0.5
     assert verdict.evidence["job_read_mb_s"] > 10
     assert verdict.fix is not None and "NVMe" in verdict.fix
 

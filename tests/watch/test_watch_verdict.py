@@ -97,3 +97,18 @@ def test_real_job_on_a_replayed_box_that_lost_a_gpu() -> None:
     text = summary_text(summary_dict(result, db=None, run_id=None, interval_s=0.2))
     assert "bottleneck: none found" in text
     assert "[error] WATCH.4" in text and "GPU 1 was lost" in text
+
+
+def test_a_disk_reading_at_its_measured_rate_is_saturated_however_busy_it_looks() -> None:
+    # An NVMe SSD measured by `dlrig probe` at 3000 MB/s, reading 2900 MB/s for the job while
+    # the kernel's busy share says 40% (parallel queues make %util misleading on SSDs).
+    host = dataclasses.replace(
+        idle_host(),
+        disks=(DiskSample("nvme0n1", 2900.0, 0.0, busy_ratio=0.4, limit_read_mb_s=3000.0),),
+    )
+    job = dataclasses.replace(light_job(), read_mb_s=2900.0, main_busiest_thread_cores=0.1)
+    samples = [dataclasses.replace(s, host=host, job=job) for s in _idle_gpu_samples()]
+    verdict = judge(samples, detect_all(samples))
+    assert verdict.bottleneck is Bottleneck.STORAGE
+    assert verdict.evidence["disk_load_ratio"] == 2900.0 / 3000.0
+    assert verdict.evidence["disk_measured_read_mb_s"] == 3000.0

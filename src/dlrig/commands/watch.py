@@ -118,7 +118,7 @@ def _run(
     from dlrig.history.runs import RunRecorder, discard_run, finish_run, start_run
     from dlrig.report.console import print_text
     from dlrig.report.watch import summary_json, summary_text
-    from dlrig.watch.host import NvmlGpuSampler
+    from dlrig.watch.host import NvmlGpuSampler, PsutilHostSampler
     from dlrig.watch.prometheus import MetricsServer
     from dlrig.watch.runner import CommandStartError, SampleSink, run_watch
     from dlrig.watch.summary import summary_dict
@@ -138,6 +138,7 @@ def _run(
     except HistoryError as exc:
         _warn(f"{exc} (the run is not recorded)")
         conn = db_path = run_id = None
+    limits = _disk_limits(conn)
     nvml = open_nvml()
     view = None if as_json else _LiveView(" ".join(command))
     try:
@@ -149,6 +150,7 @@ def _run(
             sinks=sinks,
             on_sample=None if view is None else view.update,
             on_warning=_warn,
+            host=PsutilHostSampler(limits),
         )
     except CommandStartError:
         if conn is not None and run_id is not None:
@@ -166,6 +168,29 @@ def _run(
             _warn(str(exc))
     print_text(summary_json(summary) if as_json else summary_text(summary))
     return result.exit_code
+
+
+def _disk_limits(conn: Any) -> dict[str, float]:
+    """Measured sequential reads by disk name from this host's latest saved probe (`dlrig
+    probe --save`), so that a disk at its measured rate counts as saturated; {} without one."""
+    import socket
+
+    from dlrig.errors import HistoryError
+    from dlrig.history.probes import latest_probe
+
+    if conn is None:
+        return {}
+    try:
+        probe = latest_probe(conn, socket.gethostname())
+    except HistoryError:
+        return {}
+    limits: dict[str, float] = {}
+    for disk in probe.data.get("disks", []) if probe is not None else []:
+        name = (disk.get("disk") or {}).get("name")
+        cold_mb_s = (disk.get("speed") or {}).get("cold_mb_s")
+        if isinstance(name, str) and isinstance(cold_mb_s, int | float) and cold_mb_s > 0:
+            limits[name] = max(limits.get(name, 0.0), float(cold_mb_s))
+    return limits
 
 
 class _ServerSink:

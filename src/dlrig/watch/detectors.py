@@ -492,11 +492,12 @@ def cpu_input_bound(samples: Sequence[Sample]) -> list[Alarm]:
 
 
 def busiest_disk(sample: Sample) -> tuple[str | None, float, float]:
-    """(name, busy ratio, read MB/s) of the busiest disk in the interval."""
+    """(name, load ratio, read MB/s) of the disk nearest its limit in the interval (the load is
+    its busy share, or its reads over its measured rate when a probe measured it)."""
     if not sample.host.disks:
         return None, 0.0, 0.0
-    disk = max(sample.host.disks, key=lambda d: d.busy_ratio)
-    return disk.name, disk.busy_ratio, disk.read_mb_s
+    disk = max(sample.host.disks, key=lambda d: d.load_ratio)
+    return disk.name, disk.load_ratio, disk.read_mb_s
 
 
 def job_read_share(sample: Sample) -> float:
@@ -517,8 +518,9 @@ def storage_pressure(sample: Sample) -> float:
 @detector("DISK.3", "disk_saturated")
 def disk_saturated(samples: Sequence[Sample]) -> list[Alarm]:
     """DISK.3: a disk can be too slow to keep the accelerator fed. A device busy 90% of the
-    time is at its limit; it is the job's bottleneck when the job does most of its reads and
-    the accelerator waits meanwhile (otherwise the alarm is information)."""
+    time, or reading at 90% of its measured rate, is at its limit; it is the job's bottleneck
+    when the job does most of its reads and the accelerator waits meanwhile (otherwise the
+    alarm is information)."""
     mask = [busiest_disk(s)[1] >= SATURATED_RATIO for s in samples]
     alarms = []
     for first, last in runs(mask, min_length=2):
@@ -536,7 +538,7 @@ def disk_saturated(samples: Sequence[Sample]) -> list[Alarm]:
                 start_s=window[0].t_s,
                 end_s=window[-1].t_s,
                 bottleneck=Bottleneck.STORAGE if waiting else None,
-                message=f"disk {name} is at its limit: busy "
+                message=f"disk {name} is at its limit: load "
                 f"{statistics.fmean(busiest_disk(s)[1] for s in window):.0%}, "
                 f"reading {read_mb_s:.0f} MB/s"
                 + (" while the accelerator waits" if waiting else "")

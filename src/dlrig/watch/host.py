@@ -51,9 +51,14 @@ class _Counters:
 
 
 class PsutilHostSampler:
-    """The host through psutil: per-CPU busy share and iowait, memory, swap, whole disks."""
+    """The host through psutil: per-CPU busy share and iowait, memory, swap, whole disks.
 
-    def __init__(self) -> None:
+    `disk_limits_mb_s`: measured sequential read rates by disk name (from a saved probe), so
+    that a disk reading at its measured rate counts as saturated however busy it looks.
+    """
+
+    def __init__(self, disk_limits_mb_s: dict[str, float] | None = None) -> None:
+        self._limits = dict(disk_limits_mb_s or {})
         self._last = self._read()
 
     def _read(self) -> _Counters:
@@ -89,6 +94,7 @@ class PsutilHostSampler:
                     read_mb_s=(read_b - read0) / MB / interval_s,
                     write_mb_s=(write_b - write0) / MB / interval_s,
                     busy_ratio=_clamp((busy_ms - busy0) / 1e3 / interval_s),
+                    limit_read_mb_s=self._limits.get(name),
                 )
             )
         memory = psutil.virtual_memory()

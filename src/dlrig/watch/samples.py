@@ -22,6 +22,14 @@ class DiskSample:
     read_mb_s: float
     write_mb_s: float
     busy_ratio: float  # iostat's %util / 100: time with at least one request in flight
+    limit_read_mb_s: float | None = None  # its measured sequential read (a saved probe)
+
+    @property
+    def load_ratio(self) -> float:
+        """How close the disk is to its limit: busy share, or reads over the measured rate."""
+        if self.limit_read_mb_s:
+            return max(self.busy_ratio, min(1.0, self.read_mb_s / self.limit_read_mb_s))
+        return self.busy_ratio
 
 
 @dataclass(frozen=True)

@@ -155,9 +155,12 @@ def _pressures(samples: Sequence[Sample]) -> dict[str, float]:
 def _stage_evidence(stage: Bottleneck, samples: Sequence[Sample]) -> dict[str, Any]:
     if stage is Bottleneck.STORAGE:
         names = [busiest_disk(s)[0] for s in samples]
+        name = max(set(names), key=names.count)
+        limits = [d.limit_read_mb_s for d in samples[-1].host.disks if d.name == name]
         return {
-            "disk": max(set(names), key=names.count),
-            "disk_busy_ratio": statistics.fmean(busiest_disk(s)[1] for s in samples),
+            "disk": name,
+            "disk_load_ratio": statistics.fmean(busiest_disk(s)[1] for s in samples),
+            "disk_measured_read_mb_s": limits[0] if limits else None,
             "disk_read_mb_s": statistics.fmean(busiest_disk(s)[2] for s in samples),
             "job_read_mb_s": statistics.fmean(s.job.read_mb_s for s in samples if s.job)
             if any(s.job for s in samples)
