@@ -118,3 +118,13 @@ def test_flops_per_token_times_seq_len() -> None:
     assert w.forward_flops_per_sample == pytest.approx(2e8 * 512)
     assert w.input_bytes_per_sample == 512 * 8  # int64 tokens assumed, and said
     assert any("int64 tokens" in a for a in w.assumptions)
+
+
+def test_similar_to_names_a_zoo_model() -> None:
+    assert load_workload("resnet152").similar_to == "resnet50"
+    job = resolve_workload(
+        {"model": {"params": 1e6, "forward_flops_per_sample": 1e9}, "similar_to": "ResNet 50"}, "t"
+    )
+    assert job.similar_to == "resnet50"
+    with pytest.raises(UnknownWorkloadError):
+        resolve_workload({"model": "resnet50", "similar_to": "resnet5000"}, "t")

@@ -301,7 +301,7 @@ def estimate(
     training = workload.mode is Mode.TRAINING
     job = _Job(
         build=build, workload=workload, cal=cal, dev=dev,
-        factors=cal.workload(workload.model_name or workload.name),
+        factors=cal.workload(workload.similar_to or workload.model_name or workload.name),
         n_node=n_node, n_total=n_node * build.nodes, batch=workload.batch_size,
         sixteen=is_16bit(workload.precision), training=training,
         trainable=workload.params * workload.trainable_fraction if training else 0.0,

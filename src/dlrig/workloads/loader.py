@@ -216,6 +216,10 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         fraction = 0.005
         assumed.append("LoRA trainable fraction not given: 0.5% of parameters assumed")
 
+    similar = None
+    if wf.similar_to is not None:
+        similar = _zoo_name(zoo_document(wf.similar_to)["name"])
+
     kind = m.kind
     if kind is WorkloadKind.OTHER and seq_len is not None and m.forward_flops_per_token:
         kind = WorkloadKind.LANGUAGE
@@ -251,6 +255,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         trainable_fraction=fraction,
         weight_bits=4 if method is FinetuneMethod.QLORA else None,
         model_name=_zoo_name(model_ref) if isinstance(model_ref, str) else wf.name,
+        similar_to=similar,
         sources=tuple(wf.sources),
         notes=wf.notes,
         assumptions=tuple(assumed),

@@ -61,7 +61,8 @@ class Workload:
     """One job: the model's size and cost, the batch, the precision and the input pipeline.
 
     `dataset` None means synthetic inputs made on the GPU (no storage, CPU or PCIe stage).
-    `seq_len` is tokens per sample for language models (the context for inference). Run length
+    `seq_len` is tokens per sample for language models (the context for inference).
+    `similar_to` names a zoo model whose fitted efficiencies this one borrows. Run length
     is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model states its
     default.
     """
@@ -96,6 +97,7 @@ class Workload:
     trainable_fraction: float = 1.0
     weight_bits: int | None = None
     model_name: str | None = None
+    similar_to: str | None = None
     sources: tuple[str, ...] = ()
     notes: str = ""
     assumptions: tuple[str, ...] = ()

@@ -103,7 +103,7 @@ class FinetuneBlock(_Strict):
 
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
-    `steps`, `sources` and `notes`)."""
+    `similar_to`, `activation_checkpointing`, `steps`, `sources` and `notes`)."""
 
     name: str | None = None
     model: str | ModelBlock
@@ -118,6 +118,10 @@ class WorkloadFile(_Strict):
     parallel: Parallelism | None = None
     finetune: FinetuneBlock | None = None
     seq_len: PositiveInt | None = None
+    similar_to: str | None = Field(
+        default=None,
+        description="a zoo model whose fitted efficiencies this one shares (same layer types)",
+    )
     activation_checkpointing: bool = Field(
         default=False, description="recompute activations in backward (one extra forward)"
     )
