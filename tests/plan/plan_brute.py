@@ -35,7 +35,7 @@ def brute_force(
         sizes = [range(len(p)) for p in group.option_prices()]
         for index in itertools.product(*sizes):
             cand = group.candidate(index)  # type: ignore[arg-type]
-            if cand.price_usd > budget_usd + 1e-6:
+            if cand.price_usd > budget_usd + 1e-6 or not cand.assembles:
                 continue
             build = cand.build()
             if any(evaluator.errors(cand.key, build, w.workload) for w in workloads):

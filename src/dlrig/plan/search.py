@@ -20,26 +20,31 @@ build (the evaluator caches), so the passes share their work.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from dlrig.build.model import Build, Prices
 from dlrig.catalog.loader import Catalog
+from dlrig.catalog.schema import CPU, PSU, Case, Storage
 from dlrig.plan.constraints import Constraints, part_filter, validate_constraints
 from dlrig.plan.evaluate import Evaluator, Outcome, WorkloadLike
 from dlrig.plan.objectives import Objective, weighted_throughput
 from dlrig.plan.space import (
     Candidate,
     Group,
+    MemoryOption,
     SearchSpace,
     assemble,
     efficiency_rank,
+    memory_fits_cpu,
     place_gpus,
     search_space,
 )
 
 REL_TOL = 1e-9
+OPTION_LISTS = ("cpus", "memory", "storage", "psus", "cases")
 # How far past k the top-k search may look for builds that are not dearer copies of better ones.
 MAX_TOP_SEARCH = 16
 
@@ -131,14 +136,16 @@ class Planner:
         self.electricity_per_kwh = electricity_per_kwh
         self._bounds: dict[Hashable, tuple[Outcome, ...] | None] = {}
         self._scored: dict[Hashable, Scored | None] = {}
+        self._opened: dict[Hashable, tuple[Group, tuple[Outcome, ...]] | None] = {}
         self._calls: set[tuple[str, Hashable]] = set()
         self.counter = _Counter()
 
     # --- bounds and scoring ------------------------------------------------------------------
 
-    def upper_bound(self, group: Group) -> tuple[Outcome, ...] | None:
-        """The group's best possible outcomes (None: the job does not fit its GPUs at all)."""
-        key, build = ideal_build(group, self.electricity_per_kwh)
+    def upper_bound(self, group: Group, budget_usd: float) -> tuple[Outcome, ...] | None:
+        """The best outcomes a build of the group under the budget can have (None: the job
+        does not fit its GPUs at all)."""
+        key, build = ideal_build(group.within(budget_usd), self.electricity_per_kwh)
         if key not in self._bounds:
             outcomes = tuple(
                 self.evaluator.outcome(("ideal", key), build, w.workload) for w in self.workloads
@@ -179,12 +186,50 @@ class Planner:
             else:
                 self.counter.estimates += len(self.workloads)
 
+    def _any_error(self, key: Hashable, build: Build) -> bool:
+        self._count("check", key)
+        return any(self.evaluator.errors(key, build, w.workload) for w in self.workloads)
+
+    def opened(self, group: Group, budget_usd: float) -> tuple[Group, tuple[Outcome, ...]] | None:
+        """The group ready to walk: cut to the budget, with every option dropped whose probe
+        (the ideal parts with that option in place) the rules reject, and its bound
+        recomputed on what is left; None when no build of the group can pass the rules."""
+        cut = group.within(budget_usd)
+        sizes = tuple(len(x) for x in (cut.cpus, cut.memory, cut.storage, cut.psus, cut.cases))
+        memo_key = (group.key, sizes)
+        if memo_key in self._opened:
+            return self._opened[memo_key]
+        result: tuple[Group, tuple[Outcome, ...]] | None = None
+        _, ideal = ideal_build(cut, self.electricity_per_kwh)
+        if not self._any_error(("ideal", memo_key), ideal):
+            keep: dict[str, list[int]] = {k: [] for k in OPTION_LISTS}
+            for kind, i, parts in probes(cut):
+                probe_key = ("probe", memo_key, kind, i)
+                if parts is not None and not self._any_error(
+                    probe_key, parts_build(cut, parts, self.electricity_per_kwh)
+                ):
+                    keep[kind].append(i)
+            if all(keep.values()):
+                screened = dataclasses.replace(
+                    cut,
+                    cpus=tuple(cut.cpus[i] for i in keep["cpus"]),
+                    memory=tuple(cut.memory[i] for i in keep["memory"]),
+                    storage=tuple(cut.storage[i] for i in keep["storage"]),
+                    psus=tuple(cut.psus[i] for i in keep["psus"]),
+                    cases=tuple(cut.cases[i] for i in keep["cases"]),
+                )
+                best = self.upper_bound(screened, budget_usd)
+                if best is not None:
+                    result = (screened, best)
+        self._opened[memo_key] = result
+        return result
+
     def _bounded_groups(self, budget_usd: float) -> list[tuple[Group, tuple[Outcome, ...]]]:
         out = []
         for group in self.space.groups:
             if group.min_price_usd > budget_usd + 1e-6:
                 continue
-            best = self.upper_bound(group)
+            best = self.upper_bound(group, budget_usd)
             if best is not None:
                 out.append((group, best))
         return out
@@ -229,14 +274,25 @@ class Planner:
         def kth() -> float:
             return found[k - 1].value if len(found) >= k else -math.inf
 
-        for group, best in groups:
-            if _below(obj.bound(group.min_price_usd, best), kth()):
+        for group, loose in groups:
+            if _below(obj.bound(group.min_price_usd, loose), kth()):
                 break
+            opened = self.opened(group, budget_usd)
+            if opened is None:
+                continue
+            group, best = opened
+            if _below(obj.bound(group.min_price_usd, best), kth()):
+                continue
             group_best = -math.inf
+            feasible: list[tuple[float, ...]] = []
             for cand in group.cheapest_first(budget_usd):
                 if _below(obj.bound(cand.price_usd, best), kth()):
                     break
+                if _outdone(cand, feasible):
+                    continue
                 scored = self.score(cand, best)
+                if scored is not None:
+                    feasible.append(cand.model_merit)
                 if scored is None or not _above(scored.value, group_best):
                     continue
                 group_best = scored.value
@@ -261,14 +317,25 @@ class Planner:
                 for f in frontier
             )
 
-        for group, best in groups:
+        for group, loose in groups:
+            if dominated(group.min_price_usd, weighted_throughput(loose, weights)):
+                continue
+            opened = self.opened(group, budget_usd)
+            if opened is None:
+                continue
+            group, best = opened
             ceiling = weighted_throughput(best, weights)
             if dominated(group.min_price_usd, ceiling):
                 continue
+            feasible: list[tuple[float, ...]] = []
             for cand in group.cheapest_first(budget_usd):
                 if dominated(cand.price_usd, ceiling):
                     break
+                if _outdone(cand, feasible):
+                    continue
                 scored = self.score(cand, best)
+                if scored is not None:
+                    feasible.append(cand.model_merit)
                 if scored is None or dominated(scored.price_usd, scored.throughput):
                     continue
                 frontier = [
@@ -290,9 +357,13 @@ class Planner:
         groups = self._bounded_groups(math.inf)
         groups.sort(key=lambda gb: gb[0].min_price_usd)
         found: Scored | None = None
-        for group, best in groups:
+        for group, _ in groups:
             if found is not None and group.min_price_usd >= found.price_usd:
                 break
+            opened = self.opened(group, math.inf)
+            if opened is None:
+                continue
+            group, best = opened
             limit = found.price_usd if found is not None else math.inf
             for cand in group.cheapest_first(limit):
                 if found is not None and cand.price_usd >= found.price_usd:
@@ -311,6 +382,13 @@ class Planner:
             checks=self.counter.checks,
             unpriced=self.space.unpriced,
         )
+
+
+def _outdone(cand: Candidate, feasible: Sequence[tuple[float, ...]]) -> bool:
+    """A feasible build of the same group, no dearer (the walk is cheapest first), has parts at
+    least as good as cand's everywhere the model looks: cand cannot score better."""
+    merit = cand.model_merit
+    return any(all(a >= b for a, b in zip(f, merit, strict=True)) for f in feasible)
 
 
 def _tolerance(b: float) -> float:
@@ -342,9 +420,26 @@ def _rank_key(s: Scored) -> tuple[float, float, str]:
     return (-s.value, s.price_usd, repr(s.candidate.key))
 
 
-def ideal_build(group: Group, electricity_per_kwh: float) -> tuple[Hashable, Build]:
-    """The group's GPUs with the best of each supporting part fused into one part, and a key
-    naming what the model can see of it (groups with the same key share the bound)."""
+@dataclass(frozen=True)
+class IdealParts:
+    """The best of each supporting part of a group, fused into one part per kind (the most
+    cores, lanes, clock and addressable RAM of any CPU, the largest RAM, the fastest and
+    largest drive, the biggest and most efficient PSU, the roomiest case)."""
+
+    cpu: CPU
+    memory: MemoryOption
+    storage: Storage
+    psu: PSU | None
+    case: Case | None
+
+
+def _max_or_none(values: Sequence[float | None]) -> float | None:
+    """The largest value; None (no limit known) when any is None."""
+    return None if any(v is None for v in values) else max(v for v in values if v is not None)
+
+
+def ideal_parts(group: Group) -> IdealParts:
+    """Fuse each of the group's option lists into its best part."""
     cpus = group.cpus
     top_cpu = max(cpus, key=lambda c: (c.cores, c.threads))
     cpu = top_cpu.model_copy(
@@ -356,6 +451,7 @@ def ideal_build(group: Group, electricity_per_kwh: float) -> tuple[Hashable, Bui
             "pcie_lanes": max(c.pcie_lanes for c in cpus),
             "pcie_gen": max(c.pcie_gen for c in cpus),
             "memory_channels": max(c.memory_channels for c in cpus),
+            "max_memory_gb": _max_or_none([c.max_memory_gb for c in cpus]),
             "tdp_w": min(c.tdp_w for c in cpus),
         }
     )
@@ -370,21 +466,48 @@ def ideal_build(group: Group, electricity_per_kwh: float) -> tuple[Hashable, Bui
     psus = [p for p in group.psus if p is not None]
     psu = None
     if psus:
-        top_psu = max(psus, key=lambda p: p.watts)
-        psu = top_psu.model_copy(
-            update={"efficiency": max((p.efficiency for p in psus), key=efficiency_rank)}
+        psu = max(psus, key=lambda p: p.watts).model_copy(
+            update={
+                "watts": max(p.watts for p in psus),
+                "pcie_8pin": max(p.pcie_8pin for p in psus),
+                "pcie_12v_2x6": max(p.pcie_12v_2x6 for p in psus),
+                "efficiency": max((p.efficiency for p in psus), key=efficiency_rank),
+            }
         )
-    case = group.cases[-1]
-    build = assemble(
+    cases = [c for c in group.cases if c is not None]
+    case = None
+    if cases:
+        case = cases[0].model_copy(
+            update={
+                "max_gpu_length_mm": max(c.max_gpu_length_mm for c in cases),
+                "expansion_slots": max(c.expansion_slots for c in cases),
+                "radiator_mounts_120mm": max(c.radiator_mounts_120mm for c in cases),
+                "form_factors": tuple(dict.fromkeys(f for c in cases for f in c.form_factors)),
+            }
+        )
+    return IdealParts(cpu=cpu, memory=memory, storage=drive, psu=psu, case=case)
+
+
+def parts_build(group: Group, parts: IdealParts, electricity_per_kwh: float) -> Build:
+    """The group's build with these supporting parts."""
+    return assemble(
         group,
-        cpu=cpu,
-        memory=memory.config(),
-        storage=drive,
-        psu=psu,
-        case=case,
+        cpu=parts.cpu,
+        memory=parts.memory.config(),
+        storage=parts.storage,
+        psu=parts.psu,
+        case=parts.case,
         electricity_per_kwh=electricity_per_kwh,
         name="upper bound",
     )
+
+
+def ideal_build(group: Group, electricity_per_kwh: float) -> tuple[Hashable, Build]:
+    """The group's GPUs with its ideal parts, and a key naming what the model can see of it
+    (groups with the same key share the bound)."""
+    parts = ideal_parts(group)
+    cpu, memory, drive, psu = parts.cpu, parts.memory, parts.storage, parts.psu
+    build = parts_build(group, parts, electricity_per_kwh)
     chassis = group.chassis
     if chassis.platform is not None:
         where: Hashable = ("platform", chassis.platform.name)
@@ -407,9 +530,30 @@ def ideal_build(group: Group, electricity_per_kwh: float) -> tuple[Hashable, Bui
         (cpu.memory_channels, cpu.tdp_w, chassis.cpu_count),
         (memory.size_gb, memory.kit.speed_mt_s),
         (drive.kind, drive.read_mb_s, drive.capacity_tb),
-        (psu.watts, psu.efficiency) if psu else None,
+        psu.efficiency if psu else None,
     )
     return key, build
+
+
+def probes(group: Group) -> Iterator[tuple[str, int, IdealParts | None]]:
+    """For each option of each list: the ideal parts with that one option in place (None when
+    the option cannot go with any of the others). Under the assumption that the rules only get
+    happier with better parts, an error on a probe is an error on every build with that option.
+    A CPU is probed with the largest RAM it addresses."""
+    ideal = ideal_parts(group)
+    for i, cpu in enumerate(group.cpus):
+        usable = [m for m in group.memory if memory_fits_cpu(m, cpu, group.chassis.cpu_count)]
+        best = max(usable, key=lambda m: (m.size_gb, m.kit.speed_mt_s or 0), default=None)
+        yield "cpus", i, dataclasses.replace(ideal, cpu=cpu, memory=best) if best else None
+    for i, memory in enumerate(group.memory):
+        fits = memory_fits_cpu(memory, ideal.cpu, group.chassis.cpu_count)
+        yield "memory", i, dataclasses.replace(ideal, memory=memory) if fits else None
+    for i, drive in enumerate(group.storage):
+        yield "storage", i, dataclasses.replace(ideal, storage=drive)
+    for i, psu in enumerate(group.psus):
+        yield "psus", i, dataclasses.replace(ideal, psu=psu)
+    for i, case in enumerate(group.cases):
+        yield "cases", i, dataclasses.replace(ideal, case=case)
 
 
 def plan(

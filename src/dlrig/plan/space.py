@@ -14,8 +14,10 @@ rule engine's to judge.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -237,6 +239,13 @@ def memory_options(chassis: Chassis, kits: Sequence[MemoryKit]) -> list[MemoryOp
     return out
 
 
+def memory_fits_cpu(memory: MemoryOption, cpu: CPU, cpu_count: int) -> bool:
+    """The CPUs address this much RAM (COMPAT.memory; no stated limit: any)."""
+    if cpu.max_memory_gb is None:
+        return True
+    return memory.size_gb <= cpu.max_memory_gb * cpu_count + 1e-9
+
+
 def storage_holds(storage: Storage, dataset_gb: float) -> bool:
     """DISK.4: the dataset drive holds the dataset."""
     return storage.capacity_tb * 1000.0 >= dataset_gb
@@ -349,6 +358,28 @@ class Group:
         """The cheapest this group can be (all nodes)."""
         return self.nodes * (self.fixed_price_usd + sum(p[0] for p in self.option_prices()))
 
+    def within(self, budget_usd: float) -> Group:
+        """The group with only the options a build under budget_usd can afford (each list
+        keeps the parts costing at most the cheapest plus the budget's slack)."""
+        if not math.isfinite(budget_usd):
+            return self
+        prices = self.option_prices()
+        slack = budget_usd / self.nodes - self.fixed_price_usd - sum(p[0] for p in prices)
+        if slack < 0:
+            return self
+
+        def keep(options: Sequence[T], costs: Sequence[float]) -> tuple[T, ...]:
+            return tuple(o for o, c in zip(options, costs, strict=True) if c <= costs[0] + slack)
+
+        return dataclasses.replace(
+            self,
+            cpus=keep(self.cpus, prices[0]),
+            memory=keep(self.memory, prices[1]),
+            storage=keep(self.storage, prices[2]),
+            psus=keep(self.psus, prices[3]),
+            cases=keep(self.cases, prices[4]),
+        )
+
     def candidate(self, index: tuple[int, int, int, int, int]) -> Candidate:
         i_cpu, i_mem, i_sto, i_psu, i_case = index
         prices = self.option_prices()
@@ -370,7 +401,9 @@ class Group:
             price = (self.fixed_price_usd + total) * self.nodes
             if price > max_price_usd + 1e-6:
                 return
-            yield self.candidate(index)  # type: ignore[arg-type]
+            cand = self.candidate(index)  # type: ignore[arg-type]
+            if cand.assembles:
+                yield cand
 
 
 def cheapest_combinations(
@@ -429,6 +462,25 @@ class Candidate:
             psu=self.psu,
             case=self.case,
             electricity_per_kwh=electricity_per_kwh,
+        )
+
+    @property
+    def assembles(self) -> bool:
+        """The parts go together beyond what the group's lists already ensure: the CPU
+        addresses the RAM."""
+        return memory_fits_cpu(self.memory, self.cpu, self.group.chassis.cpu_count)
+
+    @property
+    def model_merit(self) -> tuple[float, ...]:
+        """What the model reads of the supporting parts (larger is better in each place):
+        the CPU, the RAM, the dataset drive and the PSU's efficiency (energy). Two candidates
+        of a group where one is at least as good in every place run at least as fast."""
+        efficiency = efficiency_rank(self.psu.efficiency) if self.psu is not None else 0
+        return (
+            *cpu_merit(self.cpu),
+            *memory_merit(self.memory),
+            *storage_merit(self.storage),
+            efficiency,
         )
 
     def price_lines(self) -> tuple[tuple[str, float], ...]:
