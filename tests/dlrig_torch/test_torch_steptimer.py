@@ -127,6 +127,14 @@ def test_prefetcher_passes_batches_through_on_cpu() -> None:
     assert out[0] is batches[0] and out[1] is batches[1]
 
 
+def test_timer_reads_the_settings_of_the_loader_inside_a_prefetcher() -> None:
+    loader = DataLoader(Samples("free", n=8), batch_size=4, num_workers=0, pin_memory=False)
+    timer = StepTimer()
+    assert len(list(timer.loader(Prefetcher(loader, "cpu")))) == 2
+    settings = timer.report().loader
+    assert settings is not None and settings.num_workers == 0 and settings.batch_size == 4
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_prefetcher_copies_ahead_on_a_side_stream_and_times_the_copies() -> None:

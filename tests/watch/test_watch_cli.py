@@ -259,3 +259,49 @@ def test_a_saved_probe_gives_the_disks_their_measured_limits(isolated_dlrig_home
     ]
     limits = {d["name"]: d["limit_read_mb_s"] for d in stored[-1]["host"]["disks"]}
     assert limits[disks[0]] == 123.0
+
+
+def test_ctrl_c_at_a_terminal_reaches_the_job_once(isolated_dlrig_home: Path) -> None:
+    # A real terminal: dlrig runs in a pseudo-terminal as its foreground process group and the
+    # test types Ctrl-C (0x03), which the line discipline sends to the whole group. dlrig must
+    # not forward a second SIGINT to the job, which is in that group already.
+    import pty
+
+    job = str(Path(__file__).parent / "jobs" / "count_sigint_job.py")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: becomes dlrig, with the pty as its controlling terminal
+        os.environ["DLRIG_HOME"] = str(isolated_dlrig_home)
+        os.execv(
+            sys.executable,
+            [
+                sys.executable,
+                "-m",
+                "dlrig",
+                "watch",
+                "--interval",
+                "0.2",
+                "--json",
+                "--",
+                sys.executable,
+                job,
+            ],
+        )
+    output = b""
+    deadline = time.monotonic() + 20
+    try:
+        while b"ready" not in output and time.monotonic() < deadline:
+            output += os.read(fd, 4096)
+        time.sleep(0.3)
+        os.write(fd, b"\x03")
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # EIO: the terminal closed, dlrig exited
+                break
+            if not chunk:
+                break
+            output += chunk
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 11, output.decode(errors="replace")

@@ -192,10 +192,12 @@ def _pcie_advice(loader: LoaderSettings | None) -> list[str]:
 
 
 def loader_settings_of(loader: Any) -> LoaderSettings | None:
-    """The settings of a torch DataLoader (duck-typed: any object with `num_workers`)."""
+    """The settings of a torch DataLoader (duck-typed: any object with `num_workers`), or of
+    the loader a wrapper such as `Prefetcher` holds in its `loader` attribute."""
     num_workers = getattr(loader, "num_workers", None)
     if not isinstance(num_workers, int):
-        return None
+        inner = getattr(loader, "loader", None)
+        return None if inner is None or inner is loader else loader_settings_of(inner)
     prefetch = getattr(loader, "prefetch_factor", None)
     batch_size = getattr(loader, "batch_size", None)
     return LoaderSettings(
