@@ -22,6 +22,9 @@ EXPECTED: dict[str, tuple[set[str], set[str]]] = {
     # 3 slots for 4 cards (MB.1); the third card's slot is x4 from the chipset (PCIE.2, PCIE.3).
     "4x-on-desktop-cpu.yaml": ({"MB.1", "PCIE.2"}, {"PCIE.3"}),
     "2x-rtx6000-ada-xeon.toml": (set(), set()),
+    "8x-l40s-pcie-server.yaml": (set(), set()),
+    "8x-h100-hgx-server.yaml": (set(), set()),
+    "8x-v100-nvlink-server.yaml": (set(), set()),
 }
 
 
@@ -49,3 +52,31 @@ def test_the_make_run_build_passes_with_no_error() -> None:
 def test_the_open_air_mistake_differs_from_the_blower_build_by_cooling_only() -> None:
     result = check_build(load_build(EXAMPLES / "4x-open-air-workstation.yaml"))
     assert [f.rule for f in result.errors] == ["COOL.3"]
+
+
+def test_the_seeds_8x_v100_server_exchanges_gradients_over_nvlink() -> None:
+    """Guide section 9 and DP.2: NVLink 2.0, 300 GB/s per V100 SXM2 (6 links x 50 GB/s)."""
+    result = check_build(load_build(EXAMPLES / "8x-v100-nvlink-server.yaml"))
+    assert result.by_rule("DP.2")[0].evidence == {"interconnect": "nvlink", "nvlink_gb_s": 300}
+    assert result.by_rule("PSU.1")[0].evidence["psu_w"] == 4400  # the chassis' power
+    assert result.by_rule("COOL.1") == ()  # passive modules in a server chassis
+
+
+def test_the_pcie_server_is_judged_by_its_platform() -> None:
+    result = check_build(load_build(EXAMPLES / "8x-l40s-pcie-server.yaml"))
+    assert result.by_rule("PCIE.2")[0].evidence["lanes_per_gpu"] == [16] * 8
+    assert result.by_rule("MB.1") == () and result.by_rule("COOL.1") == ()
+
+
+def test_a_udimm_kit_on_an_rdimm_board_fails_compat_memory() -> None:
+    from dlrig.build import resolve_build
+
+    doc = {
+        "gpus": ["NVIDIA RTX A5000"],
+        "cpu": "AMD Ryzen Threadripper 7960X",
+        "motherboard": "ASUS Pro WS TRX50-SAGE WIFI",
+        "memory": "Crucial 128GB (2x64GB) DDR5-5600",
+    }
+    result = check_build(resolve_build(doc, "t.yaml"))
+    assert {f.rule for f in result.errors} == {"COMPAT.memory"}
+    assert "registered" in result.errors[0].message
