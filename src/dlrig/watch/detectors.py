@@ -24,8 +24,9 @@ GPU_BUSY_PCT = 50
 GPU_LOADED_PCT = 10
 # Saturation: a CPU, a loader worker or a disk busy at least this share of the interval.
 SATURATED_RATIO = 0.9
-# A training process using under half a core is waiting (for batches, reads, a lock).
-WAITING_CORES = 0.5
+# A host condition must last this many samples: one busy interval is a spike (a checkpoint
+# written, an epoch starting), not the job's steady state. GPU reason bits count at once.
+SUSTAINED_SAMPLES = 2
 # Swap traffic above this is the machine paging the job's memory, not background noise.
 SWAP_MB_S = 1.0
 # COOL.1: "GPUs raise clocks and power until a temperature limit (usually 80 C)".
@@ -135,12 +136,11 @@ def _gpu_alarms(
     samples: Sequence[Sample],
     predicate: Callable[[GpuReading], bool],
     build: Callable[[int, float, float, list[GpuReading]], Alarm],
-    min_length: int = 1,
 ) -> list[Alarm]:
     alarms = []
     for index, series in gpu_series(samples).items():
         mask = [not r.lost and predicate(r) for _, r in series]
-        for first, last in runs(mask, min_length):
+        for first, last in runs(mask):
             window = [r for _, r in series[first : last + 1]]
             alarms.append(build(index, series[first][0], series[last][0], window))
     return alarms
@@ -338,7 +338,9 @@ def gpu_memory_full(samples: Sequence[Sample]) -> list[Alarm]:
 
     def full(reading: GpuReading) -> bool:
         used, total = reading.memory_used_bytes, reading.memory_total_bytes
-        return used is not None and bool(total) and used / total >= MEMORY_FULL_RATIO  # type: ignore[operator]
+        if used is None or not total:
+            return False
+        return used / total >= MEMORY_FULL_RATIO
 
     def build(gpu: int, start: float, end: float, window: list[GpuReading]) -> Alarm:
         r = window[-1]
@@ -467,7 +469,7 @@ def cpu_input_bound(samples: Sequence[Sample]) -> list[Alarm]:
     waits for preprocessed batches."""
     mask = [accelerator_waiting(s) and cpu_saturation(s) >= SATURATED_RATIO for s in samples]
     alarms = []
-    for first, last in runs(mask, min_length=2):
+    for first, last in runs(mask, SUSTAINED_SAMPLES):
         window = samples[first : last + 1]
         job = window[-1].job
         alarms.append(
@@ -523,7 +525,7 @@ def disk_saturated(samples: Sequence[Sample]) -> list[Alarm]:
     alarm is information)."""
     mask = [busiest_disk(s)[1] >= SATURATED_RATIO for s in samples]
     alarms = []
-    for first, last in runs(mask, min_length=2):
+    for first, last in runs(mask, SUSTAINED_SAMPLES):
         window = samples[first : last + 1]
         name = busiest_disk(window[-1])[0]
         read_mb_s = statistics.fmean(busiest_disk(s)[2] for s in window)
@@ -561,7 +563,7 @@ def swapping(samples: Sequence[Sample]) -> list[Alarm]:
     paging the job's memory to disk: every touch of it waits for the disk."""
     mask = [s.host.swap_in_mb_s + s.host.swap_out_mb_s >= SWAP_MB_S for s in samples]
     alarms = []
-    for first, last in runs(mask, min_length=2):
+    for first, last in runs(mask, SUSTAINED_SAMPLES):
         window = samples[first : last + 1]
         rate = statistics.fmean(s.host.swap_in_mb_s + s.host.swap_out_mb_s for s in window)
         alarms.append(

@@ -79,10 +79,10 @@ class Verdict:
 def pcie_ratio(reading: GpuReading) -> float | None:
     """PCIe traffic (the busier direction) over the link's current payload rate."""
     gen, width = reading.pcie_gen_current, reading.pcie_width_current
-    if gen not in PCIE_LANE_GB_S or not width:
+    if gen is None or gen not in PCIE_LANE_GB_S or not width:
         return None
     rate_kb_s = max(reading.pcie_rx_kb_s or 0, reading.pcie_tx_kb_s or 0)
-    return rate_kb_s * 1e3 / (PCIE_LANE_GB_S[gen] * 1e9 * width)  # type: ignore[index]
+    return rate_kb_s * 1e3 / (PCIE_LANE_GB_S[gen] * 1e9 * width)
 
 
 def judge(samples: Sequence[Sample], alarms: Sequence[Alarm]) -> Verdict:
