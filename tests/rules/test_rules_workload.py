@@ -96,3 +96,29 @@ def test_synthetic_data_skips_the_storage_rules() -> None:
     w = dataclasses.replace(load_workload("resnet50"), dataset=None)
     result = check(desktop(storage=[HDD]), w)
     assert result.by_rule("DISK.1") == () and result.by_rule("DISK.4") == ()
+
+
+def test_disk1_worked_example_32_imagenet_images_from_a_100_mb_s_disk_take_185_ms() -> None:
+    """DISK.1: a 32-image mini-batch of 225x225x3 float32 images (19.44 MB) read from a
+    "100 MB/s" hard disk takes 185 ms; the source's MB is 2**20 bytes (19.44e6 / 104.86e6 s).
+    ResNet-152 needs about 200 ms of compute per mini-batch (PCIE.1: ~216 ms forward+backward
+    in the original), so asynchronous loading hides the read entirely."""
+    w = dataclasses.replace(
+        load_workload("resnet152"),
+        batch_size=32,
+        precision=Precision.FP32,
+        dataset=Dataset(samples=1_281_167, bytes_per_sample=225 * 225 * 3 * 4),
+    )
+    doc = {
+        "gpus": ["GeForce GTX 1080 Ti"],  # the source's generation of card, fp32
+        "memory": {"size_gb": 32},
+        "storage": [{"kind": "hdd", "capacity_tb": 4, "read_mb_s": 100 * 2**20 / 1e6}],
+    }
+    result = check(doc, w)
+    disk1 = result.by_rule("DISK.1")[0]
+    assert disk1.evidence["read_ms_per_step"] == 185.4
+    assert disk1.evidence["mb_per_step"] == 19.44
+    # The model's compute bound for the step is of the source's ~200 ms order, and above 185.
+    assert 185.4 < disk1.evidence["compute_ms_per_step_min"] < 300
+    assert disk1.severity is Severity.INFO
+    assert result.by_rule("DISK.3")[0].severity is Severity.INFO  # the disk keeps up

@@ -13,48 +13,72 @@ from dlrig.units import MB
 
 # DISK.4: "an SSD should hold the datasets you usually work with plus some tens of GB".
 WORKING_SPACE_GB = 50.0
-# DISK.4: ">= 3 TB suggested for data" kept on a cheap hard disk.
-DATA_DISK_TB = 3.0
 
 
 @dataclass(frozen=True)
 class Feed:
-    """What the GPUs could consume from the dataset drive, at the model's fitted matmul rate
-    (an upper bound: memory-bound layers and overheads only slow the GPUs down)."""
+    """One training step as the drive sees it: every GPU's mini-batch read from the dataset
+    drive, against the least time the GPUs take to compute it (at the model's fitted matmul
+    rate: memory-bound layers and overheads only make the GPUs slower, the disk's task easier).
+    """
 
-    need_mb_s: float
+    samples_per_step: int
+    bytes_per_step: float
+    read_s: float
+    compute_s: float
     read_mb_s: float
     cached: bool
-    samples_per_s: float
+
+    @property
+    def need_mb_s(self) -> float:
+        """The read rate that keeps up with the GPUs."""
+        return self.bytes_per_step / MB / self.compute_s
+
+    @property
+    def samples_per_s(self) -> float:
+        return self.samples_per_step / self.compute_s
 
     @property
     def too_slow(self) -> bool:
-        return not self.cached and self.read_mb_s < self.need_mb_s
+        """Reading a step's batches takes longer than computing them (DISK.1), and the data
+        is not served from RAM."""
+        return not self.cached and self.read_s > self.compute_s
 
 
 def _feed(f: Facts) -> Feed | None:
-    """The drive's read rate against the GPUs' appetite; None without workload data."""
+    """The dataset drive against the GPUs' appetite; None without workload data."""
     w, drive = f.workload, f.build.dataset_storage
     if w is None or w.dataset is None or drive is None or not f.cards:
         return None
     from dlrig.model.calibration import default_calibration
     from dlrig.model.compute import training_flop_multiplier
-    from dlrig.model.pipeline import dataset_fits_page_cache
+    from dlrig.model.pipeline import dataset_fits_page_cache, storage_read_time_s
     from dlrig.model.rates import matmul_peak
 
     efficiency = default_calibration().matmul_efficiency
     flops_per_sample = training_flop_multiplier(w) * w.forward_flops_per_sample
     if flops_per_sample <= 0:
         return None
-    rate = 0.0
-    for card in f.cards:
-        peak, path, _ = matmul_peak(card.gpu, w.precision)
-        rate += peak * efficiency.get(path.value, 0.5) / flops_per_sample
+    # Data-parallel GPUs step together: the slowest card sets the step time.
+    slowest_flop_s = min(
+        peak * efficiency.get(path.value, 0.5)
+        for peak, path, _ in (matmul_peak(c.gpu, w.precision) for c in f.cards)
+    )
+    compute_s = w.batch_size * flops_per_sample / slowest_flop_s
+    samples = w.batch_size * f.n_gpus
+    n_bytes = samples * w.dataset.bytes_per_sample
+    read_mb_s = drive.device.read_mb_s * drive.count
     cached = f.ram_gb is not None and dataset_fits_page_cache(w.dataset.total_gb, f.ram_gb)
     # A run of more than one epoch reads the disk once when the dataset stays in RAM.
     cached = cached and (w.epochs is None or w.epochs > 1)
-    read = drive.device.read_mb_s * drive.count
-    return Feed(rate * w.dataset.bytes_per_sample / MB, read, cached, rate)
+    return Feed(
+        samples_per_step=samples,
+        bytes_per_step=n_bytes,
+        read_s=storage_read_time_s(n_bytes, read_mb_s),
+        compute_s=compute_s,
+        read_mb_s=read_mb_s,
+        cached=cached,
+    )
 
 
 def _mb_s(value: float) -> str:
@@ -79,14 +103,18 @@ def feed_rate(f: Facts) -> Iterator[Judgement]:
         yield unknown("whether storage keeps the GPUs fed", "no storage given")
         return
     evidence = {
+        "samples_per_step": feed.samples_per_step,
+        "mb_per_step": round(feed.bytes_per_step / MB, 2),
+        "read_ms_per_step": round(feed.read_s * 1e3, 1),
+        "compute_ms_per_step_min": round(feed.compute_s * 1e3, 1),
         "need_mb_s": round(feed.need_mb_s, 1),
         "read_mb_s": feed.read_mb_s,
-        "samples_per_s_upper": round(feed.samples_per_s, 1),
         "dataset_cached_in_ram": feed.cached,
     }
     what = (
-        f"the GPUs can take up to {feed.samples_per_s:,.0f} samples/s = {_mb_s(feed.need_mb_s)}; "
-        f"the dataset drive reads {_mb_s(feed.read_mb_s)}"
+        f"a step's {feed.samples_per_step:,} samples ({feed.bytes_per_step / MB:,.1f} MB) take "
+        f"{feed.read_s * 1e3:,.1f} ms to read at {_mb_s(feed.read_mb_s)}; the GPUs compute "
+        f"them in >= {feed.compute_s * 1e3:,.1f} ms"
     )
     if feed.cached:
         yield info(what + ", and the dataset fits in RAM after the first epoch", evidence)
