@@ -7,6 +7,7 @@ order is the order findings are reported in.
 from dlrig.rules import cooling, cpu, fit, gpu, memory, power, storage
 from dlrig.rules.engine import RULES, CheckResult, Finding, Rule, check_build, guide_order
 
+# The modules are imported for their @rule registrations.
 _RULE_MODULES = (power, cpu, memory, cooling, fit, storage, gpu)
 RULES.sort(key=guide_order)
 
