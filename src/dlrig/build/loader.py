@@ -118,9 +118,7 @@ def resolve_build(doc: dict[str, Any], source: str, catalog: Catalog | None = No
         network=Network(bf.network.kind, bf.network.gbit_s, bf.network.adapters_per_node)
         if bf.network
         else None,
-        prices=Prices(
-            bf.prices.electricity_per_kwh, bf.prices.currency, bf.prices.co2_kg_per_kwh
-        ),
+        prices=Prices(bf.prices.electricity_per_kwh, bf.prices.currency, bf.prices.co2_kg_per_kwh),
         source=source,
     )
 
