@@ -136,7 +136,11 @@ class Planner:
         self.electricity_per_kwh = electricity_per_kwh
         self._bounds: dict[Hashable, tuple[Outcome, ...] | None] = {}
         self._scored: dict[Hashable, Scored | None] = {}
-        self._opened: dict[Hashable, tuple[Group, tuple[Outcome, ...]] | None] = {}
+        self._opened: dict[Hashable, Group | None] = {}
+        self._ideals: dict[Hashable, tuple[Hashable, Build]] = {}
+        self._probes: dict[Hashable, dict[str, list[IdealParts | None]]] = {}
+        self._verdicts: dict[Hashable, bool] = {}
+        self._bounded: dict[float, list[tuple[Group, tuple[Outcome, ...]]]] = {}
         self._calls: set[tuple[str, Hashable]] = set()
         self.counter = _Counter()
 
@@ -145,7 +149,7 @@ class Planner:
     def upper_bound(self, group: Group, budget_usd: float) -> tuple[Outcome, ...] | None:
         """The best outcomes a build of the group under the budget can have (None: the job
         does not fit its GPUs at all)."""
-        key, build = ideal_build(group.within(budget_usd), self.electricity_per_kwh)
+        key, build = self._ideal(group.within(budget_usd))
         if key not in self._bounds:
             outcomes = tuple(
                 self.evaluator.outcome(("ideal", key), build, w.workload) for w in self.workloads
@@ -186,53 +190,66 @@ class Planner:
             else:
                 self.counter.estimates += len(self.workloads)
 
+    def _ideal(self, cut: Group) -> tuple[Hashable, Build]:
+        memo_key = (cut.key, _sizes(cut))
+        found = self._ideals.get(memo_key)
+        if found is None:
+            found = ideal_build(cut, self.electricity_per_kwh)
+            self._ideals[memo_key] = found
+        return found
+
     def _any_error(self, key: Hashable, build: Build) -> bool:
         self._count("check", key)
         return any(self.evaluator.errors(key, build, w.workload) for w in self.workloads)
 
-    def opened(self, group: Group, budget_usd: float) -> tuple[Group, tuple[Outcome, ...]] | None:
-        """The group ready to walk: cut to the budget, with every option dropped whose probe
-        (the ideal parts with that option in place) the rules reject, and its bound
-        recomputed on what is left; None when no build of the group can pass the rules."""
+    def opened(self, group: Group, budget_usd: float) -> Group | None:
+        """The group cut to the budget, or None when even its ideal parts (the best of every
+        kind fused) fail a rule: then no build of the group can pass (COOL.3's stacked
+        open-air cards, a job that needs more GPUs than fit)."""
         cut = group.within(budget_usd)
-        sizes = tuple(len(x) for x in (cut.cpus, cut.memory, cut.storage, cut.psus, cut.cases))
-        memo_key = (group.key, sizes)
-        if memo_key in self._opened:
-            return self._opened[memo_key]
-        result: tuple[Group, tuple[Outcome, ...]] | None = None
-        _, ideal = ideal_build(cut, self.electricity_per_kwh)
-        if not self._any_error(("ideal", memo_key), ideal):
-            keep: dict[str, list[int]] = {k: [] for k in OPTION_LISTS}
-            for kind, i, parts in probes(cut):
-                probe_key = ("probe", memo_key, kind, i)
-                if parts is not None and not self._any_error(
-                    probe_key, parts_build(cut, parts, self.electricity_per_kwh)
-                ):
-                    keep[kind].append(i)
-            if all(keep.values()):
-                screened = dataclasses.replace(
-                    cut,
-                    cpus=tuple(cut.cpus[i] for i in keep["cpus"]),
-                    memory=tuple(cut.memory[i] for i in keep["memory"]),
-                    storage=tuple(cut.storage[i] for i in keep["storage"]),
-                    psus=tuple(cut.psus[i] for i in keep["psus"]),
-                    cases=tuple(cut.cases[i] for i in keep["cases"]),
+        memo_key = (cut.key, _sizes(cut))
+        if memo_key not in self._opened:
+            _, ideal = self._ideal(cut)
+            failed = self._any_error(("ideal", memo_key), ideal)
+            self._opened[memo_key] = None if failed else cut
+            if not failed:
+                self._probes[memo_key] = {kind: probe for kind, probe in _probe_table(cut)}
+        return self._opened[memo_key]
+
+    def options_pass(self, group: Group, cand: Candidate) -> bool:
+        """Whether each of the candidate's parts passes the rules when every other part is the
+        best of its kind (the ideal parts with that one part in place). Rules only get happier
+        with better parts, so a part failing there fails in every build of the group; each
+        part is probed once per group, when a candidate first uses it."""
+        memo_key = (group.key, _sizes(group))
+        table = self._probes.get(memo_key)
+        if table is None:
+            return True
+        for kind, i in zip(OPTION_LISTS, cand.index, strict=True):
+            verdict_key = ("probe", memo_key, kind, i)
+            verdict = self._verdicts.get(verdict_key)
+            if verdict is None:
+                parts = table[kind][i]
+                verdict = parts is not None and not self._any_error(
+                    verdict_key, parts_build(group, parts, self.electricity_per_kwh)
                 )
-                best = self.upper_bound(screened, budget_usd)
-                if best is not None:
-                    result = (screened, best)
-        self._opened[memo_key] = result
-        return result
+                self._verdicts[verdict_key] = verdict
+            if not verdict:
+                return False
+        return True
 
     def _bounded_groups(self, budget_usd: float) -> list[tuple[Group, tuple[Outcome, ...]]]:
-        out = []
-        for group in self.space.groups:
-            if group.min_price_usd > budget_usd + 1e-6:
-                continue
-            best = self.upper_bound(group, budget_usd)
-            if best is not None:
-                out.append((group, best))
-        return out
+        """Groups that fit the budget with their bounds (a new list each call: callers sort)."""
+        if budget_usd not in self._bounded:
+            out = []
+            for group in self.space.groups:
+                if group.min_price_usd > budget_usd + 1e-6:
+                    continue
+                best = self.upper_bound(group, budget_usd)
+                if best is not None:
+                    out.append((group, best))
+            self._bounded[budget_usd] = out
+        return list(self._bounded[budget_usd])
 
     # --- the passes ----------------------------------------------------------------------------
 
@@ -252,7 +269,7 @@ class Planner:
         the undominated builds among the top k' are exactly the first ones of all undominated
         builds: search the top k' and double k' until k of them are undominated.
         """
-        wanted = k
+        wanted = 4 * k  # dearer copies are common (a board more, water where air does)
         while True:
             ranked = self._top_all(budget_usd, wanted)
             kept = _undominated(ranked)
@@ -280,19 +297,17 @@ class Planner:
             opened = self.opened(group, budget_usd)
             if opened is None:
                 continue
-            group, best = opened
-            if _below(obj.bound(group.min_price_usd, best), kth()):
-                continue
+            group, best = opened, loose
             group_best = -math.inf
             feasible: list[tuple[float, ...]] = []
             for cand in group.cheapest_first(budget_usd):
                 if _below(obj.bound(cand.price_usd, best), kth()):
                     break
-                if _outdone(cand, feasible):
+                if _outdone(cand, feasible) or not self.options_pass(group, cand):
                     continue
                 scored = self.score(cand, best)
                 if scored is not None:
-                    feasible.append(cand.model_merit)
+                    _remember(feasible, cand.model_merit)
                 if scored is None or not _above(scored.value, group_best):
                     continue
                 group_best = scored.value
@@ -323,19 +338,17 @@ class Planner:
             opened = self.opened(group, budget_usd)
             if opened is None:
                 continue
-            group, best = opened
+            group, best = opened, loose
             ceiling = weighted_throughput(best, weights)
-            if dominated(group.min_price_usd, ceiling):
-                continue
             feasible: list[tuple[float, ...]] = []
             for cand in group.cheapest_first(budget_usd):
                 if dominated(cand.price_usd, ceiling):
                     break
-                if _outdone(cand, feasible):
+                if _outdone(cand, feasible) or not self.options_pass(group, cand):
                     continue
                 scored = self.score(cand, best)
                 if scored is not None:
-                    feasible.append(cand.model_merit)
+                    _remember(feasible, cand.model_merit)
                 if scored is None or dominated(scored.price_usd, scored.throughput):
                     continue
                 frontier = [
@@ -357,17 +370,19 @@ class Planner:
         groups = self._bounded_groups(math.inf)
         groups.sort(key=lambda gb: gb[0].min_price_usd)
         found: Scored | None = None
-        for group, _ in groups:
+        for group, best in groups:
             if found is not None and group.min_price_usd >= found.price_usd:
                 break
             opened = self.opened(group, math.inf)
             if opened is None:
                 continue
-            group, best = opened
+            group = opened
             limit = found.price_usd if found is not None else math.inf
             for cand in group.cheapest_first(limit):
                 if found is not None and cand.price_usd >= found.price_usd:
                     break
+                if not self.options_pass(group, cand):
+                    continue
                 scored = self.score(cand, best)
                 if scored is not None:
                     found = scored
@@ -382,6 +397,24 @@ class Planner:
             checks=self.counter.checks,
             unpriced=self.space.unpriced,
         )
+
+
+def _sizes(group: Group) -> tuple[int, ...]:
+    """The lengths of a group's option lists (a cut group keeps a prefix of each)."""
+    return tuple(len(getattr(group, k)) for k in OPTION_LISTS)
+
+
+def _probe_table(group: Group) -> Iterator[tuple[str, list[IdealParts | None]]]:
+    table: dict[str, list[IdealParts | None]] = {k: [] for k in OPTION_LISTS}
+    for kind, _, parts in probes(group):
+        table[kind].append(parts)
+    yield from table.items()
+
+
+def _remember(feasible: list[tuple[float, ...]], merit: tuple[float, ...]) -> None:
+    """Add merit to the list of feasible merits, keeping only those no other one outdoes."""
+    feasible[:] = [f for f in feasible if not all(a >= b for a, b in zip(merit, f, strict=True))]
+    feasible.append(merit)
 
 
 def _outdone(cand: Candidate, feasible: Sequence[tuple[float, ...]]) -> bool:

@@ -15,6 +15,7 @@ rule engine's to judge.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import heapq
 import itertools
 import math
@@ -54,9 +55,16 @@ EFFICIENCY_TIERS: tuple[str, ...] = ("white", "bronze", "silver", "gold", "plati
 T = TypeVar("T")
 
 
+@functools.lru_cache(maxsize=4096)
+def _norm(name: str) -> str:
+    """catalog.loader.normalize, remembered (the search compares the same few names often)."""
+    return normalize(name)
+
+
+@functools.lru_cache(maxsize=64)
 def efficiency_rank(tier: str) -> int:
     """80 PLUS tier as a number (higher is more efficient; unknown tiers rank lowest)."""
-    key = normalize(tier)
+    key = _norm(tier)
     return EFFICIENCY_TIERS.index(key) if key in EFFICIENCY_TIERS else -1
 
 
@@ -186,7 +194,7 @@ def slots_needed(board: Motherboard, gpu: GPU, count: int) -> int | None:
 def case_fits(case: Case, board: Motherboard, gpu: GPU, count: int, water: bool) -> bool:
     """CASE.1: the case takes the board, the cards' length and width, and a radiator per GPU
     when water-cooled."""
-    if normalize(board.form_factor) not in {normalize(f) for f in case.form_factors}:
+    if _norm(board.form_factor) not in {_norm(f) for f in case.form_factors}:
         return False
     if gpu.length_mm is not None and gpu.length_mm > case.max_gpu_length_mm:
         return False
@@ -218,7 +226,7 @@ def cpu_fits_chassis(chassis: Chassis, cpu: CPU) -> bool:
     board = chassis.board
     if board is not None and board.cpu_families and cpu.family not in board.cpu_families:
         return False
-    return normalize(cpu.socket) == normalize(chassis.socket)
+    return _norm(cpu.socket) == _norm(chassis.socket)
 
 
 def memory_options(chassis: Chassis, kits: Sequence[MemoryKit]) -> list[MemoryOption]:
@@ -228,7 +236,7 @@ def memory_options(chassis: Chassis, kits: Sequence[MemoryKit]) -> list[MemoryOp
     host = chassis.platform or chassis.board
     registered = host.memory_registered if host is not None else None
     for kit in kits:
-        if normalize(kit.memory_type) != normalize(chassis.memory_type):
+        if _norm(kit.memory_type) != _norm(chassis.memory_type):
             continue
         if registered is not None and kit.registered != registered:
             continue
@@ -260,16 +268,14 @@ def pareto_cheapest(
     """Items that no other item beats on price and every merit (larger is better), cheapest
     first. Of exact ties the first listed stays."""
     ordered = sorted(items, key=price)
-    kept: list[T] = []
+    kept: list[tuple[T, float, tuple[float, ...]]] = []
     for item in ordered:
         m = merit(item)
         p = price(item)
-        if any(
-            price(k) <= p and all(a >= b for a, b in zip(merit(k), m, strict=True)) for k in kept
-        ):
+        if any(kp <= p and all(a >= b for a, b in zip(km, m, strict=True)) for _, kp, km in kept):
             continue
-        kept.append(item)
-    return kept
+        kept.append((item, p, m))
+    return [item for item, _, _ in kept]
 
 
 def cpu_merit(cpu: CPU) -> tuple[float, ...]:
@@ -343,8 +349,8 @@ class Group:
         bundled = self.chassis.platform is not None and self.chassis.platform.included_cpu
         return 0.0 if bundled else price_of(cpu) * self.chassis.cpu_count
 
-    def option_prices(self) -> tuple[tuple[float, ...], ...]:
-        """Per-node price of each option, list by list (cpus, memory, storage, psus, cases)."""
+    @functools.cached_property
+    def _prices(self) -> tuple[tuple[float, ...], ...]:
         return (
             tuple(self.cpu_price_usd(c) for c in self.cpus),
             tuple(m.price_usd for m in self.memory),
@@ -353,7 +359,11 @@ class Group:
             tuple(price_of(c) for c in self.cases),
         )
 
-    @property
+    def option_prices(self) -> tuple[tuple[float, ...], ...]:
+        """Per-node price of each option, list by list (cpus, memory, storage, psus, cases)."""
+        return self._prices
+
+    @functools.cached_property
     def min_price_usd(self) -> float:
         """The cheapest this group can be (all nodes)."""
         return self.nodes * (self.fixed_price_usd + sum(p[0] for p in self.option_prices()))
@@ -392,6 +402,7 @@ class Group:
             psu=self.psus[i_psu],
             case=self.cases[i_case],
             price_usd=node_usd * self.nodes,
+            index=index,
         )
 
     def cheapest_first(self, max_price_usd: float) -> Iterator[Candidate]:
@@ -439,6 +450,7 @@ class Candidate:
     psu: PSU | None
     case: Case | None
     price_usd: float
+    index: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
 
     @property
     def key(self) -> Hashable:
