@@ -197,8 +197,8 @@ def test_chipset_slots_never_claim_more_than_x4_and_cpu_lanes_fit_the_cpus() -> 
     for board in CATALOG.motherboards:
         for slot in board.x16_slots:
             if not slot.from_cpu:
-                # A chipset hangs off an x4 (AM5, Intel DMI 4.0 x8 at most) uplink: a slot behind
-                # it is wired x4 or narrower on every board in the catalog.
+                # A chipset hangs off one narrow uplink (PCIe 4.0 x4 on AM5, DMI 4.0 x8 on
+                # Intel): no slot behind it is wired wider than that uplink.
                 assert slot.lanes <= 8, board.name
         cpu_lanes = sum(s.lanes for s in board.x16_slots if s.from_cpu)
         fitting = [
