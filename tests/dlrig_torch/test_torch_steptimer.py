@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
@@ -150,3 +151,34 @@ def test_prefetcher_copies_ahead_on_a_side_stream_and_times_the_copies() -> None
     report = timer.report()
     assert report.h2d_s > 0 and not report.device_is_cpu
     assert report.compute_device.startswith("cuda:0 (")
+
+
+def test_lightning_callback_hooks_time_a_fake_trainer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Lightning is not installed here: a stand-in module gives the Callback base class, and the
+    # hooks are called in Lightning's order (fetch the batch, start, step, end).
+    import importlib
+    import types
+
+    fake = types.ModuleType("lightning.pytorch.callbacks")
+    fake.Callback = type("Callback", (), {})  # type: ignore[attr-defined]
+    for name in ("lightning", "lightning.pytorch"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    monkeypatch.setitem(sys.modules, "lightning.pytorch.callbacks", fake)
+    monkeypatch.delitem(sys.modules, "dlrig.torch.lightning", raising=False)
+    module = importlib.import_module("dlrig.torch.lightning")
+    callback = module.StepTimerCallback()
+    pl_module = types.SimpleNamespace(device=torch.device("cpu"))
+    callback.on_train_epoch_start(None, pl_module)
+    for i in range(3):
+        time.sleep(0.02)  # the data wait: Lightning fetching the batch
+        callback.on_train_batch_start(None, pl_module, None, i)
+        time.sleep(0.005)  # the step
+        callback.on_train_batch_end(None, pl_module, None, None, i)
+    callback.on_train_end(None, pl_module)
+    report = callback.report
+    assert report is not None and report.steps == 3
+    assert report.data_wait_s >= 0.06 and report.compute_s >= 0.015
+    # The training thread slept through the waits (a loader blocked on reads): storage.
+    assert report.loader_cpu_busy is not None and report.loader_cpu_busy < 0.5
+    assert report.bottleneck is Bottleneck.STORAGE
+    monkeypatch.delitem(sys.modules, "dlrig.torch.lightning")

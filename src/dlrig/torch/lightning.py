@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from dlrig.torch.steptimer import StepReport, StepTimer
+from dlrig.torch.steptimer import StepReport, StepTimer, thread_busy_s
 
 try:
     from lightning.pytorch.callbacks import Callback
@@ -35,18 +35,23 @@ class StepTimerCallback(Callback):  # type: ignore[misc]
         self.timer = StepTimer()
         self.report: StepReport | None = None
         self._mark_s: float | None = None
+        self._mark_busy_s = 0.0
 
     def on_train_epoch_start(self, trainer: Any, pl_module: Any) -> None:
-        """The first batch's wait starts with the epoch."""
+        """The first batch's wait starts with the epoch; the trainer's loader gives the advice
+        its settings."""
+        self.timer.use_loader(getattr(trainer, "train_dataloader", None))
         self._mark_s = time.perf_counter()
+        self._mark_busy_s = thread_busy_s()
 
     def on_train_batch_start(
         self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int
     ) -> None:
         """The batch has arrived: what passed since the last mark was the data wait."""
         now_s = time.perf_counter()
+        busy_s = thread_busy_s()
         if self._mark_s is not None:
-            self.timer.data_wait_s += now_s - self._mark_s
+            self.timer.record_wait(now_s - self._mark_s, busy_s - self._mark_busy_s)
         self._mark_s = now_s
 
     def on_train_batch_end(
@@ -63,6 +68,8 @@ class StepTimerCallback(Callback):  # type: ignore[misc]
             self.timer.compute_s += now_s - self._mark_s
             self.timer.steps += 1
         self._mark_s = now_s
+        self._mark_busy_s = thread_busy_s()
+        self._mark_busy_s = thread_busy_s()
 
     def on_train_end(self, trainer: Any, pl_module: Any) -> None:
         """Keep the report for the caller to print or log (`print(callback.report)`)."""

@@ -103,6 +103,7 @@ class StepTimer:
         self.compute_s = 0.0
         self.steps = 0
         self._wait_cpu_s = 0.0
+        self._wait_measured_s = 0.0
         # pid -> (CPU seconds, perf_counter seconds) at the first and the latest reading
         self._worker_first: dict[int, tuple[float, float]] = {}
         self._worker_last: dict[int, tuple[float, float]] = {}
@@ -110,21 +111,32 @@ class StepTimer:
 
     def loader(self, iterable: Iterable[T]) -> Iterator[T]:
         """Yield the batches of `iterable`, adding the wait for each to `data_wait_s`."""
-        if self._settings is None:
-            self._settings = loader_settings_of(iterable)
+        self.use_loader(iterable)
         iterator = iter(iterable)
         self._poll_workers(force=True)  # the workers have just started: their baseline
         while True:
             start_s = time.perf_counter()
-            start_cpu_s = self._thread_busy_s()
+            start_busy_s = thread_busy_s()
             try:
                 batch = next(iterator)
             except StopIteration:
                 return
-            self.data_wait_s += time.perf_counter() - start_s
-            self._wait_cpu_s += self._thread_busy_s() - start_cpu_s
-            self._poll_workers()
+            self.record_wait(time.perf_counter() - start_s, thread_busy_s() - start_busy_s)
             yield batch
+
+    def use_loader(self, loader: Any) -> None:
+        """Read the advice's DataLoader settings from `loader` (unless given already)."""
+        if self._settings is None and loader is not None:
+            self._settings = loader_settings_of(loader)
+
+    def record_wait(self, wall_s: float, busy_s: float | None) -> None:
+        """Add one wait for a batch: its wall time and, when measured, the seconds the training
+        thread computed (or was ready to) meanwhile (`thread_busy_s()` before and after)."""
+        self.data_wait_s += wall_s
+        if busy_s is not None:
+            self._wait_measured_s += wall_s
+            self._wait_cpu_s += busy_s
+        self._poll_workers()
 
     @contextmanager
     def step(self) -> Iterator[None]:
@@ -191,12 +203,6 @@ class StepTimer:
         if device.type == "cuda":
             torch.cuda.synchronize(device)
 
-    @staticmethod
-    def _thread_busy_s() -> float:
-        """This thread's seconds on a CPU or waiting for one (its CPU time off Linux)."""
-        busy_s = demand_s(os.getpid(), threading.get_native_id())
-        return time.thread_time() if busy_s is None else busy_s
-
     def _poll_workers(self, *, force: bool = False) -> None:
         """Record each worker process's CPU seconds (workers are this one's children)."""
         if self._settings is None or self._settings.num_workers == 0:
@@ -231,9 +237,15 @@ class StepTimer:
                 cpu_s += last_cpu_s - first_cpu_s
                 wall_s += last_s - first_s
             return cpu_s / wall_s if wall_s > 0 else None
-        if self.data_wait_s <= 0:
+        if self._wait_measured_s <= 0:
             return None
-        return self._wait_cpu_s / self.data_wait_s
+        return self._wait_cpu_s / self._wait_measured_s
+
+
+def thread_busy_s() -> float:
+    """The calling thread's seconds on a CPU or waiting for one (its CPU time off Linux)."""
+    busy_s = demand_s(os.getpid(), threading.get_native_id())
+    return time.thread_time() if busy_s is None else busy_s
 
 
 def _device_name(device: torch.device) -> str:
