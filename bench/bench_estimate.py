@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import statistics
 import subprocess
 import time
@@ -31,8 +32,8 @@ BUILD = {
 WORKLOADS = ("resnet50", "bert-large-squad", "llama-3-8b-qlora", "llama-3-8b-inference")
 
 
-def time_calls(calls: int) -> dict[str, tuple[float, float]]:
-    """(mean, p99) microseconds per call, per workload."""
+def time_calls(calls: int) -> dict[str, tuple[float, float, float]]:
+    """(mean, median, p99) microseconds per call, per workload."""
     build = resolve_build(BUILD, "bench")
     out = {}
     for name in WORKLOADS:
@@ -44,7 +45,8 @@ def time_calls(calls: int) -> dict[str, tuple[float, float]]:
             estimate(build, job)
             samples.append((time.perf_counter() - start) * 1e6)
         samples.sort()
-        out[name] = (statistics.fmean(samples), samples[int(0.99 * (len(samples) - 1))])
+        p99 = samples[int(0.99 * (len(samples) - 1))]
+        out[name] = (statistics.fmean(samples), statistics.median(samples), p99)
     return out
 
 
@@ -69,13 +71,15 @@ def main() -> None:
         f"Command: `.venv/bin/python bench/bench_estimate.py --calls {args.calls}` "
         f"({dt.date.today().isoformat()}, {_cpu_model()}, {nproc} cores).",
         "",
-        "On a resolved 4x RTX 3090 build; mean and 99th percentile over the calls.",
+        "On a resolved 4x RTX 3090 build; mean, median and 99th percentile over the calls. "
+        f"Load average during the run: {os.getloadavg()[0]:.1f} (a shared machine: a p99 near "
+        "4 ms is a scheduler time slice lost to another process, not the model).",
         "",
-        "| workload | mean us | p99 us |",
-        "|---|---|---|",
+        "| workload | mean us | median us | p99 us |",
+        "|---|---|---|---|",
     ]
-    for name, (mean_us, p99_us) in results.items():
-        lines.append(f"| {name} | {mean_us:.0f} | {p99_us:.0f} |")
+    for name, (mean_us, median_us, p99_us) in results.items():
+        lines.append(f"| {name} | {mean_us:.0f} | {median_us:.0f} | {p99_us:.0f} |")
     text = "\n".join(lines) + "\n"
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
