@@ -78,6 +78,24 @@ def test_tied_weights_count_once_and_kwargs_input() -> None:
     assert block["forward_flops_per_sample"] == 2 * 7 * 12 * 100
 
 
+def test_transformer_encoder_layer_matches_hand_count() -> None:
+    d, heads, ff, seq, batch = 64, 4, 128, 10, 2
+    layer = nn.TransformerEncoderLayer(d, heads, ff, dropout=0.0, batch_first=True)
+    block = describe(layer, torch.randn(batch, seq, d))
+    projections = 2 * seq * d * 3 * d + 2 * seq * d * d  # Q, K, V in one matmul, then out
+    feed_forward = 2 * seq * d * ff * 2  # up and down
+    attention = 2 * seq * seq * d * 2  # Q K^T and the weighted sum of V, over all heads
+    assert block["forward_flops_per_sample"] == projections + feed_forward + attention == 680_960
+    assert block["params"] == sum(p.numel() for p in layer.parameters())
+
+
+def test_bf16_parameters_count_two_bytes() -> None:
+    model = nn.Linear(16, 8).to(torch.bfloat16)
+    block = describe(model, torch.randn(4, 16, dtype=torch.bfloat16))
+    assert block["param_bytes"] == (16 * 8 + 8) * 2
+    assert block["activation_bytes_per_sample"] == 16 * 2
+
+
 def test_meta_model_is_counted_without_memory() -> None:
     with torch.device("meta"):
         model = nn.Linear(4096, 4096)
