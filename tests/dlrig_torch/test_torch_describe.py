@@ -126,3 +126,13 @@ def test_lightning_callback_without_lightning_says_what_to_install() -> None:
         from dlrig.torch import StepTimerCallback
 
         assert StepTimerCallback().report is None
+
+
+def test_the_block_is_a_valid_inline_model_of_a_workload_file() -> None:
+    # The contract with the workload file (design.md): describe()'s dict goes under `model:`.
+    from dlrig.workloads.loader import parse_workload
+
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+    block = describe(model, torch.randn(8, 32))
+    workload = parse_workload({"name": "my-mlp", "model": block, "batch_size": 8}, "test")
+    assert workload.model.forward_flops_per_sample == 2 * (32 * 64 + 64 * 10)
