@@ -305,3 +305,10 @@ def test_ctrl_c_at_a_terminal_reaches_the_job_once(isolated_dlrig_home: Path) ->
     finally:
         os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 11, output.decode(errors="replace")
+
+
+def test_show_of_an_unknown_run_is_one_line_exit_2(isolated_dlrig_home: Path) -> None:
+    result = _dlrig(isolated_dlrig_home, "watch", "--show", "42")
+    assert result.returncode == 2
+    assert result.stderr.startswith("dlrig: error: no watched run 42")
+    assert "hint: " in result.stderr and "Traceback" not in result.stderr

@@ -100,6 +100,13 @@ def _show(home: str | None, run_id: int, as_json: bool) -> None:
     from dlrig.report.console import print_text
     from dlrig.report.watch import summary_json, summary_text
 
+    from dlrig.errors import ValidationError
+
+    if not _history_path(home).exists():
+        raise ValidationError(
+            f"no watched run {run_id}: no history at {_history_path(home)} yet",
+            hint="`dlrig watch -- CMD` records a run; `dlrig watch --list` shows them",
+        )
     conn, path = _open_history(home, create=False)
     summary = load_summary(conn, run_id, db=path)
     print_text(summary_json(summary) if as_json else summary_text(summary))
