@@ -96,11 +96,10 @@ def _list(home: str | None, as_json: bool) -> None:
 
 
 def _show(home: str | None, run_id: int, as_json: bool) -> None:
+    from dlrig.errors import ValidationError
     from dlrig.history.runs import load_summary
     from dlrig.report.console import print_text
     from dlrig.report.watch import summary_json, summary_text
-
-    from dlrig.errors import ValidationError
 
     if not _history_path(home).exists():
         raise ValidationError(
