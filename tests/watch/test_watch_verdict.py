@@ -94,6 +94,7 @@ def test_real_job_on_a_replayed_box_that_lost_a_gpu() -> None:
     assert [a.rule for a in result.alarms if a.gpu == 1] == ["WATCH.4"]
     # GPU 0 idles and nothing else is saturated: no stage is blamed, the summary says so.
     assert result.verdict.bottleneck is None and result.verdict.device_is_cpu is False
+    assert result.verdict.evidence["gpu_utilization_pct"] == {"0": 0.0, "1": None}
     text = summary_text(summary_dict(result, db=None, run_id=None, interval_s=0.2))
     assert "bottleneck: none found" in text
     assert "[error] WATCH.4" in text and "GPU 1 was lost" in text

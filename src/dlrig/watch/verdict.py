@@ -105,6 +105,8 @@ def judge(samples: Sequence[Sample], alarms: Sequence[Alarm]) -> Verdict:
         "compute_device": device,
         "accelerator_utilization": utilization,
     }
+    if not device_is_cpu:
+        evidence["gpu_utilization_pct"] = _per_gpu_utilization(samples)
     waiting = [s for s in samples if (accelerator_busy(s) or 0.0) < COMPUTE_BOUND_RATIO]
     pressure = _pressures(waiting) if waiting else {}
     if utilization >= COMPUTE_BOUND_RATIO or not pressure:
@@ -138,6 +140,17 @@ def judge(samples: Sequence[Sample], alarms: Sequence[Alarm]) -> Verdict:
         f"{stage.value} ({pressure[stage_name]:.0%} of its capacity)",
         stage_pressure=pressure,
     )
+
+
+def _per_gpu_utilization(samples: Sequence[Sample]) -> dict[str, float | None]:
+    """Each GPU's mean NVML utilization over the run (None for one that never answered)."""
+    values: dict[int, list[int]] = {}
+    for s in samples:
+        for g in s.gpus:
+            known = values.setdefault(g.index, [])
+            if not g.lost and g.utilization_gpu_pct is not None:
+                known.append(g.utilization_gpu_pct)
+    return {str(i): statistics.fmean(v) if v else None for i, v in sorted(values.items())}
 
 
 def _pressures(samples: Sequence[Sample]) -> dict[str, float]:
