@@ -4,11 +4,11 @@
 
 1. Disk: one file written by the probe's own code; then, alternately (ROUNDS times each, so
    that neither order nor a warming cache favours one), the probe's O_DIRECT sequential read
-   and `dd if=FILE of=/dev/null bs=1M iflag=direct` on the same file; the best of each is
-   compared. Target: within 10%.
+   and `dd if=FILE of=/dev/null bs=1M iflag=direct` on the same file, compared pair by pair
+   (median of the per-pair differences). Target: within 10%.
 2. Memory: the probe's STREAM-style copy on one thread against a plain numpy copy loop
-   (`np.copyto(a, b)`) on arrays of the same size, alternating ROUNDS times; the best of each
-   is compared. Target: within 10%.
+   (`np.copyto(a, b)`) on arrays of the same size, alternating ROUNDS times, compared pair by
+   pair. Target: within 10%.
 3. Wall times of `dlrig probe --quick --json` and `dlrig probe --json` (targets 20 s and 90 s).
 
 Results are printed and written to bench/results/probe.md with the machine and the date.
@@ -21,6 +21,7 @@ import datetime as dt
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -34,7 +35,19 @@ from dlrig.probe.measure_memory import measure_memory_bandwidth, stream_array_by
 
 ROOT = Path(__file__).resolve().parents[1]
 MIB = 2**20
-ROUNDS = 4  # probe and reference alternate this many times; each side's best run is compared
+ROUNDS = 6  # probe and reference alternate this many times, compared pair by pair
+
+
+def paired(probe: list[float], reference: list[float]) -> dict[str, float]:
+    """The probe against the reference run just after it, round by round: the median of the
+    per-round differences (%), and their range. Pairing cancels the slow drift of a shared
+    machine's load, which moves both figures of a round together."""
+    diffs = sorted(100.0 * (p - r) / r for p, r in zip(probe, reference, strict=True))
+    return {
+        "diff_pct": statistics.median(diffs),
+        "diff_min_pct": diffs[0],
+        "diff_max_pct": diffs[-1],
+    }
 
 
 def dd_direct_mb_s(path: Path) -> float:
@@ -62,13 +75,7 @@ def bench_disk(directory: Path, size_bytes: int) -> dict[str, object]:
                 raise RuntimeError(f"O_DIRECT refused on {directory}")
             probe_runs.append(figure)
             dd_runs.append(dd_direct_mb_s(path))
-    probe, dd = max(probe_runs), max(dd_runs)
-    return {
-        "bytes": written,
-        "probe": probe_runs,
-        "dd": dd_runs,
-        "diff_pct": 100 * (probe - dd) / dd,
-    }
+    return {"bytes": written, "probe": probe_runs, "dd": dd_runs, **paired(probe_runs, dd_runs)}
 
 
 def _numpy_copy_gb_s(a: np.ndarray, b: np.ndarray, repeats: int) -> float:
@@ -81,8 +88,7 @@ def _numpy_copy_gb_s(a: np.ndarray, b: np.ndarray, repeats: int) -> float:
 
 
 def bench_memory() -> dict[str, object]:
-    """Probe and reference alternate ROUNDS times (a shared machine's load comes and goes);
-    each side's best is compared, as STREAM reports the best of its repeats."""
+    """Probe and reference alternate ROUNDS times (a shared machine's load comes and goes)."""
     size = stream_array_bytes(read_cpu().llc_bytes, read_memory().available_bytes, quick=False)
     n = size // 8
     a, b = np.zeros(n), np.full(n, 1.0)
@@ -94,13 +100,12 @@ def bench_memory() -> dict[str, object]:
         reference_runs.append(_numpy_copy_gb_s(a, b, 3))
     threads = os.cpu_count() or 1
     multi = measure_memory_bandwidth(size, threads=threads, repeats=3) if threads > 1 else probe
-    best_probe, best_reference = max(probe_runs), max(reference_runs)
     return {
         "bytes": size,
         "probe_copy": probe_runs,
         "probe_triad": max(triad_runs),
         "reference_copy": reference_runs,
-        "diff_pct": 100 * (best_probe - best_reference) / best_reference,
+        **paired(probe_runs, reference_runs),
         "threads": threads,
         "probe_copy_all_threads": multi.copy_gb_s,
     }
@@ -144,19 +149,22 @@ def main() -> None:
         + " / ".join(f"{x:.0f}" for x in disk["probe"])  # type: ignore[attr-defined]
         + " | `dd bs=1M iflag=direct`: "
         + " / ".join(f"{x:.0f}" for x in disk["dd"])  # type: ignore[attr-defined]
-        + f" | {disk['diff_pct']:+.1f}% | within 10% |",
+        + f" | {disk['diff_pct']:+.1f}% ({disk['diff_min_pct']:+.0f}% to "
+        f"{disk['diff_max_pct']:+.0f}%) | within 10% |",
         f"| RAM copy, 1 thread, {memory['bytes'] / MIB:.0f} MiB arrays (GB/s) | "
         + " / ".join(f"{x:.1f}" for x in memory["probe_copy"])  # type: ignore[attr-defined]
         + " | numpy `copyto` loop: "
         + " / ".join(f"{x:.1f}" for x in memory["reference_copy"])  # type: ignore[attr-defined]
-        + f" | {memory['diff_pct']:+.1f}% | within 10% |",
+        + f" | {memory['diff_pct']:+.1f}% ({memory['diff_min_pct']:+.0f}% to "
+        f"{memory['diff_max_pct']:+.0f}%) | within 10% |",
         "",
         f"Also measured: RAM triad 1 thread {memory['probe_triad']:.1f} GB/s; RAM copy on "
         f"{memory['threads']} threads {memory['probe_copy_all_threads']:.1f} GB/s.",
         "",
-        "Notes: each cell lists every run; probe and reference alternate, and the difference "
-        "compares each side's best run (STREAM's convention; on a shared machine the best run "
-        "is the one least disturbed by other load). Triad reads below copy "
+        "Notes: each cell lists every run; probe and reference alternate, each probe run paired "
+        "with the reference run right after it; the difference is the median of the per-pair "
+        "differences, with their range (a shared machine's load moves both runs of a pair "
+        "together). Triad reads below copy "
         "because numpy's add writes with ordinary stores (the cache line is read first, which "
         "STREAM's byte counting leaves out) while the copy goes through memcpy's streaming "
         "stores.",
