@@ -108,6 +108,24 @@ def per_call_us(calls: int) -> dict[str, tuple[float, float, float]]:
     return out
 
 
+def startup_imports(top: int = 6) -> list[tuple[str, float]]:
+    """The heaviest imports of `dlrig --help` (python -X importtime), ms cumulative."""
+    err = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "dlrig", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stderr
+    rows = []
+    for line in err.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        _, cumulative, name = (part.strip() for part in line.split(":", 1)[1].split("|"))
+        if cumulative.isdigit():
+            rows.append((name, int(cumulative) / 1e3))
+    return sorted(rows, key=lambda r: -r[1])[:top]
+
+
 def machine() -> str:
     nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
     model = ""
@@ -162,6 +180,10 @@ def main() -> None:
             f"builds x {args.calls} | < 500 us | {median_us:.0f} us, {p99_us:.0f} us, "
             f"{p99_cpu_us:.0f} us |\n"
         )
+    buf.write("\nHeaviest imports of `dlrig --help` (`python -X importtime`, one run), ")
+    buf.write("cumulative:\n\n")
+    for name, ms in startup_imports():
+        buf.write(f"- `{name}`: {ms:.0f} ms\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(buf.getvalue())
     sys.stdout.write(buf.getvalue())
