@@ -170,3 +170,22 @@ def test_big_inputs_over_a_narrow_link_make_pcie_the_bottleneck() -> None:
     assert sync.bottleneck is Bottleneck.PCIE and "pin memory" in sync.advice
     assert pinned.bottleneck is Bottleneck.PCIE and "lanes" in pinned.advice
     assert pinned.step_time_s < sync.step_time_s
+
+
+def test_two_open_air_cards_with_a_free_slot_between_do_not_throttle() -> None:
+    """COOL.3: with space between the GPUs (2 GPUs on a 3-4 slot board), air is safe; packed
+    side by side they heat each other (COOL.1)."""
+
+    def board(second_slot: int) -> dict[str, object]:
+        return {"spec": {"name": "test board", "socket": "t", "memory_type": "DDR5",
+                "memory_slots": 4, "max_memory_gb": 192,
+                "x16_slots": [{"position": 1, "lanes": 16, "gen": 4},
+                              {"position": second_slot, "lanes": 16, "gen": 4}]}}  # fmt: skip
+
+    card = dict(RTX_3090, slots=2)
+    job = make_workload("resnet50", dataset="synthetic")
+    spaced = estimate(make_build(card, count=2, motherboard=board(4)), job)
+    packed = estimate(make_build(card, count=2, motherboard=board(3)), job)
+    assert Modifier.THERMAL_THROTTLE not in spaced.modifiers
+    assert Modifier.THERMAL_THROTTLE in packed.modifiers
+    assert packed.samples_per_s < spaced.samples_per_s

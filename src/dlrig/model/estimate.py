@@ -77,10 +77,24 @@ def _gpu_work_s(job: _Job, mods: list[Modifier]) -> tuple[float, float, str]:
     overhead_s = job.factors.step_overhead_s * (1.0 if job.training else 1.0 / 3.0)
     throttle = 1.0
     if job.dev.group is not None:
-        throttle = thermal_factor(job.dev.group.cooler, job.n_node, cal.thermal_factor)
+        spaced = job.n_node == 2 and _pair_spaced(job.build)
+        throttle = thermal_factor(job.dev.group.cooler, job.n_node, cal.thermal_factor, spaced)
         if throttle < 1.0:
             mods.append(Modifier.THERMAL_THROTTLE)
     return (t_mm + overhead_s) / throttle, t_mem / throttle, path.value
+
+
+def _pair_spaced(build: Build) -> bool:
+    """Two cards on the board with at least one free slot between their coolers (the seating
+    the rules compute from the motherboard's slot positions and the cards' widths)."""
+    if build.motherboard is None or build.platform is not None:
+        return False
+    from dlrig.rules.facts import Facts
+
+    placement = Facts(build).placement
+    if placement is None or len(placement.seats) != 2:
+        return False
+    return placement.free_slots_below(0) >= 1
 
 
 def _input_pipeline_s(
