@@ -183,3 +183,9 @@ def test_catalog_override_adds_a_part(tmp_path: Path) -> None:
 def test_probe_latest_without_a_saved_probe_is_one_line() -> None:
     """DLRIG_HOME is a fresh directory in tests (conftest): nothing was saved there."""
     assert_one_line_error(run_check("probe:latest"), "no saved probe", "dlrig probe --save")
+
+
+def test_an_absurd_count_is_refused_not_expanded(tmp_path: Path) -> None:
+    """A count of three million GPUs is a typo; checking it card by card would take minutes."""
+    path = write(tmp_path, "b.yaml", "gpus:\n  - model: GeForce RTX 4090\n    count: 3000000\n")
+    assert_one_line_error(run_check(path), "gpus.0.count", "less than or equal to 1024")

@@ -16,6 +16,10 @@ from dlrig.enums import CoolerType, NetworkKind
 
 PositiveInt = Annotated[int, Field(gt=0)]
 PositiveFloat = Annotated[float, Field(gt=0)]
+# No node holds more than this many parts of one kind: a larger count is a typo, and the rules
+# look at every card, so an unbounded count would let one line of input take minutes.
+MAX_PART_COUNT = 1024
+Count = Annotated[int, Field(gt=0, le=MAX_PART_COUNT)]
 
 
 class GPUSpec(GPU):
@@ -83,7 +87,7 @@ class PCIeSetting(BaseModel):
 
 class GPUEntry(_Entry):
     spec: GPUSpec | None = None
-    count: PositiveInt = 1
+    count: Count = 1
     pcie: PCIeSetting | None = None
     cooler: CoolerType | None = None
 
@@ -95,7 +99,7 @@ class GPUEntry(_Entry):
 
 class CPUEntry(_Entry):
     spec: CPUSpec | None = None
-    count: PositiveInt = 1
+    count: Count = 1
 
     @model_validator(mode="before")
     @classmethod
@@ -114,7 +118,7 @@ class MotherboardEntry(_Entry):
 
 class PSUEntry(_Entry):
     spec: PSUSpec | None = None
-    count: PositiveInt = 1
+    count: Count = 1
 
     @model_validator(mode="before")
     @classmethod
@@ -133,7 +137,7 @@ class CaseEntry(_Entry):
 
 class StorageEntry(_Entry):
     spec: StorageSpec | None = None
-    count: PositiveInt = 1
+    count: Count = 1
     holds_dataset: bool | None = Field(
         default=None, description="the training data lives here (default: the fastest device)"
     )
@@ -159,7 +163,7 @@ class MemoryEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str | None = None
-    count: PositiveInt = 1
+    count: Count = 1
     size_gb: PositiveFloat | None = None
     type: str | None = None
     speed_mt_s: PositiveInt | None = None
