@@ -100,7 +100,8 @@ def main() -> None:
             "",
             f"Command: `.venv/bin/python bench/bench_watch.py --window {args.window:g} "
             f"--write {args.write}`",
-            f"Machine: {machine()}; measured {dt.date.today().isoformat()}; no GPU (NVML absent).",
+            f"Machine: {machine()}; measured {dt.date.today().isoformat()}; no GPU (NVML absent); "
+            f"load average {os.getloadavg()[0]:.1f} at the end (other work shares the CPUs).",
             "",
             "The dlrig process's own CPU time (user + system) over the window, after a "
             f"{WARMUP_S:g} s warm-up, as a share of one core; the history database is written.",
