@@ -44,14 +44,12 @@ MINIMUM_COUNTS = {
     "platforms": 4,
 }
 
-# Parts with no public, dated price (server modules and systems sold on quote). Their notes say
-# "No public price"; a test keeps this set and the data in step, so a new unpriced part is a
-# decision, not an accident.
+# Parts with no public, dated price found (server modules and systems sold on quote). Their notes
+# say "No public price" and what was searched; a test keeps this set and the data in step, so a
+# new unpriced part is a decision, not an accident.
 UNPRICED = {
     "Supermicro PWS-2K04A-1R",
     "Supermicro SuperChassis 747BTQ-R2K20B",
-    "Kingston FURY Renegade Pro 128GB (4x32GB) DDR5-6000 RDIMM",
-    "8x Kingston Server Premier 32GB DDR5-4800 RDIMM",
     "8x Samsung 64GB DDR5-4800 RDIMM",
     "12x Samsung 64GB DDR5-4800 RDIMM",
     "8x Samsung 32GB DDR4-3200 RDIMM",
@@ -225,6 +223,47 @@ def test_every_board_and_platform_has_ram_of_its_kind() -> None:
         assert (normalize(board.memory_type), board.memory_registered) in kits, board.name
     for platform in CATALOG.platforms:
         assert (normalize(platform.memory_type), True) in kits, platform.name
+
+
+def test_every_board_and_platform_can_be_given_priced_ram() -> None:
+    # The planner leaves unpriced parts out, so a board whose kind of RAM has no priced kit gets
+    # no RAM and no build: every workstation/server board (RDIMM only) needs a priced RDIMM kit.
+    priced = {(normalize(k.memory_type), k.registered) for k in CATALOG.memory if k.price_usd}
+    for board in CATALOG.motherboards:
+        assert (normalize(board.memory_type), board.memory_registered) in priced, board.name
+    for platform in CATALOG.platforms:
+        assert (normalize(platform.memory_type), True) in priced, platform.name
+
+
+def test_registered_kits_come_in_several_sizes_for_4_8_and_12_channels() -> None:
+    # TRX50 / W-2400 have 4 channels, WRX90 / W-3400 / one Xeon Scalable 8, EPYC 9004 12: the
+    # planner fills one module per channel, so each count needs priced DDR5 kits of two sizes.
+    ddr5 = [k for k in CATALOG.memory if k.registered and k.price_usd and k.memory_type == "DDR5"]
+    for modules in (4, 8, 12):
+        sizes = {k.size_gb for k in ddr5 if k.modules == modules}
+        assert len(sizes) >= 2, f"{modules}-module kits: {sorted(sizes)}"
+
+
+@pytest.mark.parametrize(
+    ("name", "module_usd"),
+    [
+        # PCPartPicker, 2025-07-23 (docyx/pc-part-dataset memory.csv at 06ffc8e) lists these
+        # server RDIMMs singly: KSM48R40BS4TMM-32HMR 122.86, KSM48R40BD4TMM-64HMR 379.99,
+        # Crucial CT32G4RFD432A 64.98, Kingston Server Premier 64 GB DDR4-3200 209.00 USD.
+        ("4x Kingston Server Premier 32GB DDR5-4800 RDIMM", 122.86),
+        ("8x Kingston Server Premier 32GB DDR5-4800 RDIMM", 122.86),
+        ("12x Kingston Server Premier 32GB DDR5-4800 RDIMM", 122.86),
+        ("4x Kingston Server Premier 64GB DDR5-4800 RDIMM", 379.99),
+        ("8x Kingston Server Premier 64GB DDR5-4800 RDIMM", 379.99),
+        ("12x Kingston Server Premier 64GB DDR5-4800 RDIMM", 379.99),
+        ("8x Crucial 32GB DDR4-3200 RDIMM", 64.98),
+        ("8x Kingston Server Premier 64GB DDR4-3200 RDIMM", 209.00),
+    ],
+)
+def test_server_kits_are_n_modules_at_the_listed_module_price(name: str, module_usd: float) -> None:
+    kit = CATALOG.find(MemoryKit, name)
+    assert kit.registered and kit.price_usd == pytest.approx(kit.modules * module_usd, abs=0.005)
+    assert kit.price_date == dt.date(2025, 7, 23) and "per module" in kit.sources["price"]
 
 
 def test_psu_ratings_are_consistent() -> None:
