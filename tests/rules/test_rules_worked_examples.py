@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rules_fixtures import check, desktop, gpu, rules_of
+from rules_fixtures import build, check, desktop, gpu, rules_of
 
 from dlrig.enums import Severity
 from dlrig.model.power import size_psu
@@ -115,3 +115,22 @@ def _desktop_cpu() -> dict[str, Any]:
         "tdp_w": 170,
         "socket": "AM5",
     }
+
+
+def test_psu1_trusts_the_vendor_rating_of_a_system_sold_with_its_gpus() -> None:
+    """A DGX-1 is sold with its 8 V100s and rated 3200 W by NVIDIA; the guide's DIY margin
+    (8 x 300 W + 2 x 135 W + 240 W = 2910 W, +10% = 3201 W) is not a fault there."""
+    result = check({"name": "DGX-1 as sold", "platform": "NVIDIA DGX-1"})
+    finding = result.by_rule("PSU.1")[0]
+    assert finding.severity is Severity.INFO
+    assert finding.evidence["with_headroom_w"] == 3201
+    assert "rated 3200 W by its vendor" in finding.message
+
+
+def test_a_platform_sold_with_gpus_and_cpus_has_them_when_the_file_names_none() -> None:
+    """platforms.toml: the DGX-1 comes with 8 x V100 SXM2 16GB and 2 x Xeon E5-2698 v4."""
+    resolved = build({"name": "DGX-1 as sold", "platform": "NVIDIA DGX-1"})
+    assert resolved.gpu_count == 8
+    assert resolved.gpus[0].gpu.name == "Tesla V100 SXM2 16GB"
+    assert resolved.cpu is not None and resolved.cpu.name == "Intel Xeon E5-2698 v4"
+    assert resolved.cpu_count == 2

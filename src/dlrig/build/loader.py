@@ -102,13 +102,25 @@ def resolve_build(doc: dict[str, Any], source: str, catalog: Catalog | None = No
             else (kit.price_usd * m.count if kit and kit.price_usd else None),
         )
 
+    platform = one(bf.platform, Platform, "platform")
+    cpu = one(bf.cpu, CPU, "cpu")
+    cpu_count = bf.cpu.count if bf.cpu else 1
+    if platform is not None:
+        # A server sold with its GPUs or CPUs has them even when the file lists none.
+        if not gpus and platform.included_gpu and platform.included_gpu_count:
+            bundled = _find(cat, GPU, platform.included_gpu, source, "platform.included_gpu")
+            gpus.append(GPUGroup(gpu=bundled, count=platform.included_gpu_count))
+        if cpu is None and platform.included_cpu:
+            cpu = _find(cat, CPU, platform.included_cpu, source, "platform.included_cpu")
+            cpu_count = platform.cpu_sockets
+
     return Build(
         name=bf.name,
         gpus=tuple(gpus),
-        cpu=one(bf.cpu, CPU, "cpu"),
-        cpu_count=bf.cpu.count if bf.cpu else 1,
+        cpu=cpu,
+        cpu_count=cpu_count,
         motherboard=one(bf.motherboard, Motherboard, "motherboard"),
-        platform=one(bf.platform, Platform, "platform"),
+        platform=platform,
         memory=memory,
         storage=storage,
         psu=one(bf.psu, PSU, "psu"),

@@ -182,15 +182,10 @@ def platform_fit(f: Facts) -> Iterator[Judgement]:
                 {"gpu_max_slots": platform.gpu_max_slots, "gpus": wide},
                 f"cards of <= {platform.gpu_max_slots} slots",
             )
-    if platform.included_gpu:
+    if platform.included_gpu and f.cards:
+        # A build that lists no GPUs gets the bundled ones from the resolver.
         names = {c.gpu.name for c in f.cards}
-        if not f.cards:
-            yield info(
-                f"{platform.name} comes with {platform.included_gpu_count}x "
-                f"{platform.included_gpu}; list them under gpus to have them checked",
-                {"included_gpu": platform.included_gpu},
-            )
-        elif names != {platform.included_gpu}:
+        if names != {platform.included_gpu}:
             yield warning(
                 f"{platform.name} comes with {platform.included_gpu}; the build lists "
                 f"{', '.join(sorted(names))}",
