@@ -18,9 +18,12 @@ from watch_helpers import replayed_samples
 from dlrig.errors import HistoryError
 from dlrig.hardware.nvml import replay_nvml
 from dlrig.history import db
-from dlrig.history.runs import RunRecorder, load_samples, start_run
 from dlrig.watch.host import NvmlGpuSampler
 from dlrig.watch.runner import run_watch
+
+# dlrig.history.runs registers its tables with the history database when imported; the tests
+# import it inside the test functions, so that collecting this module leaves the database's
+# migration list as the other test folders expect it.
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(30)"]
 
@@ -160,8 +163,10 @@ def test_a_crash_of_dlrig_keeps_what_was_committed_and_show_judges_it(
 
 
 def test_recorder_commits_within_a_second(tmp_path: Path) -> None:
+    from dlrig.history.runs import RunRecorder, load_samples, start_run
+
     path = tmp_path / "h.sqlite3"
-    conn = db.connect(path)
+    conn = db.connect(path)  # applies the watch tables' migration, registered by the import
     run_id = start_run(conn, ["job"], 0.5)
     recorder = RunRecorder(conn, run_id)  # FLUSH_INTERVAL_S = 1.0
     sample = replayed_samples("gpu_throttling_for_heat", 1)[0]
@@ -208,7 +213,9 @@ def test_read_only_database_folder_warns_and_the_job_still_runs(tmp_path: Path) 
 
 
 def test_full_database_stops_recording_and_the_job_runs_on(tmp_path: Path) -> None:
-    conn = db.connect(tmp_path / "full.sqlite3")  # the watch tables: imported above
+    from dlrig.history.runs import RunRecorder, load_samples, start_run
+
+    conn = db.connect(tmp_path / "full.sqlite3")
     run_id = start_run(conn, ["job"], 0.1)
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own "disk is full" path
