@@ -104,3 +104,24 @@ def test_watch_serves_the_running_job(isolated_dlrig_home: Path) -> None:
     finally:
         proc.kill()
         proc.communicate()
+
+
+def test_a_port_in_use_is_a_clear_error_before_the_job_starts(
+    isolated_dlrig_home: Path, tmp_path: Path
+) -> None:
+    import socket
+
+    marker = tmp_path / "ran"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "dlrig", "watch", "--prometheus", str(port), "--",
+             sys.executable, "-c", f"open({str(marker)!r}, 'w')"],
+            capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL,
+            env={**os.environ, "DLRIG_HOME": str(isolated_dlrig_home)},
+        )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"dlrig: error: cannot serve metrics on 127.0.0.1:{port}")
+    assert not marker.exists()
