@@ -22,18 +22,39 @@ from dlrig.errors import UnknownPartError
 CATALOG = load_catalog()
 GPUS = CATALOG.gpus
 
-# Datacenter parts with no public list price and no reported price found (2026-12-02). Their
-# notes say "price unknown"; a test below keeps this list and the data in step.
-UNPRICED = {
-    "A100 PCIe 40GB",
-    "A100 PCIe 80GB",
-    "NVIDIA L40",
-    "H100 PCIe 80GB",
-    "H100 NVL 94GB",
-    "H200 NVL 141GB",
-    "AMD Instinct MI210",
-    "AMD Instinct MI325X",
+# Laptop GPUs (Lambda's 2022 benchmark ran on them). They are not add-in cards: no slots, no
+# card length, no auxiliary power connectors (the laptop's regulators feed them), and no price of
+# their own (sold only inside laptops). Their clocks depend on the laptop's TGP, so each records
+# one TGP configuration and says which in its notes. Tests below exempt them by name from the
+# add-in-card checks and check what holds for them instead.
+MOBILE = {
+    "GeForce RTX 3080 Laptop GPU",
+    "GeForce RTX 2080 Super Max-Q",
+    "GeForce RTX 2080 Max-Q",
+    "GeForce RTX 2070 Max-Q",
 }
+
+# Workstation cards whose list price could not be found (2026-12-02): NVIDIA published none and
+# the reported figures disagree or are absent (see each entry's price source).
+UNPRICED_WORKSTATION = {"NVIDIA RTX A4500", "NVIDIA RTX A5500"}
+
+# Parts with no public list price and no reported price found (2026-12-02): datacenter parts,
+# the workstation cards above and the laptop GPUs. Their notes say "price unknown"; a test below
+# keeps this list and the data in step.
+UNPRICED = (
+    {
+        "A100 PCIe 40GB",
+        "A100 PCIe 80GB",
+        "NVIDIA L40",
+        "H100 PCIe 80GB",
+        "H100 NVL 94GB",
+        "H200 NVL 141GB",
+        "AMD Instinct MI210",
+        "AMD Instinct MI325X",
+    }
+    | UNPRICED_WORKSTATION
+    | MOBILE
+)
 
 URL = re.compile(r"https?://[^\s;()]+")
 
@@ -166,9 +187,10 @@ def test_unpriced_gpus_say_so_and_the_list_matches_the_data() -> None:
 
 
 def test_all_consumer_and_workstation_cards_have_a_price() -> None:
-    # launch MSRPs are public for every consumer and workstation card in the catalog
+    # launch MSRPs are public for the consumer and workstation cards in the catalog, except the
+    # two workstation cards named in UNPRICED_WORKSTATION; laptop GPUs are not sold alone
     for g in GPUS:
-        if g.segment is not Segment.DATACENTER:
+        if g.segment is not Segment.DATACENTER and g.name not in UNPRICED_WORKSTATION | MOBILE:
             assert g.price_usd is not None, g.name
 
 
@@ -241,9 +263,10 @@ def test_nvml_device_names_resolve(nvml_name: str, name: str) -> None:
     assert gpu(nvml_name).name == name
 
 
-@pytest.mark.parametrize("query", ["V100", "A100", "H100"])
+@pytest.mark.parametrize("query", ["V100", "A100", "H100", "RTX 6000"])
 def test_ambiguous_family_name_is_refused_with_closest_names(query: str) -> None:
-    # several variants differ in memory and interconnect: never pick one silently
+    # several variants differ in memory and interconnect (or, for "RTX 6000", in generation:
+    # Quadro RTX 6000 on Turing, RTX 6000 Ada): never pick one silently
     with pytest.raises(UnknownPartError) as info:
         gpu(query)
     assert info.value.hint is not None
@@ -375,6 +398,37 @@ def test_t4_is_slot_powered_low_profile() -> None:
     assert g.power_8pin + g.power_6pin + g.power_eps_8pin + g.power_12v_2x6 == 0
 
 
+def test_quadro_rtx_6000_matches_turing_whitepaper() -> None:
+    # Turing whitepaper appendix (Quadro RTX 6000): 16.3 FP32, 130.5 FP16 tensor TFLOPS with
+    # FP32 accumulate (full rate on Quadro), 672 GB/s, 260 W; Epoch AI: 24 GB, 260 W
+    g = gpu("Quadro RTX 6000")
+    assert g.fp32_tflops == 16.3
+    assert g.fp16_tensor_tflops == 130.5
+    assert g.fp16_tensor_fp16acc_tflops is None
+    assert g.memory_bandwidth_gb_s == 672
+    assert (g.memory_gb, g.tdp_w) == (24, 260)
+    assert gpu("Quadro RTX 8000").memory_gb == 48
+
+
+def test_rtx_3070_matches_ga102_whitepaper_appendix() -> None:
+    # GA102 whitepaper appendix (GeForce RTX 3070): 20.3 FP32, FP16 tensor 81.3 dense with FP16
+    # accumulate and 40.6 with FP32 accumulate, 448 GB/s, 220 W
+    g = gpu("RTX 3070")
+    assert g.fp32_tflops == 20.3
+    assert g.fp16_tensor_fp16acc_tflops == 81.3
+    assert g.fp16_tensor_tflops == 40.6
+    assert g.memory_bandwidth_gb_s == 448
+    assert g.tdp_w == 220
+
+
+def test_rtx_a5500_dense_tensor_rate_is_sm_count_times_clock() -> None:
+    # 80 SMs x 1665 MHz boost x 1024 dense FP16 FLOP per SM per clock (GA102 whitepaper) =
+    # 136.4 TFLOPS, half the 272.8 sparse figure; FP32 34.1 TFLOPS (10240 cores x 2 x 1665 MHz)
+    g = gpu("RTX A5500")
+    assert g.fp16_tensor_tflops == pytest.approx(80 * 1.665 * 1024 / 1000, abs=0.05)
+    assert g.fp32_tflops == pytest.approx(10240 * 2 * 1.665 / 1000, abs=0.05)
+
+
 # --- consistency properties over the whole catalog ------------------------------------------
 
 NVIDIA_AMPERE_PLUS = {"Ampere", "Ada Lovelace", "Hopper", "Blackwell", "Blackwell Ultra"}
@@ -458,9 +512,37 @@ def test_modules_have_no_slots_length_or_cables() -> None:
 
 def test_pcie_cards_have_slots_and_length() -> None:
     for g in GPUS:
-        if g.form is FormFactor.PCIE:
+        if g.form is FormFactor.PCIE and g.name not in MOBILE:
             assert g.slots is not None and 1 <= g.slots <= 4, g.name
             assert g.length_mm is not None and 150 <= g.length_mm <= 340, g.name
+
+
+def test_laptop_gpus_are_not_cards_and_say_which_tgp_they_record() -> None:
+    # a laptop GPU has no slot width, card length, connectors or price of its own; its clocks
+    # (hence every rate) depend on the laptop's TGP, so its notes must name the configuration
+    mobile = [g for g in GPUS if g.name in MOBILE]
+    assert {g.name for g in mobile} == MOBILE
+    for g in mobile:
+        assert g.slots is None and g.length_mm is None, g.name
+        assert g.power_8pin + g.power_6pin + g.power_eps_8pin + g.power_12v_2x6 == 0, g.name
+        assert g.price_usd is None, g.name
+        assert g.notes.startswith("Laptop GPU. Recorded configuration:"), g.name
+        assert f"{g.tdp_w:.0f} W" in g.notes, g.name
+
+
+@pytest.mark.parametrize(
+    ("name", "tgp_w"),
+    [
+        # the TGP of Lambda's test machine, shared/calibration/lambda_pytorch_train_v0_2022.csv
+        # column watt_total (the RTX 3080 Max-Q rows are Lambda's Tensorbook, 80 W)
+        ("GeForce RTX 3080 Laptop GPU", 80),
+        ("GeForce RTX 2080 Super Max-Q", 80),
+        ("GeForce RTX 2080 Max-Q", 90),
+        ("GeForce RTX 2070 Max-Q", 90),
+    ],
+)
+def test_laptop_gpus_record_lambdas_tgp(name: str, tgp_w: float) -> None:
+    assert gpu(name).tdp_w == tgp_w
 
 
 def test_datacenter_cards_are_passive_and_desktop_cards_are_not() -> None:
@@ -476,9 +558,10 @@ def test_connectors_can_deliver_the_board_power() -> None:
     # and "250 W cards with a single PCIe 8-pin" (RTX A5000, 230 W) per NVIDIA's Power
     # Guidelines for Workstation Products (DA-07261-001). A card whose TDP exceeds what its
     # inputs can carry has a connector count wrong. Cards whose connectors are unconfirmed
-    # (counts left at 0) say so in their notes and are skipped.
+    # (counts left at 0) say so in their notes and are skipped, as are laptop GPUs (MOBILE),
+    # which the laptop's own regulators feed.
     for g in GPUS:
-        if g.form is not FormFactor.PCIE or "not confirmed" in g.notes:
+        if g.form is not FormFactor.PCIE or "not confirmed" in g.notes or g.name in MOBILE:
             continue
         budget_w = (
             75
@@ -512,6 +595,28 @@ def test_sxm_nvlink_generations() -> None:
     for g in GPUS:
         if g.form is FormFactor.SXM and g.architecture in expected:
             assert g.nvlink_gb_s == expected[g.architecture], g.name
+
+
+def test_full_rate_tensor_to_fp32_ratio_per_architecture() -> None:
+    # Per SM and clock, a Turing SM does 1024 dense FP16 tensor FLOP and 128 FP32 FLOP (ratio
+    # 8); a GA10x Ampere SM 1024 and 256 (ratio 4) (Turing and GA102 whitepapers). The full-rate
+    # tensor figure is the FP16-accumulate rate on GeForce, the only rate elsewhere. Guards the
+    # computed entries (laptop GPUs, RTX A4500/A5500) against clock or SM slips. GA100
+    # (A100, A30) differs and is datacenter, hence left out.
+    expected = {"Turing": 8.0, "Ampere": 4.0}
+    checked = 0
+    for g in GPUS:
+        if g.vendor is not Vendor.NVIDIA or g.architecture not in expected:
+            continue
+        if g.architecture == "Ampere" and g.segment is Segment.DATACENTER:
+            continue
+        full_rate = g.fp16_tensor_fp16acc_tflops or g.fp16_tensor_tflops
+        assert full_rate is not None, g.name
+        assert full_rate / g.fp32_tflops == pytest.approx(expected[g.architecture], rel=0.015), (
+            g.name
+        )
+        checked += 1
+    assert checked >= 16
 
 
 def test_bandwidth_per_gb_is_plausible() -> None:
