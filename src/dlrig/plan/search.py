@@ -24,25 +24,29 @@ import dataclasses
 import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from dlrig.build.model import Build, Prices
 from dlrig.catalog.loader import Catalog
-from dlrig.catalog.schema import CPU, PSU, Case, Storage
+from dlrig.catalog.schema import CPU, PSU, Case, PCIeSlot, Storage
 from dlrig.plan.constraints import Constraints, part_filter, validate_constraints
 from dlrig.plan.evaluate import Evaluator, Outcome, WorkloadLike
 from dlrig.plan.objectives import Objective, weighted_throughput
 from dlrig.plan.space import (
     Candidate,
+    Chassis,
     Group,
     MemoryOption,
     SearchSpace,
     assemble,
     efficiency_rank,
+    gpu_slots,
     memory_fits_cpu,
     place_gpus,
     search_space,
 )
 
+T = TypeVar("T")
 REL_TOL = 1e-9
 OPTION_LISTS = ("cpus", "memory", "storage", "psus", "cases")
 # How far past k the top-k search may look for builds that are not dearer copies of better ones.
@@ -101,6 +105,17 @@ class PlanResult:
     rival: Scored | None = None
 
 
+@dataclass(frozen=True)
+class Family:
+    """Groups that share one bound: the same GPUs on every workstation board (bounded by a
+    board with a full x16 slot per card and the best parts any of them takes), or one
+    platform's group. `min_price_usd` is the cheapest group's."""
+
+    groups: tuple[Group, ...]
+    best: tuple[Outcome, ...]
+    min_price_usd: float
+
+
 @dataclass
 class _Counter:
     evaluated: int = 0
@@ -140,7 +155,7 @@ class Planner:
         self._ideals: dict[Hashable, tuple[Hashable, Build]] = {}
         self._probes: dict[Hashable, dict[str, list[IdealParts | None]]] = {}
         self._verdicts: dict[Hashable, bool] = {}
-        self._bounded: dict[float, list[tuple[Group, tuple[Outcome, ...]]]] = {}
+        self._families: dict[float, list[Family]] = {}
         self._calls: set[tuple[str, Hashable]] = set()
         self.counter = _Counter()
 
@@ -238,18 +253,34 @@ class Planner:
                 return False
         return True
 
-    def _bounded_groups(self, budget_usd: float) -> list[tuple[Group, tuple[Outcome, ...]]]:
-        """Groups that fit the budget with their bounds (a new list each call: callers sort)."""
-        if budget_usd not in self._bounded:
-            out = []
+    def families(self, budget_usd: float) -> list[Family]:
+        """The groups that fit the budget, by family (one GPU set on every workstation board;
+        each platform alone), with each family's bound; families whose GPUs cannot hold the
+        job are left out."""
+        if budget_usd not in self._families:
+            members: dict[Hashable, list[Group]] = {}
             for group in self.space.groups:
-                if group.min_price_usd > budget_usd + 1e-6:
-                    continue
-                best = self.upper_bound(group, budget_usd)
+                if group.min_price_usd <= budget_usd + 1e-6:
+                    members.setdefault(_family_key(group), []).append(group)
+            out = []
+            for groups in members.values():
+                groups.sort(key=lambda g: g.min_price_usd)
+                cut = [g.within(budget_usd) for g in groups]
+                best = self.upper_bound(merged_group(cut), math.inf)
                 if best is not None:
-                    out.append((group, best))
-            self._bounded[budget_usd] = out
-        return list(self._bounded[budget_usd])
+                    out.append(Family(tuple(groups), best, groups[0].min_price_usd))
+            self._families[budget_usd] = out
+        return list(self._families[budget_usd])
+
+    def bounded(
+        self, family: Family, budget_usd: float
+    ) -> Iterator[tuple[Group, tuple[Outcome, ...]]]:
+        """The family's groups, cheapest first, each with its own bound (None-bounded ones,
+        whose GPUs cannot hold the job, left out)."""
+        for group in family.groups:
+            best = self.upper_bound(group, budget_usd)
+            if best is not None:
+                yield group, best
 
     # --- the passes ----------------------------------------------------------------------------
 
@@ -284,16 +315,22 @@ class Planner:
         except dearer builds of a group that do no better than a cheaper one of it; only
         groups that admit() lets in."""
         obj = self.objective
-        groups = [gb for gb in self._bounded_groups(budget_usd) if admit(gb[0])]
-        groups.sort(key=lambda gb: -obj.bound(gb[0].min_price_usd, gb[1]))
+        families = self.families(budget_usd)
+        families.sort(key=lambda f: -obj.bound(f.min_price_usd, f.best))
         found: list[Scored] = []
 
         def kth() -> float:
             return found[k - 1].value if len(found) >= k else -math.inf
 
-        for group, loose in groups:
-            if _below(obj.bound(group.min_price_usd, loose), kth()):
-                break
+        def groups() -> Iterator[tuple[Group, tuple[Outcome, ...]]]:
+            for family in families:
+                if _below(obj.bound(family.min_price_usd, family.best), kth()):
+                    return
+                yield from self.bounded(family, budget_usd)
+
+        for group, loose in groups():
+            if not admit(group) or _below(obj.bound(group.min_price_usd, loose), kth()):
+                continue
             opened = self.opened(group, budget_usd)
             if opened is None:
                 continue
@@ -322,8 +359,8 @@ class Planner:
         """Feasible builds under the budget that no cheaper-or-equal build matches in weighted
         throughput (cheapest first)."""
         weights = [w.weight for w in self.workloads]
-        groups = self._bounded_groups(budget_usd)
-        groups.sort(key=lambda gb: gb[0].min_price_usd)
+        families = self.families(budget_usd)
+        families.sort(key=lambda f: f.min_price_usd)
         frontier: list[Scored] = []
 
         def dominated(price: float, throughput: float) -> bool:
@@ -332,7 +369,12 @@ class Planner:
                 for f in frontier
             )
 
-        for group, loose in groups:
+        def groups() -> Iterator[tuple[Group, tuple[Outcome, ...]]]:
+            for family in families:
+                if not dominated(family.min_price_usd, weighted_throughput(family.best, weights)):
+                    yield from self.bounded(family, budget_usd)
+
+        for group, loose in groups():
             if dominated(group.min_price_usd, weighted_throughput(loose, weights)):
                 continue
             opened = self.opened(group, budget_usd)
@@ -367,12 +409,19 @@ class Planner:
 
     def cheapest(self) -> Scored | None:
         """The cheapest feasible build in the space, whatever the budget."""
-        groups = self._bounded_groups(math.inf)
-        groups.sort(key=lambda gb: gb[0].min_price_usd)
+        families = self.families(math.inf)
+        families.sort(key=lambda f: f.min_price_usd)
         found: Scored | None = None
-        for group, best in groups:
+
+        def groups() -> Iterator[tuple[Group, tuple[Outcome, ...]]]:
+            for family in families:
+                if found is not None and family.min_price_usd >= found.price_usd:
+                    return
+                yield from self.bounded(family, math.inf)
+
+        for group, best in groups():
             if found is not None and group.min_price_usd >= found.price_usd:
-                break
+                continue
             opened = self.opened(group, math.inf)
             if opened is None:
                 continue
@@ -397,6 +446,49 @@ class Planner:
             checks=self.counter.checks,
             unpriced=self.space.unpriced,
         )
+
+
+def _family_key(group: Group) -> Hashable:
+    if group.chassis.board is None:
+        return group.key
+    return ("workstation", group.gpu.name, group.count, group.water, group.nodes)
+
+
+def _by_name(items: Sequence[T], name: Callable[[T], Hashable]) -> tuple[T, ...]:
+    seen: dict[Hashable, T] = {}
+    for item in items:
+        seen.setdefault(name(item), item)
+    return tuple(seen.values())
+
+
+def merged_group(groups: Sequence[Group]) -> Group:
+    """One group that is at least as good as each of these workstation groups (same GPUs):
+    a board with a full-width x16 slot for every card at the best generation, as many CPU
+    sockets as any, and every supporting part any of them takes."""
+    first = groups[0]
+    boards = [g.chassis.board for g in groups if g.chassis.board is not None]
+    if len(groups) == 1 or len(boards) < len(groups):
+        return first
+    width = gpu_slots(first.gpu)
+    gen = max(slot.gen for b in boards for slot in b.x16_slots)
+    board = boards[0].model_copy(
+        update={
+            "x16_slots": tuple(
+                PCIeSlot(position=1 + i * width, lanes=16, gen=gen) for i in range(first.count)
+            ),
+            "sockets": max(b.sockets for b in boards),
+            "max_memory_gb": max(b.max_memory_gb for b in boards),
+        }
+    )
+    return dataclasses.replace(
+        first,
+        chassis=Chassis(board=board),
+        cpus=_by_name([c for g in groups for c in g.cpus], lambda c: c.name),
+        memory=_by_name([m for g in groups for m in g.memory], lambda m: (m.kit.name, m.count)),
+        storage=_by_name([d for g in groups for d in g.storage], lambda d: d.name),
+        psus=_by_name([p for g in groups for p in g.psus], lambda p: p.name if p else None),
+        cases=_by_name([c for g in groups for c in g.cases], lambda c: c.name if c else None),
+    )
 
 
 def _sizes(group: Group) -> tuple[int, ...]:

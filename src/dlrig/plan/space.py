@@ -639,6 +639,10 @@ def search_space(
         return pareto_cheapest(items, price, merit) if prune else sorted(items, key=price)
 
     storage = tuple(cut(drives, price_of, storage_merit))
+    # Filtering a dominance-pruned list by a minimum merit (watts; length, slots, radiators)
+    # equals pruning the filtered list: whatever beats a kept part passes the filter too.
+    psu_pool: list[PSU] = cut(psus, price_of, psu_merit)
+    case_pools: dict[str, list[Case]] = {}
     groups: list[Group] = []
     for chassis in chassis_options(catalog, constraints, allow):
         own_cpus = tuple(
@@ -655,18 +659,25 @@ def search_space(
             for water in waters:
                 group_psus: tuple[PSU | None, ...] = (None,)
                 group_cases: tuple[Case | None, ...] = (None,)
-                if chassis.board is not None:
+                board = chassis.board
+                if board is not None:
                     floor = psu_floor_w(gpu, count, min_cpu_w) if prune else 0.0
-                    psu_list: list[PSU] = cut(
-                        [p for p in psus if p.watts >= floor], price_of, psu_merit
+                    form = _norm(board.form_factor)
+                    if form not in case_pools:
+                        case_pools[form] = cut(
+                            [c for c in cases if form in {_norm(f) for f in c.form_factors}],
+                            price_of,
+                            case_merit,
+                        )
+                    needed = slots_needed(board, gpu, count) or 0
+                    group_psus = tuple(p for p in psu_pool if p.watts >= floor)
+                    group_cases = tuple(
+                        c
+                        for c in case_pools[form]
+                        if (gpu.length_mm or 0.0) <= c.max_gpu_length_mm
+                        and needed <= c.expansion_slots
+                        and (not water or c.radiator_mounts_120mm >= count)
                     )
-                    board = chassis.board
-                    case_list: list[Case] = cut(
-                        [c for c in cases if case_fits(c, board, gpu, count, water)],
-                        price_of,
-                        case_merit,
-                    )
-                    group_psus, group_cases = tuple(psu_list), tuple(case_list)
                 if not group_psus or not group_cases:
                     continue
                 groups.append(
