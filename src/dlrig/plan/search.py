@@ -43,6 +43,7 @@ from dlrig.plan.space import (
     gpu_slots,
     memory_fits_cpu,
     place_gpus,
+    psu_floor_w,
     search_space,
 )
 
@@ -154,7 +155,7 @@ class Planner:
         self._opened: dict[Hashable, Group | None] = {}
         self._ideals: dict[Hashable, tuple[Hashable, Build]] = {}
         self._probes: dict[Hashable, dict[str, list[IdealParts | None]]] = {}
-        self._verdicts: dict[Hashable, bool] = {}
+        self._verdicts: dict[Hashable, tuple[Outcome, ...] | None] = {}
         self._families: dict[float, list[Family]] = {}
         self._calls: set[tuple[str, Hashable]] = set()
         self.counter = _Counter()
@@ -231,15 +232,57 @@ class Planner:
                 self._probes[memo_key] = {kind: probe for kind, probe in _probe_table(cut)}
         return self._opened[memo_key]
 
-    def options_pass(self, group: Group, cand: Candidate) -> bool:
-        """Whether each of the candidate's parts passes the rules when every other part is the
-        best of its kind (the ideal parts with that one part in place). Rules only get happier
-        with better parts, so a part failing there fails in every build of the group; each
-        part is probed once per group, when a candidate first uses it."""
+    def option_bounds(self, group: Group, cand: Candidate) -> list[tuple[Outcome, ...]] | None:
+        """Probe each of the candidate's parts: the ideal parts with that one part in place.
+        None when a probe fails a rule (rules only get happier with better parts, so the part
+        fails in every build of the group); else each probe's outcomes, each an upper bound
+        for the candidate (the model only gets faster with better parts). Each part is probed
+        once per group, when a candidate first uses it."""
+        if not _psu_can_pass(cand):
+            return None
         memo_key = (group.key, _sizes(group))
         table = self._probes.get(memo_key)
         if table is None:
-            return True
+            return []
+        out = []
+        for kind, i in zip(OPTION_LISTS, cand.index, strict=True):
+            verdict_key = ("probe", memo_key, kind, i)
+            if verdict_key not in self._verdicts:
+                parts = table[kind][i]
+                verdict: tuple[Outcome, ...] | None = None
+                if parts is not None:
+                    build = parts_build(group, parts, self.electricity_per_kwh)
+                    if not self._any_error(verdict_key, build):
+                        self._count("estimate", verdict_key)
+                        verdict = tuple(
+                            self.evaluator.outcome(verdict_key, build, w.workload)
+                            for w in self.workloads
+                        )
+                self._verdicts[verdict_key] = verdict
+            found = self._verdicts[verdict_key]
+            if found is None:
+                return None
+            out.append(found)
+        # RAM and the dataset drive act together (a dataset that fits the page cache is read
+        # from disk once: DISK.1, DISK.3), so they are also probed as a pair.
+        pair_key = ("pair", memo_key, cand.index[1], cand.index[2])
+        if pair_key not in self._verdicts:
+            parts = dataclasses.replace(
+                ideal_parts(group), memory=cand.memory, storage=cand.storage
+            )
+            build = parts_build(group, parts, self.electricity_per_kwh)
+            pair: tuple[Outcome, ...] | None = None
+            if not self._any_error(pair_key, build):
+                self._count("estimate", pair_key)
+                pair = tuple(
+                    self.evaluator.outcome(pair_key, build, w.workload) for w in self.workloads
+                )
+            self._verdicts[pair_key] = pair
+        found_pair = self._verdicts[pair_key]
+        if found_pair is None:
+            return None
+        out.append(found_pair)
+        return out
         for kind, i in zip(OPTION_LISTS, cand.index, strict=True):
             verdict_key = ("probe", memo_key, kind, i)
             verdict = self._verdicts.get(verdict_key)
@@ -319,17 +362,28 @@ class Planner:
         families.sort(key=lambda f: -obj.bound(f.min_price_usd, f.best))
         found: list[Scored] = []
 
-        def kth() -> float:
-            return found[k - 1].value if len(found) >= k else -math.inf
+        def out_of_reach(bound: float, price_usd: float) -> bool:
+            """No build with value <= bound and price >= price_usd can enter the top k: it is
+            worse than the k-th, or ties it and is no cheaper (ties rank by price)."""
+            if len(found) < k:
+                return False
+            last = found[k - 1]
+            return _below(bound, last.value) or (
+                not _above(bound, last.value) and price_usd >= last.price_usd - 1e-6
+            )
 
         def groups() -> Iterator[tuple[Group, tuple[Outcome, ...]]]:
             for family in families:
-                if _below(obj.bound(family.min_price_usd, family.best), kth()):
+                if out_of_reach(obj.bound(family.min_price_usd, family.best), family.min_price_usd):
                     return
-                yield from self.bounded(family, budget_usd)
+                members = list(self.bounded(family, budget_usd))
+                members.sort(key=lambda gb: -obj.bound(gb[0].min_price_usd, gb[1]))
+                yield from members
 
         for group, loose in groups():
-            if not admit(group) or _below(obj.bound(group.min_price_usd, loose), kth()):
+            if not admit(group) or out_of_reach(
+                obj.bound(group.min_price_usd, loose), group.min_price_usd
+            ):
                 continue
             opened = self.opened(group, budget_usd)
             if opened is None:
@@ -338,9 +392,14 @@ class Planner:
             group_best = -math.inf
             feasible: list[tuple[float, ...]] = []
             for cand in group.cheapest_first(budget_usd):
-                if _below(obj.bound(cand.price_usd, best), kth()):
+                if out_of_reach(obj.bound(cand.price_usd, best), cand.price_usd):
                     break
-                if _outdone(cand, feasible) or not self.options_pass(group, cand):
+                if _outdone(cand, feasible):
+                    continue
+                probed = self.option_bounds(group, cand)
+                if probed is None or any(
+                    out_of_reach(obj.bound(cand.price_usd, o), cand.price_usd) for o in probed
+                ):
                     continue
                 scored = self.score(cand, best)
                 if scored is not None:
@@ -386,7 +445,12 @@ class Planner:
             for cand in group.cheapest_first(budget_usd):
                 if dominated(cand.price_usd, ceiling):
                     break
-                if _outdone(cand, feasible) or not self.options_pass(group, cand):
+                if _outdone(cand, feasible):
+                    continue
+                probed = self.option_bounds(group, cand)
+                if probed is None or any(
+                    dominated(cand.price_usd, weighted_throughput(o, weights)) for o in probed
+                ):
                     continue
                 scored = self.score(cand, best)
                 if scored is not None:
@@ -430,7 +494,7 @@ class Planner:
             for cand in group.cheapest_first(limit):
                 if found is not None and cand.price_usd >= found.price_usd:
                     break
-                if not self.options_pass(group, cand):
+                if self.option_bounds(group, cand) is None:
                     continue
                 scored = self.score(cand, best)
                 if scored is not None:
@@ -489,6 +553,16 @@ def merged_group(groups: Sequence[Group]) -> Group:
         psus=_by_name([p for g in groups for p in g.psus], lambda p: p.name if p else None),
         cases=_by_name([c for g in groups for c in g.cases], lambda c: c.name if c else None),
     )
+
+
+def _psu_can_pass(cand: Candidate) -> bool:
+    """PSU.1 as a necessary condition: the PSU covers this CPU's and these GPUs' draw plus
+    the guide's 10% and 10% (the rule engine errors below that)."""
+    if cand.psu is None:
+        return True
+    group = cand.group
+    floor = psu_floor_w(group.gpu, group.count, cand.cpu.tdp_w * group.chassis.cpu_count)
+    return cand.psu.watts >= floor
 
 
 def _sizes(group: Group) -> tuple[int, ...]:
