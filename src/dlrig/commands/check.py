@@ -5,19 +5,16 @@ Exit codes: 0 no error-level finding, 1 errors found, 2 bad input (the CLI's Dlr
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-PROBE_LATEST = "probe:latest"
+from dlrig.commands.inputs import BUILD_HELP, build_document
 
 
 def check(
-    build: Annotated[
-        str, typer.Argument(help="build file (YAML or TOML), - for stdin, or probe:latest")
-    ],
+    build: Annotated[str, typer.Argument(help=BUILD_HELP)],
     workload: Annotated[
         str | None,
         typer.Option("--workload", "-w", help="zoo name or workload file: workload-aware rules"),
@@ -35,7 +32,7 @@ def check(
     from dlrig.rules import check_build
 
     cat = load_catalog(catalog)
-    source, doc = _build_document(build)
+    source, doc = build_document(build)
     resolved = resolve_build(doc, source, cat)
     wl = None
     if workload is not None:
@@ -49,24 +46,3 @@ def check(
         print_renderable(report.check_renderable(resolved, result, wl.name if wl else None))
     if not result.ok:
         raise typer.Exit(1)
-
-
-def _build_document(ref: str) -> tuple[str, dict[str, Any]]:
-    """(source, document) of a build file, standard input ('-'), or the last saved probe."""
-    if ref == PROBE_LATEST:
-        from dlrig.history.db import database_path
-        from dlrig.probe import latest_build_document
-
-        # The CLI layer is the one place that reads the environment (core code takes paths).
-        home = os.environ.get("DLRIG_HOME")
-        path = database_path(Path(home) if home else None)
-        if not path.exists():
-            from dlrig.errors import HistoryError
-
-            raise HistoryError(
-                "no saved probe to use as probe:latest", hint="run `dlrig probe --save` first"
-            )
-        return PROBE_LATEST, latest_build_document(path)
-    from dlrig.io.documents import read_document
-
-    return read_document(ref)

@@ -7,11 +7,11 @@ from typing import Annotated, Any
 
 import typer
 
-PROBE_LATEST = "probe:latest"
+from dlrig.commands.inputs import BUILD_HELP, build_document
 
 
 def estimate(
-    build: Annotated[str, typer.Argument(help="build file, - for stdin, or probe:latest")],
+    build: Annotated[str, typer.Argument(help=BUILD_HELP)],
     workload: Annotated[str, typer.Option("--workload", "-w", help="zoo name or workload file")],
     set_: Annotated[
         list[str] | None,
@@ -42,7 +42,7 @@ def estimate(
         if value is not None and not value >= 0:
             raise ValidationError(f"{name} must be zero or more, got {value}")
     assignments = [parse_assignment(text) for text in set_ or []]
-    build_source, build_doc = _build_document(build)
+    build_source, build_doc = build_document(build)
     workload_source, workload_doc = _workload_document(workload)
     prices = {"electricity_per_kwh": electricity_price, "co2_kg_per_kwh": co2_per_kwh}
 
@@ -110,28 +110,6 @@ def _one(
         electricity_per_kwh=prices["electricity_per_kwh"],
         co2_kg_per_kwh=prices["co2_kg_per_kwh"],
     )
-
-
-def _build_document(ref: str) -> tuple[str, dict[str, Any]]:
-    """(source, document) of a build file, standard input ('-'), or the last saved probe."""
-    from dlrig.io.documents import read_document
-
-    if ref != PROBE_LATEST:
-        return read_document(ref)
-    import os
-
-    from dlrig.errors import HistoryError
-    from dlrig.history.db import database_path
-    from dlrig.probe import latest_build_document
-
-    # The CLI layer is the one place that reads the environment (core code takes paths).
-    home = os.environ.get("DLRIG_HOME")
-    path = database_path(Path(home) if home else None)
-    if not path.exists():
-        raise HistoryError(
-            "no saved probe to use as probe:latest", hint="run `dlrig probe --save` first"
-        )
-    return PROBE_LATEST, latest_build_document(path)
 
 
 def _workload_document(ref: str) -> tuple[str, dict[str, Any]]:

@@ -1,0 +1,38 @@
+"""The BUILD argument every command shares: a file, '-' for standard input, or probe:latest."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+PROBE_LATEST = "probe:latest"
+BUILD_HELP = "build file (YAML or TOML), - for stdin, or probe:latest"
+
+
+def history_path() -> Path:
+    """The history database: $DLRIG_HOME/dlrig.sqlite3 or the user data dir.
+
+    The CLI layer is the one place that reads the environment; core code takes paths.
+    """
+    from dlrig.history.db import database_path
+
+    home = os.environ.get("DLRIG_HOME")
+    return database_path(Path(home) if home else None)
+
+
+def build_document(ref: str) -> tuple[str, dict[str, Any]]:
+    """(source, document) of a build file, standard input ('-'), or the last saved probe."""
+    if ref != PROBE_LATEST:
+        from dlrig.io.documents import read_document
+
+        return read_document(ref)
+    from dlrig.errors import HistoryError
+    from dlrig.probe import latest_build_document
+
+    path = history_path()
+    if not path.exists():
+        raise HistoryError(
+            "no saved probe to use as probe:latest", hint="run `dlrig probe --save` first"
+        )
+    return PROBE_LATEST, latest_build_document(path)
