@@ -11,7 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from dlrig.build.model import Build
-from dlrig.plan.explain import gpu_set, rate, usd, why
+from dlrig.plan.explain import gpu_set, objective_phrase, rate, usd, why
+from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.search import PlanResult, Scored
 from dlrig.plan.upgrade import UpgradeResult
 from dlrig.report.jsonout import dumps
@@ -135,18 +136,23 @@ def plan_renderable(result: PlanResult, seconds: float) -> RenderableType:
         parts.append(Text(infeasible_message(result), style="yellow"))
         parts.append(_search_line(result, seconds))
         return RichGroup(*parts)
+    several = len(result.workloads) > 1
+    first = result.workloads[0].workload.name
+    extra = [] if obj.kind is ObjectiveKind.THROUGHPUT and not several else [_score_label(result)]
     top = Table(title="best builds", title_justify="left")
-    for col in ("#", "GPUs", "price", "samples/s", "bottleneck", obj.unit):
+    speed = f"{first} samples/s" if several else "samples/s"
+    for col in ("#", "GPUs", "price", speed, "bottleneck", *extra):
         top.add_column(col, justify="right" if col not in ("GPUs", "bottleneck") else "left")
     for rank, s in enumerate(result.builds, start=1):
         o = s.outcomes[0]
+        score = [objective_phrase(result, s)] if extra else []
         top.add_row(
             str(rank),
             f"{gpu_set(s)}" + (" (water)" if s.candidate.group.water else ""),
             usd(s.price_usd),
-            rate(s.throughput),
+            rate(o.samples_per_s),
             o.bottleneck.value,
-            f"{obj.display(s.value):,.3g}",
+            *score,
         )
     parts.append(top)
     for rank, (s, reason) in enumerate(zip(result.builds, why(result), strict=True), start=1):
@@ -166,16 +172,24 @@ def plan_renderable(result: PlanResult, seconds: float) -> RenderableType:
         for w, o in zip(result.workloads, result.builds[0].outcomes, strict=True):
             per.add_row(w.workload.name, f"{w.weight:g}", rate(o.samples_per_s), o.bottleneck.value)
         parts.append(per)
-    parts.append(pareto_table(result.pareto))
+    parts.append(pareto_table(result.pareto, several))
     parts.append(_search_line(result, seconds))
     return RichGroup(*parts)
 
 
-def pareto_table(pareto: Sequence[Scored]) -> Table:
-    """Price against weighted throughput: each row the cheapest way to that speed."""
+def _score_label(result: PlanResult) -> str:
+    kind = result.objective.kind
+    if kind is ObjectiveKind.THROUGHPUT:
+        return "weighted samples/s"
+    return kind.value
+
+
+def pareto_table(pareto: Sequence[Scored], weighted: bool = False) -> Table:
+    """Price against (weighted) throughput: each row the cheapest way to that speed."""
+    speed = "weighted samples/s" if weighted else "samples/s"
     table = Table(title="Pareto frontier: price vs throughput", title_justify="left")
-    for col in ("price", "samples/s", "GPUs", "bottleneck"):
-        table.add_column(col, justify="right" if col in ("price", "samples/s") else "left")
+    for col in ("price", speed, "GPUs", "bottleneck"):
+        table.add_column(col, justify="right" if col in ("price", speed) else "left")
     for s in pareto:
         table.add_row(
             usd(s.price_usd), rate(s.throughput), gpu_set(s), s.outcomes[0].bottleneck.value
