@@ -232,6 +232,52 @@ class Planner:
                 self._probes[memo_key] = {kind: probe for kind, probe in _probe_table(cut)}
         return self._opened[memo_key]
 
+    def _probe(
+        self,
+        group: Group,
+        memo_key: Hashable,
+        table: dict[str, list[IdealParts | None]],
+        kind: str,
+        i: int,
+    ) -> tuple[Outcome, ...] | None:
+        """The outcomes of the ideal parts with option i of kind in place; None when the rules
+        reject that build (then every build with the option fails)."""
+        verdict_key = ("probe", memo_key, kind, i)
+        if verdict_key not in self._verdicts:
+            parts = table[kind][i]
+            verdict: tuple[Outcome, ...] | None = None
+            if parts is not None:
+                build = parts_build(group, parts, self.electricity_per_kwh)
+                if not self._any_error(verdict_key, build):
+                    self._count("estimate", verdict_key)
+                    verdict = tuple(
+                        self.evaluator.outcome(verdict_key, build, w.workload)
+                        for w in self.workloads
+                    )
+            self._verdicts[verdict_key] = verdict
+        return self._verdicts[verdict_key]
+
+    def live_options(
+        self, group: Group, useful: Callable[[tuple[Outcome, ...]], bool]
+    ) -> tuple[tuple[int, ...], ...] | None:
+        """Per option list, the options whose probe passes the rules and whose bound is
+        still useful (None: some list has none left, so the group has no build to find)."""
+        memo_key = (group.key, _sizes(group))
+        table = self._probes.get(memo_key)
+        if table is None:
+            return None
+        live = []
+        for kind in OPTION_LISTS:
+            keep = []
+            for i in range(len(table[kind])):
+                found = self._probe(group, memo_key, table, kind, i)
+                if found is not None and useful(found):
+                    keep.append(i)
+            if not keep:
+                return None
+            live.append(tuple(keep))
+        return tuple(live)
+
     def option_bounds(self, group: Group, cand: Candidate) -> list[tuple[Outcome, ...]] | None:
         """Probe each of the candidate's parts: the ideal parts with that one part in place.
         None when a probe fails a rule (rules only get happier with better parts, so the part
@@ -246,20 +292,7 @@ class Planner:
             return []
         out = []
         for kind, i in zip(OPTION_LISTS, cand.index, strict=True):
-            verdict_key = ("probe", memo_key, kind, i)
-            if verdict_key not in self._verdicts:
-                parts = table[kind][i]
-                verdict: tuple[Outcome, ...] | None = None
-                if parts is not None:
-                    build = parts_build(group, parts, self.electricity_per_kwh)
-                    if not self._any_error(verdict_key, build):
-                        self._count("estimate", verdict_key)
-                        verdict = tuple(
-                            self.evaluator.outcome(verdict_key, build, w.workload)
-                            for w in self.workloads
-                        )
-                self._verdicts[verdict_key] = verdict
-            found = self._verdicts[verdict_key]
+            found = self._probe(group, memo_key, table, kind, i)
             if found is None:
                 return None
             out.append(found)
@@ -389,9 +422,12 @@ class Planner:
             if opened is None:
                 continue
             group, best = opened, loose
+            live = self.live_options(group, _reachable(out_of_reach, obj, group.min_price_usd))
+            if live is None:
+                continue
             group_best = -math.inf
             feasible: list[tuple[float, ...]] = []
-            for cand in group.cheapest_first(budget_usd):
+            for cand in group.cheapest_first(budget_usd, live):
                 if out_of_reach(obj.bound(cand.price_usd, best), cand.price_usd):
                     break
                 if _outdone(cand, feasible):
@@ -441,8 +477,13 @@ class Planner:
                 continue
             group, best = opened, loose
             ceiling = weighted_throughput(best, weights)
+            live = self.live_options(
+                group, _undominated_at(dominated, weights, group.min_price_usd)
+            )
+            if live is None:
+                continue
             feasible: list[tuple[float, ...]] = []
-            for cand in group.cheapest_first(budget_usd):
+            for cand in group.cheapest_first(budget_usd, live):
                 if dominated(cand.price_usd, ceiling):
                     break
                 if _outdone(cand, feasible):
@@ -553,6 +594,28 @@ def merged_group(groups: Sequence[Group]) -> Group:
         psus=_by_name([p for g in groups for p in g.psus], lambda p: p.name if p else None),
         cases=_by_name([c for g in groups for c in g.cases], lambda c: c.name if c else None),
     )
+
+
+def _reachable(
+    out_of_reach: Callable[[float, float], bool], obj: Objective, floor_usd: float
+) -> Callable[[tuple[Outcome, ...]], bool]:
+    """Whether a probe's bound, at the group's lowest price, can still enter the top k."""
+
+    def useful(best: tuple[Outcome, ...]) -> bool:
+        return not out_of_reach(obj.bound(floor_usd, best), floor_usd)
+
+    return useful
+
+
+def _undominated_at(
+    dominated: Callable[[float, float], bool], weights: Sequence[float], floor_usd: float
+) -> Callable[[tuple[Outcome, ...]], bool]:
+    """Whether a probe's throughput, at the group's lowest price, can still join the frontier."""
+
+    def useful(best: tuple[Outcome, ...]) -> bool:
+        return not dominated(floor_usd, weighted_throughput(best, weights))
+
+    return useful
 
 
 def _psu_can_pass(cand: Candidate) -> bool:

@@ -405,14 +405,20 @@ class Group:
             index=index,
         )
 
-    def cheapest_first(self, max_price_usd: float) -> Iterator[Candidate]:
-        """The group's candidates in non-decreasing price, up to max_price_usd."""
+    def cheapest_first(
+        self, max_price_usd: float, live: Sequence[Sequence[int]] | None = None
+    ) -> Iterator[Candidate]:
+        """The group's candidates in non-decreasing price, up to max_price_usd; with `live`,
+        only those made of the listed options (indices into each list)."""
         prices = self.option_prices()
-        for total, index in cheapest_combinations(prices):
+        picks = live if live is not None else [range(len(p)) for p in prices]
+        sub = [tuple(p[i] for i in pick) for p, pick in zip(prices, picks, strict=True)]
+        for total, index in cheapest_combinations(sub):
             price = (self.fixed_price_usd + total) * self.nodes
             if price > max_price_usd + 1e-6:
                 return
-            cand = self.candidate(index)  # type: ignore[arg-type]
+            real = tuple(pick[i] for pick, i in zip(picks, index, strict=True))
+            cand = self.candidate(real)  # type: ignore[arg-type]
             if cand.assembles:
                 yield cand
 
