@@ -99,7 +99,7 @@ def test_planner_matches_brute_force_with_the_real_rules_and_model(
     ]
 
 
-@settings(max_examples=12)
+@settings(max_examples=6)
 @given(
     job=st.sampled_from(JOBS), budgets=st.lists(st.integers(1000, 60_000), min_size=3, max_size=3)
 )

@@ -92,3 +92,15 @@ def test_nothing_affordable_names_the_cheapest_change_that_helps() -> None:
         "No change under 50 USD helps, because the job is gpu_compute-bound and the cheapest "
         "change that helps"
     )
+
+
+def test_a_job_that_does_not_fit_asks_for_memory_first() -> None:
+    # "big-model" needs 30 GB per GPU (plan_fakes); the 12 GB card cannot hold it, the 48 GB
+    # Blower 48 (4000 USD) is the cheapest card that can.
+    result = upgrade(desk_build(), FAKE_WORKLOADS["big-model"], 100, CATALOG, FakeEvaluator())
+    assert result.changes == ()
+    assert result.verdict == (
+        "No change under 100 USD helps: the job does not fit in 12 GB per GPU (it needs "
+        "30.0 GB); the cheapest change that makes it fit (swap GPUs -> 1x Blower 48 + RAM -> "
+        "1x DDR5 2x32 (RAM.2: >= 48 GB)) costs 4,180 USD"
+    )

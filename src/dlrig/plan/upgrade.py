@@ -434,6 +434,18 @@ def _verdict(
             f"best next dollar: {best.summary} for {best.price_usd:,.0f} USD ({gain}; now "
             f"{best.outcome.bottleneck.value}-bound)"
         )
+    if not before.fits:
+        need = (
+            f"the job does not fit in {before.gpu_available_gb:g} GB per GPU "
+            f"(it needs {before.gpu_required_gb:.1f} GB)"
+        )
+        if not helping:
+            return f"No change under this budget helps: {need} and no GPU the board takes has more"
+        cheapest = min(helping, key=lambda c: c.price_usd)
+        return (
+            f"No change under {budget_usd:,.0f} USD helps: {need}; the cheapest change that "
+            f"makes it fit ({cheapest.summary}) costs {cheapest.price_usd:,.0f} USD"
+        )
     bound = before.bottleneck.value
     if not helping:
         where = (

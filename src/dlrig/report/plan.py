@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -230,11 +231,16 @@ def upgrade_json(result: UpgradeResult) -> str:
 def upgrade_renderable(result: UpgradeResult) -> RenderableType:
     """The changes ranked by speed gained per dollar, each with its new bottleneck."""
     cur = result.current
+    now = (
+        f"now {rate(cur.samples_per_s)} samples/s, {cur.bottleneck.value}-bound"
+        if cur.fits
+        else f"the job does not fit now ({cur.gpu_required_gb:.1f} GB needed per GPU, "
+        f"{cur.gpu_available_gb:g} GB there)"
+    )
     parts: list[RenderableType] = [
         Text(
             f"upgrades for {result.build_name} on {result.workload_name} under "
-            f"{usd(result.budget_usd)}: now {rate(cur.samples_per_s)} samples/s, "
-            f"{cur.bottleneck.value}-bound",
+            f"{usd(result.budget_usd)}: {now}",
             style="bold",
         )
     ]
@@ -248,8 +254,8 @@ def upgrade_renderable(result: UpgradeResult) -> RenderableType:
                 c.summary,
                 usd(c.price_usd),
                 rate(c.outcome.samples_per_s),
-                f"{c.speedup:.2f}x",
-                f"+{c.gain_per_1000_usd:.1%}",
+                f"{c.speedup:.2f}x" if math.isfinite(c.speedup) else "fits now",
+                f"+{c.gain_per_1000_usd:.1%}" if math.isfinite(c.gain_per_1000_usd) else "-",
                 c.outcome.bottleneck.value,
             )
         parts.append(table)
