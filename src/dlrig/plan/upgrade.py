@@ -27,8 +27,8 @@ from dlrig.plan.evaluate import Evaluator, Outcome, WorkloadLike
 from dlrig.plan.space import (
     Chassis,
     MemoryOption,
+    case_fits,
     gpu_fits_chassis,
-    gpu_slots,
     memory_options,
     place_gpus,
     price_of,
@@ -384,12 +384,10 @@ def _water(b: Build) -> bool:
 
 
 def _case_takes(case: Case, board: Motherboard | None, gpu: GPU, count: int) -> bool:
-    if gpu.length_mm is not None and gpu.length_mm > case.max_gpu_length_mm:
-        return False
+    """CASE.1: the case takes the cards (and the board, when the build names one)."""
     if board is None:
-        return True
-    placed = place_gpus(board, gpu, count)
-    return placed is not None and placed[-1].position + gpu_slots(gpu) - 1 <= case.expansion_slots
+        return gpu.length_mm is None or gpu.length_mm <= case.max_gpu_length_mm
+    return case_fits(case, board, gpu, count, water=False)
 
 
 def upgrade(
