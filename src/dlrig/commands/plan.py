@@ -11,6 +11,7 @@ from dlrig.enums import Vendor
 from dlrig.plan.kinds import BuildForm, ObjectiveKind
 
 if TYPE_CHECKING:
+    from dlrig.catalog.loader import Catalog
     from dlrig.plan.search import PlanResult
 
 
@@ -134,16 +135,16 @@ def plan(
     )
     seconds = time.perf_counter() - started
     if save is not None:
-        _save(result, save)
+        _save(result, save, cat)
     if json:
-        print_text(plan_json(result, seconds))
+        print_text(plan_json(result, seconds, cat))
     else:
         print_renderable(plan_renderable(result, seconds))
     if not result.builds:
         raise typer.Exit(1)
 
 
-def _save(result: PlanResult, folder: Path) -> None:
+def _save(result: PlanResult, folder: Path, catalog: Catalog) -> None:
     """Write each planned build to folder/plan-<rank>.yaml (a build file `dlrig check` reads)."""
     import yaml
 
@@ -153,7 +154,7 @@ def _save(result: PlanResult, folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for rank, scored in enumerate(result.builds, start=1):
-            doc = build_document(scored.build)
+            doc = build_document(scored.build, catalog)
             path = folder / f"plan-{rank}.yaml"
             path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
     except OSError as exc:

@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-PROBE_LATEST = "probe:latest"
+from dlrig.commands.inputs import BUILD_HELP
 
 
 def upgrade(
-    build: Annotated[str, typer.Argument(help="build file, - for stdin, or probe:latest")],
+    build: Annotated[str, typer.Argument(help=BUILD_HELP)],
     workload: Annotated[str, typer.Option("--workload", "-w", help="zoo name or workload file")],
     budget: Annotated[float, typer.Option("--budget", help="the most to spend, USD")],
     catalog: Annotated[
@@ -22,8 +22,9 @@ def upgrade(
     """The changes to a build, most speed gained per dollar first.
 
     Each single change (and what it forces), priced from the catalog, scored by the model."""
-    from dlrig.build import load_build, resolve_build
+    from dlrig.build import resolve_build
     from dlrig.catalog import load_catalog
+    from dlrig.commands.inputs import build_document
     from dlrig.errors import ValidationError
     from dlrig.plan.evaluate import ModelEvaluator
     from dlrig.plan.upgrade import upgrade as run_upgrade
@@ -34,35 +35,11 @@ def upgrade(
     if not budget > 0:
         raise ValidationError("--budget must be a positive amount of USD")
     cat = load_catalog(catalog)
-    if build == PROBE_LATEST:
-        resolved = resolve_build(_latest_probe_document(), PROBE_LATEST, cat)
-    else:
-        resolved = load_build(build, cat)
+    source, doc = build_document(build)
+    resolved = resolve_build(doc, source, cat)
     job = load_workload(workload)
     result = run_upgrade(resolved, job, budget, cat, ModelEvaluator())
     if json:
         print_text(upgrade_json(result))
     else:
         print_renderable(upgrade_renderable(result))
-
-
-def _latest_probe_document() -> dict[str, object]:
-    """The build document of this machine's last saved probe (H5's dlrig.probe)."""
-    from dlrig.errors import ValidationError
-
-    try:
-        from dlrig import probe
-    except ImportError:
-        probe = None  # type: ignore[assignment]
-    latest = getattr(probe, "latest_build_document", None)
-    if latest is None:
-        raise ValidationError(
-            "probe:latest needs the probe, which this install lacks",
-            hint="give a build file instead",
-        )
-    doc = latest()
-    if doc is None:
-        raise ValidationError(
-            "no saved probe of this machine yet", hint="run `dlrig probe --save` first"
-        )
-    return dict(doc)

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dlrig.build.model import Build
+from dlrig.catalog.loader import Catalog
 from dlrig.plan.explain import gpu_set, objective_phrase, rate, usd, why
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.search import PlanResult, Scored
@@ -19,11 +20,12 @@ from dlrig.plan.upgrade import UpgradeResult
 from dlrig.report.jsonout import dumps
 
 
-def build_document(build: Build) -> dict[str, Any]:
-    """A build file's content for build (H3's serialiser)."""
+def build_document(build: Build, catalog: Catalog | None = None) -> dict[str, Any]:
+    """A build file's content for build (H3's serialiser; catalog: the one it was planned
+    from, so that a user's own parts are written by name)."""
     from dlrig.build.document import build_to_document
 
-    return build_to_document(build)
+    return build_to_document(build, catalog)
 
 
 def infeasible_message(result: PlanResult) -> str:
@@ -60,7 +62,7 @@ def _workload_rows(result: PlanResult, s: Scored) -> list[dict[str, Any]]:
     ]
 
 
-def _scored_json(result: PlanResult, s: Scored) -> dict[str, Any]:
+def _scored_json(result: PlanResult, s: Scored, catalog: Catalog | None) -> dict[str, Any]:
     o = s.outcomes[0]
     return {
         "price_usd": round(s.price_usd, 2),
@@ -74,17 +76,17 @@ def _scored_json(result: PlanResult, s: Scored) -> dict[str, Any]:
             {"part": part, "price_usd": round(price, 2)}
             for part, price in s.candidate.price_lines()
         ],
-        "build": build_document(s.build),
+        "build": build_document(s.build, catalog),
     }
 
 
-def plan_json(result: PlanResult, seconds: float) -> str:
+def plan_json(result: PlanResult, seconds: float, catalog: Catalog | None = None) -> str:
     """The plan as JSON: workload, budget_usd, builds (rank, price_usd, samples_per_s,
     bottleneck, build, ...), pareto, search (evaluated, seconds, ...)."""
     reasons = why(result)
     builds = []
     for rank, (s, reason) in enumerate(zip(result.builds, reasons, strict=True), start=1):
-        builds.append({"rank": rank, **_scored_json(result, s), "why": reason})
+        builds.append({"rank": rank, **_scored_json(result, s, catalog), "why": reason})
     out: dict[str, Any] = {
         "workload": result.workloads[0].workload.name,
         "workloads": [{"name": w.workload.name, "weight": w.weight} for w in result.workloads],
@@ -94,7 +96,7 @@ def plan_json(result: PlanResult, seconds: float) -> str:
             "unit": result.objective.unit,
         },
         "builds": builds,
-        "pareto": [_scored_json(result, s) for s in result.pareto],
+        "pareto": [_scored_json(result, s, catalog) for s in result.pareto],
         "search": {
             "evaluated": result.stats.evaluated,
             "seconds": round(seconds, 4),
@@ -107,7 +109,7 @@ def plan_json(result: PlanResult, seconds: float) -> str:
     if not result.builds:
         out["infeasible"] = {
             "message": infeasible_message(result),
-            "cheapest": _scored_json(result, result.cheapest) if result.cheapest else None,
+            "cheapest": _scored_json(result, result.cheapest, catalog) if result.cheapest else None,
         }
     return dumps(out)
 
