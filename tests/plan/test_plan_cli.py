@@ -94,3 +94,20 @@ def test_upgrade_json_ranks_changes(tmp_path: Path) -> None:
     gains = [c["gain_per_1000_usd"] for c in doc["changes"]]
     assert gains == sorted(gains, reverse=True)
     assert all(c["price_usd"] <= 2000 for c in doc["changes"])
+
+
+def test_a_users_catalog_price_changes_the_plan(tmp_path: Path) -> None:
+    # A user's quote: the RTX 5090 at 500 USD. At that price two of them fit 3000 USD, so the
+    # plan must use 5090s, and the saved build must pass `check` against the same catalog.
+    quote = tmp_path / "quote.yaml"
+    quote.write_text("gpus:\n  - name: GeForce RTX 5090\n    price_usd: 500\n")
+    out = tmp_path / "plans"
+    result = run_dlrig(
+        "plan", "--workload", "resnet50", "--budget", "3000", "--catalog", str(quote),
+        "--save", str(out), "--json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    best = json.loads(result.stdout)["builds"][0]
+    assert best["build"]["gpus"][0]["model"] == "GeForce RTX 5090"
+    checked = run_dlrig("check", str(out / "plan-1.yaml"), "--catalog", str(quote))
+    assert checked.returncode == 0, checked.stdout
