@@ -38,8 +38,14 @@ def rate(value: float) -> str:
     return f"{value:.2f}"
 
 
+def _percent(fraction: float) -> str:
+    """'38%', or '0.4%' under 10% (so that a small gap does not read as none)."""
+    pct = fraction * 100.0
+    return f"{pct:.1f}%" if abs(pct) < 10 else f"{pct:.0f}%"
+
+
 def _percent_more(a: float, b: float) -> str:
-    return f"{(a / b - 1.0) * 100.0:.0f}%" if b > 0 else "infinitely"
+    return _percent(a / b - 1.0) if b > 0 else "infinitely"
 
 
 def _same_spend(a: Scored, b: Scored) -> bool:
@@ -134,10 +140,8 @@ def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, .
         slower = first.throughput > s.throughput
         saving = first.price_usd - s.price_usd
         if slower and saving > 0.5:
-            text = (
-                f"{(1 - s.throughput / first.throughput) * 100:.0f}% slower than #1 "
-                f"but {usd(saving)} cheaper"
-            )
+            gap = _percent(1 - s.throughput / first.throughput)
+            text = f"{gap} slower than #1 but {usd(saving)} cheaper"
         elif not slower and saving < -0.5:
             text = f"as fast or faster than #1 but {usd(-saving)} dearer"
         else:
