@@ -140,8 +140,12 @@ def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, .
         slower = first.throughput > s.throughput
         saving = first.price_usd - s.price_usd
         if slower and saving > 0.5:
-            gap = _percent(1 - s.throughput / first.throughput)
-            text = f"{gap} slower than #1 but {usd(saving)} cheaper"
+            gap = 1 - s.throughput / first.throughput
+            text = (
+                f"{_percent(gap)} slower than #1 but {usd(saving)} cheaper"
+                if gap >= 0.0005
+                else f"as fast as #1 (within 0.05%) for {usd(saving)} less"
+            )
         elif not slower and saving < -0.5:
             text = f"as fast or faster than #1 but {usd(-saving)} dearer"
         else:
