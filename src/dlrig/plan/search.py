@@ -156,6 +156,7 @@ class Planner:
         self._ideals: dict[Hashable, tuple[Hashable, Build]] = {}
         self._probes: dict[Hashable, dict[str, list[IdealParts | None]]] = {}
         self._verdicts: dict[Hashable, tuple[Outcome, ...] | None] = {}
+        self._rules_ok: dict[Hashable, bool] = {}
         self._families: dict[float, list[Family]] = {}
         self._calls: set[tuple[str, Hashable]] = set()
         self.counter = _Counter()
@@ -239,22 +240,29 @@ class Planner:
         table: dict[str, list[IdealParts | None]],
         kind: str,
         i: int,
+        *,
+        rules: bool = True,
     ) -> tuple[Outcome, ...] | None:
-        """The outcomes of the ideal parts with option i of kind in place; None when the rules
-        reject that build (then every build with the option fails)."""
+        """The outcomes of the ideal parts with option i of kind in place; None when that
+        build cannot exist or (with rules) the rules reject it: then every build with the
+        option fails. The model is asked first: it is the cheaper of the two."""
         verdict_key = ("probe", memo_key, kind, i)
+        parts = table[kind][i]
+        if parts is None:
+            return None
         if verdict_key not in self._verdicts:
-            parts = table[kind][i]
-            verdict: tuple[Outcome, ...] | None = None
-            if parts is not None:
+            build = parts_build(group, parts, self.electricity_per_kwh)
+            self._count("estimate", verdict_key)
+            self._verdicts[verdict_key] = tuple(
+                self.evaluator.outcome(verdict_key, build, w.workload) for w in self.workloads
+            )
+        if rules:
+            rules_key = ("rules", verdict_key)
+            if rules_key not in self._rules_ok:
                 build = parts_build(group, parts, self.electricity_per_kwh)
-                if not self._any_error(verdict_key, build):
-                    self._count("estimate", verdict_key)
-                    verdict = tuple(
-                        self.evaluator.outcome(verdict_key, build, w.workload)
-                        for w in self.workloads
-                    )
-            self._verdicts[verdict_key] = verdict
+                self._rules_ok[rules_key] = not self._any_error(verdict_key, build)
+            if not self._rules_ok[rules_key]:
+                return None
         return self._verdicts[verdict_key]
 
     def live_options(
@@ -270,8 +278,10 @@ class Planner:
         for kind in OPTION_LISTS:
             keep = []
             for i in range(len(table[kind])):
-                found = self._probe(group, memo_key, table, kind, i)
-                if found is not None and useful(found):
+                model_only = self._probe(group, memo_key, table, kind, i, rules=False)
+                if model_only is None or not useful(model_only):
+                    continue
+                if self._probe(group, memo_key, table, kind, i) is not None:
                     keep.append(i)
             if not keep:
                 return None
