@@ -554,6 +554,7 @@ class Planner:
         return found
 
     def stats(self) -> SearchStats:
+        """What the search has done so far."""
         return SearchStats(
             groups=len(self.space.groups),
             evaluated=self.counter.evaluated,

@@ -139,6 +139,7 @@ class MemoryOption:
         return float(self.kit.price_usd or 0.0) * self.count
 
     def config(self) -> MemoryConfig:
+        """The build's RAM entry for these kits."""
         return MemoryConfig(
             size_gb=self.size_gb,
             memory_type=self.kit.memory_type,
@@ -155,6 +156,7 @@ def priced(part: PartBase) -> bool:
 
 
 def price_of(part: PartBase | None) -> float:
+    """The part's catalog price in USD (0 for no part)."""
     return float(part.price_usd or 0.0) if part is not None else 0.0
 
 
@@ -346,6 +348,7 @@ class Group:
         return self.chassis.price_usd + gpus + cooling
 
     def cpu_price_usd(self, cpu: CPU) -> float:
+        """What the CPUs cost in this chassis (all sockets; nothing when bundled)."""
         bundled = self.chassis.platform is not None and self.chassis.platform.included_cpu
         return 0.0 if bundled else price_of(cpu) * self.chassis.cpu_count
 
@@ -391,6 +394,7 @@ class Group:
         )
 
     def candidate(self, index: tuple[int, int, int, int, int]) -> Candidate:
+        """The candidate made of these options (one index per list)."""
         i_cpu, i_mem, i_sto, i_psu, i_case = index
         prices = self.option_prices()
         node_usd = self.fixed_price_usd + sum(p[i] for p, i in zip(prices, index, strict=True))
@@ -472,6 +476,7 @@ class Candidate:
         )
 
     def build(self, electricity_per_kwh: float = Prices().electricity_per_kwh) -> Build:
+        """The candidate as a Build."""
         return assemble(
             self.group,
             cpu=self.cpu,

@@ -56,6 +56,7 @@ class Change:
 
     @property
     def summary(self) -> str:
+        """The steps joined: 'swap GPUs -> 2x ... + PSU -> ...'."""
         return " + ".join(self.steps)
 
     @property
@@ -216,6 +217,7 @@ class _Upgrader:
     # --- the moves -----------------------------------------------------------------------------
 
     def moves(self) -> Iterator[_Draft]:
+        """Every single change to the build, before the changes it forces."""
         yield from self._gpu_moves()
         yield from self._ram_moves()
         yield from self._storage_moves()
@@ -362,6 +364,7 @@ class _Upgrader:
     # --- scoring -------------------------------------------------------------------------------
 
     def score(self, draft: _Draft, before: Outcome) -> Change | None:
+        """The change with what it forces, scored; None when the rules or the memory say no."""
         forced = self._force(draft)
         if forced is None:
             return None
