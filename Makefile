@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/dlrig check examples/builds/4x-blower-workstation.yaml
+	$(BIN)/dlrig plan --workload resnet50 --budget 8000
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench scripts
