@@ -34,12 +34,35 @@ def run(names: list[str]) -> None:
         subprocess.run([sys.executable, str(script)], check=True)
 
 
+def _headings(markdown: str) -> list[tuple[int, str]]:
+    """(index, line) of each heading line outside code fences."""
+    found, in_fence = [], False
+    for i, line in enumerate(markdown.splitlines()):
+        if line.startswith("```"):
+            in_fence = not in_fence
+        elif line.startswith("#") and not in_fence:
+            found.append((i, line))
+    return found
+
+
+def as_section(markdown: str) -> str:
+    """Shift headings so the result file's top level becomes a section (##) here."""
+    lines = markdown.splitlines()
+    heads = _headings(markdown)
+    if not heads:
+        return markdown
+    shift = 2 - min(len(line) - len(line.lstrip("#")) for _, line in heads)
+    for i, line in heads:
+        lines[i] = "#" * shift + line if shift > 0 else line[-shift:]
+    return "\n".join(lines)
+
+
 def assemble() -> str:
     parts = [HEADER]
     for name in ORDER:
         result = RESULTS_DIR / f"{name}.md"
         if result.exists():
-            parts.append(result.read_text(encoding="utf-8").strip() + "\n")
+            parts.append(as_section(result.read_text(encoding="utf-8").strip()) + "\n")
     return "\n".join(parts)
 
 
