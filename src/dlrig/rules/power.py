@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterator
 
 from dlrig.enums import FormFactor
+from dlrig.model.calibration import default_calibration
 from dlrig.model.power import size_build_psu
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
@@ -21,15 +22,11 @@ SLOT_POWER_W = 75.0
 
 # PSU.3's worked example: a multi-GPU job running for two weeks.
 TWO_WEEKS_H = 14 * 24
-# Typical 80 PLUS efficiency at 50% load on 115 V (the certification's middle point).
-EFFICIENCY_AT_HALF_LOAD = {
-    "white": 0.80,
-    "bronze": 0.85,
-    "silver": 0.88,
-    "gold": 0.90,
-    "platinum": 0.92,
-    "titanium": 0.94,
-}
+
+
+def _efficiency_at_half_load() -> dict[str, float]:
+    """80 PLUS efficiency at 50% load by tier: the same table the energy model uses."""
+    return default_calibration().psu_efficiency
 
 
 def _vendor_sized(f: Facts) -> bool:
@@ -191,10 +188,11 @@ def psu_efficiency(f: Facts) -> Iterator[Judgement]:
     kwh = draw_w * TWO_WEEKS_H / 1000.0
     price = f.build.prices.electricity_per_kwh
     currency = f.build.prices.currency
-    if tier is None or tier not in EFFICIENCY_AT_HALF_LOAD:
+    efficiency = _efficiency_at_half_load()
+    if tier is None or tier not in efficiency:
         yield unknown("PSU efficiency", "no PSU or no 80 PLUS tier given")
         return
-    eff = EFFICIENCY_AT_HALF_LOAD[tier]
+    eff = efficiency[tier]
     wall_kwh = kwh / eff
     loss_cost = (wall_kwh - kwh) * price
     evidence = {
@@ -211,7 +209,7 @@ def psu_efficiency(f: Facts) -> Iterator[Judgement]:
         f"an 80 PLUS {tier} PSU (~{eff:.0%}) adds {wall_kwh - kwh:.0f} kWh "
         f"({loss_cost:.0f} {currency})"
     )
-    if eff < EFFICIENCY_AT_HALF_LOAD["gold"] and f.n_gpus >= 3:
+    if eff < efficiency["gold"] and f.n_gpus >= 3:
         yield warning(message, evidence, "a Platinum or Titanium PSU pays for itself here")
     else:
         yield info(message, evidence)
