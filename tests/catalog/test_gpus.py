@@ -46,7 +46,6 @@ UNPRICED = (
         "A100 PCIe 40GB",
         "A100 PCIe 80GB",
         "NVIDIA L40",
-        "H100 PCIe 80GB",
         "H100 NVL 94GB",
         "H200 NVL 141GB",
         "AMD Instinct MI210",
