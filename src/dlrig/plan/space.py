@@ -617,6 +617,32 @@ def chassis_options(catalog: Catalog, constraints: Constraints, allow: PartFilte
     return out
 
 
+# What a listing says about a part beyond its specs: the rules and the model read none of it
+# (names and prices appear only in their messages).
+LISTING_FIELDS = frozenset(PartBase.model_fields)
+
+
+def chassis_specs(chassis: Chassis) -> Hashable:
+    """Everything of the chassis that the rules, the model and the assembly read: its specs,
+    without its name, price or provenance."""
+    part = chassis.platform or chassis.board
+    if part is None:
+        return None
+    specs = part.model_dump(exclude=set(LISTING_FIELDS))
+    return (type(part).__name__, repr(sorted(specs.items())))
+
+
+def distinct_chassis(options: Sequence[Chassis]) -> list[Chassis]:
+    """The cheapest chassis of each spec (of equal prices, the first listed). A chassis with the
+    same specs as a cheaper one offers the same builds, each scoring the same for no less money:
+    never better, never on the price/throughput frontier (dominance, as for the other parts)."""
+    kept: dict[Hashable, Chassis] = {}
+    for chassis in sorted(options, key=lambda c: c.price_usd):
+        kept.setdefault(chassis_specs(chassis), chassis)
+    order = {id(c): i for i, c in enumerate(options)}
+    return sorted(kept.values(), key=lambda c: order[id(c)])
+
+
 def search_space(
     catalog: Catalog,
     constraints: Constraints,
@@ -655,7 +681,8 @@ def search_space(
     psu_pool: list[PSU] = cut(psus, price_of, psu_merit)
     case_pools: dict[str, list[Case]] = {}
     groups: list[Group] = []
-    for chassis in chassis_options(catalog, constraints, allow):
+    chassis_list = chassis_options(catalog, constraints, allow)
+    for chassis in distinct_chassis(chassis_list) if prune else chassis_list:
         own_cpus = tuple(
             cut([c for c in cpus if cpu_fits_chassis(chassis, c)], price_of, cpu_merit)
         )
