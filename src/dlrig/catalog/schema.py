@@ -177,6 +177,11 @@ class Platform(PartBase):
     included_gpu_count: NonNegativeInt = 0
     cpu_socket: str
     cpu_sockets: PositiveInt = 2
+    cpu_families: tuple[str, ...] = Field(
+        default=(),
+        description="CPU families the platform takes where the socket does not decide it "
+        "(a dual-socket LGA4677 server takes Xeon Scalable, not Xeon W); empty: any",
+    )
     included_cpu: str | None = None
     memory_type: str
     memory_slots: PositiveInt

@@ -255,7 +255,7 @@ def cpu_socket(f: Facts) -> Iterator[Judgement]:
             f"a {socket} CPU, or a {cpu.socket} board",
         )
         return
-    families = board.cpu_families if board else ()
+    families = host.cpu_families
     if families and cpu.family not in families:
         yield error(
             f"{host.name} takes {', '.join(families)} CPUs on {socket}; {cpu.name} is {cpu.family}",
