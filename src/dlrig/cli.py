@@ -7,6 +7,7 @@ the core lazily inside the command so that `dlrig --help` stays instant.
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
@@ -29,14 +30,33 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-app.add_typer(catalog_cmd.app, name="catalog")
+# In the order a user meets them: buy, verify, predict, improve, measure, observe, look up.
+app.command("plan")(plan_cmd.plan)
 app.command("check")(check_cmd.check)
 app.command("estimate")(estimate_cmd.estimate)
-app.command("workloads")(workloads_cmd.workloads)
-app.command("plan")(plan_cmd.plan)
 app.command("upgrade")(upgrade_cmd.upgrade)
 app.command("probe")(probe_cmd.probe)
 app.command("watch", context_settings=watch_cmd.CONTEXT_SETTINGS)(watch_cmd.watch)
+app.add_typer(catalog_cmd.app, name="catalog")
+app.command("workloads")(workloads_cmd.workloads)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from dlrig import __version__
+
+        sys.stdout.write(f"dlrig {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="print the version"),
+    ] = False,
+) -> None:
+    """The deep-learning hardware guide as software: plan, check, estimate, probe, watch."""
 
 
 def main() -> None:

@@ -55,8 +55,10 @@ def probe(
     no_torch: NoTorchOption = False,
     nvml_replay: ReplayOption = None,
 ) -> None:
-    """Measure this machine: CPU, RAM bandwidth, disks, input pipeline, GPUs; judge each part
-    against its datasheet, and describe the machine as a build (`dlrig check probe:latest`)."""
+    """Measure this machine (CPU, RAM, disks, input pipeline, GPUs) against its datasheets.
+
+    The machine is also saved as a build, so `dlrig check probe:latest` judges it.
+    """
     if history:
         _show_history(json)
         return
