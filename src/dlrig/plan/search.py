@@ -24,7 +24,9 @@ import dataclasses
 import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
+
+import numpy as np
 
 from dlrig.build.model import Build, Prices
 from dlrig.catalog.loader import Catalog
@@ -436,11 +438,11 @@ class Planner:
             if live is None:
                 continue
             group_best = -math.inf
-            feasible: list[tuple[float, ...]] = []
+            feasible = _Feasible()
             for cand in group.cheapest_first(budget_usd, live):
                 if out_of_reach(obj.bound(cand.price_usd, best), cand.price_usd):
                     break
-                if _outdone(cand, feasible):
+                if feasible.outdo(cand):
                     continue
                 probed = self.option_bounds(group, cand)
                 if probed is None or any(
@@ -449,7 +451,7 @@ class Planner:
                     continue
                 scored = self.score(cand, best)
                 if scored is not None:
-                    _remember(feasible, cand.model_merit)
+                    feasible.remember(cand.model_merit)
                 if scored is None or not _above(scored.value, group_best):
                     continue
                 group_best = scored.value
@@ -492,11 +494,11 @@ class Planner:
             )
             if live is None:
                 continue
-            feasible: list[tuple[float, ...]] = []
+            feasible = _Feasible()
             for cand in group.cheapest_first(budget_usd, live):
                 if dominated(cand.price_usd, ceiling):
                     break
-                if _outdone(cand, feasible):
+                if feasible.outdo(cand):
                     continue
                 probed = self.option_bounds(group, cand)
                 if probed is None or any(
@@ -505,7 +507,7 @@ class Planner:
                     continue
                 scored = self.score(cand, best)
                 if scored is not None:
-                    _remember(feasible, cand.model_merit)
+                    feasible.remember(cand.model_merit)
                 if scored is None or dominated(scored.price_usd, scored.throughput):
                     continue
                 frontier = [
@@ -651,17 +653,30 @@ def _probe_table(group: Group) -> Iterator[tuple[str, list[IdealParts | None]]]:
     yield from table.items()
 
 
-def _remember(feasible: list[tuple[float, ...]], merit: tuple[float, ...]) -> None:
-    """Add merit to the list of feasible merits, keeping only those no other one outdoes."""
-    feasible[:] = [f for f in feasible if not all(a >= b for a, b in zip(merit, f, strict=True))]
-    feasible.append(merit)
+class _Feasible:
+    """The model merits of a group's feasible builds found so far, only those no other one
+    outdoes, as rows of an array (one comparison of the whole set per candidate)."""
 
+    def __init__(self) -> None:
+        self._rows: np.ndarray[Any, np.dtype[np.float64]] | None = None
 
-def _outdone(cand: Candidate, feasible: Sequence[tuple[float, ...]]) -> bool:
-    """A feasible build of the same group, no dearer (the walk is cheapest first), has parts at
-    least as good as cand's everywhere the model looks: cand cannot score better."""
-    merit = cand.model_merit
-    return any(all(a >= b for a, b in zip(f, merit, strict=True)) for f in feasible)
+    def remember(self, merit: tuple[float, ...]) -> None:
+        """Add merit, dropping the rows it outdoes."""
+        row = np.asarray(merit, dtype=np.float64)
+        if self._rows is None:
+            self._rows = row[np.newaxis, :]
+            return
+        kept = self._rows[~(row >= self._rows).all(axis=1)]
+        self._rows = np.vstack((kept, row))
+
+    def outdo(self, cand: Candidate) -> bool:
+        """A feasible build of the same group, no dearer (the walk is cheapest first), has
+        parts at least as good as cand's everywhere the model looks: cand cannot score
+        better."""
+        if self._rows is None:
+            return False
+        row = np.asarray(cand.model_merit, dtype=np.float64)
+        return bool((self._rows >= row).all(axis=1).any())
 
 
 def _tolerance(b: float) -> float:

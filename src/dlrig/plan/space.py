@@ -493,7 +493,7 @@ class Candidate:
         addresses the RAM."""
         return memory_fits_cpu(self.memory, self.cpu, self.group.chassis.cpu_count)
 
-    @property
+    @functools.cached_property
     def model_merit(self) -> tuple[float, ...]:
         """What the model reads of the supporting parts (larger is better in each place):
         the CPU, the RAM, the dataset drive and the PSU's efficiency (energy). Two candidates
