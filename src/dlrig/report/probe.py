@@ -236,6 +236,15 @@ def history_table(rows: list[dict[str, Any]]) -> Any:
     return table
 
 
+def _figure(value: object) -> str:
+    """A measured figure for people: 3 significant digits, '-' when it was not measured."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+    return str(value)
+
+
 def compare_table(changes: tuple[Change, ...], before: str, after: str) -> Any:
     """What changed between two probes."""
     from rich.table import Table
@@ -245,7 +254,7 @@ def compare_table(changes: tuple[Change, ...], before: str, after: str) -> Any:
         table.add_column(column)
     for c in changes:
         pct = "" if c.change_pct is None else f"{c.change_pct:+.0f}%"
-        table.add_row(c.key, str(c.before), str(c.after), pct)
+        table.add_row(c.key, _figure(c.before), _figure(c.after), pct)
     if not changes:
         table.add_row("(nothing changed beyond noise)", "", "", "")
     return table
