@@ -20,6 +20,7 @@ build (the evaluator caches), so the passes share their work.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -399,17 +400,26 @@ class Planner:
     def _top_all(
         self, budget_usd: float, k: int, admit: Callable[[Group], bool] = lambda g: True
     ) -> list[Scored]:
-        """The k best feasible builds (best first; ties: cheaper first), dominated or not,
-        except dearer builds of a group that do no better than a cheaper one of it; only
-        groups that admit() lets in."""
+        """The k best feasible builds (best first; ties: cheaper first) of those that no
+        build found scores at least as well for no more money, except dearer builds of a group
+        that do no better than a cheaper one of it; only groups that admit() lets in.
+
+        A build so matched is never among the undominated builds `top` keeps: the build that
+        matches it ranks before it, and either is kept or is matched by a kept one, which then
+        matches it too. Leaving such builds out spares the search the many equal-valued
+        copies of a build (the same GPUs on other boards) that would fill the top k."""
         obj = self.objective
         families = self.families(budget_usd)
         families.sort(key=lambda f: -obj.bound(f.min_price_usd, f.best))
         found: list[Scored] = []
+        scored_so_far = _Staircase()
 
         def out_of_reach(bound: float, price_usd: float) -> bool:
             """No build with value <= bound and price >= price_usd can enter the top k: it is
-            worse than the k-th, or ties it and is no cheaper (ties rank by price)."""
+            worse than the k-th, or ties it and is no cheaper (ties rank by price), or a build
+            already scored is worth at least bound for no more than price_usd."""
+            if scored_so_far.best_at(price_usd) >= bound:
+                return True
             if len(found) < k:
                 return False
             last = found[k - 1]
@@ -419,8 +429,11 @@ class Planner:
 
         def groups() -> Iterator[tuple[Group, tuple[Outcome, ...]]]:
             for family in families:
-                if out_of_reach(obj.bound(family.min_price_usd, family.best), family.min_price_usd):
-                    return
+                family_bound = obj.bound(family.min_price_usd, family.best)
+                if len(found) >= k and _below(family_bound, found[k - 1].value):
+                    return  # the families come best bound first: none after can enter either
+                if out_of_reach(family_bound, family.min_price_usd):
+                    continue
                 members = list(self.bounded(family, budget_usd))
                 members.sort(key=lambda gb: -obj.bound(gb[0].min_price_usd, gb[1]))
                 yield from members
@@ -455,6 +468,7 @@ class Planner:
                 if scored is None or not _above(scored.value, group_best):
                     continue
                 group_best = scored.value
+                scored_so_far.add(scored.price_usd, scored.value)
                 found.append(scored)
                 found.sort(key=_rank_key)
                 del found[k:]
@@ -651,6 +665,31 @@ def _probe_table(group: Group) -> Iterator[tuple[str, list[IdealParts | None]]]:
     for kind, _, parts in probes(group):
         table[kind].append(parts)
     yield from table.items()
+
+
+class _Staircase:
+    """The best value among builds found at or under each price (prices ascending, values
+    rising with them)."""
+
+    def __init__(self) -> None:
+        self._prices: list[float] = []
+        self._values: list[float] = []
+
+    def best_at(self, price_usd: float) -> float:
+        """The best value of a build costing at most price_usd (-inf: none)."""
+        i = bisect.bisect_right(self._prices, price_usd) - 1
+        return self._values[i] if i >= 0 else -math.inf
+
+    def add(self, price_usd: float, value: float) -> None:
+        """Record a build; dearer steps it matches or beats go."""
+        if self.best_at(price_usd) >= value:
+            return
+        i = bisect.bisect_right(self._prices, price_usd)
+        j = i
+        while j < len(self._values) and self._values[j] <= value:
+            j += 1
+        self._prices[i:j] = [price_usd]
+        self._values[i:j] = [value]
 
 
 class _Feasible:

@@ -369,7 +369,16 @@ class Group:
     @functools.cached_property
     def min_price_usd(self) -> float:
         """The cheapest this group can be (all nodes)."""
-        return self.nodes * (self.fixed_price_usd + sum(p[0] for p in self.option_prices()))
+        # Each list is cheapest first, so the cheapest options are the first ones (no need to
+        # price every option: the search asks this of every group).
+        firsts = (
+            self.cpu_price_usd(self.cpus[0]),
+            self.memory[0].price_usd,
+            price_of(self.storage[0]),
+            price_of(self.psus[0]),
+            price_of(self.cases[0]),
+        )
+        return self.nodes * (self.fixed_price_usd + sum(firsts))
 
     def within(self, budget_usd: float) -> Group:
         """The group with only the options a build under budget_usd can afford (each list
