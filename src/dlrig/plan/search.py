@@ -55,6 +55,10 @@ REL_TOL = 1e-9
 OPTION_LISTS = ("cpus", "memory", "storage", "psus", "cases")
 # How far past k the top-k search may look for builds that are not dearer copies of better ones.
 MAX_TOP_SEARCH = 16
+# Option lists whose probes the rules judge up front, for every option still useful: a CPU
+# fails a rule often (CPU.1's cores per GPU, PCIE.2's lanes), and every candidate pairs one
+# with many other parts. The other lists' probes are judged when a candidate first uses them.
+EAGER_RULES = frozenset({"cpus"})
 
 
 @dataclass(frozen=True)
@@ -271,8 +275,10 @@ class Planner:
     def live_options(
         self, group: Group, useful: Callable[[tuple[Outcome, ...]], bool]
     ) -> tuple[tuple[int, ...], ...] | None:
-        """Per option list, the options whose probe passes the rules and whose bound is
-        still useful (None: some list has none left, so the group has no build to find)."""
+        """Per option list, the options whose probe's bound is still useful and, for the lists
+        in EAGER_RULES, whose probe passes the rules (None: some list has none left, so the
+        group has no build to find). The other probes meet the rules when a candidate first
+        uses their option (option_bounds): most options are never reached."""
         memo_key = (group.key, _sizes(group))
         table = self._probes.get(memo_key)
         if table is None:
@@ -284,7 +290,10 @@ class Planner:
                 model_only = self._probe(group, memo_key, table, kind, i, rules=False)
                 if model_only is None or not useful(model_only):
                     continue
-                if self._probe(group, memo_key, table, kind, i) is not None:
+                if (
+                    kind not in EAGER_RULES
+                    or self._probe(group, memo_key, table, kind, i) is not None
+                ):
                     keep.append(i)
             if not keep:
                 return None
