@@ -398,7 +398,7 @@ class Planner:
         the undominated builds among the top k' are exactly the first ones of all undominated
         builds: search the top k' and double k' until k of them are undominated.
         """
-        wanted = 4 * k  # dearer copies are common (a board more, water where air does)
+        wanted = k  # the search already leaves out builds a scored one matches for less
         while True:
             ranked = self._top_all(budget_usd, wanted)
             kept = _undominated(ranked)
@@ -604,8 +604,9 @@ def _by_name(items: Sequence[T], name: Callable[[T], Hashable]) -> tuple[T, ...]
 
 def merged_group(groups: Sequence[Group]) -> Group:
     """One group that is at least as good as each of these workstation groups (same GPUs):
-    a board with a full-width x16 slot for every card at the best generation, as many CPU
-    sockets as any, and every supporting part any of them takes."""
+    a board with a full-width x16 slot for every card at the best generation, a free slot
+    between every two cards (the model throttles a pair of open-air cards less when spaced),
+    as many CPU sockets as any, and every supporting part any of them takes."""
     first = groups[0]
     boards = [g.chassis.board for g in groups if g.chassis.board is not None]
     if len(groups) == 1 or len(boards) < len(groups):
@@ -615,7 +616,8 @@ def merged_group(groups: Sequence[Group]) -> Group:
     board = boards[0].model_copy(
         update={
             "x16_slots": tuple(
-                PCIeSlot(position=1 + i * width, lanes=16, gen=gen) for i in range(first.count)
+                PCIeSlot(position=1 + i * (width + 1), lanes=16, gen=gen)
+                for i in range(first.count)
             ),
             "sockets": max(b.sockets for b in boards),
             "max_memory_gb": max(b.max_memory_gb for b in boards),
