@@ -300,12 +300,19 @@ class Planner:
             live.append(tuple(keep))
         return tuple(live)
 
-    def option_bounds(self, group: Group, cand: Candidate) -> list[tuple[Outcome, ...]] | None:
+    def option_bounds(
+        self,
+        group: Group,
+        cand: Candidate,
+        useful: Callable[[tuple[Outcome, ...]], bool] = lambda o: True,
+    ) -> list[tuple[Outcome, ...]] | None:
         """Probe each of the candidate's parts: the ideal parts with that one part in place.
-        None when a probe fails a rule (rules only get happier with better parts, so the part
-        fails in every build of the group); else each probe's outcomes, each an upper bound
-        for the candidate (the model only gets faster with better parts). Each part is probed
-        once per group, when a candidate first uses it."""
+        Each probe's outcomes are an upper bound for the candidate (the model only gets faster
+        with better parts); a probe that fails a rule fails every build of the group with
+        that part (rules only get happier with better parts). None when a probe's bound is no
+        longer useful or a probe fails a rule: the candidate cannot count. The model is asked
+        first, for every probe, and the rules only when all bounds are useful (the rules cost
+        more). Each part is probed once per group, when a candidate first uses it."""
         if not _psu_can_pass(cand):
             return None
         memo_key = (group.key, _sizes(group))
@@ -314,42 +321,38 @@ class Planner:
             return []
         out = []
         for kind, i in zip(OPTION_LISTS, cand.index, strict=True):
-            found = self._probe(group, memo_key, table, kind, i)
-            if found is None:
+            model_only = self._probe(group, memo_key, table, kind, i, rules=False)
+            if model_only is None or not useful(model_only):
                 return None
-            out.append(found)
+            out.append(model_only)
         # RAM and the dataset drive act together (a dataset that fits the page cache is read
         # from disk once: DISK.1, DISK.3), so they are also probed as a pair.
         pair_key = ("pair", memo_key, cand.index[1], cand.index[2])
-        if pair_key not in self._verdicts:
-            parts = dataclasses.replace(
-                ideal_parts(group), memory=cand.memory, storage=cand.storage
+        pair = self._verdicts.get(pair_key)
+        if pair is None:
+            self._count("estimate", pair_key)
+            build = self._pair_build(group, cand)
+            pair = tuple(
+                self.evaluator.outcome(pair_key, build, w.workload) for w in self.workloads
             )
-            build = parts_build(group, parts, self.electricity_per_kwh)
-            pair: tuple[Outcome, ...] | None = None
-            if not self._any_error(pair_key, build):
-                self._count("estimate", pair_key)
-                pair = tuple(
-                    self.evaluator.outcome(pair_key, build, w.workload) for w in self.workloads
-                )
             self._verdicts[pair_key] = pair
-        found_pair = self._verdicts[pair_key]
-        if found_pair is None:
+        if not useful(pair):
             return None
-        out.append(found_pair)
-        return out
         for kind, i in zip(OPTION_LISTS, cand.index, strict=True):
-            verdict_key = ("probe", memo_key, kind, i)
-            verdict = self._verdicts.get(verdict_key)
-            if verdict is None:
-                parts = table[kind][i]
-                verdict = parts is not None and not self._any_error(
-                    verdict_key, parts_build(group, parts, self.electricity_per_kwh)
-                )
-                self._verdicts[verdict_key] = verdict
-            if not verdict:
-                return False
-        return True
+            if self._probe(group, memo_key, table, kind, i) is None:
+                return None
+        rules_key = ("rules", pair_key)
+        if rules_key not in self._rules_ok:
+            self._rules_ok[rules_key] = not self._any_error(pair_key, self._pair_build(group, cand))
+        if not self._rules_ok[rules_key]:
+            return None
+        out.append(pair)
+        return out
+
+    def _pair_build(self, group: Group, cand: Candidate) -> Build:
+        """The ideal parts with the candidate's RAM and dataset drive in place."""
+        parts = dataclasses.replace(ideal_parts(group), memory=cand.memory, storage=cand.storage)
+        return parts_build(group, parts, self.electricity_per_kwh)
 
     def families(self, budget_usd: float) -> list[Family]:
         """The groups that fit the budget, by family (one GPU set on every workstation board;
@@ -466,10 +469,10 @@ class Planner:
                     break
                 if feasible.outdo(cand):
                     continue
-                probed = self.option_bounds(group, cand)
-                if probed is None or any(
-                    out_of_reach(obj.bound(cand.price_usd, o), cand.price_usd) for o in probed
-                ):
+                probed = self.option_bounds(
+                    group, cand, _reachable(out_of_reach, obj, cand.price_usd)
+                )
+                if probed is None:
                     continue
                 scored = self.score(cand, best)
                 if scored is not None:
@@ -523,10 +526,10 @@ class Planner:
                     break
                 if feasible.outdo(cand):
                     continue
-                probed = self.option_bounds(group, cand)
-                if probed is None or any(
-                    dominated(cand.price_usd, weighted_throughput(o, weights)) for o in probed
-                ):
+                probed = self.option_bounds(
+                    group, cand, _undominated_at(dominated, weights, cand.price_usd)
+                )
+                if probed is None:
                     continue
                 scored = self.score(cand, best)
                 if scored is not None:
@@ -637,7 +640,8 @@ def merged_group(groups: Sequence[Group]) -> Group:
 def _reachable(
     out_of_reach: Callable[[float, float], bool], obj: Objective, floor_usd: float
 ) -> Callable[[tuple[Outcome, ...]], bool]:
-    """Whether a probe's bound, at the group's lowest price, can still enter the top k."""
+    """Whether a probe's bound, at floor_usd (a group's lowest price, or a candidate's),
+    can still enter the top k."""
 
     def useful(best: tuple[Outcome, ...]) -> bool:
         return not out_of_reach(obj.bound(floor_usd, best), floor_usd)
@@ -648,7 +652,8 @@ def _reachable(
 def _undominated_at(
     dominated: Callable[[float, float], bool], weights: Sequence[float], floor_usd: float
 ) -> Callable[[tuple[Outcome, ...]], bool]:
-    """Whether a probe's throughput, at the group's lowest price, can still join the frontier."""
+    """Whether a probe's throughput, at floor_usd (a group's lowest price, or a candidate's),
+    can still join the frontier."""
 
     def useful(best: tuple[Outcome, ...]) -> bool:
         return not dominated(floor_usd, weighted_throughput(best, weights))
