@@ -55,10 +55,11 @@ REL_TOL = 1e-9
 OPTION_LISTS = ("cpus", "memory", "storage", "psus", "cases")
 # How far past k the top-k search may look for builds that are not dearer copies of better ones.
 MAX_TOP_SEARCH = 16
-# Option lists whose probes the rules judge up front, for every option still useful: a CPU
+# Option lists whose probes the model and the rules judge up front, for every option: a CPU
 # fails a rule often (CPU.1's cores per GPU, PCIE.2's lanes), and every candidate pairs one
-# with many other parts. The other lists' probes are judged when a candidate first uses them.
-EAGER_RULES = frozenset({"cpus"})
+# with many other parts. The other lists' probes are judged when a candidate first uses them
+# (most of their options are never reached).
+SCREENED_UP_FRONT = frozenset({"cpus"})
 
 
 @dataclass(frozen=True)
@@ -275,26 +276,26 @@ class Planner:
     def live_options(
         self, group: Group, useful: Callable[[tuple[Outcome, ...]], bool]
     ) -> tuple[tuple[int, ...], ...] | None:
-        """Per option list, the options whose probe's bound is still useful and, for the lists
-        in EAGER_RULES, whose probe passes the rules (None: some list has none left, so the
-        group has no build to find). The other probes meet the rules when a candidate first
-        uses their option (option_bounds): most options are never reached."""
+        """Per option list, the options a candidate may still use: for the lists in
+        SCREENED_UP_FRONT, those whose probe's bound is still useful and whose probe passes
+        the rules; for the others, all (option_bounds judges them on first use). None: some
+        list has none left, so the group has no build to find."""
         memo_key = (group.key, _sizes(group))
         table = self._probes.get(memo_key)
         if table is None:
             return None
         live = []
         for kind in OPTION_LISTS:
-            keep = []
-            for i in range(len(table[kind])):
-                model_only = self._probe(group, memo_key, table, kind, i, rules=False)
-                if model_only is None or not useful(model_only):
-                    continue
-                if (
-                    kind not in EAGER_RULES
-                    or self._probe(group, memo_key, table, kind, i) is not None
-                ):
-                    keep.append(i)
+            if kind not in SCREENED_UP_FRONT:
+                keep = [i for i, parts in enumerate(table[kind]) if parts is not None]
+            else:
+                keep = []
+                for i in range(len(table[kind])):
+                    model_only = self._probe(group, memo_key, table, kind, i, rules=False)
+                    if model_only is None or not useful(model_only):
+                        continue
+                    if self._probe(group, memo_key, table, kind, i) is not None:
+                        keep.append(i)
             if not keep:
                 return None
             live.append(tuple(keep))
