@@ -7,7 +7,8 @@
 2. Top K: groups in order of their bound; a group is opened only while its bound can still
    enter the top K; inside it, candidates are visited cheapest first, and the walk stops
    when the group reaches its bound (nothing dearer in it can be better) or when the bound at
-   the candidate's price falls below the K-th best.
+   the candidate's price falls below the K-th best, or when a build already scored is worth
+   at least that bound for no more money (nothing there can be an undominated build).
 3. Pareto frontier of price against weighted throughput: groups cheapest first, skipping any
    whose bound is already matched by a cheaper build found.
 4. When nothing fits the budget, the same walk without the budget finds the cheapest build
