@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TypeVar
 
-import pydantic
-
 from dlrig.build.model import Build, GPUGroup, MemoryConfig, Network, Prices, StorageDevice
 from dlrig.build.schema import BuildFile
 from dlrig.catalog.loader import Catalog, load_catalog
@@ -23,17 +21,12 @@ from dlrig.catalog.schema import (
 )
 from dlrig.errors import UnknownPartError, ValidationError
 from dlrig.io.documents import read_document
-from dlrig.io.validation import to_validation_error
+from dlrig.io.validation import validate_document
 
 
 def parse_build(doc: dict[str, Any], source: str) -> BuildFile:
     """Validate a build document; errors name the file and the field."""
-    try:
-        return BuildFile.model_validate(doc)
-    except pydantic.ValidationError as exc:
-        raise to_validation_error(source, exc, BuildFile) from None
-    except RecursionError:
-        raise ValidationError(f"{source}: nested too deeply") from None
+    return validate_document(BuildFile, doc, source)
 
 
 P = TypeVar("P", bound=PartBase)

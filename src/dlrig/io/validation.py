@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import difflib
 import typing
-from typing import Any
+from typing import Any, TypeVar
 
 import pydantic
 
 from dlrig.errors import ValidationError
+
+M = TypeVar("M", bound=pydantic.BaseModel)
 
 
 def closest(word: str, choices: typing.Iterable[str], n: int = 3) -> list[str]:
@@ -62,3 +64,13 @@ def to_validation_error(
     got = err.get("input")
     shown = "" if isinstance(got, dict | list) else f" (got {got!r})"
     return ValidationError(f"{source}: field '{field}': {err['msg']}{shown}{tail}")
+
+
+def validate_document(model: type[M], doc: dict[str, Any], source: str) -> M:
+    """Validate a parsed user document against model; errors name the file and the field."""
+    try:
+        return model.model_validate(doc)
+    except pydantic.ValidationError as exc:
+        raise to_validation_error(source, exc, model) from None
+    except RecursionError:
+        raise ValidationError(f"{source}: nested too deeply") from None

@@ -15,12 +15,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import pydantic
-
 from dlrig.enums import Optimizer, Parallelism, Precision, PreprocessingStrategy
 from dlrig.errors import UnknownWorkloadError, ValidationError
 from dlrig.io.documents import read_document
-from dlrig.io.validation import closest, to_validation_error
+from dlrig.io.validation import closest, validate_document
 from dlrig.workloads.model import Dataset, FinetuneMethod, Mode, Workload, WorkloadKind
 from dlrig.workloads.schema import DTYPE_BYTES, InputBlock, ModelBlock, WorkloadFile
 
@@ -104,12 +102,7 @@ def expand_document(doc: dict[str, Any], source: str) -> dict[str, Any]:
 
 def parse_workload(doc: dict[str, Any], source: str) -> WorkloadFile:
     """Validate a (zoo-expanded) workload document; errors name the file and the field."""
-    try:
-        return WorkloadFile.model_validate(doc)
-    except pydantic.ValidationError as exc:
-        raise to_validation_error(source, exc, WorkloadFile) from None
-    except RecursionError:
-        raise ValidationError(f"{source}: nested too deeply") from None
+    return validate_document(WorkloadFile, doc, source)
 
 
 def _input_bytes(block: InputBlock | list[InputBlock]) -> float:
