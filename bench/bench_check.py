@@ -45,7 +45,7 @@ def wall_s(args: list[str], runs: int) -> tuple[float, float]:
 IN_PROCESS = r"""
 import io, sys, time
 t0 = time.perf_counter()
-from dlrig.build import load_build
+from dlrig.machine import load_build
 from dlrig.catalog import load_catalog
 from dlrig.report.check import check_json, check_renderable
 from dlrig.rules import check_build
@@ -85,7 +85,7 @@ def per_call_us(calls: int) -> dict[str, tuple[float, float, float]]:
 
     CPU time (time.process_time) is beside wall time because a shared machine preempts the
     process now and then, which shows in the wall-clock tail but is not the code's cost."""
-    from dlrig.build import load_build
+    from dlrig.machine import load_build
     from dlrig.rules import check_build
     from dlrig.workloads import load_workload
 

@@ -17,7 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from dlrig.build import resolve_build
+from dlrig.machine import resolve_build
 from dlrig.model import estimate
 from dlrig.workloads import load_workload
 

@@ -7,11 +7,11 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlrig.build.model import Build, GPUGroup
 from dlrig.catalog.loader import Catalog
 from dlrig.catalog.schema import GPU
 from dlrig.enums import Precision
 from dlrig.errors import UnknownPartError
+from dlrig.machine.model import Build, GPUGroup
 from dlrig.workloads import Workload, resolve_workload
 
 REPO = Path(__file__).resolve().parents[1]

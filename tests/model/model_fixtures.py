@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlrig.build import resolve_build
-from dlrig.build.model import Build
+from dlrig.machine import resolve_build
+from dlrig.machine.model import Build
 from dlrig.workloads import Workload, resolve_workload
 
 # A GTX 1080 Ti as its datasheet gives it (11 GB GDDR5X, 484 GB/s, 11.34 TFLOPS FP32, no

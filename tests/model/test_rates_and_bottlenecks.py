@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from model_fixtures import GTX_1080_TI, RTX_3090, RTX_A6000, make_build, make_workload
 
-from dlrig.build import resolve_build
 from dlrig.catalog.schema import GPU
 from dlrig.enums import Bottleneck, Modifier, Precision
+from dlrig.machine import resolve_build
 from dlrig.model import estimate
 from dlrig.model.rates import ComputePath, matmul_peak
 

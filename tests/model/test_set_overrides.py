@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from dlrig.build import resolve_build
 from dlrig.errors import ValidationError
 from dlrig.io.overrides import apply_overrides, parse_assignment
+from dlrig.machine import resolve_build
 from dlrig.workloads import resolve_workload
 
 BUILD = {

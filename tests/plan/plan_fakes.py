@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from dlrig.build.model import Build
 from dlrig.catalog.loader import Catalog
 from dlrig.catalog.schema import (
     CPU,
@@ -26,6 +25,7 @@ from dlrig.catalog.schema import (
     Storage,
 )
 from dlrig.enums import Bottleneck, CoolerType, FormFactor, Interconnect, StorageKind, Vendor
+from dlrig.machine.model import Build
 from dlrig.model.power import size_build_psu
 from dlrig.plan.evaluate import Outcome
 

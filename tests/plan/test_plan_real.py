@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from plan_brute import brute_force, frontier, undominated_top
 
-from dlrig.build import resolve_build
-from dlrig.build.document import build_to_document
 from dlrig.catalog.loader import Catalog, builtin_catalog
 from dlrig.catalog.schema import CPU, GPU, MemoryKit, Motherboard, PartBase, Storage
+from dlrig.machine import resolve_build
+from dlrig.machine.document import build_to_document
 from dlrig.plan.constraints import Constraints
 from dlrig.plan.evaluate import ModelEvaluator
 from dlrig.plan.kinds import ObjectiveKind

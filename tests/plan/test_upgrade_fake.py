@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from plan_fakes import FAKE_WORKLOADS, FakeEvaluator, fake_catalog
 
-from dlrig.build.model import Build, GPUGroup, MemoryConfig, StorageDevice
 from dlrig.catalog.loader import Catalog
 from dlrig.catalog.schema import CPU, GPU, PSU, Case, Motherboard, PCIeSlot, Storage
 from dlrig.enums import Bottleneck
+from dlrig.machine.model import Build, GPUGroup, MemoryConfig, StorageDevice
 from dlrig.plan.upgrade import upgrade
 
 CATALOG = fake_catalog()

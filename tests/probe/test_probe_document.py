@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from probe_helpers import disk, scenario_result
 
-from dlrig.build import resolve_build
 from dlrig.catalog import load_catalog
 from dlrig.enums import StorageKind
+from dlrig.machine import resolve_build
 from dlrig.probe.document import inferred_kind, probe_build_document
 
 CATALOG = load_catalog()

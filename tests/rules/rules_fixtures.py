@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlrig.build import Build, resolve_build
+from dlrig.machine import Build, resolve_build
 from dlrig.rules import CheckResult, check_build
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dlrig.build import load_build
+from dlrig.machine import load_build
 from dlrig.rules import check_build
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "builds"
@@ -69,7 +69,7 @@ def test_the_pcie_server_is_judged_by_its_platform() -> None:
 
 
 def test_a_udimm_kit_on_an_rdimm_board_fails_compat_memory() -> None:
-    from dlrig.build import resolve_build
+    from dlrig.machine import resolve_build
 
     doc = {
         "gpus": ["NVIDIA RTX A5000"],

@@ -25,8 +25,8 @@ def check(
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
 ) -> None:
     """Judge BUILD by the guide's rules: power, connectors, lanes, cores, RAM, cooling, fit."""
-    from dlrig.build.loader import resolve_build
     from dlrig.catalog import load_catalog
+    from dlrig.machine.loader import resolve_build
     from dlrig.report import check as report
     from dlrig.report.console import print_renderable, print_text
     from dlrig.rules import check_build

@@ -94,9 +94,9 @@ def _one(
     catalog_file: Path | None,
     prices: dict[str, float | None],
 ) -> Any:
-    from dlrig.build import resolve_build
     from dlrig.catalog import load_catalog
     from dlrig.io.overrides import apply_overrides
+    from dlrig.machine import resolve_build
     from dlrig.model import estimate as run_estimate
     from dlrig.workloads import resolve_workload
 

@@ -22,10 +22,10 @@ def upgrade(
     """The changes to a build, most speed gained per dollar first.
 
     Each single change (and what it forces), priced from the catalog, scored by the model."""
-    from dlrig.build import resolve_build
     from dlrig.catalog import load_catalog
     from dlrig.commands.inputs import build_document
     from dlrig.errors import ValidationError
+    from dlrig.machine import resolve_build
     from dlrig.plan.evaluate import ModelEvaluator
     from dlrig.plan.upgrade import upgrade as run_upgrade
     from dlrig.report.console import print_renderable, print_text

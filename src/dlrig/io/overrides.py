@@ -19,10 +19,10 @@ from typing import Any, Literal
 import pydantic
 import yaml
 
-from dlrig.build.schema import BuildFile
 from dlrig.catalog.loader import Catalog
 from dlrig.errors import ValidationError
 from dlrig.io.validation import closest
+from dlrig.machine.schema import BuildFile
 
 Target = Literal["build", "workload"]
 
@@ -224,9 +224,9 @@ def _inline_catalog_part(
     entry: dict[str, Any], path: tuple[str, ...], catalog: Catalog | None
 ) -> None:
     """Replace `model: NAME` by an inline spec holding the catalog part's fields."""
-    from dlrig.build.schema import SPEC_MODELS
     from dlrig.catalog import load_catalog
     from dlrig.catalog.schema import PART_MODELS
+    from dlrig.machine.schema import SPEC_MODELS
 
     kind = path[0]
     if kind not in _KINDS or kind not in SPEC_MODELS:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dlrig.build.model import Build, GPUGroup
 from dlrig.catalog.schema import CPU, GPU
 from dlrig.enums import Interconnect, Modifier
+from dlrig.machine.model import Build, GPUGroup
 from dlrig.model import pcie
 from dlrig.model.calibration import Calibration, WorkloadFactors
 from dlrig.model.rates import ComputePath, cpu_peak_flops_s, matmul_peak

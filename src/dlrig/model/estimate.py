@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dlrig.build.model import Build
 from dlrig.enums import Bottleneck, CoolerType, Modifier, Parallelism, PreprocessingStrategy
+from dlrig.machine.model import Build
 from dlrig.model import compute, interconnect, memory, pcie, pipeline
 from dlrig.model.calibration import Calibration, WorkloadFactors, default_calibration
 from dlrig.model.device import DEFAULT_CPU, Device, busbw_gb_s, matmul_rate, pcie_link, pick_device

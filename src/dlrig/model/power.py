@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dlrig.build.model import Build
+from dlrig.machine.model import Build
 
 # Retail ATX/server PSU ratings, W; above the largest, round up to the next 100 W.
 STANDARD_PSU_SIZES_W: tuple[int, ...] = (

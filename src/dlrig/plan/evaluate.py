@@ -13,8 +13,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from dlrig.build.model import Build
 from dlrig.enums import Bottleneck
+from dlrig.machine.model import Build
 
 if TYPE_CHECKING:
     from dlrig.model import Estimate

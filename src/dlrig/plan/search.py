@@ -30,9 +30,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from dlrig.build.model import Build, Prices
 from dlrig.catalog.loader import Catalog
 from dlrig.catalog.schema import CPU, PSU, Case, PCIeSlot, Storage
+from dlrig.machine.model import Build, Prices
 from dlrig.plan.constraints import Constraints, part_filter, validate_constraints
 from dlrig.plan.evaluate import Evaluator, Outcome, WorkloadLike
 from dlrig.plan.objectives import Objective, weighted_throughput

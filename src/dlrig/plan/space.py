@@ -23,7 +23,6 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from dlrig.build.model import Build, GPUGroup, MemoryConfig, Network, Prices, StorageDevice
 from dlrig.catalog.loader import Catalog, normalize
 from dlrig.catalog.schema import (
     CPU,
@@ -38,6 +37,7 @@ from dlrig.catalog.schema import (
     Storage,
 )
 from dlrig.enums import CoolerType, FormFactor, NetworkKind
+from dlrig.machine.model import Build, GPUGroup, MemoryConfig, Network, Prices, StorageDevice
 from dlrig.model.power import size_psu
 from dlrig.plan.constraints import Constraints, PartFilter
 from dlrig.plan.kinds import BuildForm

@@ -17,10 +17,10 @@ from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from dlrig.build.model import Build, GPUGroup, StorageDevice
 from dlrig.catalog.loader import Catalog, normalize
 from dlrig.catalog.schema import CPU, GPU, Case, Motherboard, PartBase
 from dlrig.enums import Bottleneck, CoolerType, FormFactor
+from dlrig.machine.model import Build, GPUGroup, StorageDevice
 from dlrig.model.power import size_build_psu
 from dlrig.plan.constraints import MAX_GPUS_PER_NODE
 from dlrig.plan.evaluate import Evaluator, Outcome, WorkloadLike

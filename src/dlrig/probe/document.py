@@ -1,6 +1,6 @@
 """The probed machine as a build file (design.md's format), so that `check`, `estimate` and
 `upgrade` take `probe:latest`. Pure: a ProbeResult and the catalog in, a plain dict out
-(resolved by the build loader, then written by `dlrig.build.document.build_to_document`).
+(resolved by the build loader, then written by `dlrig.machine.document.build_to_document`).
 
 Parts the catalog knows are named; the others are inline specs of what was measured. A part
 the probe cannot see (PSU, case, motherboard) is left out, as a build file allows, and every
@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from dlrig.build import resolve_build
-from dlrig.build.document import build_to_document
 from dlrig.catalog.loader import Catalog
 from dlrig.enums import Precision, StorageKind
+from dlrig.machine import resolve_build
+from dlrig.machine.document import build_to_document
 from dlrig.probe.match import match_cpu, match_gpu, match_storage
 from dlrig.probe.result import DiskProbe, GpuProbe, ProbeResult
 

@@ -38,7 +38,7 @@ def feed_need(
 ) -> FeedNeed | None:
     """MB/s the workload reads on this build with an infinitely fast disk; None when the model
     cannot say (no dataset on disk, the build unresolvable)."""
-    from dlrig.build import resolve_build
+    from dlrig.machine import resolve_build
     from dlrig.model import estimate
     from dlrig.workloads import load_workload
 

@@ -10,8 +10,8 @@ from dlrig.enums import Severity
 from dlrig.report.jsonout import dumps
 
 if TYPE_CHECKING:
-    from dlrig.build.model import Build
     from dlrig.catalog.loader import Catalog
+    from dlrig.machine.model import Build
     from dlrig.rules import CheckResult
 
 SEVERITY_ORDER = (Severity.ERROR, Severity.WARNING, Severity.INFO)
@@ -33,7 +33,7 @@ def check_document(
     build: Build, result: CheckResult, catalog: Catalog | None = None
 ) -> dict[str, Any]:
     """The JSON document of a check; "build" is the build file's content (with its name)."""
-    from dlrig.build.document import build_to_document
+    from dlrig.machine.document import build_to_document
 
     return {
         "build": build_to_document(build, catalog),

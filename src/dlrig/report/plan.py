@@ -11,8 +11,8 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from dlrig.build.model import Build
 from dlrig.catalog.loader import Catalog
+from dlrig.machine.model import Build
 from dlrig.plan.explain import gpu_set, objective_phrase, rate, usd, why
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.search import PlanResult, Scored
@@ -23,7 +23,7 @@ from dlrig.report.jsonout import dumps
 def build_document(build: Build, catalog: Catalog | None = None) -> dict[str, Any]:
     """A build file's content for build (H3's serialiser; catalog: the one it was planned
     from, so that a user's own parts are written by name)."""
-    from dlrig.build.document import build_to_document
+    from dlrig.machine.document import build_to_document
 
     return build_to_document(build, catalog)
 

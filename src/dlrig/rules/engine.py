@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from dlrig.enums import Severity
 
 if TYPE_CHECKING:
-    from dlrig.build.model import Build
+    from dlrig.machine.model import Build
     from dlrig.rules.facts import Facts
     from dlrig.workloads.model import Workload
 

@@ -11,7 +11,7 @@ from dlrig.catalog.schema import GPU, PCIeSlot
 from dlrig.enums import CoolerType, FormFactor
 
 if TYPE_CHECKING:
-    from dlrig.build.model import Build
+    from dlrig.machine.model import Build
     from dlrig.workloads.model import Workload
 
 NO_SLOT = "no slot"

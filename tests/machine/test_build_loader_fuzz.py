@@ -8,12 +8,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dlrig.build import resolve_build
-from dlrig.build.document import build_to_document
-from dlrig.build.schema import SPEC_MODELS, BuildFile
 from dlrig.catalog import load_catalog
 from dlrig.errors import DlrigError
 from dlrig.io.documents import parse_text
+from dlrig.machine import resolve_build
+from dlrig.machine.document import build_to_document
+from dlrig.machine.schema import SPEC_MODELS, BuildFile
 
 CATALOG = load_catalog()
 NAMES = [p.name for kind in ("gpus", "cpus", "motherboards", "psus") for p in CATALOG.of(kind)][:40]

@@ -6,10 +6,10 @@ from typing import Any
 
 import yaml
 
-from dlrig.build import Build, resolve_build
-from dlrig.build.document import build_to_document
 from dlrig.catalog import Catalog, load_catalog
 from dlrig.catalog.schema import CPU, PSU, Case, MemoryKit, Motherboard, PCIeSlot, Storage
+from dlrig.machine import Build, resolve_build
+from dlrig.machine.document import build_to_document
 
 CPU_SPEC: dict[str, Any] = {
     "name": "Test 24-core",

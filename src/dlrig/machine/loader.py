@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dlrig.build.model import Build, GPUGroup, MemoryConfig, Network, Prices, StorageDevice
-from dlrig.build.schema import BuildFile
 from dlrig.catalog.loader import Catalog, load_catalog
 from dlrig.catalog.schema import (
     CPU,
@@ -22,6 +20,8 @@ from dlrig.catalog.schema import (
 from dlrig.errors import UnknownPartError, ValidationError
 from dlrig.io.documents import read_document
 from dlrig.io.validation import validate_document
+from dlrig.machine.model import Build, GPUGroup, MemoryConfig, Network, Prices, StorageDevice
+from dlrig.machine.schema import BuildFile
 
 
 def parse_build(doc: dict[str, Any], source: str) -> BuildFile:

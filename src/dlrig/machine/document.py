@@ -16,16 +16,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from dlrig.build.model import Build, GPUGroup, MemoryConfig, StorageDevice
-from dlrig.build.schema import (
-    CaseSpec,
-    CPUSpec,
-    GPUSpec,
-    MotherboardSpec,
-    PlatformSpec,
-    PSUSpec,
-    StorageSpec,
-)
 from dlrig.catalog.loader import KIND_OF_MODEL, Catalog, load_catalog
 from dlrig.catalog.schema import (
     CPU,
@@ -38,6 +28,16 @@ from dlrig.catalog.schema import (
     Storage,
 )
 from dlrig.errors import DlrigError
+from dlrig.machine.model import Build, GPUGroup, MemoryConfig, StorageDevice
+from dlrig.machine.schema import (
+    CaseSpec,
+    CPUSpec,
+    GPUSpec,
+    MotherboardSpec,
+    PlatformSpec,
+    PSUSpec,
+    StorageSpec,
+)
 
 # The inline-spec model each catalog type is re-read as (its defaults decide what can be left out).
 _SPEC_OF: dict[type[PartBase], type[BaseModel]] = {
