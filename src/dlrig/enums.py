@@ -108,6 +108,30 @@ class Parallelism(StrEnum):
     HOST_PS = "host-ps"
 
 
+class PSUEfficiency(StrEnum):
+    """80 PLUS certification tiers, lowest first (PSU.3)."""
+
+    WHITE = "white"
+    BRONZE = "bronze"
+    SILVER = "silver"
+    GOLD = "gold"
+    PLATINUM = "platinum"
+    TITANIUM = "titanium"
+
+
+class PartKind(StrEnum):
+    """The kinds of part, named as the catalog's lists are (`--catalog` file keys)."""
+
+    GPUS = "gpus"
+    CPUS = "cpus"
+    MOTHERBOARDS = "motherboards"
+    PSUS = "psus"
+    CASES = "cases"
+    STORAGE = "storage"
+    MEMORY = "memory"
+    PLATFORMS = "platforms"
+
+
 class OutputFormat(StrEnum):
     TEXT = "text"
     JSON = "json"

@@ -8,6 +8,10 @@ the only place a conversion factor is written.
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import Field
+
 KB = 1e3
 MB = 1e6
 GB = 1e9
@@ -48,3 +52,49 @@ def gbit_s_to_gb_s(gbit_s: float) -> float:
 def wh_to_kwh(wh: float) -> float:
     """Watt-hours to kilowatt-hours."""
     return wh / 1e3
+
+
+def mb_s_to_bytes_s(mb_s: float) -> float:
+    """Decimal megabytes per second to bytes per second."""
+    return mb_s * MB
+
+
+def gb_s_to_bytes_s(gb_s: float) -> float:
+    """Decimal gigabytes per second to bytes per second."""
+    return gb_s * GB
+
+
+def ms_to_s(ms: float) -> float:
+    """Milliseconds to seconds."""
+    return ms / 1e3
+
+
+def s_to_ms(s: float) -> float:
+    """Seconds to milliseconds."""
+    return s * 1e3
+
+
+def tflops_to_flops(tflops: float) -> float:
+    """TFLOPS to floating-point operations per second."""
+    return tflops * TFLOPS
+
+
+# The range a user file may give each kind of quantity. Every bound is far beyond any real part
+# (a DGX B200 draws 14.3 kW, an H200 has 141 GB at 4.8 TB/s) yet finite, so that a typo such as
+# `1e308` watts or `.inf` is an error naming the field instead of an overflow deep in the model.
+Watts = Annotated[float, Field(gt=0, le=1e5, description="watts")]
+GigaBytes = Annotated[float, Field(gt=0, le=1e5, description="GB (10**9 bytes)")]
+TeraBytes = Annotated[float, Field(gt=0, le=1e4, description="TB (10**12 bytes)")]
+GBPerSecond = Annotated[float, Field(gt=0, le=1e5, description="GB/s")]
+MBPerSecond = Annotated[float, Field(gt=0, le=1e6, description="MB/s")]
+GbitPerSecond = Annotated[float, Field(gt=0, le=1e5, description="Gbit/s")]
+Teraflops = Annotated[float, Field(gt=0, le=1e5, description="TFLOPS (10**12 FLOP/s)")]
+Gigahertz = Annotated[float, Field(gt=0, le=10, description="GHz")]
+Millimetres = Annotated[float, Field(gt=0, le=1e4, description="mm")]
+PriceUSD = Annotated[float, Field(gt=0, le=1e8, description="US dollars")]
+PCIeGen = Annotated[int, Field(ge=1, le=7, description="PCIe generation (1.0 to 7.0)")]
+LinkLanes = Annotated[int, Field(ge=1, le=16, description="lanes of one PCIe link (x1 to x16)")]
+# Counts of things in one machine (cores, lanes, slots, connectors, modules).
+SmallCount = Annotated[int, Field(ge=0, le=64)]
+PositiveSmallCount = Annotated[int, Field(gt=0, le=64)]
+LargeCount = Annotated[int, Field(gt=0, le=4096)]

@@ -12,26 +12,62 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from dlrig.enums import CoolerType, FormFactor, Interconnect, Segment, StorageKind, Vendor
+from dlrig.enums import (
+    CoolerType,
+    FormFactor,
+    Interconnect,
+    PSUEfficiency,
+    Segment,
+    StorageKind,
+    Vendor,
+)
+from dlrig.units import (
+    GBPerSecond,
+    GigaBytes,
+    Gigahertz,
+    LargeCount,
+    LinkLanes,
+    MBPerSecond,
+    Millimetres,
+    PCIeGen,
+    PositiveSmallCount,
+    PriceUSD,
+    SmallCount,
+    TeraBytes,
+    Teraflops,
+    Watts,
+)
 
-PositiveFloat = Annotated[float, Field(gt=0)]
-PositiveInt = Annotated[int, Field(gt=0)]
-NonNegativeInt = Annotated[int, Field(ge=0)]
+# Every field a user file can set is bounded (units.py says why); fields without a unit type of
+# their own are counts of things in one machine.
+PositiveFloat = Annotated[float, Field(gt=0, le=1e6)]
+PositiveInt = PositiveSmallCount
+NonNegativeInt = SmallCount
 
 
 class PartBase(BaseModel):
     """Fields every part has: a unique name, aliases users type, a price and its provenance."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", use_enum_values=False, allow_inf_nan=False
+    )
 
     name: str = Field(min_length=1)
     aliases: tuple[str, ...] = ()
-    price_usd: PositiveFloat | None = None
+    price_usd: PriceUSD | None = None
     price_date: dt.date | None = None
     sources: dict[str, str] = Field(default_factory=dict)
     notes: str = ""
+    # Fields a user's partial inline spec left out; the part holds stated defaults for them
+    # (machine/partial.py), and the rules that read them report `unknown:` instead of judging.
+    _unknown_fields: frozenset[str] = PrivateAttr(default_factory=frozenset)
+
+    @property
+    def unknown_fields(self) -> frozenset[str]:
+        """Fields whose values are stated defaults, not facts (empty for catalog parts)."""
+        return self._unknown_fields
 
 
 class GPU(PartBase):
@@ -39,32 +75,32 @@ class GPU(PartBase):
     segment: Segment = Segment.CONSUMER
     architecture: str = ""
     release_date: dt.date | None = None
-    memory_gb: PositiveFloat
+    memory_gb: GigaBytes
     memory_type: str = ""
-    memory_bandwidth_gb_s: PositiveFloat
-    fp32_tflops: PositiveFloat
-    fp16_tflops: PositiveFloat | None = Field(
+    memory_bandwidth_gb_s: GBPerSecond
+    fp32_tflops: Teraflops
+    fp16_tflops: Teraflops | None = Field(
         default=None, description="non-tensor half precision (CUDA cores / shader FP16)"
     )
-    tf32_tensor_tflops: PositiveFloat | None = None
-    fp16_tensor_tflops: PositiveFloat | None = Field(
+    tf32_tensor_tflops: Teraflops | None = None
+    fp16_tensor_tflops: Teraflops | None = Field(
         default=None, description="dense FP16 tensor rate with FP32 accumulate (training rate)"
     )
-    fp16_tensor_fp16acc_tflops: PositiveFloat | None = Field(
+    fp16_tensor_fp16acc_tflops: Teraflops | None = Field(
         default=None, description="GeForce only: FP16 tensor rate with FP16 accumulate"
     )
-    bf16_tensor_tflops: PositiveFloat | None = None
-    fp8_tensor_tflops: PositiveFloat | None = None
-    tdp_w: PositiveFloat
-    pcie_gen: PositiveInt = 4
-    pcie_lanes: PositiveInt = 16
-    nvlink_gb_s: PositiveFloat | None = Field(
+    bf16_tensor_tflops: Teraflops | None = None
+    fp8_tensor_tflops: Teraflops | None = None
+    tdp_w: Watts
+    pcie_gen: PCIeGen = 4
+    pcie_lanes: LinkLanes = 16
+    nvlink_gb_s: GBPerSecond | None = Field(
         default=None, description="total NVLink bandwidth per GPU, both directions, GB/s"
     )
     interconnect: Interconnect = Interconnect.PCIE
     form: FormFactor = FormFactor.PCIE
     slots: PositiveInt | None = Field(default=None, description="card width in expansion slots")
-    length_mm: PositiveFloat | None = None
+    length_mm: Millimetres | None = None
     cooler: CoolerType = CoolerType.OPEN_AIR
     power_8pin: NonNegativeInt = 0
     power_12v_2x6: NonNegativeInt = Field(default=0, description="12VHPWR / 12V-2x6 connectors")
@@ -83,16 +119,16 @@ class GPU(PartBase):
 class CPU(PartBase):
     vendor: Vendor = Vendor.INTEL
     family: str = Field(description="core | ryzen | threadripper | threadripper-pro | epyc | ...")
-    cores: PositiveInt
-    threads: PositiveInt
-    base_ghz: PositiveFloat
-    boost_ghz: PositiveFloat | None = None
-    pcie_lanes: PositiveInt = Field(description="PCIe lanes from the CPU usable for devices")
-    pcie_gen: PositiveInt
+    cores: LargeCount
+    threads: LargeCount
+    base_ghz: Gigahertz
+    boost_ghz: Gigahertz | None = None
+    pcie_lanes: LargeCount = Field(description="PCIe lanes from the CPU usable for devices")
+    pcie_gen: PCIeGen
     memory_channels: PositiveInt
     memory_type: str
-    max_memory_gb: PositiveFloat | None = None
-    tdp_w: PositiveFloat
+    max_memory_gb: GigaBytes | None = None
+    tdp_w: Watts
     socket: str
     release_date: dt.date | None = None
 
@@ -104,8 +140,8 @@ class PCIeSlot(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     position: PositiveInt
-    lanes: PositiveInt
-    gen: PositiveInt
+    lanes: LinkLanes
+    gen: PCIeGen
     from_cpu: bool = True
 
 
@@ -115,8 +151,8 @@ class Motherboard(PartBase):
     form_factor: str = "atx"
     memory_type: str
     memory_slots: PositiveInt
-    max_memory_gb: PositiveFloat
-    x16_slots: tuple[PCIeSlot, ...]
+    max_memory_gb: GigaBytes
+    x16_slots: tuple[PCIeSlot, ...] = Field(max_length=16)
     m2_slots: NonNegativeInt = 0
     sockets: PositiveInt = 1
     memory_registered: bool | None = Field(
@@ -131,11 +167,11 @@ class Motherboard(PartBase):
 
 
 class PSU(PartBase):
-    watts: PositiveFloat
-    efficiency: str = Field(description="80 PLUS tier: white | bronze | silver | gold | ...")
+    watts: Watts
+    efficiency: PSUEfficiency = Field(description="80 PLUS tier")
     pcie_8pin: NonNegativeInt = 0
     pcie_12v_2x6: NonNegativeInt = 0
-    watts_at_115v: PositiveFloat | None = Field(
+    watts_at_115v: Watts | None = Field(
         default=None,
         description="rated output on 100-120 V mains, where lower than `watts` (units rated "
         "above ~1800 W reach their rating only on 200-240 V)",
@@ -144,7 +180,7 @@ class PSU(PartBase):
 
 class Case(PartBase):
     form_factors: tuple[str, ...] = ("atx",)
-    max_gpu_length_mm: PositiveFloat
+    max_gpu_length_mm: Millimetres
     expansion_slots: PositiveInt
     radiator_mounts_120mm: NonNegativeInt = Field(
         default=0, description="radiator space, counted in 120 mm fan positions"
@@ -154,16 +190,16 @@ class Case(PartBase):
 class Storage(PartBase):
     kind: StorageKind
     interface: str = ""
-    capacity_tb: PositiveFloat
-    read_mb_s: PositiveFloat
-    write_mb_s: PositiveFloat | None = None
+    capacity_tb: TeraBytes
+    read_mb_s: MBPerSecond
+    write_mb_s: MBPerSecond | None = None
 
 
 class MemoryKit(PartBase):
     memory_type: str
-    size_gb: PositiveFloat
+    size_gb: GigaBytes
     modules: PositiveInt = 1
-    speed_mt_s: PositiveInt | None = None
+    speed_mt_s: Annotated[int, Field(gt=0, le=100_000)] | None = None
     registered: bool = False
 
 
@@ -185,13 +221,13 @@ class Platform(PartBase):
     included_cpu: str | None = None
     memory_type: str
     memory_slots: PositiveInt
-    max_memory_gb: PositiveFloat
-    gpu_pcie_gen: PositiveInt = 4
-    gpu_pcie_lanes: PositiveInt = 16
-    psu_watts: PositiveFloat
-    psu_efficiency: str = "titanium"
-    drive_bays: NonNegativeInt = 0
-    network_gbit_s: PositiveFloat | None = None
+    max_memory_gb: GigaBytes
+    gpu_pcie_gen: PCIeGen = 4
+    gpu_pcie_lanes: LinkLanes = 16
+    psu_watts: Watts
+    psu_efficiency: PSUEfficiency = PSUEfficiency.TITANIUM
+    drive_bays: Annotated[int, Field(ge=0, le=4096)] = 0
+    network_gbit_s: GBPerSecond | None = None
     rack_units: PositiveInt | None = None
     memory_registered: bool | None = Field(
         default=None, description="True: registered (RDIMM/LRDIMM) modules only"

@@ -57,8 +57,16 @@ def _workload_schema() -> type[pydantic.BaseModel]:
     return WorkloadFile
 
 
+def _bare(annotation: Any) -> Any:
+    """The type inside `Annotated[...]` (a union's tags and discriminator ride on it)."""
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation
+
+
 def _models_in(annotation: Any) -> list[type[pydantic.BaseModel]]:
     """pydantic models an annotation can hold (through Optional, unions and lists)."""
+    annotation = _bare(annotation)
     if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
         return [annotation]
     found: list[type[pydantic.BaseModel]] = []
@@ -69,6 +77,7 @@ def _models_in(annotation: Any) -> list[type[pydantic.BaseModel]]:
 
 def _direct_models(annotation: Any) -> list[type[pydantic.BaseModel]]:
     """pydantic models an annotation holds directly (through Optional and unions, not lists)."""
+    annotation = _bare(annotation)
     if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
         return [annotation]
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
@@ -77,6 +86,7 @@ def _direct_models(annotation: Any) -> list[type[pydantic.BaseModel]]:
 
 
 def _is_list(annotation: Any) -> bool:
+    annotation = _bare(annotation)
     origin = typing.get_origin(annotation)
     if origin is list or origin is tuple:
         return True
@@ -107,7 +117,8 @@ def validate_path(schema: type[pydantic.BaseModel], path: tuple[str, ...], where
             annotations = [a for ann in annotations for a in _list_items(ann)]
             continue
         models = [m for ann in annotations for m in _direct_models(ann)]
-        if not models and any(_is_list(a) for a in annotations):
+        known_here = {name for m in models for name in _fields(m)}
+        if part not in known_here and any(_is_list(a) for a in annotations):
             where_list = ".".join(path[:depth])
             raise ValidationError(
                 f"--set {where}: '{where_list}' is a list: give an index",
@@ -130,6 +141,7 @@ def validate_path(schema: type[pydantic.BaseModel], path: tuple[str, ...], where
 
 
 def _list_items(annotation: Any) -> list[Any]:
+    annotation = _bare(annotation)
     origin = typing.get_origin(annotation)
     if origin is list or origin is tuple:
         return list(typing.get_args(annotation)[:1])

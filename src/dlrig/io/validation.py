@@ -21,43 +21,72 @@ def closest(word: str, choices: typing.Iterable[str], n: int = 3) -> list[str]:
     return [lowered[f] for f in found]
 
 
-def model_fields_at(model: type[pydantic.BaseModel], loc: tuple[int | str, ...]) -> list[str]:
-    """Field names valid at a location inside model (for suggesting a key); [] if unknown."""
-    current: Any = model
+def _models_in(
+    annotation: Any, tag: str | None = None
+) -> list[tuple[type[pydantic.BaseModel], str]]:
+    """Every pydantic model an annotation can hold (through Annotated, unions, lists, dicts),
+    each with the tag pydantic names its union branch by (its `Tag`, else its class name)."""
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        return [(annotation, tag or annotation.__name__)]
+    if typing.get_origin(annotation) is typing.Annotated:
+        tags = [m.tag for m in annotation.__metadata__ if isinstance(m, pydantic.Tag)]
+        return _models_in(typing.get_args(annotation)[0], tags[0] if tags else tag)
+    return [found for arg in typing.get_args(annotation) for found in _models_in(arg, tag)]
+
+
+def _walk(
+    model: type[pydantic.BaseModel], loc: tuple[int | str, ...]
+) -> tuple[tuple[str, ...], list[type[pydantic.BaseModel]]]:
+    """The location as the user wrote it (field names and list indices, without the union
+    branch tags pydantic puts in between: `str`, `InputBlock`, `by-model`), and the models
+    that can stand at its end."""
+    models: list[tuple[type[pydantic.BaseModel], str]] = [(model, model.__name__)]
+    out: list[str] = []
     for part in loc:
         if isinstance(part, int):
+            out.append(str(part))
             continue
-        fields = getattr(current, "model_fields", None)
-        if fields is None or part not in fields:
-            return []
-        current = _inner_model(fields[part].annotation)
-        if current is None:
-            return []
-    fields = getattr(current, "model_fields", None)
-    return list(fields) if fields else []
+        fields = [m.model_fields[part] for m, _ in models if part in m.model_fields]
+        if fields:
+            out.append(part)
+            models = [found for f in fields for found in _models_in(f.annotation)]
+        elif any(tag == part for _, tag in models):
+            models = [(m, tag) for m, tag in models if tag == part]  # a union branch
+        elif not models:
+            out.append(part)  # a key inside a plain mapping (`sources`)
+    return tuple(out), [m for m, _ in models]
 
 
-def _inner_model(annotation: Any) -> type[pydantic.BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _inner_model(arg)
-        if found is not None:
-            return found
-    return None
+def _strip_tags(model: type[pydantic.BaseModel], loc: tuple[int | str, ...]) -> tuple[str, ...]:
+    return _walk(model, loc)[0]
+
+
+def model_fields_at(model: type[pydantic.BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    """Field names valid at a location inside model (for suggesting a key); [] if unknown."""
+    models = _walk(model, loc)[1]
+    return list(dict.fromkeys(name for m in models for name in m.model_fields))
+
+
+def _most_telling(errors: list[Any], model: type[pydantic.BaseModel]) -> Any:
+    """Of the errors of a union, the one that went deepest into what the user wrote: for
+    `model: {params: -5}` the bound on `model.params`, not "model is not a string"."""
+    return max(errors, key=lambda e: len(_strip_tags(model, tuple(e["loc"]))))
 
 
 def to_validation_error(
     source: str, exc: pydantic.ValidationError, model: type[pydantic.BaseModel]
 ) -> ValidationError:
     """The first problem of exc as a ValidationError: 'file: field a.b: what was expected'."""
-    err = exc.errors()[0]
-    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-    field = ".".join(str(p) for p in loc) or "(top level)"
-    more = len(exc.errors()) - 1
-    tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    errors = exc.errors()
+    err = _most_telling(errors, model)
+    loc = _strip_tags(model, tuple(err["loc"]))
+    if err["type"] == "extra_forbidden":  # the unknown key itself is no field: keep it
+        loc = (*_strip_tags(model, tuple(err["loc"])[:-1]), str(err["loc"][-1]))
+    field = ".".join(loc) or "(top level)"
+    more = len({_strip_tags(model, tuple(e["loc"])) for e in errors}) - 1
+    tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
     if err["type"] == "extra_forbidden":
-        valid = model_fields_at(model, loc[:-1])
+        valid = model_fields_at(model, tuple(err["loc"])[:-1])
         near = closest(str(loc[-1]), valid) if valid else []
         hint = f"did you mean {', '.join(repr(n) for n in near)}?" if near else None
         return ValidationError(f"{source}: unknown key '{field}'{tail}", hint=hint)

@@ -14,41 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from dlrig.catalog.loader import KIND_OF_MODEL, Catalog, load_catalog
-from dlrig.catalog.schema import (
-    CPU,
-    GPU,
-    PSU,
-    Case,
-    Motherboard,
-    PartBase,
-    Platform,
-    Storage,
-)
+from dlrig.catalog.schema import PartBase
 from dlrig.errors import DlrigError
 from dlrig.machine.model import Build, GPUGroup, MemoryConfig, StorageDevice
-from dlrig.machine.schema import (
-    CaseSpec,
-    CPUSpec,
-    GPUSpec,
-    MotherboardSpec,
-    PlatformSpec,
-    PSUSpec,
-    StorageSpec,
-)
-
-# The inline-spec model each catalog type is re-read as (its defaults decide what can be left out).
-_SPEC_OF: dict[type[PartBase], type[BaseModel]] = {
-    GPU: GPUSpec,
-    CPU: CPUSpec,
-    Motherboard: MotherboardSpec,
-    PSU: PSUSpec,
-    Case: CaseSpec,
-    Storage: StorageSpec,
-    Platform: PlatformSpec,
-}
 
 
 def build_to_document(build: Build, catalog: Catalog | None = None) -> dict[str, Any]:
@@ -103,9 +72,11 @@ def _in_catalog(part: PartBase, catalog: Catalog) -> bool:
 
 
 def _spec(part: PartBase) -> dict[str, Any]:
-    spec_model = _SPEC_OF.get(type(part), type(part))
-    spec = spec_model.model_validate(part.model_dump())
-    dumped: dict[str, Any] = spec.model_dump(mode="json", exclude_defaults=True, exclude_none=True)
+    """The part's fields that differ from the catalog's defaults, less those it does not know
+    (a partial spec stays partial: its stated defaults are not written as facts)."""
+    dumped: dict[str, Any] = part.model_dump(
+        mode="json", exclude_defaults=True, exclude_none=True, exclude=set(part.unknown_fields)
+    )
     return dumped
 
 

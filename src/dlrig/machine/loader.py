@@ -17,11 +17,12 @@ from dlrig.catalog.schema import (
     Platform,
     Storage,
 )
-from dlrig.errors import UnknownPartError, ValidationError
+from dlrig.errors import UnknownPartError
 from dlrig.io.documents import read_document
 from dlrig.io.validation import validate_document
 from dlrig.machine.model import Build, GPUGroup, MemoryConfig, Network, Prices, StorageDevice
-from dlrig.machine.schema import BuildFile
+from dlrig.machine.partial import resolve_spec
+from dlrig.machine.schema import BuildFile, MemoryEntry, part_form
 
 
 def parse_build(doc: dict[str, Any], source: str) -> BuildFile:
@@ -31,6 +32,9 @@ def parse_build(doc: dict[str, Any], source: str) -> BuildFile:
 
 P = TypeVar("P", bound=PartBase)
 
+# Per-build settings of an entry, as opposed to the part's own fields.
+_SETTINGS = frozenset({"count", "pcie", "holds_dataset"})
+
 
 def _find(catalog: Catalog, model: type[P], name: str, source: str, where: str) -> P:
     try:
@@ -39,10 +43,30 @@ def _find(catalog: Catalog, model: type[P], name: str, source: str, where: str) 
         raise UnknownPartError(f"{source}: {where}: {exc.message}", hint=exc.hint) from None
 
 
-def _require(part: P | None) -> P:
-    if part is None:  # an entry always has a model or a spec (BuildFile validates that)
-        raise ValidationError("a storage entry needs a model or a spec")
-    return part
+def _part(entry: Any, catalog: Catalog, model: type[P], source: str, where: str) -> P:
+    """The part an entry names or describes, whichever of the four forms it is written in."""
+    if isinstance(entry, str):
+        return _find(catalog, model, entry, source, where)
+    if "model" in type(entry).model_fields:
+        return _find(catalog, model, entry.model, source, where)
+    spec = entry.spec if "spec" in type(entry).model_fields else entry
+    fields = {
+        k: getattr(spec, k)
+        for k in spec.model_fields_set
+        if spec is not entry or k not in _SETTINGS
+    }
+    return resolve_spec(model, fields, f"{source}: {where}")
+
+
+def _setting(entry: Any, name: str, default: Any) -> Any:
+    """A per-build setting of an entry (a bare catalog name has none)."""
+    if isinstance(entry, str) or name not in type(entry).model_fields:
+        return default
+    return getattr(entry, name)
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
 
 
 def resolve_build(doc: dict[str, Any], source: str, catalog: Catalog | None = None) -> Build:
@@ -51,38 +75,36 @@ def resolve_build(doc: dict[str, Any], source: str, catalog: Catalog | None = No
     bf = parse_build(doc, source)
 
     gpus = []
-    for i, g in enumerate(bf.gpus):
-        gpu = g.spec if g.spec is not None else _find(cat, GPU, g.model or "", source, f"gpus.{i}")
+    for i, g in enumerate(_listed(bf.gpus)):
+        pcie = _setting(g, "pcie", None)
+        # Written among the spec's fields, `cooler` is the card's own; beside `model` or
+        # `spec`, it overrides the card's.
+        in_spec = part_form(g) == "spec-fields"
         gpus.append(
             GPUGroup(
-                gpu=gpu,
-                count=g.count,
-                pcie_gen=g.pcie.gen if g.pcie else None,
-                pcie_lanes=g.pcie.lanes if g.pcie else None,
-                cooler_override=g.cooler,
+                gpu=_part(g, cat, GPU, source, f"gpus.{i}"),
+                count=_setting(g, "count", 1),
+                pcie_gen=pcie.gen if pcie else None,
+                pcie_lanes=pcie.lanes if pcie else None,
+                cooler_override=None if in_spec else _setting(g, "cooler", None),
             )
         )
 
     def one(entry: Any, model: type[P], where: str) -> P | None:
-        if entry is None:
-            return None
-        if entry.spec is not None:
-            spec: P = entry.spec
-            return spec
-        return _find(cat, model, entry.model, source, where)
+        return None if entry is None else _part(entry, cat, model, source, where)
 
     storage = tuple(
         StorageDevice(
-            device=_require(one(s, Storage, f"storage.{i}")),
-            count=s.count,
-            holds_dataset=s.holds_dataset,
+            device=_part(s, cat, Storage, source, f"storage.{i}"),
+            count=_setting(s, "count", 1),
+            holds_dataset=_setting(s, "holds_dataset", None),
         )
-        for i, s in enumerate(bf.storage)
+        for i, s in enumerate(_listed(bf.storage))
     )
 
     memory = None
     if bf.memory is not None:
-        m = bf.memory
+        m = MemoryEntry(model=bf.memory) if isinstance(bf.memory, str) else bf.memory
         kit = _find(cat, MemoryKit, m.model, source, "memory") if m.model else None
         memory = MemoryConfig(
             size_gb=m.size_gb if m.size_gb is not None else (kit.size_gb * m.count if kit else 0),
@@ -97,7 +119,7 @@ def resolve_build(doc: dict[str, Any], source: str, catalog: Catalog | None = No
 
     platform = one(bf.platform, Platform, "platform")
     cpu = one(bf.cpu, CPU, "cpu")
-    cpu_count = bf.cpu.count if bf.cpu else 1
+    cpu_count = _setting(bf.cpu, "count", 1) if bf.cpu is not None else 1
     if platform is not None:
         # A server sold with its GPUs or CPUs has them even when the file lists none.
         if not gpus and platform.included_gpu and platform.included_gpu_count:
@@ -117,7 +139,7 @@ def resolve_build(doc: dict[str, Any], source: str, catalog: Catalog | None = No
         memory=memory,
         storage=storage,
         psu=one(bf.psu, PSU, "psu"),
-        psu_count=bf.psu.count if bf.psu else 1,
+        psu_count=_setting(bf.psu, "count", 1) if bf.psu is not None else 1,
         case=one(bf.case, Case, "case"),
         nodes=bf.nodes,
         network=Network(bf.network.kind, bf.network.gbit_s, bf.network.adapters_per_node)

@@ -4,8 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dlrig.catalog.schema import CPU, GPU, PSU, Case, MemoryKit, Motherboard, Platform, Storage
+from dlrig.catalog.schema import (
+    CPU,
+    GPU,
+    PSU,
+    Case,
+    MemoryKit,
+    Motherboard,
+    PartBase,
+    Platform,
+    Storage,
+)
 from dlrig.enums import CoolerType, NetworkKind
+from dlrig.machine.partial import describe_default
+
+# The kinds of part a rule may declare it reads (`gpu.tdp_w`), as the build file names them.
+PART_KINDS = ("gpu", "cpu", "motherboard", "platform", "storage", "psu", "case")
 
 
 @dataclass(frozen=True)
@@ -104,3 +118,43 @@ class Build:
             return marked[0]
         candidates = [s for s in self.storage if s.holds_dataset is not False]
         return max(candidates, key=lambda s: s.device.read_mb_s, default=None)
+
+    def parts_of(self, kind: str) -> tuple[PartBase, ...]:
+        """The parts of one kind (`gpu`, `cpu`, ... as in PART_KINDS) in this build."""
+        if kind == "gpu":
+            return tuple(g.gpu for g in self.gpus)
+        if kind == "storage":
+            return tuple(s.device for s in self.storage)
+        single: dict[str, PartBase | None] = {
+            "cpu": self.cpu,
+            "motherboard": self.motherboard,
+            "platform": self.platform,
+            "psu": self.psu,
+            "case": self.case,
+        }
+        if kind not in single:
+            raise ValueError(f"unknown part kind {kind!r}")  # a rule declared a bad field
+        part = single[kind]
+        return () if part is None else (part,)
+
+    def unknown_inputs(self, reads: tuple[str, ...]) -> tuple[str, ...]:
+        """Of the fields `reads` names (`gpu.tdp_w`), those a partial inline spec in this build
+        left out, as `cpu 'Threadripper 32-core' socket`."""
+        missing: list[str] = []
+        for read in reads:
+            kind, _, field_name = read.partition(".")
+            for part in self.parts_of(kind):
+                if field_name in part.unknown_fields:
+                    missing.append(f"{kind} '{part.name}' {field_name}")
+        return tuple(dict.fromkeys(missing))
+
+    @property
+    def assumed_fields(self) -> tuple[str, ...]:
+        """Every stated default that stands in for a field a partial inline spec left out."""
+        out: list[str] = []
+        for kind in PART_KINDS:
+            for part in self.parts_of(kind):
+                for name in sorted(part.unknown_fields):
+                    value = describe_default(name, getattr(part, name))
+                    out.append(f"{kind} '{part.name}': {name} not given, {value} assumed")
+        return tuple(dict.fromkeys(out))

@@ -1,173 +1,171 @@
 """The build file as written by a user (YAML or TOML), validated with pydantic.
 
-A part is a catalog name (a string), `{model: NAME, ...settings}`, an inline `{spec: {...}}`, or
-the spec's fields written directly (`{kind: hdd, read_mb_s: 180}`); `normalize_entry` turns the
-last form into the third before validation so that unknown keys still get caught.
+A part is written in one of four forms, declared as a union so that the JSON Schema
+(`dlrig schema build`) says what users may write: a catalog name (a string), `{model: NAME,
+...settings}`, an inline `{spec: {...}, ...settings}`, or the spec's fields written directly
+(`{kind: hdd, read_mb_s: 180}`). An inline spec may give any subset of the catalog's fields;
+only `name` matters and even it has a default (machine/partial.py fills in the rest).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
 
 from dlrig.catalog.schema import CPU, GPU, PSU, Case, MemoryKit, Motherboard, Platform, Storage
 from dlrig.enums import CoolerType, NetworkKind
+from dlrig.machine.partial import inline_spec_model
+from dlrig.units import GbitPerSecond, GigaBytes, LinkLanes, PCIeGen, PriceUSD
 
-PositiveInt = Annotated[int, Field(gt=0)]
-PositiveFloat = Annotated[float, Field(gt=0)]
 # No node holds more than this many parts of one kind: a larger count is a typo, and the rules
 # look at every card, so an unbounded count would let one line of input take minutes.
 MAX_PART_COUNT = 1024
 Count = Annotated[int, Field(gt=0, le=MAX_PART_COUNT)]
+# A cluster of this many identical nodes is far past any machine dlrig plans for.
+MAX_NODES = 100_000
+
+# The tags of a part's four forms; they appear in pydantic's error locations, from which
+# io/validation.py removes them.
+FORM_TAGS = frozenset({"by-name", "by-model", "inline-spec", "spec-fields"})
+
+if TYPE_CHECKING:
+    GPUSpec = BaseModel
+    CPUSpec = BaseModel
+    MotherboardSpec = BaseModel
+    PSUSpec = BaseModel
+    CaseSpec = BaseModel
+    StorageSpec = BaseModel
+    PlatformSpec = BaseModel
+else:
+    GPUSpec = inline_spec_model(GPU)
+    CPUSpec = inline_spec_model(CPU)
+    MotherboardSpec = inline_spec_model(Motherboard)
+    PSUSpec = inline_spec_model(PSU)
+    CaseSpec = inline_spec_model(Case)
+    StorageSpec = inline_spec_model(Storage)
+    PlatformSpec = inline_spec_model(Platform)
 
 
-class GPUSpec(GPU):
-    name: str = "custom GPU"
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-class CPUSpec(CPU):
-    name: str = "custom CPU"
-    family: str = "custom"
+class PCIeSetting(_Strict):
+    """What the slot gives a card, when less than the card takes."""
+
+    gen: PCIeGen | None = None
+    lanes: LinkLanes | None = None
 
 
-class MotherboardSpec(Motherboard):
-    name: str = "custom motherboard"
-
-
-class PSUSpec(PSU):
-    name: str = "custom PSU"
-    efficiency: str = "gold"
-
-
-class CaseSpec(Case):
-    name: str = "custom case"
-
-
-class StorageSpec(Storage):
-    name: str = "custom storage"
-
-
-class PlatformSpec(Platform):
-    name: str = "custom platform"
-
-
-def _lift_spec_fields(data: Any, spec_model: type[BaseModel], own: set[str]) -> Any:
-    """Move inline spec fields (`{kind: hdd, read_mb_s: 180}`) under `spec`."""
-    if not isinstance(data, dict) or "model" in data or "spec" in data:
-        return data
-    spec_fields = set(spec_model.model_fields)
-    lifted = {k: v for k, v in data.items() if k in spec_fields and k not in own}
-    if not lifted:
-        return data
-    rest = {k: v for k, v in data.items() if k not in lifted}
-    return {**rest, "spec": lifted}
-
-
-class _Entry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    model: str | None = None
-
-    @model_validator(mode="after")
-    def _model_or_spec(self) -> _Entry:
-        if self.model is None and getattr(self, "spec", None) is None:
-            raise ValueError("give a catalog 'model' name or an inline 'spec'")
-        if self.model is not None and getattr(self, "spec", None) is not None:
-            raise ValueError("give either 'model' or 'spec', not both")
-        return self
-
-
-class PCIeSetting(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    gen: PositiveInt | None = None
-    lanes: PositiveInt | None = None
-
-
-class GPUEntry(_Entry):
-    spec: GPUSpec | None = None
+class _GPUSettings(_Strict):
     count: Count = 1
     pcie: PCIeSetting | None = None
     cooler: CoolerType | None = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _lift(cls, data: Any) -> Any:
-        return _lift_spec_fields(data, GPUSpec, {"count", "pcie", "cooler"})
 
-
-class CPUEntry(_Entry):
-    spec: CPUSpec | None = None
+class _CountSetting(_Strict):
     count: Count = 1
 
-    @model_validator(mode="before")
-    @classmethod
-    def _lift(cls, data: Any) -> Any:
-        return _lift_spec_fields(data, CPUSpec, {"count"})
 
-
-class MotherboardEntry(_Entry):
-    spec: MotherboardSpec | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _lift(cls, data: Any) -> Any:
-        return _lift_spec_fields(data, MotherboardSpec, set())
-
-
-class PSUEntry(_Entry):
-    spec: PSUSpec | None = None
-    count: Count = 1
-
-    @model_validator(mode="before")
-    @classmethod
-    def _lift(cls, data: Any) -> Any:
-        return _lift_spec_fields(data, PSUSpec, {"count"})
-
-
-class CaseEntry(_Entry):
-    spec: CaseSpec | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _lift(cls, data: Any) -> Any:
-        return _lift_spec_fields(data, CaseSpec, set())
-
-
-class StorageEntry(_Entry):
-    spec: StorageSpec | None = None
+class _StorageSettings(_Strict):
     count: Count = 1
     holds_dataset: bool | None = Field(
         default=None, description="the training data lives here (default: the fastest device)"
     )
 
-    @model_validator(mode="before")
-    @classmethod
-    def _lift(cls, data: Any) -> Any:
-        return _lift_spec_fields(data, StorageSpec, {"count", "holds_dataset"})
+
+class _NoSettings(_Strict):
+    pass
 
 
-class PlatformEntry(_Entry):
-    spec: PlatformSpec | None = None
+def part_form(value: Any) -> str | None:
+    """Which of the four forms a part entry is written in (None: none of them)."""
+    if isinstance(value, str):
+        return "by-name"
+    if isinstance(value, BaseModel):  # a validated entry (serialization, JSON Schema)
+        keys: Any = type(value).model_fields
+    elif isinstance(value, dict):
+        keys = value
+    else:
+        return None
+    if "model" in keys:
+        return "by-model"
+    if "spec" in keys:
+        return "inline-spec"
+    return "spec-fields"
 
-    @model_validator(mode="before")
-    @classmethod
-    def _lift(cls, data: Any) -> Any:
-        return _lift_spec_fields(data, PlatformSpec, set())
+
+FORM_ERROR = "expected a catalog name, {model: NAME}, {spec: {...}} or the part's fields"
 
 
-class MemoryEntry(BaseModel):
+def _part_union(spec: type[BaseModel], settings: type[_Strict], kind: str) -> Any:
+    """The four forms of one kind of part, as a discriminated union."""
+    by_model = create_model(
+        f"{kind}ByModel",
+        __base__=settings,
+        __doc__=f"A catalog {kind} by name, with per-build settings.",
+        model=(str, Field(min_length=1, description="catalog name (case and spacing forgiven)")),
+    )
+    inline = create_model(
+        f"{kind}InlineSpec",
+        __base__=settings,
+        __doc__=f"An inline {kind} not in the catalog, with per-build settings.",
+        spec=(spec, ...),
+    )
+    setting_names = set(settings.model_fields)
+
+    def _some_field(self: BaseModel) -> BaseModel:
+        if not self.model_fields_set - setting_names:
+            raise ValueError("give a catalog 'model' name or an inline 'spec'")
+        return self
+
+    fields = create_model(
+        f"{kind}Fields",
+        __base__=(spec, settings),
+        __doc__=f"An inline {kind} written as its fields, with per-build settings.",
+        __validators__={"_some_field": model_validator(mode="after")(_some_field)},  # type: ignore[dict-item]
+    )
+    return Annotated[
+        Annotated[str, Tag("by-name")]
+        | Annotated[by_model, Tag("by-model")]
+        | Annotated[inline, Tag("inline-spec")]
+        | Annotated[fields, Tag("spec-fields")],
+        Discriminator(
+            part_form,
+            custom_error_type="part_form",
+            custom_error_message=FORM_ERROR,
+        ),
+    ]
+
+
+if TYPE_CHECKING:
+    GPUPart = Any
+    CPUPart = Any
+    MotherboardPart = Any
+    PSUPart = Any
+    CasePart = Any
+    StoragePart = Any
+    PlatformPart = Any
+else:
+    GPUPart = _part_union(GPUSpec, _GPUSettings, "GPU")
+    CPUPart = _part_union(CPUSpec, _CountSetting, "CPU")
+    MotherboardPart = _part_union(MotherboardSpec, _NoSettings, "Motherboard")
+    PSUPart = _part_union(PSUSpec, _CountSetting, "PSU")
+    CasePart = _part_union(CaseSpec, _NoSettings, "Case")
+    StoragePart = _part_union(StorageSpec, _StorageSettings, "Storage")
+    PlatformPart = _part_union(PlatformSpec, _NoSettings, "Platform")
+
+
+class MemoryEntry(_Strict):
     """System RAM: a size (and optionally type and speed), or a catalog kit times a count."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str | None = None
     count: Count = 1
-    size_gb: PositiveFloat | None = None
+    size_gb: GigaBytes | None = None
     type: str | None = None
-    speed_mt_s: PositiveInt | None = None
-    price_usd: PositiveFloat | None = None
+    speed_mt_s: Annotated[int, Field(gt=0, le=100_000)] | None = None
+    price_usd: PriceUSD | None = None
 
     @model_validator(mode="after")
     def _size_or_kit(self) -> MemoryEntry:
@@ -176,61 +174,49 @@ class MemoryEntry(BaseModel):
         return self
 
 
-class NetworkEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class NetworkEntry(_Strict):
     kind: NetworkKind = NetworkKind.ETHERNET
-    gbit_s: PositiveFloat
-    adapters_per_node: PositiveInt = 1
+    gbit_s: GbitPerSecond
+    adapters_per_node: Annotated[int, Field(gt=0, le=64)] = 1
 
 
-class PricesEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    electricity_per_kwh: Annotated[float, Field(ge=0)] = 0.20
+class PricesEntry(_Strict):
+    electricity_per_kwh: Annotated[float, Field(ge=0, le=100)] = 0.20
     currency: str = "USD"
-    co2_kg_per_kwh: Annotated[float, Field(ge=0)] = 0.4
+    co2_kg_per_kwh: Annotated[float, Field(ge=0, le=10)] = 0.4
 
 
-def _as_entry(value: Any) -> Any:
-    return {"model": value} if isinstance(value, str) else value
+def _one_or_list(value: Any) -> str:
+    return "list" if isinstance(value, list) else "one"
 
 
-class BuildFile(BaseModel):
+class BuildFile(_Strict):
     """The top level of a build file (design.md)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, allow_inf_nan=False, coerce_numbers_to_str=True
+    )
 
     name: str = "unnamed build"
-    gpus: list[GPUEntry] = Field(default_factory=list)
-    cpu: CPUEntry | None = None
-    motherboard: MotherboardEntry | None = None
-    platform: PlatformEntry | None = None
-    memory: MemoryEntry | None = None
-    storage: list[StorageEntry] = Field(default_factory=list)
-    psu: PSUEntry | None = None
-    case: CaseEntry | None = None
-    nodes: PositiveInt = 1
+    gpus: Annotated[
+        Annotated[list[GPUPart], Tag("list")] | Annotated[GPUPart, Tag("one")],
+        Discriminator(_one_or_list),
+    ] = Field(default_factory=list)
+    cpu: CPUPart | None = None
+    motherboard: MotherboardPart | None = None
+    platform: PlatformPart | None = None
+    memory: str | MemoryEntry | None = Field(
+        default=None, description="a catalog kit name, or {size_gb, type, speed_mt_s, ...}"
+    )
+    storage: Annotated[
+        Annotated[list[StoragePart], Tag("list")] | Annotated[StoragePart, Tag("one")],
+        Discriminator(_one_or_list),
+    ] = Field(default_factory=list)
+    psu: PSUPart | None = None
+    case: CasePart | None = None
+    nodes: Annotated[int, Field(gt=0, le=MAX_NODES)] = 1
     network: NetworkEntry | None = None
     prices: PricesEntry = Field(default_factory=PricesEntry)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _names_to_entries(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        out = dict(data)
-        for key in ("cpu", "motherboard", "platform", "psu", "case", "memory"):
-            if key in out:
-                out[key] = _as_entry(out[key])
-        for key in ("gpus", "storage"):
-            if isinstance(out.get(key), list):
-                out[key] = [_as_entry(v) for v in out[key]]
-            elif isinstance(out.get(key), str | dict):
-                out[key] = [_as_entry(out[key])]
-        if isinstance(out.get("name"), int | float):
-            out["name"] = str(out["name"])
-        return out
 
 
 SPEC_MODELS: dict[str, type[BaseModel]] = {

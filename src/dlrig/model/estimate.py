@@ -306,7 +306,7 @@ def estimate(
 ) -> Estimate:
     """Predict one training (or inference) step of `workload` on `build`, and the whole run."""
     cal = calibration or default_calibration()
-    assumed: list[str] = list(workload.assumptions)
+    assumed: list[str] = [*workload.assumptions, *build.assumed_fields]
     mods: list[Modifier] = []
     dev = pick_device(build, workload, cal, assumed)
     if dev.is_cpu:

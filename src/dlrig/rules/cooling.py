@@ -52,7 +52,7 @@ def open_air_many(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("GPU.5")
+@rule("GPU.5", reads=("motherboard.x16_slots",))
 def open_air_side_by_side(f: Facts) -> Iterator[Judgement]:
     """Several cards side by side need blower-style coolers, or they run hot, about 30% slower,
     and wear out faster; with space between 2 GPUs, air is safe (COOL.3)."""

@@ -34,7 +34,13 @@ def _strategy(f: Facts) -> PreprocessingStrategy | None:
     return f.workload.preprocessing_strategy if f.workload is not None else None
 
 
-@rule("CPU.1")
+@rule(
+    "CPU.1",
+    reads=(
+        "cpu.cores",
+        "cpu.threads",
+    ),
+)
 def cores_per_gpu(f: Facts) -> Iterator[Judgement]:
     """Preprocessing while training wants >= 4 threads (2 cores) per GPU; preprocessing once
     before training wants >= 2 threads (1 core) per GPU."""
@@ -86,7 +92,13 @@ def cores_per_gpu(f: Facts) -> Iterator[Judgement]:
         yield info(f"{have}: enough even for preprocessing while training", evidence)
 
 
-@rule("CPU.3")
+@rule(
+    "CPU.3",
+    reads=(
+        "cpu.cores",
+        "cpu.base_ghz",
+    ),
+)
 def cpu_clock(f: Facts) -> Iterator[Judgement]:
     """1-2 cores per GPU depending on preprocessing, > 2 GHz, supporting the GPU count; clock
     rate matters little (CPU.2: small losses when underclocked)."""
@@ -101,7 +113,7 @@ def cpu_clock(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("CPU.4")
+@rule("CPU.4", reads=("cpu.cores",))
 def oversized_cpu(f: Facts) -> Iterator[Judgement]:
     """Don't buy an overpowered CPU (the second most common CPU mistake): each core beyond the
     need adds 0-5% at most."""
@@ -126,7 +138,14 @@ def oversized_cpu(f: Facts) -> Iterator[Judgement]:
         yield info(message + " (the server platform sets the CPU class)", evidence)
 
 
-@rule("PCIE.1")
+@rule(
+    "PCIE.1",
+    reads=(
+        "motherboard.x16_slots",
+        "cpu.pcie_lanes",
+        "cpu.pcie_gen",
+    ),
+)
 def lanes_hardly_matter(f: Facts) -> Iterator[Judgement]:
     """Lanes hardly matter for up to 4 GPUs: a 32-image ImageNet batch takes 1.1 ms over x16,
     2.3 ms over x8, 4.5 ms over x4 (about 2x that in practice), 0% with pinned memory."""
@@ -146,7 +165,14 @@ def lanes_hardly_matter(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("PCIE.2")
+@rule(
+    "PCIE.2",
+    reads=(
+        "motherboard.x16_slots",
+        "cpu.pcie_lanes",
+        "cpu.pcie_gen",
+    ),
+)
 def lanes_per_gpu(f: Facts) -> Iterator[Judgement]:
     """With 4 GPUs make sure each gets 8 lanes (32 in all); with 2-3 GPUs ignore lanes; don't
     pay extra for more lanes per GPU."""
@@ -180,7 +206,14 @@ def lanes_per_gpu(f: Facts) -> Iterator[Judgement]:
         yield info(f"every GPU gets >= x{min(lanes)}: enough for {f.n_gpus} GPUs", evidence)
 
 
-@rule("PCIE.3")
+@rule(
+    "PCIE.3",
+    reads=(
+        "motherboard.x16_slots",
+        "cpu.pcie_lanes",
+        "cpu.pcie_gen",
+    ),
+)
 def cpu_supports_gpu_count(f: Facts) -> Iterator[Judgement]:
     """The CPU and motherboard together must support the number of GPUs planned (slots, lanes,
     spacing): that, not lane count, is the common mistake."""
@@ -211,7 +244,14 @@ def cpu_supports_gpu_count(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("COMPAT.lanes")
+@rule(
+    "COMPAT.lanes",
+    reads=(
+        "motherboard.x16_slots",
+        "cpu.pcie_lanes",
+        "cpu.pcie_gen",
+    ),
+)
 def link_downgrades(f: Facts) -> Iterator[Judgement]:
     """A card runs at the width and generation its slot gives, which may be less than it can do."""
     links = f.links
@@ -232,7 +272,14 @@ def link_downgrades(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("COMPAT.socket")
+@rule(
+    "COMPAT.socket",
+    reads=(
+        "cpu.socket",
+        "motherboard.socket",
+        "platform.cpu_socket",
+    ),
+)
 def cpu_socket(f: Facts) -> Iterator[Judgement]:
     """The CPU must fit the board's (or platform's) socket, chipset family and socket count."""
     cpu, board, platform = f.build.cpu, f.build.motherboard, f.platform

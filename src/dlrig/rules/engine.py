@@ -2,8 +2,10 @@
 
 A rule is a function of the build's `Facts` that yields `Judgement`s (severity, message,
 evidence, fix); the engine stamps each with the rule's id to make a `Finding`. Rules register
-with `@rule("PSU.1")`; their docstring quotes the guide's reasoning. A check that cannot be
-judged for lack of data yields an info whose message starts with "unknown:", never nothing.
+with `@rule("PSU.1", reads=("gpu.tdp_w", ...))`; their docstring quotes the guide's reasoning.
+A check that cannot be judged for lack of data yields an info whose message starts with
+"unknown:", never nothing; the engine does that itself for a rule whose declared `reads` a
+partial inline spec left out (machine/partial.py).
 """
 
 from __future__ import annotations
@@ -102,6 +104,7 @@ class Rule:
     id: str
     title: str
     check: RuleCheck
+    reads: tuple[str, ...] = ()
 
 
 RULES: list[Rule] = []
@@ -117,14 +120,15 @@ def guide_order(r: Rule) -> tuple[int, str]:
     return rank, r.id
 
 
-def rule(rule_id: str) -> Callable[[RuleCheck], RuleCheck]:
-    """Register a check under rule_id; its docstring's first line becomes the title."""
+def rule(rule_id: str, *, reads: tuple[str, ...] = ()) -> Callable[[RuleCheck], RuleCheck]:
+    """Register a check under rule_id; its docstring's first line becomes the title. `reads`
+    names the part fields its judgement rests on (`gpu.tdp_w`, `cpu.socket`)."""
 
     def register(check: RuleCheck) -> RuleCheck:
         if any(r.id == rule_id for r in RULES):
             raise ValueError(f"rule {rule_id} registered twice")  # a programming error
         doc = (check.__doc__ or rule_id).strip().splitlines()[0]
-        RULES.append(Rule(rule_id, doc, check))
+        RULES.append(Rule(rule_id, doc, check, reads))
         return check
 
     return register
@@ -135,9 +139,21 @@ def check_build(build: Build, workload: Workload | None = None) -> CheckResult:
     from dlrig.rules.facts import Facts
 
     facts = Facts(build, workload)
-    findings = [
-        Finding(r.id, j.severity, j.message, j.evidence, j.fix)
-        for r in RULES
-        for j in r.check(facts)
-    ]
+    findings: list[Finding] = []
+    for r in RULES:
+        missing = build.unknown_inputs(r.reads)
+        # A rule would judge stated defaults, not the user's part: it says what it lacks instead
+        # (also where it would have passed silently: a silent pass on a default is no pass).
+        judgements = [_lacking(r, missing)] if missing else list(r.check(facts))
+        findings.extend(Finding(r.id, j.severity, j.message, j.evidence, j.fix) for j in judgements)
     return CheckResult(tuple(findings))
+
+
+def _lacking(r: Rule, missing: tuple[str, ...]) -> Judgement:
+    """The unknown finding of a rule whose inputs a partial inline spec left out."""
+    return Judgement(
+        Severity.INFO,
+        f"unknown: {r.id} rests on what the build does not give: {', '.join(missing)}",
+        {"missing": list(missing)},
+        "add the missing fields to the inline spec (or name a catalog part)",
+    )

@@ -13,7 +13,7 @@ from dlrig.rules.facts import DEFAULT_CARD_SLOTS, Facts
 MAX_DESKTOP_GPUS = 4  # MB.1: "usually at most 4 GPUs per system even with more slots"
 
 
-@rule("MB.1")
+@rule("MB.1", reads=("motherboard.x16_slots",))
 def board_slots(f: Facts) -> Iterator[Judgement]:
     """Enough PCIe slots for the GPUs, with spacing that leaves room for 2-slot-wide cards;
     usually at most 4 GPUs per system."""
@@ -66,7 +66,13 @@ def board_slots(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("COMPAT.slots")
+@rule(
+    "COMPAT.slots",
+    reads=(
+        "case.expansion_slots",
+        "motherboard.x16_slots",
+    ),
+)
 def case_slots(f: Facts) -> Iterator[Judgement]:
     """The case's expansion-slot openings must reach below the lowest card's cooler."""
     if not f.cards or not f.desktop:
@@ -91,7 +97,7 @@ def case_slots(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("COMPAT.length")
+@rule("COMPAT.length", reads=("case.max_gpu_length_mm",))
 def case_length(f: Facts) -> Iterator[Judgement]:
     """The case must take the GPUs' full length (check the dimensions)."""
     if not f.cards or not f.desktop:
@@ -136,7 +142,7 @@ def case_radiators(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("COMPAT.form")
+@rule("COMPAT.form", reads=("platform.gpu_form",))
 def module_form(f: Facts) -> Iterator[Judgement]:
     """SXM and OAM GPUs are modules on a server baseboard, not cards: they need a platform of
     that form; PCIe cards need PCIe slots."""
@@ -161,7 +167,7 @@ def module_form(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("COMPAT.platform")
+@rule("COMPAT.platform", reads=("platform.max_gpus",))
 def platform_fit(f: Facts) -> Iterator[Judgement]:
     """A server platform sets the GPU count, card width, board, power and cooling."""
     platform = f.platform
@@ -201,7 +207,7 @@ def platform_fit(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("DP.2")
+@rule("DP.2", reads=("platform.interconnect",))
 def interconnect(f: Facts) -> Iterator[Judgement]:
     """NVLink moves data between GPUs 5-12x faster than PCIe and can make applications up to 2x
     faster; the catalog carries each GPU's own NVLink bandwidth."""

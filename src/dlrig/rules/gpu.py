@@ -33,7 +33,7 @@ def sixteen_bit(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("GPU.4")
+@rule("GPU.4", reads=("gpu.memory_gb",))
 def gpu_memory(f: Facts) -> Iterator[Judgement]:
     """Too little memory is the second most costly GPU mistake (GPU.2); the workload's need is
     computed from the model (weights, gradients, optimizer state, activations x batch)."""

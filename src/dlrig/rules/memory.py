@@ -12,7 +12,7 @@ from dlrig.rules.facts import Facts
 JEDEC_MAX_MT_S = {"DDR3": 1600, "DDR4": 3200, "DDR5": 5600}
 
 
-@rule("RAM.2")
+@rule("RAM.2", reads=("gpu.memory_gb",))
 def ram_size(f: Facts) -> Iterator[Judgement]:
     """RAM should be at least the largest GPU's memory (a 24 GB GPU wants >= 24 GB); less forces
     data to move piecemeal. Several GPUs do not need more than that."""
@@ -51,7 +51,18 @@ def ram_speed(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("COMPAT.memory")
+@rule(
+    "COMPAT.memory",
+    reads=(
+        "cpu.memory_type",
+        "motherboard.memory_type",
+        "motherboard.memory_slots",
+        "motherboard.max_memory_gb",
+        "platform.memory_type",
+        "platform.memory_slots",
+        "platform.max_memory_gb",
+    ),
+)
 def memory_fit(f: Facts) -> Iterator[Judgement]:
     """The RAM must be the type the CPU and board take, within their maximum size and slots."""
     memory = f.build.memory

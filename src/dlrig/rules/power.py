@@ -39,7 +39,15 @@ def _vendor_sized(f: Facts) -> bool:
     )
 
 
-@rule("PSU.1")
+@rule(
+    "PSU.1",
+    reads=(
+        "gpu.tdp_w",
+        "cpu.tdp_w",
+        "psu.watts",
+        "platform.psu_watts",
+    ),
+)
 def psu_size(f: Facts) -> Iterator[Judgement]:
     """GPU + CPU watts, +10% for peaks and other parts, +10% margin, then the next size up."""
     if not f.cards:
@@ -101,7 +109,7 @@ def _adapter_8pins(tdp_w: float, connectors: int) -> int:
     return connectors * math.ceil(tdp_w / connectors / PCIE_8PIN_W)
 
 
-@rule("PSU.2")
+@rule("PSU.2", reads=("gpu.tdp_w",))
 def psu_connectors(f: Facts) -> Iterator[Judgement]:
     """The PSU needs enough PCIe power connectors (8-pin, 6-pin, 12VHPWR/12V-2x6) for every GPU,
     even when its wattage suffices."""
@@ -172,7 +180,14 @@ def psu_connectors(f: Facts) -> Iterator[Judgement]:
         yield info(summary + ": enough", evidence)
 
 
-@rule("PSU.3")
+@rule(
+    "PSU.3",
+    reads=(
+        "psu.efficiency",
+        "gpu.tdp_w",
+        "cpu.tdp_w",
+    ),
+)
 def psu_efficiency(f: Facts) -> Iterator[Judgement]:
     """Efficiency pays for many GPUs running long: two weeks of a 4-GPU system at 1000-1500 W
     is 300-500 kWh, and an 80% efficient PSU adds 18-26 EUR to it."""
@@ -215,7 +230,13 @@ def psu_efficiency(f: Facts) -> Iterator[Judgement]:
         yield info(message, evidence)
 
 
-@rule("CO2.1")
+@rule(
+    "CO2.1",
+    reads=(
+        "gpu.tdp_w",
+        "cpu.tdp_w",
+    ),
+)
 def carbon(f: Facts) -> Iterator[Judgement]:
     """GPUs running around the clock can outweigh a person's travel in carbon: report it."""
     if f.n_gpus < 2:

@@ -85,7 +85,13 @@ def _mb_s(value: float) -> str:
     return f"{value:,.0f} MB/s" if value >= 10 else f"{value:.2g} MB/s"
 
 
-@rule("DISK.1")
+@rule(
+    "DISK.1",
+    reads=(
+        "storage.read_mb_s",
+        "storage.kind",
+    ),
+)
 def feed_rate(f: Facts) -> Iterator[Judgement]:
     """New mini-batches must arrive as fast as the GPUs finish them; 32 ImageNet images from a
     100 MB/s disk take 185 ms, hidden by ~200 ms of compute when loaded asynchronously."""
@@ -148,7 +154,13 @@ def async_loading(f: Facts) -> Iterator[Judgement]:
         yield info(message + " when loading is slow; preprocessed data loads fast", evidence, fix)
 
 
-@rule("DISK.3")
+@rule(
+    "DISK.3",
+    reads=(
+        "storage.read_mb_s",
+        "storage.kind",
+    ),
+)
 def hard_disk(f: Facts) -> Iterator[Judgement]:
     """A 100-150 MB/s hard disk can be too slow to feed a GPU when inputs are high-dimensional
     and compress poorly: then an SSD is required; otherwise an SSD is for comfort."""
@@ -185,7 +197,7 @@ def hard_disk(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("DISK.4")
+@rule("DISK.4", reads=("storage.capacity_tb",))
 def capacity(f: Facts) -> Iterator[Judgement]:
     """An SSD should hold the datasets you usually work with plus some tens of GB; keep unused
     datasets on a cheap hard disk (>= 3 TB suggested for data)."""
