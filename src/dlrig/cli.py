@@ -16,6 +16,7 @@ from dlrig.commands import check as check_cmd
 from dlrig.commands import estimate as estimate_cmd
 from dlrig.commands import plan as plan_cmd
 from dlrig.commands import probe as probe_cmd
+from dlrig.commands import schema as schema_cmd
 from dlrig.commands import upgrade as upgrade_cmd
 from dlrig.commands import watch as watch_cmd
 from dlrig.commands import workloads as workloads_cmd
@@ -39,6 +40,7 @@ app.command("probe")(probe_cmd.probe)
 app.command("watch", context_settings=watch_cmd.CONTEXT_SETTINGS)(watch_cmd.watch)
 app.add_typer(catalog_cmd.app, name="catalog")
 app.command("workloads")(workloads_cmd.workloads)
+app.command("schema")(schema_cmd.schema)
 
 
 def _print_version(value: bool) -> None:
@@ -60,17 +62,33 @@ def _root(
 
 
 def main() -> None:
-    """Entry point of the `dlrig` script: maps dlrig's errors to one line and exit code 2.
-
-    Typer's standalone mode handles usage errors and exit codes; errors of the core propagate
-    out of it and are rendered here.
+    """Entry point of the `dlrig` script: every error, dlrig's own and a usage error alike,
+    becomes one line on stderr (and a hint), exit code 2; a command's own code passes through.
     """
+    # Typer's own exception types (it vendors click): usage errors are rendered here, as one
+    # line, instead of in its multi-line box.
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+
     try:
-        app()
+        code = app(standalone_mode=False)
+    except NoArgsIsHelpError as exc:  # the help is already printed
+        sys.exit(exc.exit_code)
+    except ClickException as exc:
+        _fail(exc.format_message(), _usage_hint(exc), exc.exit_code)
     except DlrigError as exc:
         _fail(str(exc), exc.hint, exc.exit_code)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         _fail("interrupted", None, 130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_hint(exc: Exception) -> str:
+    """Where the usage of the command that failed is shown."""
+    ctx = getattr(exc, "ctx", None)
+    path = ctx.command_path.split()[1:] if ctx is not None else []
+    return " ".join(["dlrig", *path, "-h"]) + " shows the usage"
 
 
 def _fail(message: str, hint: str | None, code: int) -> None:

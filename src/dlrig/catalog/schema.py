@@ -10,9 +10,10 @@ absent, never zero).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
+from pydantic.fields import FieldInfo
 
 from dlrig.enums import (
     CoolerType,
@@ -247,3 +248,50 @@ PART_MODELS: dict[str, type[PartBase]] = {
     "memory": MemoryKit,
     "platforms": Platform,
 }
+
+
+def optional_fields_model(
+    part_model: type[PartBase], name: str, doc: str, *, default_name: str | None = None
+) -> type[BaseModel]:
+    """A model with part_model's fields, each optional: what a user writes to patch a catalog
+    part (`--catalog`) or to describe a part in part (an inline spec). `name` stays required
+    unless default_name is given."""
+    fields: dict[str, Any] = {}
+    for field_name, info in part_model.model_fields.items():
+        if field_name == "name":
+            fields["name"] = (
+                str,
+                Field(min_length=1, description="the part's name")
+                if default_name is None
+                else Field(default=default_name, min_length=1, description="the part's name"),
+            )
+        elif info.is_required():
+            optional_type: Any = info.annotation | None  # type: ignore[operator]
+            fields[field_name] = (optional_type, FieldInfo.merge_field_infos(info, default=None))
+        else:
+            fields[field_name] = (info.annotation, info)
+    model: type[BaseModel] = create_model(
+        name,
+        __config__=ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False),
+        __doc__=doc,
+        **fields,
+    )
+    return model
+
+
+def catalog_file_model() -> type[BaseModel]:
+    """The grammar of a `--catalog FILE`: one list per kind; an entry whose name is in the
+    catalog patches that part (any fields), any other entry adds a part (schema.py's fields)."""
+    kinds: dict[str, Any] = {}
+    for kind, part_model in PART_MODELS.items():
+        entry = optional_fields_model(
+            part_model, f"{part_model.__name__}Entry", f"A {part_model.__name__} to add or patch."
+        )
+        kinds[kind] = (list.__class_getitem__(entry), Field(default_factory=list))
+    model: type[BaseModel] = create_model(
+        "CatalogFile",
+        __config__=ConfigDict(extra="forbid"),
+        __doc__="A user's catalog file: parts to add to dlrig's catalog or to patch in it.",
+        **kinds,
+    )
+    return model

@@ -8,12 +8,10 @@ required field the user left out with a stated default below and records it in t
 
 from __future__ import annotations
 
-import typing
 from typing import Any, TypeVar
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, create_model
-from pydantic.fields import FieldInfo
+from pydantic import BaseModel
 
 from dlrig.catalog.schema import (
     CPU,
@@ -25,6 +23,7 @@ from dlrig.catalog.schema import (
     PCIeSlot,
     Platform,
     Storage,
+    optional_fields_model,
 )
 from dlrig.enums import FormFactor, Interconnect, PSUEfficiency, StorageKind
 from dlrig.io.validation import to_validation_error
@@ -91,30 +90,14 @@ DEFAULT_NAMES: dict[type[PartBase], str] = {
 }
 
 
-def _optional(info: FieldInfo) -> tuple[Any, FieldInfo]:
-    """The field as an inline spec declares it: required ones become optional (default None)."""
-    if not info.is_required():
-        return info.annotation, info
-    optional = FieldInfo.merge_field_infos(info, default=None)
-    return typing.Optional[info.annotation], optional  # noqa: UP045 (a runtime type expression)
-
-
 def inline_spec_model(catalog_type: type[PartBase]) -> type[BaseModel]:
     """The model of an inline spec of catalog_type: its fields, any subset of them."""
-    fields: dict[str, Any] = {
-        name: _optional(info) for name, info in catalog_type.model_fields.items() if name != "name"
-    }
-    fields["name"] = (
-        str,
-        Field(default=DEFAULT_NAMES[catalog_type], min_length=1, description="the part's name"),
-    )
-    model: type[BaseModel] = create_model(
+    return optional_fields_model(
+        catalog_type,
         f"{catalog_type.__name__}Spec",
-        __config__=ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False),
-        __doc__=f"An inline {catalog_type.__name__} (only `name` is required).",
-        **fields,
+        f"An inline {catalog_type.__name__}: any of the catalog's fields (only `name` matters).",
+        default_name=DEFAULT_NAMES[catalog_type],
     )
-    return model
 
 
 def resolve_spec(catalog_type: type[P], fields: dict[str, Any], where: str) -> P:
