@@ -29,6 +29,7 @@ from dlrig.catalog.schema import (
     Platform,
     Storage,
 )
+from dlrig.enums import PartKind
 from dlrig.errors import CatalogError, UnknownPartError
 from dlrig.io.documents import read_document
 from dlrig.io.validation import closest, to_validation_error
@@ -132,7 +133,7 @@ class Catalog:
                 )
             if not isinstance(entries, list):
                 raise CatalogError(f"{source}: '{kind}' must be a list of parts")
-            model = PART_MODELS[kind]
+            model = PART_MODELS[PartKind(kind)]
             current = list(parts.get(kind, ()))
             by_name = {normalize(p.name): i for i, p in enumerate(current)}
             for i, entry in enumerate(entries):
@@ -161,7 +162,7 @@ def _validate_part(model: type[PartBase], entry: dict[str, Any], where: str) -> 
         raise CatalogError(to_validation_error(where, exc, model).message) from None
 
 
-def _load_data_file(kind: str) -> tuple[PartBase, ...]:
+def _load_data_file(kind: PartKind) -> tuple[PartBase, ...]:
     model = PART_MODELS[kind]
     resource = resources.files("dlrig.catalog").joinpath("data", f"{kind}.toml")
     if not resource.is_file():

@@ -19,6 +19,7 @@ from dlrig.enums import (
     CoolerType,
     FormFactor,
     Interconnect,
+    PartKind,
     PSUEfficiency,
     Segment,
     StorageKind,
@@ -238,16 +239,18 @@ class Platform(PartBase):
     )
 
 
-PART_MODELS: dict[str, type[PartBase]] = {
-    "gpus": GPU,
-    "cpus": CPU,
-    "motherboards": Motherboard,
-    "psus": PSU,
-    "cases": Case,
-    "storage": Storage,
-    "memory": MemoryKit,
-    "platforms": Platform,
+PART_MODELS: dict[PartKind, type[PartBase]] = {
+    PartKind.GPUS: GPU,
+    PartKind.CPUS: CPU,
+    PartKind.MOTHERBOARDS: Motherboard,
+    PartKind.PSUS: PSU,
+    PartKind.CASES: Case,
+    PartKind.STORAGE: Storage,
+    PartKind.MEMORY: MemoryKit,
+    PartKind.PLATFORMS: Platform,
 }
+# Every kind has its model (a new kind must say how its parts look).
+assert set(PART_MODELS) == set(PartKind)
 
 
 def optional_fields_model(

@@ -238,13 +238,14 @@ def _inline_catalog_part(
     """Replace `model: NAME` by an inline spec holding the catalog part's fields."""
     from dlrig.catalog import load_catalog
     from dlrig.catalog.schema import PART_MODELS
+    from dlrig.enums import PartKind
     from dlrig.machine.schema import SPEC_MODELS
 
     kind = path[0]
     if kind not in _KINDS or kind not in SPEC_MODELS:
         return
     cat = catalog if catalog is not None else load_catalog()
-    part = cat.find(PART_MODELS[_KINDS[kind]], str(entry["model"]))
+    part = cat.find(PART_MODELS[PartKind(_KINDS[kind])], str(entry["model"]))
     spec_fields = set(SPEC_MODELS[kind].model_fields)
     fields = {
         k: v
