@@ -22,6 +22,8 @@ GIB = 2**30
 
 TFLOPS = 1e12
 GBIT = 1e9
+GHZ = 1e9
+BITS_PER_BYTE = 8
 
 
 def gb_to_bytes(gb: float) -> float:
@@ -46,7 +48,7 @@ def bytes_to_gib(n_bytes: float) -> float:
 
 def gbit_s_to_gb_s(gbit_s: float) -> float:
     """Link rate in Gbit/s to GB/s (8 bits a byte, no encoding overhead)."""
-    return gbit_s / 8.0
+    return gbit_s / BITS_PER_BYTE
 
 
 def wh_to_kwh(wh: float) -> float:
@@ -62,6 +64,31 @@ def mb_s_to_bytes_s(mb_s: float) -> float:
 def gb_s_to_bytes_s(gb_s: float) -> float:
     """Decimal gigabytes per second to bytes per second."""
     return gb_s * GB
+
+
+def bytes_to_tb(n_bytes: float) -> float:
+    """Bytes to decimal terabytes."""
+    return n_bytes / TB
+
+
+def bytes_s_to_mb_s(bytes_s: float) -> float:
+    """Bytes per second to decimal megabytes per second."""
+    return bytes_s / MB
+
+
+def bytes_s_to_gb_s(bytes_s: float) -> float:
+    """Bytes per second to decimal gigabytes per second."""
+    return bytes_s / GB
+
+
+def flops_to_tflops(flops_s: float) -> float:
+    """Floating-point operations per second to TFLOPS."""
+    return flops_s / TFLOPS
+
+
+def ns_to_s(ns: float) -> float:
+    """Nanoseconds to seconds."""
+    return ns / 1e9
 
 
 def ms_to_s(ms: float) -> float:

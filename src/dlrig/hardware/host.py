@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlrig.enums import StorageKind
+from dlrig.units import GIB, KIB, MIB
 
 ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "amx_tile", "amx_bf16")
 """The ISA features that matter to deep learning on the CPU: wide vectors, bf16 and AMX tiles."""
@@ -115,7 +116,7 @@ def parse_cache_size(text: str) -> int | None:
     match = re.fullmatch(r"\s*(\d+)\s*([KMG]?)\s*", text)
     if match is None:
         return None
-    scale = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[match.group(2)]
+    scale = {"": 1, "K": KIB, "M": MIB, "G": GIB}[match.group(2)]
     return int(match.group(1)) * scale
 
 

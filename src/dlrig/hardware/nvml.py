@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dlrig.errors import HardwareError
+from dlrig.units import bytes_to_gb
 
 NVLINK_MAX_LINKS = 18
 """Links probed per GPU; an H100/H200 SXM has 18. Probing stops at the first link NVML rejects."""
@@ -153,7 +154,7 @@ class GpuReading:
     @property
     def memory_total_gb(self) -> float | None:
         """Total device memory in GB (10^9 bytes)."""
-        return None if self.memory_total_bytes is None else self.memory_total_bytes / 1e9
+        return None if self.memory_total_bytes is None else bytes_to_gb(self.memory_total_bytes)
 
     @property
     def event_reasons(self) -> ClockEventReason | None:

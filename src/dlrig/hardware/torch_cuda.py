@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from dlrig.enums import Precision
+from dlrig.units import MIB, bytes_s_to_gb_s, flops_to_tflops
 
-_MIB = 1024**2
+_MIB = MIB
 T = TypeVar("T")
 
 METHOD = (
@@ -133,8 +134,8 @@ def measure_copies(index: int, size_bytes: int, iterations: int) -> dict[str, fl
             label = "pinned" if pinned else "pageable"
             h2d = _event_time_s(torch, _copier(dev, host, pinned), 2, iterations)
             d2h = _event_time_s(torch, _copier(host, dev, pinned), 2, iterations)
-            result[f"h2d_{label}_gb_s"] = size_bytes / h2d / 1e9
-            result[f"d2h_{label}_gb_s"] = size_bytes / d2h / 1e9
+            result[f"h2d_{label}_gb_s"] = bytes_s_to_gb_s(size_bytes / h2d)
+            result[f"d2h_{label}_gb_s"] = bytes_s_to_gb_s(size_bytes / d2h)
             del host
     return result
 
@@ -147,7 +148,7 @@ def measure_device_memory(index: int, size_bytes: int, iterations: int) -> float
         src = torch.empty(size_bytes, dtype=torch.uint8, device="cuda")
         dst = torch.empty_like(src)
         seconds = _event_time_s(torch, lambda: dst.copy_(src), 3, iterations)
-    return 2 * size_bytes / seconds / 1e9
+    return bytes_s_to_gb_s(2 * size_bytes / seconds)
 
 
 def measure_matmul(index: int, precision: Precision, n: int, iterations: int) -> MatmulResult:
@@ -178,7 +179,7 @@ def measure_matmul(index: int, precision: Precision, n: int, iterations: int) ->
         Precision.FP32: "torch.mm, allow_tf32=False",
         Precision.TF32: "torch.mm on float32, torch.backends.cuda.matmul.allow_tf32=True",
     }.get(precision, f"torch.mm on {precision.value}")
-    return MatmulResult(precision, flops / seconds / 1e12, n, iterations, note)
+    return MatmulResult(precision, flops_to_tflops(flops / seconds), n, iterations, note)
 
 
 def _measure_fp8(torch: Any, index: int, n: int, iterations: int, flops: float) -> MatmulResult:
@@ -199,7 +200,7 @@ def _measure_fp8(torch: Any, index: int, n: int, iterations: int, flops: float) 
     except (RuntimeError, TypeError) as exc:
         return MatmulResult(Precision.FP8, None, n, 0, f"torch._scaled_mm failed: {exc}")
     return MatmulResult(
-        Precision.FP8, flops / seconds / 1e12, n, iterations, "torch._scaled_mm, e4m3"
+        Precision.FP8, flops_to_tflops(flops / seconds), n, iterations, "torch._scaled_mm, e4m3"
     )
 
 
@@ -226,7 +227,7 @@ def measure_p2p(
                 dst.copy_(src)
             torch.cuda.synchronize(i)
             torch.cuda.synchronize(j)
-            row.append(size_bytes * iterations / (time.perf_counter() - start) / 1e9)
+            row.append(bytes_s_to_gb_s(size_bytes * iterations / (time.perf_counter() - start)))
             del src, dst
         rows.append(tuple(row))
     return tuple(rows)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dlrig.errors import InputFileError, ParseError, ValidationError
+from dlrig.units import MB
 
 MAX_DOCUMENT_BYTES = (
     5_000_000  # a build or workload file is a few KB; anything this big is a mistake
@@ -37,7 +38,7 @@ def read_text(path: str | Path, *, stdin_text: str | None = None) -> tuple[str, 
         raise InputFileError(f"{p}: is a directory, expected a YAML or TOML file")
     size = p.stat().st_size
     if size > MAX_DOCUMENT_BYTES:
-        raise InputFileError(f"{p}: {size / 1e6:.0f} MB is larger than the 5 MB a document may be")
+        raise InputFileError(f"{p}: {size / MB:.0f} MB is larger than the 5 MB a document may be")
     try:
         data = p.read_bytes()
     except OSError as exc:

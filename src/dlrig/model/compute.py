@@ -10,6 +10,7 @@ per-step time covers launches and sequential work that neither class explains.
 
 from __future__ import annotations
 
+from dlrig.units import gb_s_to_bytes_s
 from dlrig.workloads.model import FinetuneMethod, Mode, Workload
 
 # Optimizer-step bytes moved per trainable parameter (read + write of weights, gradient and
@@ -36,7 +37,7 @@ def matmul_time_s(flops: float, peak_flops_s: float, efficiency: float) -> float
 
 def bandwidth_time_s(n_bytes: float, bandwidth_gb_s: float, efficiency: float) -> float:
     """Time to move n_bytes through memory at the achievable share of its bandwidth."""
-    return n_bytes / (bandwidth_gb_s * 1e9 * efficiency)
+    return n_bytes / (gb_s_to_bytes_s(bandwidth_gb_s) * efficiency)
 
 
 def activation_bytes_per_sample(workload: Workload, sixteen_bit: bool) -> float:

@@ -24,7 +24,7 @@ from dlrig.model.rates import is_16bit
 from dlrig.model.result import Estimate, MemoryEstimate, PowerEstimate, RunEstimate
 from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
-from dlrig.units import GB
+from dlrig.units import GB, gbit_s_to_gb_s
 from dlrig.workloads.model import Mode, Workload
 
 DEFAULT_READ_MB_S = 3500.0  # a PCIe 3.0 NVMe SSD, when the build names no storage
@@ -164,7 +164,10 @@ def _exchange_s(
         if net is None:
             assumed.append(f"nodes > 1 without a network: {DEFAULT_NETWORK_GBIT_S:.0f} GbE assumed")
         t_net = interconnect.hierarchical_network_time_s(
-            comm_bytes, build.nodes, gbit_s / 8.0 * cal.network_efficiency, cal.collective_latency_s
+            comm_bytes,
+            build.nodes,
+            gbit_s_to_gb_s(gbit_s) * cal.network_efficiency,
+            cal.collective_latency_s,
         )
         left = max(backward_s - t_ic, 0.0)
         exposed_net = interconnect.exposed_after_backward_s(t_net, left, 0.0)

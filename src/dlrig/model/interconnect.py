@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from dlrig.units import gb_s_to_bytes_s
+
 
 def ring_allreduce_bus_factor(n: int) -> float:
     """Bytes each GPU sends per byte of gradient in a ring all-reduce: 2(n-1)/n."""
@@ -19,7 +21,9 @@ def allreduce_time_s(
     if n <= 1 or n_bytes <= 0:
         return 0.0
     buckets = max(1, math.ceil(n_bytes / bucket_bytes))
-    return ring_allreduce_bus_factor(n) * n_bytes / (busbw_gb_s * 1e9) + buckets * latency_s
+    return (
+        ring_allreduce_bus_factor(n) * n_bytes / gb_s_to_bytes_s(busbw_gb_s) + buckets * latency_s
+    )
 
 
 def fsdp_traffic_bytes(param_bytes: float, grad_bytes: float) -> float:
@@ -36,8 +40,8 @@ def host_parameter_server_time_s(
     parameters through its memory (n + 2 passes over the bytes)."""
     if n < 1 or grad_bytes <= 0:
         return 0.0
-    links = 2.0 * grad_bytes / (pcie_gb_s * 1e9)
-    host = (n + 2) * grad_bytes / (host_memory_gb_s * 1e9)
+    links = 2.0 * grad_bytes / gb_s_to_bytes_s(pcie_gb_s)
+    host = (n + 2) * grad_bytes / gb_s_to_bytes_s(host_memory_gb_s)
     return links + host
 
 
@@ -57,4 +61,6 @@ def hierarchical_network_time_s(
     gradient over their network adapters: 2(N-1)/N x bytes per node."""
     if nodes <= 1 or n_bytes <= 0:
         return 0.0
-    return ring_allreduce_bus_factor(nodes) * n_bytes / (node_network_gb_s * 1e9) + latency_s
+    return (
+        ring_allreduce_bus_factor(nodes) * n_bytes / gb_s_to_bytes_s(node_network_gb_s) + latency_s
+    )

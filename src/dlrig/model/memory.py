@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlrig.enums import Parallelism
-from dlrig.units import GB
+from dlrig.units import BITS_PER_BYTE, GB
 from dlrig.workloads.model import Mode, Workload
 
 # 4-bit NF4 with double quantization: 4 bits + 0.127 bits of constants per weight (QLoRA).
@@ -49,9 +49,9 @@ def trainable_state_bytes_per_param(optimizer: str, sixteen_bit: bool) -> float:
 def frozen_weight_bytes_per_param(weight_bits: int | None, sixteen_bit: bool) -> float:
     """Storage of a weight that does not train: 4-bit QLoRA, else 16 or 32 bits."""
     if weight_bits == 4:
-        return QLORA_BITS_PER_WEIGHT / 8.0
+        return QLORA_BITS_PER_WEIGHT / BITS_PER_BYTE
     if weight_bits is not None:
-        return weight_bits / 8.0
+        return weight_bits / BITS_PER_BYTE
     return 2.0 if sixteen_bit else 4.0
 
 

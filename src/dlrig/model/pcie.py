@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dlrig.units import gb_s_to_bytes_s
+
 # Usable bytes per second per lane after line encoding: gen 1-2 use 8b/10b, gen 3-5 128b/130b,
 # gen 6 PAM4 with FLIT (~242/256). PCI-SIG transfer rates 2.5/5/8/16/32/64 GT/s.
 _GT_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
@@ -23,7 +25,7 @@ def pcie_effective_gb_s(gen: int, lanes: int, efficiency: float) -> float:
 
 def copy_time_s(n_bytes: float, rate_gb_s: float) -> float:
     """Seconds to copy n_bytes at rate_gb_s."""
-    return n_bytes / (rate_gb_s * 1e9)
+    return n_bytes / gb_s_to_bytes_s(rate_gb_s)
 
 
 def pcie_overlapped(pin_memory: bool, async_loading: bool) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dlrig.units import mb_s_to_bytes_s, ms_to_s
+
 # Share of RAM the page cache may hold for the dataset; the rest serves the processes, pinned
 # buffers and the OS (RAM.2 sizes RAM to the GPU memory, not to the dataset).
 PAGE_CACHE_SHARE_OF_RAM = 0.7
@@ -10,7 +12,7 @@ PAGE_CACHE_SHARE_OF_RAM = 0.7
 def storage_read_time_s(n_bytes: float, read_mb_s: float) -> float:
     """Seconds to read n_bytes from a device at read_mb_s (DISK.1: 32 float32 ImageNet images,
     19.3 MB, from a 100 MB/s disk take ~0.19 s)."""
-    return n_bytes / (read_mb_s * 1e6)
+    return n_bytes / mb_s_to_bytes_s(read_mb_s)
 
 
 def dataset_fits_page_cache(dataset_gb: float, ram_gb: float) -> bool:
@@ -40,4 +42,4 @@ def preprocessing_workers_per_gpu(
 
 def cpu_time_s(samples: int, cpu_ms_per_sample: float, workers: float) -> float:
     """Seconds of preprocessing per step for one GPU's samples, spread over its workers."""
-    return samples * cpu_ms_per_sample / 1e3 / workers
+    return ms_to_s(samples * cpu_ms_per_sample) / workers

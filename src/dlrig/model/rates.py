@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from dlrig.catalog.schema import CPU, GPU
 from dlrig.enums import Precision
-from dlrig.units import TFLOPS
+from dlrig.units import GHZ, TFLOPS
 
 
 class ComputePath(StrEnum):
@@ -55,7 +55,7 @@ def matmul_peak(gpu: GPU, precision: Precision) -> tuple[float, ComputePath, str
 def cpu_peak_flops_s(cpu: CPU, count: int, flops_per_cycle: float) -> float:
     """Peak FP32 FLOP/s of the node's CPUs: cores x clock x FLOPs per core per cycle."""
     ghz = cpu.boost_ghz or cpu.base_ghz
-    return cpu.cores * count * ghz * 1e9 * flops_per_cycle
+    return cpu.cores * count * ghz * GHZ * flops_per_cycle
 
 
 def is_16bit(precision: Precision) -> bool:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dlrig.units import bytes_to_gb
+
 NOISE_PCT = 10.0
 """Run-to-run spread of the probe's rates on an unchanged machine is a few percent; a change
 beyond 10% is reported."""
@@ -29,7 +31,7 @@ def key_figures(data: dict[str, Any]) -> dict[str, Any]:
     """The figures of a probe document worth comparing, by a stable key."""
     out: dict[str, Any] = {}
     mem = data.get("memory", {})
-    out["ram total GB"] = round((mem.get("total_bytes") or 0) / 1e9, 1)
+    out["ram total GB"] = round(bytes_to_gb(mem.get("total_bytes") or 0), 1)
     for bw in mem.get("bandwidth", []):
         out[f"RAM copy GB/s ({bw['threads']} threads)"] = bw["copy_gb_s"]
         out[f"RAM triad GB/s ({bw['threads']} threads)"] = bw["triad_gb_s"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlrig.probe.verdicts import PASS_FRACTION
+from dlrig.units import bytes_s_to_gb_s, flops_to_tflops
 
 QUICK_SIZES = tuple(4**k for k in range(5, 13))  # 1 KiB .. 16 MiB
 FULL_SIZES = tuple(4**k for k in range(5, 15))  # 1 KiB .. 256 MiB
@@ -47,7 +48,7 @@ def bus_bandwidth_gb_s(algbw_gb_s: float, ranks: int) -> float:
 
 def allreduce_point(n_bytes: int, time_s: float, ranks: int) -> AllReducePoint:
     """The nccl-tests figures of one timed size."""
-    algbw = n_bytes / time_s / 1e9
+    algbw = bytes_s_to_gb_s(n_bytes / time_s)
     return AllReducePoint(n_bytes, time_s, algbw, bus_bandwidth_gb_s(algbw, ranks))
 
 
@@ -113,7 +114,9 @@ def compute_figure(device: Any, quick: bool) -> tuple[float, str]:
         torch.mm(a, a)
     _sync(device)
     seconds = (time.perf_counter() - start) / iterations
-    return 2.0 * n**3 / seconds / 1e12, f"torch.mm {n}x{n} {str(dtype).removeprefix('torch.')}"
+    return flops_to_tflops(
+        2.0 * n**3 / seconds
+    ), f"torch.mm {n}x{n} {str(dtype).removeprefix('torch.')}"
 
 
 def _rank_probe(quick: bool, local_rank: int, host_probe: bool) -> dict[str, Any]:

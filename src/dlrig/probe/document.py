@@ -18,6 +18,7 @@ from dlrig.machine import resolve_build
 from dlrig.machine.document import build_to_document
 from dlrig.probe.match import match_cpu, match_gpu, match_storage
 from dlrig.probe.result import DiskProbe, GpuProbe, ProbeResult
+from dlrig.units import bytes_to_gb, bytes_to_tb
 
 # A virtual disk (virtio, Xen) hides the device's kind; its measured rate then decides, at the
 # rates that separate the kinds in the catalog: HDDs read under ~300 MB/s, SATA under ~600.
@@ -108,7 +109,7 @@ def _storage_entry(disk: DiskProbe, catalog: Catalog, assumed: list[str]) -> dic
     return {
         "name": f"{label} ({fs.mountpoint})",
         "kind": kind.value,
-        "capacity_tb": round(capacity_bytes / 1e12, 3),
+        "capacity_tb": round(bytes_to_tb(capacity_bytes), 3),
         "read_mb_s": round(speed.cold_mb_s, 1),
     }
 
@@ -136,7 +137,7 @@ def probe_build_document(result: ProbeResult, catalog: Catalog) -> dict[str, Any
             "inline spec needs (PCIe lanes, memory channels, TDP, socket): left out"
         )
     if result.memory.total_bytes:
-        doc["memory"] = {"size_gb": round(result.memory.total_bytes / 1e9, 1)}
+        doc["memory"] = {"size_gb": round(bytes_to_gb(result.memory.total_bytes), 1)}
     storage = [e for d in result.disks if (e := _storage_entry(d, catalog, assumed)) is not None]
     if storage:
         doc["storage"] = storage

@@ -14,6 +14,7 @@ from typing import Any
 
 from dlrig.catalog.loader import Catalog
 from dlrig.errors import DlrigError
+from dlrig.units import bytes_s_to_mb_s
 
 REFERENCE_WORKLOAD = "resnet50"
 REFERENCE_GPU = "GeForce RTX 4090"
@@ -63,7 +64,7 @@ def feed_need(
     if result.step_time_s <= 0:
         return None
     samples_per_s = result.batch_per_gpu * result.gpus / result.step_time_s
-    need = samples_per_s * workload.dataset.bytes_per_sample / 1e6
+    need = bytes_s_to_mb_s(samples_per_s * workload.dataset.bytes_per_sample)
     label = _pretty(workload.name)
     return FeedNeed(
         f"a {gpu_count}-GPU {label} job{on}", need, samples_per_s, tuple(result.assumptions)

@@ -32,8 +32,9 @@ from pathlib import Path
 from types import FrameType
 
 from dlrig.errors import HardwareError
+from dlrig.units import MIB, bytes_s_to_mb_s, bytes_to_gb
 
-BLOCK_BYTES = 1024 * 1024
+BLOCK_BYTES = MIB
 RANDOM_BYTES = 4096
 _WRITE_BLOCK_BYTES = 8 * BLOCK_BYTES
 TEMP_PREFIX = "dlrig-probe-"
@@ -163,7 +164,7 @@ def _sequential_read(fd: int, buffer: mmap.mmap, size_bytes: int, time_limit_s: 
         if got <= 0:
             break
         done += got
-    return done / (time.perf_counter() - start) / 1e6
+    return bytes_s_to_mb_s(done / (time.perf_counter() - start))
 
 
 def _random_reads(fd: int, size_bytes: int, seconds: float) -> float:
@@ -190,7 +191,7 @@ def measure_disk(
     size_bytes = min(size_bytes, free // 4)  # never fill the user's disk
     size_bytes -= size_bytes % _WRITE_BLOCK_BYTES
     if size_bytes < _WRITE_BLOCK_BYTES:
-        raise HardwareError(f"cannot probe {parent}: only {free / 1e9:.1f} GB free")
+        raise HardwareError(f"cannot probe {parent}: only {bytes_to_gb(free):.1f} GB free")
     with probe_directory(parent) as directory:
         path = directory / "probe.bin"
         written, write_s = write_probe_file(path, size_bytes, time_limit_s)
@@ -219,7 +220,7 @@ def measure_disk(
     return DiskSpeed(
         path=str(parent),
         file_bytes=written,
-        write_mb_s=written / write_s / 1e6,
+        write_mb_s=bytes_s_to_mb_s(written / write_s),
         cold_direct_mb_s=cold_direct,
         cold_buffered_mb_s=cold_buffered,
         warm_mb_s=warm,

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dlrig.units import MIB, bytes_s_to_gb_s
+
 _TRIAD_BLOCK_ELEMENTS = 64 * 1024  # 512 KiB of float64: sits in any L2 of the last decade
-_MIB = 1024**2
+_MIB = MIB
 METHOD = (
     "STREAM-style copy a=b and triad a=b+s*c on float64 arrays several times the last-level "
     "cache, one slice per thread (numpy releases the GIL); STREAM byte counting (copy 16, "
@@ -87,8 +89,8 @@ def measure_memory_bandwidth(
             if time.perf_counter() > deadline:
                 break
     return MemoryBandwidth(
-        copy_gb_s=16.0 * n / best_copy / 1e9,
-        triad_gb_s=24.0 * n / best_triad / 1e9,
+        copy_gb_s=bytes_s_to_gb_s(16.0 * n / best_copy),
+        triad_gb_s=bytes_s_to_gb_s(24.0 * n / best_triad),
         threads=threads,
         array_bytes=n * 8,
         repeats=done,

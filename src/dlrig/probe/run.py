@@ -30,8 +30,9 @@ from dlrig.probe.measure_memory import (
     stream_array_bytes,
 )
 from dlrig.probe.result import DiskProbe, GpuProbe, ProbeResult
+from dlrig.units import MIB
 
-_MIB = 1024**2
+_MIB = MIB
 
 Progress = Callable[[str], None]
 """Called with each stage's label as it starts ("memory bandwidth", "disk /", ...)."""

@@ -15,6 +15,7 @@ from rich.text import Text
 from dlrig.enums import Bottleneck
 from dlrig.model.result import Estimate
 from dlrig.report.jsonout import dumps
+from dlrig.units import s_to_ms
 from dlrig.workloads.model import Workload
 
 STAGE_ORDER = (
@@ -105,7 +106,7 @@ def ms(seconds: float) -> str:
         return f"{seconds:.0f} s"
     if seconds >= 1:
         return f"{seconds:.2f} s"
-    value = seconds * 1e3
+    value = s_to_ms(seconds)
     return f"{value:.2f} ms" if value < 10 else f"{value:.0f} ms"
 
 

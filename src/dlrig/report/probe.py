@@ -9,6 +9,7 @@ from dlrig.probe.compare import Change
 from dlrig.probe.result import GpuProbe, ProbeResult
 from dlrig.probe.verdicts import Verdict
 from dlrig.report.jsonout import to_jsonable
+from dlrig.units import bytes_to_gb
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
@@ -148,9 +149,11 @@ def probe_summary(data: dict[str, Any]) -> Any:
         "/proc/cpuinfo, /sys",
     )
     mem = data["memory"]
-    total = (mem["total_bytes"] or 0) / 1e9
+    total = bytes_to_gb(mem["total_bytes"] or 0)
     table.add_row(
-        "RAM", f"{total:.1f} GB total, {(mem['available_bytes'] or 0) / 1e9:.1f} GB free", "psutil"
+        "RAM",
+        f"{total:.1f} GB total, {bytes_to_gb(mem['available_bytes'] or 0):.1f} GB free",
+        "psutil",
     )
     for bw in mem["bandwidth"]:
         table.add_row(

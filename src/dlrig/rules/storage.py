@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from dlrig.enums import PreprocessingStrategy, StorageKind
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
-from dlrig.units import MB
+from dlrig.units import MB, s_to_ms
 
 # DISK.4: "an SSD should hold the datasets you usually work with plus some tens of GB".
 WORKING_SPACE_GB = 50.0
@@ -111,16 +111,16 @@ def feed_rate(f: Facts) -> Iterator[Judgement]:
     evidence = {
         "samples_per_step": feed.samples_per_step,
         "mb_per_step": round(feed.bytes_per_step / MB, 2),
-        "read_ms_per_step": round(feed.read_s * 1e3, 1),
-        "compute_ms_per_step_min": round(feed.compute_s * 1e3, 1),
+        "read_ms_per_step": round(s_to_ms(feed.read_s), 1),
+        "compute_ms_per_step_min": round(s_to_ms(feed.compute_s), 1),
         "need_mb_s": round(feed.need_mb_s, 1),
         "read_mb_s": feed.read_mb_s,
         "dataset_cached_in_ram": feed.cached,
     }
     what = (
         f"a step's {feed.samples_per_step:,} samples ({feed.bytes_per_step / MB:,.1f} MB) take "
-        f"{feed.read_s * 1e3:,.1f} ms to read at {_mb_s(feed.read_mb_s)}; the GPUs compute "
-        f"them in >= {feed.compute_s * 1e3:,.1f} ms"
+        f"{s_to_ms(feed.read_s):,.1f} ms to read at {_mb_s(feed.read_mb_s)}; the GPUs compute "
+        f"them in >= {s_to_ms(feed.compute_s):,.1f} ms"
     )
     if feed.cached:
         yield info(what + ", and the dataset fits in RAM after the first epoch", evidence)

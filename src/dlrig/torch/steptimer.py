@@ -32,6 +32,7 @@ import torch
 
 from dlrig.enums import Bottleneck
 from dlrig.torch.advice import LoaderSettings, judge_loop, loader_settings_of
+from dlrig.units import s_to_ms
 from dlrig.watch.procstat import demand_s
 
 T = TypeVar("T")
@@ -73,7 +74,7 @@ class StepReport:
         }
 
     def __str__(self) -> str:
-        per_step_ms = 1e3 * (self.data_wait_s + self.h2d_s + self.compute_s) / max(self.steps, 1)
+        per_step_ms = s_to_ms(self.data_wait_s + self.h2d_s + self.compute_s) / max(self.steps, 1)
         lines = [
             f"{self.steps} steps, {per_step_ms:.1f} ms per step: "
             f"data wait {self.data_wait_s:.3f} s ({self.shares['data_wait']:.0%}), "

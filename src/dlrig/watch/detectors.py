@@ -14,6 +14,7 @@ from typing import Any
 
 from dlrig.enums import Bottleneck, Modifier, Severity
 from dlrig.hardware.nvml import ClockEventReason, GpuReading
+from dlrig.units import bytes_to_gb
 from dlrig.watch.samples import Sample
 
 # The GPU is "busy" when NVML's utilization (the share of the sample period in which a kernel
@@ -344,7 +345,7 @@ def gpu_memory_full(samples: Sequence[Sample]) -> list[Alarm]:
 
     def build(gpu: int, start: float, end: float, window: list[GpuReading]) -> Alarm:
         r = window[-1]
-        used_gb = (r.memory_used_bytes or 0) / 1e9
+        used_gb = bytes_to_gb(r.memory_used_bytes or 0)
         return Alarm(
             rule="GPU.2",
             name="gpu_memory_full",

@@ -15,7 +15,7 @@ from typing import Protocol
 import psutil
 
 from dlrig.hardware.nvml import GpuReading, NvmlBackend
-from dlrig.units import MB
+from dlrig.units import MB, ms_to_s
 from dlrig.watch.procstat import demand_s
 from dlrig.watch.samples import DiskSample, HostSample, JobSample
 
@@ -93,7 +93,7 @@ class PsutilHostSampler:
                     name=name,
                     read_mb_s=(read_b - read0) / MB / interval_s,
                     write_mb_s=(write_b - write0) / MB / interval_s,
-                    busy_ratio=_clamp((busy_ms - busy0) / 1e3 / interval_s),
+                    busy_ratio=_clamp(ms_to_s(busy_ms - busy0) / interval_s),
                     limit_read_mb_s=self._limits.get(name),
                 )
             )

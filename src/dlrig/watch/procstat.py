@@ -9,6 +9,8 @@ a queue). Linux only (`/proc/PID/schedstat`, kernels with CONFIG_SCHED_INFO); No
 
 from __future__ import annotations
 
+from dlrig.units import ns_to_s
+
 
 def schedstat_s(pid: int, tid: int | None = None) -> tuple[float, float] | None:
     """(seconds on a CPU, seconds runnable but waiting) of a task: a process's main thread, or
@@ -21,7 +23,7 @@ def schedstat_s(pid: int, tid: int | None = None) -> tuple[float, float] | None:
         return None
     if len(fields) < 2:
         return None
-    return int(fields[0]) / 1e9, int(fields[1]) / 1e9
+    return ns_to_s(int(fields[0])), ns_to_s(int(fields[1]))
 
 
 def demand_s(pid: int, tid: int | None = None) -> float | None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from dlrig.enums import Bottleneck, Modifier
 from dlrig.hardware.nvml import GpuReading
+from dlrig.units import KB, gb_s_to_bytes_s
 from dlrig.watch.detectors import (
     SATURATED_RATIO,
     Alarm,
@@ -82,7 +83,7 @@ def pcie_ratio(reading: GpuReading) -> float | None:
     if gen is None or gen not in PCIE_LANE_GB_S or not width:
         return None
     rate_kb_s = max(reading.pcie_rx_kb_s or 0, reading.pcie_tx_kb_s or 0)
-    return rate_kb_s * 1e3 / (PCIE_LANE_GB_S[gen] * 1e9 * width)
+    return rate_kb_s * KB / (gb_s_to_bytes_s(PCIE_LANE_GB_S[gen]) * width)
 
 
 def judge(samples: Sequence[Sample], alarms: Sequence[Alarm]) -> Verdict:

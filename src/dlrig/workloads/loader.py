@@ -19,6 +19,7 @@ from dlrig.enums import Optimizer, Parallelism, Precision, PreprocessingStrategy
 from dlrig.errors import UnknownWorkloadError, ValidationError
 from dlrig.io.documents import read_document
 from dlrig.io.validation import closest, validate_document
+from dlrig.units import MB, s_to_ms
 from dlrig.workloads.model import Dataset, FinetuneMethod, Mode, Workload, WorkloadKind
 from dlrig.workloads.schema import DTYPE_BYTES, InputBlock, ModelBlock, WorkloadFile
 
@@ -141,7 +142,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
     else:
         activation_bytes = flops_per_sample / FLOPS_PER_ACTIVATION_BYTE
         assumed.append(
-            f"activation bytes per sample not given: {activation_bytes / 1e6:.0f} MB assumed "
+            f"activation bytes per sample not given: {activation_bytes / MB:.0f} MB assumed "
             f"(forward FLOPs / {FLOPS_PER_ACTIVATION_BYTE:.0f}, as ResNet-50 and BERT)"
         )
 
@@ -186,7 +187,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
             assumed.append("preprocessing cost not given: 0 CPU ms per sample assumed")
     offline_ms = pre.offline_cpu_ms_per_sample if pre else None
     if offline_ms is None:
-        offline_ms = 1e3 * input_bytes / OFFLINE_COLLATE_BYTES_PER_S
+        offline_ms = s_to_ms(input_bytes / OFFLINE_COLLATE_BYTES_PER_S)
         if dataset is not None and strategy is PreprocessingStrategy.OFFLINE:
             assumed.append(
                 f"offline loading cost not given: {offline_ms:.3f} CPU ms per sample assumed "
