@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 -m "not serial" && $(BIN)/pytest -m serial
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

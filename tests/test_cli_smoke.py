@@ -33,17 +33,32 @@ def test_version_prints_the_package_version() -> None:
     assert result.stdout.strip() == f"dlrig {__version__}"
 
 
-def test_help_lists_every_command_of_the_design() -> None:
-    """Every command of the table in design.md is listed."""
-    out = run_dlrig("--help").stdout
-    for command in (
-        "plan",
-        "check",
-        "estimate",
-        "upgrade",
-        "probe",
-        "watch",
-        "catalog",
-        "workloads",
-    ):
-        assert command in out, command
+# design.md's command table, less `compare` (not built yet: issue tracker).
+DESIGN_COMMANDS = ("plan", "check", "estimate", "upgrade", "probe", "watch", "catalog",
+                   "workloads", "schema")  # fmt: skip
+
+
+def test_every_command_of_the_design_is_registered_and_has_help() -> None:
+    """Asked of the registered commands (not of help text that lists itself): each one of
+    design.md's table exists, and `dlrig CMD -h` shows that command's own usage."""
+    import typer
+    from typer.testing import CliRunner
+
+    from dlrig.cli import app
+
+    registered = set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    assert set(DESIGN_COMMANDS) <= registered
+    for command in DESIGN_COMMANDS:
+        result = CliRunner().invoke(app, [command, "-h"])
+        assert result.exit_code == 0, (command, result.output)
+        usage = next(line for line in result.output.splitlines() if "Usage:" in line)
+        assert f" {command} " in usage, (command, usage)
+
+
+def test_a_usage_error_is_one_line_exit_2() -> None:
+    for args in (("bogus",), ("schema", "bogus"), ("check",), ("catalog", "gpus", "--bogus")):
+        result = run_dlrig(*args)
+        assert result.returncode == 2, args
+        lines = result.stderr.rstrip("\n").split("\n")
+        assert lines[0].startswith("dlrig: error: "), result.stderr
+        assert len(lines) == 2 and lines[1].startswith("  hint: dlrig "), result.stderr

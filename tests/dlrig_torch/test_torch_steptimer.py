@@ -14,6 +14,9 @@ from dlrig.enums import Bottleneck
 from dlrig.torch import Prefetcher, StepTimer
 from dlrig.torch.advice import LoaderSettings, judge_loop
 
+# Verdicts from CPU time and wall time: run alone, not beside other tests (Makefile `test`).
+pytestmark = pytest.mark.serial
+
 
 def _burn_cpu(seconds: float) -> None:
     end = time.thread_time() + seconds

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -43,6 +44,7 @@ values = st.recursive(
 documents = st.dictionaries(st.sampled_from(KEYS), values, max_size=8)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=documents)
 def test_resolve_build_raises_only_dlrig_errors(doc: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -70,6 +71,7 @@ def small_catalog() -> Catalog:
 EVALUATOR = ModelEvaluator()  # shared: its cache is keyed by part names, valid across examples
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(
     job=st.sampled_from(JOBS[:4]),
@@ -99,6 +101,7 @@ def test_planner_matches_brute_force_with_the_real_rules_and_model(
     ]
 
 
+@pytest.mark.slow
 @settings(max_examples=6)
 @given(
     job=st.sampled_from(JOBS), budgets=st.lists(st.integers(1000, 60_000), min_size=3, max_size=3)
@@ -115,6 +118,7 @@ def test_best_throughput_never_falls_as_budget_rises_on_the_builtin_catalog(
     assert best == sorted(best)
 
 
+@pytest.mark.slow
 @settings(max_examples=12)
 @given(job=st.sampled_from(JOBS), budget=st.integers(2000, 80_000))
 def test_every_planned_build_saved_as_a_file_passes_check(job: str, budget: int) -> None:

@@ -44,6 +44,7 @@ def _rank(rank: int, store_path: str, queue: Any) -> None:
     )
 
 
+@pytest.mark.slow
 def test_two_gloo_processes_measure_allreduce(tmp_path: Path) -> None:
     import torch.multiprocessing as mp
 

@@ -44,6 +44,7 @@ def test_runner_on_four_gpu_box_produces_design_json(tmp_path: Path) -> None:
     json.dumps(data)  # plain JSON all the way down
 
 
+@pytest.mark.slow
 def test_probe_json_save_history_and_compare(tmp_path: Path, small_probe: None) -> None:
     runner = CliRunner()
     replay = str(fixture_path("gpu_throttling_for_heat"))

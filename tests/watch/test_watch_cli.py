@@ -138,6 +138,7 @@ def test_sigint_terminates_the_child_flushes_the_db_and_prints_the_summary(
     assert stored == summary["samples"] >= 3  # every sample taken was flushed
 
 
+@pytest.mark.slow
 def test_a_crash_of_dlrig_keeps_what_was_committed_and_show_judges_it(
     isolated_dlrig_home: Path,
 ) -> None:

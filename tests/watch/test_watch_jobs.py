@@ -14,6 +14,9 @@ from dlrig.hardware.nvml import replay_nvml
 from dlrig.watch.host import NvmlGpuSampler
 from dlrig.watch.runner import CommandStartError, WatchResult, run_watch
 
+# Verdicts from CPU time and wall time: run alone, not beside other tests (Makefile `test`).
+pytestmark = pytest.mark.serial
+
 JOBS = Path(__file__).parent / "jobs"
 INTERVAL_S = 0.2
 NO_GPU = NvmlGpuSampler(replay_nvml("laptop_without_gpu"))
