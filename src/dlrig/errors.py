@@ -33,7 +33,22 @@ class ParseError(DlrigError):
 
 
 class ValidationError(DlrigError):
-    """A document parsed but a field is wrong: unknown key, bad type, out of range."""
+    """A document parsed but a field is wrong: unknown key, bad type, out of range.
+
+    `field` (dotted, as the user wrote it) and `reason` say which field and why, when known, so
+    that a caller can re-address the error (to the `--set` that wrote the field)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        field: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.field = field
+        self.reason = reason
 
 
 class UnknownPartError(ValidationError):

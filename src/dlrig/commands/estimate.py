@@ -95,15 +95,22 @@ def _one(
     prices: dict[str, float | None],
 ) -> Any:
     from dlrig.catalog import load_catalog
-    from dlrig.io.overrides import apply_overrides
+    from dlrig.errors import ValidationError
+    from dlrig.io.overrides import apply_overrides, blame
     from dlrig.machine import resolve_build
     from dlrig.model import estimate as run_estimate
     from dlrig.workloads import resolve_workload
 
     cat = load_catalog(catalog_file)
     bdoc, wdoc = apply_overrides(build_doc, workload_doc, assignments, cat)
-    resolved = resolve_build(bdoc, build_source, cat)
-    job = resolve_workload(wdoc, workload_source)
+    try:
+        resolved = resolve_build(bdoc, build_source, cat)
+    except ValidationError as exc:
+        raise blame(exc, assignments, "build") from None
+    try:
+        job = resolve_workload(wdoc, workload_source)
+    except ValidationError as exc:
+        raise blame(exc, assignments, "workload") from None
     return run_estimate(
         resolved,
         job,

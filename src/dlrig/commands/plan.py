@@ -145,17 +145,18 @@ def plan(
 
 
 def _save(result: PlanResult, folder: Path, catalog: Catalog) -> None:
-    """Write each planned build to folder/plan-<rank>.yaml (a build file `dlrig check` reads)."""
+    """Write each planned build to folder/plan-<rank>.yaml (a build file `dlrig check` reads);
+    refuses, writing nothing, when any of those files exists."""
     import yaml
 
-    from dlrig.errors import InputFileError
+    from dlrig.io.writing import write_new_files
     from dlrig.report.plan import build_document
 
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for rank, scored in enumerate(result.builds, start=1):
-            doc = build_document(scored.build, catalog)
-            path = folder / f"plan-{rank}.yaml"
-            path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
-    except OSError as exc:
-        raise InputFileError(f"{folder}: cannot write ({exc.strerror})") from None
+    write_new_files(
+        {
+            folder / f"plan-{rank}.yaml": yaml.safe_dump(
+                build_document(scored.build, catalog), sort_keys=False, allow_unicode=True
+            )
+            for rank, scored in enumerate(result.builds, start=1)
+        }
+    )

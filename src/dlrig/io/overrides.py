@@ -274,3 +274,24 @@ def apply_overrides(
     for a in assignments:
         _set(build if a.target == "build" else work, a, catalog)
     return build, work
+
+
+def blame(exc: ValidationError, assignments: list[Assignment], target: Target) -> ValidationError:
+    """exc re-addressed to the `--set` that wrote its field, when one did: the file is not to
+    blame for `--set storage.0.read_mb_s=-5`."""
+    if exc.field is None:
+        return exc
+    # An inline spec puts a field under `spec` (`gpus.0.spec.memory_gb` for `gpus.0.memory_gb`).
+    field = tuple(p for p in exc.field.split(".") if p != "spec")
+    for a in reversed(assignments):  # the last --set of a field is the one that stands
+        if a.target != target:
+            continue
+        path = tuple(p for p in a.path if p != "spec")
+        if field[: len(path)] == path or path[: len(field)] == field:
+            return ValidationError(
+                f"--set {a.text}: field '{exc.field}': {exc.reason}",
+                hint=exc.hint,
+                field=exc.field,
+                reason=exc.reason,
+            )
+    return exc

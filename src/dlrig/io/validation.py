@@ -70,7 +70,11 @@ def model_fields_at(model: type[pydantic.BaseModel], loc: tuple[int | str, ...])
 def _most_telling(errors: list[Any], model: type[pydantic.BaseModel]) -> Any:
     """Of the errors of a union, the one that went deepest into what the user wrote: for
     `model: {params: -5}` the bound on `model.params`, not "model is not a string"."""
-    return max(errors, key=lambda e: len(_strip_tags(model, tuple(e["loc"]))))
+    # On a tie, a branch that only says "wrong type" tells less than one that looked inside.
+    return max(
+        errors,
+        key=lambda e: (len(_strip_tags(model, tuple(e["loc"]))), not e["type"].endswith("_type")),
+    )
 
 
 def to_validation_error(
@@ -83,16 +87,22 @@ def to_validation_error(
     if err["type"] == "extra_forbidden":  # the unknown key itself is no field: keep it
         loc = (*_strip_tags(model, tuple(err["loc"])[:-1]), str(err["loc"][-1]))
     field = ".".join(loc) or "(top level)"
-    more = len({_strip_tags(model, tuple(e["loc"])) for e in errors}) - 1
+    # A union's losing branches report "not a string" at a prefix of the real problem's place:
+    # they are one problem, not several.
+    locs = {_strip_tags(model, tuple(e["loc"])) for e in errors}
+    more = sum(not any(o[: len(x)] == x and o != x for o in locs) for x in locs) - 1
     tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
     if err["type"] == "extra_forbidden":
         valid = model_fields_at(model, tuple(err["loc"])[:-1])
         near = closest(str(loc[-1]), valid) if valid else []
         hint = f"did you mean {', '.join(repr(n) for n in near)}?" if near else None
-        return ValidationError(f"{source}: unknown key '{field}'{tail}", hint=hint)
+        return ValidationError(
+            f"{source}: unknown key '{field}'{tail}", hint=hint, field=field, reason="unknown key"
+        )
     got = err.get("input")
     shown = "" if isinstance(got, dict | list) else f" (got {got!r})"
-    return ValidationError(f"{source}: field '{field}': {err['msg']}{shown}{tail}")
+    reason = f"{err['msg']}{shown}"
+    return ValidationError(f"{source}: field '{field}': {reason}{tail}", field=field, reason=reason)
 
 
 def validate_document(model: type[M], doc: dict[str, Any], source: str) -> M:

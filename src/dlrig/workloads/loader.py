@@ -212,7 +212,15 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
 
     similar = None
     if wf.similar_to is not None:
-        similar = _zoo_name(zoo_document(wf.similar_to)["name"])
+        try:
+            similar = _zoo_name(zoo_document(wf.similar_to)["name"])
+        except UnknownWorkloadError as exc:
+            raise UnknownWorkloadError(
+                f"{source}: field 'similar_to': {exc.message}",
+                hint=exc.hint,
+                field="similar_to",
+                reason=exc.message,
+            ) from None
 
     kind = m.kind
     if kind is WorkloadKind.OTHER and seq_len is not None and m.forward_flops_per_token:

@@ -15,29 +15,37 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from dlrig.enums import Optimizer, Parallelism, Precision, PreprocessingStrategy
 from dlrig.workloads.model import FinetuneMethod, Mode, WorkloadKind
 
-PositiveFloat = Annotated[float, Field(gt=0)]
-NonNegativeFloat = Annotated[float, Field(ge=0)]
-PositiveInt = Annotated[int, Field(gt=0)]
-NonNegativeInt = Annotated[int, Field(ge=0)]
+# Every number is finite and bounded far beyond any real job (a 405B-parameter model, 15T
+# tokens, a 1M-token context), so that `.inf` or `1e308` is an error naming the field instead of
+# an overflow in the model.
+PositiveInt = Annotated[int, Field(gt=0, le=10**12)]
+# Counts of whole things (parameters, FLOPs, bytes): at least one when given.
+Amount = Annotated[float, Field(ge=1, le=1e21)]
+Milliseconds = Annotated[float, Field(ge=0, le=1e6, description="ms")]
+SmallCount = Annotated[int, Field(ge=0, le=1024)]
+MAX_BATCH_SIZE = 1_000_000_000  # recommenders batch millions of tiny samples (NCF: 10.8M)
+MAX_SEQ_LEN = 10_000_000
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ModelBlock(_Strict):
     """The model's size and cost; FLOPs per sample or per token (then `seq_len` is needed)."""
 
-    params: PositiveFloat
-    param_bytes: PositiveFloat | None = None
-    forward_flops_per_sample: PositiveFloat | None = None
-    forward_flops_per_token: PositiveFloat | None = None
-    activation_bytes_per_sample: NonNegativeFloat | None = None
+    params: Annotated[float, Field(ge=1, le=1e15)]
+    param_bytes: Amount | None = None
+    forward_flops_per_sample: Amount | None = None
+    forward_flops_per_token: Amount | None = None
+    activation_bytes_per_sample: Annotated[float, Field(ge=0, le=1e15)] | None = Field(
+        default=None, description="bytes saved for backward per sample: 0, or at least 1"
+    )
     kind: WorkloadKind = WorkloadKind.OTHER
-    seq_len: PositiveInt | None = None
-    hidden_size: PositiveInt | None = None
-    num_layers: PositiveInt | None = None
-    kv_bytes_per_token: PositiveFloat | None = Field(
+    seq_len: Annotated[int, Field(gt=0, le=MAX_SEQ_LEN)] | None = None
+    hidden_size: Annotated[int, Field(gt=0, le=10**7)] | None = None
+    num_layers: Annotated[int, Field(gt=0, le=10**6)] | None = None
+    kv_bytes_per_token: Annotated[float, Field(gt=0, le=1e12)] | None = Field(
         default=None, description="16-bit KV-cache bytes per token of context (inference)"
     )
 
@@ -49,8 +57,16 @@ class ModelBlock(_Strict):
             raise ValueError(
                 "give 'forward_flops_per_sample' or 'forward_flops_per_token', not both"
             )
+        if (
+            self.activation_bytes_per_sample is not None
+            and 0 < self.activation_bytes_per_sample < 1
+        ):
+            raise ValueError("'activation_bytes_per_sample' is 0 or at least 1 byte")
         return self
 
+
+# One sample of 1 TB is past any dataset (a 4K video clip is ~GBs).
+MAX_INPUT_BYTES = 1e12
 
 DType = Literal["float32", "float16", "bfloat16", "uint8", "int8", "int32", "int64", "uint16"]
 
@@ -69,14 +85,25 @@ DTYPE_BYTES: dict[str, int] = {
 class InputBlock(_Strict):
     """One sample as it crosses PCIe: a tensor shape (or several) and its element type."""
 
-    shape: list[PositiveInt] = Field(min_length=1)
+    shape: list[Annotated[int, Field(gt=0, le=10**9)]] = Field(min_length=1, max_length=8)
     dtype: DType = "float32"
-    tensors: PositiveInt = Field(default=1, description="how many tensors of this shape")
+    tensors: Annotated[int, Field(gt=0, le=1024)] = Field(
+        default=1, description="how many tensors of this shape"
+    )
+
+    @model_validator(mode="after")
+    def _sane_size(self) -> InputBlock:
+        elements = 1
+        for dim in self.shape:
+            elements *= dim
+        if elements * DTYPE_BYTES[self.dtype] * self.tensors > MAX_INPUT_BYTES:
+            raise ValueError(f"one sample is larger than {MAX_INPUT_BYTES:.0e} bytes")
+        return self
 
 
 class DatasetBlock(_Strict):
-    samples: PositiveInt
-    bytes_per_sample: PositiveFloat
+    samples: Annotated[int, Field(gt=0, le=10**13)]
+    bytes_per_sample: Annotated[float, Field(ge=1, le=MAX_INPUT_BYTES)]
 
 
 class PreprocessingBlock(_Strict):
@@ -84,16 +111,16 @@ class PreprocessingBlock(_Strict):
     `offline_cpu_ms_per_sample` the cost of loading an already-preprocessed sample."""
 
     strategy: PreprocessingStrategy = PreprocessingStrategy.ONLINE
-    cpu_ms_per_sample: NonNegativeFloat | None = None
-    offline_cpu_ms_per_sample: NonNegativeFloat | None = None
+    cpu_ms_per_sample: Milliseconds | None = None
+    offline_cpu_ms_per_sample: Milliseconds | None = None
 
 
 class LoaderBlock(_Strict):
     """The data loader: background workers, pinned host memory and batches loaded ahead."""
 
-    workers: NonNegativeInt = 4
+    workers: SmallCount = 4
     pin_memory: bool = True
-    prefetch: NonNegativeInt = 2
+    prefetch: SmallCount = 2
 
 
 class FinetuneBlock(_Strict):
@@ -108,7 +135,7 @@ class WorkloadFile(_Strict):
     name: str | None = None
     model: str | ModelBlock
     mode: Mode = Mode.TRAINING
-    batch_size: PositiveInt | None = None
+    batch_size: Annotated[int, Field(gt=0, le=MAX_BATCH_SIZE)] | None = None
     precision: Precision | None = None
     optimizer: Optimizer | None = None
     input: InputBlock | list[InputBlock] | None = None
@@ -117,7 +144,7 @@ class WorkloadFile(_Strict):
     loader: LoaderBlock | None = None
     parallel: Parallelism | None = None
     finetune: FinetuneBlock | None = None
-    seq_len: PositiveInt | None = None
+    seq_len: Annotated[int, Field(gt=0, le=MAX_SEQ_LEN)] | None = None
     similar_to: str | None = Field(
         default=None,
         description="a zoo model whose fitted efficiencies this one shares (same layer types)",
@@ -125,8 +152,8 @@ class WorkloadFile(_Strict):
     activation_checkpointing: bool = Field(
         default=False, description="recompute activations in backward (one extra forward)"
     )
-    epochs: PositiveFloat | None = None
-    tokens: PositiveFloat | None = None
+    epochs: Annotated[float, Field(gt=0, le=1e6)] | None = None
+    tokens: Annotated[float, Field(gt=0, le=1e16)] | None = None
     steps: PositiveInt | None = None
     sources: list[str] = Field(default_factory=list)
     notes: str = ""
