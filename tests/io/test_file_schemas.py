@@ -83,6 +83,7 @@ def test_every_part_form_is_valid() -> None:
         {"psu": {"watts": 1600, "efficiency": "unobtainium"}},
         {"gpus": [{"model": "GeForce RTX 4090", "pcie": {"gen": 99, "lanes": 1000}}]},
         {"cpu": 5},
+        {"cpu": {}},  # names no part
         {"nodes": "two"},
         {"gpus": [{"name": "x", "tdp_w": 1e308}]},
         {"colour": "red"},

@@ -113,6 +113,13 @@ def test_a_partial_part_stays_partial_when_saved() -> None:
     assert resolve_build(saved, "partial.yaml", CATALOG) == build
 
 
+def test_threads_default_to_the_cores_given() -> None:
+    """One thread per core (no SMT assumed), never fewer threads than the cores the user gave."""
+    build = resolve_build({"cpu": {"name": "T", "cores": 32}}, "b", CATALOG)
+    assert build.cpu is not None
+    assert (build.cpu.threads, "threads" in build.cpu.unknown_fields) == (32, True)
+
+
 def test_an_explicit_null_reads_as_not_given() -> None:
     build = resolve_build({"psu": {"name": "P", "watts": 850, "efficiency": None}}, "b", CATALOG)
     assert build.psu is not None

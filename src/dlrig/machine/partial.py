@@ -106,6 +106,9 @@ def resolve_spec(catalog_type: type[P], fields: dict[str, Any], where: str) -> P
     given = {k: v for k, v in fields.items() if v is not None or k not in DEFAULTS[catalog_type]}
     given.setdefault("name", DEFAULT_NAMES[catalog_type])
     missing = {k: v for k, v in DEFAULTS[catalog_type].items() if k not in given}
+    if catalog_type is CPU and "threads" in missing and "cores" in given:
+        # One thread per core (no SMT) rather than a fixed 16 that may be below the cores given.
+        missing["threads"] = given["cores"]
     try:
         part = catalog_type.model_validate({**missing, **given})
     except pydantic.ValidationError as exc:

@@ -99,6 +99,13 @@ def part_form(value: Any) -> str | None:
 FORM_ERROR = "expected a catalog name, {model: NAME}, {spec: {...}} or the part's fields"
 
 
+class _FieldsForm(BaseModel):
+    """The form `{kind: hdd, read_mb_s: 180}`: its JSON Schema asks for at least one key, as the
+    loader does (a bare `{}` names no part)."""
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+
+
 def _part_union(spec: type[BaseModel], settings: type[_Strict], kind: str) -> Any:
     """The four forms of one kind of part, as a discriminated union."""
     by_model = create_model(
@@ -122,7 +129,7 @@ def _part_union(spec: type[BaseModel], settings: type[_Strict], kind: str) -> An
 
     fields = create_model(
         f"{kind}Fields",
-        __base__=(spec, settings),
+        __base__=(spec, settings, _FieldsForm),
         __doc__=f"An inline {kind} written as its fields, with per-build settings.",
         __validators__={"_some_field": model_validator(mode="after")(_some_field)},  # type: ignore[dict-item]
     )
