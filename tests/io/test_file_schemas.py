@@ -84,6 +84,7 @@ def test_every_part_form_is_valid() -> None:
         {"gpus": [{"model": "GeForce RTX 4090", "pcie": {"gen": 99, "lanes": 1000}}]},
         {"cpu": 5},
         {"cpu": {}},  # names no part
+        {"cpu": {"count": 2}},  # settings alone name no part either
         {"nodes": "two"},
         {"gpus": [{"name": "x", "tdp_w": 1e308}]},
         {"colour": "red"},

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
+from pydantic.config import JsonDict
 
 from dlrig.catalog.schema import CPU, GPU, PSU, Case, MemoryKit, Motherboard, Platform, Storage
 from dlrig.enums import CoolerType, NetworkKind
@@ -99,11 +100,14 @@ def part_form(value: Any) -> str | None:
 FORM_ERROR = "expected a catalog name, {model: NAME}, {spec: {...}} or the part's fields"
 
 
-class _FieldsForm(BaseModel):
-    """The form `{kind: hdd, read_mb_s: 180}`: its JSON Schema asks for at least one key, as the
-    loader does (a bare `{}` names no part)."""
-
-    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+def _one_spec_field(spec: type[BaseModel]) -> type[BaseModel]:
+    """A base whose only job is the JSON Schema of the fields form: at least one of the spec's
+    fields, as the loader asks (`{}` or a bare `{count: 2}` names no part)."""
+    extra: JsonDict = {"anyOf": [{"required": [name]} for name in spec.model_fields]}
+    base: type[BaseModel] = create_model(
+        f"{spec.__name__}AnyField", __config__=ConfigDict(json_schema_extra=extra)
+    )
+    return base
 
 
 def _part_union(spec: type[BaseModel], settings: type[_Strict], kind: str) -> Any:
@@ -129,7 +133,7 @@ def _part_union(spec: type[BaseModel], settings: type[_Strict], kind: str) -> An
 
     fields = create_model(
         f"{kind}Fields",
-        __base__=(spec, settings, _FieldsForm),
+        __base__=(spec, settings, _one_spec_field(spec)),
         __doc__=f"An inline {kind} written as its fields, with per-build settings.",
         __validators__={"_some_field": model_validator(mode="after")(_some_field)},  # type: ignore[dict-item]
     )
