@@ -186,6 +186,20 @@ def test_a_usage_error_is_one_line(args: list[str]) -> None:
     assert "╭" not in err
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["plan", "--workload", "resnet50", "--budget", "inf"],
+        ["plan", "--workload", "resnet50:nan", "--budget", "3000"],
+        ["upgrade", str(BUILD), "--workload", "resnet50", "--budget", "nan"],
+        ["estimate", str(BUILD), "--workload", "resnet50", "--electricity-price", "inf"],
+    ],
+)
+def test_a_non_finite_number_option_is_refused(args: list[str]) -> None:
+    code, _, err = dlrig(*args)
+    assert_one_line_error(code, err, "finite")
+
+
 def test_plan_save_never_overwrites_a_users_file(tmp_path: Path) -> None:
     mine = tmp_path / "plan-1.yaml"
     mine.write_text("my notes\n")

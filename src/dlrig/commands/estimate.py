@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from dlrig.commands.inputs import BUILD_HELP, build_document
+from dlrig.commands.inputs import BUILD_HELP, build_document, finite
 
 
 def estimate(
@@ -25,10 +25,18 @@ def estimate(
     ] = None,
     electricity_price: Annotated[
         float | None,
-        typer.Option("--electricity-price", help="price per kWh (default: the build's prices)"),
+        typer.Option(
+            "--electricity-price",
+            help="price per kWh (default: the build's prices)",
+            callback=finite,
+            min=0,
+        ),
     ] = None,
     co2_per_kwh: Annotated[
-        float | None, typer.Option("--co2-per-kwh", help="grid intensity, kg CO2 per kWh")
+        float | None,
+        typer.Option(
+            "--co2-per-kwh", help="grid intensity, kg CO2 per kWh", callback=finite, min=0
+        ),
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
 ) -> None:

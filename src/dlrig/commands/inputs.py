@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
+
+import typer
 
 PROBE_LATEST = "probe:latest"
 BUILD_HELP = "build file (YAML or TOML), - for stdin, or probe:latest"
@@ -36,3 +39,10 @@ def build_document(ref: str) -> tuple[str, dict[str, Any]]:
             "no saved probe to use as probe:latest", hint="run `dlrig probe --save` first"
         )
     return PROBE_LATEST, latest_build_document(path)
+
+
+def finite(value: float | None) -> float | None:
+    """A number option's value (a typer callback), refused when not finite: `--budget inf`."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number")
+    return value

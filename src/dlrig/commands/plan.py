@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from dlrig.commands.inputs import finite
 from dlrig.enums import Vendor
 from dlrig.plan.kinds import BuildForm, ObjectiveKind
 
@@ -26,8 +28,8 @@ def parse_workload_weight(arg: str) -> tuple[str, float]:
         weight = float(tail)
     except ValueError:
         return arg, 1.0
-    if not weight > 0:
-        raise ValidationError(f"--workload {arg}: the weight must be a positive number")
+    if not weight > 0 or not math.isfinite(weight):
+        raise ValidationError(f"--workload {arg}: the weight must be a positive, finite number")
     return ref, weight
 
 
@@ -40,7 +42,9 @@ def plan(
             help="zoo name or workload file, optionally with a weight: resnet50:0.3 (repeat)",
         ),
     ],
-    budget: Annotated[float, typer.Option("--budget", help="the most to spend, USD")],
+    budget: Annotated[
+        float, typer.Option("--budget", help="the most to spend, USD", callback=finite)
+    ],
     top: Annotated[int, typer.Option("--top", help="how many builds to show", min=1)] = 3,
     form: Annotated[
         BuildForm | None, typer.Option("--form", help="workstation or server (default: both)")
@@ -70,14 +74,18 @@ def plan(
         typer.Option("--exclude-vendor", help="leave out this vendor's GPUs and CPUs (repeat)"),
     ] = None,
     min_gpu_memory: Annotated[
-        float, typer.Option("--min-gpu-memory", help="GB per GPU at least")
+        float, typer.Option("--min-gpu-memory", help="GB per GPU at least", callback=finite)
     ] = 0.0,
     electricity_price: Annotated[
-        float, typer.Option("--electricity-price", help="USD per kWh")
+        float, typer.Option("--electricity-price", help="USD per kWh", callback=finite)
     ] = 0.20,
     lifetime_years: Annotated[
         float,
-        typer.Option("--lifetime-years", help="years the purchase is spread over (cost-per-run)"),
+        typer.Option(
+            "--lifetime-years",
+            help="years the purchase is spread over (cost-per-run)",
+            callback=finite,
+        ),
     ] = 3.0,
     save: Annotated[
         Path | None, typer.Option("--save", help="write each result as a build file here")

@@ -7,13 +7,15 @@ from typing import Annotated
 
 import typer
 
-from dlrig.commands.inputs import BUILD_HELP
+from dlrig.commands.inputs import BUILD_HELP, finite
 
 
 def upgrade(
     build: Annotated[str, typer.Argument(help=BUILD_HELP)],
     workload: Annotated[str, typer.Option("--workload", "-w", help="zoo name or workload file")],
-    budget: Annotated[float, typer.Option("--budget", help="the most to spend, USD")],
+    budget: Annotated[
+        float, typer.Option("--budget", help="the most to spend, USD", callback=finite)
+    ],
     catalog: Annotated[
         Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
     ] = None,

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from dlrig.commands.inputs import finite
+
 if TYPE_CHECKING:
     from dlrig.watch.samples import Sample
 
@@ -29,7 +31,8 @@ def watch(
         list[str] | None, typer.Argument(help="the command to run (after --)", show_default=False)
     ] = None,
     interval: Annotated[
-        float, typer.Option("--interval", help="seconds between samples", min=0.01)
+        float,
+        typer.Option("--interval", help="seconds between samples", min=0.01, callback=finite),
     ] = 1.0,
     json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
     prometheus: Annotated[
