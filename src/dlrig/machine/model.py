@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from dlrig.catalog.schema import (
     CPU,
@@ -137,13 +138,34 @@ class Build:
         part = single[kind]
         return () if part is None else (part,)
 
+    @cached_property
+    def _partial_parts(self) -> dict[str, tuple[PartBase, ...]]:
+        """Per kind, the parts with unknown fields; empty for a build of catalog parts (the
+        planner checks thousands of those: they must not pay for this)."""
+        out: dict[str, tuple[PartBase, ...]] = {}
+        for kind in PART_KINDS:
+            partial = tuple(p for p in self.parts_of(kind) if p.unknown_fields)
+            if partial:
+                out[kind] = partial
+        return out
+
+    @property
+    def has_partial_parts(self) -> bool:
+        """Some part is a partial inline spec (its unknown fields hold stated defaults)."""
+        return bool(self._partial_parts)
+
     def unknown_inputs(self, reads: tuple[str, ...]) -> tuple[str, ...]:
         """Of the fields `reads` names (`gpu.tdp_w`), those a partial inline spec in this build
         left out, as `cpu 'Threadripper 32-core' socket`."""
+        partial = self._partial_parts
+        if not partial:
+            return ()
         missing: list[str] = []
         for read in reads:
             kind, _, field_name = read.partition(".")
-            for part in self.parts_of(kind):
+            if kind not in PART_KINDS:
+                raise ValueError(f"unknown part kind {kind!r}")  # a rule declared a bad field
+            for part in partial.get(kind, ()):
                 if field_name in part.unknown_fields:
                     missing.append(f"{kind} '{part.name}' {field_name}")
         return tuple(dict.fromkeys(missing))

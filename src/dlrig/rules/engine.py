@@ -140,8 +140,9 @@ def check_build(build: Build, workload: Workload | None = None) -> CheckResult:
 
     facts = Facts(build, workload)
     findings: list[Finding] = []
+    partial = build.has_partial_parts
     for r in RULES:
-        missing = build.unknown_inputs(r.reads)
+        missing = build.unknown_inputs(r.reads) if partial else ()
         # A rule would judge stated defaults, not the user's part: it says what it lacks instead
         # (also where it would have passed silently: a silent pass on a default is no pass).
         judgements = [_lacking(r, missing)] if missing else list(r.check(facts))
