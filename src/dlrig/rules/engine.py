@@ -139,15 +139,24 @@ def check_build(build: Build, workload: Workload | None = None) -> CheckResult:
     from dlrig.rules.facts import Facts
 
     facts = Facts(build, workload)
-    findings: list[Finding] = []
-    partial = build.has_partial_parts
-    for r in RULES:
-        missing = build.unknown_inputs(r.reads) if partial else ()
-        # A rule would judge stated defaults, not the user's part: it says what it lacks instead
-        # (also where it would have passed silently: a silent pass on a default is no pass).
-        judgements = [_lacking(r, missing)] if missing else list(r.check(facts))
-        findings.extend(Finding(r.id, j.severity, j.message, j.evidence, j.fix) for j in judgements)
+    judge = _judge_partial if build.has_partial_parts else _judge
+    findings = [
+        Finding(r.id, j.severity, j.message, j.evidence, j.fix)
+        for r in RULES
+        for j in judge(r, facts)
+    ]
     return CheckResult(tuple(findings))
+
+
+def _judge(r: Rule, facts: Facts) -> Iterable[Judgement]:
+    return r.check(facts)
+
+
+def _judge_partial(r: Rule, facts: Facts) -> Iterable[Judgement]:
+    """A rule would judge stated defaults, not the user's part: it says what it lacks instead
+    (also where it would have passed silently: a silent pass on a default is no pass)."""
+    missing = facts.build.unknown_inputs(r.reads)
+    return [_lacking(r, missing)] if missing else r.check(facts)
 
 
 def _lacking(r: Rule, missing: tuple[str, ...]) -> Judgement:
