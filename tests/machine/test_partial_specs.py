@@ -120,6 +120,20 @@ def test_threads_default_to_the_cores_given() -> None:
     assert (build.cpu.threads, "threads" in build.cpu.unknown_fields) == (32, True)
 
 
+def test_a_cpu_without_family_is_unknown_on_a_board_that_names_families() -> None:
+    """COMPAT.socket: a board taking only some families (W790: Xeon W) cannot judge a CPU whose
+    family the user did not give; a socket mismatch is still judged."""
+    board = next(b for b in CATALOG.motherboards if b.cpu_families)
+    doc = {"motherboard": board.name, "cpu": {"name": "C", "socket": board.socket}}
+    (finding,) = check_build(resolve_build(doc, "b", CATALOG)).by_rule("COMPAT.socket")
+    assert finding.severity is Severity.INFO
+    assert finding.message.startswith("unknown: ")
+    assert "family" in finding.message
+    wrong = {**doc, "cpu": {"name": "C", "socket": "AM5" if board.socket != "AM5" else "LGA1700"}}
+    (finding,) = check_build(resolve_build(wrong, "b", CATALOG)).by_rule("COMPAT.socket")
+    assert finding.severity is Severity.ERROR
+
+
 def test_an_explicit_null_reads_as_not_given() -> None:
     build = resolve_build({"psu": {"name": "P", "watts": 850, "efficiency": None}}, "b", CATALOG)
     assert build.psu is not None

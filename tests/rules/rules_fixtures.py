@@ -31,6 +31,7 @@ def cpu(**fields: Any) -> dict[str, Any]:
     """An inline CPU spec: 150 W, 24 cores, 64 lanes, socket sTR5, unless told otherwise."""
     spec: dict[str, Any] = {
         "name": "Test CPU",
+        "family": "threadripper",
         "cores": 24,
         "threads": 48,
         "base_ghz": 3.5,

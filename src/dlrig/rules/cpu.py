@@ -303,6 +303,13 @@ def cpu_socket(f: Facts) -> Iterator[Judgement]:
         )
         return
     families = host.cpu_families
+    if families and "family" in cpu.unknown_fields:
+        yield unknown(
+            f"whether {cpu.name} is a {'/'.join(families)} CPU, as {host.name} needs",
+            "the inline CPU gives no family",
+            f"add family: {families[0]} (or the CPU's family) to the inline spec",
+        )
+        return
     if families and cpu.family not in families:
         yield error(
             f"{host.name} takes {', '.join(families)} CPUs on {socket}; {cpu.name} is {cpu.family}",
