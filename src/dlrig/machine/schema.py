@@ -26,10 +26,6 @@ Count = Annotated[int, Field(gt=0, le=MAX_PART_COUNT)]
 # A cluster of this many identical nodes is far past any machine dlrig plans for.
 MAX_NODES = 100_000
 
-# The tags of a part's four forms; they appear in pydantic's error locations, from which
-# io/validation.py removes them.
-FORM_TAGS = frozenset({"by-name", "by-model", "inline-spec", "spec-fields"})
-
 if TYPE_CHECKING:
     GPUSpec = BaseModel
     CPUSpec = BaseModel
