@@ -116,6 +116,8 @@ def plan(
         raise ValidationError("--budget must be a positive amount of USD")
     if electricity_price < 0 or not lifetime_years > 0:
         raise ValidationError("--electricity-price must be >= 0 and --lifetime-years > 0")
+    if save is not None:
+        _refuse_old_plans(save)  # before the search, not after it
     cat = load_catalog(catalog)
     mix = [parse_workload_weight(w) for w in workload]
     workloads = [WeightedWorkload(load_workload(ref), weight) for ref, weight in mix]
@@ -150,6 +152,18 @@ def plan(
         print_renderable(plan_renderable(result, seconds))
     if not result.builds:
         raise typer.Exit(1)
+
+
+def _refuse_old_plans(folder: Path) -> None:
+    """A folder that already holds plan files (the user's, or an earlier run's) is refused."""
+    from dlrig.errors import InputFileError
+
+    old = sorted(folder.glob("plan-*.yaml")) if folder.is_dir() else []
+    if old:
+        raise InputFileError(
+            f"{old[0]}: exists; dlrig writes only new files",
+            hint="save to an empty folder, or move the old plan files away",
+        )
 
 
 def _save(result: PlanResult, folder: Path, catalog: Catalog) -> None:
