@@ -18,6 +18,7 @@ from dlrig.catalog.schema import (
 )
 from dlrig.enums import CoolerType, NetworkKind
 from dlrig.machine.partial import describe_default
+from dlrig.machine.topology import Topology, compute_topology
 
 # The kinds of part a rule may declare it reads (`gpu.tdp_w`), as the build file names them.
 PART_KINDS = ("gpu", "cpu", "motherboard", "platform", "storage", "psu", "case")
@@ -89,6 +90,11 @@ class Build:
     network: Network | None = None
     prices: Prices = field(default_factory=Prices)
     source: str = ""
+
+    @cached_property
+    def topology(self) -> Topology:
+        """Where the cards sit and the PCIe link each gets, computed once per build."""
+        return compute_topology(self)
 
     @property
     def gpu_count(self) -> int:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from dlrig.catalog.schema import CPU, GPU
 from dlrig.enums import Interconnect, Modifier
 from dlrig.machine.model import Build, GPUGroup
+from dlrig.machine.topology import topology
 from dlrig.model import pcie
 from dlrig.model.calibration import Calibration, WorkloadFactors
 from dlrig.model.rates import ComputePath, cpu_peak_flops_s, matmul_peak
@@ -79,36 +80,15 @@ def matmul_rate(
     return peak, path, efficiency
 
 
-def link_width(lanes: int) -> int:
-    """The widest PCIe link (x16, x8, x4, x2, x1) that `lanes` lanes can make."""
-    return next((w for w in (16, 8, 4, 2, 1) if w <= lanes), 1)
-
-
 def pcie_link(build: Build, group: GPUGroup, mods: list[Modifier]) -> tuple[int, int]:
-    """(gen, lanes) of the group's links: what the build says the slot gives, else the card's
-    own, limited by the board's slots (widest first) and the CPU's lanes shared by all GPUs
-    (PCIE.2, PCIE.3). A link narrower or older than the card is `pcie_downgraded`."""
-    gpu = group.gpu
-    gen = group.pcie_gen or gpu.pcie_gen
-    lanes = group.pcie_lanes or gpu.pcie_lanes
-    if group.pcie_lanes is None and build.platform is None:
-        board = build.motherboard
-        if board is not None and board.x16_slots:
-            slots = sorted(board.x16_slots, key=lambda sl: -sl.lanes)
-            first = sum(g.count for g in build.gpus[: build.gpus.index(group)])
-            mine = slots[first : first + group.count] or slots[-1:]
-            lanes = min(lanes, min(sl.lanes for sl in mine))
-            if group.pcie_gen is None:
-                gen = min(gen, min(sl.gen for sl in mine))
-        if build.cpu is not None and build.gpu_count:
-            lanes = min(
-                lanes, link_width(build.cpu.pcie_lanes * build.cpu_count // build.gpu_count)
-            )
-    if group.pcie_gen is None and build.cpu is not None:
-        gen = min(gen, build.cpu.pcie_gen)
-    if gen < gpu.pcie_gen or lanes < gpu.pcie_lanes:
+    """(gen, lanes) the group's slowest card trains at, as the machine's topology seats it
+    (PCIE.2, PCIE.3); a link narrower or older than the card is `pcie_downgraded`."""
+    topo = topology(build)
+    index = build.gpus.index(group)
+    link = topo.group_link(index)
+    if topo.downgraded(index):
         mods.append(Modifier.PCIE_DOWNGRADED)
-    return gen, lanes
+    return link.gen, link.lanes
 
 
 def busbw_gb_s(build: Build, gpu: GPU, n: int, gen: int, lanes: int, cal: Calibration) -> float:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from dlrig.enums import Bottleneck, CoolerType, Modifier, Parallelism, PreprocessingStrategy
 from dlrig.machine.model import Build
+from dlrig.machine.topology import topology
 from dlrig.model import compute, interconnect, memory, pcie, pipeline
 from dlrig.model.calibration import Calibration, WorkloadFactors, default_calibration
 from dlrig.model.device import DEFAULT_CPU, Device, busbw_gb_s, matmul_rate, pcie_link, pick_device
@@ -89,9 +90,7 @@ def _pair_spaced(build: Build) -> bool:
     the rules compute from the motherboard's slot positions and the cards' widths)."""
     if build.motherboard is None or build.platform is not None:
         return False
-    from dlrig.rules.facts import Facts
-
-    placement = Facts(build).placement
+    placement = topology(build).placement
     if placement is None or len(placement.seats) != 2:
         return False
     return placement.free_slots_below(0) >= 1

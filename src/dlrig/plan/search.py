@@ -33,6 +33,7 @@ import numpy as np
 from dlrig.catalog.loader import Catalog
 from dlrig.catalog.schema import CPU, PSU, Case, PCIeSlot, Storage
 from dlrig.machine.model import Build, Prices
+from dlrig.machine.topology import card_width_slots
 from dlrig.plan.constraints import Constraints, part_filter, validate_constraints
 from dlrig.plan.evaluate import Evaluator, Outcome, WorkloadLike
 from dlrig.plan.objectives import Objective, weighted_throughput
@@ -44,7 +45,6 @@ from dlrig.plan.space import (
     SearchSpace,
     assemble,
     efficiency_rank,
-    gpu_slots,
     memory_fits_cpu,
     place_gpus,
     psu_floor_w,
@@ -616,7 +616,7 @@ def merged_group(groups: Sequence[Group]) -> Group:
     boards = [g.chassis.board for g in groups if g.chassis.board is not None]
     if len(groups) == 1 or len(boards) < len(groups):
         return first
-    width = gpu_slots(first.gpu)
+    width = card_width_slots(first.gpu)
     gen = max(slot.gen for b in boards for slot in b.x16_slots)
     board = boards[0].model_copy(
         update={

@@ -38,6 +38,7 @@ from dlrig.catalog.schema import (
 )
 from dlrig.enums import CoolerType, FormFactor, NetworkKind
 from dlrig.machine.model import Build, GPUGroup, MemoryConfig, Network, Prices, StorageDevice
+from dlrig.machine.topology import card_width_slots, place_cards
 from dlrig.model.power import size_psu
 from dlrig.plan.constraints import Constraints, PartFilter
 from dlrig.plan.kinds import BuildForm
@@ -45,8 +46,6 @@ from dlrig.plan.kinds import BuildForm
 # COOL.4: "about 100 USD per GPU plus about 50 USD up front" for all-in-one water kits.
 WATER_USD_PER_GPU = 100.0
 WATER_USD_BASE = 50.0
-# A card whose width the catalog does not give is taken as the common dual-slot card (MB.1).
-DEFAULT_GPU_SLOTS = 2
 # A platform link at or above this rate is an InfiniBand-class fabric; below it, Ethernet.
 INFINIBAND_MIN_GBIT_S = 200.0
 
@@ -163,25 +162,11 @@ def price_of(part: PartBase | None) -> float:
 # --- what assembles ---------------------------------------------------------------------------
 
 
-def gpu_slots(gpu: GPU) -> int:
-    """Expansion slots a card covers."""
-    return gpu.slots or DEFAULT_GPU_SLOTS
-
-
 def place_gpus(board: Motherboard, gpu: GPU, count: int) -> tuple[PCIeSlot, ...] | None:
-    """The x16 slots `count` cards of this width occupy, top first, without covering each
-    other (MB.1: "most GPUs are 2 slots wide, so the slot spacing must leave room"); None when
-    they do not fit. Taking the highest free slot each time places the most cards."""
-    width = gpu_slots(gpu)
-    placed: list[PCIeSlot] = []
-    next_free = 1
-    for slot in sorted(board.x16_slots, key=lambda s: s.position):
-        if slot.position >= next_free:
-            placed.append(slot)
-            next_free = slot.position + width
-            if len(placed) == count:
-                return tuple(placed)
-    return None
+    """The x16 slots `count` cards of this width occupy, by the machine topology's placement
+    rule (MB.1); None when they do not all fit."""
+    seated, unplaced = place_cards(board.x16_slots, [card_width_slots(gpu)] * count)
+    return None if unplaced else tuple(slot for _, slot, _ in seated)
 
 
 def slots_needed(board: Motherboard, gpu: GPU, count: int) -> int | None:
@@ -190,7 +175,7 @@ def slots_needed(board: Motherboard, gpu: GPU, count: int) -> int | None:
     placed = place_gpus(board, gpu, count)
     if placed is None:
         return None
-    return placed[-1].position + gpu_slots(gpu) - 1
+    return placed[-1].position + card_width_slots(gpu) - 1
 
 
 def case_fits(case: Case, board: Motherboard, gpu: GPU, count: int, water: bool) -> bool:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dlrig.enums import CoolerType, FormFactor, Interconnect
+from dlrig.machine.topology import DEFAULT_CARD_SLOTS
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
-from dlrig.rules.facts import DEFAULT_CARD_SLOTS, Facts
+from dlrig.rules.facts import Facts
 
 MAX_DESKTOP_GPUS = 4  # MB.1: "usually at most 4 GPUs per system even with more slots"
 
