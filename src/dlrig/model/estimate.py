@@ -368,6 +368,8 @@ def estimate(
         batch_per_gpu=job.batch,
         precision=workload.precision,
         compute_path=path,
+        pcie_gen=None if dev.is_cpu else gen,
+        pcie_lanes=None if dev.is_cpu else lanes,
         step_time_s=step.time_s,
         bottleneck=step.bottleneck,
         stages_s=stages,

@@ -65,6 +65,8 @@ class Estimate:
     batch_per_gpu: int
     precision: Precision
     compute_path: str
+    pcie_gen: int | None  # the link the GPUs' inputs cross (machine topology); None on a CPU
+    pcie_lanes: int | None
     step_time_s: float
     bottleneck: Bottleneck
     stages_s: dict[Bottleneck, float]

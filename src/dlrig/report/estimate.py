@@ -45,6 +45,8 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
             "batch_per_gpu": est.batch_per_gpu,
             "precision": est.precision.value,
             "compute_path": est.compute_path,
+            "pcie_gen": est.pcie_gen,
+            "pcie_lanes": est.pcie_lanes,
         },
         "step": {
             "time_s": est.step_time_s,
