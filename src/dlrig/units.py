@@ -26,6 +26,25 @@ GHZ = 1e9
 BITS_PER_BYTE = 8
 
 
+# PCIe payload rate per lane and direction: the PCI-SIG transfer rates (2.5/5/8/16/32/64 GT/s)
+# times the line encoding (8b/10b for gen 1-2, 128b/130b for gen 3-5, FLIT ~242/256 for gen 6).
+_PCIE_GT_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
+_PCIE_ENCODING = {1: 0.8, 2: 0.8, 3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 242 / 256}
+PCIE_GENS = tuple(_PCIE_GT_S)
+
+
+def pcie_lane_gb_s(gen: int) -> float:
+    """One lane's payload rate in one direction, GB/s (gen 4: 1.969); gens outside 1-6 are
+    clamped to the nearest."""
+    g = min(max(gen, PCIE_GENS[0]), PCIE_GENS[-1])
+    return _PCIE_GT_S[g] * _PCIE_ENCODING[g] / BITS_PER_BYTE
+
+
+def tb_to_gb(tb: float) -> float:
+    """Decimal terabytes to decimal gigabytes."""
+    return tb * TB / GB
+
+
 def gb_to_bytes(gb: float) -> float:
     """Decimal gigabytes to bytes."""
     return gb * GB

@@ -21,7 +21,7 @@ GUIDE_RULES = {
 }  # fmt: skip
 COMPAT_RULES = {
     "COMPAT.socket", "COMPAT.memory", "COMPAT.slots", "COMPAT.lanes", "COMPAT.length",
-    "COMPAT.form", "COMPAT.platform",
+    "COMPAT.form", "COMPAT.platform", "COMPAT.case",
 }  # fmt: skip
 
 

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from dlrig.units import gb_s_to_bytes_s
-
-# Usable bytes per second per lane after line encoding: gen 1-2 use 8b/10b, gen 3-5 128b/130b,
-# gen 6 PAM4 with FLIT (~242/256). PCI-SIG transfer rates 2.5/5/8/16/32/64 GT/s.
-_GT_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
-_ENCODING = {1: 0.8, 2: 0.8, 3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 242 / 256}
+from dlrig.units import gb_s_to_bytes_s, pcie_lane_gb_s
 
 
 def pcie_theoretical_gb_s(gen: int, lanes: int) -> float:
     """One direction's theoretical bandwidth of a link, GB/s (gen 3 x16: 15.75 GB/s)."""
-    g = min(max(gen, 1), 6)
-    return _GT_S[g] * _ENCODING[g] / 8.0 * lanes
+    return pcie_lane_gb_s(gen) * lanes
 
 
 def pcie_effective_gb_s(gen: int, lanes: int, efficiency: float) -> float:

@@ -37,6 +37,15 @@ from dlrig.catalog.schema import (
     Storage,
 )
 from dlrig.enums import CoolerType, FormFactor, NetworkKind
+from dlrig.machine.fit import (
+    board_fits_case,
+    card_fits_case,
+    cards_fit_slots,
+    dataset_fits,
+    memory_size_fits,
+    memory_type_fits,
+    radiators_fit,
+)
 from dlrig.machine.model import Build, GPUGroup, MemoryConfig, Network, Prices, StorageDevice
 from dlrig.machine.topology import card_width_slots, place_cards
 from dlrig.model.power import size_psu
@@ -181,14 +190,14 @@ def slots_needed(board: Motherboard, gpu: GPU, count: int) -> int | None:
 def case_fits(case: Case, board: Motherboard, gpu: GPU, count: int, water: bool) -> bool:
     """CASE.1: the case takes the board, the cards' length and width, and a radiator per GPU
     when water-cooled."""
-    if _norm(board.form_factor) not in {_norm(f) for f in case.form_factors}:
+    if not board_fits_case(board, case):
         return False
-    if gpu.length_mm is not None and gpu.length_mm > case.max_gpu_length_mm:
+    if gpu.length_mm is not None and not card_fits_case(gpu.length_mm, case):
         return False
     needed = slots_needed(board, gpu, count)
-    if needed is None or needed > case.expansion_slots:
+    if needed is None or not cards_fit_slots(needed, case):
         return False
-    return not water or case.radiator_mounts_120mm >= count
+    return not water or radiators_fit(count, case)
 
 
 def gpu_fits_chassis(chassis: Chassis, gpu: GPU, count: int) -> bool:
@@ -223,13 +232,13 @@ def memory_options(chassis: Chassis, kits: Sequence[MemoryKit]) -> list[MemoryOp
     host = chassis.platform or chassis.board
     registered = host.memory_registered if host is not None else None
     for kit in kits:
-        if _norm(kit.memory_type) != _norm(chassis.memory_type):
+        if not memory_type_fits(kit.memory_type, chassis.memory_type):
             continue
         if registered is not None and kit.registered != registered:
             continue
         for count in range(1, chassis.memory_slots // kit.modules + 1):
             option = MemoryOption(kit, count)
-            if option.size_gb <= chassis.max_memory_gb + 1e-9:
+            if memory_size_fits(option.size_gb, chassis.max_memory_gb):
                 out.append(option)
     return out
 
@@ -238,12 +247,12 @@ def memory_fits_cpu(memory: MemoryOption, cpu: CPU, cpu_count: int) -> bool:
     """The CPUs address this much RAM (COMPAT.memory; no stated limit: any)."""
     if cpu.max_memory_gb is None:
         return True
-    return memory.size_gb <= cpu.max_memory_gb * cpu_count + 1e-9
+    return memory_size_fits(memory.size_gb, cpu.max_memory_gb * cpu_count)
 
 
 def storage_holds(storage: Storage, dataset_gb: float) -> bool:
     """DISK.4: the dataset drive holds the dataset."""
-    return storage.capacity_tb * 1000.0 >= dataset_gb
+    return dataset_fits(storage.capacity_tb, dataset_gb)
 
 
 # --- dominance ----------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dlrig.enums import CoolerType, FormFactor, Interconnect
+from dlrig.machine.fit import board_fits_case, card_fits_case, cards_fit_slots, radiators_fit
 from dlrig.machine.topology import DEFAULT_CARD_SLOTS
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
@@ -84,13 +85,13 @@ def case_slots(f: Facts) -> Iterator[Judgement]:
         return
     placement = f.placement
     if placement is not None and placement.seats:
-        bottom = placement.seats[-1].last
+        bottom = placement.bottom_slot
         basis = "the lowest card's cooler ends at slot"
     else:
         bottom = sum(c.width_slots for c in f.cards)
         basis = "the cards are, together, slots wide:"
     evidence = {"needed_slots": bottom, "case_expansion_slots": case.expansion_slots}
-    if bottom > case.expansion_slots:
+    if not cards_fit_slots(bottom, case):
         yield error(
             f"{basis} {bottom}; {case.name} has {case.expansion_slots} expansion slots",
             evidence,
@@ -113,11 +114,26 @@ def case_length(f: Facts) -> Iterator[Judgement]:
         return
     longest = max(lengths)
     evidence = {"longest_gpu_mm": longest, "case_max_gpu_mm": case.max_gpu_length_mm}
-    if longest > case.max_gpu_length_mm:
+    if not card_fits_case(longest, case):
         yield error(
             f"a {longest:.0f} mm GPU; {case.name} takes up to {case.max_gpu_length_mm:.0f} mm",
             evidence,
             "a larger case, or a shorter card",
+        )
+
+
+@rule("COMPAT.case", reads=("case.form_factors", "motherboard.form_factor"))
+def case_takes_board(f: Facts) -> Iterator[Judgement]:
+    """The case must take the board's form factor (an E-ATX board does not fit an ATX case)."""
+    board, case = f.build.motherboard, f.build.case
+    if board is None or case is None or not f.desktop:
+        return
+    if not board_fits_case(board, case):
+        yield error(
+            f"{board.name} is {board.form_factor}; {case.name} takes "
+            f"{', '.join(case.form_factors)}",
+            {"board_form_factor": board.form_factor, "case_form_factors": list(case.form_factors)},
+            f"a case that takes {board.form_factor} boards",
         )
 
 
@@ -134,7 +150,7 @@ def case_radiators(f: Facts) -> Iterator[Judgement]:
         yield unknown(f"room for {water} radiator(s)", "no case given")
         return
     evidence = {"water_gpus": water, "radiator_mounts_120mm": case.radiator_mounts_120mm}
-    if case.radiator_mounts_120mm < water:
+    if not radiators_fit(water, case):
         yield error(
             f"{water} water-cooled GPUs need {water} radiators; {case.name} has room for "
             f"{case.radiator_mounts_120mm} x 120 mm",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from dlrig.machine.fit import memory_size_fits, memory_type_fits
 from dlrig.rules.engine import Judgement, error, info, rule, unknown
 from dlrig.rules.facts import Facts
 
@@ -75,7 +76,7 @@ def memory_fit(f: Facts) -> Iterator[Judgement]:
         yield unknown("whether the RAM fits", "no CPU, motherboard or platform given")
         return
     host_type = board.memory_type if board else platform.memory_type if platform else None
-    if host is not None and host_type and kind and kind != host_type.upper():
+    if host is not None and host_type and kind and not memory_type_fits(kind, host_type):
         yield error(
             f"{kind} RAM in {host.name}, which takes {host_type}",
             {"ram_type": kind, "takes": host_type},
@@ -95,7 +96,7 @@ def memory_fit(f: Facts) -> Iterator[Judgement]:
     if cpu is not None and cpu.max_memory_gb:
         limits.append((f"{f.build.cpu_count}x {cpu.name}", cpu.max_memory_gb * f.build.cpu_count))
     for who, max_gb in limits:
-        if memory.size_gb > max_gb:
+        if not memory_size_fits(memory.size_gb, max_gb):
             yield error(
                 f"{memory.size_gb:g} GB RAM; {who} takes at most {max_gb:g} GB",
                 {"ram_gb": memory.size_gb, "max_gb": max_gb},

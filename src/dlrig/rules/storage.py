@@ -7,9 +7,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dlrig.enums import PreprocessingStrategy, StorageKind
+from dlrig.machine.fit import dataset_fits
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
-from dlrig.units import MB, s_to_ms
+from dlrig.units import MB, s_to_ms, tb_to_gb
 
 # DISK.4: "an SSD should hold the datasets you usually work with plus some tens of GB".
 WORKING_SPACE_GB = 50.0
@@ -215,16 +216,16 @@ def capacity(f: Facts) -> Iterator[Judgement]:
     evidence = {
         "dataset_gb": round(w.dataset.total_gb, 1),
         "needed_gb": round(need_gb, 1),
-        "dataset_drive_gb": drive.device.capacity_tb * drive.count * 1000 if drive else None,
+        "dataset_drive_gb": tb_to_gb(drive.device.capacity_tb * drive.count) if drive else None,
     }
-    if largest.device.capacity_tb * largest.count * 1000 < w.dataset.total_gb:
+    if not dataset_fits(largest.device.capacity_tb * largest.count, w.dataset.total_gb):
         yield error(
             f"the {w.dataset.total_gb:,.0f} GB dataset fits on no drive (largest "
             f"{largest.device.capacity_tb * largest.count:g} TB)",
             evidence,
-            f"a drive of >= {need_gb / 1000:.1f} TB for the data",
+            f"a drive of >= {need_gb / tb_to_gb(1):.1f} TB for the data",
         )
-    elif drive is not None and drive.device.capacity_tb * drive.count * 1000 < need_gb:
+    elif drive is not None and not dataset_fits(drive.device.capacity_tb * drive.count, need_gb):
         yield warning(
             f"the dataset drive holds {drive.device.capacity_tb * drive.count:g} TB; the "
             f"{w.dataset.total_gb:,.0f} GB dataset plus {WORKING_SPACE_GB:.0f} GB of room need "
