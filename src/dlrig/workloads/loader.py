@@ -21,7 +21,8 @@ from dlrig.io.documents import read_document
 from dlrig.io.validation import closest, validate_document
 from dlrig.units import MB, s_to_ms
 from dlrig.workloads.model import Dataset, FinetuneMethod, Mode, Workload, WorkloadKind
-from dlrig.workloads.schema import DTYPE_BYTES, InputBlock, ModelBlock, WorkloadFile
+from dlrig.workloads.schema import DTYPE_BYTES, InputBlock, ModelBlock, ServeBlock, WorkloadFile
+from dlrig.workloads.serving import ServeSpec
 
 DEFAULT_BATCH_SIZE = 32
 # Bytes per second one core copies and collates an already-preprocessed sample (a memcpy-bound
@@ -32,7 +33,9 @@ OFFLINE_COLLATE_BYTES_PER_S = 2e9
 FLOPS_PER_ACTIVATION_BYTE = 80.0
 TOKEN_BYTES = 8  # int64 token ids, what PyTorch language-model loaders hand the GPU
 
-_MERGED_BLOCKS = ("input", "dataset", "preprocessing", "loader", "finetune", "model")
+# The zoo's files: training and inference presets, then the serving presets (issue 14).
+ZOO_FILES = ("zoo.toml", "serve.toml")
+_MERGED_BLOCKS = ("input", "dataset", "preprocessing", "loader", "finetune", "model", "serve")
 
 
 def normalize_name(name: str) -> str:
@@ -43,10 +46,13 @@ def normalize_name(name: str) -> str:
 @functools.lru_cache(maxsize=1)
 def zoo_documents() -> dict[str, dict[str, Any]]:
     """The zoo's raw documents by preset name, in file order (parsed once per process)."""
-    resource = resources.files("dlrig.workloads").joinpath("data", "zoo.toml")
-    with resource.open("rb") as fh:
-        doc = tomllib.load(fh)
-    return {entry["name"]: entry for entry in doc.get("workload", [])}
+    entries: dict[str, dict[str, Any]] = {}
+    for file in ZOO_FILES:
+        resource = resources.files("dlrig.workloads").joinpath("data", file)
+        with resource.open("rb") as fh:
+            doc = tomllib.load(fh)
+        entries.update({entry["name"]: entry for entry in doc.get("workload", [])})
+    return entries
 
 
 def _zoo_name(name: str) -> str:
@@ -258,10 +264,36 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         weight_bits=4 if method is FinetuneMethod.QLORA else None,
         model_name=_zoo_name(model_ref) if isinstance(model_ref, str) else wf.name,
         similar_to=similar,
+        serve=_serve_spec(wf.serve, m.params) if wf.serve else None,
         sources=tuple(wf.sources),
         notes=wf.notes,
         assumptions=tuple(assumed),
         source=source,
+    )
+
+
+def _serve_spec(block: ServeBlock, params: float) -> ServeSpec:
+    """The serving workload: the model block's parameters are the total held in memory."""
+    return ServeSpec(
+        total_params=params,
+        active_params=min(block.active_params or params, params),
+        layers=block.layers,
+        hidden_size=block.hidden_size,
+        heads=block.heads,
+        kv_heads=block.kv_heads,
+        head_dim=block.head_dim,
+        vocab_size=block.vocab_size,
+        tied_embeddings=block.tied_embeddings,
+        experts=block.experts,
+        experts_per_token=block.experts_per_token,
+        kv_latent_dim=block.kv_latent_dim,
+        quantization=block.quantization,
+        kv_precision=block.kv_precision,
+        prompt_tokens=block.prompt_tokens,
+        output_tokens=block.output_tokens,
+        users=block.users,
+        min_tokens_per_s_per_user=block.min_tokens_per_s_per_user,
+        engine=block.engine,
     )
 
 

@@ -13,6 +13,7 @@ from enum import StrEnum
 
 from dlrig.enums import Optimizer, Parallelism, Precision, PreprocessingStrategy
 from dlrig.units import GB
+from dlrig.workloads.serving import ServeSpec
 
 
 class WorkloadKind(StrEnum):
@@ -98,6 +99,7 @@ class Workload:
     weight_bits: int | None = None
     model_name: str | None = None
     similar_to: str | None = None
+    serve: ServeSpec | None = None
     sources: tuple[str, ...] = ()
     notes: str = ""
     assumptions: tuple[str, ...] = ()

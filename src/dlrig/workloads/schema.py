@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from dlrig.enums import Optimizer, Parallelism, Precision, PreprocessingStrategy
 from dlrig.workloads.model import FinetuneMethod, Mode, WorkloadKind
+from dlrig.workloads.serving import Engine, KVPrecision, WeightFormat
 
 # Every number is finite and bounded far beyond any real job (a 405B-parameter model, 15T
 # tokens, a 1M-token context), so that `.inf` or `1e308` is an error naming the field instead of
@@ -128,6 +129,44 @@ class FinetuneBlock(_Strict):
     trainable_fraction: Annotated[float, Field(gt=0, le=1)] | None = None
 
 
+class ServeBlock(_Strict):
+    """Serving a language model (issue 14): its structure from the published config, and the
+    weight format, KV-cache precision, mean prompt and output lengths, users and engine."""
+
+    layers: Annotated[int, Field(gt=0, le=10**4)]
+    hidden_size: Annotated[int, Field(gt=0, le=10**6)]
+    heads: Annotated[int, Field(gt=0, le=10**4)]
+    kv_heads: Annotated[int, Field(gt=0, le=10**4)]
+    head_dim: Annotated[int, Field(gt=0, le=10**5)]
+    vocab_size: Annotated[int, Field(gt=0, le=10**8)]
+    tied_embeddings: bool = False
+    active_params: Annotated[float, Field(ge=1, le=1e15)] | None = Field(
+        default=None, description="weights one token reads (mixture of experts); default all"
+    )
+    experts: Annotated[int, Field(gt=0, le=10**5)] | None = None
+    experts_per_token: Annotated[int, Field(gt=0, le=10**5)] | None = None
+    kv_latent_dim: Annotated[int, Field(gt=0, le=10**6)] | None = Field(
+        default=None, description="elements cached per token per layer (latent attention)"
+    )
+    quantization: WeightFormat = WeightFormat.BF16
+    kv_precision: KVPrecision = KVPrecision.BF16
+    prompt_tokens: Annotated[int, Field(gt=0, le=MAX_SEQ_LEN)] = 1000
+    output_tokens: Annotated[int, Field(gt=0, le=MAX_SEQ_LEN)] = 300
+    users: Annotated[int, Field(gt=0, le=10**6)] = 1
+    min_tokens_per_s_per_user: Annotated[float, Field(gt=0, le=1e6)] | None = None
+    engine: Engine = Engine.BATCHED
+
+    @model_validator(mode="after")
+    def _experts_paired(self) -> ServeBlock:
+        if (self.experts is None) != (self.experts_per_token is None):
+            raise ValueError("give 'experts' and 'experts_per_token' together")
+        if self.experts and self.experts_per_token and self.experts_per_token > self.experts:
+            raise ValueError("'experts_per_token' is at most 'experts'")
+        if self.kv_heads > self.heads:
+            raise ValueError("'kv_heads' is at most 'heads'")
+        return self
+
+
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
     `similar_to`, `activation_checkpointing`, `steps`, `sources` and `notes`)."""
@@ -155,6 +194,7 @@ class WorkloadFile(_Strict):
     epochs: Annotated[float, Field(gt=0, le=1e6)] | None = None
     tokens: Annotated[float, Field(gt=0, le=1e16)] | None = None
     steps: PositiveInt | None = None
+    serve: ServeBlock | None = None
     sources: list[str] = Field(default_factory=list)
     notes: str = ""
 

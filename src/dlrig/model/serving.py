@@ -1,0 +1,429 @@
+"""Serving a language model (issue 14): prefill and decode timed apart, time to first token,
+time per output token, tokens/s per user and in total, the most users at a speed target, and
+which limit binds.
+
+Prefill is compute-bound: the prompt's FLOPs (2 per active weight per token, plus causal
+attention) at the card's achievable matmul rate. Decode is bandwidth-bound: each step reads
+the weights once for the whole batch (for a mixture of experts, the experts some sequence in
+the batch routes to) and every sequence's KV cache; at large batches its FLOPs can bind
+instead. A batched server splits weights and KV cache across its GPUs (tensor parallel) and
+all-reduces the hidden state twice per layer; a local runner splits layers across cards
+(pipeline: one card works at a time) and reads layers left in RAM at the host's bandwidth.
+Continuous batching interleaves prompts with decoding: each user's prefill stalls the others'
+steps once per answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from dlrig.catalog.schema import GPU
+from dlrig.enums import Precision
+from dlrig.machine.model import Build
+from dlrig.model import pcie
+from dlrig.model import serving_memory as mem
+from dlrig.model.calibration import Calibration, default_calibration
+from dlrig.model.device import busbw_gb_s, pcie_link
+from dlrig.model.interconnect import ring_allreduce_bus_factor
+from dlrig.model.rates import matmul_peak
+from dlrig.units import BITS_PER_BYTE, gb_s_to_bytes_s
+from dlrig.workloads.serving import Engine, ServeSpec, WeightFormat
+
+
+class ServingLimit(StrEnum):
+    """What holds a serving build back at the asked concurrency."""
+
+    WEIGHT_MEMORY = "weight_memory"
+    KV_MEMORY = "kv_memory"
+    DECODE_BANDWIDTH = "decode_bandwidth"
+    DECODE_COMPUTE = "decode_compute"
+    PREFILL_COMPUTE = "prefill_compute"
+    INTERCONNECT = "interconnect"
+    OFFLOAD = "offload"
+    ENGINE_OVERHEAD = "engine_overhead"
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    """An engine's stated efficiencies.
+
+    `bandwidth_efficiency`: share of the card's memory bandwidth its decode kernels reach;
+    `compute_efficiency`: share of the peak matmul rate in prefill and batched decode;
+    `layer_overhead_s`: fixed time per layer and decode step (kernel launches, small
+    kernels that never reach full bandwidth); `allreduce_latency_s`: one small all-reduce.
+    """
+
+    bandwidth_efficiency: float
+    compute_efficiency: float
+    layer_overhead_s: float
+    allreduce_latency_s: float
+
+
+# Batched server (vLLM, TensorRT-LLM with CUDA graphs): decode reaches ~85% of HBM bandwidth
+# (memory-bound GEMV kernels; NVIDIA's H200 runs Llama 3.3 70B fp8 at 51.14 tok/s at batch 1,
+# 70.6 GB per token: 3.6 TB/s of 4.8, i.e. 75% with the per-layer time below); a custom
+# all-reduce over NVLink takes ~8 us for a few KB (NCCL's small-message latency is 10-20 us);
+# prefill and large-batch decode reach ~55% of the dense peak (chunked prefill with attention).
+BATCHED = EngineProfile(
+    bandwidth_efficiency=0.85,
+    compute_efficiency=0.45,
+    layer_overhead_s=25e-6,
+    allreduce_latency_s=8e-6,
+)
+# Local runner (llama.cpp CUDA): fitted to llama-bench tg128 on a 4090 (Llama 3 8B Q4_K_M
+# 127.74 tok/s, F16 54.34) and two 3090s (70B Q4_K_M 16.29): ~80% of bandwidth and ~70 us of
+# launches per layer and token (a dozen kernels per layer without CUDA graphs); prefill at
+# ~40% of the dense peak (its quantized matmuls dequantize first).
+LOCAL = EngineProfile(
+    bandwidth_efficiency=0.80,
+    compute_efficiency=0.40,
+    layer_overhead_s=70e-6,
+    allreduce_latency_s=20e-6,
+)
+ENGINES = {Engine.BATCHED: BATCHED, Engine.LOCAL: LOCAL}
+# An all-reduce over PCIe goes through the host bridge: slower to start than NVLink.
+PCIE_ALLREDUCE_LATENCY_S = 25e-6
+# A pipeline hop hands one token's hidden state to the next card over PCIe.
+PIPELINE_HOP_S = 20e-6
+ACTIVATION_BYTES = 2  # hidden states travel in 16 bits
+
+
+@dataclass(frozen=True)
+class Cards:
+    """The GPUs serving: the slowest group paces them all (as the training model does)."""
+
+    gpu: GPU
+    count: int
+    allreduce_busbw_gb_s: float
+    nvlink: bool
+
+
+@dataclass(frozen=True)
+class ServingEstimate:
+    """Serving figures at the asked concurrency (seconds, tokens/s, bytes in GB)."""
+
+    model: str
+    engine: str
+    quantization: str
+    kv_precision: str
+    gpus: int
+    gpu: str
+    parallelism: str
+    users: int
+    prompt_tokens: int
+    output_tokens: int
+    prefill_s: float
+    decode_step_s: float
+    ttft_s: float
+    tpot_s: float
+    tokens_per_s_per_user: float
+    tokens_per_s_total: float
+    batch1_tokens_per_s: float
+    max_users_fit: int
+    max_users_at_target: int | None
+    min_tokens_per_s_per_user: float | None
+    weights_gb: float
+    kv_per_user_gb: float
+    kv_per_token_per_layer_bytes: float
+    kv_capacity_gb: float
+    memory_available_gb: float
+    fits: bool
+    offloaded_fraction: float
+    binding: ServingLimit
+    decode_parts_s: dict[str, float]
+    notes: tuple[str, ...]
+
+
+def cards(build: Build, cal: Calibration) -> Cards | None:
+    """The build's GPUs as one serving group, with the all-reduce bandwidth between them."""
+    if not build.gpus:
+        return None
+    group = min(build.gpus, key=lambda g: g.gpu.memory_bandwidth_gb_s)
+    n = build.gpu_count
+    gen, lanes = pcie_link(build, group, [])
+    bus = busbw_gb_s(build, group.gpu, n, gen, lanes, cal)
+    pcie_bus = pcie.pcie_theoretical_gb_s(gen, lanes) * cal.pcie_busbw_efficiency
+    return Cards(group.gpu, n, bus, nvlink=n > 1 and bus > pcie_bus)
+
+
+def compute_precision(spec: ServeSpec) -> Precision:
+    """The matmul precision: fp8 weights run fp8 matmuls; int8/int4 weights are dequantized
+    to 16 bits (weight-only AWQ/GPTQ and llama.cpp kernels), as are 16-bit weights."""
+    return Precision.FP8 if spec.quantization is WeightFormat.FP8 else Precision.BF16
+
+
+def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec) -> float:
+    """FLOP/s one card's matmuls reach in this engine (peak x the engine's efficiency)."""
+    peak, _, _ = matmul_peak(gpu, compute_precision(spec))
+    return peak * ENGINES[spec.engine].compute_efficiency
+
+
+def achievable_bandwidth_bytes_s(gpu: GPU, spec: ServeSpec) -> float:
+    """Bytes/s one card's decode kernels read (datasheet bandwidth x the engine's share)."""
+    return gb_s_to_bytes_s(gpu.memory_bandwidth_gb_s) * ENGINES[spec.engine].bandwidth_efficiency
+
+
+def experts_touched_fraction(spec: ServeSpec, batch: int) -> float:
+    """Share of routed experts a decode step reads: each of `batch` tokens picks k of E
+    experts, so an expert is missed by all with probability (1 - k/E)^batch."""
+    if not spec.is_moe or spec.experts is None or spec.experts_per_token is None:
+        return 1.0
+    return 1.0 - (1.0 - spec.experts_per_token / spec.experts) ** max(batch, 1)
+
+
+def routed_expert_params(spec: ServeSpec) -> float:
+    """All routed experts' weights: total - active = routed x (1 - k/E)."""
+    if not spec.is_moe or spec.experts is None or spec.experts_per_token is None:
+        return 0.0
+    return (spec.total_params - spec.active_params) / (1.0 - spec.experts_per_token / spec.experts)
+
+
+def weight_bytes_per_step(spec: ServeSpec, batch: int) -> float:
+    """Weight bytes one decode step reads: the dense part of the layers, the experts the
+    batch routes to, and the output head (the embedding is a lookup of one row)."""
+    routed = routed_expert_params(spec)
+    dense_layers = max(mem.layer_params(spec) - routed, 0.0)
+    if spec.is_moe:
+        dense_layers = max(
+            spec.active_params
+            - routed * experts_touched_fraction(spec, 1)
+            - mem.embedding_params(spec),
+            0.0,
+        )
+    layers = dense_layers + routed * experts_touched_fraction(spec, batch)
+    return (
+        layers * mem.weight_bits(spec) + mem.head_params(spec) * mem.head_bits(spec)
+    ) / BITS_PER_BYTE
+
+
+def kv_bytes_per_step(spec: ServeSpec, batch: int) -> float:
+    """KV-cache bytes one decode step reads: each sequence's cache at its mean decode
+    context (the prompt plus half the answer)."""
+    mean_context = spec.prompt_tokens + spec.output_tokens / 2.0
+    return batch * mean_context * mem.kv_bytes_per_token(spec)
+
+
+def attention_dim(spec: ServeSpec) -> float:
+    """Query heads x head dimension: the width of attention's score and value products."""
+    return float(spec.heads * spec.head_dim)
+
+
+def prefill_flops(spec: ServeSpec, prompt_tokens: int) -> float:
+    """FLOPs of one prompt: 2 per active weight per token (the embedding is a lookup) plus
+    causal attention, QK^T and PV over half the P x P scores: 2 x L x P^2 x heads x dim."""
+    matmul = 2.0 * (spec.active_params - mem.head_params(spec)) * prompt_tokens
+    attention = 2.0 * spec.layers * float(prompt_tokens) ** 2 * attention_dim(spec)
+    return matmul + attention
+
+
+def decode_flops(spec: ServeSpec, batch: int) -> float:
+    """FLOPs of one decode step: 2 per active weight per sequence plus attention over each
+    sequence's mean context (4 x L x context x heads x dim)."""
+    mean_context = spec.prompt_tokens + spec.output_tokens / 2.0
+    per_token = 2.0 * (spec.active_params - mem.embedding_params(spec) / 2.0)
+    per_token += 4.0 * spec.layers * mean_context * attention_dim(spec)
+    return batch * per_token
+
+
+def allreduce_s(spec: ServeSpec, c: Cards, tokens: int) -> float:
+    """Tensor parallel: two all-reduces of the hidden state per layer (after attention and
+    after the MLP), each a ring over the cards plus its start-up latency."""
+    if spec.engine is not Engine.BATCHED or c.count <= 1:
+        return 0.0
+    latency = ENGINES[spec.engine].allreduce_latency_s if c.nvlink else PCIE_ALLREDUCE_LATENCY_S
+    n_bytes = tokens * spec.hidden_size * ACTIVATION_BYTES * ring_allreduce_bus_factor(c.count)
+    per_reduce = latency + n_bytes / gb_s_to_bytes_s(c.allreduce_busbw_gb_s)
+    return 2.0 * spec.layers * per_reduce
+
+
+def split_ways(spec: ServeSpec, c: Cards) -> int:
+    """How many cards share one step's work at once: all of them under tensor parallelism,
+    one at a time in a local runner's layer split."""
+    return c.count if spec.engine is Engine.BATCHED else 1
+
+
+def prefill_s(spec: ServeSpec, c: Cards) -> float:
+    """Seconds to prefill one prompt: its FLOPs on the cards working at once, plus the
+    all-reduces of every prompt token's hidden state."""
+    flops = prefill_flops(spec, spec.prompt_tokens)
+    compute = flops / (split_ways(spec, c) * achievable_matmul_flops_s(c.gpu, spec))
+    return compute + allreduce_s(spec, c, spec.prompt_tokens)
+
+
+def decode_parts_s(
+    spec: ServeSpec, c: Cards, batch: int, offloaded: float, host_gb_s: float
+) -> dict[str, float]:
+    """One decode step's parts: reading weights and KV cache on the cards, their FLOPs,
+    layers left in RAM (read by the CPU at the host's bandwidth), all-reduces and the
+    per-layer overhead."""
+    weights = weight_bytes_per_step(spec, batch)
+    kv = kv_bytes_per_step(spec, batch)
+    on_cards = weights * (1.0 - offloaded) + kv
+    ways = split_ways(spec, c)
+    bandwidth = on_cards / (ways * achievable_bandwidth_bytes_s(c.gpu, spec))
+    compute = decode_flops(spec, batch) * (1.0 - offloaded)
+    compute /= ways * achievable_matmul_flops_s(c.gpu, spec)
+    offload = weights * offloaded / gb_s_to_bytes_s(host_gb_s)
+    hops = (c.count - 1) * PIPELINE_HOP_S if spec.engine is Engine.LOCAL else 0.0
+    return {
+        ServingLimit.DECODE_BANDWIDTH.value: bandwidth,
+        ServingLimit.DECODE_COMPUTE.value: compute,
+        ServingLimit.OFFLOAD.value: offload,
+        ServingLimit.INTERCONNECT.value: allreduce_s(spec, c, batch) + hops,
+        ServingLimit.ENGINE_OVERHEAD.value: spec.layers * ENGINES[spec.engine].layer_overhead_s,
+    }
+
+
+def decode_step_s(parts: dict[str, float]) -> float:
+    """A step lasts the slower of reading and computing (they overlap), plus what cannot
+    overlap: offloaded layers, all-reduces, launches."""
+    roofline = max(
+        parts[ServingLimit.DECODE_BANDWIDTH.value], parts[ServingLimit.DECODE_COMPUTE.value]
+    )
+    serial = (ServingLimit.OFFLOAD, ServingLimit.INTERCONNECT, ServingLimit.ENGINE_OVERHEAD)
+    return roofline + sum(parts[k.value] for k in serial)
+
+
+def tpot_s(step_s: float, prefill_one_s: float, users: int, output_tokens: int) -> float:
+    """Time per output token a user sees: a decode step plus the other users' prefills,
+    each stalling the batch once per answer of `output_tokens`."""
+    return step_s + (users - 1) * prefill_one_s / output_tokens
+
+
+def total_tokens_per_s(
+    step_s: float, prefill_one_s: float, users: int, output_tokens: int
+) -> float:
+    """Output tokens/s of all users: each answer's cycle is its prefill plus its decode
+    steps, the others' prefills included."""
+    cycle = output_tokens * step_s + users * prefill_one_s
+    return users * output_tokens / cycle
+
+
+def _step_at(spec: ServeSpec, c: Cards, users: int, host_gb_s: float, memory_gb: float) -> float:
+    at = replace(spec, users=users)
+    off = mem.offloaded_fraction(at, memory_gb, c.count)
+    return decode_step_s(decode_parts_s(at, c, users, off, host_gb_s))
+
+
+def max_users_at_target(
+    spec: ServeSpec, c: Cards, target: float, fit: int, host_gb_s: float
+) -> int:
+    """The most users (up to what fits) each still served at `target` tokens/s: per-user
+    speed falls as users grow, so a bisection finds the edge."""
+    pre = prefill_s(spec, c)
+    memory_gb = c.gpu.memory_gb
+
+    def ok(users: int) -> bool:
+        step = _step_at(spec, c, users, host_gb_s, memory_gb)
+        return 1.0 / tpot_s(step, pre, users, spec.output_tokens) >= target
+
+    limit = max(fit, 1 if spec.engine is Engine.LOCAL else 0)
+    if limit < 1 or not ok(1):
+        return 0
+    lo, hi = 1, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def binding_limit(parts: dict[str, float], prefill_share_s: float) -> ServingLimit:
+    """The largest part of a user's time per output token."""
+    shares = dict(parts)
+    roof = ServingLimit.DECODE_BANDWIDTH.value
+    other = ServingLimit.DECODE_COMPUTE.value
+    loser = other if shares[roof] >= shares[other] else roof
+    shares[loser] = 0.0
+    shares[ServingLimit.PREFILL_COMPUTE.value] = prefill_share_s
+    return ServingLimit(max(shares, key=lambda k: shares[k]))
+
+
+def serving_estimate(
+    build: Build, spec: ServeSpec, model_name: str, cal: Calibration | None = None
+) -> ServingEstimate | None:
+    """Serving figures for `spec` on `build`; None for a build without GPUs."""
+    cal = cal or default_calibration()
+    c = cards(build, cal)
+    if c is None:
+        return None
+    host_gb_s = cal.host_memory_bandwidth_gb_s
+    memory_gb = c.gpu.memory_gb
+    notes: list[str] = []
+    fit = mem.max_users_fit(spec, memory_gb, c.count)
+    weights = mem.weight_bytes(spec)
+    usable = c.count * mem.usable_bytes_per_gpu(spec, memory_gb)
+    offloaded = mem.offloaded_fraction(spec, memory_gb, c.count)
+    ram_gb = build.memory.size_gb if build.memory else None
+    fits_weights = weights + c.count * mem.activation_bytes(spec) <= usable
+    fits = spec.users <= fit if spec.engine is Engine.BATCHED else offloaded < 1.0
+    if offloaded > 0:
+        notes.append(
+            f"{offloaded:.0%} of the weights stay in system RAM, read at "
+            f"{host_gb_s:.0f} GB/s by the CPU"
+        )
+        if ram_gb is not None and ram_gb * 1e9 < weights * offloaded:
+            fits = False
+            notes.append(f"the offloaded weights need more than the build's {ram_gb:.0f} GB RAM")
+    parts = decode_parts_s(spec, c, spec.users, offloaded, host_gb_s)
+    step = decode_step_s(parts)
+    pre = prefill_s(spec, c)
+    tpot = tpot_s(step, pre, spec.users, spec.output_tokens)
+    ttft = pre + (step if spec.users > 1 else 0.0)
+    batch1 = 1.0 / _step_at(spec, c, 1, host_gb_s, memory_gb)
+    target = spec.min_tokens_per_s_per_user
+    at_target = max_users_at_target(spec, c, target, fit, host_gb_s) if target else None
+    if not fits_weights and spec.engine is Engine.BATCHED:
+        binding = ServingLimit.WEIGHT_MEMORY
+        notes.append("the weights do not fit the cards: more or larger GPUs, or a smaller format")
+    elif spec.engine is Engine.BATCHED and spec.users > fit:
+        binding = ServingLimit.KV_MEMORY
+        notes.append(f"only {fit} users' contexts fit the KV cache")
+    else:
+        binding = binding_limit(parts, (spec.users - 1) * pre / spec.output_tokens)
+    parallelism = "single GPU"
+    if c.count > 1:
+        parallelism = (
+            f"tensor parallel x{c.count} over {'NVLink' if c.nvlink else 'PCIe'}"
+            if spec.engine is Engine.BATCHED
+            else f"layers split over {c.count} GPUs"
+        )
+    notes.append(
+        "rates: datasheet peak and bandwidth x the engine's stated efficiencies "
+        "(dlrig.model.serving)"
+    )
+    return ServingEstimate(
+        model=model_name,
+        engine=spec.engine.value,
+        quantization=spec.quantization.value,
+        kv_precision=spec.kv_precision.value,
+        gpus=c.count,
+        gpu=c.gpu.name,
+        parallelism=parallelism,
+        users=spec.users,
+        prompt_tokens=spec.prompt_tokens,
+        output_tokens=spec.output_tokens,
+        prefill_s=pre,
+        decode_step_s=step,
+        ttft_s=ttft,
+        tpot_s=tpot,
+        tokens_per_s_per_user=1.0 / tpot,
+        tokens_per_s_total=total_tokens_per_s(step, pre, spec.users, spec.output_tokens),
+        batch1_tokens_per_s=batch1,
+        max_users_fit=fit,
+        max_users_at_target=at_target,
+        min_tokens_per_s_per_user=target,
+        weights_gb=weights / 1e9,
+        kv_per_user_gb=mem.kv_bytes_per_user(spec) / 1e9,
+        kv_per_token_per_layer_bytes=mem.kv_bytes_per_token_per_layer(spec),
+        kv_capacity_gb=mem.kv_capacity_bytes(spec, memory_gb, c.count) / 1e9,
+        memory_available_gb=usable / 1e9,
+        fits=fits,
+        offloaded_fraction=offloaded,
+        binding=binding,
+        decode_parts_s=parts,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,139 @@
+"""Memory of a serving workload: weights in their stored format, the KV cache per token and
+per user, activations and the engine's reserve; how many users' contexts fit (issue 14).
+
+One quantity per function; bytes are plain bytes (GB = 10**9 in dlrig.units).
+"""
+
+from __future__ import annotations
+
+import math
+
+from dlrig.units import BITS_PER_BYTE
+from dlrig.workloads.serving import Engine, KVPrecision, ServeSpec, WeightFormat
+
+# Bits per weight of the transformer layers as each engine stores them. Batched servers run
+# AWQ/GPTQ int4 with a 16-bit scale and zero per group of 128 weights (4 + 32/128 = 4.25),
+# int8 and fp8 with one scale per channel or tensor (negligible), and keep the embedding and
+# the output head in 16 bits. llama.cpp stores every tensor in its GGUF type: Q4_K_M averages
+# 4.85 bits (it reports 4.58 GiB for Llama 3 8B's 8.03e9 weights, 39.59 GiB for 70B's
+# 70.55e9: 4.90 and 4.82), Q8_0 8.5 bits (blocks of 32 with a 16-bit scale); it has no fp8,
+# which it runs as Q8_0.
+BATCHED_WEIGHT_BITS = {
+    WeightFormat.BF16: 16.0,
+    WeightFormat.FP16: 16.0,
+    WeightFormat.FP8: 8.0,
+    WeightFormat.INT8: 8.0,
+    WeightFormat.INT4: 4.0 + 32.0 / 128.0,
+}
+LOCAL_WEIGHT_BITS = {
+    WeightFormat.BF16: 16.0,
+    WeightFormat.FP16: 16.0,
+    WeightFormat.FP8: 8.5,
+    WeightFormat.INT8: 8.5,
+    WeightFormat.INT4: 4.85,
+}
+HEAD_BITS_BATCHED = 16.0
+KV_BYTES = {KVPrecision.BF16: 2, KVPrecision.FP16: 2, KVPrecision.FP8: 1, KVPrecision.INT8: 1}
+
+# What an engine keeps from each GPU for itself. vLLM's default gpu_memory_utilization is 0.90
+# (the rest: CUDA context, cuBLAS workspace, fragmentation); llama.cpp takes what it needs,
+# about 0.5 GB of CUDA context per card. Prefill activations: a chunk of tokens (vLLM's
+# default 2048 batched tokens on a chat server, llama.cpp's 512-token micro-batch) times the
+# hidden size in 16 bits, times 16 live copies (gate and up projections at ~3.5x the hidden
+# size each, attention scratch, residuals).
+BATCHED_USABLE_FRACTION = 0.90
+LOCAL_CONTEXT_BYTES = 0.5e9
+PREFILL_CHUNK_TOKENS = {Engine.BATCHED: 2048, Engine.LOCAL: 512}
+ACTIVATION_COPIES = 16
+
+
+def weight_bits(spec: ServeSpec) -> float:
+    """Bits per weight of the transformer layers, in the engine's format for the quantization."""
+    table = BATCHED_WEIGHT_BITS if spec.engine is Engine.BATCHED else LOCAL_WEIGHT_BITS
+    return table[spec.quantization]
+
+
+def head_bits(spec: ServeSpec) -> float:
+    """Bits per weight of the embedding and output head: 16 on a batched server (AWQ, GPTQ
+    and fp8 checkpoints leave them unquantized), the layers' format in llama.cpp."""
+    if spec.engine is Engine.BATCHED:
+        return HEAD_BITS_BATCHED
+    return weight_bits(spec)
+
+
+def embedding_params(spec: ServeSpec) -> float:
+    """Weights of the token embedding and (untied) output head: vocabulary x hidden each."""
+    per_matrix = float(spec.vocab_size) * spec.hidden_size
+    return per_matrix if spec.tied_embeddings else 2.0 * per_matrix
+
+
+def head_params(spec: ServeSpec) -> float:
+    """Weights of the output head, read once per decode step (vocabulary x hidden)."""
+    return float(spec.vocab_size) * spec.hidden_size
+
+
+def layer_params(spec: ServeSpec) -> float:
+    """Weights in the transformer layers: all weights less the embedding and head."""
+    return max(spec.total_params - embedding_params(spec), 0.0)
+
+
+def weight_bytes(spec: ServeSpec) -> float:
+    """Bytes every weight takes in memory, layers in their format and embeddings in theirs."""
+    return (
+        layer_params(spec) * weight_bits(spec) + embedding_params(spec) * head_bits(spec)
+    ) / BITS_PER_BYTE
+
+
+def kv_bytes_per_token_per_layer(spec: ServeSpec) -> float:
+    """KV-cache bytes one token adds in one layer: K and V for each KV head (GQA shares them
+    among query heads), or the latent vector for latent attention."""
+    elements = spec.kv_latent_dim or 2 * spec.kv_heads * spec.head_dim
+    return float(elements * KV_BYTES[spec.kv_precision])
+
+
+def kv_bytes_per_token(spec: ServeSpec) -> float:
+    """KV-cache bytes one token of context holds across all layers."""
+    return kv_bytes_per_token_per_layer(spec) * spec.layers
+
+
+def kv_bytes_per_user(spec: ServeSpec) -> float:
+    """KV cache of one finished conversation: prompt plus output tokens (a paged cache holds
+    what is used, so the full context is what each user finally needs)."""
+    return kv_bytes_per_token(spec) * spec.context_tokens
+
+
+def activation_bytes(spec: ServeSpec) -> float:
+    """Prefill activations per GPU: one chunk of tokens in flight."""
+    return PREFILL_CHUNK_TOKENS[spec.engine] * spec.hidden_size * 2.0 * ACTIVATION_COPIES
+
+
+def usable_bytes_per_gpu(spec: ServeSpec, memory_gb: float) -> float:
+    """What the engine may fill on one card: 90% on a batched server, all but the CUDA
+    context on a local runner."""
+    total = memory_gb * 1e9
+    if spec.engine is Engine.BATCHED:
+        return total * BATCHED_USABLE_FRACTION
+    return max(total - LOCAL_CONTEXT_BYTES, 0.0)
+
+
+def kv_capacity_bytes(spec: ServeSpec, memory_gb: float, gpus: int) -> float:
+    """Bytes left for the KV cache on all cards once the weights and activations are in."""
+    usable = gpus * (usable_bytes_per_gpu(spec, memory_gb) - activation_bytes(spec))
+    return max(usable - weight_bytes(spec), 0.0)
+
+
+def max_users_fit(spec: ServeSpec, memory_gb: float, gpus: int) -> int:
+    """The most users whose whole contexts fit in the KV cache at once."""
+    per_user = kv_bytes_per_user(spec)
+    return math.floor(kv_capacity_bytes(spec, memory_gb, gpus) / per_user)
+
+
+def offloaded_fraction(spec: ServeSpec, memory_gb: float, gpus: int) -> float:
+    """Share of the weights a local runner leaves in system RAM when the cards cannot hold
+    them with the users' KV cache (llama.cpp's partial -ngl); 0 on a batched server."""
+    if spec.engine is Engine.BATCHED:
+        return 0.0
+    room = gpus * (usable_bytes_per_gpu(spec, memory_gb) - activation_bytes(spec))
+    room -= kv_bytes_per_user(spec) * spec.users
+    weights = weight_bytes(spec)
+    return min(max(1.0 - room / weights, 0.0), 1.0)

@@ -1,0 +1,80 @@
+"""A serving workload: a language model answering many users at once (issue 14).
+
+The model's structure (layers, heads, KV heads, experts) comes from its published config; the
+serving settings (weight format, KV-cache precision, prompt and output lengths, users, engine)
+are what the user asks about. Frozen; the performance model reads it (dlrig.model.serving).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class WeightFormat(StrEnum):
+    """How the weights are stored: 16-bit, 8-bit float, or integers with per-group scales."""
+
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    INT4 = "int4"
+
+
+class KVPrecision(StrEnum):
+    """The element type of the KV cache."""
+
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    INT8 = "int8"
+
+
+class Engine(StrEnum):
+    """A batched server (vLLM, TensorRT-LLM: continuous batching, paged KV cache, tensor
+    parallel across GPUs) or a local runner (llama.cpp: layers split across GPUs, the rest
+    offloaded to the CPU and RAM)."""
+
+    BATCHED = "batched"
+    LOCAL = "local"
+
+
+@dataclass(frozen=True)
+class ServeSpec:
+    """One serving workload: the model's structure and what is asked of it.
+
+    `total_params` are all weights held in memory; `active_params` those one token reads
+    (equal for a dense model, fewer for a mixture of experts). `kv_latent_dim` replaces
+    2 x kv_heads x head_dim as the elements cached per token per layer for latent attention
+    (DeepSeek's MLA). Lengths are means in tokens.
+    """
+
+    total_params: float
+    active_params: float
+    layers: int
+    hidden_size: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab_size: int
+    tied_embeddings: bool
+    experts: int | None
+    experts_per_token: int | None
+    kv_latent_dim: int | None
+    quantization: WeightFormat
+    kv_precision: KVPrecision
+    prompt_tokens: int
+    output_tokens: int
+    users: int
+    min_tokens_per_s_per_user: float | None
+    engine: Engine
+
+    @property
+    def is_moe(self) -> bool:
+        """A mixture of experts: a token reads only some of the weights."""
+        return bool(self.experts and self.experts_per_token and self.experts > 1)
+
+    @property
+    def context_tokens(self) -> int:
+        """Tokens a finished conversation holds in the KV cache: prompt plus output."""
+        return self.prompt_tokens + self.output_tokens
