@@ -24,10 +24,19 @@ from dlrig.catalog.schema import (
     Platform,
     Storage,
 )
-from dlrig.enums import Bottleneck, CoolerType, FormFactor, Interconnect, StorageKind, Vendor
+from dlrig.enums import (
+    Bottleneck,
+    CoolerType,
+    FormFactor,
+    Interconnect,
+    Severity,
+    StorageKind,
+    Vendor,
+)
 from dlrig.machine.model import Build
 from dlrig.model.power import size_build_psu
 from dlrig.plan.evaluate import Outcome
+from dlrig.rules import Finding
 
 
 def _slots(*positions_lanes: tuple[int, int]) -> tuple[PCIeSlot, ...]:
@@ -177,17 +186,17 @@ def toy_outcome(build: Build, workload: FakeWorkload) -> Outcome:
     )
 
 
-def toy_errors(build: Build, workload: FakeWorkload) -> tuple[str, ...]:
-    errors = []
+def toy_errors(build: Build, workload: FakeWorkload) -> tuple[Finding, ...]:
+    errors: list[Finding] = []
     group = build.gpus[0]
     if build.psu_watts is not None and build.psu_watts < size_build_psu(build).recommended_w:
-        errors.append("PSU.1")
+        errors.append(Finding("PSU.1", Severity.ERROR, "toy rule"))
     if build.memory is not None and build.memory.size_gb < group.gpu.memory_gb:
-        errors.append("RAM.2")
+        errors.append(Finding("RAM.2", Severity.ERROR, "toy rule"))
     if group.count >= 3 and group.cooler is CoolerType.OPEN_AIR:
-        errors.append("COOL.3")
+        errors.append(Finding("COOL.3", Severity.ERROR, "toy rule"))
     if group.count >= 4 and build.cpu is not None and build.cpu.pcie_lanes < 8 * group.count:
-        errors.append("PCIE.2")
+        errors.append(Finding("PCIE.2", Severity.ERROR, "toy rule"))
     return tuple(errors)
 
 
@@ -197,7 +206,7 @@ class FakeEvaluator:
     def __init__(self) -> None:
         self.calls = 0
 
-    def errors(self, key: Hashable, build: Build, workload: FakeWorkload) -> tuple[str, ...]:  # type: ignore[override]
+    def errors(self, key: Hashable, build: Build, workload: FakeWorkload) -> tuple[Finding, ...]:  # type: ignore[override]
         self.calls += 1
         return toy_errors(build, workload)
 

@@ -18,6 +18,7 @@ from dlrig.machine.model import Build
 
 if TYPE_CHECKING:
     from dlrig.model import Estimate
+    from dlrig.rules import Finding
     from dlrig.workloads import Workload
 
 
@@ -61,8 +62,8 @@ class Evaluator(Protocol):
     """Feasibility and speed of a build; `key` names the build for caching (same key, same
     build)."""
 
-    def errors(self, key: Hashable, build: Build, workload: WorkloadLike) -> tuple[str, ...]:
-        """Messages of the error-level findings on build for workload (empty: feasible)."""
+    def errors(self, key: Hashable, build: Build, workload: WorkloadLike) -> tuple[Finding, ...]:
+        """The error-level findings on build for workload (empty: feasible)."""
         ...
 
     def outcome(self, key: Hashable, build: Build, workload: WorkloadLike) -> Outcome:
@@ -77,12 +78,12 @@ class ModelEvaluator:
     """
 
     def __init__(self) -> None:
-        self._errors: dict[tuple[Hashable, str], tuple[str, ...]] = {}
+        self._errors: dict[tuple[Hashable, str], tuple[Finding, ...]] = {}
         self._outcomes: dict[tuple[Hashable, str], Outcome] = {}
         self.estimates = 0
         self.checks = 0
 
-    def errors(self, key: Hashable, build: Build, workload: WorkloadLike) -> tuple[str, ...]:
+    def errors(self, key: Hashable, build: Build, workload: WorkloadLike) -> tuple[Finding, ...]:
         """Error-level findings of check_build(build, workload), cached per (key, workload)."""
         from dlrig.rules import check_build
 
@@ -91,7 +92,7 @@ class ModelEvaluator:
         if found is None:
             self.checks += 1
             result = check_build(build, cast("Workload", workload))
-            found = tuple(f"{f.rule}: {f.message}" for f in result.errors)
+            found = result.errors
             self._errors[cache_key] = found
         return found
 

@@ -101,7 +101,7 @@ class _Upgrader:
 
     def _rules(self, key: Hashable, build: Build) -> set[str]:
         errors = self.evaluator.errors(("upgrade", key), build, self.workload)
-        return {e.split(":", 1)[0] for e in errors}
+        return {e.rule for e in errors}
 
     # --- forced follow-ups -------------------------------------------------------------------
 
