@@ -55,10 +55,12 @@ def estimate(
     prices = {"electricity_per_kwh": electricity_price, "co2_kg_per_kwh": co2_per_kwh}
 
     if compare is None:
-        est = _one(
+        est, serving = _one(
             build_doc, build_source, workload_doc, workload_source, assignments, catalog, prices
         )
-        if json:
+        if serving is not None:
+            _print_serving(est, serving, json)
+        elif json:
             print_text(report.estimate_json(est))
         else:
             print_renderable(report.estimate_renderable(est))
@@ -85,7 +87,7 @@ def estimate(
                 [*assignments, one],
                 catalog,
                 prices,
-            )
+            )[0]
         )
     if json:
         print_text(report.compare_json(key, values, estimates))
@@ -119,12 +121,37 @@ def _one(
         job = resolve_workload(wdoc, workload_source)
     except ValidationError as exc:
         raise blame(exc, assignments, "workload") from None
-    return run_estimate(
+    est = run_estimate(
         resolved,
         job,
         electricity_per_kwh=prices["electricity_per_kwh"],
         co2_kg_per_kwh=prices["co2_kg_per_kwh"],
     )
+    serving = None
+    if job.serve is not None:
+        from dlrig.model.serving import serving_estimate
+
+        serving = serving_estimate(resolved, job.serve, job.model_name or job.name)
+    return est, serving
+
+
+def _print_serving(est: Any, serving: Any, json: bool) -> None:
+    """The estimate with its serving figures (issue 14): a `serving` key, a serving block."""
+    from rich.console import Group
+
+    from dlrig.report import estimate as report
+    from dlrig.report.console import print_renderable, print_text
+    from dlrig.report.jsonout import dumps
+    from dlrig.report.serving import serving_dict, serving_renderable
+
+    power_w, price = est.power.system_peak_w, est.run.electricity_per_kwh
+    if json:
+        doc = report.estimate_dict(est)
+        doc["serving"] = serving_dict(serving, power_w, price)
+        print_text(dumps(doc))
+    else:
+        block = serving_renderable(serving, power_w, price, est.run.currency)
+        print_renderable(Group(report.estimate_renderable(est), block))
 
 
 def _workload_document(ref: str) -> tuple[str, dict[str, Any]]:

@@ -427,3 +427,10 @@ def serving_estimate(
         decode_parts_s=parts,
         notes=tuple(notes),
     )
+
+
+def energy_kwh_per_million_tokens(power_w: float, tokens_per_s: float) -> float:
+    """Wall energy to generate a million output tokens at `power_w` (kWh)."""
+    if tokens_per_s <= 0:
+        return float("inf")
+    return power_w * (1e6 / tokens_per_s) / 3.6e6
