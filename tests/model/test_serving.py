@@ -1,0 +1,223 @@
+"""The serving model (dlrig.model.serving, issue 14) against published measurements, and its
+memory arithmetic against the models' configs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from dlrig.catalog import load_catalog
+from dlrig.machine import resolve_build
+from dlrig.machine.model import Build
+from dlrig.model import serving_memory as mem
+from dlrig.model.serving import (
+    ServingEstimate,
+    ServingLimit,
+    experts_touched_fraction,
+    prefill_flops,
+    serving_estimate,
+    weight_bytes_per_step,
+)
+from dlrig.workloads import load_workload
+from dlrig.workloads.serving import Engine, KVPrecision, ServeSpec, WeightFormat
+
+# llama.cpp llama-bench, Llama 3, text generation of 1024 tokens at batch 1 ("tg 1024"),
+# snapshots of May 2024 on RunPod: https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference
+# (README, LLaMA 3 NVIDIA table; read 2026-12-03).
+LLAMA_BENCH = "https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference"
+# NVIDIA Technical Blog, "Boost Llama 3.3 70B Inference Throughput 3x with NVIDIA TensorRT-LLM
+# Speculative Decoding" (2024-12-17): one H200, fp8, batch 1, no draft model: 51.14 tokens/s.
+# https://developer.nvidia.com/blog/boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-tensorrt-llm-speculative-decoding/
+NVIDIA_SPEC_BLOG = (
+    "developer.nvidia.com/blog/boost-llama-3-3-70b-...-speculative-decoding (2024-12-17)"
+)
+# TensorRT-LLM performance overview, Llama 3.1 405B FP8 on 8x H100 SXM (DGX H100), TP8, ISL/OSL
+# 1000/1000, requests at an unbounded rate (maximum concurrency): 2,919 output tokens/s.
+# https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/performance/perf-overview.md
+# (commit 00f37686aa854010d68bcbd0f4ab000221541ca6, read 2026-12-03).
+TRTLLM_PERF = "NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md @00f37686"
+
+
+def _build(gpu: str, count: int) -> Build:
+    doc = {"name": f"{count}x {gpu}", "gpus": [{"model": gpu, "count": count}]}
+    return resolve_build(doc, "test", load_catalog(None))
+
+
+def _spec(workload: str, **changes: object) -> ServeSpec:
+    spec = load_workload(workload).serve
+    assert spec is not None
+    return replace(spec, **changes)  # type: ignore[arg-type]
+
+
+def _estimate(workload: str, gpu: str, count: int, **changes: object) -> ServingEstimate:
+    est = serving_estimate(_build(gpu, count), _spec(workload, **changes), workload)
+    assert est is not None
+    return est
+
+
+LOCAL_TG1024 = dict(engine=Engine.LOCAL, prompt_tokens=1, output_tokens=1024)
+
+
+@pytest.mark.parametrize(
+    ("workload", "gpu", "count", "quantization", "measured", "source"),
+    [
+        ("llama-3.1-8b-serve", "RTX 4090", 1, WeightFormat.INT4, 127.74, LLAMA_BENCH),
+        ("llama-3.1-8b-serve", "RTX 4090", 1, WeightFormat.BF16, 54.34, LLAMA_BENCH),
+        ("llama-3.1-8b-serve", "RTX 3090", 1, WeightFormat.INT4, 111.74, LLAMA_BENCH),
+        ("llama-3.1-8b-serve", "RTX 3090", 1, WeightFormat.BF16, 46.51, LLAMA_BENCH),
+        ("llama-3.1-70b-serve", "RTX 3090", 2, WeightFormat.INT4, 16.29, LLAMA_BENCH),
+        ("llama-3.1-70b-serve", "RTX 4090", 2, WeightFormat.INT4, 19.06, LLAMA_BENCH),
+    ],
+)
+def test_local_runner_batch1_decode_within_20_percent(
+    workload: str, gpu: str, count: int, quantization: WeightFormat, measured: float, source: str
+) -> None:
+    """llama.cpp, one user: Q4_K_M is `int4`, F16 is `bf16` (both 16-bit)."""
+    est = _estimate(workload, gpu, count, quantization=quantization, **LOCAL_TG1024)
+    assert est.batch1_tokens_per_s == pytest.approx(measured, rel=0.20), source
+    assert est.offloaded_fraction == 0.0
+
+
+def test_h200_70b_fp8_batch1_decode_within_20_percent() -> None:
+    """TensorRT-LLM, Llama 3.3 70B (Llama 3.1 70B's structure) fp8 on one H200: 51.14 tok/s."""
+    est = _estimate(
+        "llama-3.1-70b-serve",
+        "H200 SXM 141GB",
+        1,
+        quantization=WeightFormat.FP8,
+        prompt_tokens=128,
+        output_tokens=256,
+    )
+    assert est.batch1_tokens_per_s == pytest.approx(51.14, rel=0.20), NVIDIA_SPEC_BLOG
+    assert est.binding is ServingLimit.DECODE_BANDWIDTH
+
+
+def test_8x_h100_405b_fp8_at_full_concurrency_within_25_percent() -> None:
+    """TensorRT-LLM max-throughput run: as many 1000/1000 requests as the KV cache holds
+    (ModelOpt fp8 checkpoints carry an fp8 KV cache): 2,919 output tokens/s in total."""
+    spec = dict(
+        quantization=WeightFormat.FP8,
+        kv_precision=KVPrecision.FP8,
+        prompt_tokens=1000,
+        output_tokens=1000,
+    )
+    first = _estimate("llama-3.1-405b-serve", "H100 SXM5 80GB", 8, **spec)
+    assert first.max_users_fit > 100  # high concurrency, not a handful of users
+    est = _estimate("llama-3.1-405b-serve", "H100 SXM5 80GB", 8, users=first.max_users_fit, **spec)
+    assert est.tokens_per_s_total == pytest.approx(2919, rel=0.25), TRTLLM_PERF
+    assert est.fits
+    assert est.parallelism == "tensor parallel x8 over NVLink"
+
+
+def test_kv_cache_per_token_per_layer_follows_gqa_heads() -> None:
+    """Llama 3.1 8B config: 8 KV heads x 128 dims x (K, V) x 2 bytes = 4096 B per layer; the
+    zoo's legacy kv_bytes_per_token (131072 = 32 layers x 4096) agrees."""
+    spec = _spec("llama-3.1-8b-serve")
+    assert mem.kv_bytes_per_token_per_layer(spec) == 4096
+    assert mem.kv_bytes_per_token(spec) == load_workload("llama-3.1-8b-serve").kv_bytes_per_token
+    fp8 = replace(spec, kv_precision=KVPrecision.FP8)
+    assert mem.kv_bytes_per_token_per_layer(fp8) == 2048
+
+
+def test_latent_attention_caches_the_latent_vector() -> None:
+    """DeepSeek-V3 config: kv_lora_rank 512 + rope dim 64 = 576 elements, 2 bytes in bf16."""
+    spec = _spec("deepseek-v3-serve", kv_precision=KVPrecision.BF16)
+    assert mem.kv_bytes_per_token_per_layer(spec) == 1152
+
+
+def test_int4_group_scales_cost_a_quarter_bit() -> None:
+    """AWQ/GPTQ group size 128 with a 16-bit scale and zero: 4 + 32/128 = 4.25 bits, with the
+    embedding and head left in 16 bits (Llama 3.1 8B: 2 x 128256 x 4096 of them)."""
+    spec = _spec("llama-3.1-8b-serve", quantization=WeightFormat.INT4)
+    assert mem.weight_bits(spec) == 4.25
+    embeddings = 2 * 128256 * 4096
+    expected = ((8030261248 - embeddings) * 4.25 + embeddings * 16) / 8
+    assert mem.weight_bytes(spec) == pytest.approx(expected)
+
+
+def test_moe_decode_reads_more_experts_as_the_batch_grows() -> None:
+    """Mixtral (2 of 8 experts per token): one token reads its 12.9B active weights; a batch
+    of 32 misses an expert with probability (3/4)^32, so it reads nearly all 46.7B."""
+    spec = _spec("mixtral-8x7b-serve")
+    assert experts_touched_fraction(spec, 1) == pytest.approx(0.25)
+    assert experts_touched_fraction(spec, 32) == pytest.approx(1 - 0.75**32)
+    one = weight_bytes_per_step(spec, 1)
+    assert one == pytest.approx((12879925248 - 32000 * 4096) * 2, rel=1e-6)
+    assert weight_bytes_per_step(spec, 32) == pytest.approx(
+        (46702792704 - 32000 * 4096) * 2, rel=0.01
+    )
+
+
+def test_prefill_flops_count_causal_attention() -> None:
+    """2 per active weight per token (no head) plus 2 x L x P^2 x heads x head_dim."""
+    spec = _spec("llama-3.1-8b-serve")
+    p = 2000
+    expected = 2 * (8030261248 - 128256 * 4096) * p + 2 * 32 * p**2 * 32 * 128
+    assert prefill_flops(spec, p) == pytest.approx(expected)
+
+
+def test_users_beyond_the_kv_cache_bind_on_kv_memory() -> None:
+    est = _estimate("llama-3.1-8b-serve", "RTX 4090", 1, users=1, prompt_tokens=8000)
+    crowded = _estimate(
+        "llama-3.1-8b-serve", "RTX 4090", 1, users=est.max_users_fit + 1, prompt_tokens=8000
+    )
+    assert est.fits and not crowded.fits
+    assert crowded.binding is ServingLimit.KV_MEMORY
+
+
+def test_weights_larger_than_the_cards_bind_on_weight_memory() -> None:
+    """Llama 3.1 70B in bf16 (141 GB) cannot be served from one 80 GB H100."""
+    est = _estimate("llama-3.1-70b-serve", "H100 SXM5 80GB", 1)
+    assert est.binding is ServingLimit.WEIGHT_MEMORY
+    assert not est.fits
+
+
+def test_local_runner_offloads_what_does_not_fit_and_pays_ram_bandwidth() -> None:
+    """70B Q4_K_M (~43 GB) on one 24 GB card: llama.cpp keeps the rest in RAM; a token then
+    costs the RAM read, so it is far slower than on two cards."""
+    one = _estimate("llama-3.1-70b-serve", "RTX 3090", 1, quantization=WeightFormat.INT4,
+                    **LOCAL_TG1024)  # fmt: skip
+    two = _estimate("llama-3.1-70b-serve", "RTX 3090", 2, quantization=WeightFormat.INT4,
+                    **LOCAL_TG1024)  # fmt: skip
+    assert 0.4 < one.offloaded_fraction < 0.6
+    assert one.binding is ServingLimit.OFFLOAD
+    assert one.batch1_tokens_per_s < two.batch1_tokens_per_s / 3
+
+
+def test_max_users_at_target_is_the_edge_of_the_speed_target() -> None:
+    """Per-user speed falls as users grow: the answer meets the target, one more does not."""
+    target = 30.0
+    est = _estimate(
+        "llama-3.1-8b-serve", "H100 SXM5 80GB", 1, users=1, min_tokens_per_s_per_user=target
+    )
+    n = est.max_users_at_target
+    assert n is not None and 1 < n <= est.max_users_fit
+    at = _estimate("llama-3.1-8b-serve", "H100 SXM5 80GB", 1, users=n)
+    assert at.tokens_per_s_per_user >= target
+    if n < est.max_users_fit:
+        over = _estimate("llama-3.1-8b-serve", "H100 SXM5 80GB", 1, users=n + 1)
+        assert over.tokens_per_s_per_user < target
+
+
+def test_more_users_raise_total_and_lower_per_user_speed() -> None:
+    few = _estimate("llama-3.1-8b-serve", "RTX 4090", 1, users=2)
+    many = _estimate("llama-3.1-8b-serve", "RTX 4090", 1, users=16)
+    assert many.tokens_per_s_total > 3 * few.tokens_per_s_total
+    assert many.tokens_per_s_per_user < few.tokens_per_s_per_user
+    assert many.ttft_s > few.prefill_s
+
+
+def test_tensor_parallel_over_pcie_pays_more_latency_than_nvlink() -> None:
+    pcie = _estimate("llama-3.1-70b-serve", "L40S", 4, quantization=WeightFormat.FP8)
+    assert pcie.parallelism == "tensor parallel x4 over PCIe"
+    assert pcie.decode_parts_s[ServingLimit.INTERCONNECT.value] > 0
+    nv = _estimate("llama-3.1-70b-serve", "H100 SXM5 80GB", 4, quantization=WeightFormat.FP8)
+    per_layer_pcie = pcie.decode_parts_s[ServingLimit.INTERCONNECT.value]
+    assert per_layer_pcie > nv.decode_parts_s[ServingLimit.INTERCONNECT.value]
+
+
+def test_a_build_without_gpus_has_no_serving_figures() -> None:
+    build = resolve_build({"name": "cpu only", "cpu": {"model": "Ryzen 9 7950X"}}, "t",
+                          load_catalog(None))  # fmt: skip
+    assert serving_estimate(build, _spec("llama-3.1-8b-serve"), "x") is None
