@@ -1,0 +1,123 @@
+"""The `serve:` block of a workload file and the serving presets (issue 14): what the issue's
+commands write with --set, what the zoo holds, and one-line errors for bad values."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dlrig.errors import ValidationError
+from dlrig.workloads import Mode, load_workload, resolve_workload, zoo
+from dlrig.workloads.serving import Engine, WeightFormat
+
+SERVING_PRESETS = {
+    "llama-3.1-8b-serve",
+    "llama-3.1-70b-serve",
+    "llama-3.1-405b-serve",
+    "qwen-32b-serve",
+    "mixtral-8x7b-serve",
+    "deepseek-v3-serve",
+}
+BUILD = """\
+name: 2x RTX 3090 test box
+gpus:
+  - model: RTX 3090
+    count: 2
+memory: {size_gb: 128}
+"""
+
+
+def run_dlrig(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dlrig", *args], capture_output=True, text=True, check=False
+    )
+
+
+@pytest.fixture
+def build_file(tmp_path: Path) -> Path:
+    path = tmp_path / "build.yaml"
+    path.write_text(BUILD)
+    return path
+
+
+def test_every_serving_preset_is_sourced_and_has_its_structure() -> None:
+    found = {w.name: w for w in zoo() if w.serve is not None}
+    assert set(found) == SERVING_PRESETS
+    for w in found.values():
+        assert w.mode is Mode.INFERENCE
+        assert any("config.json" in s and "2026-12-03" in s for s in w.sources), w.name
+        assert w.serve is not None and w.serve.active_params <= w.serve.total_params
+
+
+def test_moe_presets_state_active_and_total_parameters() -> None:
+    """Mixtral 8x7B: 46.7B in all, 12.9B per token; DeepSeek-V3: 671B and 37B (its report)."""
+    mixtral = load_workload("mixtral-8x7b-serve").serve
+    deepseek = load_workload("deepseek-v3-serve").serve
+    assert mixtral is not None and deepseek is not None
+    assert (mixtral.total_params, mixtral.active_params) == (46702792704, 12879925248)
+    assert (deepseek.total_params, deepseek.active_params) == (671e9, 37e9)
+    assert deepseek.quantization is WeightFormat.FP8
+
+
+def test_a_users_file_overrides_the_serve_block_key_by_key() -> None:
+    doc = {"model": "llama-3.1-8b-serve", "serve": {"users": 50, "quantization": "int4"}}
+    spec = resolve_workload(doc, "user.yaml").serve
+    assert spec is not None
+    assert (spec.users, spec.quantization, spec.layers) == (50, WeightFormat.INT4, 32)
+    assert spec.engine is Engine.BATCHED
+
+
+def test_bad_serve_values_name_the_field() -> None:
+    with pytest.raises(ValidationError, match=r"serve\.users"):
+        resolve_workload({"model": "llama-3.1-8b-serve", "serve": {"users": 0}}, "user.yaml")
+    with pytest.raises(ValidationError, match="experts_per_token"):
+        resolve_workload({"model": "llama-3.1-8b-serve", "serve": {"experts": 8}}, "user.yaml")
+
+
+def test_issue_estimate_command_prints_serving_json(build_file: Path) -> None:
+    out = run_dlrig(
+        "estimate", str(build_file), "--workload", "llama-3.1-70b-serve",
+        "--set", "serve.users=32", "--set", "serve.prompt_tokens=2000",
+        "--set", "serve.output_tokens=300", "--set", "serve.quantization=int4",
+        "--set", "serve.min_tokens_per_s_per_user=30", "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert {"build", "workload", "step", "throughput", "memory", "power", "run"} <= set(doc)
+    s = doc["serving"]
+    assert (s["users"], s["prompt_tokens"], s["output_tokens"]) == (32, 2000, 300)
+    assert s["quantization"] == "int4" and s["gpus"] == 2
+    assert s["binding"] in {"kv_memory", "decode_bandwidth", "decode_compute",
+                            "prefill_compute", "interconnect", "engine_overhead",
+                            "weight_memory", "offload"}  # fmt: skip
+    assert s["ttft_s"] > 0 and s["tpot_s"] > 0
+    assert s["tokens_per_s_total"] == pytest.approx(s["users"] / (
+        s["tpot_s"] + s["prefill_s"] / s["output_tokens"]), rel=1e-9)  # fmt: skip
+    assert s["memory"]["weights_gb"] > 35
+
+
+def test_issue_estimate_command_prints_a_serving_block(build_file: Path) -> None:
+    out = run_dlrig("estimate", str(build_file), "--workload", "llama-3.1-8b-serve",
+                    "--set", "serve.users=8")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "time to first token" in out.stdout and "tokens/s per user" in out.stdout
+
+
+def test_bad_set_value_is_one_line_exit_2(build_file: Path) -> None:
+    out = run_dlrig("estimate", str(build_file), "--workload", "llama-3.1-8b-serve",
+                    "--set", "serve.quantization=int3")  # fmt: skip
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr and "serve.quantization" in out.stderr
+
+
+def test_workloads_kind_inference_lists_the_serving_presets() -> None:
+    out = run_dlrig("workloads", "--kind", "inference", "--json")
+    assert out.returncode == 0, out.stderr
+    names = {w["name"] for w in json.loads(out.stdout)}
+    assert names >= SERVING_PRESETS and "resnet50" not in names
+    bad = run_dlrig("workloads", "--kind", "servng")
+    assert bad.returncode == 2 and "expected one of" in bad.stderr
