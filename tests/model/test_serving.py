@@ -209,10 +209,13 @@ def test_more_users_raise_total_and_lower_per_user_speed() -> None:
 
 
 def test_tensor_parallel_over_pcie_pays_more_latency_than_nvlink() -> None:
-    pcie = _estimate("llama-3.1-70b-serve", "L40S", 4, quantization=WeightFormat.FP8)
+    """70B in bf16 (141 GB) needs all four 48 GB L40S (PCIe only) but two of four H100 SXM
+    (NVSwitch), which then serve two copies of the model."""
+    pcie = _estimate("llama-3.1-70b-serve", "L40S", 4)
     assert pcie.parallelism == "tensor parallel x4 over PCIe"
     assert pcie.decode_parts_s[ServingLimit.INTERCONNECT.value] > 0
-    nv = _estimate("llama-3.1-70b-serve", "H100 SXM5 80GB", 4, quantization=WeightFormat.FP8)
+    nv = _estimate("llama-3.1-70b-serve", "H100 SXM5 80GB", 4)
+    assert nv.parallelism == "tensor parallel x2 over NVLink, 2 copies of the model"
     per_layer_pcie = pcie.decode_parts_s[ServingLimit.INTERCONNECT.value]
     assert per_layer_pcie > nv.decode_parts_s[ServingLimit.INTERCONNECT.value]
 
@@ -221,3 +224,14 @@ def test_a_build_without_gpus_has_no_serving_figures() -> None:
     build = resolve_build({"name": "cpu only", "cpu": {"model": "Ryzen 9 7950X"}}, "t",
                           load_catalog(None))  # fmt: skip
     assert serving_estimate(build, _spec("llama-3.1-8b-serve"), "x") is None
+
+
+def test_a_small_model_on_many_cards_runs_one_copy_per_card() -> None:
+    """vLLM practice: data-parallel copies rather than tensor parallel when one card holds
+    the model; four copies serve four times the users of one at the same per-user speed."""
+    one = _estimate("llama-3.1-8b-serve", "L40S", 1, users=16)
+    four = _estimate("llama-3.1-8b-serve", "L40S", 4, users=64)
+    assert four.parallelism == "4 copies of the model, one per GPU"
+    assert four.tokens_per_s_total == pytest.approx(4 * one.tokens_per_s_total)
+    assert four.tokens_per_s_per_user == pytest.approx(one.tokens_per_s_per_user)
+    assert four.max_users_fit == 4 * one.max_users_fit

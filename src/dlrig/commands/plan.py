@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -94,6 +94,10 @@ def plan(
         Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="KEY=VALUE what-if on every workload (repeatable)"),
+    ] = None,
 ) -> None:
     """The best builds under a budget for your jobs; exit 1 when nothing fits.
 
@@ -110,7 +114,6 @@ def plan(
     from dlrig.plan.search import plan as run_plan
     from dlrig.report.console import print_renderable, print_text
     from dlrig.report.plan import plan_json, plan_renderable
-    from dlrig.workloads import load_workload
 
     if not budget > 0:
         raise ValidationError("--budget must be a positive amount of USD")
@@ -120,7 +123,7 @@ def plan(
         _refuse_old_plans(save)  # before the search, not after it
     cat = load_catalog(catalog)
     mix = [parse_workload_weight(w) for w in workload]
-    workloads = [WeightedWorkload(load_workload(ref), weight) for ref, weight in mix]
+    workloads = [WeightedWorkload(_workload(ref, set_ or []), weight) for ref, weight in mix]
     constraints = Constraints(
         gpus=gpus,
         max_gpus=max_gpus,
@@ -152,6 +155,30 @@ def plan(
         print_renderable(plan_renderable(result, seconds))
     if not result.builds:
         raise typer.Exit(1)
+
+
+def _workload(ref: str, edits: list[str]) -> Any:
+    """The workload with the --set edits applied (only workload keys: the planner picks the
+    build), e.g. `serve.users=50`."""
+    from dlrig.errors import ValidationError
+    from dlrig.io.overrides import apply_overrides, blame, parse_assignment
+    from dlrig.workloads import load_workload, resolve_workload, workload_document
+
+    if not edits:
+        return load_workload(ref)
+    assignments = [parse_assignment(text) for text in edits]
+    for a in assignments:
+        if a.target != "workload":
+            raise ValidationError(
+                f"--set {a.text}: plan takes workload keys only (the planner picks the parts)",
+                hint="e.g. --set serve.users=50 or --set batch_size=64",
+            )
+    source, doc = workload_document(ref)
+    _, wdoc = apply_overrides({}, doc, assignments)
+    try:
+        return resolve_workload(wdoc, source)
+    except ValidationError as exc:
+        raise blame(exc, assignments, "workload") from None
 
 
 def _refuse_old_plans(folder: Path) -> None:

@@ -15,6 +15,7 @@ steps once per answer.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -342,16 +343,38 @@ def binding_limit(parts: dict[str, float], prefill_share_s: float) -> ServingLim
     return ServingLimit(max(shares, key=lambda k: shares[k]))
 
 
+def tensor_parallel_degree(spec: ServeSpec, gpus: int, memory_gb: float) -> int:
+    """Cards one model copy spans. A batched server splits a copy over the fewest cards that
+    divide both the card count and the attention heads (vLLM's rule) and hold the weights
+    with every user's context; the other cards serve replicas. A local runner splits layers
+    over all cards."""
+    if spec.engine is Engine.LOCAL:
+        return gpus
+    options = [d for d in range(1, gpus + 1) if gpus % d == 0 and spec.heads % d == 0]
+    for d in options:
+        users_per_copy = math.ceil(spec.users / (gpus // d))
+        if mem.max_users_fit(spec, memory_gb, d) >= users_per_copy:
+            return d
+    return options[-1]
+
+
 def serving_estimate(
     build: Build, spec: ServeSpec, model_name: str, cal: Calibration | None = None
 ) -> ServingEstimate | None:
-    """Serving figures for `spec` on `build`; None for a build without GPUs."""
+    """Serving figures for `spec` on `build`; None for a build without GPUs. Users spread
+    evenly over the model's copies; each copy is timed on its own cards."""
     cal = cal or default_calibration()
-    c = cards(build, cal)
-    if c is None:
+    all_cards = cards(build, cal)
+    if all_cards is None:
         return None
+    memory_gb = all_cards.gpu.memory_gb
+    tp = tensor_parallel_degree(spec, all_cards.count, memory_gb)
+    replicas = all_cards.count // tp
+    c = replace(all_cards, count=tp, nvlink=all_cards.nvlink and tp > 1)
+    asked = spec.users
+    spec = replace(spec, users=math.ceil(asked / replicas))
+    scale = asked / spec.users  # copies' users add up to the asked users
     host_gb_s = cal.host_memory_bandwidth_gb_s
-    memory_gb = c.gpu.memory_gb
     notes: list[str] = []
     fit = mem.max_users_fit(spec, memory_gb, c.count)
     weights = mem.weight_bytes(spec)
@@ -375,13 +398,15 @@ def serving_estimate(
     ttft = pre + (step if spec.users > 1 else 0.0)
     batch1 = 1.0 / _step_at(spec, c, 1, host_gb_s, memory_gb)
     target = spec.min_tokens_per_s_per_user
-    at_target = max_users_at_target(spec, c, target, fit, host_gb_s) if target else None
+    at_target = None
+    if target:
+        at_target = replicas * max_users_at_target(spec, c, target, fit, host_gb_s)
     if not fits_weights and spec.engine is Engine.BATCHED:
         binding = ServingLimit.WEIGHT_MEMORY
         notes.append("the weights do not fit the cards: more or larger GPUs, or a smaller format")
     elif spec.engine is Engine.BATCHED and spec.users > fit:
         binding = ServingLimit.KV_MEMORY
-        notes.append(f"only {fit} users' contexts fit the KV cache")
+        notes.append(f"only {replicas * fit} users' contexts fit the KV cache")
     else:
         binding = binding_limit(parts, (spec.users - 1) * pre / spec.output_tokens)
     parallelism = "single GPU"
@@ -390,6 +415,12 @@ def serving_estimate(
             f"tensor parallel x{c.count} over {'NVLink' if c.nvlink else 'PCIe'}"
             if spec.engine is Engine.BATCHED
             else f"layers split over {c.count} GPUs"
+        )
+    if replicas > 1:
+        parallelism = (
+            f"{parallelism}, {replicas} copies of the model"
+            if c.count > 1
+            else f"{replicas} copies of the model, one per GPU"
         )
     notes.append(
         "rates: datasheet peak and bandwidth x the engine's stated efficiencies "
@@ -400,10 +431,10 @@ def serving_estimate(
         engine=spec.engine.value,
         quantization=spec.quantization.value,
         kv_precision=spec.kv_precision.value,
-        gpus=c.count,
+        gpus=all_cards.count,
         gpu=c.gpu.name,
         parallelism=parallelism,
-        users=spec.users,
+        users=asked,
         prompt_tokens=spec.prompt_tokens,
         output_tokens=spec.output_tokens,
         prefill_s=pre,
@@ -411,16 +442,16 @@ def serving_estimate(
         ttft_s=ttft,
         tpot_s=tpot,
         tokens_per_s_per_user=1.0 / tpot,
-        tokens_per_s_total=total_tokens_per_s(step, pre, spec.users, spec.output_tokens),
+        tokens_per_s_total=scale * total_tokens_per_s(step, pre, spec.users, spec.output_tokens),
         batch1_tokens_per_s=batch1,
-        max_users_fit=fit,
+        max_users_fit=replicas * fit,
         max_users_at_target=at_target,
         min_tokens_per_s_per_user=target,
         weights_gb=weights / 1e9,
         kv_per_user_gb=mem.kv_bytes_per_user(spec) / 1e9,
         kv_per_token_per_layer_bytes=mem.kv_bytes_per_token_per_layer(spec),
-        kv_capacity_gb=mem.kv_capacity_bytes(spec, memory_gb, c.count) / 1e9,
-        memory_available_gb=usable / 1e9,
+        kv_capacity_gb=replicas * mem.kv_capacity_bytes(spec, memory_gb, c.count) / 1e9,
+        memory_available_gb=replicas * usable / 1e9,
         fits=fits,
         offloaded_fraction=offloaded,
         binding=binding,

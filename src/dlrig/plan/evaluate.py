@@ -56,6 +56,7 @@ class Outcome:
     energy_kwh: float | None = None
     energy_cost: float | None = None
     system_peak_w: float | None = None
+    serving_limit: str | None = None  # a serving workload's binding limit (issue 14)
 
 
 class Evaluator(Protocol):
@@ -104,7 +105,16 @@ class ModelEvaluator:
         found = self._outcomes.get(cache_key)
         if found is None:
             self.estimates += 1
-            found = outcome_of(estimate(build, cast("Workload", workload)))
+            job = cast("Workload", workload)
+            est = estimate(build, job)
+            found = outcome_of(est)
+            spec = getattr(job, "serve", None)
+            if spec is not None:  # a serving workload is ranked by its serving figures
+                from dlrig.model.serving import serving_estimate
+                from dlrig.plan.serving import serving_outcome
+
+                serving = serving_estimate(build, spec, job.model_name or job.name)
+                found = serving_outcome(est, serving)
             self._outcomes[cache_key] = found
         return found
 
