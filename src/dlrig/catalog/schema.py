@@ -94,6 +94,11 @@ class GPU(PartBase):
     bf16_tensor_tflops: Teraflops | None = None
     fp8_tensor_tflops: Teraflops | None = None
     tdp_w: Watts
+    vendor_min_psu_w: Watts | None = Field(
+        default=None,
+        description="the vendor's required/recommended system power for a PC with one such "
+        "card (NVIDIA 'Required System Power', AMD 'Recommended PSU')",
+    )
     pcie_gen: PCIeGen = 4
     pcie_lanes: LinkLanes = 16
     nvlink_gb_s: GBPerSecond | None = Field(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dlrig.machine.model import Build
 
@@ -26,6 +26,14 @@ class PSUSizing:
     subtotal_w: float
     with_headroom_w: float
     recommended_w: int
+    # The GPU vendor's minimum system power for the node (None: no card states one); the
+    # recommendation is at least that (NVIDIA: an RTX 5090 wants 1000 W, an 850 W unit fails).
+    vendor_min_w: float | None = None
+
+    @property
+    def required_w(self) -> float:
+        """Watts below which the PSU fails PSU.1: the guide's sizing or the vendor's minimum."""
+        return max(self.with_headroom_w, self.vendor_min_w or 0.0)
 
 
 def next_psu_size_w(watts: float) -> int:
@@ -67,7 +75,29 @@ def build_cpu_w(build: Build) -> float | None:
     return build.cpu.tdp_w * build.cpu_count
 
 
+def vendor_min_system_w(build: Build) -> float | None:
+    """The GPU vendors' minimum system power for the node, W; None when no card states one.
+
+    A vendor's figure is for a PC with one such card, so each further card adds its board power
+    on top of the largest stated minimum.
+    """
+    stated = [g.gpu for g in build.gpus if g.gpu.vendor_min_psu_w is not None]
+    if not stated:
+        return None
+    anchor = max(stated, key=lambda gpu: gpu.vendor_min_psu_w or 0.0)
+    others_w = build_gpu_w(build) - anchor.tdp_w
+    return (anchor.vendor_min_psu_w or 0.0) + others_w
+
+
 def size_build_psu(build: Build, *, default_cpu_w: float = 150.0) -> PSUSizing:
     """PSU.1 on a build; a missing CPU counts as default_cpu_w (the guide example's CPU)."""
     cpu_w = build_cpu_w(build)
-    return size_psu(build_gpu_w(build), default_cpu_w if cpu_w is None else cpu_w)
+    sizing = size_psu(build_gpu_w(build), default_cpu_w if cpu_w is None else cpu_w)
+    vendor_min_w = vendor_min_system_w(build)
+    if vendor_min_w is None:
+        return sizing
+    return replace(
+        sizing,
+        vendor_min_w=vendor_min_w,
+        recommended_w=max(sizing.recommended_w, next_psu_size_w(vendor_min_w)),
+    )

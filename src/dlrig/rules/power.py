@@ -49,7 +49,8 @@ def _vendor_sized(f: Facts) -> bool:
     ),
 )
 def psu_size(f: Facts) -> Iterator[Judgement]:
-    """GPU + CPU watts, +10% for peaks and other parts, +10% margin, then the next size up."""
+    """GPU + CPU watts, +10% for peaks and other parts, +10% margin, then the next size up; never
+    below the GPU vendor's stated minimum system power (NVIDIA: 1000 W for an RTX 5090)."""
     if not f.cards:
         return
     sizing = size_build_psu(f.build)
@@ -62,10 +63,15 @@ def psu_size(f: Facts) -> Iterator[Judgement]:
         "recommended_w": sizing.recommended_w,
     }
     cpu_note = "" if f.build.cpu else " (no CPU given: 150 W assumed)"
+    vendor_note = ""
+    if sizing.vendor_min_w is not None:
+        evidence["vendor_min_w"] = round(sizing.vendor_min_w, 1)
+        if sizing.vendor_min_w > sizing.with_headroom_w:
+            vendor_note = f"; the GPU vendor asks for {sizing.vendor_min_w:.0f} W"
     need = (
         f"{sizing.gpu_w:.0f} W GPUs + {sizing.cpu_w:.0f} W CPU{cpu_note} + "
         f"{sizing.other_w:.0f} W peaks = {sizing.subtotal_w:.0f} W, +10% = "
-        f"{sizing.with_headroom_w:.0f} W; buy >= {sizing.recommended_w} W"
+        f"{sizing.with_headroom_w:.0f} W{vendor_note}; buy >= {sizing.recommended_w} W"
     )
     watts = f.build.psu_watts
     if watts is None:
@@ -74,7 +80,7 @@ def psu_size(f: Facts) -> Iterator[Judgement]:
         )
         return
     evidence["psu_w"] = watts
-    if watts < sizing.with_headroom_w and _vendor_sized(f):
+    if watts < sizing.required_w and _vendor_sized(f):
         # The guide's margin is for parts a user combines; a system sold with its GPUs is
         # power-validated by its vendor at the rating it quotes.
         yield info(
@@ -83,7 +89,7 @@ def psu_size(f: Facts) -> Iterator[Judgement]:
             evidence,
         )
         return
-    if watts < sizing.with_headroom_w:
+    if watts < sizing.required_w:
         yield error(
             f"{need}; the PSU gives {watts:.0f} W",
             evidence,
@@ -92,7 +98,7 @@ def psu_size(f: Facts) -> Iterator[Judgement]:
         return
     psu = f.build.psu
     at_115 = psu.watts_at_115v * f.build.psu_count if psu and psu.watts_at_115v else None
-    if at_115 is not None and at_115 < sizing.with_headroom_w:
+    if at_115 is not None and at_115 < sizing.required_w:
         evidence["psu_w_at_115v"] = at_115
         yield warning(
             f"{need}; the PSU gives {watts:.0f} W on 200-240 V but only {at_115:.0f} W on "
