@@ -70,6 +70,8 @@ def objective_phrase(result: PlanResult, s: Scored) -> str:
         return f"{_significant(shown)} USD a run"
     if obj.kind is ObjectiveKind.PERF_PER_DOLLAR:
         return f"{_significant(shown)} samples/s per 1,000 USD"
+    if obj.kind is ObjectiveKind.CHEAPEST:
+        return f"{_significant(shown)} USD"
     return f"{rate(s.throughput)} samples/s"
 
 

@@ -19,3 +19,4 @@ class ObjectiveKind(StrEnum):
     TIME_TO_TRAIN = "time-to-train"
     COST_PER_RUN = "cost-per-run"
     PERF_PER_DOLLAR = "perf-per-dollar"
+    CHEAPEST = "cheapest"

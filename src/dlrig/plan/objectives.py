@@ -156,6 +156,26 @@ class PerfPerDollar:
         return value
 
 
+@dataclass(frozen=True)
+class Cheapest:
+    """The cheapest build that runs every workload (a serving workload runs when its users
+    fit and get the asked speed, issue 14): the lowest price wins."""
+
+    weights: tuple[float, ...]
+    kind: ObjectiveKind = ObjectiveKind.CHEAPEST
+    unit: str = "USD"
+    price_monotone: bool = True
+
+    def value(self, price_usd: float, outcomes: Sequence[Outcome]) -> float:
+        return -price_usd
+
+    def bound(self, price_usd: float, best: Sequence[Outcome]) -> float:
+        return -price_usd
+
+    def display(self, value: float) -> float:
+        return -value
+
+
 def make_objective(
     kind: ObjectiveKind, weights: Sequence[float], *, lifetime_years: float = 3.0
 ) -> Objective:
@@ -167,4 +187,6 @@ def make_objective(
         return TimeToTrain(w)
     if kind is ObjectiveKind.COST_PER_RUN:
         return CostPerRun(w, lifetime_years)
+    if kind is ObjectiveKind.CHEAPEST:
+        return Cheapest(w)
     return PerfPerDollar(w)

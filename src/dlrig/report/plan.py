@@ -18,6 +18,7 @@ from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.search import PlanResult, Scored
 from dlrig.plan.upgrade import UpgradeResult
 from dlrig.report.jsonout import dumps
+from dlrig.report.serving import planned_serving, planned_serving_cell
 
 
 def build_document(build: Build, catalog: Catalog | None = None) -> dict[str, Any]:
@@ -57,6 +58,7 @@ def _workload_rows(result: PlanResult, s: Scored) -> list[dict[str, Any]]:
             "gpu_required_gb": o.gpu_required_gb,
             "time_h": o.time_h,
             "energy_cost": o.energy_cost,
+            **planned_serving(o.samples_per_s, o.serving_limit, o.system_peak_w),
         }
         for w, o in zip(result.workloads, s.outcomes, strict=True)
     ]
@@ -68,6 +70,7 @@ def _scored_json(result: PlanResult, s: Scored, catalog: Catalog | None) -> dict
         "price_usd": round(s.price_usd, 2),
         "samples_per_s": o.samples_per_s,
         "bottleneck": o.bottleneck.value,
+        **planned_serving(o.samples_per_s, o.serving_limit, o.system_peak_w),
         "gpus": gpu_set(s),
         "weighted_samples_per_s": s.throughput,
         "objective_value": result.objective.display(s.value),
@@ -154,7 +157,9 @@ def plan_renderable(result: PlanResult, seconds: float) -> RenderableType:
             f"{gpu_set(s)}" + (" (water)" if s.candidate.group.water else ""),
             usd(s.price_usd),
             rate(o.samples_per_s),
-            o.bottleneck.value,
+            o.bottleneck.value
+            if o.serving_limit is None
+            else planned_serving_cell(o.samples_per_s, o.serving_limit, o.system_peak_w),
             *score,
         )
     parts.append(top)

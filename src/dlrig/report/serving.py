@@ -106,3 +106,21 @@ def serving_renderable(
     for note in s.notes:
         t.append(f"\n  - {note}", style="dim")
     return t
+
+
+def planned_serving(
+    samples_per_s: float, limit: str | None, power_w: float | None
+) -> dict[str, Any]:
+    """What a plan adds for a serving workload: the limit that binds and the energy per
+    million output tokens at the build's peak draw (empty for other workloads)."""
+    if limit is None:
+        return {}
+    kwh = energy_kwh_per_million_tokens(power_w or 0.0, samples_per_s)
+    return {"serving_limit": limit, "kwh_per_million_tokens": _finite(kwh)}
+
+
+def planned_serving_cell(samples_per_s: float, limit: str | None, power_w: float | None) -> str:
+    """The plan table's limit cell for a serving workload: 'decode_bandwidth, 0.42 kWh/M'."""
+    info = planned_serving(samples_per_s, limit, power_w)
+    kwh = info.get("kwh_per_million_tokens")
+    return f"{limit}, {kwh:.2f} kWh/M tokens" if kwh is not None else str(limit)
