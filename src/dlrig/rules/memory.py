@@ -24,6 +24,10 @@ def ram_size(f: Facts) -> Iterator[Judgement]:
         yield unknown("RAM size", "no memory given", f"buy >= {largest:g} GB of RAM (RAM.2)")
         return
     evidence = {"ram_gb": f.ram_gb, "largest_gpu_memory_gb": largest}
+    sockets = f.build.cpu_count if f.build.cpu is not None else 1
+    if sockets > 1:
+        yield from _ram_per_socket(f, f.ram_gb, largest, sockets)
+        return
     if f.ram_gb < largest:
         yield error(
             f"{f.ram_gb:g} GB RAM is below the largest GPU's {largest:g} GB",
@@ -32,6 +36,48 @@ def ram_size(f: Facts) -> Iterator[Judgement]:
         )
     else:
         yield info(f"{f.ram_gb:g} GB RAM >= the largest GPU's {largest:g} GB", evidence)
+
+
+def _ram_per_socket(f: Facts, ram_gb: float, largest: float, sockets: int) -> Iterator[Judgement]:
+    """RAM.2 on a multi-socket board: each CPU feeds the GPUs on its own PCIe root from its own
+    memory channels, so each socket's share must cover the largest GPU."""
+    memory = f.build.memory
+    modules = memory.kit.modules * memory.kit_count if memory and memory.kit else None
+    channels = f.build.cpu.memory_channels if f.build.cpu else None
+    per_socket = ram_gb / sockets
+    evidence: dict[str, float | int | None] = {
+        "ram_gb": ram_gb,
+        "sockets": sockets,
+        "ram_per_socket_gb": round(per_socket, 1),
+        "largest_gpu_memory_gb": largest,
+        "modules": modules,
+        "channels_per_socket": channels,
+    }
+    fix = f"buy >= {largest * sockets:g} GB of RAM, spread evenly over the {sockets} sockets"
+    if modules is not None and modules < sockets:
+        yield error(
+            f"{modules} memory module(s) for {sockets} CPU sockets: a socket has no RAM of its "
+            "own, and its GPUs' data crosses the inter-socket link",
+            evidence,
+            fix,
+        )
+        return
+    filled = ""
+    if modules is not None and channels is not None:
+        filled = f" ({modules // sockets} modules per socket on {channels} channels)"
+    if per_socket < largest:
+        yield error(
+            f"{ram_gb:g} GB RAM over {sockets} sockets is {per_socket:g} GB per socket{filled}, "
+            f"below the largest GPU's {largest:g} GB",
+            evidence,
+            fix,
+        )
+    else:
+        yield info(
+            f"{ram_gb:g} GB RAM over {sockets} sockets is {per_socket:g} GB per socket{filled}, "
+            f">= the largest GPU's {largest:g} GB",
+            evidence,
+        )
 
 
 @rule("RAM.1")
