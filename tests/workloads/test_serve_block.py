@@ -121,3 +121,50 @@ def test_workloads_kind_inference_lists_the_serving_presets() -> None:
     assert names >= SERVING_PRESETS and "resnet50" not in names
     bad = run_dlrig("workloads", "--kind", "servng")
     assert bad.returncode == 2 and "expected one of" in bad.stderr
+
+
+def test_issue_plan_command_meets_the_users_and_speed_targets(tmp_path: Path) -> None:
+    """The issue's `dlrig plan` for 50 users at 30 tokens/s each: every build it proposes,
+    estimated again, serves 50 users at >= 30 tokens/s, and names its binding limit."""
+    out = run_dlrig(
+        "plan", "--workload", "llama-3.1-8b-serve", "--budget", "10000",
+        "--set", "serve.users=50", "--set", "serve.min_tokens_per_s_per_user=30", "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["builds"]
+    best = doc["builds"][0]
+    assert best["serving_limit"] in {"decode_bandwidth", "decode_compute", "prefill_compute",
+                                     "interconnect", "engine_overhead", "offload"}  # fmt: skip
+    assert best["kwh_per_million_tokens"] > 0
+    build = tmp_path / "best.json"
+    build.write_text(json.dumps(best["build"]))
+    again = run_dlrig(
+        "estimate", str(build), "--workload", "llama-3.1-8b-serve",
+        "--set", "serve.users=50", "--set", "serve.min_tokens_per_s_per_user=30", "--json",
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    serving = json.loads(again.stdout)["serving"]
+    assert serving["tokens_per_s_per_user"] >= 30 and serving["memory"]["fits"]
+    assert serving["tokens_per_s_total"] == pytest.approx(best["samples_per_s"])
+
+
+def test_plan_set_refuses_build_keys() -> None:
+    out = run_dlrig("plan", "--workload", "llama-3.1-8b-serve", "--budget", "5000",
+                    "--set", "gpus.0.count=2")  # fmt: skip
+    assert out.returncode == 2 and "workload keys only" in out.stderr
+
+
+def test_gpu4_judges_a_serving_workload_by_its_weight_format() -> None:
+    """Qwen2.5-32B: 65 GB in bf16 cannot sit on one 24 GB card (GPU.4 error); AWQ int4
+    (~19 GB with 16-bit embeddings) can."""
+    from dlrig.catalog import load_catalog
+    from dlrig.machine import resolve_build
+    from dlrig.rules import check_build
+
+    build = resolve_build({"gpus": [{"model": "RTX 3090"}]}, "t", load_catalog(None))
+    doc = {"model": "qwen-32b-serve"}
+    bf16 = check_build(build, resolve_workload(doc, "t"))
+    int4 = check_build(build, resolve_workload({**doc, "serve": {"quantization": "int4"}}, "t"))
+    assert any(f.rule == "GPU.4" for f in bf16.errors)
+    assert not any(f.rule == "GPU.4" for f in int4.errors)

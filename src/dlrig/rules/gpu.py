@@ -40,6 +40,9 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
     w = f.workload
     if w is None or not f.cards:
         return
+    if w.serve is not None:  # serving: weights in their format, split over the cards
+        yield from _serving_memory(f)
+        return
     from dlrig.model.calibration import default_calibration
     from dlrig.model.memory import max_batch_per_gpu, memory_need
     from dlrig.model.rates import is_16bit
@@ -102,3 +105,44 @@ def host_parameter_server(f: Facts) -> Iterator[Judgement]:
         {"params": w.params, "gpus": f.n_gpus},
         "DDP's all-reduce among the GPUs (parallel: ddp)",
     )
+
+
+def _serving_memory(f: Facts) -> Iterator[Judgement]:
+    """GPU.4 for a serving workload (issue 14): the weights in their stored format, split over
+    the cards, must fit (else error); the asked users' KV cache should (else warning)."""
+    from dlrig.model.serving import ServingLimit, serving_estimate
+
+    w = f.workload
+    if w is None or w.serve is None:
+        return
+    est = serving_estimate(f.build, w.serve, w.name)
+    if est is None:
+        return
+    evidence = {
+        "weights_gb": round(est.weights_gb, 2),
+        "kv_per_user_gb": round(est.kv_per_user_gb, 3),
+        "available_gb": round(est.memory_available_gb, 2),
+        "users": est.users,
+        "max_users_fit": est.max_users_fit,
+        "offloaded_fraction": round(est.offloaded_fraction, 3),
+    }
+    message = (
+        f"{w.name} in {est.quantization}: {est.weights_gb:.1f} GB of weights and "
+        f"{est.kv_per_user_gb:.2f} GB of KV cache per user on {est.gpus} x {est.gpu} "
+        f"({est.memory_available_gb:.0f} GB usable, {est.parallelism})"
+    )
+    if est.binding is ServingLimit.WEIGHT_MEMORY or (not est.fits and est.engine == "local"):
+        yield error(
+            message + ": the weights do not fit",
+            evidence,
+            "more or larger GPUs, a smaller format (--set serve.quantization=int4), or a local "
+            "runner that offloads to RAM (serve.engine=local)",
+        )
+    elif not est.fits:
+        yield warning(
+            message + f": only {est.max_users_fit} of {est.users} users' contexts fit",
+            evidence,
+            "fewer users, shorter contexts, an fp8 KV cache, or more GPU memory",
+        )
+    else:
+        yield info(message + f": fits, up to {est.max_users_fit} users", evidence)
