@@ -28,7 +28,7 @@ from dlrig.model.calibration import Calibration, default_calibration
 from dlrig.model.device import busbw_gb_s, pcie_link
 from dlrig.model.interconnect import ring_allreduce_bus_factor
 from dlrig.model.rates import matmul_peak
-from dlrig.units import BITS_PER_BYTE, gb_s_to_bytes_s
+from dlrig.units import BITS_PER_BYTE, bytes_to_gb, gb_s_to_bytes_s, gb_to_bytes, wh_to_kwh
 from dlrig.workloads.serving import Engine, ServeSpec, WeightFormat
 
 
@@ -88,6 +88,8 @@ PCIE_ALLREDUCE_LATENCY_S = 25e-6
 # A pipeline hop hands one token's hidden state to the next card over PCIe.
 PIPELINE_HOP_S = 20e-6
 ACTIVATION_BYTES = 2  # hidden states travel in 16 bits
+TOKENS_PER_MILLION = 1e6
+SECONDS_PER_HOUR = 3600.0
 
 
 @dataclass(frozen=True)
@@ -388,7 +390,7 @@ def serving_estimate(
             f"{offloaded:.0%} of the weights stay in system RAM, read at "
             f"{host_gb_s:.0f} GB/s by the CPU"
         )
-        if ram_gb is not None and ram_gb * 1e9 < weights * offloaded:
+        if ram_gb is not None and gb_to_bytes(ram_gb) < weights * offloaded:
             fits = False
             notes.append(f"the offloaded weights need more than the build's {ram_gb:.0f} GB RAM")
     parts = decode_parts_s(spec, c, spec.users, offloaded, host_gb_s)
@@ -447,11 +449,11 @@ def serving_estimate(
         max_users_fit=replicas * fit,
         max_users_at_target=at_target,
         min_tokens_per_s_per_user=target,
-        weights_gb=weights / 1e9,
-        kv_per_user_gb=mem.kv_bytes_per_user(spec) / 1e9,
+        weights_gb=bytes_to_gb(weights),
+        kv_per_user_gb=bytes_to_gb(mem.kv_bytes_per_user(spec)),
         kv_per_token_per_layer_bytes=mem.kv_bytes_per_token_per_layer(spec),
-        kv_capacity_gb=replicas * mem.kv_capacity_bytes(spec, memory_gb, c.count) / 1e9,
-        memory_available_gb=replicas * usable / 1e9,
+        kv_capacity_gb=bytes_to_gb(replicas * mem.kv_capacity_bytes(spec, memory_gb, c.count)),
+        memory_available_gb=bytes_to_gb(replicas * usable),
         fits=fits,
         offloaded_fraction=offloaded,
         binding=binding,
@@ -464,4 +466,4 @@ def energy_kwh_per_million_tokens(power_w: float, tokens_per_s: float) -> float:
     """Wall energy to generate a million output tokens at `power_w` (kWh)."""
     if tokens_per_s <= 0:
         return float("inf")
-    return power_w * (1e6 / tokens_per_s) / 3.6e6
+    return wh_to_kwh(power_w * (TOKENS_PER_MILLION / tokens_per_s) / SECONDS_PER_HOUR)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from dlrig.units import BITS_PER_BYTE
+from dlrig.units import BITS_PER_BYTE, gb_to_bytes
 from dlrig.workloads.serving import Engine, KVPrecision, ServeSpec, WeightFormat
 
 # Bits per weight of the transformer layers as each engine stores them. Batched servers run
@@ -42,7 +42,7 @@ KV_BYTES = {KVPrecision.BF16: 2, KVPrecision.FP16: 2, KVPrecision.FP8: 1, KVPrec
 # hidden size in 16 bits, times 16 live copies (gate and up projections at ~3.5x the hidden
 # size each, attention scratch, residuals).
 BATCHED_USABLE_FRACTION = 0.90
-LOCAL_CONTEXT_BYTES = 0.5e9
+LOCAL_CONTEXT_BYTES = gb_to_bytes(0.5)
 PREFILL_CHUNK_TOKENS = {Engine.BATCHED: 2048, Engine.LOCAL: 512}
 ACTIVATION_COPIES = 16
 
@@ -110,7 +110,7 @@ def activation_bytes(spec: ServeSpec) -> float:
 def usable_bytes_per_gpu(spec: ServeSpec, memory_gb: float) -> float:
     """What the engine may fill on one card: 90% on a batched server, all but the CUDA
     context on a local runner."""
-    total = memory_gb * 1e9
+    total = gb_to_bytes(memory_gb)
     if spec.engine is Engine.BATCHED:
         return total * BATCHED_USABLE_FRACTION
     return max(total - LOCAL_CONTEXT_BYTES, 0.0)

@@ -10,6 +10,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from dlrig.model.serving import ServingEstimate, energy_kwh_per_million_tokens
+from dlrig.units import s_to_ms
 
 
 def _finite(x: float) -> float | None:
@@ -74,8 +75,8 @@ def serving_renderable(
         f"{s.prompt_tokens}-token prompts, {s.output_tokens}-token answers"
     )
     t.append(
-        f"\ntime to first token {s.ttft_s * 1e3:,.0f} ms; time per output token "
-        f"{s.tpot_s * 1e3:,.1f} ms"
+        f"\ntime to first token {s_to_ms(s.ttft_s):,.0f} ms; time per output token "
+        f"{s_to_ms(s.tpot_s):,.1f} ms"
     )
     t.append(
         f"\n{s.tokens_per_s_per_user:,.1f} tokens/s per user, {s.tokens_per_s_total:,.0f} "
