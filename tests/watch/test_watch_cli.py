@@ -71,6 +71,16 @@ def _wait_for_samples(home: Path, count: int, timeout_s: float = 10) -> None:
     raise AssertionError(f"fewer than {count} samples were stored in {timeout_s} s")
 
 
+WATCH_KEYS = [
+    "command", "argv", "exit_code", "duration_s", "samples", "interval_s", "db", "run_id",
+    "interrupted", "verdict", "alarms", "warnings",
+]  # fmt: skip
+VERDICT_KEYS = [
+    "bottleneck", "evidence", "fix", "modifiers", "utilization", "compute_device",
+    "device_is_cpu", "summary",
+]  # fmt: skip
+
+
 def test_exit_code_and_json_summary_and_history(isolated_dlrig_home: Path) -> None:
     result = _dlrig(
         isolated_dlrig_home,
@@ -85,9 +95,9 @@ def test_exit_code_and_json_summary_and_history(isolated_dlrig_home: Path) -> No
     )
     assert result.returncode == 7, result.stderr
     summary = json.loads(result.stdout)
-    assert {"command", "exit_code", "duration_s", "samples", "db", "verdict", "alarms"} <= set(
-        summary
-    )
+    # design.md's watch keys (and those added beside them), unchanged in name and order.
+    assert list(summary) == WATCH_KEYS
+    assert list(summary["verdict"]) == VERDICT_KEYS
     assert summary["exit_code"] == 7
     assert summary["db"] == str(db.database_path(isolated_dlrig_home))
     assert set(summary["verdict"]) >= {"bottleneck", "evidence"}

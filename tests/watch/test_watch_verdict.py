@@ -4,18 +4,19 @@ stage the idle GPU waited on, and the utilization figure."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 
 from watch_helpers import fixture, idle_host, light_job, replayed_samples
 
 from dlrig.enums import Bottleneck, Modifier
 from dlrig.hardware.nvml import replay_nvml
-from dlrig.report.watch import summary_text
+from dlrig.report.watch import summary_json, summary_text
 from dlrig.watch.detectors import detect_all
 from dlrig.watch.host import NvmlGpuSampler
 from dlrig.watch.runner import run_watch
 from dlrig.watch.samples import DiskSample, Sample
-from dlrig.watch.summary import summary_dict
+from dlrig.watch.summary import watch_summary
 from dlrig.watch.verdict import PCIE_LANE_GB_S, judge, pcie_ratio
 
 
@@ -95,9 +96,16 @@ def test_real_job_on_a_replayed_box_that_lost_a_gpu() -> None:
     # GPU 0 idles and nothing else is saturated: no stage is blamed, the summary says so.
     assert result.verdict.bottleneck is None and result.verdict.device_is_cpu is False
     assert result.verdict.evidence["gpu_utilization_pct"] == {"0": 0.0, "1": None}
-    text = summary_text(summary_dict(result, db=None, run_id=None, interval_s=0.2))
+    summary = watch_summary(result, db=None, run_id=None, interval_s=0.2)
+    text = summary_text(summary)
     assert "bottleneck: none found" in text
     assert "[error] WATCH.4" in text and "GPU 1 was lost" in text
+    # The alarm's JSON keys (design.md's watch contract), every one present and in this order.
+    alarm = json.loads(summary_json(summary))["alarms"][0]
+    assert list(alarm) == [
+        "rule", "name", "severity", "start_s", "end_s", "gpu", "message", "modifier",
+        "bottleneck", "fix", "evidence",
+    ]  # fmt: skip
 
 
 def test_a_disk_reading_at_its_measured_rate_is_saturated_however_busy_it_looks() -> None:
