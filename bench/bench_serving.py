@@ -103,6 +103,40 @@ def predict(p: Point) -> tuple[float, ServingEstimate]:
     return est.batch1_tokens_per_s, est
 
 
+PROMPT_POINTS = [
+    ("4090, Llama 3 8B Q4_K_M", "llama-3.1-8b-serve", "RTX 4090", 1, WeightFormat.INT4, 6898.71),
+    ("4090, Llama 3 8B F16", "llama-3.1-8b-serve", "RTX 4090", 1, WeightFormat.BF16, 9056.26),
+    ("3090, Llama 3 8B Q4_K_M", "llama-3.1-8b-serve", "RTX 3090", 1, WeightFormat.INT4, 3865.39),
+    ("3090, Llama 3 8B F16", "llama-3.1-8b-serve", "RTX 3090", 1, WeightFormat.BF16, 4239.64),
+    ("2x 3090, Llama 3 70B Q4_K_M", "llama-3.1-70b-serve", "RTX 3090", 2, WeightFormat.INT4,
+     393.89),
+    ("2x 4090, Llama 3 70B Q4_K_M", "llama-3.1-70b-serve", "RTX 4090", 2, WeightFormat.INT4,
+     905.38),
+]  # fmt: skip
+
+
+def prompt_rows() -> list[str]:
+    """llama-bench pp 1024: prompt tokens/s = 1024 / the model's prefill time."""
+    cat = load_catalog(None)
+    rows = []
+    for label, workload, gpu, count, quantization, measured in PROMPT_POINTS:
+        build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", cat)
+        w = load_workload(workload)
+        assert w.serve is not None
+        spec = replace(w.serve, engine=Engine.LOCAL, quantization=quantization,
+                       prompt_tokens=1024, output_tokens=1)  # fmt: skip
+        est = serving_estimate(build, spec, w.name)
+        assert est is not None
+        predicted = 1024 / est.prefill_s
+        err = predicted / measured - 1.0
+        print(f"{label} pp 1024: {predicted:.0f} vs {measured:g} ({err:+.1%})", flush=True)
+        rows.append(
+            f"| {label}, pp 1024 | {predicted:,.0f} | {measured:,.2f} | {err:+.1%} | 25% | yes "
+            f"| {LLAMA_BENCH} |"
+        )
+    return rows
+
+
 def per_call_us() -> float:
     """Median time of one serving_estimate on the 8x H100 405B point (what plan pays)."""
     cat = load_catalog(None)
@@ -168,9 +202,18 @@ def main() -> None:
         )
     lines += [
         "",
+        "Prompt processing (prefill) of a local runner, prompt tokens/s:",
+        "",
+        "| point | predicted | measured | error | bound | held | source |",
+        "|---|---|---|---|---|---|---|",
+        *prompt_rows(),
+    ]
+    lines += [
+        "",
         "Engine efficiencies (stated in `src/dlrig/model/serving.py`): the local runner's "
-        "80% of bandwidth and 70 us per layer and token were fitted to the llama.cpp rows "
-        "above, and the batched server's 25 us per layer to the H200 row; the 8x H100 rows "
+        "80% of bandwidth, 70 us per layer and token and 70% of the dense peak in prefill "
+        "were fitted to the llama.cpp rows above, and the batched server's 25 us per layer "
+        "to the H200 row; the 8x H100 rows "
         "test the batched profile's compute share (45%) and all-reduce model out of sample "
         "except for 1000/1000, which chose 45% over 55% (55%: +22% there, +45% at 128/2048).",
         "",

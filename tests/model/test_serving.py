@@ -235,3 +235,26 @@ def test_a_small_model_on_many_cards_runs_one_copy_per_card() -> None:
     assert four.tokens_per_s_total == pytest.approx(4 * one.tokens_per_s_total)
     assert four.tokens_per_s_per_user == pytest.approx(one.tokens_per_s_per_user)
     assert four.max_users_fit == 4 * one.max_users_fit
+
+
+@pytest.mark.parametrize(
+    ("workload", "gpu", "count", "quantization", "measured"),
+    [
+        ("llama-3.1-8b-serve", "RTX 4090", 1, WeightFormat.INT4, 6898.71),
+        ("llama-3.1-8b-serve", "RTX 4090", 1, WeightFormat.BF16, 9056.26),
+        ("llama-3.1-8b-serve", "RTX 3090", 1, WeightFormat.INT4, 3865.39),
+        ("llama-3.1-8b-serve", "RTX 3090", 1, WeightFormat.BF16, 4239.64),
+        ("llama-3.1-70b-serve", "RTX 3090", 2, WeightFormat.INT4, 393.89),
+        ("llama-3.1-70b-serve", "RTX 4090", 2, WeightFormat.INT4, 905.38),
+    ],
+)
+def test_local_runner_prompt_processing_within_25_percent(
+    workload: str, gpu: str, count: int, quantization: WeightFormat, measured: float
+) -> None:
+    """llama-bench pp 1024 (prompt tokens/s) from the same table as the decode figures: the
+    prefill (time to first token) side of the model."""
+    est = _estimate(
+        workload, gpu, count, quantization=quantization, engine=Engine.LOCAL,
+        prompt_tokens=1024, output_tokens=1,
+    )  # fmt: skip
+    assert 1024 / est.prefill_s == pytest.approx(measured, rel=0.25), LLAMA_BENCH

@@ -72,13 +72,14 @@ BATCHED = EngineProfile(
     layer_overhead_s=25e-6,
     allreduce_latency_s=8e-6,
 )
-# Local runner (llama.cpp CUDA): fitted to llama-bench tg128 on a 4090 (Llama 3 8B Q4_K_M
+# Local runner (llama.cpp CUDA): fitted to llama-bench tg 1024 on a 4090 (Llama 3 8B Q4_K_M
 # 127.74 tok/s, F16 54.34) and two 3090s (70B Q4_K_M 16.29): ~80% of bandwidth and ~70 us of
 # launches per layer and token (a dozen kernels per layer without CUDA graphs); prefill at
-# ~40% of the dense peak (its quantized matmuls dequantize first).
+# ~70% of the 16-bit dense peak (llama-bench pp 1024 on the same cards: 8B 3865-9056 tok/s,
+# 70B on two cards 394-905 tok/s).
 LOCAL = EngineProfile(
     bandwidth_efficiency=0.80,
-    compute_efficiency=0.40,
+    compute_efficiency=0.70,
     layer_overhead_s=70e-6,
     allreduce_latency_s=20e-6,
 )
