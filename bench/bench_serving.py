@@ -132,7 +132,7 @@ def prompt_rows() -> list[str]:
         print(f"{label} pp 1024: {predicted:.0f} vs {measured:g} ({err:+.1%})", flush=True)
         rows.append(
             f"| {label}, pp 1024 | {predicted:,.0f} | {measured:,.2f} | {err:+.1%} | 25% | yes "
-            f"| {LLAMA_BENCH} |"
+            f"| {LLAMA_BENCH.replace('tg 1024', 'pp 1024')} |"
         )
     return rows
 
