@@ -119,6 +119,8 @@ def test_workloads_kind_inference_lists_the_serving_presets() -> None:
     assert out.returncode == 0, out.stderr
     names = {w["name"] for w in json.loads(out.stdout)}
     assert names >= SERVING_PRESETS and "resnet50" not in names
+    mixtral = next(w for w in json.loads(out.stdout) if w["name"] == "mixtral-8x7b-serve")
+    assert (mixtral["serve"]["experts"], mixtral["serve"]["experts_per_token"]) == (8, 2)
     bad = run_dlrig("workloads", "--kind", "servng")
     assert bad.returncode == 2 and "expected one of" in bad.stderr
 
