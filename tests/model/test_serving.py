@@ -274,3 +274,38 @@ def test_local_runner_prompt_processing_within_25_percent(
         prompt_tokens=1024, output_tokens=1,
     )  # fmt: skip
     assert 1024 / est.prefill_s == pytest.approx(measured, rel=0.25), LLAMA_BENCH
+
+
+# The same TensorRT-LLM table, rows the batched engine's efficiencies were NOT chosen on:
+# Llama 3.1 8B FP8 on one H100 SXM and Llama 3.3 70B FP8 on two (TP2), total output tokens/s
+# at maximum concurrency per ISL/OSL.
+HELD_OUT_H100 = [
+    ("llama-3.1-8b-serve", 1, lengths, measured)
+    for lengths, measured in [
+        ((128, 128), 28312), ((128, 2048), 22714), ((128, 4096), 14325), ((500, 2000), 17660),
+        ((1000, 1000), 15220), ((1000, 2000), 13899), ((2048, 128), 3450),
+        ((2048, 2048), 9305), ((5000, 500), 3459), ((20000, 2000), 1351),
+    ]
+] + [
+    ("llama-3.1-70b-serve", 2, lengths, measured)
+    for lengths, measured in [
+        ((128, 128), 6378), ((128, 2048), 6651), ((128, 4096), 4199), ((500, 2000), 5222),
+        ((1000, 1000), 4205), ((1000, 2000), 4146), ((2048, 128), 762), ((2048, 2048), 3082),
+        ((5000, 500), 898), ((20000, 2000), 437),
+    ]
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("workload", "count", "lengths", "measured"), HELD_OUT_H100)
+def test_held_out_h100_serving_points_within_25_percent(
+    workload: str, count: int, lengths: tuple[int, int], measured: float
+) -> None:
+    spec = dict(
+        quantization=WeightFormat.FP8,
+        kv_precision=KVPrecision.FP8,
+        prompt_tokens=lengths[0],
+        output_tokens=lengths[1],
+    )
+    first = _estimate(workload, "H100 SXM5 80GB", count, **spec)
+    est = _estimate(workload, "H100 SXM5 80GB", count, users=first.max_users_fit, **spec)
+    assert est.tokens_per_s_total == pytest.approx(measured, rel=0.25), TRTLLM_PERF
