@@ -150,7 +150,7 @@ def _print_serving(est: Any, serving: Any, json: bool) -> None:
         doc["serving"] = serving_dict(serving, power_w, price)
         print_text(dumps(doc))
     else:
-        block = serving_renderable(serving, power_w, price, est.run.currency)
+        block = serving_renderable(serving, power_w, price, est.run.currency, est.memory.fits)
         print_renderable(Group(report.estimate_renderable(est), block))
 
 

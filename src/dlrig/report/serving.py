@@ -63,9 +63,14 @@ def serving_dict(s: ServingEstimate, power_w: float, electricity_per_kwh: float)
 
 
 def serving_renderable(
-    s: ServingEstimate, power_w: float, electricity_per_kwh: float, currency: str
+    s: ServingEstimate,
+    power_w: float,
+    electricity_per_kwh: float,
+    currency: str,
+    per_step_fits: bool = True,
 ) -> RenderableType:
-    """The serving block of `dlrig estimate` for people."""
+    """The serving block of `dlrig estimate` for people; `per_step_fits` False adds why the
+    per-step memory line above may disagree (it holds one whole model per GPU)."""
     kwh = energy_kwh_per_million_tokens(power_w, s.tokens_per_s_total)
     t = Text()
     t.append("serving", style="bold")
@@ -104,7 +109,13 @@ def serving_renderable(
             f"{kwh * electricity_per_kwh:,.2f} {currency} per million at "
             f"{electricity_per_kwh:g}/kWh"
         )
-    for note in s.notes:
+    notes = list(s.notes)
+    if not per_step_fits and s.fits:
+        notes.append(
+            "the per-step memory line above holds a whole 16-bit model on each GPU; serving "
+            "splits it over the cards in its own format, as this block says"
+        )
+    for note in notes:
         t.append(f"\n  - {note}", style="dim")
     return t
 
