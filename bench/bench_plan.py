@@ -27,7 +27,8 @@ from dlrig.catalog.schema import PartBase
 from dlrig.plan.evaluate import ModelEvaluator
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.objectives import make_objective
-from dlrig.plan.search import PlanResult, WeightedWorkload, plan
+from dlrig.plan.results import PlanResult, WeightedWorkload
+from dlrig.plan.search import plan
 from dlrig.workloads import load_workload
 
 REPO = Path(__file__).resolve().parents[1]

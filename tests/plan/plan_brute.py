@@ -9,7 +9,7 @@ from dlrig.catalog.loader import Catalog
 from dlrig.plan.constraints import Constraints, part_filter
 from dlrig.plan.evaluate import Evaluator
 from dlrig.plan.objectives import Objective, weighted_throughput
-from dlrig.plan.search import WeightedWorkload, dataset_size_gb
+from dlrig.plan.results import WeightedWorkload, dataset_size_gb
 from dlrig.plan.space import search_space
 
 

@@ -11,7 +11,8 @@ from dlrig.plan.constraints import Constraints, part_filter
 from dlrig.plan.evaluate import ModelEvaluator
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.objectives import make_objective
-from dlrig.plan.search import Planner, WeightedWorkload, dataset_size_gb, plan
+from dlrig.plan.results import WeightedWorkload, dataset_size_gb
+from dlrig.plan.search import Planner, plan
 from dlrig.plan.space import search_space
 from dlrig.workloads import load_workload
 

@@ -12,7 +12,8 @@ from dlrig.plan.constraints import Constraints
 from dlrig.plan.explain import why
 from dlrig.plan.kinds import BuildForm, ObjectiveKind
 from dlrig.plan.objectives import make_objective
-from dlrig.plan.search import PlanResult, WeightedWorkload, plan
+from dlrig.plan.results import PlanResult, WeightedWorkload
+from dlrig.plan.search import plan
 from dlrig.report.plan import infeasible_message
 
 CATALOG = fake_catalog()

@@ -12,7 +12,8 @@ from dlrig.enums import Vendor
 from dlrig.plan.constraints import Constraints
 from dlrig.plan.kinds import BuildForm, ObjectiveKind
 from dlrig.plan.objectives import make_objective
-from dlrig.plan.search import WeightedWorkload, plan
+from dlrig.plan.results import WeightedWorkload
+from dlrig.plan.search import plan
 
 CATALOG = fake_catalog()
 

@@ -19,7 +19,8 @@ from dlrig.plan.constraints import Constraints
 from dlrig.plan.evaluate import ModelEvaluator
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.objectives import make_objective
-from dlrig.plan.search import WeightedWorkload, plan
+from dlrig.plan.results import WeightedWorkload
+from dlrig.plan.search import plan
 from dlrig.rules import check_build
 from dlrig.workloads import load_workload
 

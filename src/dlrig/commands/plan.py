@@ -14,7 +14,7 @@ from dlrig.plan.kinds import BuildForm, ObjectiveKind
 
 if TYPE_CHECKING:
     from dlrig.catalog.loader import Catalog
-    from dlrig.plan.search import PlanResult
+    from dlrig.plan.results import PlanResult
 
 
 def parse_workload_weight(arg: str) -> tuple[str, float]:
@@ -110,7 +110,7 @@ def plan(
     from dlrig.plan.constraints import Constraints
     from dlrig.plan.evaluate import ModelEvaluator
     from dlrig.plan.objectives import make_objective
-    from dlrig.plan.search import WeightedWorkload
+    from dlrig.plan.results import WeightedWorkload
     from dlrig.plan.search import plan as run_plan
     from dlrig.report.console import print_renderable, print_text
     from dlrig.report.plan import plan_json, plan_renderable

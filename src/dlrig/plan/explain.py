@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from dlrig.enums import Bottleneck
 from dlrig.plan.kinds import ObjectiveKind
-from dlrig.plan.search import PlanResult, Scored
+from dlrig.plan.results import PlanResult, Scored
 
 ORDINALS = {2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh"}
 

@@ -15,7 +15,7 @@ from dlrig.catalog.loader import Catalog
 from dlrig.machine.model import Build
 from dlrig.plan.explain import gpu_set, objective_phrase, rate, usd, why
 from dlrig.plan.kinds import ObjectiveKind
-from dlrig.plan.search import PlanResult, Scored
+from dlrig.plan.results import PlanResult, Scored
 from dlrig.plan.upgrade import UpgradeResult
 from dlrig.report.jsonout import dumps
 from dlrig.report.serving import planned_serving, planned_serving_cell

@@ -1,0 +1,246 @@
+"""Upper bounds: the best any build of a group could do. A group's supporting parts are fused
+into one ideal part per kind (the most cores, lanes and clock of any CPU it takes, its largest
+RAM, the fastest drive); the model does not get slower with better parts and the rules do not
+get stricter, so no candidate of the group beats the ideal build, and an option that fails with
+the ideal parts fails with any. Workstation groups with the same GPUs form a family, bounded
+by one merged group."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from dlrig.catalog.schema import CPU, PSU, Case, PCIeSlot, Storage
+from dlrig.machine.model import Build
+from dlrig.machine.topology import card_width_slots
+from dlrig.plan.evaluate import Outcome
+from dlrig.plan.space import (
+    Candidate,
+    Chassis,
+    Group,
+    MemoryOption,
+    assemble,
+    efficiency_rank,
+    memory_fits_cpu,
+    place_gpus,
+    psu_floor_w,
+)
+
+T = TypeVar("T")
+OPTION_LISTS = ("cpus", "memory", "storage", "psus", "cases")
+
+
+@dataclass(frozen=True)
+class Family:
+    """Groups that share one bound: the same GPUs on every workstation board (bounded by a
+    board with a full x16 slot per card and the best parts any of them takes), or one
+    platform's group. `min_price_usd` is the cheapest group's."""
+
+    groups: tuple[Group, ...]
+    best: tuple[Outcome, ...]
+    min_price_usd: float
+
+
+@dataclass(frozen=True)
+class IdealParts:
+    """The best of each supporting part of a group, fused into one part per kind (the most
+    cores, lanes, clock and addressable RAM of any CPU, the largest RAM, the fastest and
+    largest drive, the biggest and most efficient PSU, the roomiest case)."""
+
+    cpu: CPU
+    memory: MemoryOption
+    storage: Storage
+    psu: PSU | None
+    case: Case | None
+
+
+def _max_or_none(values: Sequence[float | None]) -> float | None:
+    """The largest value; None (no limit known) when any is None."""
+    return None if any(v is None for v in values) else max(v for v in values if v is not None)
+
+
+def ideal_parts(group: Group) -> IdealParts:
+    """Fuse each of the group's option lists into its best part."""
+    cpus = group.cpus
+    top_cpu = max(cpus, key=lambda c: (c.cores, c.threads))
+    cpu = top_cpu.model_copy(
+        update={
+            "cores": max(c.cores for c in cpus),
+            "threads": max(c.threads for c in cpus),
+            "base_ghz": max(c.base_ghz for c in cpus),
+            "boost_ghz": max((c.boost_ghz or c.base_ghz) for c in cpus),
+            "pcie_lanes": max(c.pcie_lanes for c in cpus),
+            "pcie_gen": max(c.pcie_gen for c in cpus),
+            "memory_channels": max(c.memory_channels for c in cpus),
+            "max_memory_gb": _max_or_none([c.max_memory_gb for c in cpus]),
+            "tdp_w": min(c.tdp_w for c in cpus),
+        }
+    )
+    memory = max(group.memory, key=lambda m: (m.size_gb, m.kit.speed_mt_s or 0))
+    top_drive = max(group.storage, key=lambda s: s.read_mb_s)
+    drive = top_drive.model_copy(
+        update={
+            "read_mb_s": max(s.read_mb_s for s in group.storage),
+            "capacity_tb": max(s.capacity_tb for s in group.storage),
+        }
+    )
+    psus = [p for p in group.psus if p is not None]
+    psu = None
+    if psus:
+        psu = max(psus, key=lambda p: p.watts).model_copy(
+            update={
+                "watts": max(p.watts for p in psus),
+                "pcie_8pin": max(p.pcie_8pin for p in psus),
+                "pcie_12v_2x6": max(p.pcie_12v_2x6 for p in psus),
+                "efficiency": max((p.efficiency for p in psus), key=efficiency_rank),
+            }
+        )
+    cases = [c for c in group.cases if c is not None]
+    case = None
+    if cases:
+        case = cases[0].model_copy(
+            update={
+                "max_gpu_length_mm": max(c.max_gpu_length_mm for c in cases),
+                "expansion_slots": max(c.expansion_slots for c in cases),
+                "radiator_mounts_120mm": max(c.radiator_mounts_120mm for c in cases),
+                "form_factors": tuple(dict.fromkeys(f for c in cases for f in c.form_factors)),
+            }
+        )
+    return IdealParts(cpu=cpu, memory=memory, storage=drive, psu=psu, case=case)
+
+
+def parts_build(group: Group, parts: IdealParts, electricity_per_kwh: float) -> Build:
+    """The group's build with these supporting parts."""
+    return assemble(
+        group,
+        cpu=parts.cpu,
+        memory=parts.memory.config(),
+        storage=parts.storage,
+        psu=parts.psu,
+        case=parts.case,
+        electricity_per_kwh=electricity_per_kwh,
+        name="upper bound",
+    )
+
+
+def ideal_build(group: Group, electricity_per_kwh: float) -> tuple[Hashable, Build]:
+    """The group's GPUs with its ideal parts, and a key naming what the model can see of it
+    (groups with the same key share the bound)."""
+    parts = ideal_parts(group)
+    cpu, memory, drive, psu = parts.cpu, parts.memory, parts.storage, parts.psu
+    build = parts_build(group, parts, electricity_per_kwh)
+    chassis = group.chassis
+    if chassis.platform is not None:
+        where: Hashable = ("platform", chassis.platform.name)
+    else:
+        board = chassis.board
+        slots = place_gpus(board, group.gpu, group.count) if board is not None else None
+        where = (
+            "board",
+            board.socket if board else "",
+            board.sockets if board else 1,
+            tuple((s.lanes, s.gen, s.from_cpu) for s in slots or ()),
+        )
+    key = (
+        group.gpu.name,
+        group.count,
+        group.water,
+        group.nodes,
+        where,
+        (cpu.cores, cpu.threads, cpu.base_ghz, cpu.boost_ghz, cpu.pcie_lanes, cpu.pcie_gen),
+        (cpu.memory_channels, cpu.tdp_w, chassis.cpu_count),
+        (memory.size_gb, memory.kit.speed_mt_s),
+        (drive.kind, drive.read_mb_s, drive.capacity_tb),
+        psu.efficiency if psu else None,
+    )
+    return key, build
+
+
+def probes(group: Group) -> Iterator[tuple[str, int, IdealParts | None]]:
+    """For each option of each list: the ideal parts with that one option in place (None when
+    the option cannot go with any of the others). Under the assumption that the rules only get
+    happier with better parts, an error on a probe is an error on every build with that option.
+    A CPU is probed with the largest RAM it addresses."""
+    ideal = ideal_parts(group)
+    for i, cpu in enumerate(group.cpus):
+        usable = [m for m in group.memory if memory_fits_cpu(m, cpu, group.chassis.cpu_count)]
+        best = max(usable, key=lambda m: (m.size_gb, m.kit.speed_mt_s or 0), default=None)
+        yield "cpus", i, dataclasses.replace(ideal, cpu=cpu, memory=best) if best else None
+    for i, memory in enumerate(group.memory):
+        fits = memory_fits_cpu(memory, ideal.cpu, group.chassis.cpu_count)
+        yield "memory", i, dataclasses.replace(ideal, memory=memory) if fits else None
+    for i, drive in enumerate(group.storage):
+        yield "storage", i, dataclasses.replace(ideal, storage=drive)
+    for i, psu in enumerate(group.psus):
+        yield "psus", i, dataclasses.replace(ideal, psu=psu)
+    for i, case in enumerate(group.cases):
+        yield "cases", i, dataclasses.replace(ideal, case=case)
+
+
+def family_key(group: Group) -> Hashable:
+    if group.chassis.board is None:
+        return group.key
+    return ("workstation", group.gpu.name, group.count, group.water, group.nodes)
+
+
+def _by_name(items: Sequence[T], name: Callable[[T], Hashable]) -> tuple[T, ...]:
+    seen: dict[Hashable, T] = {}
+    for item in items:
+        seen.setdefault(name(item), item)
+    return tuple(seen.values())
+
+
+def merged_group(groups: Sequence[Group]) -> Group:
+    """One group that is at least as good as each of these workstation groups (same GPUs):
+    a board with a full-width x16 slot for every card at the best generation, a free slot
+    between every two cards (the model throttles a pair of open-air cards less when spaced),
+    as many CPU sockets as any, and every supporting part any of them takes."""
+    first = groups[0]
+    boards = [g.chassis.board for g in groups if g.chassis.board is not None]
+    if len(groups) == 1 or len(boards) < len(groups):
+        return first
+    width = card_width_slots(first.gpu)
+    gen = max(slot.gen for b in boards for slot in b.x16_slots)
+    board = boards[0].model_copy(
+        update={
+            "x16_slots": tuple(
+                PCIeSlot(position=1 + i * (width + 1), lanes=16, gen=gen)
+                for i in range(first.count)
+            ),
+            "sockets": max(b.sockets for b in boards),
+            "max_memory_gb": max(b.max_memory_gb for b in boards),
+        }
+    )
+    return dataclasses.replace(
+        first,
+        chassis=Chassis(board=board),
+        cpus=_by_name([c for g in groups for c in g.cpus], lambda c: c.name),
+        memory=_by_name([m for g in groups for m in g.memory], lambda m: (m.kit.name, m.count)),
+        storage=_by_name([d for g in groups for d in g.storage], lambda d: d.name),
+        psus=_by_name([p for g in groups for p in g.psus], lambda p: p.name if p else None),
+        cases=_by_name([c for g in groups for c in g.cases], lambda c: c.name if c else None),
+    )
+
+
+def psu_can_pass(cand: Candidate) -> bool:
+    """PSU.1 as a necessary condition: the PSU covers this CPU's and these GPUs' draw plus
+    the guide's 10% and 10% (the rule engine errors below that)."""
+    if cand.psu is None:
+        return True
+    group = cand.group
+    floor = psu_floor_w(group.gpu, group.count, cand.cpu.tdp_w * group.chassis.cpu_count)
+    return cand.psu.watts >= floor
+
+
+def option_sizes(group: Group) -> tuple[int, ...]:
+    """The lengths of a group's option lists (a cut group keeps a prefix of each)."""
+    return tuple(len(getattr(group, k)) for k in OPTION_LISTS)
+
+
+def probe_table(group: Group) -> Iterator[tuple[str, list[IdealParts | None]]]:
+    table: dict[str, list[IdealParts | None]] = {k: [] for k in OPTION_LISTS}
+    for kind, _, parts in probes(group):
+        table[kind].append(parts)
+    yield from table.items()

@@ -1,0 +1,94 @@
+"""Comparisons the passes share: values equal within rounding, builds that a cheaper-or-equal
+one matches, the best value found at each price, and the merits of a group's feasible builds."""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dlrig.plan.results import Scored
+from dlrig.plan.space import Candidate
+
+REL_TOL = 1e-9
+
+
+class Staircase:
+    """The best value among builds found at or under each price (prices ascending, values
+    rising with them)."""
+
+    def __init__(self) -> None:
+        self._prices: list[float] = []
+        self._values: list[float] = []
+
+    def best_at(self, price_usd: float) -> float:
+        """The best value of a build costing at most price_usd (-inf: none)."""
+        i = bisect.bisect_right(self._prices, price_usd) - 1
+        return self._values[i] if i >= 0 else -math.inf
+
+    def add(self, price_usd: float, value: float) -> None:
+        """Record a build; dearer steps it matches or beats go."""
+        if self.best_at(price_usd) >= value:
+            return
+        i = bisect.bisect_right(self._prices, price_usd)
+        j = i
+        while j < len(self._values) and self._values[j] <= value:
+            j += 1
+        self._prices[i:j] = [price_usd]
+        self._values[i:j] = [value]
+
+
+class FeasibleMerits:
+    """The model merits of a group's feasible builds found so far, only those no other one
+    outdoes, as rows of an array (one comparison of the whole set per candidate)."""
+
+    def __init__(self) -> None:
+        self._rows: np.ndarray[Any, np.dtype[np.float64]] | None = None
+
+    def remember(self, merit: tuple[float, ...]) -> None:
+        """Add merit, dropping the rows it outdoes."""
+        row = np.asarray(merit, dtype=np.float64)
+        if self._rows is None:
+            self._rows = row[np.newaxis, :]
+            return
+        kept = self._rows[~(row >= self._rows).all(axis=1)]
+        self._rows = np.vstack((kept, row))
+
+    def outdo(self, cand: Candidate) -> bool:
+        """A feasible build of the same group, no dearer (the walk is cheapest first), has
+        parts at least as good as cand's everywhere the model looks: cand cannot score
+        better."""
+        if self._rows is None:
+            return False
+        row = np.asarray(cand.model_merit, dtype=np.float64)
+        return bool((self._rows >= row).all(axis=1).any())
+
+
+def tolerance(b: float) -> float:
+    return REL_TOL * max(1.0, abs(b)) if math.isfinite(b) else 0.0
+
+
+def below(a: float, b: float) -> bool:
+    """a < b beyond rounding."""
+    return a < b - tolerance(b)
+
+
+def above(a: float, b: float) -> bool:
+    """a > b beyond rounding."""
+    return a > b + tolerance(b)
+
+
+def undominated(ranked: Sequence[Scored]) -> list[Scored]:
+    """Builds of a best-first list that no earlier one matches in value at no higher price."""
+    kept: list[Scored] = []
+    for s in ranked:
+        if not any(not below(k.value, s.value) and k.price_usd <= s.price_usd + 1e-6 for k in kept):
+            kept.append(s)
+    return kept
+
+
+def rank_key(s: Scored) -> tuple[float, float, str]:
+    return (-s.value, s.price_usd, repr(s.candidate.key))

@@ -1,0 +1,72 @@
+"""What a plan answers: the top builds, the frontier, the cheapest feasible build, and what the
+search did to find them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dlrig.machine.model import Build
+from dlrig.plan.evaluate import Outcome, WorkloadLike
+from dlrig.plan.objectives import Objective
+from dlrig.plan.space import Candidate
+
+
+@dataclass(frozen=True)
+class WeightedWorkload:
+    """A workload and its share of the user's work (weights need not sum to 1)."""
+
+    workload: WorkloadLike
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A feasible candidate with its outcomes (one per workload) and objective value."""
+
+    candidate: Candidate
+    build: Build
+    outcomes: tuple[Outcome, ...]
+    value: float
+    throughput: float
+    best_outcomes: tuple[Outcome, ...]
+
+    @property
+    def price_usd(self) -> float:
+        return self.candidate.price_usd
+
+
+@dataclass(frozen=True)
+class SearchStats:
+    """What the search did: groups in the space, candidates it scored, distinct model and rule
+    calls, and the parts it could not price."""
+
+    groups: int
+    evaluated: int
+    estimates: int
+    checks: int
+    unpriced: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """The top builds (best first), the price/throughput frontier (cheapest first), and, when
+    nothing fits the budget, the cheapest feasible build there is (None: nothing at all).
+    `rival` is the best build with another GPU model than the winner's."""
+
+    workloads: tuple[WeightedWorkload, ...]
+    budget_usd: float
+    objective: Objective
+    builds: tuple[Scored, ...]
+    pareto: tuple[Scored, ...]
+    cheapest: Scored | None
+    stats: SearchStats
+    rival: Scored | None = None
+
+
+def dataset_size_gb(workloads: Sequence[WeightedWorkload]) -> float:
+    """The largest dataset of the workloads, GB (0 for synthetic data)."""
+    sizes = [
+        float(w.workload.dataset.total_gb) for w in workloads if w.workload.dataset is not None
+    ]
+    return max(sizes, default=0.0)
