@@ -99,3 +99,38 @@ def test_plan_with_a_non_finite_option_is_refused_at_once(option: tuple[str, str
     assert result.returncode == 2
     assert "is not a finite number" in result.stderr and "Traceback" not in result.stderr
     assert option[0] in result.stderr
+
+
+FOUR_5090 = {
+    "name": "4x 5090",
+    "gpus": [{"model": RTX_5090, "count": 4}],
+    "cpu": "AMD Ryzen Threadripper 7960X",
+    "motherboard": "ASUS Pro WS TRX50-SAGE WIFI",
+    "memory": "Kingston FURY Renegade Pro 128GB (4x32GB) DDR5-6000 RDIMM",
+    "storage": [{"model": "Samsung 990 Pro 4TB"}],
+    "case": "Fractal Design Define 7 XL",
+}
+
+
+def check_psu1(tmp_path: Path, build: dict[str, object]) -> dict[str, object]:
+    path = tmp_path / "b.yaml"
+    path.write_text(yaml.safe_dump(build))
+    findings = json.loads(run_dlrig("check", str(path), "--json").stdout)["findings"]
+    (found,) = [f for f in findings if f["rule"] == "PSU.1"]
+    return dict(found)
+
+
+def test_psu1_fix_past_the_largest_atx_unit_proposes_two_psus_or_a_power_limit(
+    tmp_path: Path,
+) -> None:
+    # 4 x 575 + 350 + 230 = 2880 W, +10% = 3168 W: no ATX unit (the largest is 2800 W on
+    # 230 V). Two 1600 W units (3200 W) or a cap of 250 W a card on the present 1600 W unit
+    # ((4 x 250 x 1.1 + 350) x 1.1 = 1595 W) fit; two PSUs, applied, pass PSU.1.
+    found = check_psu1(tmp_path, {**FOUR_5090, "psu": "Seasonic PRIME TX-1600 ATX 3.1"})
+    fix = str(found["fix"])
+    assert found["severity"] == "error"
+    assert "a PSU of >= 3200 W" not in fix
+    assert "two PSUs of >= 1600 W each" in fix
+    assert "a power limit of <= 250 W per GPU" in fix
+    two = {**FOUR_5090, "psu": {"model": "Seasonic PRIME TX-1600 ATX 3.1", "count": 2}}
+    assert check_psu1(tmp_path, two)["severity"] == "info"

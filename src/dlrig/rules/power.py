@@ -7,7 +7,13 @@ from collections.abc import Iterator
 
 from dlrig.enums import FormFactor
 from dlrig.model.calibration import default_calibration
-from dlrig.model.power import size_build_psu
+from dlrig.model.power import (
+    HEADROOM,
+    OTHER_COMPONENTS_SHARE_OF_GPU,
+    PSUSizing,
+    next_psu_size_w,
+    size_build_psu,
+)
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
 
@@ -19,6 +25,12 @@ PCIE_8PIN_W = 150.0
 PCIE_8PIN_PER_EPS = 2
 # A PCIe card draws up to 75 W from the slot; above that it needs cables.
 SLOT_POWER_W = 75.0
+
+# The largest single ATX units: 2800 W, on 200-240 V mains only; a 15 A / 120 V circuit gives
+# about 1800 W (the catalog's Super Flower Leadex Titanium 2800W). Past those, two PSUs or a GPU
+# power limit are what a builder can do.
+ATX_MAX_W = 2800
+ATX_MAX_W_115V = 1800
 
 # PSU.3's worked example: a multi-GPU job running for two weeks.
 TWO_WEEKS_H = 14 * 24
@@ -90,11 +102,7 @@ def psu_size(f: Facts) -> Iterator[Judgement]:
         )
         return
     if watts < sizing.required_w:
-        yield error(
-            f"{need}; the PSU gives {watts:.0f} W",
-            evidence,
-            f"use a PSU of >= {sizing.recommended_w} W (or fewer/lower-power GPUs)",
-        )
+        yield error(f"{need}; the PSU gives {watts:.0f} W", evidence, _psu_fix(f, sizing, watts))
         return
     psu = f.build.psu
     at_115 = psu.watts_at_115v * f.build.psu_count if psu and psu.watts_at_115v else None
@@ -108,6 +116,28 @@ def psu_size(f: Facts) -> Iterator[Judgement]:
         )
         return
     yield info(f"{need}; the PSU gives {watts:.0f} W: enough", evidence)
+
+
+def _psu_fix(f: Facts, sizing: PSUSizing, watts: float) -> str:
+    """What to buy or change when the PSU is too small, in sizes that exist: one unit up to
+    ATX_MAX_W, else two PSUs or a power limit on the GPUs that the present PSU carries."""
+    if sizing.recommended_w <= ATX_MAX_W_115V:
+        return f"use a PSU of >= {sizing.recommended_w} W (or fewer/lower-power GPUs)"
+    options = []
+    if sizing.recommended_w <= ATX_MAX_W:
+        options.append(f"a PSU of >= {sizing.recommended_w} W on 200-240 V mains")
+    half = next_psu_size_w(sizing.required_w / 2)
+    options.append(f"two PSUs of >= {half} W each (psu: {{model: ..., count: 2}}, a dual-PSU case)")
+    # PSU.1 inverted: the GPUs' total board power the present PSU carries with both 10% steps.
+    gpu_budget_w = (watts / (1 + HEADROOM) - sizing.cpu_w) / (1 + OTHER_COMPONENTS_SHARE_OF_GPU)
+    cap_w = math.floor(gpu_budget_w / f.n_gpus / 10) * 10 if f.n_gpus else 0
+    stock_w = min(c.gpu.tdp_w for c in f.cards)
+    if 0 < cap_w < stock_w:
+        options.append(
+            f"a power limit of <= {cap_w} W per GPU (nvidia-smi -pl {cap_w}; "
+            f"{cap_w / stock_w:.0%} of stock power, so slower)"
+        )
+    return "; or ".join(options)
 
 
 def _adapter_8pins(tdp_w: float, connectors: int) -> int:
