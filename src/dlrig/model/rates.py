@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import statistics
+import tomllib
+from dataclasses import dataclass
 from enum import StrEnum
+from importlib import resources
 
 from dlrig.catalog.schema import CPU, GPU
-from dlrig.enums import Precision
+from dlrig.enums import Precision, Vendor
 from dlrig.units import GHZ, TFLOPS
 
 
@@ -61,3 +66,167 @@ def cpu_peak_flops_s(cpu: CPU, count: int, flops_per_cycle: float) -> float:
 def is_16bit(precision: Precision) -> bool:
     """Activations and gradients stored in 16 (or 8) bits rather than 32."""
     return precision in (Precision.FP16, Precision.BF16, Precision.FP8)
+
+
+@dataclass(frozen=True)
+class AchievableRate:
+    """A rate real code reaches on one card, and where the figure comes from."""
+
+    value: float
+    unit: str
+    provenance: str
+
+
+@dataclass(frozen=True)
+class _Measured:
+    gpu: str
+    precision: str
+    value: float
+    source: str
+    date: str
+
+
+@dataclass(frozen=True)
+class _RateTable:
+    """Measured rows by (catalog name, precision) and the rules derived from them."""
+
+    matmul: dict[tuple[str, str], _Measured]
+    memory: dict[str, _Measured]
+    matmul_efficiency: dict[tuple[Vendor, bool], float]
+    memory_efficiency: dict[Vendor, float]
+    tflops_per_w: dict[tuple[str, bool], tuple[float, str]]
+
+
+def _precision_group(precision: Precision) -> bool:
+    """True for FP8, False for the 16-bit (and wider) rates: FP8 has its own efficiency."""
+    return precision is Precision.FP8
+
+
+@functools.cache
+def _table() -> _RateTable:
+    from dlrig.catalog.loader import builtin_catalog
+
+    text = resources.files("dlrig.model").joinpath("data/achievable_rates.toml").read_text()
+    raw = tomllib.loads(text)
+    gpus = {g.name: g for g in builtin_catalog().gpus}
+    matmul: dict[tuple[str, str], _Measured] = {}
+    for row in raw["matmul"]:
+        for prec in row["precisions"]:
+            m = _Measured(row["gpu"], prec, float(row["tflops"]), row["source"], row["date"])
+            matmul[(row["gpu"], prec)] = m
+    memory = {
+        row["gpu"]: _Measured(row["gpu"], "", float(row["gb_s"]), row["source"], row["date"])
+        for row in raw["memory"]
+    }
+    ratios: dict[tuple[Vendor, bool], list[float]] = {}
+    per_watt: dict[tuple[str, bool], tuple[float, str]] = {}
+    for (name, prec), m in matmul.items():
+        gpu, precision = gpus[name], Precision(prec)
+        peak, _, _ = matmul_peak(gpu, precision)
+        key = (gpu.vendor, _precision_group(precision))
+        ratios.setdefault(key, []).append(m.value * TFLOPS / peak)
+        arch_key = (gpu.architecture, _precision_group(precision))
+        if m.value / gpu.tdp_w > per_watt.get(arch_key, (0.0, ""))[0]:
+            per_watt[arch_key] = (
+                m.value / gpu.tdp_w,
+                f"{name} {m.value:g} TFLOPS at {gpu.tdp_w:g} W",
+            )
+    bandwidth: dict[Vendor, list[float]] = {}
+    for name, m in memory.items():
+        bandwidth.setdefault(gpus[name].vendor, []).append(
+            m.value / gpus[name].memory_bandwidth_gb_s
+        )
+    return _RateTable(
+        matmul=matmul,
+        memory=memory,
+        matmul_efficiency={k: statistics.median(v) for k, v in ratios.items()},
+        memory_efficiency={k: statistics.median(v) for k, v in bandwidth.items()},
+        tflops_per_w=per_watt,
+    )
+
+
+def _software_efficiency(table: _RateTable, gpu: GPU, precision: Precision) -> float:
+    """Median measured/datasheet ratio of the card's vendor at this precision group (ROCm's
+    lower ratio is the AMD software factor); FP32 and TF32, without measurements, take the
+    16-bit ratio. Capped at 1: above the datasheet is a clock bonus no rule may assume."""
+    fp8 = _precision_group(precision)
+    ratio = table.matmul_efficiency.get((gpu.vendor, fp8))
+    if ratio is None:
+        ratio = table.matmul_efficiency.get((gpu.vendor, False))
+    if ratio is None:
+        ratio = table.matmul_efficiency[(Vendor.NVIDIA, False)]
+    return min(ratio, 1.0)
+
+
+def _tflops_per_w(table: _RateTable, gpu: GPU, precision: Precision) -> tuple[float, str] | None:
+    """Best measured TFLOPS per board watt on the card's architecture. FP8 without its own
+    measurement takes twice the 16-bit figure: the datasheets give FP8 twice the 16-bit rate
+    in the same power (H100 SXM measured 2.0 TFLOPS/W in FP8 against 1.1 in bf16)."""
+    fp8 = _precision_group(precision)
+    found = table.tflops_per_w.get((gpu.architecture, fp8))
+    if found is None and fp8:
+        sixteen = table.tflops_per_w.get((gpu.architecture, False))
+        if sixteen is not None:
+            return 2.0 * sixteen[0], f"2x the 16-bit figure, {sixteen[1]}"
+    return found
+
+
+def achievable_matmul(gpu: GPU, precision: Precision) -> AchievableRate:
+    """Sustained dense matmul TFLOPS `gpu` reaches at `precision` (FP32 accumulate for 16-bit).
+
+    A published measurement of this card (model/data/achievable_rates.toml) is used as is.
+    Elsewhere: the datasheet peak of the path that runs it (GPU.3; the catalog's 16-bit tensor
+    rate is the FP32-accumulate rate, half the FP16-accumulate figure on GeForce cards) times
+    the vendor's median measured/datasheet ratio, and, on tensor cores, at most TDP x the best
+    TFLOPS per watt measured on the same architecture: a card cannot hold its boost clock
+    under sustained tensor work beyond what its power limit feeds.
+    """
+    table = _table()
+    measured = table.matmul.get((gpu.name, precision.value))
+    if measured is not None:
+        return AchievableRate(
+            measured.value, "TFLOPS", f"measured: {measured.source} ({measured.date})"
+        )
+    if precision is Precision.FP8 and not gpu.fp8_tensor_tflops:
+        fallback = achievable_matmul(gpu, Precision.BF16)
+        return AchievableRate(
+            fallback.value, "TFLOPS", f"no FP8 tensor cores: {fallback.provenance}"
+        )
+    peak, path, _ = matmul_peak(gpu, precision)
+    efficiency = _software_efficiency(table, gpu, precision)
+    rate = peak / TFLOPS * efficiency
+    provenance = (
+        f"datasheet {peak / TFLOPS:g} TFLOPS ({path.value}) x {efficiency:.2f} vendor median"
+    )
+    tensor = path in (ComputePath.TENSOR_16BIT, ComputePath.TENSOR_FP8, ComputePath.TENSOR_TF32)
+    per_watt = _tflops_per_w(table, gpu, precision)
+    if tensor and per_watt is not None and gpu.tdp_w * per_watt[0] < rate:
+        rate = gpu.tdp_w * per_watt[0]
+        provenance = f"power-limited: {gpu.tdp_w:g} W x {per_watt[0]:.3f} TFLOPS/W ({per_watt[1]})"
+    return AchievableRate(rate, "TFLOPS", provenance)
+
+
+def achievable_matmul_tflops(gpu: GPU, precision: Precision) -> float:
+    """Sustained dense matmul TFLOPS of `gpu` at `precision`; see `achievable_matmul`."""
+    return achievable_matmul(gpu, precision).value
+
+
+def achievable_memory_bandwidth(gpu: GPU) -> AchievableRate:
+    """Device-memory bandwidth real kernels reach (copy/triad on buffers larger than L2): a
+    published measurement of this card, else the datasheet figure times the vendor's median
+    measured/datasheet ratio."""
+    table = _table()
+    measured = table.memory.get(gpu.name)
+    if measured is not None:
+        return AchievableRate(
+            measured.value, "GB/s", f"measured: {measured.source} ({measured.date})"
+        )
+    ratio = table.memory_efficiency.get(gpu.vendor, table.memory_efficiency[Vendor.NVIDIA])
+    value = gpu.memory_bandwidth_gb_s * min(ratio, 1.0)
+    provenance = f"datasheet {gpu.memory_bandwidth_gb_s:g} GB/s x {ratio:.2f} vendor median"
+    return AchievableRate(value, "GB/s", provenance)
+
+
+def achievable_memory_bandwidth_gb_s(gpu: GPU) -> float:
+    """Achievable device-memory bandwidth of `gpu` in GB/s; see `achievable_memory_bandwidth`."""
+    return achievable_memory_bandwidth(gpu).value

@@ -1,0 +1,73 @@
+"""Per-card achievable rates (model/rates.py): measured where published, a stated rule elsewhere."""
+
+from __future__ import annotations
+
+import pytest
+
+from dlrig.catalog.loader import builtin_catalog
+from dlrig.catalog.schema import GPU
+from dlrig.enums import Precision
+from dlrig.model.rates import (
+    achievable_matmul,
+    achievable_matmul_tflops,
+    achievable_memory_bandwidth_gb_s,
+    matmul_peak,
+)
+from dlrig.units import TFLOPS
+
+
+def gpu(name: str) -> GPU:
+    return next(g for g in builtin_catalog().gpus if g.name == name)
+
+
+def test_measured_rows_are_used_as_published() -> None:
+    # RTX 5090 bf16 torch.mm 242.18 TFLOPS, zzc0721/torch-performance-test-data (2025-10-06);
+    # H100 SXM bf16 MAMF 794.5 TFLOPS, stas00/ml-engineering (2025-01-05).
+    assert achievable_matmul_tflops(gpu("GeForce RTX 5090"), Precision.BF16) == 242.18
+    assert achievable_matmul_tflops(gpu("H100 SXM5 80GB"), Precision.BF16) == 794.5
+    rate = achievable_matmul(gpu("H100 SXM5 80GB"), Precision.FP8)
+    assert rate.value == 1402.6 and "2025-01-05" in rate.provenance
+
+
+def test_rtx_5000_ada_is_power_limited_below_a_5090() -> None:
+    # 250 W RTX 5000 Ada: its 261.1 TFLOPS datasheet rate needs more power than 250 W feeds at
+    # the best Ada TFLOPS/W measured (L40S 269.15 TFLOPS at 350 W, zzc0721 2025-10-06):
+    # 250 x 269.15 / 350 = 192.3 TFLOPS, below the 5090's measured 242.18.
+    rate = achievable_matmul(gpu("NVIDIA RTX 5000 Ada Generation"), Precision.BF16)
+    assert rate.value == pytest.approx(250 * 269.15 / 350)
+    assert rate.provenance.startswith("power-limited")
+    assert rate.value < achievable_matmul_tflops(gpu("GeForce RTX 5090"), Precision.BF16)
+
+
+def test_7900_xtx_is_well_behind_a_4090() -> None:
+    # torch.mm fp16: 7900 XTX 105.43 TFLOPS (PyTorch 2.7.1 + ROCm 6.3, 2025-10-09) against the
+    # 4090's 170.06 bf16 (2025-10-06), both zzc0721/torch-performance-test-data.
+    xtx = achievable_matmul_tflops(gpu("AMD Radeon RX 7900 XTX"), Precision.FP16)
+    assert xtx == 105.43
+    assert xtx < 0.7 * achievable_matmul_tflops(gpu("GeForce RTX 4090"), Precision.BF16)
+
+
+def test_geforce_rule_rate_is_below_the_fp32_accumulate_datasheet_rate() -> None:
+    # RTX 5080 has no measurement: the rule starts from the FP32-accumulate tensor rate, half
+    # the FP16-accumulate figure on GeForce (Blackwell whitepaper), never from the latter.
+    g = gpu("GeForce RTX 5080")
+    assert g.fp16_tensor_fp16acc_tflops is not None and g.fp16_tensor_tflops is not None
+    rate = achievable_matmul_tflops(g, Precision.FP16)
+    assert rate < g.fp16_tensor_tflops < g.fp16_tensor_fp16acc_tflops
+
+
+def test_no_rule_derived_rate_exceeds_the_datasheet() -> None:
+    # An efficiency above 1 is a bug: every rule-derived rate is at most the datasheet peak.
+    for g in builtin_catalog().gpus:
+        for precision in Precision:
+            rate = achievable_matmul(g, precision)
+            if "measured:" in rate.provenance:
+                continue
+            peak, _, _ = matmul_peak(g, precision)
+            assert 0 < rate.value * TFLOPS <= peak * 1.000001, (g.name, precision)
+        assert 0 < achievable_memory_bandwidth_gb_s(g) <= g.memory_bandwidth_gb_s
+
+
+def test_fp8_without_fp8_tensor_cores_runs_at_the_16bit_rate() -> None:
+    a100 = gpu("A100 SXM4 80GB")
+    assert achievable_matmul_tflops(a100, Precision.FP8) == 271.2
