@@ -100,9 +100,10 @@ def _list(home: str | None, as_json: bool) -> None:
 
 def _show(home: str | None, run_id: int, as_json: bool) -> None:
     from dlrig.errors import ValidationError
-    from dlrig.history.runs import load_summary
+    from dlrig.history.runs import load_run
     from dlrig.report.console import print_text
     from dlrig.report.watch import summary_json, summary_text
+    from dlrig.watch.summary import judge_stored_run
 
     if not _history_path(home).exists():
         raise ValidationError(
@@ -110,7 +111,10 @@ def _show(home: str | None, run_id: int, as_json: bool) -> None:
             hint="`dlrig watch -- CMD` records a run; `dlrig watch --list` shows them",
         )
     conn, path = _open_history(home, create=False)
-    summary = load_summary(conn, run_id, db=path)
+    run = load_run(conn, run_id, db=path)
+    summary = run.summary or judge_stored_run(
+        run.command, run.interval_s, run.samples, db=path, run_id=run_id
+    )
     print_text(summary_json(summary) if as_json else summary_text(summary))
 
 
@@ -130,7 +134,7 @@ def _run(
     from dlrig.watch.host import NvmlGpuSampler, PsutilHostSampler
     from dlrig.watch.prometheus import MetricsServer
     from dlrig.watch.runner import CommandStartError, SampleSink, run_watch
-    from dlrig.watch.summary import summary_dict
+    from dlrig.watch.summary import watch_summary
 
     sinks: list[SampleSink] = []
     server = MetricsServer(port) if port is not None else None
@@ -169,7 +173,7 @@ def _run(
         if view is not None:
             view.stop()
         nvml.close()
-    summary = summary_dict(result, db=db_path, run_id=run_id, interval_s=interval_s)
+    summary = watch_summary(result, db=db_path, run_id=run_id, interval_s=interval_s)
     if conn is not None and run_id is not None and recorder is not None and not recorder.failed:
         try:
             finish_run(conn, run_id, summary)

@@ -17,14 +17,15 @@ import shlex
 import sqlite3
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from pydantic import ValidationError as SchemaError
 
 from dlrig.errors import HistoryError, ValidationError
 from dlrig.history.db import register_migration
-from dlrig.watch.detectors import detect_all
 from dlrig.watch.samples import Sample, sample_from_dict, sample_to_dict
-from dlrig.watch.summary import alarm_dict, verdict_dict
-from dlrig.watch.verdict import judge
+from dlrig.watch.summary import WatchSummary
 
 # Samples are committed at least this often: what a crash can lose.
 FLUSH_INTERVAL_S = 1.0
@@ -137,7 +138,7 @@ class RunRecorder:
         self.flush()
 
 
-def finish_run(conn: sqlite3.Connection, run_id: int, summary: dict[str, Any]) -> None:
+def finish_run(conn: sqlite3.Connection, run_id: int, summary: WatchSummary) -> None:
     """Store the run's summary (what `--show` replays)."""
     try:
         with conn:
@@ -146,10 +147,10 @@ def finish_run(conn: sqlite3.Connection, run_id: int, summary: dict[str, Any]) -
                 "summary = ? WHERE run_id = ?",
                 (
                     _now(),
-                    summary["exit_code"],
-                    summary["duration_s"],
-                    summary["samples"],
-                    json.dumps(summary),
+                    summary.exit_code,
+                    summary.duration_s,
+                    summary.samples,
+                    summary.model_dump_json(),
                     run_id,
                 ),
             )
@@ -168,7 +169,7 @@ def list_runs(conn: sqlite3.Connection, limit: int = 50) -> list[dict[str, Any]]
     ).fetchall()
     runs = []
     for run_id, started, command, exit_code, duration_s, summary, count in rows:
-        verdict = json.loads(summary)["verdict"] if summary else {}
+        stored = _summary(run_id, summary) if summary else None
         runs.append(
             {
                 "run_id": run_id,
@@ -177,7 +178,7 @@ def list_runs(conn: sqlite3.Connection, limit: int = 50) -> list[dict[str, Any]]
                 "exit_code": exit_code,
                 "duration_s": duration_s,
                 "samples": count,
-                "bottleneck": verdict.get("bottleneck"),
+                "bottleneck": None if stored is None else stored.verdict.bottleneck,
             }
         )
     return runs
@@ -191,9 +192,31 @@ def load_samples(conn: sqlite3.Connection, run_id: int) -> list[Sample]:
     return [sample_from_dict(json.loads(data)) for (data,) in rows]
 
 
-def load_summary(conn: sqlite3.Connection, run_id: int, *, db: str | None) -> dict[str, Any]:
-    """A stored run's summary; for a run that never finished (dlrig was killed), one judged
-    again from its stored samples."""
+@dataclass(frozen=True)
+class StoredRun:
+    """A run as the history keeps it: its summary, or (for a run whose dlrig was stopped before
+    writing one) its samples, for `dlrig.watch.summary.judge_stored_run` to judge."""
+
+    run_id: int
+    command: str
+    interval_s: float
+    summary: WatchSummary | None
+    samples: tuple[Sample, ...]
+
+
+def _summary(run_id: int, stored: str) -> WatchSummary:
+    try:
+        return WatchSummary.model_validate_json(stored)
+    except SchemaError as exc:
+        raise HistoryError(
+            f"watched run {run_id}: its stored summary is not a watch summary: "
+            f"{exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}"
+        ) from exc
+
+
+def load_run(conn: sqlite3.Connection, run_id: int, *, db: str | None) -> StoredRun:
+    """A stored run: its summary when it finished, else its samples (ValidationError naming
+    `db` when there is no such run)."""
     row = conn.execute(
         "SELECT command, interval_s, summary FROM watch_runs WHERE run_id = ?", (run_id,)
     ).fetchone()
@@ -203,21 +226,5 @@ def load_summary(conn: sqlite3.Connection, run_id: int, *, db: str | None) -> di
         )
     command, interval_s, summary = row
     if summary:
-        stored: dict[str, Any] = json.loads(summary)
-        return stored
-    samples = load_samples(conn, run_id)
-    alarms = detect_all(samples)
-    return {
-        "command": command,
-        "argv": shlex.split(command),
-        "exit_code": None,
-        "duration_s": samples[-1].t_s if samples else 0.0,
-        "samples": len(samples),
-        "interval_s": interval_s,
-        "db": db,
-        "run_id": run_id,
-        "interrupted": True,
-        "verdict": verdict_dict(judge(samples, alarms)),
-        "alarms": [alarm_dict(a) for a in alarms],
-        "warnings": ["the run did not finish (dlrig was stopped): judged from its stored samples"],
-    }
+        return StoredRun(run_id, command, interval_s, _summary(run_id, summary), ())
+    return StoredRun(run_id, command, interval_s, None, tuple(load_samples(conn, run_id)))

@@ -50,13 +50,15 @@ class EngineProfile:
     """An engine's stated efficiencies.
 
     `bandwidth_efficiency`: share of the card's memory bandwidth its decode kernels reach;
-    `compute_efficiency`: share of the peak matmul rate in prefill and batched decode;
+    `compute_efficiency`: share of the peak matmul rate in prefill (long, wide matmuls);
+    `decode_compute_efficiency`: the same in batched decode (one row per sequence);
     `layer_overhead_s`: fixed time per layer and decode step (kernel launches, small
     kernels that never reach full bandwidth); `allreduce_latency_s`: one small all-reduce.
     """
 
     bandwidth_efficiency: float
     compute_efficiency: float
+    decode_compute_efficiency: float
     layer_overhead_s: float
     allreduce_latency_s: float
 
@@ -65,20 +67,25 @@ class EngineProfile:
 # (memory-bound GEMV kernels; NVIDIA's H200 runs Llama 3.3 70B fp8 at 51.14 tok/s at batch 1,
 # 70.6 GB per token: 3.6 TB/s of 4.8, i.e. 75% with the per-layer time below); a custom
 # all-reduce over NVLink takes ~8 us for a few KB (NCCL's small-message latency is 10-20 us);
-# prefill and large-batch decode reach ~55% of the dense peak (chunked prefill with attention).
+# prefill reaches 45% of the dense peak and batched decode's skinny matmuls 35% (chosen on
+# TensorRT-LLM's 8x H100 Llama 3.1 405B fp8 maximum-throughput runs, 7 ISL/OSL pairs, all
+# then within 25%: bench/results/serving.md).
 BATCHED = EngineProfile(
     bandwidth_efficiency=0.85,
     compute_efficiency=0.45,
+    decode_compute_efficiency=0.35,
     layer_overhead_s=25e-6,
     allreduce_latency_s=8e-6,
 )
-# Local runner (llama.cpp CUDA): fitted to llama-bench tg128 on a 4090 (Llama 3 8B Q4_K_M
+# Local runner (llama.cpp CUDA): fitted to llama-bench tg 1024 on a 4090 (Llama 3 8B Q4_K_M
 # 127.74 tok/s, F16 54.34) and two 3090s (70B Q4_K_M 16.29): ~80% of bandwidth and ~70 us of
 # launches per layer and token (a dozen kernels per layer without CUDA graphs); prefill at
-# ~40% of the dense peak (its quantized matmuls dequantize first).
+# ~70% of the 16-bit dense peak (llama-bench pp 1024 on the same cards: 8B 3865-9056 tok/s,
+# 70B on two cards 394-905 tok/s).
 LOCAL = EngineProfile(
     bandwidth_efficiency=0.80,
-    compute_efficiency=0.40,
+    compute_efficiency=0.70,
+    decode_compute_efficiency=0.70,
     layer_overhead_s=70e-6,
     allreduce_latency_s=20e-6,
 )
@@ -156,10 +163,12 @@ def compute_precision(spec: ServeSpec) -> Precision:
     return Precision.FP8 if spec.quantization is WeightFormat.FP8 else Precision.BF16
 
 
-def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec) -> float:
-    """FLOP/s one card's matmuls reach in this engine (peak x the engine's efficiency)."""
+def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec, *, decode: bool = False) -> float:
+    """FLOP/s one card's matmuls reach in this engine (peak x the engine's efficiency for
+    prefill, or for decode's skinny batched matmuls)."""
     peak, _, _ = matmul_peak(gpu, compute_precision(spec))
-    return peak * ENGINES[spec.engine].compute_efficiency
+    profile = ENGINES[spec.engine]
+    return peak * (profile.decode_compute_efficiency if decode else profile.compute_efficiency)
 
 
 def achievable_bandwidth_bytes_s(gpu: GPU, spec: ServeSpec) -> float:
@@ -266,7 +275,7 @@ def decode_parts_s(
     ways = split_ways(spec, c)
     bandwidth = on_cards / (ways * achievable_bandwidth_bytes_s(c.gpu, spec))
     compute = decode_flops(spec, batch) * (1.0 - offloaded)
-    compute /= ways * achievable_matmul_flops_s(c.gpu, spec)
+    compute /= ways * achievable_matmul_flops_s(c.gpu, spec, decode=True)
     offload = weights * offloaded / gb_s_to_bytes_s(host_gb_s)
     hops = (c.count - 1) * PIPELINE_HOP_S if spec.engine is Engine.LOCAL else 0.0
     return {

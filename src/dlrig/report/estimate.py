@@ -3,6 +3,7 @@ for programs. No I/O here: the command prints what these return."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -257,6 +258,7 @@ def workload_dict(w: Workload, memory_gb: float | None) -> dict[str, Any]:
         if w.dataset is None
         else {"samples": w.dataset.samples, "bytes_per_sample": w.dataset.bytes_per_sample},
         "memory_gb_at_batch": memory_gb,
+        "serve": None if w.serve is None else dataclasses.asdict(w.serve),
         "sources": list(w.sources),
         "notes": w.notes,
     }

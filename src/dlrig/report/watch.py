@@ -1,7 +1,7 @@
 """`dlrig watch` output: the live table, plain status lines, the summary, the list of runs.
 
 Renderers return strings or rich renderables and never write; the command prints them. The
-summary renders from the summary dict (`dlrig.watch.summary`), so a run replayed from the
+summary renders from the typed `dlrig.watch.summary.WatchSummary`, so a run replayed from the
 history with `--show` reads exactly like the run did.
 """
 
@@ -13,6 +13,7 @@ from typing import Any
 from dlrig.report.jsonout import dumps
 from dlrig.units import GB
 from dlrig.watch.samples import Sample
+from dlrig.watch.summary import WatchSummary
 
 
 def _pct(ratio: float | None) -> str:
@@ -107,41 +108,36 @@ def live_table(sample: Sample, command: str) -> Any:
     return table
 
 
-def summary_text(summary: dict[str, Any]) -> str:
+def summary_text(summary: WatchSummary) -> str:
     """The end-of-run summary for people: verdict, evidence, fix, utilization, alarms."""
-    verdict = summary["verdict"]
-    device = "the CPU (no GPU)" if verdict.get("device_is_cpu") else "the GPU(s)"
+    verdict = summary.verdict
+    device = "the CPU (no GPU)" if verdict.device_is_cpu else "the GPU(s)"
     lines = [
-        f"dlrig watch: {summary['command']}",
-        f"  exit code {_opt(summary['exit_code'])}"
-        + (" (interrupted)" if summary.get("interrupted") else "")
-        + f", {summary['duration_s']:.1f} s, {summary['samples']} samples"
-        + (f", run {summary['run_id']} in {summary['db']}" if summary.get("run_id") else ""),
-        f"  bottleneck: {verdict['bottleneck'] or 'none found'}"
-        + (f" (slowed by {', '.join(verdict['modifiers'])})" if verdict.get("modifiers") else ""),
-        f"  device computing: {device}; utilization {_pct(verdict.get('utilization'))} "
+        f"dlrig watch: {summary.command}",
+        f"  exit code {_opt(summary.exit_code)}"
+        + (" (interrupted)" if summary.interrupted else "")
+        + f", {summary.duration_s:.1f} s, {summary.samples} samples"
+        + (f", run {summary.run_id} in {summary.db}" if summary.run_id else ""),
+        f"  bottleneck: {verdict.bottleneck or 'none found'}"
+        + (f" (slowed by {', '.join(verdict.modifiers)})" if verdict.modifiers else ""),
+        f"  device computing: {device}; utilization {_pct(verdict.utilization)} "
         "(share of the time it computed)",
     ]
-    if verdict.get("summary"):
-        lines.append(f"  {verdict['summary']}")
-    evidence = {
-        k: v for k, v in verdict.get("evidence", {}).items() if k not in ("stage_pressure",)
-    }
+    if verdict.summary:
+        lines.append(f"  {verdict.summary}")
+    evidence = {k: v for k, v in verdict.evidence.items() if k not in ("stage_pressure",)}
     if evidence:
         lines.append("  evidence: " + ", ".join(f"{k}={_short(v)}" for k, v in evidence.items()))
-    if verdict.get("fix"):
-        lines.append(f"  fix: {verdict['fix']}")
-    alarms = summary.get("alarms", [])
-    if alarms:
-        lines.append(f"  alarms ({len(alarms)}):")
-        for a in alarms:
-            lines.append(
-                f"    [{a['severity']}] {a['rule']} {a['start_s']:.1f}-{a['end_s']:.1f} s: "
-                f"{a['message']}"
-            )
-            if a.get("fix"):
-                lines.append(f"        fix: {a['fix']}")
-    for warning in summary.get("warnings", []):
+    if verdict.fix:
+        lines.append(f"  fix: {verdict.fix}")
+    if summary.alarms:
+        lines.append(f"  alarms ({len(summary.alarms)}):")
+        for a in summary.alarms:
+            span = f"{a.start_s:.1f}-{a.end_s:.1f} s"
+            lines.append(f"    [{a.severity}] {a.rule} {span}: {a.message}")
+            if a.fix:
+                lines.append(f"        fix: {a.fix}")
+    for warning in summary.warnings:
         lines.append(f"  warning: {warning}")
     return "\n".join(lines)
 
@@ -152,9 +148,9 @@ def _short(value: Any) -> str:
     return str(value)
 
 
-def summary_json(summary: dict[str, Any]) -> str:
-    """The summary as indented JSON."""
-    return dumps(summary)
+def summary_json(summary: WatchSummary) -> str:
+    """The summary as indented JSON, every key present (None as null)."""
+    return dumps(summary.model_dump(mode="json"))
 
 
 def runs_table(runs: Sequence[dict[str, Any]]) -> Any:

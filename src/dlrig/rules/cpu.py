@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import weakref
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from dlrig.enums import PreprocessingStrategy
+from dlrig.enums import Bottleneck, PreprocessingStrategy
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
 
@@ -21,6 +24,12 @@ OVERSIZE_MIN_CORES = 16
 MULTI_GPU_LANES = 8
 MULTI_GPU_FROM = 4
 MIN_GPU_LANES = 4
+# CPU.4: "each core beyond the need adds 0-5% at most"; a smaller CPU that costs the model's
+# estimate more than this is not oversized for the workload.
+CORE_LOSS_TOLERATED = 0.05
+
+if TYPE_CHECKING:
+    from dlrig.model.result import Estimate
 
 
 def same_socket(a: str, b: str) -> bool:
@@ -32,6 +41,27 @@ def same_socket(a: str, b: str) -> bool:
 
 def _strategy(f: Facts) -> PreprocessingStrategy | None:
     return f.workload.preprocessing_strategy if f.workload is not None else None
+
+
+def _estimate_with_cores(f: Facts, cores: int | None = None) -> Estimate | None:
+    """The model's estimate of the build on the workload (the one `dlrig estimate` prints),
+    with the CPU cut to `cores` per socket when given; None without a workload or CPU."""
+    from dlrig.model.estimate import estimate
+
+    cpu = f.build.cpu
+    if f.workload is None or cpu is None:
+        return None
+    if cores is None or cores == cpu.cores:
+        if f not in _AS_BUILT:
+            _AS_BUILT[f] = estimate(f.build, f.workload)
+        return _AS_BUILT[f]
+    threads = max(cores * cpu.threads // cpu.cores, cores)
+    smaller = cpu.model_copy(update={"cores": cores, "threads": threads})
+    return estimate(dataclasses.replace(f.build, cpu=smaller), f.workload)
+
+
+# CPU.1 and CPU.4 read the same estimate of a build: computed once per Facts.
+_AS_BUILT: weakref.WeakKeyDictionary[Facts, Estimate] = weakref.WeakKeyDictionary()
 
 
 @rule(
@@ -76,8 +106,23 @@ def cores_per_gpu(f: Facts) -> Iterator[Judgement]:
                 evidence,
                 "a CPU with more cores, fewer GPUs, or preprocess the data once before training",
             )
-        else:
-            yield info(f"{have}: enough for {strategy.value} preprocessing", evidence)
+            return
+        est = _estimate_with_cores(f)
+        if est is not None and est.bottleneck is Bottleneck.CPU_PREPROCESSING:
+            # The guide's per-GPU counts are a floor; a workload whose samples take long to
+            # decode can still starve the GPUs, and the estimate says so: speak with one voice.
+            cpu_s = est.stages_s[Bottleneck.CPU_PREPROCESSING]
+            evidence["model_cpu_preprocessing_s"] = round(cpu_s, 4)
+            evidence["model_step_s"] = round(est.step_time_s, 4)
+            yield warning(
+                f"{have}: the guide's {need(strategy)}, but the model's estimate for "
+                f"{f.workload.name if f.workload else 'the workload'} is cpu_preprocessing-bound "
+                f"({cpu_s * 1000:.0f} ms of preprocessing per step)",
+                evidence,
+                est.advice,
+            )
+            return
+        yield info(f"{have}: enough for {strategy.value} preprocessing", evidence)
         return
     off, on = PreprocessingStrategy.OFFLINE, PreprocessingStrategy.ONLINE
     if not enough(off):
@@ -131,9 +176,38 @@ def oversized_cpu(f: Facts) -> Iterator[Judgement]:
         f"{f.cpu_cores} cores{price} for {f.n_gpus} GPU{'s' if f.n_gpus > 1 else ''}: even "
         f"preprocessing while training needs {need}; beyond {limit} each core adds 0-5% at most"
     )
-    evidence = {"cores": f.cpu_cores, "cores_needed": need, "oversize_above": limit}
+    evidence: dict[str, object] = {
+        "cores": f.cpu_cores,
+        "cores_needed": need,
+        "oversize_above": limit,
+    }
+    fix = "a CPU with fewer cores that still gives the GPUs' lanes"
+    full = _estimate_with_cores(f)
+    smaller = _estimate_with_cores(f, max(limit // f.build.cpu_count, 1))
+    if full is not None and smaller is not None and full.samples_per_s > 0:
+        # The workload decides what "the need" is: the model's estimate on a CPU cut to the
+        # guide's limit says whether the cores beyond it buy speed here.
+        loss = 1.0 - smaller.samples_per_s / full.samples_per_s
+        evidence["model_loss_at_limit"] = round(loss, 4)
+        workload = f.workload.name if f.workload else "the workload"
+        if loss > CORE_LOSS_TOLERATED:
+            yield info(
+                f"{f.cpu_cores} cores for {f.n_gpus} GPU{'s' if f.n_gpus > 1 else ''}: the "
+                f"model's estimate for {workload} is {loss:.0%} slower with {limit} cores "
+                f"({smaller.bottleneck.value}-bound), so they are not oversized",
+                evidence,
+            )
+            return
+        fewest = _estimate_with_cores(f, max(need // f.build.cpu_count, 1))
+        loss_fewest = 1.0 - fewest.samples_per_s / full.samples_per_s if fewest else 0.0
+        evidence["model_loss_at_need"] = round(loss_fewest, 4)
+        message += f"; the model's estimate for {workload} loses {loss:.0%} at {limit} cores"
+        fix = (
+            f"a CPU with {limit} cores that still gives the GPUs' lanes (the model's estimate "
+            f"for {workload}: -{loss:.0%} at {limit} cores, -{loss_fewest:.0%} at {need})"
+        )
     if f.desktop:
-        yield warning(message, evidence, "a CPU with fewer cores that still gives the GPUs' lanes")
+        yield warning(message, evidence, fix)
     else:
         yield info(message + " (the server platform sets the CPU class)", evidence)
 
