@@ -11,7 +11,7 @@ from dlrig.catalog.schema import GPU, Case, Motherboard
 from dlrig.enums import CoolerType, Severity
 from dlrig.machine.fit import dataset_fits, memory_size_fits, memory_type_fits, radiators_fit
 from dlrig.machine.model import Build, GPUGroup
-from dlrig.plan.space import case_fits
+from dlrig.plan.assembles import case_fits
 from dlrig.rules import check_build
 
 FIT_RULES = {"COMPAT.case", "COMPAT.length", "COMPAT.slots", "CASE.1", "MB.1"}

@@ -20,7 +20,7 @@ from dlrig.machine.document import build_to_document
 from dlrig.machine.model import Build, GPUGroup
 from dlrig.machine.topology import link_width, place_cards, topology
 from dlrig.model.device import pcie_link
-from dlrig.plan.space import place_gpus
+from dlrig.plan.assembles import place_gpus
 from dlrig.rules.facts import Facts
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "builds"

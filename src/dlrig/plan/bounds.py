@@ -15,18 +15,10 @@ from typing import TypeVar
 from dlrig.catalog.schema import CPU, PSU, Case, PCIeSlot, Storage
 from dlrig.machine.model import Build
 from dlrig.machine.topology import card_width_slots
+from dlrig.plan.assembles import memory_fits_cpu, place_gpus
 from dlrig.plan.evaluate import Outcome
-from dlrig.plan.space import (
-    Candidate,
-    Chassis,
-    Group,
-    MemoryOption,
-    assemble,
-    efficiency_rank,
-    memory_fits_cpu,
-    place_gpus,
-    psu_floor_w,
-)
+from dlrig.plan.groups import Candidate, Group, assemble, psu_floor_w
+from dlrig.plan.parts import Chassis, MemoryOption, efficiency_rank
 
 T = TypeVar("T")
 OPTION_LISTS = ("cpus", "memory", "storage", "psus", "cases")

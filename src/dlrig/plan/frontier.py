@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from dlrig.plan.groups import Candidate
 from dlrig.plan.results import Scored
-from dlrig.plan.space import Candidate
 
 REL_TOL = 1e-9
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from dlrig.machine.model import Build
 from dlrig.plan.evaluate import Outcome, WorkloadLike
+from dlrig.plan.groups import Candidate
 from dlrig.plan.objectives import Objective
-from dlrig.plan.space import Candidate
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from dlrig.plan.bounds import (
 from dlrig.plan.constraints import Constraints, part_filter, validate_constraints
 from dlrig.plan.evaluate import Evaluator, Outcome
 from dlrig.plan.frontier import FeasibleMerits, Staircase, above, below, rank_key, undominated
+from dlrig.plan.groups import Candidate, Group
 from dlrig.plan.objectives import Objective, weighted_throughput
 from dlrig.plan.results import (
     PlanResult,
@@ -51,7 +52,7 @@ from dlrig.plan.results import (
     WeightedWorkload,
     dataset_size_gb,
 )
-from dlrig.plan.space import Candidate, Group, SearchSpace, search_space
+from dlrig.plan.space import SearchSpace, search_space
 
 # How far past k the top-k search may look for builds that are not dearer copies of better ones.
 MAX_TOP_SEARCH = 16

@@ -22,20 +22,16 @@ from dlrig.catalog.schema import CPU, GPU, Case, Motherboard, PartBase
 from dlrig.enums import Bottleneck, CoolerType, FormFactor
 from dlrig.machine.model import Build, GPUGroup, StorageDevice
 from dlrig.model.power import size_build_psu
-from dlrig.plan.constraints import MAX_GPUS_PER_NODE
-from dlrig.plan.evaluate import Evaluator, Outcome, WorkloadLike
-from dlrig.plan.space import (
-    Chassis,
-    MemoryOption,
+from dlrig.plan.assembles import (
     case_fits,
     gpu_fits_chassis,
     memory_options,
     place_gpus,
-    price_of,
-    priced,
     storage_holds,
-    water_cooling_usd,
 )
+from dlrig.plan.constraints import MAX_GPUS_PER_NODE
+from dlrig.plan.evaluate import Evaluator, Outcome, WorkloadLike
+from dlrig.plan.parts import Chassis, MemoryOption, price_of, priced, water_cooling_usd
 
 P = TypeVar("P", bound=PartBase)
 

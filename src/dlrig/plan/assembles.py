@@ -1,0 +1,117 @@
+"""What physically goes together (socket, memory type, slots, card length, GPU form, the
+dataset fits on the drive), judged by machine.fit and machine.topology's placement: the
+planner prunes with the same predicates the rules report with."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dlrig.catalog.schema import (
+    CPU,
+    GPU,
+    Case,
+    MemoryKit,
+    Motherboard,
+    PCIeSlot,
+    Storage,
+)
+from dlrig.enums import FormFactor
+from dlrig.machine.fit import (
+    board_fits_case,
+    card_fits_case,
+    cards_fit_slots,
+    dataset_fits,
+    memory_size_fits,
+    memory_type_fits,
+    radiators_fit,
+)
+from dlrig.machine.topology import card_width_slots, place_cards
+from dlrig.plan.parts import (
+    Chassis,
+    MemoryOption,
+    normalized,
+)
+
+
+def place_gpus(board: Motherboard, gpu: GPU, count: int) -> tuple[PCIeSlot, ...] | None:
+    """The x16 slots `count` cards of this width occupy, by the machine topology's placement
+    rule (MB.1); None when they do not all fit."""
+    seated, unplaced = place_cards(board.x16_slots, [card_width_slots(gpu)] * count)
+    return None if unplaced else tuple(slot for _, slot, _ in seated)
+
+
+def slots_needed(board: Motherboard, gpu: GPU, count: int) -> int | None:
+    """Expansion-slot openings the case must have for the placed cards (the last card may hang
+    below the board's last slot)."""
+    placed = place_gpus(board, gpu, count)
+    if placed is None:
+        return None
+    return placed[-1].position + card_width_slots(gpu) - 1
+
+
+def case_fits(case: Case, board: Motherboard, gpu: GPU, count: int, water: bool) -> bool:
+    """CASE.1: the case takes the board, the cards' length and width, and a radiator per GPU
+    when water-cooled."""
+    if not board_fits_case(board, case):
+        return False
+    if gpu.length_mm is not None and not card_fits_case(gpu.length_mm, case):
+        return False
+    needed = slots_needed(board, gpu, count)
+    if needed is None or not cards_fit_slots(needed, case):
+        return False
+    return not water or radiators_fit(count, case)
+
+
+def gpu_fits_chassis(chassis: Chassis, gpu: GPU, count: int) -> bool:
+    """The chassis takes count of these GPUs: platform form and size, or board slots."""
+    if chassis.platform is not None:
+        p = chassis.platform
+        if p.included_gpu is not None:
+            return gpu.name == p.included_gpu and count == p.included_gpu_count
+        if p.gpu_max_slots is not None and (gpu.slots or 0) > p.gpu_max_slots:
+            return False
+        return gpu.form == p.gpu_form and count <= p.max_gpus
+    if chassis.board is None or gpu.form != FormFactor.PCIE:
+        return False
+    return place_gpus(chassis.board, gpu, count) is not None
+
+
+def cpu_fits_chassis(chassis: Chassis, cpu: CPU) -> bool:
+    """Same socket and, where the board names them, a CPU family its chipset takes; a
+    platform that bundles its CPU takes only that one."""
+    if chassis.platform is not None and chassis.platform.included_cpu is not None:
+        return cpu.name == chassis.platform.included_cpu
+    board = chassis.board
+    if board is not None and board.cpu_families and cpu.family not in board.cpu_families:
+        return False
+    return normalized(cpu.socket) == normalized(chassis.socket)
+
+
+def memory_options(chassis: Chassis, kits: Sequence[MemoryKit]) -> list[MemoryOption]:
+    """Every kit-and-count the chassis takes: its memory type (registered or not, where the
+    board says), slots and maximum size."""
+    out = []
+    host = chassis.platform or chassis.board
+    registered = host.memory_registered if host is not None else None
+    for kit in kits:
+        if not memory_type_fits(kit.memory_type, chassis.memory_type):
+            continue
+        if registered is not None and kit.registered != registered:
+            continue
+        for count in range(1, chassis.memory_slots // kit.modules + 1):
+            option = MemoryOption(kit, count)
+            if memory_size_fits(option.size_gb, chassis.max_memory_gb):
+                out.append(option)
+    return out
+
+
+def memory_fits_cpu(memory: MemoryOption, cpu: CPU, cpu_count: int) -> bool:
+    """The CPUs address this much RAM (COMPAT.memory; no stated limit: any)."""
+    if cpu.max_memory_gb is None:
+        return True
+    return memory_size_fits(memory.size_gb, cpu.max_memory_gb * cpu_count)
+
+
+def storage_holds(storage: Storage, dataset_gb: float) -> bool:
+    """DISK.4: the dataset drive holds the dataset."""
+    return dataset_fits(storage.capacity_tb, dataset_gb)

@@ -1,0 +1,321 @@
+"""Groups and candidates: a group is one way to hold GPUs (a chassis, a GPU model, a count
+per node and a cooling choice) with its lists of supporting parts; a candidate is one pick
+from each list, visited cheapest first, and assembled into a Build."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import heapq
+import math
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from dlrig.catalog.schema import (
+    CPU,
+    GPU,
+    PSU,
+    Case,
+    Platform,
+    Storage,
+)
+from dlrig.enums import CoolerType, NetworkKind
+from dlrig.machine.model import Build, GPUGroup, MemoryConfig, Network, Prices, StorageDevice
+from dlrig.model.power import size_psu
+from dlrig.plan.assembles import (
+    memory_fits_cpu,
+)
+from dlrig.plan.dominance import (
+    cpu_merit,
+    memory_merit,
+    storage_merit,
+)
+from dlrig.plan.parts import (
+    INFINIBAND_MIN_GBIT_S,
+    Chassis,
+    MemoryOption,
+    efficiency_rank,
+    price_of,
+    water_cooling_usd,
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Group:
+    """A chassis, a GPU model times a count, a cooling choice, and the supporting parts that
+    may go with them (each list cheapest first)."""
+
+    chassis: Chassis
+    gpu: GPU
+    count: int
+    water: bool
+    cpus: tuple[CPU, ...]
+    memory: tuple[MemoryOption, ...]
+    storage: tuple[Storage, ...]
+    psus: tuple[PSU | None, ...]
+    cases: tuple[Case | None, ...]
+    nodes: int
+
+    @property
+    def key(self) -> Hashable:
+        return (self.chassis.name, self.gpu.name, self.count, self.water, self.nodes)
+
+    @property
+    def fixed_price_usd(self) -> float:
+        """One node's price of the chassis, GPUs (unless bundled) and water cooling."""
+        bundled = self.chassis.platform is not None and self.chassis.platform.included_gpu
+        gpus = 0.0 if bundled else price_of(self.gpu) * self.count
+        cooling = water_cooling_usd(self.count) if self.water else 0.0
+        return self.chassis.price_usd + gpus + cooling
+
+    def cpu_price_usd(self, cpu: CPU) -> float:
+        """What the CPUs cost in this chassis (all sockets; nothing when bundled)."""
+        bundled = self.chassis.platform is not None and self.chassis.platform.included_cpu
+        return 0.0 if bundled else price_of(cpu) * self.chassis.cpu_count
+
+    @functools.cached_property
+    def _prices(self) -> tuple[tuple[float, ...], ...]:
+        return (
+            tuple(self.cpu_price_usd(c) for c in self.cpus),
+            tuple(m.price_usd for m in self.memory),
+            tuple(price_of(s) for s in self.storage),
+            tuple(price_of(p) for p in self.psus),
+            tuple(price_of(c) for c in self.cases),
+        )
+
+    def option_prices(self) -> tuple[tuple[float, ...], ...]:
+        """Per-node price of each option, list by list (cpus, memory, storage, psus, cases)."""
+        return self._prices
+
+    @functools.cached_property
+    def min_price_usd(self) -> float:
+        """The cheapest this group can be (all nodes)."""
+        # Each list is cheapest first, so the cheapest options are the first ones (no need to
+        # price every option: the search asks this of every group).
+        firsts = (
+            self.cpu_price_usd(self.cpus[0]),
+            self.memory[0].price_usd,
+            price_of(self.storage[0]),
+            price_of(self.psus[0]),
+            price_of(self.cases[0]),
+        )
+        return self.nodes * (self.fixed_price_usd + sum(firsts))
+
+    def within(self, budget_usd: float) -> Group:
+        """The group with only the options a build under budget_usd can afford (each list
+        keeps the parts costing at most the cheapest plus the budget's slack)."""
+        if not math.isfinite(budget_usd):
+            return self
+        prices = self.option_prices()
+        slack = budget_usd / self.nodes - self.fixed_price_usd - sum(p[0] for p in prices)
+        if slack < 0:
+            return self
+
+        def keep(options: Sequence[T], costs: Sequence[float]) -> tuple[T, ...]:
+            return tuple(o for o, c in zip(options, costs, strict=True) if c <= costs[0] + slack)
+
+        return dataclasses.replace(
+            self,
+            cpus=keep(self.cpus, prices[0]),
+            memory=keep(self.memory, prices[1]),
+            storage=keep(self.storage, prices[2]),
+            psus=keep(self.psus, prices[3]),
+            cases=keep(self.cases, prices[4]),
+        )
+
+    def candidate(self, index: tuple[int, int, int, int, int]) -> Candidate:
+        """The candidate made of these options (one index per list)."""
+        i_cpu, i_mem, i_sto, i_psu, i_case = index
+        prices = self.option_prices()
+        node_usd = self.fixed_price_usd + sum(p[i] for p, i in zip(prices, index, strict=True))
+        return Candidate(
+            group=self,
+            cpu=self.cpus[i_cpu],
+            memory=self.memory[i_mem],
+            storage=self.storage[i_sto],
+            psu=self.psus[i_psu],
+            case=self.cases[i_case],
+            price_usd=node_usd * self.nodes,
+            index=index,
+        )
+
+    def cheapest_first(
+        self, max_price_usd: float, live: Sequence[Sequence[int]] | None = None
+    ) -> Iterator[Candidate]:
+        """The group's candidates in non-decreasing price, up to max_price_usd; with `live`,
+        only those made of the listed options (indices into each list)."""
+        prices = self.option_prices()
+        picks = live if live is not None else [range(len(p)) for p in prices]
+        sub = [tuple(p[i] for i in pick) for p, pick in zip(prices, picks, strict=True)]
+        for total, index in cheapest_combinations(sub):
+            price = (self.fixed_price_usd + total) * self.nodes
+            if price > max_price_usd + 1e-6:
+                return
+            real = tuple(pick[i] for pick, i in zip(picks, index, strict=True))
+            cand = self.candidate(real)  # type: ignore[arg-type]
+            if cand.assembles:
+                yield cand
+
+
+def cheapest_combinations(
+    price_lists: Sequence[Sequence[float]],
+) -> Iterator[tuple[float, tuple[int, ...]]]:
+    """Index tuples into sorted price lists, in non-decreasing total price (a best-first walk
+    of the product: each step raises one index by one)."""
+    if any(len(p) == 0 for p in price_lists):
+        return
+    start = tuple(0 for _ in price_lists)
+    heap = [(sum(p[0] for p in price_lists), start)]
+    seen = {start}
+    while heap:
+        total, index = heapq.heappop(heap)
+        yield total, index
+        for axis, prices in enumerate(price_lists):
+            i = index[axis] + 1
+            if i < len(prices):
+                nxt = (*index[:axis], i, *index[axis + 1 :])
+                if nxt not in seen:
+                    seen.add(nxt)
+                    heapq.heappush(heap, (total - prices[i - 1] + prices[i], nxt))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One complete build of a group, with its purchase price (all nodes)."""
+
+    group: Group
+    cpu: CPU
+    memory: MemoryOption
+    storage: Storage
+    psu: PSU | None
+    case: Case | None
+    price_usd: float
+    index: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
+
+    @property
+    def key(self) -> Hashable:
+        """Names the build: the same key is the same build."""
+        return (
+            self.group.key,
+            self.cpu.name,
+            self.memory.kit.name,
+            self.memory.count,
+            self.storage.name,
+            self.psu.name if self.psu else None,
+            self.case.name if self.case else None,
+        )
+
+    def build(self, electricity_per_kwh: float = Prices().electricity_per_kwh) -> Build:
+        """The candidate as a Build."""
+        return assemble(
+            self.group,
+            cpu=self.cpu,
+            memory=self.memory.config(),
+            storage=self.storage,
+            psu=self.psu,
+            case=self.case,
+            electricity_per_kwh=electricity_per_kwh,
+        )
+
+    @property
+    def assembles(self) -> bool:
+        """The parts go together beyond what the group's lists already ensure: the CPU
+        addresses the RAM."""
+        return memory_fits_cpu(self.memory, self.cpu, self.group.chassis.cpu_count)
+
+    @functools.cached_property
+    def model_merit(self) -> tuple[float, ...]:
+        """What the model reads of the supporting parts (larger is better in each place):
+        the CPU, the RAM, the dataset drive and the PSU's efficiency (energy). Two candidates
+        of a group where one is at least as good in every place run at least as fast."""
+        efficiency = efficiency_rank(self.psu.efficiency) if self.psu is not None else 0
+        return (
+            *cpu_merit(self.cpu),
+            *memory_merit(self.memory),
+            *storage_merit(self.storage),
+            efficiency,
+        )
+
+    def price_lines(self) -> tuple[tuple[str, float], ...]:
+        """(part, USD) for one node's bill of materials, in build-file order."""
+        g = self.group
+        chassis = g.chassis
+        lines: list[tuple[str, float]] = []
+        bundled_gpu = chassis.platform is not None and chassis.platform.included_gpu
+        lines.append(
+            (f"{g.count}x {g.gpu.name}", 0.0 if bundled_gpu else price_of(g.gpu) * g.count)
+        )
+        if g.water:
+            lines.append((f"water cooling for {g.count} GPUs (COOL.4)", water_cooling_usd(g.count)))
+        cpu_label = (
+            f"{chassis.cpu_count}x {self.cpu.name}" if chassis.cpu_count > 1 else self.cpu.name
+        )
+        lines.append((cpu_label, g.cpu_price_usd(self.cpu)))
+        lines.append((chassis.name, chassis.price_usd))
+        lines.append((f"{self.memory.count}x {self.memory.kit.name}", self.memory.price_usd))
+        lines.append((self.storage.name, price_of(self.storage)))
+        if self.psu is not None:
+            lines.append((self.psu.name, price_of(self.psu)))
+        if self.case is not None:
+            lines.append((self.case.name, price_of(self.case)))
+        return tuple(lines)
+
+    def describe(self) -> str:
+        """A short name: '2x GeForce RTX 4090, water, on ASUS Pro WS ...'."""
+        g = self.group
+        cooling = ", water-cooled" if g.water else ""
+        nodes = f"{g.nodes} nodes of " if g.nodes > 1 else ""
+        return f"{nodes}{g.count}x {g.gpu.name}{cooling} on {g.chassis.name}"
+
+
+def platform_network(platform: Platform | None) -> Network | None:
+    """The fabric a platform's nodes join with (its own network ports)."""
+    if platform is None or platform.network_gbit_s is None:
+        return None
+    kind = (
+        NetworkKind.INFINIBAND
+        if platform.network_gbit_s >= INFINIBAND_MIN_GBIT_S
+        else NetworkKind.ETHERNET
+    )
+    return Network(kind=kind, gbit_s=platform.network_gbit_s)
+
+
+def assemble(
+    group: Group,
+    *,
+    cpu: CPU,
+    memory: MemoryConfig,
+    storage: Storage,
+    psu: PSU | None,
+    case: Case | None,
+    electricity_per_kwh: float,
+    name: str | None = None,
+) -> Build:
+    """The Build of a group with these supporting parts."""
+    chassis = group.chassis
+    cooling = CoolerType.WATER if group.water else None
+    return Build(
+        name=name or f"{group.count}x {group.gpu.name} {chassis.form.value}",
+        gpus=(GPUGroup(gpu=group.gpu, count=group.count, cooler_override=cooling),),
+        cpu=cpu,
+        cpu_count=chassis.cpu_count,
+        motherboard=chassis.board,
+        platform=chassis.platform,
+        memory=memory,
+        storage=(StorageDevice(device=storage, count=1, holds_dataset=True),),
+        psu=psu,
+        case=case,
+        nodes=group.nodes,
+        network=platform_network(chassis.platform) if group.nodes > 1 else None,
+        prices=Prices(electricity_per_kwh=electricity_per_kwh),
+        source="dlrig plan",
+    )
+
+
+def psu_floor_w(gpu: GPU, count: int, cpu_w: float) -> float:
+    """Watts below which no PSU passes PSU.1: the parts plus 10% for peaks, plus 10% margin
+    (the rule engine errors under that; above it, up to the next retail size, it warns)."""
+    return size_psu(gpu.tdp_w * count, cpu_w).with_headroom_w

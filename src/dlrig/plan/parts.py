@@ -1,0 +1,130 @@
+"""The planner's view of parts: a chassis (board or server platform), a RAM option (a kit times
+a count), prices, and the price of water cooling."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from dlrig.catalog.loader import normalize
+from dlrig.catalog.schema import (
+    MemoryKit,
+    Motherboard,
+    PartBase,
+    Platform,
+)
+from dlrig.machine.model import MemoryConfig
+from dlrig.plan.kinds import BuildForm
+
+# COOL.4: "about 100 USD per GPU plus about 50 USD up front" for all-in-one water kits.
+WATER_USD_PER_GPU = 100.0
+WATER_USD_BASE = 50.0
+# A platform link at or above this rate is an InfiniBand-class fabric; below it, Ethernet.
+INFINIBAND_MIN_GBIT_S = 200.0
+
+EFFICIENCY_TIERS: tuple[str, ...] = ("white", "bronze", "silver", "gold", "platinum", "titanium")
+
+
+@functools.lru_cache(maxsize=4096)
+def normalized(name: str) -> str:
+    """catalog.loader.normalize, remembered (the search compares the same few names often)."""
+    return normalize(name)
+
+
+@functools.lru_cache(maxsize=64)
+def efficiency_rank(tier: str) -> int:
+    """80 PLUS tier as a number (higher is more efficient; unknown tiers rank lowest)."""
+    key = normalized(tier)
+    return EFFICIENCY_TIERS.index(key) if key in EFFICIENCY_TIERS else -1
+
+
+def water_cooling_usd(gpu_count: int) -> float:
+    """COOL.4's price of water-cooling gpu_count GPUs (all-in-one kits)."""
+    return WATER_USD_BASE + WATER_USD_PER_GPU * gpu_count
+
+
+@dataclass(frozen=True)
+class Chassis:
+    """Where the GPUs sit: a workstation motherboard, or a server platform (board, power,
+    cooling and enclosure sold as one)."""
+
+    board: Motherboard | None = None
+    platform: Platform | None = None
+
+    @property
+    def name(self) -> str:
+        part = self.platform or self.board
+        return part.name if part is not None else "no chassis"
+
+    @property
+    def form(self) -> BuildForm:
+        return BuildForm.SERVER if self.platform is not None else BuildForm.WORKSTATION
+
+    @property
+    def socket(self) -> str:
+        if self.platform is not None:
+            return self.platform.cpu_socket
+        return self.board.socket if self.board is not None else ""
+
+    @property
+    def cpu_count(self) -> int:
+        if self.platform is not None:
+            return self.platform.cpu_sockets
+        return self.board.sockets if self.board is not None else 1
+
+    @property
+    def memory_type(self) -> str:
+        part = self.platform or self.board
+        return part.memory_type if part is not None else ""
+
+    @property
+    def memory_slots(self) -> int:
+        part = self.platform or self.board
+        return part.memory_slots if part is not None else 0
+
+    @property
+    def max_memory_gb(self) -> float:
+        part = self.platform or self.board
+        return part.max_memory_gb if part is not None else 0.0
+
+    @property
+    def price_usd(self) -> float:
+        part = self.platform or self.board
+        return float(part.price_usd) if part is not None and part.price_usd else 0.0
+
+
+@dataclass(frozen=True)
+class MemoryOption:
+    """System RAM as `count` identical kits."""
+
+    kit: MemoryKit
+    count: int
+
+    @property
+    def size_gb(self) -> float:
+        return self.kit.size_gb * self.count
+
+    @property
+    def price_usd(self) -> float:
+        return float(self.kit.price_usd or 0.0) * self.count
+
+    def config(self) -> MemoryConfig:
+        """The build's RAM entry for these kits."""
+        return MemoryConfig(
+            size_gb=self.size_gb,
+            memory_type=self.kit.memory_type,
+            speed_mt_s=self.kit.speed_mt_s,
+            kit=self.kit,
+            kit_count=self.count,
+            price_usd=self.price_usd,
+        )
+
+
+def priced(part: PartBase) -> bool:
+    """Whether the catalog gives a price (an unpriced part cannot be planned with)."""
+    return part.price_usd is not None
+
+
+def price_of(part: PartBase | None) -> float:
+    """The part's catalog price in USD (0 for no part)."""
+    return float(part.price_usd or 0.0) if part is not None else 0.0
