@@ -55,15 +55,23 @@ def estimate(
     prices = {"electricity_per_kwh": electricity_price, "co2_kg_per_kwh": co2_per_kwh}
 
     if compare is None:
-        est, serving = _one(
+        est, serving, misfit = _one(
             build_doc, build_source, workload_doc, workload_source, assignments, catalog, prices
         )
+        if misfit is not None and not json:
+            # A job that does not fit is said first, in check's words (GPU.4), fix included.
+            fix = f"; fix: {misfit.fix}" if misfit.fix else ""
+            print_text(
+                f"DOES NOT FIT ({misfit.rule} {misfit.severity.value}): {misfit.message}{fix}"
+            )
         if serving is not None:
             _print_serving(est, serving, json)
         elif json:
             print_text(report.estimate_json(est))
         else:
             print_renderable(report.estimate_renderable(est))
+        if misfit is not None and misfit.severity.value == "error":
+            raise typer.Exit(1)  # as `dlrig check` exits on the same error
         return
 
     key, sep, raw = compare.partition("=")
@@ -132,7 +140,12 @@ def _one(
         from dlrig.model.serving import serving_estimate
 
         serving = serving_estimate(resolved, job.serve, job.model_name or job.name)
-    return est, serving
+    misfit = None
+    if serving is None and not est.memory.fits:
+        from dlrig.rules import check_build
+
+        misfit = next(iter(check_build(resolved, job).by_rule("GPU.4")), None)
+    return est, serving, misfit
 
 
 def _print_serving(est: Any, serving: Any, json: bool) -> None:
