@@ -11,11 +11,12 @@ from dlrig.errors import HistoryError
 from dlrig.history import db
 from dlrig.history.probes import latest_probe, list_probes, save_probe
 from dlrig.probe import latest_build_document
+from dlrig.probe.report import ProbeReport
 
 
-def _probe(host: str = "box", n: int = 1) -> dict[str, object]:
-    return {"host": host, "time_utc": f"2026-01-0{n}T00:00:00", "quick": True,
-            "build": {"name": f"{host} #{n}", "memory": {"size_gb": 64}}}  # fmt: skip
+def _probe(host: str = "box", n: int = 1) -> ProbeReport:
+    return ProbeReport(host=host, time_utc=f"2026-01-0{n}T00:00:00", quick=True,
+                       build={"name": f"{host} #{n}", "memory": {"size_gb": 64}})  # fmt: skip
 
 
 def test_path_is_under_the_given_home(tmp_path: Path) -> None:
@@ -60,7 +61,7 @@ def test_save_list_latest_and_probe_latest(tmp_path: Path) -> None:
     save_probe(conn, _probe("other", 3))
     assert [r.probe_id for r in list_probes(conn, "box")] == [second, first]
     latest = latest_probe(conn, "box")
-    assert latest is not None and latest.data["build"]["name"] == "box #2"
+    assert latest is not None and latest.report == _probe("box", 2)
     conn.close()
     assert latest_build_document(path)["name"] == "other #3"
     assert latest_build_document(path, host="box")["name"] == "box #2"
@@ -93,8 +94,8 @@ def test_a_file_that_is_not_sqlite_is_corrupt_and_left_untouched(tmp_path: Path)
 def test_a_damaged_sqlite_file_is_corrupt_and_left_untouched(tmp_path: Path) -> None:
     path = tmp_path / "dlrig.sqlite3"
     conn = db.connect(path)
-    for n in range(200):
-        save_probe(conn, _probe("box", 1) | {"pad": "x" * 2000, "n": n})
+    for _ in range(200):
+        save_probe(conn, _probe("box", 1).model_copy(update={"notes": ("x" * 2000,)}))
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     data = bytearray(path.read_bytes())
@@ -124,7 +125,21 @@ def test_a_locked_database_is_a_clear_error_and_earlier_rows_survive(tmp_path: P
         holder.execute("ROLLBACK")
         holder.close()
     conn = db.connect(path)
-    assert [r.data["time_utc"] for r in list_probes(conn)] == ["2026-01-01T00:00:00"]
+    assert [r.report.time_utc for r in list_probes(conn)] == ["2026-01-01T00:00:00"]
+    conn.close()
+
+
+def test_a_stored_probe_that_is_not_a_report_is_a_history_error_naming_the_field(
+    tmp_path: Path,
+) -> None:
+    conn = db.connect(tmp_path / "dlrig.sqlite3")
+    conn.execute(
+        "INSERT INTO probes (host, taken_at, quick, data) VALUES ('box', '', 0, ?)",
+        ('{"host": "box", "quick": "sometimes"}',),
+    )
+    conn.commit()
+    with pytest.raises(HistoryError, match=r"saved probe 1 is not a probe report: quick: "):
+        list_probes(conn)
     conn.close()
 
 

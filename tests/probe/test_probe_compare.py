@@ -6,8 +6,9 @@ import copy
 from typing import Any
 
 from dlrig.probe.compare import compare_probes, history_row
+from dlrig.probe.report import ProbeReport
 
-BEFORE: dict[str, Any] = {
+DOC: dict[str, Any] = {
     "host": "box",
     "time_utc": "2026-01-01T00:00:00+00:00",
     "quick": False,
@@ -29,27 +30,28 @@ BEFORE: dict[str, Any] = {
     ],
     "verdicts": [{"severity": "warning"}, {"severity": "info"}],
 }
+BEFORE = ProbeReport.model_validate(DOC)
 
 
 def test_same_figures_within_noise_show_no_change() -> None:
-    after = copy.deepcopy(BEFORE)
+    after = copy.deepcopy(DOC)
     after["memory"]["bandwidth"][0]["copy_gb_s"] = 41.5  # +3.75%
-    assert compare_probes(BEFORE, after) == ()
+    assert compare_probes(BEFORE, ProbeReport.model_validate(after)) == ()
 
 
 def test_a_slower_disk_and_a_narrower_link_are_reported() -> None:
-    after = copy.deepcopy(BEFORE)
+    after = copy.deepcopy(DOC)
     after["disks"][0]["speed"]["cold_mb_s"] = 1500.0
     after["gpus"][0]["under_load"]["pcie_width_current"] = 4
-    changes = {c.key: c for c in compare_probes(BEFORE, after)}
+    changes = {c.key: c for c in compare_probes(BEFORE, ProbeReport.model_validate(after))}
     assert changes["disk /data cold MB/s"].change_pct == -50.0
     assert changes["GPU 0 PCIe under load"].after == "Gen4 x4"
 
 
 def test_a_gpu_that_went_missing_is_reported() -> None:
-    after = copy.deepcopy(BEFORE)
+    after = copy.deepcopy(DOC)
     after["gpus"] = []
-    keys = {c.key for c in compare_probes(BEFORE, after)}
+    keys = {c.key for c in compare_probes(BEFORE, ProbeReport.model_validate(after))}
     assert {"gpu count", "GPU 0 name", "GPU 0 fp16 TFLOPS"} <= keys
 
 

@@ -11,7 +11,8 @@ from dlrig.catalog import load_catalog
 from dlrig.probe.document import probe_build_document
 from dlrig.probe.feed import feed_need
 from dlrig.probe.judge import judge
-from dlrig.report.probe import distributed_summary, probe_json, probe_summary
+from dlrig.probe.report import ProbeReport, probe_report
+from dlrig.report.probe import distributed_summary, probe_summary
 from dlrig.workloads import load_workload
 
 CATALOG = load_catalog()
@@ -23,10 +24,10 @@ def _render(renderable: object) -> str:
     return out.getvalue()
 
 
-def _data(scenario: str) -> dict[str, object]:
+def _data(scenario: str) -> ProbeReport:
     result = scenario_result(scenario, disks=(disk(95.0),))
     doc = probe_build_document(result, CATALOG)
-    return probe_json(result, judge(result, CATALOG, doc["build"], feed=lambda d, c: None), doc)
+    return probe_report(result, judge(result, CATALOG, doc["build"], feed=lambda d, c: None), doc)
 
 
 def test_lost_gpu_renders_as_lost_with_its_error_verdict() -> None:

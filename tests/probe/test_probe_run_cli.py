@@ -16,7 +16,7 @@ from dlrig.hardware.nvml import fixture_path, replay_nvml
 from dlrig.probe import run as run_mod
 from dlrig.probe.document import probe_build_document
 from dlrig.probe.judge import judge
-from dlrig.report.probe import probe_json
+from dlrig.probe.report import probe_report
 
 MIB = 2**20
 SMALL = {"disk_bytes": 16 * MIB, "memory_array_bytes": 64 * MIB, "loader_window_s": 0.2}
@@ -37,7 +37,7 @@ def test_runner_on_four_gpu_box_produces_design_json(tmp_path: Path) -> None:
     assert len(result.gpus) == 4 and len(result.topology) == 6
     assert result.disks[0].speed is not None
     doc = probe_build_document(result, catalog)
-    data = probe_json(result, judge(result, catalog, doc["build"]), doc)
+    data = probe_report(result, judge(result, catalog, doc["build"]), doc).model_dump(mode="json")
     assert {"cpu", "memory", "disks", "gpus", "links", "build"} <= set(data)  # design.md
     assert data["links"]["pcie"][0]["gen_current"] == 1
     assert data["build"]["gpus"] == [{"model": "GeForce RTX 3090", "count": 4}]
@@ -61,6 +61,56 @@ def test_probe_json_save_history_and_compare(tmp_path: Path, small_probe: None) 
     compared = runner.invoke(app, [*args, "--compare", "--json"])
     assert compared.exit_code == 0, compared.output
     assert json.loads(compared.output)["before"] == rows[0]["id"]
+
+
+# `probe --json` as it was before the probe's result became a typed ProbeReport (dlrig at
+# 985c706): the top level exactly, in order; each part keeps at least these keys.
+PROBE_KEYS = [
+    "host", "time_utc", "quick", "elapsed_s", "stage_s", "cpu", "memory", "disks", "loader",
+    "gpus", "links", "system", "verdicts", "notes", "build", "assumptions",
+]  # fmt: skip
+PART_KEYS = {
+    "cpu": {"model", "sockets", "cores", "threads", "base_mhz", "max_mhz", "numa_nodes", "flags",
+            "llc_bytes", "avx512", "amx"},
+    "memory": {"total_bytes", "available_bytes", "bandwidth"},
+    "disk": {"mountpoint", "device", "fstype", "total_bytes", "free_bytes", "disk", "speed",
+             "error"},
+    "speed": {"path", "file_bytes", "write_mb_s", "cold_direct_mb_s", "cold_buffered_mb_s",
+              "warm_mb_s", "random_4k_iops", "direct_io", "elapsed_s", "method", "cold_mb_s"},
+    "loader": {"points", "sample_bytes", "method", "ms_per_sample"},
+    "gpu": {"index", "name", "catalog_name", "lost", "reading", "under_load", "torch"},
+    "reading": {"memory_total_gb", "event_reason_names", "thermal_throttled", "power_capped",
+                "pcie_gen_current", "pcie_width_current", "power_w", "temperature_c"},
+    "links": {"pcie", "topology", "p2p_gb_s"},
+    "pcie": {"gpu", "gen_current", "gen_max", "width_current", "width_max", "under_load",
+             "nvlink_active"},
+    "system": {"nvml", "cuda"},
+    "verdict": {"rule", "severity", "message", "evidence", "fix"},
+}  # fmt: skip
+
+
+def test_probe_json_keys_are_unchanged(tmp_path: Path, small_probe: None) -> None:
+    replay = str(fixture_path("four_gpu_box"))
+    args = ["probe", "--quick", "--no-torch", "--path", str(tmp_path), "--nvml-replay", replay]
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert list(data) == PROBE_KEYS
+    parts = {
+        "cpu": data["cpu"],
+        "memory": data["memory"],
+        "disk": data["disks"][0],
+        "speed": data["disks"][0]["speed"],
+        "loader": data["loader"],
+        "gpu": data["gpus"][0],
+        "reading": data["gpus"][0]["reading"],
+        "links": data["links"],
+        "pcie": data["links"]["pcie"][0],
+        "system": data["system"],
+        "verdict": data["verdicts"][0],
+    }
+    for part, keys in PART_KEYS.items():
+        assert keys <= set(parts[part]), part
 
 
 def test_probe_table_output_names_the_gpu_and_the_verdicts(

@@ -254,16 +254,17 @@ def test_a_saved_probe_gives_the_disks_their_measured_limits(isolated_dlrig_home
     import socket
 
     from dlrig.history.probes import save_probe
+    from dlrig.probe.report import ProbeReport
     from dlrig.watch.host import PsutilHostSampler
 
     disks = [d.name for d in PsutilHostSampler().sample().disks]
     if not disks:
         pytest.skip("no block devices visible")
     conn = db.connect(db.database_path(isolated_dlrig_home))
-    probe = {
-        "host": socket.gethostname(),
-        "disks": [{"disk": {"name": disks[0]}, "speed": {"cold_mb_s": 123.0}}],
-    }
+    probe = ProbeReport(
+        host=socket.gethostname(),
+        disks=({"disk": {"name": disks[0]}, "speed": {"cold_mb_s": 123.0}},),
+    )
     save_probe(conn, probe)
     result = _dlrig(
         isolated_dlrig_home, "watch", "--interval", "0.2", "--json", "--", "sleep", "0.5"

@@ -97,8 +97,13 @@ def test_watch_serves_the_running_job(isolated_dlrig_home: Path) -> None:
         assert proc.stderr is not None
         line = proc.stderr.readline()
         port = int(line.rsplit(":", 1)[1].split("/")[0])
-        time.sleep(0.6)
+        # The first sample follows the history's opening and the job's start: poll for it (up to
+        # the job's 3 s) rather than guess how long a loaded machine takes to get there.
+        deadline = time.monotonic() + 3.0
         body = _get(port)[2]
+        while "dlrig_job_processes" not in body and time.monotonic() < deadline:
+            time.sleep(0.1)
+            body = _get(port)[2]
         assert "dlrig_job_processes 1" in body
         assert 'dlrig_cpu_busy_ratio{cpu="0"}' in body
     finally:

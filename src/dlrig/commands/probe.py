@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from dlrig.probe.report import ProbeReport
 
 QuickOption = Annotated[bool, typer.Option("--quick", help="a short probe (under 20 s)")]
 JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of tables")]
@@ -67,33 +70,36 @@ def probe(
 
         # torchrun's environment names this process's GPU on its node.
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-        report = run_distributed(quick=quick, local_rank=local_rank)
-        if report is not None:
-            _print_data(report, json, distributed=True)
+        cluster = run_distributed(quick=quick, local_rank=local_rank)
+        if cluster is not None:
+            _print_cluster(cluster, json)
         return
-    data = _measure(quick, tuple(path or ()), not no_torch, nvml_replay, json)
+    report = _measure(quick, tuple(path or ()), not no_torch, nvml_replay, json)
     if compare:
-        _compare(data, json)
+        _compare(report, json)
     elif json:
         from dlrig.report.console import print_text
         from dlrig.report.jsonout import dumps
 
-        print_text(dumps(data))
+        print_text(dumps(report.model_dump(mode="json")))
     else:
-        _print_data(data, False)
+        from dlrig.report.console import print_renderable
+        from dlrig.report.probe import probe_summary
+
+        print_renderable(probe_summary(report))
     if save:
-        _save(data, quiet=json)
+        _save(report, quiet=json)
 
 
 def _measure(
     quick: bool, paths: tuple[Path, ...], torch: bool, replay: Path | None, quiet: bool
-) -> dict[str, Any]:
+) -> ProbeReport:
     from dlrig.catalog import load_catalog
     from dlrig.hardware.nvml import open_nvml, replay_nvml
     from dlrig.probe.document import probe_build_document
     from dlrig.probe.judge import judge
+    from dlrig.probe.report import probe_report
     from dlrig.probe.run import ProbeOptions, run_probe
-    from dlrig.report.probe import probe_json
 
     catalog = load_catalog()
     nvml = replay_nvml(replay) if replay is not None else open_nvml()
@@ -107,7 +113,7 @@ def _measure(
         nvml.close()
     document = probe_build_document(result, catalog)
     verdicts = judge(result, catalog, document["build"])
-    return probe_json(result, verdicts, document)
+    return probe_report(result, verdicts, document)
 
 
 def _with_progress(run: Any) -> Any:
@@ -129,24 +135,18 @@ def _with_progress(run: Any) -> Any:
         return run(progress)
 
 
-def _print_data(data: dict[str, Any], as_json: bool, distributed: bool = False) -> None:
+def _print_cluster(cluster: dict[str, Any], as_json: bool) -> None:
     from dlrig.report.console import print_renderable, print_text
     from dlrig.report.jsonout import dumps
+    from dlrig.report.probe import distributed_summary
 
     if as_json:
-        print_text(dumps(data))
-        return
-    if distributed:
-        from dlrig.report.probe import distributed_summary
-
-        print_renderable(distributed_summary(data))
-        return
-    from dlrig.report.probe import probe_summary
-
-    print_renderable(probe_summary(data))
+        print_text(dumps(cluster))
+    else:
+        print_renderable(distributed_summary(cluster))
 
 
-def _save(data: dict[str, Any], quiet: bool) -> None:
+def _save(report: ProbeReport, quiet: bool) -> None:
     import sys
 
     from dlrig.history import db
@@ -155,7 +155,7 @@ def _save(data: dict[str, Any], quiet: bool) -> None:
     path = _db_path()
     conn = db.connect(path)
     try:
-        probe_id = save_probe(conn, data)
+        probe_id = save_probe(conn, report)
     finally:
         conn.close()
     if not quiet:
@@ -172,7 +172,7 @@ def _show_history(as_json: bool) -> None:
 
     conn = db.connect(_db_path(), create=False)
     try:
-        rows = [history_row(r.probe_id, r.data) for r in list_probes(conn)]
+        rows = [history_row(r.probe_id, r.report) for r in list_probes(conn)]
     finally:
         conn.close()
     if as_json:
@@ -181,7 +181,7 @@ def _show_history(as_json: bool) -> None:
         print_renderable(history_table(rows))
 
 
-def _compare(data: dict[str, Any], as_json: bool) -> None:
+def _compare(report: ProbeReport, as_json: bool) -> None:
     from dlrig.errors import HistoryError
     from dlrig.history import db
     from dlrig.history.probes import latest_probe
@@ -192,15 +192,16 @@ def _compare(data: dict[str, Any], as_json: bool) -> None:
 
     conn = db.connect(_db_path(), create=False)
     try:
-        before = latest_probe(conn, str(data["host"]))
+        before = latest_probe(conn, report.host)
     finally:
         conn.close()
     if before is None:
         raise HistoryError(
-            f"no saved probe of {data['host']} to compare with", hint="run `dlrig probe --save`"
+            f"no saved probe of {report.host} to compare with", hint="run `dlrig probe --save`"
         )
-    changes = compare_probes(before.data, data)
+    changes = compare_probes(before.report, report)
     if as_json:
-        print_text(dumps({"before": before.probe_id, "changes": changes, "probe": data}))
+        probe = report.model_dump(mode="json")
+        print_text(dumps({"before": before.probe_id, "changes": changes, "probe": probe}))
     else:
         print_renderable(compare_table(changes, f"{before.probe_id}", "now"))

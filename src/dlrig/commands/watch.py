@@ -198,7 +198,7 @@ def _disk_limits(conn: Any) -> dict[str, float]:
     except HistoryError:
         return {}
     limits: dict[str, float] = {}
-    for disk in probe.data.get("disks", []) if probe is not None else []:
+    for disk in probe.report.disks if probe is not None else ():
         name = (disk.get("disk") or {}).get("name")
         cold_mb_s = (disk.get("speed") or {}).get("cold_mb_s")
         if isinstance(name, str) and isinstance(cold_mb_s, int | float) and cold_mb_s > 0:

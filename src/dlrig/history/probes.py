@@ -1,26 +1,29 @@
-"""Saved probes in the history database: one row per probe, its JSON as `probe --json` prints it."""
+"""Saved probes in the history database: one row per probe, its `ProbeReport` as JSON
+(`model_dump_json`, the document `probe --json` prints), loaded back typed."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError as SchemaError
+
 from dlrig.errors import HistoryError
 from dlrig.history.db import history_error
+from dlrig.probe.report import ProbeReport
 
 
 @dataclass(frozen=True)
 class ProbeRow:
-    """A saved probe: its id, host, time, mode and the JSON document."""
+    """A saved probe: its id, host, time, mode and the report."""
 
     probe_id: int
     host: str
     taken_at: str
     quick: bool
-    data: dict[str, Any]
+    report: ProbeReport
 
 
 def _path(conn: sqlite3.Connection) -> Path:
@@ -28,18 +31,13 @@ def _path(conn: sqlite3.Connection) -> Path:
     return Path(row[2]) if row and row[2] else Path(":memory:")
 
 
-def save_probe(conn: sqlite3.Connection, data: dict[str, Any]) -> int:
-    """Store a probe's JSON document; its new id."""
+def save_probe(conn: sqlite3.Connection, report: ProbeReport) -> int:
+    """Store a probe's report; its new id."""
     try:
         with conn:
             cursor = conn.execute(
                 "INSERT INTO probes (host, taken_at, quick, data) VALUES (?, ?, ?, ?)",
-                (
-                    str(data.get("host", "")),
-                    str(data.get("time_utc", "")),
-                    int(bool(data.get("quick", False))),
-                    json.dumps(data, ensure_ascii=False),
-                ),
+                (report.host, report.time_utc, int(report.quick), report.model_dump_json()),
             )
     except sqlite3.Error as exc:
         raise history_error(_path(conn), exc) from exc
@@ -48,10 +46,14 @@ def save_probe(conn: sqlite3.Connection, data: dict[str, Any]) -> int:
 
 def _row(row: tuple[Any, ...]) -> ProbeRow:
     try:
-        data = json.loads(row[4])
-    except ValueError as exc:
-        raise HistoryError(f"saved probe {row[0]} is not valid JSON: {exc}") from exc
-    return ProbeRow(int(row[0]), str(row[1]), str(row[2]), bool(row[3]), data)
+        report = ProbeReport.model_validate_json(row[4])
+    except SchemaError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "document"
+        raise HistoryError(
+            f"saved probe {row[0]} is not a probe report: {where}: {first['msg']}"
+        ) from exc
+    return ProbeRow(int(row[0]), str(row[1]), str(row[2]), bool(row[3]), report)
 
 
 def list_probes(

@@ -31,9 +31,8 @@ def latest_build_document(db: sqlite3.Connection | Path, host: str | None = None
     finally:
         if not isinstance(db, sqlite3.Connection):
             conn.close()
-    if row is None or not isinstance(row.data.get("build"), dict):
+    if row is None or not row.report.build:
         raise HistoryError(
             "no saved probe to use as probe:latest", hint="run `dlrig probe --save` first"
         )
-    build: dict[str, Any] = row.data["build"]
-    return build
+    return dict(row.report.build)

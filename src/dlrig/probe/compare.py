@@ -1,4 +1,4 @@
-"""What changed between two probes of a machine, from their JSON documents. Pure.
+"""What changed between two probes of a machine, from their reports. Pure.
 
 Figures are compared with a noise band: a measured rate that moved less than `NOISE_PCT`
 percent is the same figure measured twice; identities (a GPU's name, a link's width) are
@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dlrig.probe.report import ProbeReport
 from dlrig.units import bytes_to_gb
 
 NOISE_PCT = 10.0
@@ -27,26 +28,26 @@ class Change:
     change_pct: float | None
 
 
-def key_figures(data: dict[str, Any]) -> dict[str, Any]:
-    """The figures of a probe document worth comparing, by a stable key."""
+def key_figures(report: ProbeReport) -> dict[str, Any]:
+    """The figures of a probe worth comparing, by a stable key."""
     out: dict[str, Any] = {}
-    mem = data.get("memory", {})
+    mem = report.memory
     out["ram total GB"] = round(bytes_to_gb(mem.get("total_bytes") or 0), 1)
     for bw in mem.get("bandwidth", []):
         out[f"RAM copy GB/s ({bw['threads']} threads)"] = bw["copy_gb_s"]
         out[f"RAM triad GB/s ({bw['threads']} threads)"] = bw["triad_gb_s"]
-    for disk in data.get("disks", []):
+    for disk in report.disks:
         speed = disk.get("speed")
         if speed:
             out[f"disk {disk['mountpoint']} cold MB/s"] = speed["cold_mb_s"]
             if speed.get("random_4k_iops") is not None:
                 out[f"disk {disk['mountpoint']} 4K IOPS"] = speed["random_4k_iops"]
-    loader = data.get("loader")
+    loader = report.loader
     if loader:
         best = max(loader["points"], key=lambda p: p["samples_per_s"])
         out["loader best samples/s"] = best["samples_per_s"]
-    out["gpu count"] = len(data.get("gpus", []))
-    for gpu in data.get("gpus", []):
+    out["gpu count"] = len(report.gpus)
+    for gpu in report.gpus:
         i = gpu["index"]
         out[f"GPU {i} name"] = gpu.get("name")
         out[f"GPU {i} lost"] = gpu.get("lost")
@@ -70,7 +71,7 @@ def _pct(before: float, after: float) -> float | None:
     return None if before == 0 else 100.0 * (after - before) / before
 
 
-def compare_probes(before: dict[str, Any], after: dict[str, Any]) -> tuple[Change, ...]:
+def compare_probes(before: ProbeReport, after: ProbeReport) -> tuple[Change, ...]:
     """Figures that appeared, disappeared, or moved beyond the noise band."""
     a, b = key_figures(before), key_figures(after)
     changes = []
@@ -92,18 +93,17 @@ def compare_probes(before: dict[str, Any], after: dict[str, Any]) -> tuple[Chang
     return tuple(changes)
 
 
-def history_row(probe_id: int, data: dict[str, Any]) -> dict[str, Any]:
+def history_row(probe_id: int, report: ProbeReport) -> dict[str, Any]:
     """One line of `probe --history`: the headline figures of a saved probe."""
-    bandwidth = data.get("memory", {}).get("bandwidth", [])
-    disks = [d["speed"]["cold_mb_s"] for d in data.get("disks", []) if d.get("speed")]
-    faults = sum(1 for v in data.get("verdicts", []) if v.get("severity") in ("error", "warning"))
+    bandwidth = report.memory.get("bandwidth", [])
+    disks = [d["speed"]["cold_mb_s"] for d in report.disks if d.get("speed")]
     return {
         "id": probe_id,
-        "time_utc": data.get("time_utc", ""),
-        "host": data.get("host", ""),
-        "quick": bool(data.get("quick")),
+        "time_utc": report.time_utc,
+        "host": report.host,
+        "quick": report.quick,
         "ram_copy_gb_s": max((bw["copy_gb_s"] for bw in bandwidth), default=None),
         "disk_mb_s": disks[0] if disks else None,
-        "gpus": len(data.get("gpus", [])),
-        "faults": faults,
+        "gpus": len(report.gpus),
+        "faults": report.faults,
     }

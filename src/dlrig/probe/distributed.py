@@ -124,11 +124,11 @@ def _rank_probe(quick: bool, local_rank: int, host_probe: bool) -> dict[str, Any
 
     from dlrig.catalog import load_catalog
     from dlrig.hardware.nvml import open_nvml
+    from dlrig.jsonable import to_jsonable
     from dlrig.probe.document import probe_build_document
     from dlrig.probe.judge import judge
+    from dlrig.probe.report import probe_report
     from dlrig.probe.run import ProbeOptions, run_probe
-    from dlrig.report.jsonout import to_jsonable
-    from dlrig.report.probe import probe_json
 
     out: dict[str, Any] = {"host": socket.gethostname(), "local_rank": local_rank}
     nvml = open_nvml()
@@ -137,7 +137,8 @@ def _rank_probe(quick: bool, local_rank: int, host_probe: bool) -> dict[str, Any
             catalog = load_catalog()
             result = run_probe(ProbeOptions(quick=quick, torch=False), nvml, catalog)
             document = probe_build_document(result, catalog)
-            out["probe"] = probe_json(result, judge(result, catalog, document["build"]), document)
+            verdicts = judge(result, catalog, document["build"])
+            out["probe"] = probe_report(result, verdicts, document).model_dump(mode="json")
         if local_rank < nvml.device_count():
             out["gpu"] = to_jsonable(nvml.read_gpu(local_rank))
     finally:

@@ -1,103 +1,16 @@
-"""Rendering a probe: the JSON document (`probe --json`, and what the history stores) and the
-terminal summary (rich renderables). No I/O here: the command prints what these return."""
+"""Rendering a probe: the terminal summary of a `ProbeReport` (the probe package builds it and
+the history stores it), history and comparison tables (rich renderables). No I/O here: the
+command prints what these return."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from dlrig.probe.compare import Change
-from dlrig.probe.result import GpuProbe, ProbeResult
-from dlrig.probe.verdicts import Verdict
-from dlrig.report.jsonout import to_jsonable
+from dlrig.probe.report import ProbeReport
 from dlrig.units import bytes_to_gb
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
-
-
-def _reading_json(reading: Any) -> dict[str, Any] | None:
-    if reading is None:
-        return None
-    out = to_jsonable(reading)
-    out["memory_total_gb"] = reading.memory_total_gb
-    out["event_reason_names"] = list(reading.event_reason_names)
-    out["thermal_throttled"] = reading.thermal_throttled
-    out["power_capped"] = reading.power_capped
-    return dict(out)
-
-
-def _gpu_json(gpu: GpuProbe) -> dict[str, Any]:
-    return {
-        "index": gpu.index,
-        "name": gpu.reading.name,
-        "catalog_name": gpu.catalog_name,
-        "lost": gpu.reading.lost,
-        "reading": _reading_json(gpu.reading),
-        "under_load": _reading_json(gpu.loaded),
-        "torch": to_jsonable(gpu.torch),
-    }
-
-
-def _links_json(result: ProbeResult) -> dict[str, Any]:
-    pcie = []
-    for gpu in result.gpus:
-        r = gpu.link_reading
-        pcie.append(
-            {
-                "gpu": gpu.index,
-                "gen_current": r.pcie_gen_current,
-                "gen_max": r.pcie_gen_max,
-                "width_current": r.pcie_width_current,
-                "width_max": r.pcie_width_max,
-                "under_load": gpu.loaded is not None,
-                "nvlink_active": r.nvlink_active_count,
-            }
-        )
-    return {
-        "pcie": pcie,
-        "topology": to_jsonable(result.topology),
-        "p2p_gb_s": to_jsonable(result.p2p_gb_s),
-    }
-
-
-def probe_json(
-    result: ProbeResult, verdicts: tuple[Verdict, ...], document: dict[str, Any]
-) -> dict[str, Any]:
-    """The probe as design.md's JSON: cpu, memory, disks, gpus, links, build (+ more keys)."""
-    cpu = to_jsonable(result.cpu)
-    cpu["avx512"] = result.cpu.avx512
-    cpu["amx"] = result.cpu.amx
-    memory = to_jsonable(result.memory)
-    memory["bandwidth"] = to_jsonable(result.memory_bandwidth)
-    disks = []
-    for disk in result.disks:
-        entry = to_jsonable(disk.filesystem)
-        entry["speed"] = to_jsonable(disk.speed)
-        if disk.speed is not None:
-            entry["speed"]["cold_mb_s"] = disk.speed.cold_mb_s
-        entry["error"] = disk.error
-        disks.append(entry)
-    loader = None
-    if result.loader is not None:
-        loader = to_jsonable(result.loader)
-        loader["ms_per_sample"] = result.loader.ms_per_sample
-    return {
-        "host": result.host,
-        "time_utc": result.time_utc,
-        "quick": result.quick,
-        "elapsed_s": result.elapsed_s,
-        "stage_s": result.stage_s,
-        "cpu": cpu,
-        "memory": memory,
-        "disks": disks,
-        "loader": loader,
-        "gpus": [_gpu_json(g) for g in result.gpus],
-        "links": _links_json(result),
-        "system": {"nvml": to_jsonable(result.nvml), "cuda": to_jsonable(result.cuda)},
-        "verdicts": to_jsonable(verdicts),
-        "notes": list(result.notes),
-        "build": document["build"],
-        "assumptions": document["assumptions"],
-    }
 
 
 def _gb(value: float | None, digits: int = 1) -> str:
@@ -130,17 +43,17 @@ def _gpu_row(gpu: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def probe_summary(data: dict[str, Any]) -> Any:
-    """The terminal summary of a probe's JSON document: a table, verdicts, notes."""
+def probe_summary(report: ProbeReport) -> Any:
+    """The terminal summary of a probe: a table, verdicts, notes."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=f"dlrig probe: {data['host']} ({data['time_utc']})", show_lines=False)
+    table = Table(title=f"dlrig probe: {report.host} ({report.time_utc})", show_lines=False)
     table.add_column("part", style="bold")
     table.add_column("measured")
     table.add_column("method", style="dim", overflow="fold")
-    cpu = data["cpu"]
+    cpu = report.cpu
     isa = ", ".join(f for f in ("avx512", "amx") if cpu.get(f)) or "no AVX-512/AMX"
     table.add_row(
         "CPU",
@@ -148,7 +61,7 @@ def probe_summary(data: dict[str, Any]) -> Any:
         f"{cpu['threads']} threads, {cpu['numa_nodes']} NUMA node(s), {isa}",
         "/proc/cpuinfo, /sys",
     )
-    mem = data["memory"]
+    mem = report.memory
     total = bytes_to_gb(mem["total_bytes"] or 0)
     table.add_row(
         "RAM",
@@ -161,7 +74,7 @@ def probe_summary(data: dict[str, Any]) -> Any:
             f"copy {bw['copy_gb_s']:.1f} GB/s, triad {bw['triad_gb_s']:.1f} GB/s",
             f"STREAM-style, {bw['array_bytes'] / 2**20:.0f} MiB arrays, best of {bw['repeats']}",
         )
-    for disk in data["disks"]:
+    for disk in report.disks:
         kind = (disk["disk"] or {}).get("kind") or "unknown kind"
         label = f"disk {disk['mountpoint']}"
         speed = disk["speed"]
@@ -177,7 +90,7 @@ def probe_summary(data: dict[str, Any]) -> Any:
             f"4K random {iops} IOPS",
             f"{speed['file_bytes'] / 2**20:.0f} MiB temp file, O_DIRECT / fadvise, QD1",
         )
-    loader = data["loader"]
+    loader = report.loader
     if loader:
         points = ", ".join(f"{p['workers']}w {p['samples_per_s']:.0f}/s" for p in loader["points"])
         table.add_row(
@@ -185,14 +98,14 @@ def probe_summary(data: dict[str, Any]) -> Any:
             f"{points} ({loader['ms_per_sample']:.1f} ms CPU per sample)",
             "synthetic decode, multiprocessing",
         )
-    if not data["gpus"]:
-        nvml = data["system"]["nvml"]
+    if not report.gpus:
+        nvml = report.system["nvml"]
         table.add_row("GPUs", f"none: {nvml['error'] or 'NVML sees no GPU'}", "NVML")
-    for gpu in data["gpus"]:
+    for gpu in report.gpus:
         name = gpu["name"] or f"GPU {gpu['index']}"
         table.add_row(f"GPU {gpu['index']}", f"{name}: {_gpu_row(gpu)}", "NVML, torch.cuda events")
     parts: list[Any] = [table]
-    verdicts = data["verdicts"]
+    verdicts = report.verdicts
     if verdicts:
         lines = Text()
         for item in verdicts:
@@ -203,9 +116,9 @@ def probe_summary(data: dict[str, Any]) -> Any:
             if item.get("fix") and item["severity"] != "info":
                 lines.append(f"        fix: {item['fix']}\n", style="dim")
         parts.append(lines)
-    if data["notes"]:
-        parts.append(Text("\n".join(f"note: {n}" for n in data["notes"]), style="dim"))
-    parts.append(Text(f"probe took {data['elapsed_s']:.1f} s", style="dim"))
+    if report.notes:
+        parts.append(Text("\n".join(f"note: {n}" for n in report.notes), style="dim"))
+    parts.append(Text(f"probe took {report.elapsed_s:.1f} s", style="dim"))
     return Group(*parts)
 
 
