@@ -4,6 +4,7 @@ Lambda's benchmark rows (model names, units, GPU names) onto dlrig's zoo and cat
 from __future__ import annotations
 
 import csv
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,13 @@ from dlrig.workloads import Workload, resolve_workload
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = REPO.parent / "shared" / "calibration"
+LAMBDA_FILES = ("lambda_pytorch_train_v0_2022.csv", "lambda_pytorch_train_v1_2024.csv")
+
+# Vendor/cloud system prefixes and GPU counts in Lambda's `gpu` labels ("Dell 8x H100 80GB SXM5").
+_LABEL_PREFIX = re.compile(
+    r"^(?:1CC|DellTexas|Dell|RAIDZ1|SMC|LambdaCloud|Lambda Cloud —|Linode Cloud —)\s*"
+)
+_LABEL_COUNT = re.compile(r"^\d+x\s*")
 
 # Lambda model name -> (zoo workload, throughput units per sample, document overrides).
 # Units per sample: workloads_reference.csv's forward_gflops_per_sample /
@@ -56,6 +64,20 @@ LAMBDA_GPUS: dict[str, str] = {
     "A100 40GB SXM4": "A100 SXM4 40GB",
     "A100 80GB SXM4": "A100 SXM4 80GB",
     "RTX A6000": "NVIDIA RTX A6000",
+    # Lambda v1 (2024) labels, after the system prefix and the "Nx " count are stripped.
+    "H100 80GB SXM5": "H100 SXM5 80GB",
+    "H100 80GB PCIe Gen5": "H100 PCIe 80GB",
+    "RTX 4090": "GeForce RTX 4090",
+    "RTX 6000 Ada": "NVIDIA RTX 6000 Ada Generation",
+    "A10": "NVIDIA A10",
+    "Quadro RTX 8000": "Quadro RTX 8000",
+    "V100 16GB": "Tesla V100 SXM2 16GB",
+    "RTX 8000 NVLink": "Quadro RTX 8000",
+    "RTX 2080Ti NVLink": "GeForce RTX 2080 Ti",
+    # AWS instances: p3 = V100 SXM2 16GB, p4d = A100 SXM4 40GB (AWS instance-type pages).
+    "p3.8xlarge": "Tesla V100 SXM2 16GB",
+    "p3.16xlarge": "Tesla V100 SXM2 16GB",
+    "p4d.24xlarge": "A100 SXM4 40GB",
     "LambdaCloud RTX A6000": "NVIDIA RTX A6000",
     "RTX A5500": "NVIDIA RTX A5500",
     "RTX A5000": "NVIDIA RTX A5000",
@@ -71,7 +93,7 @@ LAMBDA_GPUS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class LambdaRow:
-    """One usable single-GPU measurement, mapped onto dlrig's types."""
+    """One usable measurement (1 to 16 GPUs of one node), mapped onto dlrig's types."""
 
     lambda_model: str
     lambda_gpu: str
@@ -79,14 +101,25 @@ class LambdaRow:
     workload: Workload
     units_per_sample: float
     measured_units_per_s: float
+    num_gpus: int = 1
+    version: str = "v0"
 
     @property
     def measured_samples_per_s(self) -> float:
         return self.measured_units_per_s / self.units_per_sample
 
     def build(self) -> Build:
-        """A one-GPU build with nothing else: synthetic data, so only the GPU is modeled."""
-        return Build(name=f"1x {self.gpu.name}", gpus=(GPUGroup(self.gpu),))
+        """A build of `num_gpus` such GPUs and nothing else: synthetic data, so only the GPUs
+        (and what joins them) are modeled."""
+        return Build(
+            name=f"{self.num_gpus}x {self.gpu.name}", gpus=(GPUGroup(self.gpu, self.num_gpus),)
+        )
+
+
+def gpu_label(label: str) -> str:
+    """Lambda's GPU label without its system prefix and GPU count ("Dell 8x H100 80GB SXM5" ->
+    "H100 80GB SXM5")."""
+    return _LABEL_COUNT.sub("", _LABEL_PREFIX.sub("", label.strip())).strip()
 
 
 def lambda_precision(lambda_model: str, label: str) -> Precision:
@@ -97,56 +130,77 @@ def lambda_precision(lambda_model: str, label: str) -> Precision:
     return Precision.TF32
 
 
-def read_lambda_rows(data_dir: Path, catalog: Catalog) -> tuple[list[LambdaRow], dict[str, int]]:
-    """Usable single-GPU rows (batch given and > 0, GPU in the catalog), and the count of rows
-    left out by reason."""
+def read_lambda_rows(
+    data_dir: Path, catalog: Catalog, *, multi_gpu: bool = False
+) -> tuple[list[LambdaRow], dict[str, int]]:
+    """Usable rows of both Lambda runs (v0 2022, v1 2024): batch given and > 0, GPU in the
+    catalog, not flagged; single-GPU only unless `multi_gpu`. A row repeated within or across
+    the files (same model, precision, batch, GPU, GPU count and throughput) counts once.
+    Returns the rows and the count of rows left out by reason."""
     rows: list[LambdaRow] = []
     skipped: dict[str, int] = {}
+    seen: set[tuple[str, str, str, str, str, str]] = set()
     cache: dict[tuple[str, str, int], Workload] = {}
-    with (data_dir / "lambda_pytorch_train_v0_2022.csv").open() as fh:
-        for rec in csv.DictReader(fh):
-            if rec["num_gpus"] != "1" or rec["mode"] != "train":
-                continue
-            reason = _skip_reason(rec)
-            gpu = None
-            if reason is None:
-                try:
-                    gpu = catalog.find(GPU, LAMBDA_GPUS.get(rec["gpu"], rec["gpu"]))
-                except UnknownPartError:
-                    reason = f"GPU not in catalog: {rec['gpu']}"
-            if reason is not None or gpu is None:
-                key = reason or "unknown"
-                skipped[key] = skipped.get(key, 0) + 1
-                continue
-            zoo_name, units, extra = LAMBDA_MODELS[rec["model"]]
-            precision = lambda_precision(rec["model"], rec["precision"])
-            batch = int(rec["batch_size_per_gpu"])
-            wkey = (zoo_name, precision.value, batch)
-            if wkey not in cache:
-                doc = {
-                    "name": f"{zoo_name} (Lambda)",
-                    "model": zoo_name,
-                    "batch_size": batch,
-                    "precision": precision.value,
-                    "dataset": "synthetic",
-                    **extra,
-                }
-                cache[wkey] = resolve_workload(doc, "lambda")
-            rows.append(
-                LambdaRow(
-                    rec["model"], rec["gpu"], gpu, cache[wkey], units, float(rec["throughput"])
+    for name in LAMBDA_FILES:
+        with (data_dir / name).open() as fh:
+            for rec in csv.DictReader(fh):
+                if rec["mode"] != "train" or (rec["num_gpus"] != "1" and not multi_gpu):
+                    continue
+                reason = _skip_reason(rec)
+                gpu = None
+                label = gpu_label(rec["gpu"])
+                if reason is None:
+                    try:
+                        gpu = catalog.find(GPU, LAMBDA_GPUS.get(label, label))
+                    except UnknownPartError:
+                        reason = f"GPU not in catalog: {rec['gpu']}"
+                if reason is None and gpu is not None:
+                    key = (rec["model"], rec["precision"], rec["batch_size_per_gpu"], gpu.name)
+                    dedup = (*key, rec["num_gpus"], rec["throughput"])
+                    if dedup in seen:
+                        reason = "duplicate of an earlier row"
+                    seen.add(dedup)
+                if reason is not None or gpu is None:
+                    skipped[reason or "unknown"] = skipped.get(reason or "unknown", 0) + 1
+                    continue
+                zoo_name, units, extra = LAMBDA_MODELS[rec["model"]]
+                precision = lambda_precision(rec["model"], rec["precision"])
+                batch = int(float(rec["batch_size_per_gpu"]))
+                wkey = (zoo_name, precision.value, batch)
+                if wkey not in cache:
+                    doc = {
+                        "name": f"{zoo_name} (Lambda)",
+                        "model": zoo_name,
+                        "batch_size": batch,
+                        "precision": precision.value,
+                        "dataset": "synthetic",
+                        **extra,
+                    }
+                    cache[wkey] = resolve_workload(doc, "lambda")
+                rows.append(
+                    LambdaRow(
+                        rec["model"],
+                        rec["gpu"],
+                        gpu,
+                        cache[wkey],
+                        units,
+                        float(rec["throughput"]),
+                        int(rec["num_gpus"]),
+                        rec.get("lambda_version") or name.split("_")[3],
+                    )
                 )
-            )
     return rows, skipped
 
 
 def _skip_reason(rec: dict[str, str]) -> str | None:
     if rec["model"] not in LAMBDA_MODELS:
         return f"model not mapped: {rec['model']}"
-    if not rec["batch_size_per_gpu"] or int(rec["batch_size_per_gpu"]) <= 0:
+    if not rec["batch_size_per_gpu"] or float(rec["batch_size_per_gpu"]) <= 0:
         return "batch size missing or 0"
+    if not float(rec["batch_size_per_gpu"]).is_integer():
+        return "batch size per GPU not a whole number"
     if not rec["throughput"] or float(rec["throughput"]) <= 0:
         return "no throughput"
-    if "implausible" in rec["flag"]:
-        return "flagged implausible"
+    if rec["flag"]:
+        return f"flagged {rec['flag'].split(';')[0].split('(')[0]}"
     return None

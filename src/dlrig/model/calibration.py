@@ -56,6 +56,10 @@ class Calibration:
     psu_efficiency: dict[str, float]
     gpu_average_power_fraction: float
     meta: dict[str, Any] = field(default_factory=dict)
+    # Measured / predicted throughput at the 10th and 90th percentile of the model's
+    # leave-one-architecture-out residuals (scripts/calibrate.py): the estimate's interval.
+    throughput_ratio_low: float = 1.0
+    throughput_ratio_high: float = 1.0
 
     def workload(self, name: str) -> WorkloadFactors:
         """The fitted factors of a zoo workload, or the defaults for any other."""
@@ -108,6 +112,10 @@ def parse_calibration(doc: dict[str, Any], source: str) -> Calibration:
             psu_efficiency=_floats(power["psu_efficiency"]),
             gpu_average_power_fraction=float(power["gpu_average_power_fraction"]),
             meta=dict(doc.get("meta", {})),
+            throughput_ratio_low=float(doc.get("uncertainty", {}).get("throughput_ratio_low", 1.0)),
+            throughput_ratio_high=float(
+                doc.get("uncertainty", {}).get("throughput_ratio_high", 1.0)
+            ),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise CatalogError(f"{source}: malformed calibration data ({exc})") from None

@@ -11,6 +11,7 @@ parallel stage (dlrig.model.step).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from dlrig.enums import Bottleneck, CoolerType, Modifier, Parallelism, PreprocessingStrategy
@@ -254,7 +255,7 @@ def _run(
     kwh = wall_energy_kwh(power.average_w * build.nodes, hours, power.psu_efficiency)
     return RunEstimate(
         samples=samples,
-        steps=samples / global_batch,
+        steps=math.ceil(samples / global_batch),  # a partial last step is still a step
         time_h=hours,
         energy_kwh=kwh,
         energy_cost=energy_cost(kwh, price),
@@ -385,6 +386,8 @@ def estimate(
         power=power,
         run=run,
         assumptions=tuple(dict.fromkeys(assumed)),
+        throughput_ratio_low=cal.throughput_ratio_low,
+        throughput_ratio_high=cal.throughput_ratio_high,
     )
 
 

@@ -82,3 +82,23 @@ class Estimate:
     power: PowerEstimate
     run: RunEstimate
     assumptions: tuple[str, ...]
+    # Measured / predicted throughput bounds from the model's leave-one-architecture-out
+    # residuals (10th and 90th percentile): the interval around every figure.
+    throughput_ratio_low: float = 1.0
+    throughput_ratio_high: float = 1.0
+
+    @property
+    def samples_per_s_low(self) -> float:
+        return self.samples_per_s * self.throughput_ratio_low
+
+    @property
+    def samples_per_s_high(self) -> float:
+        return self.samples_per_s * self.throughput_ratio_high
+
+    @property
+    def step_time_s_low(self) -> float:
+        return self.step_time_s / self.throughput_ratio_high
+
+    @property
+    def step_time_s_high(self) -> float:
+        return self.step_time_s / self.throughput_ratio_low

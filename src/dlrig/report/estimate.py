@@ -51,6 +51,8 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
         },
         "step": {
             "time_s": est.step_time_s,
+            "time_s_low": est.step_time_s_low,
+            "time_s_high": est.step_time_s_high,
             "bottleneck": est.bottleneck.value,
             "stages_s": {b.value: est.stages_s[b] for b in STAGE_ORDER},
             "exposed_s": {b.value: est.exposed_s[b] for b in STAGE_ORDER},
@@ -60,7 +62,12 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
             "next_bottleneck": est.next_bottleneck.value if est.next_bottleneck else None,
             "speedup_if_removed": _finite(est.speedup_if_removed),
         },
-        "throughput": {"samples_per_s": est.samples_per_s, "tokens_per_s": est.tokens_per_s},
+        "throughput": {
+            "samples_per_s": est.samples_per_s,
+            "samples_per_s_low": est.samples_per_s_low,
+            "samples_per_s_high": est.samples_per_s_high,
+            "tokens_per_s": est.tokens_per_s,
+        },
         "memory": {
             "gpu_required_gb": est.memory.gpu_required_gb,
             "gpu_available_gb": est.memory.gpu_available_gb,
@@ -168,7 +175,11 @@ def estimate_renderable(est: Estimate) -> RenderableType:
     head.append(f" per GPU, {est.precision.value} ({est.compute_path.replace('_', ' ')})")
     parts: list[RenderableType] = [head, _stages_table(est)]
     lines = Text()
-    lines.append(f"step {ms(est.step_time_s)}; bottleneck: ", style="")
+    lines.append(
+        f"step {ms(est.step_time_s)} ({ms(est.step_time_s_low)}-{ms(est.step_time_s_high)}); "
+        "bottleneck: ",
+        style="",
+    )
     lines.append(est.bottleneck.value, style="bold red")
     if est.modifiers:
         lines.append(f" (slowed by {', '.join(m.value for m in est.modifiers)})")
@@ -178,7 +189,10 @@ def estimate_renderable(est: Estimate) -> RenderableType:
             f"\nremoving it entirely: {est.speedup_if_removed:.2f}x faster, then "
             f"{est.next_bottleneck.value} binds"
         )
-    tput = f"\nthroughput: {rate(est.samples_per_s)} samples/s"
+    tput = (
+        f"\nthroughput: {rate(est.samples_per_s)} samples/s "
+        f"({rate(est.samples_per_s_low)}-{rate(est.samples_per_s_high)}, 80% interval)"
+    )
     if est.tokens_per_s is not None:
         tput += f", {rate(est.tokens_per_s)} tokens/s"
     lines.append(tput)
