@@ -55,9 +55,10 @@ def estimate(
     prices = {"electricity_per_kwh": electricity_price, "co2_kg_per_kwh": co2_per_kwh}
 
     if compare is None:
-        est, serving, misfit = _one(
+        est, serving, checked = _one(
             build_doc, build_source, workload_doc, workload_source, assignments, catalog, prices
         )
+        misfit = _misfit(est, serving, checked)
         if misfit is not None and not json:
             # A job that does not fit is said first, in check's words (GPU.4), fix included.
             fix = f"; fix: {misfit.fix}" if misfit.fix else ""
@@ -84,23 +85,25 @@ def estimate(
         raise ValidationError(f"--compare {compare!r}: cannot read the values as a list")
     base = parse_assignment(f"{key}=0")
     estimates = []
+    refused: list[str] = []
     for v in values:
         one = Assignment(base.target, base.path, v, f"{key}={v}")
-        estimates.append(
-            _one(
-                build_doc,
-                build_source,
-                workload_doc,
-                workload_source,
-                [*assignments, one],
-                catalog,
-                prices,
-            )[0]
+        est, _, checked = _one(
+            build_doc, build_source, workload_doc, workload_source, [*assignments, one], catalog,
+            prices,
+        )  # fmt: skip
+        estimates.append(est)
+        # A value the build cannot take (an AM5 chip on an sTR5 board) is estimated all the
+        # same; say which rules it breaks, as `dlrig check` would.
+        refused.extend(
+            f"{key}={v}: {f.rule} error: {f.message}" for f in checked.errors if f.rule != "GPU.4"
         )
     if json:
         print_text(report.compare_json(key, values, estimates))
     else:
         print_renderable(report.compare_renderable(key, values, estimates))
+        for line in refused:
+            print_text(line)
 
 
 def _one(
@@ -121,6 +124,10 @@ def _one(
 
     cat = load_catalog(catalog_file)
     bdoc, wdoc = apply_overrides(build_doc, workload_doc, assignments, cat)
+    changed = [a.text for a in assignments if a.target == "build"]
+    if changed:
+        # The build's name describes the file ("2 nodes of 8x H100"); a what-if changes it.
+        bdoc = {**bdoc, "name": f"{bdoc.get('name', 'build')} with {', '.join(changed)}"}
     try:
         resolved = resolve_build(bdoc, build_source, cat)
     except ValidationError as exc:
@@ -140,12 +147,16 @@ def _one(
         from dlrig.model.serving import serving_estimate
 
         serving = serving_estimate(resolved, job.serve, job.model_name or job.name)
-    misfit = None
-    if serving is None and not est.memory.fits:
-        from dlrig.rules import check_build
+    from dlrig.rules import check_build
 
-        misfit = next(iter(check_build(resolved, job).by_rule("GPU.4")), None)
-    return est, serving, misfit
+    return est, serving, check_build(resolved, job)
+
+
+def _misfit(est: Any, serving: Any, checked: Any) -> Any:
+    """check's GPU.4 finding when the job does not fit in the GPUs' memory, else None."""
+    if serving is not None or est.memory.fits:
+        return None
+    return next(iter(checked.by_rule("GPU.4")), None)
 
 
 def _print_serving(est: Any, serving: Any, json: bool) -> None:
