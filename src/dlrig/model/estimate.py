@@ -386,6 +386,8 @@ def estimate(
         power=power,
         run=run,
         assumptions=tuple(dict.fromkeys(assumed)),
+        throughput_ratio_low=cal.throughput_ratio_low,
+        throughput_ratio_high=cal.throughput_ratio_high,
     )
 
 
