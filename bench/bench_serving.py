@@ -260,12 +260,12 @@ def main() -> None:
     ]
     lines += [
         "",
-        "Engine efficiencies (stated in `src/dlrig/model/serving.py`) are fitted, not "
-        "predicted out of sample: the local runner's 80% of bandwidth, 70 us per layer and "
-        "token and 70% of the dense peak in prefill on the llama.cpp rows, the batched "
-        "server's 25 us per layer on the H200 row, and its 45% (prefill) and 35% (decode) "
-        "of the dense peak on the 8x H100 rows (with one 45% for both, 1000/2000 came out "
-        "+36% and 128/2048 +28%). The tests keep them there.",
+        "Engine shares (stated in `src/dlrig/model/serving.py`, of the card's achievable "
+        "rates from `dlrig.model.rates`) are fitted, not predicted out of sample: the local "
+        "runner's 89% of bandwidth, 70 us per layer and token and 67% of the matmul rate in "
+        "prefill on the llama.cpp rows; the batched server's 25 us per layer on the H200 row "
+        "and its 63% (prefill) and 49% (decode) of the matmul rate on the 8x H100 405B rows. "
+        "The held-out table is the out-of-sample check.",
         "",
         f"One `serving_estimate` (8x H100, Llama 3.1 405B, 64 users, speed target): "
         f"{per_call_us():.0f} us median.",

@@ -27,8 +27,15 @@ from dlrig.model import serving_memory as mem
 from dlrig.model.calibration import Calibration, default_calibration
 from dlrig.model.device import busbw_gb_s, pcie_link
 from dlrig.model.interconnect import ring_allreduce_bus_factor
-from dlrig.model.rates import matmul_peak
-from dlrig.units import BITS_PER_BYTE, bytes_to_gb, gb_s_to_bytes_s, gb_to_bytes, wh_to_kwh
+from dlrig.model.rates import achievable_matmul_tflops, achievable_memory_bandwidth_gb_s
+from dlrig.units import (
+    BITS_PER_BYTE,
+    bytes_to_gb,
+    gb_s_to_bytes_s,
+    gb_to_bytes,
+    tflops_to_flops,
+    wh_to_kwh,
+)
 from dlrig.workloads.serving import Engine, ServeSpec, WeightFormat
 
 
@@ -63,29 +70,31 @@ class EngineProfile:
     allreduce_latency_s: float
 
 
-# Batched server (vLLM, TensorRT-LLM with CUDA graphs): decode reaches ~85% of HBM bandwidth
-# (memory-bound GEMV kernels; NVIDIA's H200 runs Llama 3.3 70B fp8 at 51.14 tok/s at batch 1,
-# 70.6 GB per token: 3.6 TB/s of 4.8, i.e. 75% with the per-layer time below); a custom
-# all-reduce over NVLink takes ~8 us for a few KB (NCCL's small-message latency is 10-20 us);
-# prefill reaches 45% of the dense peak and batched decode's skinny matmuls 35% (chosen on
-# TensorRT-LLM's 8x H100 Llama 3.1 405B fp8 maximum-throughput runs, 7 ISL/OSL pairs, all
-# then within 25%: bench/results/serving.md).
+# Shares below are of the card's achievable rates (dlrig.model.rates: a copy kernel's
+# bandwidth, a large dense matmul's TFLOPS), not of the datasheet.
+# Batched server (vLLM, TensorRT-LLM with CUDA graphs): decode GEMV kernels read at ~96% of
+# what a copy kernel reaches, plus ~25 us per layer and step (chosen on NVIDIA's H200 running
+# Llama 3.3 70B fp8 at 51.14 tok/s at batch 1); a custom all-reduce over NVLink takes ~8 us
+# for a few KB (NCCL's small-message latency is 10-20 us); prefill reaches 63% of the
+# achievable matmul rate and batched decode's skinny matmuls 49% (chosen on TensorRT-LLM's
+# 8x H100 Llama 3.1 405B fp8 maximum-throughput runs, 7 ISL/OSL pairs, all then within 25%:
+# bench/results/serving.md).
 BATCHED = EngineProfile(
-    bandwidth_efficiency=0.85,
-    compute_efficiency=0.45,
-    decode_compute_efficiency=0.35,
+    bandwidth_efficiency=0.96,
+    compute_efficiency=0.63,
+    decode_compute_efficiency=0.49,
     layer_overhead_s=25e-6,
     allreduce_latency_s=8e-6,
 )
 # Local runner (llama.cpp CUDA): fitted to llama-bench tg 1024 on a 4090 (Llama 3 8B Q4_K_M
-# 127.74 tok/s, F16 54.34) and two 3090s (70B Q4_K_M 16.29): ~80% of bandwidth and ~70 us of
-# launches per layer and token (a dozen kernels per layer without CUDA graphs); prefill at
-# ~70% of the 16-bit dense peak (llama-bench pp 1024 on the same cards: 8B 3865-9056 tok/s,
-# 70B on two cards 394-905 tok/s).
+# 127.74 tok/s, F16 54.34) and two 3090s (70B Q4_K_M 16.29): ~89% of the achievable bandwidth
+# and ~70 us of launches per layer and token (a dozen kernels per layer without CUDA
+# graphs); prefill at ~67% of the achievable 16-bit matmul rate (llama-bench pp 1024 on the
+# same cards: 8B 3865-9056 tok/s, 70B on two cards 394-905 tok/s).
 LOCAL = EngineProfile(
-    bandwidth_efficiency=0.80,
-    compute_efficiency=0.70,
-    decode_compute_efficiency=0.70,
+    bandwidth_efficiency=0.89,
+    compute_efficiency=0.67,
+    decode_compute_efficiency=0.67,
     layer_overhead_s=70e-6,
     allreduce_latency_s=20e-6,
 )
@@ -164,16 +173,18 @@ def compute_precision(spec: ServeSpec) -> Precision:
 
 
 def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec, *, decode: bool = False) -> float:
-    """FLOP/s one card's matmuls reach in this engine (peak x the engine's efficiency for
-    prefill, or for decode's skinny batched matmuls)."""
-    peak, _, _ = matmul_peak(gpu, compute_precision(spec))
+    """FLOP/s one card's matmuls reach in this engine: the card's achievable dense matmul rate
+    (dlrig.model.rates) x the engine's share for prefill, or for decode's skinny matmuls."""
+    rate = tflops_to_flops(achievable_matmul_tflops(gpu, compute_precision(spec)))
     profile = ENGINES[spec.engine]
-    return peak * (profile.decode_compute_efficiency if decode else profile.compute_efficiency)
+    return rate * (profile.decode_compute_efficiency if decode else profile.compute_efficiency)
 
 
 def achievable_bandwidth_bytes_s(gpu: GPU, spec: ServeSpec) -> float:
-    """Bytes/s one card's decode kernels read (datasheet bandwidth x the engine's share)."""
-    return gb_s_to_bytes_s(gpu.memory_bandwidth_gb_s) * ENGINES[spec.engine].bandwidth_efficiency
+    """Bytes/s one card's decode kernels read: its achievable bandwidth (dlrig.model.rates,
+    a copy kernel) x the engine's share."""
+    achievable = gb_s_to_bytes_s(achievable_memory_bandwidth_gb_s(gpu))
+    return achievable * ENGINES[spec.engine].bandwidth_efficiency
 
 
 def experts_touched_fraction(spec: ServeSpec, batch: int) -> float:
