@@ -445,8 +445,8 @@ def serving_estimate(
             else f"{replicas} copies of the model, one per GPU"
         )
     notes.append(
-        "rates: datasheet peak and bandwidth x the engine's stated efficiencies "
-        "(dlrig.model.serving)"
+        "rates: each card's achievable matmul rate and bandwidth (dlrig.model.rates) x the "
+        "engine's stated shares (dlrig.model.serving)"
     )
     return ServingEstimate(
         model=model_name,
