@@ -230,7 +230,12 @@ class _Upgrader:
                 continue
             new = dataclasses.replace(b, gpus=(GPUGroup(gpu=gpu, count=count),))
             verb = "swap" if b.gpus else "add"
-            yield _Draft((f"{verb} GPUs -> {count}x {gpu.name}",), price_of(gpu) * count, new)
+            step = f"{verb} GPUs -> {count}x {gpu.name}"
+            had_gb = min((g.gpu.memory_gb for g in b.gpus), default=0.0)
+            if gpu.memory_gb < had_gb:
+                # GPU.2: too little memory is the second most costly GPU mistake; say it.
+                step += f" (LOSES GPU memory: {had_gb:g} -> {gpu.memory_gb:g} GB per GPU, GPU.2)"
+            yield _Draft((step,), price_of(gpu) * count, new)
         if len(b.gpus) == 1:
             group = b.gpus[0]
             for extra in range(1, MAX_GPUS_PER_NODE - group.count + 1):
