@@ -1,12 +1,15 @@
-"""Accuracy of `dlrig.model.estimate` on Lambda's measured single-GPU training throughput.
+"""Accuracy of `dlrig.model.estimate` on Lambda's measured PyTorch training throughput.
 
-    .venv/bin/python bench/bench_accuracy.py [--data DIR] [--no-loo] [--out FILE]
+    .venv/bin/python bench/bench_accuracy.py [--data DIR] [--out FILE]
 
-Predicts every usable single-GPU row of shared/calibration/lambda_pytorch_train_v0_2022.csv
-(Lambda's model names and units mapped to zoo workloads; batch and precision from the row;
-synthetic data, as the GPU alone is measured) and prints the median and p90 |error|, the
-Spearman rank correlation of GPUs per model, and the same after a leave-one-GPU-out refit
-(each GPU predicted by a calibration fitted without it). Writes bench/results/accuracy.md.
+Every usable row of shared/calibration/lambda_pytorch_train_v0_2022.csv and
+lambda_pytorch_train_v1_2024.csv (flags honoured, duplicates once, 1 to 8 GPUs in one node) is
+predicted leave-one-architecture-out: the calibration is refitted without the row's GPU
+architecture (Pascal, Volta, Turing, Ampere, Ada, Hopper) and predicts it, so each figure is
+what a GPU generation the fit never saw gets. Single-GPU and multi-GPU rows are reported
+separately, with the scaling factor (n GPUs over 1) on the same GPU and job, next to a fitted
+spec-sheet baseline (throughput = k x n x datasheet peak or k x n x bandwidth, k per model and
+precision, fitted on the same held-in rows). Writes bench/results/accuracy.md.
 """
 
 from __future__ import annotations
@@ -17,149 +20,217 @@ import platform
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-from calibrate import calibrate
+from calibrate import leave_one_architecture_out, predicted_units_per_s
 from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, read_lambda_rows
 
 from dlrig.catalog import load_catalog
 from dlrig.model import estimate
-from dlrig.model.calibration import Calibration, default_calibration, parse_calibration
+from dlrig.model.calibration import default_calibration
+from dlrig.model.rates import matmul_peak
 
-
-def predict(row: LambdaRow, cal: Calibration) -> float:
-    """Predicted throughput in Lambda's unit."""
-    est = estimate(row.build(), row.workload, calibration=cal)
-    return est.samples_per_s * row.units_per_sample
-
-
-def _ranks(values: list[float]) -> np.ndarray:
-    order = np.argsort(values)
-    ranks = np.empty(len(values))
-    ranks[order] = np.arange(len(values))
-    return ranks
-
-
-def spearman(a: list[float], b: list[float]) -> float:
-    """Spearman rank correlation (no tie correction; throughputs rarely tie)."""
-    if len(a) < 3:
-        return float("nan")
-    return float(np.corrcoef(_ranks(a), _ranks(b))[0, 1])
-
-
-def summarize(rows: list[LambdaRow], predicted: list[float]) -> dict[str, object]:
-    errors = [abs(p / r.measured_units_per_s - 1.0) for r, p in zip(rows, predicted, strict=True)]
-    per_model: dict[str, tuple[list[float], list[float], list[float]]] = {}
-    for r, p, e in zip(rows, predicted, errors, strict=True):
-        key = f"{r.lambda_model} {r.workload.precision.value}"
-        meas, pred, errs = per_model.setdefault(key, ([], [], []))
-        meas.append(r.measured_units_per_s)
-        pred.append(p)
-        errs.append(e)
-    rho = {k: spearman(m, p) for k, (m, p, _) in per_model.items()}
-    med_err = {k: statistics.median(e) for k, (_, _, e) in per_model.items()}
-    finite = [v for v in rho.values() if v == v]
-    return {
-        "rows": len(rows),
-        "median": statistics.median(errors),
-        "p90": float(np.percentile(errors, 90)),
-        "rho_median": statistics.median(finite) if finite else float("nan"),
-        "rho": rho,
-        "per_model_median": med_err,
-    }
-
-
-def leave_one_gpu_out(data_dir: Path, rows: list[LambdaRow]) -> tuple[list[LambdaRow], list[float]]:
-    out_rows: list[LambdaRow] = []
-    out_pred: list[float] = []
-    for gpu in sorted({r.gpu.name for r in rows}):
-        cal = parse_calibration(calibrate(data_dir, exclude_gpu=gpu), f"loo:{gpu}")
-        for r in rows:
-            if r.gpu.name == gpu:
-                out_rows.append(r)
-                out_pred.append(predict(r, cal))
-    return out_rows, out_pred
+MAX_GPUS_IN_NODE = 8  # v0's 16-GPU rows span two nodes: not a one-node build
 
 
 def machine() -> str:
     try:
-        model = (
-            subprocess.run(["lscpu"], capture_output=True, text=True, check=False)
-            .stdout.split("Model name:")[1]
-            .splitlines()[0]
-            .strip()
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+        name = next(
+            (ln.split(":", 1)[1].strip() for ln in out.splitlines() if "Model name" in ln), ""
         )
-    except (IndexError, OSError):
-        model = platform.processor() or "unknown CPU"
-    return (
-        f"{model}, {subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} cores"
-    )
+    except OSError:
+        name = ""
+    return f"{name or platform.processor() or platform.machine()}, {_cores()} cores"
+
+
+def _cores() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+def model_key(row: LambdaRow) -> str:
+    return f"{row.lambda_model} {row.workload.precision.value}"
+
+
+def job_key(row: LambdaRow) -> tuple[str, str, int, str, str]:
+    """Same job on the same GPU in the same Lambda run: what a scaling factor divides by."""
+    w = row.workload
+    return (row.lambda_model, w.precision.value, w.batch_size, row.gpu.name, row.version)
+
+
+def stats(errors: list[float]) -> tuple[int, float, float]:
+    if not errors:
+        return 0, float("nan"), float("nan")
+    return len(errors), statistics.median(errors), float(np.quantile(errors, 0.9))
+
+
+class SpecSheetBaseline:
+    """throughput = k x GPUs x datasheet figure, k per model and precision, fitted (median of
+    measured / figure) on the held-in rows; per model the figure (peak matmul FLOP/s at the
+    row's precision, or memory bandwidth) that fits the held-in rows better."""
+
+    def __init__(self, train: list[LambdaRow]) -> None:
+        self.k: dict[str, tuple[float, Callable[[LambdaRow], float]]] = {}
+        by_model: dict[str, list[LambdaRow]] = {}
+        for r in train:
+            by_model.setdefault(model_key(r), []).append(r)
+        for key, rows in by_model.items():
+            best: tuple[float, float, Callable[[LambdaRow], float]] | None = None
+            for figure in (_peak, _bandwidth):
+                k = statistics.median(r.measured_units_per_s / figure(r) for r in rows)
+                err = statistics.median(
+                    abs(k * figure(r) / r.measured_units_per_s - 1) for r in rows
+                )
+                if best is None or err < best[0]:
+                    best = (err, k, figure)
+            assert best is not None
+            self.k[key] = (best[1], best[2])
+
+    def predict(self, row: LambdaRow) -> float | None:
+        found = self.k.get(model_key(row))
+        return None if found is None else found[0] * found[1](row)
+
+
+def _peak(row: LambdaRow) -> float:
+    return row.num_gpus * matmul_peak(row.gpu, row.workload.precision)[0]
+
+
+def _bandwidth(row: LambdaRow) -> float:
+    return row.num_gpus * row.gpu.memory_bandwidth_gb_s
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="accuracy of dlrig.model.estimate")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA_DIR)
-    parser.add_argument("--no-loo", action="store_true", help="skip the leave-one-GPU-out refit")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "accuracy.md")
     args = parser.parse_args()
 
-    rows, skipped = read_lambda_rows(args.data, load_catalog())
+    rows, skipped = read_lambda_rows(args.data, load_catalog(), multi_gpu=True)
+    beyond = [r for r in rows if r.num_gpus > MAX_GPUS_IN_NODE]
+    rows = [r for r in rows if r.num_gpus <= MAX_GPUS_IN_NODE]
+    single = [r for r in rows if r.num_gpus == 1]
+    multi = [r for r in rows if r.num_gpus > 1]
+    archs = sorted({r.gpu.architecture for r in single})
+    loao = leave_one_architecture_out(args.data, set(archs))
+    baselines = {
+        a: SpecSheetBaseline([r for r in single if r.gpu.architecture != a]) for a in archs
+    }
+
+    pred: dict[int, float] = {}
+    base: dict[int, float | None] = {}
+    for i, r in enumerate(rows):
+        arch = r.gpu.architecture
+        if arch not in loao:
+            continue
+        pred[i] = predicted_units_per_s(r, loao[arch])
+        base[i] = baselines[arch].predict(r)
+
+    def errors(subset: list[int], source: dict[int, float | None]) -> list[float]:
+        out = []
+        for i in subset:
+            p = source.get(i)
+            if p is not None:
+                out.append(abs(p / rows[i].measured_units_per_s - 1.0))
+        return out
+
+    idx_single = [i for i, r in enumerate(rows) if r.num_gpus == 1 and i in pred]
+    idx_multi = [i for i, r in enumerate(rows) if r.num_gpus > 1 and i in pred]
+    dl_pred: dict[int, float | None] = dict(pred)
+
+    # Scaling factor: n-GPU throughput over the same job's 1-GPU throughput, measured vs model.
+    single_measured: dict[tuple[str, str, int, str, str], list[float]] = {}
+    single_pred: dict[tuple[str, str, int, str, str], list[float]] = {}
+    for i in idx_single:
+        single_measured.setdefault(job_key(rows[i]), []).append(rows[i].measured_units_per_s)
+        single_pred.setdefault(job_key(rows[i]), []).append(pred[i])
+    scaling_err = []
+    for i in idx_multi:
+        key = job_key(rows[i])
+        if key not in single_measured:
+            continue
+        measured = rows[i].measured_units_per_s / statistics.median(single_measured[key])
+        predicted = pred[i] / statistics.median(single_pred[key])
+        scaling_err.append(abs(predicted / measured - 1.0))
+
     cal = default_calibration()
-    fitted = summarize(rows, [predict(r, cal) for r in rows])
+    in_sample = [abs(predicted_units_per_s(r, cal) / r.measured_units_per_s - 1.0) for r in single]
+    no_fit = [r for r in rows if not estimate(r.build(), r.workload, calibration=cal).memory.fits]
+
     lines = [
-        "# Accuracy of `dlrig estimate` on Lambda's 2022 single-GPU PyTorch training rows",
+        "# Accuracy of `dlrig estimate` on Lambda's PyTorch training rows (v0 2022 + v1 2024)",
         "",
         f"Command: `.venv/bin/python bench/bench_accuracy.py` ({dt.date.today().isoformat()}, "
         f"{machine()}).",
         "",
-        f"Rows used: {fitted['rows']} (single GPU, batch given, GPU in the catalog); left out: "
+        f"Rows used: {len(single)} single-GPU and {len(multi)} multi-GPU (2-8 GPUs in one node); "
+        f"left out: {len(beyond)} rows of 16 GPUs (two nodes), "
         + ", ".join(f"{k} ({v})" for k, v in sorted(skipped.items())),
         "",
-        "| fit | rows | median abs error | p90 abs error | median Spearman rho of GPUs per model |",
+        "Leave-one-architecture-out: each row predicted by a calibration fitted on the single-GPU",
+        "rows of the other architectures only. Targets (issue 10): median <= 10%, p90 <= 25%,",
+        "scaling median <= 5%, dlrig's error at most half the spec-sheet baseline's.",
+        "",
+        "| rows | predictor | n | median abs error | p90 abs error |",
         "|---|---|---|---|---|",
-        f"| shipped calibration (fitted on all rows) | {fitted['rows']} | "
-        f"{fitted['median']:.1%} | {fitted['p90']:.1%} | {fitted['rho_median']:.2f} |",
     ]
-    loo = None
-    if not args.no_loo:
-        loo_rows, loo_pred = leave_one_gpu_out(args.data, rows)
-        loo = summarize(loo_rows, loo_pred)
-        lines.append(
-            f"| leave-one-GPU-out (each GPU predicted by a fit without it) | {loo['rows']} | "
-            f"{loo['median']:.1%} | {loo['p90']:.1%} | {loo['rho_median']:.2f} |"
+    for label, subset in (("single-GPU", idx_single), ("multi-GPU", idx_multi)):
+        for name, source in (("dlrig", dl_pred), ("spec-sheet baseline (k per model)", base)):
+            n, med, p90 = stats(errors(subset, source))
+            lines.append(f"| {label} | {name} | {n} | {med:.1%} | {p90:.1%} |")
+    n, med, p90 = stats(scaling_err)
+    lines.append(f"| scaling factor (n GPUs / 1) | dlrig | {n} | {med:.1%} | {p90:.1%} |")
+    n, med, p90 = stats(in_sample)
+    lines.append(
+        f"| single-GPU, in-sample | dlrig, shipped calibration | {n} | {med:.1%} | {p90:.1%} |"
+    )
+
+    lines += ["", "Per held-out architecture (dlrig, single-GPU / multi-GPU median abs error):", ""]
+    lines += [
+        "| architecture | single rows | single median | multi rows | multi median "
+        "| baseline single median |"
+    ]
+    lines += ["|---|---|---|---|---|---|"]
+    for a in archs:
+        s_idx = [i for i in idx_single if rows[i].gpu.architecture == a]
+        m_idx = [i for i in idx_multi if rows[i].gpu.architecture == a]
+        ns, ms_, _ = stats(errors(s_idx, dl_pred))
+        nm, mm, _ = stats(errors(m_idx, dl_pred))
+        _, mb, _ = stats(errors(s_idx, base))
+        lines.append(f"| {a} | {ns} | {ms_:.1%} | {nm} | {mm:.1%} | {mb:.1%} |")
+
+    lines += ["", "Per model and precision (dlrig, single-GPU, leave-one-architecture-out):", ""]
+    lines += [
+        "| model precision | rows | median abs error | baseline median |",
+        "|---|---|---|---|",
+    ]
+    for key in sorted({model_key(rows[i]) for i in idx_single}):
+        k_idx = [i for i in idx_single if model_key(rows[i]) == key]
+        n, med, _ = stats(errors(k_idx, dl_pred))
+        _, mb, _ = stats(errors(k_idx, base))
+        lines.append(f"| {key} | {n} | {med:.1%} | {mb:.1%} |")
+
+    lines += [
+        "",
+        f"Memory: {len(no_fit)} of {len(rows)} rows are predicted not to fit at the batch Lambda "
+        'ran (a "does not fit" for a job that ran is a wrong answer)'
+        + (
+            ": " + ", ".join(sorted({f"{r.lambda_model} on {r.gpu.name}" for r in no_fit})[:12])
+            if no_fit
+            else ""
         )
-    ratios = []
-    for r in rows:
-        est = estimate(r.build(), r.workload, calibration=cal)
-        ratios.append(r.workload.batch_size / max(est.memory.max_batch_per_gpu, 1))
-    lines += [
+        + ".",
         "",
-        "Memory: Lambda ran each row at a batch that fit its GPU. The model's largest batch that "
-        f"fits is at least Lambda's on {sum(x <= 1 for x in ratios)} of {len(ratios)} rows; "
-        f"median Lambda batch / model's largest batch = {statistics.median(ratios):.2f} "
-        "(above 1: the model is conservative).",
-    ]
-    lines += ["", "Per model and precision (shipped calibration):", ""]
-    lines += ["| model precision | median abs error | Spearman rho |", "|---|---|---|"]
-    rho = fitted["rho"]
-    med = fitted["per_model_median"]
-    assert isinstance(rho, dict) and isinstance(med, dict)
-    for key in sorted(rho):
-        lines.append(f"| {key} | {med[key]:.1%} | {rho[key]:.2f} |")
-    lines += [
-        "",
-        "Method: each row's GPU enters only through its catalog datasheet (peak TFLOPS per",
-        "precision, memory bandwidth); the fitted factors are per compute path or per model,",
-        "shared by all GPUs (scripts/calibrate.py: 4 per model, 1 for TF32 tensor cores, caps",
-        "from the MAMF matmul data). Leave-one-GPU-out refits without each GPU in turn.",
-        "Limits seen here: Mask R-CNN gains little from AMP and is host-bound on fast GPUs;",
-        "Transformer-XL fp16 on Volta/Turing runs slower than the Ampere-dominated fit says;",
-        "Lambda's v0 ResNet-50 rows read real ImageNet data (a host pipeline caps the fastest",
-        "GPUs). Rows on GPUs missing from the catalog are left out (listed above).",
+        "Interval: model/data/calibration.toml `[uncertainty]` holds the 10th/90th percentile of",
+        "measured / predicted over the single-GPU rows above (scripts/calibrate.py), the 80%",
+        "interval every estimate reports (`step.time_s_low/high`,",
+        "`throughput.samples_per_s_low/high`).",
     ]
     text = "\n".join(lines) + "\n"
     print(text)
