@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import BUILD_HELP, build_document
 
 
@@ -23,6 +24,7 @@ def check(
         Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
+    html: HtmlOption = None,
 ) -> None:
     """Judge BUILD by the guide's rules: power, connectors, lanes, cores, RAM, cooling, fit."""
     from dlrig.catalog import load_catalog
@@ -44,5 +46,9 @@ def check(
         print_text(report.check_json(resolved, result, cat))
     else:
         print_renderable(report.check_renderable(resolved, result, wl.name if wl else None))
+    if html is not None:
+        from dlrig.report.html.pages import check_page
+
+        save_page(html, check_page(resolved, result, report.verdict(result)))
     if not result.ok:
         raise typer.Exit(1)

@@ -37,3 +37,32 @@ def _remove(paths: list[Path]) -> None:
     """Undo a partial write: remove the files this call created (and only those)."""
     for path in paths:
         path.unlink(missing_ok=True)
+
+
+DLRIG_PAGE_MARK = '<meta name="generator" content="dlrig'
+
+
+def write_page(path: Path, html: str) -> None:
+    """Write an HTML page (`--html FILE`). An existing file is replaced only when it is a page
+    dlrig wrote (its generator tag), so a mistyped path never destroys a file of the user's;
+    the new page goes to a temporary file first, so a failed write leaves the old one whole."""
+    if path.is_dir():
+        raise InputFileError(f"{path}: is a folder; --html takes a file name", hint="page.html")
+    if path.exists():
+        try:
+            head = path.read_text(encoding="utf-8", errors="replace")[:2000]
+        except OSError as exc:
+            raise InputFileError(f"{path}: cannot read ({exc.strerror})") from None
+        if DLRIG_PAGE_MARK not in head:
+            raise InputFileError(
+                f"{path}: exists and is not a page dlrig wrote; not overwritten",
+                hint="give a new file name",
+            )
+    tmp = path.with_name(f".{path.name}.dlrig-tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(html, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputFileError(f"{exc.filename or path}: cannot write ({exc.strerror})") from None

@@ -1,4 +1,5 @@
-"""The only place output is written: stdout for results (so `--json | jq` works)."""
+"""The only place output is written: stdout for results (so `--json | jq` works), stderr for
+notes about them (a page written)."""
 
 from __future__ import annotations
 
@@ -14,3 +15,7 @@ def print_renderable(renderable: Any) -> None:
     from rich.console import Console
 
     Console(soft_wrap=False).print(renderable)
+
+
+def print_note(text: str) -> None:
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")

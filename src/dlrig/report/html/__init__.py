@@ -1,0 +1,1 @@
+"""Self-contained HTML pages of dlrig's results (`--html FILE`)."""

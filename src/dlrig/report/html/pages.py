@@ -1,0 +1,300 @@
+"""HTML pages of dlrig's results: each page function takes the same typed result that the
+terminal and `--json` render, lays it out as charts and tables, and returns one
+self-contained HTML document (jinja2, autoescaped: every user string is text)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+from markupsafe import Markup
+
+from dlrig import __version__
+from dlrig.enums import Bottleneck, Severity
+from dlrig.report.html.board import board_drawing
+from dlrig.report.html.charts import Bar, Point, Segment, bar_chart, fmt, scatter, stacked_bars
+
+if TYPE_CHECKING:
+    from dlrig.machine.model import Build
+    from dlrig.model import Estimate
+    from dlrig.plan.results import PlanResult, Scored
+    from dlrig.rules import CheckResult
+
+STAGE_STYLE = {
+    Bottleneck.STORAGE: "s6",
+    Bottleneck.CPU_PREPROCESSING: "s1",
+    Bottleneck.PCIE: "s5",
+    Bottleneck.GPU_COMPUTE: "s0",
+    Bottleneck.GPU_MEMORY_BANDWIDTH: "s3",
+    Bottleneck.INTERCONNECT: "s2",
+    Bottleneck.NETWORK: "s4",
+}
+SEVERITIES = (Severity.ERROR, Severity.WARNING, Severity.INFO)
+SEVERITY_HEADING = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings", Severity.INFO: "Notes"}
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("dlrig.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _render(template: str, **context: Any) -> str:
+    return _environment().get_template(template).render(version=__version__, **context)
+
+
+def _ms(seconds: float) -> float:
+    return seconds * 1e3
+
+
+def _waited(exposed_s: dict[Bottleneck, float]) -> list[Segment]:
+    """A step's stages as the milliseconds each adds after overlap."""
+    return [Segment(s.value, _ms(exposed_s[s]), style) for s, style in STAGE_STYLE.items()]
+
+
+def stage_bars(est: Estimate) -> Markup:
+    """Each stage's time per step (light) and the part of it that adds to the step after
+    overlap (dark): the waterfall of what the step is made of."""
+    bars = [
+        Bar(
+            stage.value,
+            _ms(est.stages_s[stage]),
+            highlighted=_ms(est.exposed_s[stage]),
+            hover=(
+                f"{stage.value}: {fmt(_ms(est.stages_s[stage]))} ms per step, "
+                f"{fmt(_ms(est.exposed_s[stage]))} ms of it not hidden by overlap"
+            ),
+            style=STAGE_STYLE[stage],
+        )
+        for stage in STAGE_STYLE
+    ]
+    return bar_chart(
+        f"Where a {fmt(_ms(est.step_time_s))} ms step goes (bottleneck: {est.bottleneck.value})",
+        bars,
+        "milliseconds per step",
+        legend=[("s0", "time the step waits for"), ("faint", "time hidden behind other work")],
+    )
+
+
+def memory_bar(est: Estimate) -> Markup:
+    m = est.memory
+    where = "RAM" if est.device_is_cpu else "GPU memory"
+    return stacked_bars(
+        f"{where} per GPU: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB",
+        [
+            (
+                "",
+                [
+                    Segment("model states", m.model_states_gb, "s0"),
+                    Segment("activations", m.activations_gb, "s1"),
+                    Segment("overhead", m.overhead_gb, "s6"),
+                ],
+            )
+        ],
+        "GB",
+        capacity=m.gpu_available_gb,
+        capacity_label=f"capacity {m.gpu_available_gb:g} GB",
+    )
+
+
+def power_bar(est: Estimate) -> Markup:
+    p = est.power
+    bars = [
+        Bar("peak draw", p.system_peak_w, style="s4"),
+        Bar("PSU needed (PSU.1)", float(p.psu_recommended_w), style="s1"),
+    ]
+    if p.psu_installed_w:
+        bars.append(Bar("PSU installed", p.psu_installed_w, style="s2"))
+    return bar_chart("Power per node", bars, "watts")
+
+
+def estimate_page(est: Estimate) -> str:
+    """`dlrig estimate --html`: the step's stages, the bottleneck, memory, power and the run."""
+    facts = [
+        ("step", f"{fmt(_ms(est.step_time_s))} ms", ""),
+        ("throughput", f"{fmt(est.samples_per_s)} samples/s", ""),
+        ("bottleneck", est.bottleneck.value, ", ".join(m.value for m in est.modifiers)),
+        ("memory", "fits" if est.memory.fits else "does not fit",
+         f"largest batch {est.memory.max_batch_per_gpu}"),
+        ("run", f"{fmt(est.run.time_h)} h", f"{est.run.energy_cost:,.2f} {est.run.currency}"),
+    ]  # fmt: skip
+    return _render(
+        "estimate.html.j2",
+        title=f"{est.workload} on {est.build}",
+        subtitle=(
+            f"{est.gpus} x {est.compute_device}, batch {est.batch_per_gpu} per GPU, "
+            f"{est.precision.value}"
+        ),
+        facts=facts,
+        charts=[stage_bars(est), memory_bar(est), power_bar(est)],
+        est=est,
+    )
+
+
+def estimate_compare_page(key: str, values: Sequence[Any], estimates: Sequence[Estimate]) -> str:
+    """`dlrig estimate --compare KEY=... --html`: the same figures per value, on shared axes."""
+    labels = [f"{key}={v}" for v in values]
+    steps = stacked_bars(
+        "Step time by stage (time the step waits for)",
+        [(label, _waited(e.exposed_s)) for label, e in zip(labels, estimates, strict=True)],
+        "milliseconds per step",
+    )
+    throughput = bar_chart(
+        "Throughput",
+        [
+            Bar(label, e.samples_per_s, hover=f"{label}: {fmt(e.samples_per_s)} samples/s")
+            for label, e in zip(labels, estimates, strict=True)
+        ],
+        "samples per second",
+    )
+    rows = [
+        (label, e.samples_per_s, _ms(e.step_time_s), e.bottleneck.value, e.memory.fits)
+        for label, e in zip(labels, estimates, strict=True)
+    ]
+    first = estimates[0]
+    return _render(
+        "estimate_compare.html.j2",
+        title=f"{first.workload} on {first.build}: {key}",
+        subtitle=f"{len(values)} values of {key}, everything else as in the build",
+        charts=[steps, throughput],
+        rows=rows,
+    )
+
+
+def _parts_hover(s: Scored) -> str:
+    return "\n".join(f"{part}: {price:,.0f} USD" for part, price in s.candidate.price_lines())
+
+
+def plan_page(
+    result: PlanResult,
+    why: Sequence[str],
+    estimates: Sequence[Estimate],
+    describe: Sequence[str],
+) -> str:
+    """`dlrig plan --html`: the price/throughput frontier with the ranked builds marked, each
+    ranked build's parts and stage bars, and why #1 wins. `estimates` and `describe` are the
+    ranked builds' full estimates (first workload) and one-line names, in rank order."""
+    chosen = {id(s) for s in result.builds}
+    points = [
+        Point(
+            s.price_usd,
+            s.throughput,
+            f"#{i + 1}",
+            f"#{i + 1}: {name}\n{s.price_usd:,.0f} USD, {fmt(s.throughput)} samples/s\n"
+            + _parts_hover(s),
+            chosen=True,
+        )
+        for i, (s, name) in enumerate(zip(result.builds, describe, strict=True))
+    ] + [
+        Point(
+            s.price_usd,
+            s.throughput,
+            "",
+            f"{s.price_usd:,.0f} USD, {fmt(s.throughput)} samples/s\n" + _parts_hover(s),
+        )
+        for s in result.pareto
+        if id(s) not in chosen
+    ]
+    names = ", ".join(w.workload.name for w in result.workloads)
+    frontier = scatter(
+        "Price against throughput: the frontier (no cheaper build is faster)",
+        points,
+        "price (USD)",
+        "samples per second (weighted over workloads)",
+    )
+    stages = stacked_bars(
+        f"Each ranked build's step by stage ({result.workloads[0].workload.name})",
+        [(f"#{i + 1}", _waited(e.exposed_s)) for i, e in enumerate(estimates)],
+        "milliseconds per step",
+    )
+    builds = [
+        {
+            "rank": i + 1,
+            "name": name,
+            "price_usd": s.price_usd,
+            "throughput": s.throughput,
+            "bottleneck": s.outcomes[0].bottleneck.value,
+            "parts": s.candidate.price_lines(),
+        }
+        for i, (s, name) in enumerate(zip(result.builds, describe, strict=True))
+    ]
+    return _render(
+        "plan.html.j2",
+        title=f"Plan for {names} under {result.budget_usd:,.0f} USD",
+        subtitle=f"by {result.objective.kind.value}",
+        charts=[frontier, stages] if estimates else [frontier],
+        builds=builds,
+        why=why,
+    )
+
+
+def check_page(build: Build, result: CheckResult, verdict: str) -> str:
+    """`dlrig check --html`: the verdict, the findings by severity with each rule's reasoning,
+    and the board with the cards in their slots."""
+    from dlrig.rules import RULES
+
+    reasons = {r.id: " ".join((r.check.__doc__ or r.title).split()) for r in RULES}
+    groups = [
+        (
+            SEVERITY_HEADING[severity],
+            severity.value,
+            [
+                {
+                    "rule": f.rule,
+                    "message": f.message,
+                    "fix": f.fix or "",
+                    "reason": reasons.get(f.rule, ""),
+                }
+                for f in result.of(severity)
+            ],
+        )
+        for severity in SEVERITIES
+    ]
+    return _render(
+        "check.html.j2",
+        title=f"Check of {build.name}",
+        subtitle="the guide's rules on this build",
+        verdict=verdict,
+        ok=result.ok,
+        groups=groups,
+        board=board_drawing(build),
+    )
+
+
+def compare_page(rows: Sequence[dict[str, Any]], workload: str) -> str:
+    """`dlrig compare --html`: builds side by side on one workload."""
+    throughput = bar_chart(
+        f"Throughput on {workload}",
+        [Bar(r["name"], r["samples_per_s"], style=f"s{i % 7}") for i, r in enumerate(rows)],
+        "samples per second",
+    )
+    price = bar_chart(
+        "Price",
+        [Bar(r["name"], r["price_usd"] or 0.0, style=f"s{i % 7}") for i, r in enumerate(rows)],
+        "USD",
+    )
+    steps = stacked_bars(
+        "Step time by stage (time the step waits for)",
+        [
+            (
+                r["name"],
+                [Segment(s.value, _ms(r["exposed_s"][s]), STAGE_STYLE[s]) for s in STAGE_STYLE],
+            )
+            for r in rows
+        ],
+        "milliseconds per step",
+    )
+    return _render(
+        "compare.html.j2",
+        title=f"{len(rows)} builds on {workload}",
+        subtitle="side by side: price, speed, memory, power, findings, cost per run",
+        charts=[throughput, price, steps],
+        rows=rows,
+    )
