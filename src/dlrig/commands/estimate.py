@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import BUILD_HELP, build_document, finite
 
 
@@ -39,6 +40,7 @@ def estimate(
         ),
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+    html: HtmlOption = None,
 ) -> None:
     """How fast BUILD runs the workload, which part holds it back, and what a run costs."""
     from dlrig.errors import ValidationError
@@ -71,6 +73,10 @@ def estimate(
             print_text(report.estimate_json(est))
         else:
             print_renderable(report.estimate_renderable(est))
+        if html is not None:
+            from dlrig.report.html.pages import estimate_page
+
+            save_page(html, estimate_page(est))
         if misfit is not None and misfit.severity.value == "error":
             raise typer.Exit(1)  # as `dlrig check` exits on the same error
         return
@@ -104,6 +110,10 @@ def estimate(
         print_renderable(report.compare_renderable(key, values, estimates))
         for line in refused:
             print_text(line)
+    if html is not None:
+        from dlrig.report.html.pages import estimate_compare_page
+
+        save_page(html, estimate_compare_page(key, values, estimates))
 
 
 def _one(
