@@ -22,6 +22,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/ruff format --check src tests bench scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/pytest -n 2 -m "not serial" && $(BIN)/pytest -m serial

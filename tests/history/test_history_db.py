@@ -9,8 +9,7 @@ import pytest
 
 from dlrig.errors import HistoryError
 from dlrig.history import db
-from dlrig.history.probes import latest_probe, list_probes, save_probe
-from dlrig.probe import latest_build_document
+from dlrig.history.probes import latest_build_document, latest_probe, list_probes, save_probe
 from dlrig.probe.report import ProbeReport
 
 

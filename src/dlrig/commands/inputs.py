@@ -31,7 +31,7 @@ def build_document(ref: str) -> tuple[str, dict[str, Any]]:
 
         return read_document(ref)
     from dlrig.errors import HistoryError
-    from dlrig.probe import latest_build_document
+    from dlrig.history.probes import latest_build_document
 
     path = history_path()
     if not path.exists():

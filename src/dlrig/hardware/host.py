@@ -1,4 +1,5 @@
-"""The host as Linux describes it: CPU (/proc/cpuinfo, /sys), RAM, filesystems and block devices.
+"""The host as Linux describes it: CPU (/proc/cpuinfo, /sys), RAM, filesystems and block devices,
+and the scheduler's statistics of a task (/proc/PID/schedstat).
 
 Every reader has a pure parser beside it (`parse_*` on text) so that the parsing is tested on
 recorded text from any machine; the `read_*` functions only open the files. A file that is absent
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlrig.enums import StorageKind
-from dlrig.units import GIB, KIB, MIB
+from dlrig.units import GIB, KIB, MIB, ns_to_s
 
 ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "amx_tile", "amx_bf16")
 """The ISA features that matter to deep learning on the CPU: wide vectors, bf16 and AMX tiles."""
@@ -282,3 +283,30 @@ def filesystem_of(path: Path, filesystems: tuple[Filesystem, ...]) -> Filesystem
         if inside and (best is None or len(mount) > len(best.mountpoint)):
             best = fs
     return best
+
+
+# On a shared machine a process's CPU time alone undercounts how much it wants to compute: a busy
+# loop that shares a core with another gets half of it. The scheduler's run-queue wait adds the
+# time it was ready to run but waited, so `(on CPU + waiting) / wall` is the share of time it was
+# computing or wanted to (1.0 for a busy loop, contended or not; near 0 for one blocked on I/O or
+# a queue). Linux only (kernels with CONFIG_SCHED_INFO); None elsewhere.
+
+
+def schedstat_s(pid: int, tid: int | None = None) -> tuple[float, float] | None:
+    """(seconds on a CPU, seconds runnable but waiting) of a task: a process's main thread, or
+    thread `tid` of it; None where the kernel does not say."""
+    path = f"/proc/{pid}/schedstat" if tid is None else f"/proc/{pid}/task/{tid}/schedstat"
+    try:
+        with open(path, encoding="ascii") as fh:
+            fields = fh.read().split()
+    except OSError:
+        return None
+    if len(fields) < 2:
+        return None
+    return ns_to_s(int(fields[0])), ns_to_s(int(fields[1]))
+
+
+def demand_s(pid: int, tid: int | None = None) -> float | None:
+    """Seconds a task ran or was ready to run (see the comment above `schedstat_s`)."""
+    stat = schedstat_s(pid, tid)
+    return None if stat is None else stat[0] + stat[1]

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError as SchemaError
 
 from dlrig.errors import HistoryError
-from dlrig.history.db import history_error
+from dlrig.history.db import connect, history_error
 from dlrig.probe.report import ProbeReport
 
 
@@ -77,3 +77,22 @@ def latest_probe(conn: sqlite3.Connection, host: str | None = None) -> ProbeRow 
     """The newest saved probe (of one host when given), None when there is none."""
     rows = list_probes(conn, host, limit=1)
     return rows[0] if rows else None
+
+
+def latest_build_document(db: sqlite3.Connection | Path, host: str | None = None) -> dict[str, Any]:
+    """The build file (design.md format) of the newest saved probe, of `host` when given: what
+    `probe:latest` names.
+
+    `db` is an open history connection or the database file's path. HistoryError when nothing
+    was saved yet (the hint says how to save one)."""
+    conn = db if isinstance(db, sqlite3.Connection) else connect(db, create=False)
+    try:
+        row = latest_probe(conn, host)
+    finally:
+        if not isinstance(db, sqlite3.Connection):
+            conn.close()
+    if row is None or not row.report.build:
+        raise HistoryError(
+            "no saved probe to use as probe:latest", hint="run `dlrig probe --save` first"
+        )
+    return dict(row.report.build)

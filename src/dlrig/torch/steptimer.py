@@ -13,8 +13,8 @@ print(timer.report())
 
 The wait is wall time spent in the loader's `next()`; the loader's CPU use during the loop
 (the training thread's when `num_workers=0`, the worker processes' otherwise; counted as time on
-a CPU or waiting for one, `dlrig.watch.procstat`, so a shared machine does not hide it) tells a
-loader that preprocesses (`cpu_preprocessing`) from one that waits on reads (`storage`).
+a CPU or waiting for one, `dlrig.hardware.host.demand_s`, so a shared machine does not hide
+it) tells a loader that preprocesses (`cpu_preprocessing`) from one that waits on reads (`storage`).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ import psutil
 import torch
 
 from dlrig.enums import Bottleneck
+from dlrig.hardware.host import demand_s
 from dlrig.torch.advice import LoaderSettings, judge_loop, loader_settings_of
 from dlrig.units import s_to_ms
-from dlrig.watch.procstat import demand_s
 
 T = TypeVar("T")
 

@@ -14,9 +14,9 @@ from typing import Protocol
 
 import psutil
 
+from dlrig.hardware.host import demand_s
 from dlrig.hardware.nvml import GpuReading, NvmlBackend
 from dlrig.units import MB, ms_to_s
-from dlrig.watch.procstat import demand_s
 from dlrig.watch.samples import DiskSample, HostSample, JobSample
 
 # Names of block devices that are not disks: loop-mounted files and RAM disks.
@@ -125,7 +125,7 @@ class _ProcCounters:
     cpu_s: float
     read_bytes: int
     threads: dict[int, float]  # thread id -> CPU seconds (the main process only)
-    demand_s: float | None  # main thread on a CPU or runnable (watch.procstat)
+    demand_s: float | None  # main thread on a CPU or runnable (hardware.host)
 
 
 class PsutilJobSampler:

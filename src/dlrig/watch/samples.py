@@ -39,8 +39,8 @@ class JobSample:
     `main_*` is the training process (the command itself, or the one process a shell or
     launcher wrapper started); `workers_*` its descendants (DataLoader workers and the like).
     CPU is in cores (1.0 = one core busy the whole interval). `*_demand_cores` add the time
-    the processes' main threads were runnable but waited for a CPU (`watch.procstat`): what
-    they wanted to compute, which CPU time undercounts on a shared machine; None off Linux.
+    the processes' main threads were runnable but waited for a CPU (`hardware.host.demand_s`):
+    what they wanted to compute, which CPU time undercounts on a shared machine; None off Linux.
     """
 
     processes: int
