@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
+from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import finite
 from dlrig.enums import Vendor
 from dlrig.plan.kinds import BuildForm, ObjectiveKind
@@ -15,6 +16,7 @@ from dlrig.plan.kinds import BuildForm, ObjectiveKind
 if TYPE_CHECKING:
     from dlrig.catalog.loader import Catalog
     from dlrig.plan.results import PlanResult
+    from dlrig.workloads import Workload
 
 
 def parse_workload_weight(arg: str) -> tuple[str, float]:
@@ -94,6 +96,7 @@ def plan(
         Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+    html: HtmlOption = None,
     set_: Annotated[
         list[str] | None,
         typer.Option("--set", help="KEY=VALUE what-if on every workload (repeatable)"),
@@ -153,6 +156,12 @@ def plan(
         print_text(plan_json(result, seconds, cat))
     else:
         print_renderable(plan_renderable(result, seconds))
+    if html is not None:
+        from dlrig.model import estimate
+        from dlrig.report.html.pages import plan_page
+
+        first = cast("Workload", result.workloads[0].workload)
+        save_page(html, plan_page(result, [estimate(s.build, first) for s in result.builds]))
     if not result.builds:
         raise typer.Exit(1)
 

@@ -208,8 +208,8 @@ def stacked_bars(
 
 def scatter(title: str, points: Sequence[Point], x_label: str, y_label: str) -> Markup:
     """Points on two value axes (price against throughput); chosen points are labelled."""
-    height = 380
-    x0, x1, y0, y1 = 70.0, WIDTH - RIGHT, height - AXIS_H - 10, TOP + 10
+    height = 400
+    x0, x1, y0, y1 = 70.0, WIDTH - RIGHT, height - AXIS_H - 10, TOP + 40
     xt = nice_ticks(max([p.x for p in points] + [1e-12]))
     yt = nice_ticks(max([p.y for p in points] + [1e-12]))
     sx = (x1 - x0) / (xt[-1] or 1.0)

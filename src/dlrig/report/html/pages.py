@@ -161,8 +161,8 @@ def estimate_compare_page(key: str, values: Sequence[Any], estimates: Sequence[E
     first = estimates[0]
     return _render(
         "estimate_compare.html.j2",
-        title=f"{first.workload} on {first.build}: {key}",
-        subtitle=f"{len(values)} values of {key}, everything else as in the build",
+        title=f"{first.workload}: {key} = {', '.join(str(v) for v in values)}",
+        subtitle=f"one estimate per value of {key}; everything else as in the build",
         charts=[steps, throughput],
         rows=rows,
     )
@@ -172,15 +172,13 @@ def _parts_hover(s: Scored) -> str:
     return "\n".join(f"{part}: {price:,.0f} USD" for part, price in s.candidate.price_lines())
 
 
-def plan_page(
-    result: PlanResult,
-    why: Sequence[str],
-    estimates: Sequence[Estimate],
-    describe: Sequence[str],
-) -> str:
+def plan_page(result: PlanResult, estimates: Sequence[Estimate]) -> str:
     """`dlrig plan --html`: the price/throughput frontier with the ranked builds marked, each
-    ranked build's parts and stage bars, and why #1 wins. `estimates` and `describe` are the
-    ranked builds' full estimates (first workload) and one-line names, in rank order."""
+    ranked build's parts, stage bars and why it ranks where it does. `estimates`: the ranked
+    builds' full estimates on the first workload, in rank order."""
+    from dlrig.plan.explain import why
+
+    describe = [s.candidate.describe() for s in result.builds]
     chosen = {id(s) for s in result.builds}
     points = [
         Point(
@@ -207,10 +205,10 @@ def plan_page(
         "Price against throughput: the frontier (no cheaper build is faster)",
         points,
         "price (USD)",
-        "samples per second (weighted over workloads)",
+        "samples/s (weighted)",
     )
     stages = stacked_bars(
-        f"Each ranked build's step by stage ({result.workloads[0].workload.name})",
+        f"What each stage adds to a ranked build's step ({result.workloads[0].workload.name})",
         [(f"#{i + 1}", _waited(e.exposed_s)) for i, e in enumerate(estimates)],
         "milliseconds per step",
     )
@@ -222,8 +220,11 @@ def plan_page(
             "throughput": s.throughput,
             "bottleneck": s.outcomes[0].bottleneck.value,
             "parts": s.candidate.price_lines(),
+            "why": reason,
         }
-        for i, (s, name) in enumerate(zip(result.builds, describe, strict=True))
+        for i, (s, name, reason) in enumerate(
+            zip(result.builds, describe, why(result), strict=True)
+        )
     ]
     return _render(
         "plan.html.j2",
@@ -231,7 +232,6 @@ def plan_page(
         subtitle=f"by {result.objective.kind.value}",
         charts=[frontier, stages] if estimates else [frontier],
         builds=builds,
-        why=why,
     )
 
 
