@@ -16,16 +16,16 @@ from typing import Any
 
 from dlrig.enums import Bottleneck, Modifier
 from dlrig.hardware.nvml import GpuReading
-from dlrig.units import KB, gb_s_to_bytes_s
-from dlrig.watch.detectors import (
-    SATURATED_RATIO,
-    Alarm,
-    accelerator_busy,
+from dlrig.units import KB, PCIE_GENS, gb_s_to_bytes_s, pcie_lane_gb_s
+from dlrig.watch.detectors.pressure import (
     busiest_disk,
     cpu_saturation,
     job_read_share,
     storage_pressure,
 )
+from dlrig.watch.detectors.registry import Alarm
+from dlrig.watch.detectors.series import accelerator_busy
+from dlrig.watch.detectors.thresholds import SATURATED_RATIO
 from dlrig.watch.samples import Sample
 
 # The accelerator computing at least this share of the time makes compute the bottleneck: the
@@ -36,10 +36,6 @@ COMPUTE_BOUND_RATIO = 0.7
 MEMORY_BOUND_RATIO = 0.8
 # An input stage needs at least this pressure (a share of its capacity) to be named.
 PRESSURE_RATIO = 0.5
-
-# PCIe payload rate per lane in GB/s after line encoding (8b/10b for Gen1-2, 128b/130b for
-# Gen3-5, 1b/1b FLIT for Gen6), from the PCI-SIG signalling rates 2.5/5/8/16/32/64 GT/s.
-PCIE_LANE_GB_S = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
 
 FIXES = {
     Bottleneck.CPU_PREPROCESSING: "more DataLoader workers (num_workers: CPU.1 wants at least "
@@ -80,10 +76,10 @@ class Verdict:
 def pcie_ratio(reading: GpuReading) -> float | None:
     """PCIe traffic (the busier direction) over the link's current payload rate."""
     gen, width = reading.pcie_gen_current, reading.pcie_width_current
-    if gen is None or gen not in PCIE_LANE_GB_S or not width:
+    if gen is None or gen not in PCIE_GENS or not width:
         return None
     rate_kb_s = max(reading.pcie_rx_kb_s or 0, reading.pcie_tx_kb_s or 0)
-    return rate_kb_s * KB / (gb_s_to_bytes_s(PCIE_LANE_GB_S[gen]) * width)
+    return rate_kb_s * KB / (gb_s_to_bytes_s(pcie_lane_gb_s(gen)) * width)
 
 
 def judge(samples: Sequence[Sample], alarms: Sequence[Alarm]) -> Verdict:

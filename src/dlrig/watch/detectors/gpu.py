@@ -1,157 +1,30 @@
-"""Detectors: pure functions over a run's samples, each raising alarms with their times.
-
-One detector per condition, registered with the guide rule it applies (or a WATCH.n id for the
-monitor's own health checks, in the guide's form); the docstring says why. A detector sees the
-whole series, so the same code serves the live run and `dlrig watch --show` on stored samples.
-"""
+"""The GPU detectors: heat (COOL.1), power brake (PSU.2), hardware slowdown and power cap
+(WATCH.1, WATCH.2), a PCIe link below its maximum (PCIE.3), full memory (GPU.2), a straggler
+(WATCH.3) and a lost GPU (WATCH.4)."""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
-from dlrig.enums import Bottleneck, Modifier, Severity
+from dlrig.enums import Modifier, Severity
 from dlrig.hardware.nvml import ClockEventReason, GpuReading
 from dlrig.units import bytes_to_gb
+from dlrig.watch.detectors.registry import Alarm, detector
+from dlrig.watch.detectors.series import gpu_alarms, gpu_series, has_reason, runs
+from dlrig.watch.detectors.thresholds import (
+    CLOCK_DROP_RATIO,
+    GPU_BUSY_PCT,
+    GPU_LOADED_PCT,
+    MEMORY_FULL_RATIO,
+    STRAGGLER_RATIO,
+    THROTTLE_TEMP_C,
+)
 from dlrig.watch.samples import Sample
-
-# The GPU is "busy" when NVML's utilization (the share of the sample period in which a kernel
-# ran) is at least this; under it, the job waits for something else more than it computes.
-GPU_BUSY_PCT = 50
-# A load light enough that links may train down to save power (PCIe ASPM): below it, a
-# slow link is not a fault.
-GPU_LOADED_PCT = 10
-# Saturation: a CPU, a loader worker or a disk busy at least this share of the interval.
-SATURATED_RATIO = 0.9
-# A host condition must last this many samples: one busy interval is a spike (a checkpoint
-# written, an epoch starting), not the job's steady state. GPU reason bits count at once.
-SUSTAINED_SAMPLES = 2
-# Swap traffic above this is the machine paging the job's memory, not background noise.
-SWAP_MB_S = 1.0
-# COOL.1: "GPUs raise clocks and power until a temperature limit (usually 80 C)".
-THROTTLE_TEMP_C = 80
-# A clock this far under the GPU's highest of the run is a slowdown, not boost jitter.
-CLOCK_DROP_RATIO = 0.10
-# GPU memory at or above this share of the total: the next allocation may fail (GPU.2).
-MEMORY_FULL_RATIO = 0.95
-# A GPU this much below the median of its peers (utilization or SM clock) holds back every
-# synchronous step of a data-parallel job.
-STRAGGLER_RATIO = 0.85
-
-
-@dataclass(frozen=True)
-class Alarm:
-    """A condition seen from `start_s` to `end_s` (seconds since the job started)."""
-
-    rule: str
-    name: str
-    severity: Severity
-    start_s: float
-    end_s: float
-    message: str
-    gpu: int | None = None
-    modifier: Modifier | None = None
-    bottleneck: Bottleneck | None = None
-    fix: str | None = None
-    evidence: dict[str, Any] = field(default_factory=dict)
-
-
-Detector = Callable[[Sequence[Sample]], list[Alarm]]
-
-
-@dataclass(frozen=True)
-class RegisteredDetector:
-    """A detector with the rule id it applies."""
-
-    rule: str
-    name: str
-    detect: Detector
-
-
-DETECTORS: list[RegisteredDetector] = []
-
-
-def detector(rule: str, name: str) -> Callable[[Detector], Detector]:
-    """Register a detector under its guide rule id."""
-
-    def register(fn: Detector) -> Detector:
-        DETECTORS.append(RegisteredDetector(rule, name, fn))
-        return fn
-
-    return register
-
-
-def detect_all(samples: Sequence[Sample]) -> tuple[Alarm, ...]:
-    """Every registered detector over the series, alarms in time order."""
-    alarms = [alarm for d in DETECTORS for alarm in d.detect(samples)]
-    return tuple(sorted(alarms, key=lambda a: (a.start_s, a.rule, a.gpu or 0)))
-
-
-# -- helpers -------------------------------------------------------------------------------
-
-
-def runs(mask: Sequence[bool], min_length: int = 1) -> Iterator[tuple[int, int]]:
-    """(first, last) index of each run of True at least `min_length` long."""
-    start: int | None = None
-    for i, flag in enumerate([*mask, False]):
-        if flag and start is None:
-            start = i
-        elif not flag and start is not None:
-            if i - start >= min_length:
-                yield start, i - 1
-            start = None
-
-
-def gpu_series(samples: Sequence[Sample]) -> dict[int, list[tuple[float, GpuReading]]]:
-    """Each GPU index's readings with their times."""
-    series: dict[int, list[tuple[float, GpuReading]]] = {}
-    for sample in samples:
-        for reading in sample.gpus:
-            series.setdefault(reading.index, []).append((sample.t_s, reading))
-    return series
-
-
-def accelerator_busy(sample: Sample) -> float | None:
-    """The share of the interval the accelerator computed: NVML utilization averaged over the
-    GPUs that answer, or on a host without GPUs the share of time the training process's main
-    thread computed or was ready to (its CPU use when the scheduler does not say)."""
-    gpus = [g.utilization_gpu_pct for g in sample.gpus if not g.lost]
-    known = [u for u in gpus if u is not None]
-    if sample.gpus:
-        return sum(known) / len(known) / 100 if known else None
-    if sample.job is None:
-        return None
-    job = sample.job
-    demand = job.main_demand_cores if job.main_demand_cores is not None else job.main_cpu_cores
-    return min(1.0, demand)
-
-
-def _has(reading: GpuReading, reasons: ClockEventReason) -> bool:
-    flags = reading.event_reasons
-    return flags is not None and bool(flags & reasons)
-
-
-def _gpu_alarms(
-    samples: Sequence[Sample],
-    predicate: Callable[[GpuReading], bool],
-    build: Callable[[int, float, float, list[GpuReading]], Alarm],
-) -> list[Alarm]:
-    alarms = []
-    for index, series in gpu_series(samples).items():
-        mask = [not r.lost and predicate(r) for _, r in series]
-        for first, last in runs(mask):
-            window = [r for _, r in series[first : last + 1]]
-            alarms.append(build(index, series[first][0], series[last][0], window))
-    return alarms
-
-
-# -- GPU detectors -------------------------------------------------------------------------
 
 
 def _thermal_bits(reading: GpuReading) -> bool:
-    return _has(
+    return has_reason(
         reading, ClockEventReason.SW_THERMAL_SLOWDOWN | ClockEventReason.HW_THERMAL_SLOWDOWN
     )
 
@@ -236,7 +109,9 @@ def power_brake(samples: Sequence[Sample]) -> list[Alarm]:
             evidence={"power_w": window[-1].power_w, "power_limit_w": window[-1].power_limit_w},
         )
 
-    return _gpu_alarms(samples, lambda r: _has(r, ClockEventReason.HW_POWER_BRAKE_SLOWDOWN), build)
+    return gpu_alarms(
+        samples, lambda r: has_reason(r, ClockEventReason.HW_POWER_BRAKE_SLOWDOWN), build
+    )
 
 
 @detector("WATCH.1", "hw_slowdown")
@@ -246,7 +121,9 @@ def hw_slowdown(samples: Sequence[Sample]) -> list[Alarm]:
 
     def only_hw(reading: GpuReading) -> bool:
         explained = ClockEventReason.HW_THERMAL_SLOWDOWN | ClockEventReason.HW_POWER_BRAKE_SLOWDOWN
-        return _has(reading, ClockEventReason.HW_SLOWDOWN) and not _has(reading, explained)
+        return has_reason(reading, ClockEventReason.HW_SLOWDOWN) and not has_reason(
+            reading, explained
+        )
 
     def build(gpu: int, start: float, end: float, window: list[GpuReading]) -> Alarm:
         return Alarm(
@@ -262,7 +139,7 @@ def hw_slowdown(samples: Sequence[Sample]) -> list[Alarm]:
             evidence={"temperature_c": window[-1].temperature_c},
         )
 
-    return _gpu_alarms(samples, only_hw, build)
+    return gpu_alarms(samples, only_hw, build)
 
 
 @detector("WATCH.2", "power_cap")
@@ -288,7 +165,7 @@ def power_cap(samples: Sequence[Sample]) -> list[Alarm]:
             evidence={"power_w": draw, "power_limit_w": limit},
         )
 
-    return _gpu_alarms(samples, lambda r: _has(r, ClockEventReason.SW_POWER_CAP), build)
+    return gpu_alarms(samples, lambda r: has_reason(r, ClockEventReason.SW_POWER_CAP), build)
 
 
 def _link_below_max(reading: GpuReading) -> bool:
@@ -328,7 +205,7 @@ def pcie_downgraded(samples: Sequence[Sample]) -> list[Alarm]:
             },
         )
 
-    return _gpu_alarms(samples, _link_below_max, build)
+    return gpu_alarms(samples, _link_below_max, build)
 
 
 @detector("GPU.2", "gpu_memory_full")
@@ -363,7 +240,7 @@ def gpu_memory_full(samples: Sequence[Sample]) -> list[Alarm]:
             },
         )
 
-    return _gpu_alarms(samples, full, build)
+    return gpu_alarms(samples, full, build)
 
 
 @detector("WATCH.3", "gpu_straggler")
@@ -435,149 +312,4 @@ def gpu_lost(samples: Sequence[Sample]) -> list[Alarm]:
         for first, last in runs([r.lost for _, r in series]):
             window = [r for _, r in series[first : last + 1]]
             alarms.append(build(index, series[first][0], series[last][0], window))
-    return alarms
-
-
-# -- host detectors ------------------------------------------------------------------------
-
-
-def accelerator_waiting(sample: Sample) -> bool:
-    """The accelerator computed less than half the interval (unknown counts as not waiting)."""
-    busy = accelerator_busy(sample)
-    return busy is not None and busy < GPU_BUSY_PCT / 100
-
-
-def cpu_saturation(sample: Sample) -> float:
-    """How saturated the job's own loading CPUs are, 0-1: its loader workers (each computing or
-    waiting for a CPU), its share of all the host's CPUs, or (with a GPU computing) the training
-    process's busiest thread (a serial loader). Other processes' load is not the job's: a
-    machine busy with something else raises this only through the workers' wait for a CPU."""
-    job = sample.job
-    if job is None:
-        return 0.0
-    cpus = max(1, sample.host.cpu_count)
-    usable = min(job.workers, cpus)
-    busy = job.workers_demand_cores if job.workers_demand_cores is not None else None
-    workers = (busy if busy is not None else job.workers_cpu_cores) / usable if usable else 0.0
-    serial = job.main_busiest_thread_cores if sample.gpus else 0.0
-    return min(1.0, max(job.cpu_cores / cpus, workers, serial))
-
-
-@detector("CPU.1", "cpu_input_bound")
-def cpu_input_bound(samples: Sequence[Sample]) -> list[Alarm]:
-    """CPU.1: the CPU mostly preprocesses data; preprocessing while training needs at least 2
-    cores per GPU. The accelerator idling while the job's CPUs are saturated means the step
-    waits for preprocessed batches."""
-    mask = [accelerator_waiting(s) and cpu_saturation(s) >= SATURATED_RATIO for s in samples]
-    alarms = []
-    for first, last in runs(mask, SUSTAINED_SAMPLES):
-        window = samples[first : last + 1]
-        job = window[-1].job
-        alarms.append(
-            Alarm(
-                rule="CPU.1",
-                name="cpu_input_bound",
-                severity=Severity.WARNING,
-                start_s=window[0].t_s,
-                end_s=window[-1].t_s,
-                bottleneck=Bottleneck.CPU_PREPROCESSING,
-                message="the accelerator waits while the job's CPUs are saturated "
-                f"({statistics.fmean(cpu_saturation(s) for s in window):.0%} busy)",
-                fix="more DataLoader workers (num_workers), preprocessing once before training, "
-                "or more CPU cores (CPU.1: at least 2 cores per GPU when preprocessing online)",
-                evidence={
-                    "cpu_saturation_ratio": statistics.fmean(cpu_saturation(s) for s in window),
-                    "workers": job.workers if job else None,
-                },
-            )
-        )
-    return alarms
-
-
-def busiest_disk(sample: Sample) -> tuple[str | None, float, float]:
-    """(name, load ratio, read MB/s) of the disk nearest its limit in the interval (the load is
-    its busy share, or its reads over its measured rate when a probe measured it)."""
-    if not sample.host.disks:
-        return None, 0.0, 0.0
-    disk = max(sample.host.disks, key=lambda d: d.load_ratio)
-    return disk.name, disk.load_ratio, disk.read_mb_s
-
-
-def job_read_share(sample: Sample) -> float:
-    """The job's share of the busiest disk's reads, 0-1 (its own storage reads over the disk's):
-    a disk kept busy by another process is not this job's bottleneck."""
-    _, _, disk_read_mb_s = busiest_disk(sample)
-    if sample.job is None or disk_read_mb_s <= 0:
-        return 0.0
-    return min(1.0, sample.job.read_mb_s / disk_read_mb_s)
-
-
-def storage_pressure(sample: Sample) -> float:
-    """How much the job is held by its disk, 0-1: the busiest disk's busy share, weighted by the
-    job's share of that disk's reads."""
-    return busiest_disk(sample)[1] * job_read_share(sample)
-
-
-@detector("DISK.3", "disk_saturated")
-def disk_saturated(samples: Sequence[Sample]) -> list[Alarm]:
-    """DISK.3: a disk can be too slow to keep the accelerator fed. A device busy 90% of the
-    time, or reading at 90% of its measured rate, is at its limit; it is the job's bottleneck
-    when the job does most of its reads and the accelerator waits meanwhile (otherwise the
-    alarm is information)."""
-    mask = [busiest_disk(s)[1] >= SATURATED_RATIO for s in samples]
-    alarms = []
-    for first, last in runs(mask, SUSTAINED_SAMPLES):
-        window = samples[first : last + 1]
-        name = busiest_disk(window[-1])[0]
-        read_mb_s = statistics.fmean(busiest_disk(s)[2] for s in window)
-        waiting = sum(accelerator_waiting(s) for s in window) > len(window) / 2
-        mine = statistics.fmean(job_read_share(s) for s in window) >= 0.5
-        waiting = waiting and mine
-        alarms.append(
-            Alarm(
-                rule="DISK.3",
-                name="disk_saturated",
-                severity=Severity.WARNING if waiting else Severity.INFO,
-                start_s=window[0].t_s,
-                end_s=window[-1].t_s,
-                bottleneck=Bottleneck.STORAGE if waiting else None,
-                message=f"disk {name} is at its limit: load "
-                f"{statistics.fmean(busiest_disk(s)[1] for s in window):.0%}, "
-                f"reading {read_mb_s:.0f} MB/s"
-                + (" while the accelerator waits" if waiting else "")
-                + ("" if mine else " (mostly for other processes)"),
-                fix="move the dataset to an NVMe SSD or into RAM (DISK.3); read ahead "
-                "asynchronously with more loader workers (DISK.2)",
-                evidence={
-                    "disk": name,
-                    "read_mb_s": read_mb_s,
-                    "job_read_share": statistics.fmean(job_read_share(s) for s in window),
-                },
-            )
-        )
-    return alarms
-
-
-@detector("RAM.2", "swapping")
-def swapping(samples: Sequence[Sample]) -> list[Alarm]:
-    """RAM.2: less RAM than needed forces data to move piecemeal. A machine that swaps is
-    paging the job's memory to disk: every touch of it waits for the disk."""
-    mask = [s.host.swap_in_mb_s + s.host.swap_out_mb_s >= SWAP_MB_S for s in samples]
-    alarms = []
-    for first, last in runs(mask, SUSTAINED_SAMPLES):
-        window = samples[first : last + 1]
-        rate = statistics.fmean(s.host.swap_in_mb_s + s.host.swap_out_mb_s for s in window)
-        alarms.append(
-            Alarm(
-                rule="RAM.2",
-                name="swapping",
-                severity=Severity.WARNING,
-                start_s=window[0].t_s,
-                end_s=window[-1].t_s,
-                message=f"the machine swaps {rate:.1f} MB/s",
-                fix="add RAM (RAM.2: at least the largest GPU's memory, more for big datasets), "
-                "or fewer loader workers / a smaller prefetch_factor",
-                evidence={"swap_mb_s": rate, "swap_used_bytes": window[-1].host.swap_used_bytes},
-            )
-        )
     return alarms
