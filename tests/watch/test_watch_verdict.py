@@ -7,6 +7,7 @@ import dataclasses
 import json
 import sys
 
+import pytest
 from watch_helpers import fixture, idle_host, light_job, replayed_samples
 
 from dlrig.enums import Bottleneck, Modifier
@@ -17,7 +18,7 @@ from dlrig.watch.host import NvmlGpuSampler
 from dlrig.watch.runner import run_watch
 from dlrig.watch.samples import DiskSample, Sample
 from dlrig.watch.summary import watch_summary
-from dlrig.watch.verdict import PCIE_LANE_GB_S, judge, pcie_ratio
+from dlrig.watch.verdict import judge, pcie_ratio
 
 
 def _idle_gpu_samples(count: int = 4) -> list[Sample]:
@@ -73,7 +74,8 @@ def test_idle_gpu_on_a_full_x4_link_is_pcie() -> None:
     data["gpus"] = [gpu]
     samples = replayed_samples(data, 3)
     reading = samples[0].gpus[0]
-    assert pcie_ratio(reading) == 3.7e9 / (4 * PCIE_LANE_GB_S[3] * 1e9)
+    # Gen3 lane: 8 GT/s x 128b/130b / 8 bits = 0.985 GB/s (PCI-SIG Base Spec 3.0)
+    assert pcie_ratio(reading) == pytest.approx(3.7e9 / (4 * 0.98462e9), rel=1e-4)
     verdict = judge(samples, detect_all(samples))
     assert verdict.bottleneck is Bottleneck.PCIE
     assert Modifier.PCIE_DOWNGRADED in verdict.modifiers
