@@ -13,6 +13,7 @@ import typer
 
 from dlrig.commands import catalog as catalog_cmd
 from dlrig.commands import check as check_cmd
+from dlrig.commands import compare as compare_cmd
 from dlrig.commands import estimate as estimate_cmd
 from dlrig.commands import plan as plan_cmd
 from dlrig.commands import probe as probe_cmd
@@ -35,6 +36,7 @@ app = typer.Typer(
 app.command("plan")(plan_cmd.plan)
 app.command("check")(check_cmd.check)
 app.command("estimate")(estimate_cmd.estimate)
+app.command("compare")(compare_cmd.compare)
 app.command("upgrade")(upgrade_cmd.upgrade)
 app.command("probe")(probe_cmd.probe)
 app.command("watch", context_settings=watch_cmd.CONTEXT_SETTINGS)(watch_cmd.watch)

@@ -61,6 +61,14 @@ class Series:
     style: str
 
 
+LABEL_CHARS = 30
+
+
+def clip(label: str, chars: int = LABEL_CHARS) -> str:
+    """A label short enough for the space left of the bars (the full text is in the hover)."""
+    return label if len(label) <= chars else label[: chars - 1] + "…"
+
+
 def nice_ticks(high: float, count: int = 5) -> list[float]:
     """Round tick values from 0 to at least `high` (1, 2, 2.5 or 5 times a power of ten)."""
     if not math.isfinite(high) or high <= 0:
@@ -131,7 +139,7 @@ def bar_chart(
         hover = escape(b.hover or f"{b.label}: {fmt(b.value)}")
         parts.append(
             f'<text class="bar-label" x="{x0 - 8}" y="{y + BAR_H * 0.7:.1f}" '
-            f'text-anchor="end">{escape(b.label)}</text>'
+            f'text-anchor="end">{escape(clip(b.label))}</text>'
         )
         whole = max(b.value, 0.0) * scale
         style = b.style if b.highlighted is None else "faint"
@@ -183,7 +191,7 @@ def stacked_bars(
         if label:
             parts.append(
                 f'<text class="bar-label" x="{x0 - 8}" y="{y + BAR_H * 0.7:.1f}" '
-                f'text-anchor="end">{escape(label)}</text>'
+                f'text-anchor="end">{escape(clip(label))}</text>'
             )
         x = float(x0)
         for s in segs:
