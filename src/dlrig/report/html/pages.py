@@ -294,7 +294,7 @@ def compare_page(rows: Sequence[dict[str, Any]], workload: str) -> str:
     return _render(
         "compare.html.j2",
         title=f"{len(rows)} builds on {workload}",
-        subtitle="side by side: price, speed, memory, power, findings, and what a run costs in energy",
+        subtitle="side by side: price, speed, memory, power, findings, energy per run",
         charts=[throughput, price, steps],
         rows=rows,
     )
