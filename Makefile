@@ -25,6 +25,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 test: lint
+	scripts/ensure-chromium
 	$(BIN)/pytest -n 2 -m "not serial" && $(BIN)/pytest -m serial
 
 bench: $(STAMP)
