@@ -209,7 +209,10 @@ def plan_page(result: PlanResult, estimates: Sequence[Estimate]) -> str:
     )
     stages = stacked_bars(
         f"What each stage adds to a ranked build's step ({result.workloads[0].workload.name})",
-        [(f"#{i + 1}", _waited(e.exposed_s)) for i, e in enumerate(estimates)],
+        [
+            (f"#{i + 1} ({e.bottleneck.value})", _waited(e.exposed_s))
+            for i, e in enumerate(estimates)
+        ],
         "milliseconds per step",
     )
     builds = [
