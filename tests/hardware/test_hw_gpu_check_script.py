@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from dlrig.hardware.nvml import replay_nvml
+from support.nvml_fakes import replay_nvml
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu-check"
 

@@ -17,6 +17,7 @@ import pytest
 
 from dlrig.errors import HardwareError
 from dlrig.hardware import nvml as nv
+from support.nvml_fakes import RecordingCalls, ReplayCalls, replay_nvml
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nvml"
 SCENARIOS = sorted(p.stem for p in FIXTURES.glob("*.json"))
@@ -35,7 +36,7 @@ def test_every_fixture_states_how_it_was_made(scenario: str) -> None:
 
 
 def test_four_gpu_box_reads_four_idle_rtx_3090s_with_two_nvlink_bridges() -> None:
-    backend = nv.replay_nvml("four_gpu_box")
+    backend = replay_nvml("four_gpu_box")
     system = backend.system()
     assert (system.available, system.device_count) == (True, 4)
     assert (system.driver_version, system.cuda_driver_version) == ("550.54.15", "12.4")
@@ -57,7 +58,7 @@ def test_four_gpu_box_reads_four_idle_rtx_3090s_with_two_nvlink_bridges() -> Non
 
 
 def test_laptop_without_gpu_is_data_not_an_exception() -> None:
-    backend = nv.replay_nvml("laptop_without_gpu")
+    backend = replay_nvml("laptop_without_gpu")
     system = backend.system()
     assert system.available is False
     assert system.error == "NVML Shared Library Not Found"
@@ -67,7 +68,7 @@ def test_laptop_without_gpu_is_data_not_an_exception() -> None:
 
 
 def test_gpu_throttling_for_heat_sets_thermal_bits_at_83_c() -> None:
-    (gpu,) = nv.replay_nvml("gpu_throttling_for_heat").read_gpus()
+    (gpu,) = replay_nvml("gpu_throttling_for_heat").read_gpus()
     assert gpu.temperature_c == 83
     assert gpu.clocks_event_reasons == 0x68  # HW_SLOWDOWN | SW_THERMAL | HW_THERMAL
     assert gpu.thermal_throttled is True
@@ -77,14 +78,14 @@ def test_gpu_throttling_for_heat_sets_thermal_bits_at_83_c() -> None:
 
 
 def test_link_trained_at_x4_shows_on_gpu_2_only() -> None:
-    gpus = nv.replay_nvml("link_trained_at_x4").read_gpus()
+    gpus = replay_nvml("link_trained_at_x4").read_gpus()
     links = [(g.pcie_gen_current, g.pcie_width_current) for g in gpus]
     assert links == [(4, 16), (4, 16), (3, 4), (4, 16)]
     assert all((g.pcie_gen_max, g.pcie_width_max) == (4, 16) for g in gpus)
 
 
 def test_driver_lacking_a_call_falls_back_and_lists_unsupported_fields() -> None:
-    (gpu,) = nv.replay_nvml("driver_lacking_a_call").read_gpus()
+    (gpu,) = replay_nvml("driver_lacking_a_call").read_gpus()
     assert gpu.name == "NVIDIA GeForce GTX 1080 Ti"
     # nvmlDeviceGetCurrentClocksEventReasons is missing (FunctionNotFound): the older
     # ThrottleReasons call answers with the same bits.
@@ -97,7 +98,7 @@ def test_driver_lacking_a_call_falls_back_and_lists_unsupported_fields() -> None
 
 
 def test_lost_gpu_is_an_entry_beside_a_healthy_nvlinked_gpu() -> None:
-    backend = nv.replay_nvml("lost_gpu")
+    backend = replay_nvml("lost_gpu")
     healthy, lost = backend.read_gpus()
     assert (lost.index, lost.lost, lost.error) == (1, True, "GPU is lost")
     assert lost.name is None
@@ -109,7 +110,7 @@ def test_lost_gpu_is_an_entry_beside_a_healthy_nvlinked_gpu() -> None:
 
 
 def test_time_series_moves_one_sample_per_read_and_stays_on_the_last() -> None:
-    backend = nv.replay_nvml("gpu_heating_time_series")
+    backend = replay_nvml("gpu_heating_time_series")
     temps = [backend.read_gpus()[0].temperature_c for _ in range(12)]
     assert temps == [66, 70, 74, 77, 80, 82, 83, 83, 83, 83, 83, 83]
     assert backend.read_gpus()[0].thermal_throttled is True
@@ -117,12 +118,12 @@ def test_time_series_moves_one_sample_per_read_and_stays_on_the_last() -> None:
 
 def test_read_gpu_out_of_range_is_a_hardware_error() -> None:
     with pytest.raises(HardwareError, match="no GPU 4"):
-        nv.replay_nvml("four_gpu_box").read_gpu(4)
+        replay_nvml("four_gpu_box").read_gpu(4)
 
 
 def test_unknown_scenario_names_the_known_ones() -> None:
     with pytest.raises(HardwareError) as info:
-        nv.replay_nvml("no_such_box")
+        replay_nvml("no_such_box")
     assert info.value.hint is not None and "four_gpu_box" in info.value.hint
 
 
@@ -133,22 +134,22 @@ def test_cuda_version_integer_as_text() -> None:
 
 def test_recorder_output_replays_to_the_same_readings() -> None:
     source = json.loads((FIXTURES / "four_gpu_box.json").read_text())
-    recorder = nv.RecordingCalls(nv.ReplayCalls(source))
+    recorder = RecordingCalls(ReplayCalls(source))
     backend = nv.Nvml(recorder)
     original = backend.read_gpus()
     original_pairs = backend.topology()
     fixture = recorder.fixture("copy", "test", "re-recorded")
-    replayed = nv.replay_nvml(fixture)
+    replayed = replay_nvml(fixture)
     assert replayed.read_gpus() == original
     assert replayed.topology() == original_pairs
 
 
 def test_recorder_keeps_a_lost_gpu_lost() -> None:
     source = json.loads((FIXTURES / "lost_gpu.json").read_text())
-    recorder = nv.RecordingCalls(nv.ReplayCalls(source))
+    recorder = RecordingCalls(ReplayCalls(source))
     nv.Nvml(recorder).read_gpus()
     fixture = recorder.fixture("copy", "test", "")
-    assert nv.replay_nvml(fixture).read_gpus()[1].lost is True
+    assert replay_nvml(fixture).read_gpus()[1].lost is True
 
 
 # -- The real calls layer, over a stand-in pynvml module ---------------------------------------

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dlrig.hardware.host import BlockDevice, CpuInfo, Filesystem, MemoryInfo
-from dlrig.hardware.nvml import replay_nvml
 from dlrig.hardware.torch_cuda import CudaStatus
 from dlrig.probe.measure_disk import DiskSpeed
 from dlrig.probe.result import DiskProbe, GpuProbe, ProbeResult
+from support.nvml_fakes import replay_nvml
 
 CPU = CpuInfo(
     "AMD Ryzen Threadripper 7960X 24-Cores",

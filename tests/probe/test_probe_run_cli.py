@@ -12,11 +12,12 @@ from typer.testing import CliRunner
 
 from dlrig.catalog import load_catalog
 from dlrig.cli import app
-from dlrig.hardware.nvml import fixture_path, replay_nvml
+from dlrig.hardware import nvml
 from dlrig.probe import run as run_mod
 from dlrig.probe.document import probe_build_document
 from dlrig.probe.judge import judge
 from dlrig.probe.report import probe_report
+from support.nvml_fakes import replay_nvml
 
 MIB = 2**20
 SMALL = {"disk_bytes": 16 * MIB, "memory_array_bytes": 64 * MIB, "loader_window_s": 0.2}
@@ -26,6 +27,11 @@ SMALL = {"disk_bytes": 16 * MIB, "memory_array_bytes": 64 * MIB, "loader_window_
 def small_probe(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every ProbeOptions the command builds gets the small sizes."""
     monkeypatch.setattr(run_mod, "ProbeOptions", functools.partial(run_mod.ProbeOptions, **SMALL))
+
+
+def _replaying(monkeypatch: pytest.MonkeyPatch, scenario: str) -> None:
+    """`dlrig probe` reads the recorded NVML scenario instead of this machine's NVML."""
+    monkeypatch.setattr(nvml, "open_nvml", lambda: replay_nvml(scenario))
 
 
 def test_runner_on_four_gpu_box_produces_design_json(tmp_path: Path) -> None:
@@ -45,10 +51,12 @@ def test_runner_on_four_gpu_box_produces_design_json(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_probe_json_save_history_and_compare(tmp_path: Path, small_probe: None) -> None:
+def test_probe_json_save_history_and_compare(
+    tmp_path: Path, small_probe: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     runner = CliRunner()
-    replay = str(fixture_path("gpu_throttling_for_heat"))
-    args = ["probe", "--quick", "--no-torch", "--path", str(tmp_path), "--nvml-replay", replay]
+    _replaying(monkeypatch, "gpu_throttling_for_heat")
+    args = ["probe", "--quick", "--no-torch", "--path", str(tmp_path)]
     first = runner.invoke(app, [*args, "--json", "--save"])
     assert first.exit_code == 0, first.output
     data = json.loads(first.output)
@@ -89,9 +97,11 @@ PART_KEYS = {
 }  # fmt: skip
 
 
-def test_probe_json_keys_are_unchanged(tmp_path: Path, small_probe: None) -> None:
-    replay = str(fixture_path("four_gpu_box"))
-    args = ["probe", "--quick", "--no-torch", "--path", str(tmp_path), "--nvml-replay", replay]
+def test_probe_json_keys_are_unchanged(
+    tmp_path: Path, small_probe: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _replaying(monkeypatch, "four_gpu_box")
+    args = ["probe", "--quick", "--no-torch", "--path", str(tmp_path)]
     result = CliRunner().invoke(app, [*args, "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -114,12 +124,10 @@ def test_probe_json_keys_are_unchanged(tmp_path: Path, small_probe: None) -> Non
 
 
 def test_probe_table_output_names_the_gpu_and_the_verdicts(
-    tmp_path: Path, small_probe: None
+    tmp_path: Path, small_probe: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    replay = str(fixture_path("link_trained_at_x4"))
-    result = CliRunner().invoke(
-        app, ["probe", "--quick", "--no-torch", "--path", str(tmp_path), "--nvml-replay", replay]
-    )
+    _replaying(monkeypatch, "link_trained_at_x4")
+    result = CliRunner().invoke(app, ["probe", "--quick", "--no-torch", "--path", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "NVIDIA GeForce RTX 3090" in result.output
     assert "PROBE.LINK" in result.output

@@ -13,12 +13,12 @@ from probe_helpers import disk, scenario_result
 
 from dlrig.catalog import load_catalog
 from dlrig.enums import Precision, Severity
-from dlrig.hardware.nvml import replay_nvml
 from dlrig.hardware.torch_cuda import CudaStatus, MatmulResult
 from dlrig.probe import verdicts as v
 from dlrig.probe.feed import FeedNeed
 from dlrig.probe.judge import judge
 from dlrig.probe.match import match_gpu
+from support.nvml_fakes import replay_nvml
 
 CATALOG = load_catalog()
 RTX_3090 = CATALOG.find(type(CATALOG.gpus[0]), "GeForce RTX 3090")

@@ -16,10 +16,10 @@ import pytest
 from watch_helpers import replayed_samples
 
 from dlrig.errors import HistoryError
-from dlrig.hardware.nvml import replay_nvml
 from dlrig.history import db
 from dlrig.watch.host import NvmlGpuSampler
 from dlrig.watch.runner import run_watch
+from support.nvml_fakes import replay_nvml
 
 # dlrig.history.runs registers its tables with the history database when imported; the tests
 # import it inside the test functions, so that collecting this module leaves the database's

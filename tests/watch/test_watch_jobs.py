@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from dlrig.enums import Bottleneck
-from dlrig.hardware.nvml import replay_nvml
 from dlrig.watch.host import NvmlGpuSampler
 from dlrig.watch.runner import CommandStartError, WatchResult, run_watch
+from support.nvml_fakes import replay_nvml
 
 # Verdicts from CPU time and wall time: run alone, not beside other tests (Makefile `test`).
 pytestmark = pytest.mark.serial

@@ -11,7 +11,6 @@ import pytest
 from watch_helpers import fixture, idle_host, light_job, replayed_samples
 
 from dlrig.enums import Bottleneck, Modifier
-from dlrig.hardware.nvml import replay_nvml
 from dlrig.report.watch import summary_json, summary_text
 from dlrig.watch.detectors import detect_all
 from dlrig.watch.host import NvmlGpuSampler
@@ -19,6 +18,7 @@ from dlrig.watch.runner import run_watch
 from dlrig.watch.samples import DiskSample, Sample
 from dlrig.watch.summary import watch_summary
 from dlrig.watch.verdict import judge, pcie_ratio
+from support.nvml_fakes import replay_nvml
 
 
 def _idle_gpu_samples(count: int = 4) -> list[Sample]:

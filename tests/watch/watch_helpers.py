@@ -6,9 +6,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from dlrig.hardware.nvml import fixture_path, load_fixture, replay_nvml
 from dlrig.watch.host import NvmlGpuSampler
 from dlrig.watch.samples import HostSample, JobSample, Sample
+from support.nvml_fakes import fixture_path, load_fixture, replay_nvml
 
 
 def idle_host(cpus: int = 8) -> HostSample:

@@ -29,10 +29,6 @@ DistributedOption = Annotated[
 NoTorchOption = Annotated[
     bool, typer.Option("--no-torch", help="skip the torch.cuda measurements (NVML only)")
 ]
-ReplayOption = Annotated[
-    Path | None,
-    typer.Option("--nvml-replay", hidden=True, help="replay an NVML fixture instead of NVML"),
-]
 
 
 def _home() -> Path | None:
@@ -56,7 +52,6 @@ def probe(
     compare: CompareOption = False,
     distributed: DistributedOption = False,
     no_torch: NoTorchOption = False,
-    nvml_replay: ReplayOption = None,
 ) -> None:
     """Measure this machine (CPU, RAM, disks, input pipeline, GPUs) against its datasheets.
 
@@ -74,7 +69,7 @@ def probe(
         if cluster is not None:
             _print_cluster(cluster, json)
         return
-    report = _measure(quick, tuple(path or ()), not no_torch, nvml_replay, json)
+    report = _measure(quick, tuple(path or ()), not no_torch, json)
     if compare:
         _compare(report, json)
     elif json:
@@ -91,18 +86,16 @@ def probe(
         _save(report, quiet=json)
 
 
-def _measure(
-    quick: bool, paths: tuple[Path, ...], torch: bool, replay: Path | None, quiet: bool
-) -> ProbeReport:
+def _measure(quick: bool, paths: tuple[Path, ...], torch: bool, quiet: bool) -> ProbeReport:
     from dlrig.catalog import load_catalog
-    from dlrig.hardware.nvml import open_nvml, replay_nvml
+    from dlrig.hardware.nvml import open_nvml
     from dlrig.probe.document import probe_build_document
     from dlrig.probe.judge import judge
     from dlrig.probe.report import probe_report
     from dlrig.probe.run import ProbeOptions, run_probe
 
     catalog = load_catalog()
-    nvml = replay_nvml(replay) if replay is not None else open_nvml()
+    nvml = open_nvml()
     options = ProbeOptions(quick=quick, paths=paths, torch=torch)
     try:
         if quiet:

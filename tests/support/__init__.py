@@ -1,0 +1,1 @@
+"""Test support shared by the test packages: fakes of the hardware libraries."""

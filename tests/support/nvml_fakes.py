@@ -1,0 +1,227 @@
+"""NVML fakes for tests and for scripts/gpu-check: `ReplayCalls` replays a recorded fixture through
+dlrig's real `Nvml` backend, `RecordingCalls` records what a calls layer answers (on a real GPU,
+`scripts/gpu-check`) in the same format.
+
+Fixture format (what `scripts/gpu-check` records and the replay reads): a JSON object with
+`provenance` (how it was made), `scenario`, `description`, `system` (NVML system call name ->
+value), `gpus` (one object per GPU: call key -> value), optional `topology` ("i,j" -> the
+`nvmlDeviceGetTopologyCommonAncestor` level) and optional `samples` ([{"t_s", "gpus": [call key ->
+value overrides per GPU]}]). A call key is the pynvml function name, followed by `:ARG` when the
+call takes an argument (`nvmlDeviceGetClockInfo:SM`, `nvmlDeviceGetTemperatureThreshold:SLOWDOWN`,
+`nvmlDeviceGetNvLinkState:0`). A value is what pynvml returns (structures as objects of their
+field names, e.g. `{"total", "free", "used"}` in bytes) or `{"nvml_error": "NotSupported"}` for
+an NVML error (the pynvml class name without `NVMLError_`). A key missing from a GPU is replayed
+as NotSupported, which is what NVML answers for a query that a device or driver lacks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dlrig.errors import HardwareError
+from dlrig.hardware.nvml import Nvml, NvmlCallError, NvmlCalls
+from dlrig.hardware.nvml.backend import LOST_KINDS
+
+FIXTURE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "nvml"
+
+
+def _key(call: str, arg: str | None) -> str:
+    return call if arg is None else f"{call}:{arg}"
+
+
+def _replayed(value: Any) -> Any:
+    if isinstance(value, dict) and "nvml_error" in value:
+        raise NvmlCallError(
+            str(value["nvml_error"]), str(value.get("message", value["nvml_error"]))
+        )
+    return value
+
+
+class ReplayCalls:
+    """The calls layer replaying a fixture dict (see the module docstring for the format)."""
+
+    def __init__(self, fixture: dict[str, Any]) -> None:
+        self.fixture = fixture
+        self._system: dict[str, Any] = dict(fixture.get("system", {}))
+        self._gpus: list[dict[str, Any]] = [dict(g) for g in fixture.get("gpus", [])]
+        self._topology: dict[str, Any] = dict(fixture.get("topology", {}))
+        self._samples: list[dict[str, Any]] = list(fixture.get("samples", []))
+        self._sample = -1
+
+    @property
+    def sample_index(self) -> int:
+        """The sample being replayed (-1 before the first `read_gpus()`)."""
+        return self._sample
+
+    @property
+    def sample_times_s(self) -> tuple[float, ...]:
+        """The `t_s` of each sample of a time series (empty for a single reading)."""
+        return tuple(float(s.get("t_s", i)) for i, s in enumerate(self._samples))
+
+    def init(self) -> None:
+        """Replay nvmlInit (a fixture of a host without the library fails here)."""
+        _replayed(self._system.get("nvmlInit"))
+
+    def system(self, call: str) -> Any:
+        """Replay a system call; a missing key is NotSupported."""
+        if call not in self._system:
+            raise NvmlCallError("NotSupported")
+        return _replayed(self._system[call])
+
+    def _overrides(self, index: int) -> dict[str, Any]:
+        if self._sample < 0 or not self._samples:
+            return {}
+        gpus = self._samples[self._sample].get("gpus", [])
+        return dict(gpus[index]) if index < len(gpus) else {}
+
+    def device(self, index: int, call: str, arg: str | None = None) -> Any:
+        """Replay a device call: the current sample's value, else the base value."""
+        if index >= len(self._gpus):
+            raise NvmlCallError("InvalidArgument", f"no GPU {index} in the fixture")
+        values = {**self._gpus[index], **self._overrides(index)}
+        _replayed(values.get("nvmlDeviceGetHandleByIndex"))
+        key = _key(call, arg)
+        if key not in values:
+            if call in ("nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkRemotePciInfo"):
+                raise NvmlCallError("InvalidArgument", f"no NVLink {arg}")
+            raise NvmlCallError("NotSupported")
+        return _replayed(values[key])
+
+    def pair(self, a: int, b: int, call: str) -> Any:
+        """Replay a pair call (only the topology ancestor is recorded)."""
+        key = f"{min(a, b)},{max(a, b)}"
+        if call != "nvmlDeviceGetTopologyCommonAncestor" or key not in self._topology:
+            raise NvmlCallError("NotSupported")
+        return _replayed(self._topology[key])
+
+    def begin_sample(self) -> None:
+        """Move to the next sample of a time series, staying on the last one."""
+        if self._samples:
+            self._sample = min(self._sample + 1, len(self._samples) - 1)
+
+    def shutdown(self) -> None:
+        """Nothing to release."""
+
+
+def fixture_dir() -> Path:
+    """tests/fixtures/nvml, beside this module's folder."""
+    return FIXTURE_DIR
+
+
+def fixture_path(scenario: str) -> Path:
+    """The fixture file of a scenario name (`four_gpu_box`, `lost_gpu`, ...)."""
+    path = fixture_dir() / f"{scenario}.json"
+    if not path.is_file():
+        known = sorted(p.stem for p in fixture_dir().glob("*.json"))
+        raise HardwareError(f"no NVML scenario {scenario!r}", hint=f"known: {', '.join(known)}")
+    return path
+
+
+def load_fixture(path: Path) -> dict[str, Any]:
+    """Read an NVML fixture file; a malformed one is a HardwareError naming the file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise HardwareError(f"cannot read NVML fixture {path}: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("gpus", []), list):
+        raise HardwareError(f"NVML fixture {path}: expected an object with a list of gpus")
+    return data
+
+
+def replay_nvml(source: str | Path | dict[str, Any]) -> Nvml:
+    """A backend replaying a fixture: a scenario name, a fixture path, or a fixture dict."""
+    if isinstance(source, dict):
+        return Nvml(ReplayCalls(source))
+    path = Path(source)
+    if not path.suffix:
+        path = fixture_path(str(source))
+    return Nvml(ReplayCalls(load_fixture(path)))
+
+
+def _jsonable(value: Any) -> Any:
+    """A pynvml return value as JSON: ctypes structures become objects of their fields."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    fields = getattr(value, "_fields_", None)
+    if fields is not None:
+        return {name: _jsonable(getattr(value, name)) for name, *_ in fields}
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    return str(value)
+
+
+def _recorded_error(exc: NvmlCallError) -> dict[str, str]:
+    return {"nvml_error": exc.kind, "message": exc.message}
+
+
+class RecordingCalls:
+    """A calls layer that passes through to another and writes what it answered as a fixture.
+
+    `scripts/gpu-check` wraps the real library in it; `fixture()` is then replayable by
+    `replay_nvml`, because it holds exactly the calls `read_gpu` and `topology` made.
+    """
+
+    def __init__(self, inner: NvmlCalls) -> None:
+        self._inner = inner
+        self._system: dict[str, Any] = {}
+        self._gpus: dict[int, dict[str, Any]] = {}
+        self._topology: dict[str, Any] = {}
+
+    def _record(self, table: dict[str, Any], key: str, thunk: Callable[[], Any]) -> Any:
+        try:
+            value = thunk()
+        except NvmlCallError as exc:
+            table[key] = _recorded_error(exc)
+            raise
+        table[key] = _jsonable(value)
+        return value
+
+    def init(self) -> None:
+        """Record nvmlInit's outcome."""
+        self._record(self._system, "nvmlInit", lambda: self._inner.init())
+
+    def system(self, call: str) -> Any:
+        """Record a system call."""
+        return self._record(self._system, call, lambda: self._inner.system(call))
+
+    def device(self, index: int, call: str, arg: str | None = None) -> Any:
+        """Record a device call."""
+        table = self._gpus.setdefault(index, {})
+        try:
+            return self._record(
+                table, _key(call, arg), lambda: self._inner.device(index, call, arg)
+            )
+        except NvmlCallError as exc:
+            if exc.kind in LOST_KINDS:
+                table["nvmlDeviceGetHandleByIndex"] = _recorded_error(exc)
+            raise
+
+    def pair(self, a: int, b: int, call: str) -> Any:
+        """Record a pair call (the topology ancestor)."""
+        return self._record(self._topology, f"{a},{b}", lambda: self._inner.pair(a, b, call))
+
+    def begin_sample(self) -> None:
+        """Pass through."""
+        self._inner.begin_sample()
+
+    def shutdown(self) -> None:
+        """Pass through."""
+        self._inner.shutdown()
+
+    def fixture(self, scenario: str, provenance: str, description: str) -> dict[str, Any]:
+        """What was recorded, in the fixture format (see the module docstring)."""
+        return {
+            "provenance": provenance,
+            "scenario": scenario,
+            "description": description,
+            "system": dict(self._system),
+            "gpus": [dict(self._gpus.get(i, {})) for i in range(max(self._gpus, default=-1) + 1)],
+            "topology": dict(self._topology),
+        }
