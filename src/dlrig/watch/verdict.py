@@ -17,15 +17,15 @@ from typing import Any
 from dlrig.enums import Bottleneck, Modifier
 from dlrig.hardware.nvml import GpuReading
 from dlrig.units import KB, PCIE_GENS, gb_s_to_bytes_s, pcie_lane_gb_s
-from dlrig.watch.detectors import (
-    SATURATED_RATIO,
-    Alarm,
-    accelerator_busy,
+from dlrig.watch.detectors.pressure import (
     busiest_disk,
     cpu_saturation,
     job_read_share,
     storage_pressure,
 )
+from dlrig.watch.detectors.registry import Alarm
+from dlrig.watch.detectors.series import accelerator_busy
+from dlrig.watch.detectors.thresholds import SATURATED_RATIO
 from dlrig.watch.samples import Sample
 
 # The accelerator computing at least this share of the time makes compute the bottleneck: the
