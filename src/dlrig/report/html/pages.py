@@ -13,14 +13,28 @@ from markupsafe import Markup
 
 from dlrig import __version__
 from dlrig.enums import Bottleneck, Severity
+from dlrig.probe.verdicts import PASS_FRACTION as FAULT_FRACTION
 from dlrig.report.html.board import board_drawing
-from dlrig.report.html.charts import Bar, Point, Segment, bar_chart, fmt, scatter, stacked_bars
+from dlrig.report.html.charts import (
+    Bar,
+    Point,
+    Segment,
+    Series,
+    bar_chart,
+    fmt,
+    scatter,
+    stacked_bars,
+    timeline,
+)
 
 if TYPE_CHECKING:
     from dlrig.machine.model import Build
     from dlrig.model import Estimate
     from dlrig.plan.results import PlanResult, Scored
+    from dlrig.probe.report import ProbeReport
     from dlrig.rules import CheckResult
+    from dlrig.watch.samples import Sample
+    from dlrig.watch.summary import WatchSummary
 
 STAGE_STYLE = {
     Bottleneck.STORAGE: "s6",
@@ -300,4 +314,160 @@ def compare_page(rows: Sequence[dict[str, Any]], workload: str) -> str:
         subtitle="side by side: price, speed, memory, power, findings, energy per run",
         charts=[throughput, price, steps],
         rows=rows,
+    )
+
+
+def _gpu_series(samples: Sequence[Sample], field: str, scale: float = 1.0) -> list[Series]:
+    """One line per GPU of a reading field over the run (None where it was not read)."""
+    count = max((len(s.gpus) for s in samples), default=0)
+    xs = [s.t_s for s in samples]
+    out = []
+    for i in range(count):
+        ys: list[float | None] = []
+        for s in samples:
+            value = getattr(s.gpus[i], field, None) if i < len(s.gpus) else None
+            ys.append(None if value is None else float(value) * scale)
+        out.append(Series(f"GPU {i}", xs, ys, f"s{i % 7}"))
+    return out
+
+
+def _exit(code: int | None) -> str:
+    return "did not finish under dlrig" if code is None else f"exit code {code}"
+
+
+def _disk_read(sample: Sample, disk: str) -> float | None:
+    return next((d.read_mb_s for d in sample.host.disks if d.name == disk), None)
+
+
+def watch_page(summary: WatchSummary, samples: Sequence[Sample]) -> str:
+    """`dlrig watch --html`: the GPUs' utilisation, memory, power, temperature and clocks over
+    the run with the alarms marked, the host's CPU and disks, and the verdict."""
+    marks = [(a.start_s, f"{a.rule}: {a.message}") for a in summary.alarms]
+    xs = [s.t_s for s in samples]
+    charts = []
+    if any(s.gpus for s in samples):
+        for title, field, unit, scale in (
+            ("GPU utilisation", "utilization_gpu_pct", "%", 1.0),
+            ("GPU memory used", "memory_used_bytes", "GB", 1e-9),
+            ("GPU power", "power_w", "W", 1.0),
+            ("GPU temperature", "temperature_c", "°C", 1.0),
+            ("SM clock", "clock_sm_mhz", "MHz", 1.0),
+        ):
+            charts.append(timeline(title, _gpu_series(samples, field, scale), unit, marks=marks))
+    host = [
+        Series(
+            "CPU busy (all cores)", xs, [100.0 * s.host.cpu_busy_mean_ratio for s in samples], "s1"
+        ),
+        Series("I/O wait", xs, [100.0 * s.host.iowait_ratio for s in samples], "s6"),
+    ]
+    charts.append(timeline("Host CPU", host, "% of CPU time", marks=marks))
+    disks = sorted({d.name for s in samples for d in s.host.disks})
+    if disks:
+        reads = [
+            Series(
+                name,
+                xs,
+                [
+                    next((d.read_mb_s for d in s.host.disks if d.name == name), None)
+                    for s in samples
+                ],
+                f"s{i % 7}",
+            )
+            for i, name in enumerate(disks)
+        ]
+        charts.append(timeline("Disk reads", reads, "MB/s", marks=marks))
+    v = summary.verdict
+    return _render(
+        "watch.html.j2",
+        title=f"Watched: {summary.command}",
+        subtitle=(
+            f"{_exit(summary.exit_code)}, {summary.duration_s:.1f} s, {summary.samples} samples "
+            f"every {summary.interval_s:g} s"
+        ),
+        verdict=v,
+        alarms=summary.alarms,
+        warnings=summary.warnings,
+        charts=charts,
+    )
+
+
+# Measured/reference pairs in the probe's verdict evidence, with their unit.
+MEASURED_PAIRS = (
+    ("measured_tflops", "datasheet_tflops", "TFLOPS"),
+    ("measured_gb_s", "reference_gb_s", "GB/s"),
+    ("read_mb_s", "datasheet_mb_s", "MB/s"),
+)
+
+
+def _measured_bars(report: ProbeReport) -> list[Bar]:
+    bars = []
+    for v in report.verdicts:
+        ev = v.get("evidence", {})
+        for measured_key, reference_key, unit in MEASURED_PAIRS:
+            measured, reference = ev.get(measured_key), ev.get(reference_key)
+            if isinstance(measured, int | float) and isinstance(reference, int | float):
+                share = measured / reference if reference else 0.0
+                label = f"{v.get('rule', '')} " + " ".join(
+                    str(ev[k]) for k in ("gpu", "disk", "precision", "what") if k in ev
+                )
+                bars.append(
+                    Bar(
+                        label,
+                        100.0 * share,
+                        hover=f"{measured:g} of {reference:g} {unit}: {v.get('message', '')}",
+                        style="s2" if share >= FAULT_FRACTION else "s4",
+                    )
+                )
+    return bars
+
+
+def probe_page(report: ProbeReport) -> str:
+    """`dlrig probe --html`: each figure measured against its datasheet (a bar per figure with
+    the 0.75 line below which DCGM calls a part faulty), disk reads cold and warm, the loader's
+    scaling with workers, and the verdicts."""
+    charts = []
+    bars = _measured_bars(report)
+    if bars:
+        charts.append(
+            bar_chart(
+                "Measured as a share of the datasheet",
+                bars,
+                "% of the datasheet figure",
+                line_at=100.0 * FAULT_FRACTION,
+                line_label=f"fault line {FAULT_FRACTION:.0%}",
+            )
+        )
+    disk_bars = []
+    for i, d in enumerate(report.disks):
+        speed = d.get("speed") or {}
+        for key, what in (("cold_mb_s", "cold"), ("warm_mb_s", "warm (page cache)")):
+            if isinstance(speed.get(key), int | float):
+                disk_bars.append(
+                    Bar(f"{d.get('mountpoint', i)} {what}", float(speed[key]), style=f"s{i % 7}")
+                )
+    if disk_bars:
+        charts.append(bar_chart("Disk sequential read", disk_bars, "MB/s"))
+    loader = report.loader or {}
+    points = loader.get("points") or []
+    if points:
+        xs = [float(p["workers"]) for p in points]
+        ys: list[float | None] = [float(p["samples_per_s"]) for p in points]
+        charts.append(
+            timeline(
+                "Data loader: samples per second against workers",
+                [Series("samples/s", xs, ys, "s0")],
+                "samples/s",
+                x_label="DataLoader workers",
+            )
+        )
+    return _render(
+        "probe.html.j2",
+        title=f"Probe of {report.host}",
+        subtitle=(
+            f"{report.time_utc}, {'quick' if report.quick else 'full'} probe, "
+            f"{report.elapsed_s:.0f} s"
+        ),
+        charts=charts,
+        verdicts=report.verdicts,
+        notes=report.notes,
     )
