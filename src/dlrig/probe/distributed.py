@@ -1,4 +1,5 @@
-"""MEASURING (touches the machine and the network): `dlrig probe --distributed` under torchrun.
+"""`dlrig probe --distributed` under torchrun (the collectives themselves are timed in
+`dlrig.hardware.torch_distributed`).
 
 Every rank measures its share (local rank 0 of each node probes the host: RAM, disks, loader;
 every rank reads its own GPU and times a matmul on its device), then all ranks time all-reduce
@@ -16,12 +17,11 @@ rank's: a throttling GPU or a busy node holds every all-reduce back.
 from __future__ import annotations
 
 import statistics
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from dlrig.probe.verdicts import PASS_FRACTION
-from dlrig.units import bytes_s_to_gb_s, flops_to_tflops
+from dlrig.units import bytes_s_to_gb_s
 
 QUICK_SIZES = tuple(4**k for k in range(5, 13))  # 1 KiB .. 16 MiB
 FULL_SIZES = tuple(4**k for k in range(5, 15))  # 1 KiB .. 256 MiB
@@ -59,64 +59,6 @@ def slow_ranks(figures: dict[int, float | None]) -> list[int]:
         return []
     median = statistics.median(known.values())
     return sorted(r for r, f in known.items() if f < PASS_FRACTION * median)
-
-
-def _iterations(n_bytes: int) -> int:
-    # Small messages are latency-bound and fast: more of them for a stable mean.
-    return max(3, min(50, (8 * 1024 * 1024) // max(n_bytes, 1)))
-
-
-def measure_allreduce(sizes: tuple[int, ...], device: Any) -> list[AllReducePoint]:
-    """Time all-reduce (sum of float32) at each size; the slowest rank's time counts."""
-    import torch
-    import torch.distributed as dist
-
-    ranks = dist.get_world_size()
-    points = []
-    for n_bytes in sizes:
-        tensor = torch.ones(n_bytes // 4, dtype=torch.float32, device=device)
-        for _ in range(2):
-            dist.all_reduce(tensor)
-        iterations = _iterations(n_bytes)
-        _sync(device)
-        dist.barrier()
-        start = time.perf_counter()
-        for _ in range(iterations):
-            dist.all_reduce(tensor)
-        _sync(device)
-        elapsed = torch.tensor([(time.perf_counter() - start) / iterations], dtype=torch.float64)
-        elapsed = elapsed.to(device)
-        dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
-        points.append(allreduce_point(n_bytes, float(elapsed.item()), ranks))
-    return points
-
-
-def _sync(device: Any) -> None:
-    import torch
-
-    if getattr(device, "type", "cpu") == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def compute_figure(device: Any, quick: bool) -> tuple[float, str]:
-    """This rank's matmul rate in TFLOPS (fp16 on a GPU, fp32 on the CPU), with its method."""
-    import torch
-
-    on_gpu = getattr(device, "type", "cpu") == "cuda"
-    n = (4096 if quick else 8192) if on_gpu else 512
-    dtype = torch.float16 if on_gpu else torch.float32
-    a = torch.randn(n, n, device=device, dtype=dtype)
-    iterations = 10 if on_gpu else 5
-    torch.mm(a, a)
-    _sync(device)
-    start = time.perf_counter()
-    for _ in range(iterations):
-        torch.mm(a, a)
-    _sync(device)
-    seconds = (time.perf_counter() - start) / iterations
-    return flops_to_tflops(
-        2.0 * n**3 / seconds
-    ), f"torch.mm {n}x{n} {str(dtype).removeprefix('torch.')}"
 
 
 def _rank_probe(quick: bool, local_rank: int, host_probe: bool) -> dict[str, Any]:
@@ -158,37 +100,25 @@ def run_distributed(
 
     Under torchrun the process group comes from torchrun's environment; tests pass a
     `store` (a torch.distributed FileStore or TCPStore) with rank and world size."""
-    import torch
-    import torch.distributed as dist
+    from dlrig.hardware.torch_distributed import process_group
 
-    use_cuda = torch.cuda.is_available() and local_rank < torch.cuda.device_count()
-    backend = "nccl" if use_cuda else "gloo"
-    device = torch.device("cuda", local_rank) if use_cuda else torch.device("cpu")
-    if use_cuda:
-        torch.cuda.set_device(device)
-    if store is not None:
-        dist.init_process_group(backend, store=store, rank=rank or 0, world_size=world_size or 1)
-    else:
-        dist.init_process_group(backend)
-    try:
+    with process_group(local_rank, store, rank, world_size) as group:
         mine = _rank_probe(quick, local_rank, host_probe)
-        mine["rank"] = dist.get_rank()
-        dist.barrier()  # compute is timed on all ranks together, after every host probe ended
-        mine["compute_tflops"], mine["compute_method"] = compute_figure(device, quick)
-        dist.barrier()
-        points = measure_allreduce(QUICK_SIZES if quick else FULL_SIZES, device)
-        gathered: list[Any] = [None] * dist.get_world_size()
-        dist.all_gather_object(gathered, mine)
-        if dist.get_rank() != 0:
+        mine["rank"] = group.rank
+        group.barrier()  # compute is timed on all ranks together, after every host probe ended
+        mine["compute_tflops"], mine["compute_method"] = group.matmul_tflops(quick)
+        group.barrier()
+        timings = group.time_allreduce(QUICK_SIZES if quick else FULL_SIZES)
+        points = [allreduce_point(n_bytes, time_s, group.world_size) for n_bytes, time_s in timings]
+        gathered = group.gather(mine)
+        if group.rank != 0:
             return None
         ranks = sorted(gathered, key=lambda r: r["rank"])
         return {
-            "backend": backend,
+            "backend": group.backend,
             "world_size": len(ranks),
             "ranks": ranks,
             "allreduce": [vars(p) for p in points],
             "slow_ranks": slow_ranks({r["rank"]: r["compute_tflops"] for r in ranks}),
             "method": METHOD,
         }
-    finally:
-        dist.destroy_process_group()
