@@ -9,10 +9,15 @@ is held back by something other than its GPUs, a further card adds little.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 from dlrig.enums import Bottleneck
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.results import PlanResult, Scored
+
+if TYPE_CHECKING:
+    from dlrig.rules.engine import Finding
+    from dlrig.workloads import Workload
 
 ORDINALS = {2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh"}
 
@@ -154,3 +159,16 @@ def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, .
             text = f"{objective_phrase(result, s)} against {phrase_first} for #1"
         sentences.append(f"{gpu_set(s)}: {text}" + _bottleneck_clause(s))
     return tuple(sentences)
+
+
+def warnings_of(result: PlanResult, s: Scored) -> tuple[Finding, ...]:
+    """The warnings `dlrig check` gives a planned build on each workload (once each): the
+    search keeps builds without errors, and a buyer must see the rest before buying (a third
+    card in a chipset slot, PCIE.3)."""
+    from dlrig.rules import check_build
+
+    seen: dict[tuple[str, str], Finding] = {}
+    for w in result.workloads:
+        for f in check_build(s.build, cast("Workload", w.workload)).warnings:
+            seen.setdefault((f.rule, f.message), f)
+    return tuple(seen.values())

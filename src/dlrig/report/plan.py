@@ -13,7 +13,7 @@ from rich.text import Text
 
 from dlrig.catalog.loader import Catalog
 from dlrig.machine.model import Build
-from dlrig.plan.explain import gpu_set, objective_phrase, rate, usd, why
+from dlrig.plan.explain import gpu_set, objective_phrase, rate, usd, warnings_of, why
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.results import PlanResult, Scored
 from dlrig.plan.upgrade import UpgradeResult
@@ -89,7 +89,12 @@ def plan_json(result: PlanResult, seconds: float, catalog: Catalog | None = None
     reasons = why(result)
     builds = []
     for rank, (s, reason) in enumerate(zip(result.builds, reasons, strict=True), start=1):
-        builds.append({"rank": rank, **_scored_json(result, s, catalog), "why": reason})
+        warnings = [
+            {"rule": f.rule, "message": f.message, "fix": f.fix} for f in warnings_of(result, s)
+        ]
+        builds.append(
+            {"rank": rank, **_scored_json(result, s, catalog), "why": reason, "warnings": warnings}
+        )
     out: dict[str, Any] = {
         "workload": result.workloads[0].workload.name,
         "workloads": [{"name": w.workload.name, "weight": w.weight} for w in result.workloads],
@@ -173,6 +178,9 @@ def plan_renderable(result: PlanResult, seconds: float) -> RenderableType:
             bom.add_row(f"x {s.candidate.group.nodes} nodes", usd(s.price_usd))
         parts.append(bom)
         parts.append(Text(f"why: {reason}", style="green"))
+        for f in warnings_of(result, s):
+            fix = f" (fix: {f.fix})" if f.fix else ""
+            parts.append(Text(f"warning {f.rule}: {f.message}{fix}", style="yellow"))
     if len(result.workloads) > 1:
         per = Table(title="per workload (#1)", title_justify="left")
         for col in ("workload", "weight", "samples/s", "bottleneck"):
