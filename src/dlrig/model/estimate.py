@@ -80,7 +80,11 @@ def _gpu_work_s(job: _Job, mods: list[Modifier]) -> tuple[float, float, str]:
     throttle = 1.0
     if job.dev.group is not None:
         spaced = job.n_node == 2 and _pair_spaced(job.build)
-        throttle = thermal_factor(job.dev.group.cooler, job.n_node, cal.thermal_factor, spaced)
+        # A server platform's fan wall cools its cards; a desktop case's does not.
+        server = job.build.platform is not None
+        throttle = thermal_factor(
+            job.dev.group.cooler, job.n_node, cal.thermal_factor, spaced, forced_airflow=server
+        )
         if throttle < 1.0:
             mods.append(Modifier.THERMAL_THROTTLE)
     return (t_mm + overhead_s) / throttle, t_mem / throttle, path.value

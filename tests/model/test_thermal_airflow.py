@@ -1,0 +1,52 @@
+"""COOL.1/COOL.6: throttling comes from the chassis. Blower cards packed in a desktop case lose
+speed; the same cards in a server's forced airflow keep it."""
+
+from __future__ import annotations
+
+from model_fixtures import make_build, make_workload
+
+from dlrig.enums import CoolerType, Modifier
+from dlrig.model import estimate
+from dlrig.model.calibration import default_calibration
+from dlrig.model.thermal import thermal_factor
+
+# An RTX 6000 Ada as NVIDIA's datasheet gives it (48 GB GDDR6, 960 GB/s, 91.1 FP32 TFLOPS,
+# 364.2 dense FP16-tensor TFLOPS, 300 W, PCIe 4.0 x16, blower).
+RTX_6000_ADA = {
+    "name": "RTX 6000 Ada (test)", "memory_gb": 48, "memory_bandwidth_gb_s": 960,
+    "fp32_tflops": 91.1, "tf32_tensor_tflops": 91.1, "fp16_tensor_tflops": 364.2,
+    "bf16_tensor_tflops": 364.2, "tdp_w": 300, "pcie_gen": 4, "pcie_lanes": 16,
+    "cooler": "blower",
+}  # fmt: skip
+PCIE_SERVER = "Supermicro SYS-421GE-TNRT"  # 10 PCIe GPUs behind a front-to-back fan wall
+
+
+def test_forced_airflow_keeps_full_speed_for_crowded_blowers() -> None:
+    """The rule itself: 8 blowers throttle in a case, not in a server's airflow."""
+    factors = default_calibration().thermal_factor
+    assert thermal_factor(CoolerType.BLOWER, 8, factors) < 1.0
+    assert thermal_factor(CoolerType.BLOWER, 8, factors, forced_airflow=True) == 1.0
+    assert thermal_factor(CoolerType.OPEN_AIR, 4, factors, forced_airflow=True) == 1.0
+
+
+def test_rtx_6000_ada_in_a_pcie_server_scales_without_throttling() -> None:
+    """Lambda's 2024 PyTorch run (github.com/lambdal/deeplearning-benchmark@aa5addb6,
+    pytorch-train-throughput-fp16.csv; ../shared/calibration/lambda_pytorch_train_v1_2024.csv):
+    ResNet-50 fp16 at 928 images per GPU on RTX 6000 Ada: 1146 img/s on 1 GPU, 4548 on 4
+    (3.97x), 9211 on 8 (8.04x). The cards are blowers in a server: no throttling, so the
+    predicted per-GPU rate on 4 and 8 cards stays within 3% of one card's (before this rule:
+    3.5x / 7.0x)."""
+    job = make_workload("resnet50", dataset="synthetic", precision="fp16", batch_size=928)
+    one = estimate(make_build(RTX_6000_ADA, platform=PCIE_SERVER), job)
+    for n, measured in ((4, 4548 / 1146), (8, 9211 / 1146)):
+        many = estimate(make_build(RTX_6000_ADA, count=n, platform=PCIE_SERVER), job)
+        assert Modifier.THERMAL_THROTTLE not in many.modifiers
+        scaling = many.samples_per_s / one.samples_per_s
+        assert abs(scaling - measured) / measured <= 0.05, (n, scaling, measured)
+
+
+def test_same_blowers_in_a_desktop_case_still_throttle() -> None:
+    """COOL.6: several blowers in a desktop case cost 10-15%."""
+    job = make_workload("resnet50", dataset="synthetic", precision="fp16")
+    four = estimate(make_build(RTX_6000_ADA, count=4), job)
+    assert Modifier.THERMAL_THROTTLE in four.modifiers
