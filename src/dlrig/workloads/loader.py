@@ -60,6 +60,18 @@ def _zoo_name(name: str) -> str:
     return index.get(normalize_name(name), name)
 
 
+def _fitted_relative(name: str) -> str:
+    """The zoo entry whose fitted factors `similar_to: name` means: name's own `similar_to`,
+    followed to its end (gpt2 -> bert-base-squad), so that a workload similar to an unfitted
+    entry gets its relative's factors rather than the defaults."""
+    doc = zoo_document(name)
+    seen = {doc["name"]}
+    while doc.get("similar_to") and doc["similar_to"] not in seen:
+        doc = zoo_document(doc["similar_to"])
+        seen.add(doc["name"])
+    return str(doc["name"])
+
+
 def zoo_document(name: str) -> dict[str, Any]:
     """The raw document of the zoo preset called name (case and spacing forgiven)."""
     docs = zoo_documents()
@@ -219,7 +231,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
     similar = None
     if wf.similar_to is not None:
         try:
-            similar = _zoo_name(zoo_document(wf.similar_to)["name"])
+            similar = _fitted_relative(wf.similar_to)
         except UnknownWorkloadError as exc:
             raise UnknownWorkloadError(
                 f"{source}: field 'similar_to': {exc.message}",
