@@ -3,6 +3,7 @@ bottleneck deserves (tests of the whole path: spawn, psutil samplers, detectors,
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -90,3 +91,27 @@ def test_command_that_cannot_start_is_a_clear_error_with_exit_127() -> None:
 def test_shell_runs_pipes_only_when_asked() -> None:
     result = run_watch(["exit 5 | true; exit 4"], gpus=NO_GPU, interval_s=INTERVAL_S, shell=True)
     assert result.exit_code == 4
+
+
+def test_short_lived_loader_workers_sampled_at_1_hz_count_their_cpu(tmp_path: Path) -> None:
+    # Issue 12: workers reaped between 1 Hz ticks were invisible, so a job whose workers burnt
+    # the CPU read as "waited on something outside the machine". The sampled CPU seconds of the
+    # workers must now cover most of what the job's own os.times() says they used: the first
+    # tick only primes the counters and the run's last second ends with the root, so 6 s of
+    # job leave about 4 s seen (half, with margin); before the fix it was under a tenth.
+    # Counted in CPU seconds, not as a verdict, so that other load on a shared machine cannot
+    # change the outcome.
+    report = tmp_path / "children_cpu_s"
+    result = run_watch(
+        [sys.executable, str(JOBS / "short_epoch_loader_job.py"), "6.0", str(report)],
+        gpus=NO_GPU,
+        interval_s=1.0,
+    )
+    assert result.exit_code == 0
+    reaped_s = float(report.read_text())
+    jobs = [(s.t_s, s.job) for s in result.samples if s.job is not None]
+    sampled_s = sum(
+        job.workers_cpu_cores * (t_s - t0_s) for (t0_s, _), (t_s, job) in itertools.pairwise(jobs)
+    )
+    assert reaped_s > 0.5
+    assert sampled_s >= 0.5 * reaped_s, (sampled_s, reaped_s)

@@ -1,26 +1,23 @@
-"""Samplers of the host and of the job's process tree, through psutil (/proc on Linux).
+"""Samplers of the host and of the job's process tree: rates from `dlrig.hardware.counters`.
 
 Each sampler keeps the previous cumulative counters and returns rates over the interval since
 its last call; the first call only primes them (its rates are over the time since creation).
-A process that exits between listing and reading is skipped: processes come and go.
 """
 
 from __future__ import annotations
 
-import os
 import time
-from dataclasses import dataclass
 from typing import Protocol
 
-import psutil
-
-from dlrig.hardware.host import demand_s
+from dlrig.hardware.counters import (
+    ProcessCounters,
+    ProcessTree,
+    TreeCounters,
+    read_host_counters,
+)
 from dlrig.hardware.nvml import GpuReading, NvmlBackend
 from dlrig.units import MB, ms_to_s
 from dlrig.watch.samples import DiskSample, HostSample, JobSample
-
-# Names of block devices that are not disks: loop-mounted files and RAM disks.
-_NOT_DISKS = ("loop", "ram", "zram")
 
 
 class HostSampler(Protocol):
@@ -41,17 +38,9 @@ class GpuSampler(Protocol):
     def sample(self) -> tuple[GpuReading, ...]: ...
 
 
-@dataclass
-class _Counters:
-    at_s: float
-    cpu: list[tuple[float, float, float]]  # per CPU: (total, idle + iowait, iowait) seconds
-    disks: dict[str, tuple[int, int, int]]  # name -> (read bytes, written bytes, busy ms)
-    swap_in_bytes: int
-    swap_out_bytes: int
-
-
 class PsutilHostSampler:
-    """The host through psutil: per-CPU busy share and iowait, memory, swap, whole disks.
+    """The host through `dlrig.hardware.counters`: per-CPU busy share and iowait, memory, swap,
+    whole disks.
 
     `disk_limits_mb_s`: measured sequential read rates by disk name (from a saved probe), so
     that a disk reading at its measured rate counts as saturated however busy it looks.
@@ -59,24 +48,11 @@ class PsutilHostSampler:
 
     def __init__(self, disk_limits_mb_s: dict[str, float] | None = None) -> None:
         self._limits = dict(disk_limits_mb_s or {})
-        self._last = self._read()
-
-    def _read(self) -> _Counters:
-        cpu = []
-        for t in psutil.cpu_times(percpu=True):
-            iowait = getattr(t, "iowait", 0.0)
-            cpu.append((sum(t), t.idle + iowait, iowait))
-        disks = {}
-        for name, io in (psutil.disk_io_counters(perdisk=True) or {}).items():
-            if name.startswith(_NOT_DISKS) or not _is_whole_disk(name):
-                continue
-            disks[name] = (io.read_bytes, io.write_bytes, getattr(io, "busy_time", 0))
-        swap = psutil.swap_memory()
-        return _Counters(time.monotonic(), cpu, disks, swap.sin, swap.sout)
+        self._last = read_host_counters()
 
     def sample(self) -> HostSample:
         """Rates since the previous call."""
-        now = self._read()
+        now = read_host_counters()
         last, self._last = self._last, now
         interval_s = max(now.at_s - last.at_s, 1e-6)
         busy, iowait_s, total_s = [], 0.0, 0.0
@@ -97,158 +73,100 @@ class PsutilHostSampler:
                     limit_read_mb_s=self._limits.get(name),
                 )
             )
-        memory = psutil.virtual_memory()
-        swap = psutil.swap_memory()
         return HostSample(
             cpu_busy_ratio=tuple(busy),
             iowait_ratio=_clamp(iowait_s / total_s) if total_s > 0 else 0.0,
-            memory_total_bytes=memory.total,
-            memory_available_bytes=memory.available,
-            swap_used_bytes=swap.used,
+            memory_total_bytes=now.memory_total_bytes,
+            memory_available_bytes=now.memory_available_bytes,
+            swap_used_bytes=now.swap_used_bytes,
             swap_in_mb_s=max(0, now.swap_in_bytes - last.swap_in_bytes) / MB / interval_s,
             swap_out_mb_s=max(0, now.swap_out_bytes - last.swap_out_bytes) / MB / interval_s,
             disks=tuple(disks),
         )
 
 
-def _is_whole_disk(name: str) -> bool:
-    """A whole disk has /sys/block/NAME; its partitions (counted in it already) do not."""
-    return not os.path.isdir("/sys/block") or os.path.exists(f"/sys/block/{name}")
-
-
 def _clamp(ratio: float) -> float:
     return min(1.0, max(0.0, ratio))
 
 
-@dataclass
-class _ProcCounters:
-    cpu_s: float
-    read_bytes: int
-    threads: dict[int, float]  # thread id -> CPU seconds (the main process only)
-    demand_s: float | None  # main thread on a CPU or runnable (hardware.host)
+class TreeReader(Protocol):
+    """Reads a process tree's cumulative counters (`dlrig.hardware.counters.ProcessTree`)."""
+
+    def read(self) -> TreeCounters | None: ...
 
 
 class PsutilJobSampler:
     """The process tree rooted at `pid`: CPU, RSS, threads, bytes read; the main process's
-    busiest thread (a serial loader in the training process shows as one thread at 1.0)."""
+    busiest thread (a serial loader in the training process shows as one thread at 1.0).
 
-    def __init__(self, pid: int) -> None:
-        self._root = psutil.Process(pid)
-        self._last: dict[int, _ProcCounters] = {}
+    Workers that start and exit between two samples (a DataLoader with
+    `persistent_workers=False` and short epochs) are counted through the CPU time of reaped
+    children, less what was already counted while they were seen alive.
+    """
+
+    def __init__(self, pid: int, tree: TreeReader | None = None) -> None:
+        self._tree: TreeReader = tree if tree is not None else ProcessTree(pid)
+        self._last: dict[int, ProcessCounters] = {}
+        self._first_cpu_s: dict[int, float] = {}
         self._last_s = time.monotonic()
-
-    def _tree(self) -> list[psutil.Process]:
-        try:
-            return [self._root, *self._root.children(recursive=True)]
-        except psutil.Error:
-            return []
-
-    def _main(self, tree: list[psutil.Process]) -> psutil.Process | None:
-        """The training process: the root, or the only child of a wrapper that does no work.
-
-        A shell (`--shell`), `uv run` or `conda run` starts one child and waits; stepping
-        through such a root finds the process whose CPU the job's verdict is about.
-        """
-        main = self._root
-        while True:
-            try:
-                children = main.children()
-            except psutil.Error:
-                return main
-            if len(children) != 1 or not _is_wrapper(main):
-                return main
-            main = children[0]
 
     def sample(self) -> JobSample | None:
         """The tree's rates since the previous call; None when the root has exited."""
-        tree = self._tree()
-        if not tree:
+        tree = self._tree.read()
+        if tree is None or not tree.processes:
             return None
-        now_s = time.monotonic()
-        interval_s = max(now_s - self._last_s, 1e-6)
-        self._last_s = now_s
-        main = self._main(tree)
-        main_pid = main.pid if main is not None else self._root.pid
-        current: dict[int, _ProcCounters] = {}
-        cpu_cores = main_cores = workers_cores = busiest = 0.0
+        interval_s = max(tree.at_s - self._last_s, 1e-6)
+        self._last_s = tree.at_s
+        current = {proc.pid: proc for proc in tree.processes}
+        cpu_s = main_cpu_s = workers_cpu_s = busiest_s = reaped_s = 0.0
         main_demand: float | None = None
         workers_demand: float | None = None
-        rss = threads = 0
-        read_bytes_delta = 0
-        workers = 0
-        for proc in tree:
-            try:
-                with proc.oneshot():
-                    times = proc.cpu_times()
-                    rss += proc.memory_info().rss
-                    n_threads = proc.num_threads()
-                    read_bytes = _read_bytes(proc)
-                    per_thread = (
-                        {t.id: t.user_time + t.system_time for t in proc.threads()}
-                        if proc.pid == main_pid
-                        else {}
-                    )
-            except psutil.Error:
-                continue
-            threads += n_threads
-            counters = _ProcCounters(
-                times.user + times.system, read_bytes, per_thread, demand_s(proc.pid)
-            )
-            current[proc.pid] = counters
+        read_bytes_delta = workers = 0
+        for proc in tree.processes:
             last = self._last.get(proc.pid)
             if last is None:
+                self._first_cpu_s[proc.pid] = proc.cpu_s
                 continue  # first sight: its rates start with the next sample
-            cores = max(0.0, counters.cpu_s - last.cpu_s) / interval_s
-            cpu_cores += cores
-            read_bytes_delta += max(0, counters.read_bytes - last.read_bytes)
+            used_s = max(0.0, proc.cpu_s - last.cpu_s)
+            cpu_s += used_s
+            reaped_s += max(0.0, proc.reaped_cpu_s - last.reaped_cpu_s)
+            read_bytes_delta += max(0, proc.read_bytes - last.read_bytes)
             demand = (
                 None
-                if counters.demand_s is None or last.demand_s is None
-                else max(0.0, counters.demand_s - last.demand_s) / interval_s
+                if proc.demand_s is None or last.demand_s is None
+                else max(0.0, proc.demand_s - last.demand_s) / interval_s
             )
-            if proc.pid == main_pid:
-                main_cores = cores
+            if proc.pid == tree.main_pid:
+                main_cpu_s = used_s
                 main_demand = demand
-                for tid, cpu_s in per_thread.items():
-                    busiest = max(busiest, (cpu_s - last.threads.get(tid, cpu_s)) / interval_s)
-            elif proc.pid != self._root.pid:
+                for tid, thread_s in proc.thread_cpu_s.items():
+                    busiest_s = max(busiest_s, thread_s - last.thread_cpu_s.get(tid, thread_s))
+            elif proc.pid != tree.root_pid:
                 workers += 1
-                workers_cores += cores
+                workers_cpu_s += used_s
                 if demand is not None:
                     workers_demand = (workers_demand or 0.0) + demand
+        # A reaped child's lifetime CPU lands in its parent's counter; the part already counted
+        # from its own samples is taken out so that it counts once.
+        gone = [pid for pid in self._last if pid not in current]
+        counted_s = sum(self._last[pid].cpu_s - self._first_cpu_s.pop(pid, 0.0) for pid in gone)
+        unseen_s = max(0.0, reaped_s - counted_s)
+        cpu_s += unseen_s
+        workers_cpu_s += unseen_s
         self._last = current
         return JobSample(
             processes=len(current),
-            cpu_cores=cpu_cores,
-            main_cpu_cores=main_cores,
-            main_busiest_thread_cores=min(busiest, 1.0),
+            cpu_cores=cpu_s / interval_s,
+            main_cpu_cores=main_cpu_s / interval_s,
+            main_busiest_thread_cores=min(busiest_s / interval_s, 1.0),
             workers=workers,
-            workers_cpu_cores=workers_cores,
-            rss_bytes=rss,
-            threads=threads,
+            workers_cpu_cores=workers_cpu_s / interval_s,
+            rss_bytes=sum(proc.rss_bytes for proc in tree.processes),
+            threads=sum(proc.threads for proc in tree.processes),
             read_mb_s=read_bytes_delta / MB / interval_s,
             main_demand_cores=main_demand,
             workers_demand_cores=workers_demand,
         )
-
-
-_WRAPPERS = frozenset({"sh", "bash", "dash", "zsh", "uv", "conda", "env", "time", "nice"})
-
-
-def _is_wrapper(proc: psutil.Process) -> bool:
-    try:
-        return proc.name() in _WRAPPERS
-    except psutil.Error:
-        return False
-
-
-def _read_bytes(proc: psutil.Process) -> int:
-    """Bytes the process read from storage (not the page cache); 0 where the OS hides it."""
-    try:
-        io = proc.io_counters()
-    except (psutil.Error, AttributeError):
-        return 0
-    return int(getattr(io, "read_bytes", 0))
 
 
 class NvmlGpuSampler:
