@@ -44,10 +44,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, read_lambda_rows
 
 from dlrig.catalog import load_catalog
+from dlrig.enums import Precision
 from dlrig.model import compute, estimate
 from dlrig.model.calibration import Calibration, parse_calibration
 from dlrig.model.pcie import pcie_theoretical_gb_s
-from dlrig.model.rates import ComputePath, is_16bit, matmul_peak
+from dlrig.model.rates import ComputePath, is_16bit, matmul_peak, sustained_rate_factor
 
 OUT = REPO / "src" / "dlrig" / "model" / "data" / "calibration.toml"
 
@@ -212,8 +213,10 @@ def _features(
     on the shader cores instead (the TF32 alternative cuDNN may pick)."""
     w = row.workload
     peak, path, _ = matmul_peak(row.gpu, w.precision)
+    peak *= sustained_rate_factor(row.gpu, w.precision)
     if path_override is ComputePath.SIMT_FP32:
-        peak, path = row.gpu.fp32_tflops * 1e12, ComputePath.SIMT_FP32
+        peak = row.gpu.fp32_tflops * 1e12 * sustained_rate_factor(row.gpu, Precision.FP32)
+        path = ComputePath.SIMT_FP32
     bw = row.gpu.memory_bandwidth_gb_s
     flops = compute.training_flop_multiplier(w) * w.forward_flops_per_sample * w.batch_size
     sixteen = compute.moves_16bit_activations(is_16bit(w.precision), path.value)

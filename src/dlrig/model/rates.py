@@ -25,6 +25,12 @@ class ComputePath(StrEnum):
     CPU = "cpu"
 
 
+# AMD RDNA 3 runs 16-bit matrix multiplications as WMMA instructions on its AI accelerators
+# ("matrix cores"), at the card's listed FP16 rate (AMD RDNA 3 ISA reference, WMMA; RX 7900 XTX
+# 122.8 TFLOPS FP16): a tensor-core path, whose real rate the card's measurement sets.
+WMMA_ARCHITECTURES = frozenset({"RDNA 3"})
+
+
 def matmul_peak(gpu: GPU, precision: Precision) -> tuple[float, ComputePath, str | None]:
     """(peak FLOP/s, path, note) for matrix multiplications at `precision` on `gpu`.
 
@@ -43,6 +49,8 @@ def matmul_peak(gpu: GPU, precision: Precision) -> tuple[float, ComputePath, str
         tensor = gpu.fp16_tensor_tflops if precision is Precision.FP16 else gpu.bf16_tensor_tflops
         if tensor:
             return tensor * TFLOPS, ComputePath.TENSOR_16BIT, None
+        if gpu.architecture in WMMA_ARCHITECTURES and gpu.fp16_tflops:
+            return gpu.fp16_tflops * TFLOPS, ComputePath.TENSOR_16BIT, None
         shader = max(gpu.fp16_tflops or 0.0, gpu.fp32_tflops)
         if precision is Precision.BF16 and gpu.fp16_tensor_tflops:
             note = f"{gpu.name} has no bf16 tensor cores: bf16 runs on its shader cores"
@@ -230,3 +238,15 @@ def achievable_memory_bandwidth(gpu: GPU) -> AchievableRate:
 def achievable_memory_bandwidth_gb_s(gpu: GPU) -> float:
     """Achievable device-memory bandwidth of `gpu` in GB/s; see `achievable_memory_bandwidth`."""
     return achievable_memory_bandwidth(gpu).value
+
+
+def sustained_rate_factor(gpu: GPU, precision: Precision) -> float:
+    """How far this card's achievable matmul rate sits from a typical NVIDIA card of the same
+    datasheet peak: achievable / (peak x the NVIDIA median measured/datasheet ratio). 1 for a
+    card without a measurement or a binding power limit; below 1 for a power-limited card or
+    ROCm's shortfall; above 1 where a card measurably boosts past its datasheet clock (RTX 4090:
+    170.06 measured against 165.2 listed). The model's fitted efficiencies apply on top of it."""
+    table = _table()
+    peak, _, _ = matmul_peak(gpu, precision)
+    reference = table.matmul_efficiency[(Vendor.NVIDIA, _precision_group(precision))]
+    return achievable_matmul(gpu, precision).value * TFLOPS / (peak * min(reference, 1.0))
