@@ -126,6 +126,18 @@ def _versus(result: PlanResult, s: Scored, other: Scored) -> str:
     return f"{gpu_set(s)} beats {gpu_set(other)} by {more}: {numbers}"
 
 
+# Builds whose weighted throughput differs by less than this are a tie: the model's 80%
+# interval on one estimate is far wider (calibration: 0.73-1.24x), and a buyer should not pay
+# more for a difference it cannot resolve. A stated band (issue 11) until ranking uses intervals.
+NEAR_TIE_BAND = 0.03
+
+
+def _near_tie(a: Scored, b: Scored) -> bool:
+    """a and b differ in weighted throughput by less than NEAR_TIE_BAND of the faster."""
+    fast = max(a.throughput, b.throughput)
+    return fast > 0 and abs(a.throughput - b.throughput) / fast < NEAR_TIE_BAND
+
+
 def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, ...]:
     """One sentence per build of result.builds. alternatives: other scored builds (e.g. the
     Pareto frontier) to compare the winner with when the top K all spend alike."""
@@ -142,6 +154,20 @@ def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, .
         head = _versus(result, first, pool[0])
     else:
         head = f"{gpu_set(first)} is the only GPU set that fits the job under this budget"
+    ties = [
+        (rank, s)
+        for rank, s in enumerate(builds[1:], start=2)
+        if s.price_usd < first.price_usd - 0.5 and _near_tie(first, s)
+    ]
+    if ties:
+        rank, tie = min(ties, key=lambda t: t[1].price_usd)
+        gap = 1 - min(tie.throughput / first.throughput, 1.0) if first.throughput else 0.0
+        head += (
+            f"; but #{rank} is only {_percent(gap)} slower for "
+            f"{usd(first.price_usd - tie.price_usd)} less, a tie inside the "
+            f"{_percent(NEAR_TIE_BAND)} band the model cannot resolve: the cheaper #{rank} is "
+            "the better buy"
+        )
     sentences = [head + _bottleneck_clause(first)]
     for s in builds[1:]:
         slower = first.throughput > s.throughput
@@ -153,6 +179,8 @@ def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, .
                 if gap >= 0.0005
                 else f"as fast as #1 (within 0.05%) for {usd(saving)} less"
             )
+            if _near_tie(first, s):
+                text += ": a tie inside the model's resolution, so the cheaper buy"
         elif not slower and saving < -0.5:
             text = f"as fast or faster than #1 but {usd(-saving)} dearer"
         else:
