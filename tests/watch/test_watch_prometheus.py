@@ -130,3 +130,23 @@ def test_a_port_in_use_is_a_clear_error_before_the_job_starts(
     assert result.returncode == 2
     assert result.stderr.startswith(f"dlrig: error: cannot serve metrics on 127.0.0.1:{port}")
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("port", ["70000", "-5", "0"])
+def test_a_port_out_of_range_is_bad_input_before_the_job_starts(
+    isolated_dlrig_home: Path, tmp_path: Path, port: str
+) -> None:
+    # Issue 12: `--prometheus 70000` (or -5) ended in a traceback; TCP ports are 1-65535.
+    marker = tmp_path / "ran"
+    result = subprocess.run(
+        [sys.executable, "-m", "dlrig", "watch", "--prometheus", port, "--",
+         sys.executable, "-c", f"open({str(marker)!r}, 'w')"],
+        capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL,
+        env={**os.environ, "DLRIG_HOME": str(isolated_dlrig_home)},
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        f"dlrig: error: --prometheus {port}: expected a TCP port from 1 to 65535"
+    ), result.stderr
+    assert "Traceback" not in result.stderr
+    assert not marker.exists()

@@ -24,6 +24,8 @@ CONTEXT_SETTINGS = {"allow_interspersed_args": False, "ignore_unknown_options": 
 
 # Without a terminal, a status line at most this often keeps a job's log readable.
 PLAIN_LINE_EVERY_S = 10.0
+# The highest TCP port number (ports are 16-bit; 0 would mean "any free port", unknowable here).
+MAX_PORT = 65535
 
 
 def watch(
@@ -58,6 +60,11 @@ def watch(
         raise ValidationError(
             "give one of: a command after --, --list, or --show RUN_ID",
             hint="dlrig watch -- python train.py",
+        )
+    if prometheus is not None and not 1 <= prometheus <= MAX_PORT:
+        raise ValidationError(
+            f"--prometheus {prometheus}: expected a TCP port from 1 to {MAX_PORT}",
+            hint="dlrig watch --prometheus 9400 -- python train.py",
         )
     if list_runs:
         _list(home, json)
