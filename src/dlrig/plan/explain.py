@@ -133,9 +133,10 @@ NEAR_TIE_BAND = 0.03
 
 
 def _near_tie(a: Scored, b: Scored) -> bool:
-    """a and b differ in weighted throughput by less than NEAR_TIE_BAND of the faster."""
+    """a and b differ in weighted throughput by less than NEAR_TIE_BAND of the faster (as the
+    why prints it, to 0.1%)."""
     fast = max(a.throughput, b.throughput)
-    return fast > 0 and abs(a.throughput - b.throughput) / fast < NEAR_TIE_BAND
+    return fast > 0 and round(abs(a.throughput - b.throughput) / fast, 3) < NEAR_TIE_BAND
 
 
 def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, ...]:
