@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from dlrig.commands.html import HtmlOption, save_page
+
 if TYPE_CHECKING:
     from dlrig.probe.report import ProbeReport
 
@@ -52,6 +54,7 @@ def probe(
     compare: CompareOption = False,
     distributed: DistributedOption = False,
     no_torch: NoTorchOption = False,
+    html: HtmlOption = None,
 ) -> None:
     """Measure this machine (CPU, RAM, disks, input pipeline, GPUs) against its datasheets.
 
@@ -82,6 +85,10 @@ def probe(
         from dlrig.report.probe import probe_summary
 
         print_renderable(probe_summary(report))
+    if html is not None:
+        from dlrig.report.html.pages import probe_page
+
+        save_page(html, probe_page(report))
     if save:
         _save(report, quiet=json)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import finite
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ def watch(
     show: Annotated[
         int | None, typer.Option("--show", metavar="RUN_ID", help="replay a stored run's summary")
     ] = None,
+    html: HtmlOption = None,
 ) -> None:
     """Run a command and watch CPUs, disks, RAM and GPUs under it; alarms and a verdict."""
     from dlrig.errors import ValidationError
@@ -69,9 +71,9 @@ def watch(
     if list_runs:
         _list(home, json)
     elif show is not None:
-        _show(home, show, json)
+        _show(home, show, json, html)
     else:
-        raise typer.Exit(_run(command or [], home, interval, json, prometheus, shell))
+        raise typer.Exit(_run(command or [], home, interval, json, prometheus, shell, html))
 
 
 def _warn(message: str) -> None:
@@ -105,7 +107,7 @@ def _list(home: str | None, as_json: bool) -> None:
         print_renderable(runs_table(runs))
 
 
-def _show(home: str | None, run_id: int, as_json: bool) -> None:
+def _show(home: str | None, run_id: int, as_json: bool, html: Path | None) -> None:
     from dlrig.errors import ValidationError
     from dlrig.history.runs import load_run
     from dlrig.report.console import print_text
@@ -123,6 +125,13 @@ def _show(home: str | None, run_id: int, as_json: bool) -> None:
         run.command, run.interval_s, run.samples, db=path, run_id=run_id
     )
     print_text(summary_json(summary) if as_json else summary_text(summary))
+    if html is not None:
+        from dlrig.history.runs import load_samples
+        from dlrig.report.html.pages import watch_page
+
+        # A finished run is loaded as its summary; the page also draws its series.
+        samples = run.samples or tuple(load_samples(conn, run_id))
+        save_page(html, watch_page(summary, samples))
 
 
 def _run(
@@ -132,6 +141,7 @@ def _run(
     as_json: bool,
     port: int | None,
     shell: bool,
+    html: Path | None,
 ) -> int:
     from dlrig.errors import HistoryError
     from dlrig.hardware.nvml import open_nvml
@@ -187,6 +197,10 @@ def _run(
         except HistoryError as exc:
             _warn(str(exc))
     print_text(summary_json(summary) if as_json else summary_text(summary))
+    if html is not None:
+        from dlrig.report.html.pages import watch_page
+
+        save_page(html, watch_page(summary, result.samples))
     return result.exit_code
 
 

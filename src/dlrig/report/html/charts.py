@@ -71,7 +71,8 @@ def clip(label: str, chars: int = LABEL_CHARS) -> str:
 
 def nice_ticks(high: float, count: int = 5) -> list[float]:
     """Round tick values from 0 to at least `high` (1, 2, 2.5 or 5 times a power of ten)."""
-    if not math.isfinite(high) or high <= 0:
+    # An all-zero series (callers floor `high` at 1e-12) gets a plain 0-1 axis, not 0-1e-12.
+    if not math.isfinite(high) or high <= 1e-9:
         return [0.0, 1.0]
     raw = high / count
     power = 10 ** math.floor(math.log10(raw))
