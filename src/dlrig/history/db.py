@@ -8,7 +8,8 @@
   raises HistoryError with what to do; dlrig never deletes, truncates or recreates an existing
   file, so earlier rows are never lost to a recovery attempt.
 - Migrations: `MIGRATIONS` is an ordered list of `Migration(name, statements)`; `connect` applies
-  the ones not yet recorded in the `schema_migrations` table, each in one transaction. Another
+  the ones not yet recorded in the `schema_migrations` table, all in one IMMEDIATE transaction
+  (retried while another process holds the lock), and sets `user_version` to their count. Another
   module adds its tables with `register_migration(name, statements)` at import time (names are
   unique and never renamed; `history/runs.py` keeps the watch tables this way or creates them
   idempotently itself). The probe's own table is migration `0001_probes` (see probes.py).
@@ -18,13 +19,18 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from dlrig.errors import HistoryError
 
 DATABASE_NAME = "dlrig.sqlite3"
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -108,25 +114,77 @@ def _check_header(path: Path) -> None:
         )
 
 
-def migrate(conn: sqlite3.Connection) -> tuple[str, ...]:
-    """Apply the migrations not yet recorded; the names applied now."""
+# A first-time migration racing another dlrig (eight watches started together on a fresh
+# home) waits for the write lock with the busy timeout; these retries cover the cases where
+# SQLite reports busy at once instead (a lock upgrade it cannot wait for).
+_BUSY_ATTEMPTS = 8
+_BUSY_BACKOFF_S = 0.05
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    text = str(exc)
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def _applied(conn: sqlite3.Connection) -> set[str]:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
     )
-    done = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
-    applied = []
-    for migration in list(MIGRATIONS):
-        if migration.name in done:
-            continue
-        with conn:
+    return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+
+
+def _migrate_once(conn: sqlite3.Connection) -> tuple[str, ...]:
+    """Every pending migration in one IMMEDIATE transaction: the write lock is taken before the
+    applied set is read, so two processes never both apply (nor both record) the same one."""
+    known = [m.name for m in MIGRATIONS]
+    tables = conn.execute(
+        "SELECT COUNT(*) FROM sqlite_master WHERE name = 'schema_migrations'"
+    ).fetchone()[0]
+    if tables and set(known) <= _applied(conn):
+        return ()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        done = _applied(conn)
+        applied = []
+        for migration in list(MIGRATIONS):
+            if migration.name in done:
+                continue
             for statement in migration.statements:
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
                 (migration.name, dt.datetime.now(dt.UTC).isoformat(timespec="seconds")),
             )
-        applied.append(migration.name)
+            applied.append(migration.name)
+        # user_version: how many migrations the file has, readable by any SQLite tool.
+        conn.execute(f"PRAGMA user_version = {len(done) + len(applied)}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
     return tuple(applied)
+
+
+def _retry_busy(conn: sqlite3.Connection, step: Callable[[sqlite3.Connection], T]) -> T:
+    for attempt in range(_BUSY_ATTEMPTS):
+        try:
+            return step(conn)
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or attempt == _BUSY_ATTEMPTS - 1:
+                raise
+            time.sleep(_BUSY_BACKOFF_S * (attempt + 1))
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def migrate(conn: sqlite3.Connection) -> tuple[str, ...]:
+    """Apply the migrations not yet recorded (one transaction, retried while another process
+    holds the lock); the names applied now."""
+    saved = conn.isolation_level
+    conn.isolation_level = None  # explicit BEGIN/COMMIT: DDL and DML in the same transaction
+    try:
+        return _retry_busy(conn, _migrate_once)
+    finally:
+        conn.isolation_level = saved
 
 
 def connect(path: Path, *, create: bool = True, timeout_s: float = 5.0) -> sqlite3.Connection:
@@ -151,7 +209,7 @@ def connect(path: Path, *, create: bool = True, timeout_s: float = 5.0) -> sqlit
     try:
         conn = sqlite3.connect(path, timeout=timeout_s)
         conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _retry_busy(conn, lambda c: c.execute("PRAGMA journal_mode = WAL"))
         conn.execute("PRAGMA foreign_keys = ON")
         migrate(conn)
     except sqlite3.Error as exc:
