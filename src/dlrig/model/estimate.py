@@ -14,7 +14,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dlrig.enums import Bottleneck, CoolerType, Modifier, Parallelism, PreprocessingStrategy
+from dlrig.enums import (
+    Bottleneck,
+    CoolerType,
+    Modifier,
+    Parallelism,
+    Precision,
+    PreprocessingStrategy,
+)
 from dlrig.machine.model import Build
 from dlrig.machine.topology import topology
 from dlrig.model import compute, interconnect, memory, pcie, pipeline
@@ -22,7 +29,7 @@ from dlrig.model.calibration import Calibration, WorkloadFactors, default_calibr
 from dlrig.model.device import DEFAULT_CPU, Device, busbw_gb_s, matmul_rate, pcie_link, pick_device
 from dlrig.model.energy import co2_kg, energy_cost, run_time_h, wall_energy_kwh
 from dlrig.model.power import size_build_psu
-from dlrig.model.rates import is_16bit
+from dlrig.model.rates import ComputePath, is_16bit, sustained_rate_factor
 from dlrig.model.result import Estimate, MemoryEstimate, PowerEstimate, RunEstimate
 from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
@@ -59,6 +66,10 @@ def _gpu_work_s(job: _Job, mods: list[Modifier]) -> tuple[float, float, str]:
     step on one device, slowed by thermal throttling (COOL.1)."""
     w, cal, batch = job.workload, job.cal, job.batch
     peak, path, efficiency = matmul_rate(job.dev, job.factors, cal)
+    if job.dev.group is not None:
+        on_shaders = path is ComputePath.SIMT_FP32 and job.dev.path is not path
+        precision = Precision.FP32 if on_shaders else w.precision
+        peak *= sustained_rate_factor(job.dev.group.gpu, precision)
     bw = job.dev.bandwidth_gb_s
     t_weights = 0.0
     if job.training:
@@ -87,7 +98,10 @@ def _gpu_work_s(job: _Job, mods: list[Modifier]) -> tuple[float, float, str]:
         )
         if throttle < 1.0:
             mods.append(Modifier.THERMAL_THROTTLE)
-    return (t_mm + overhead_s) / throttle, t_mem / throttle, path.value
+    # Data-parallel GPUs wait at every step's all-reduce for the slowest of them.
+    gpus = job.n_node * job.build.nodes
+    slow = throttle / interconnect.straggler_factor(gpus) if job.training else throttle
+    return (t_mm + overhead_s) / slow, t_mem / slow, path.value
 
 
 def _pair_spaced(build: Build) -> bool:
