@@ -166,3 +166,47 @@ def test_distributed_flag_reads_local_rank_and_prints_rank_0s_report(
     monkeypatch.setenv("LOCAL_RANK", "0")
     loud = CliRunner().invoke(app, ["probe", "--distributed", "--json"])
     assert json.loads(loud.output) == {"ranks": [], "allreduce": [], "slow_ranks": []}
+
+
+def test_save_with_a_corrupt_history_fails_before_measuring(
+    isolated_dlrig_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 12: `probe --save` measured for 12 s and then lost everything on a corrupt database.
+    from dlrig.commands import probe as probe_cmd
+    from dlrig.errors import HistoryError
+
+    isolated_dlrig_home.mkdir(parents=True, exist_ok=True)
+    database = isolated_dlrig_home / "dlrig.sqlite3"
+    database.write_bytes(b"not a database at all\n")
+
+    def measured(*_: object) -> None:
+        raise AssertionError("measured before checking the database")
+
+    monkeypatch.setattr(probe_cmd, "_measure", measured)
+    result = CliRunner().invoke(app, ["probe", "--quick", "--no-torch", "--save"])
+    assert isinstance(result.exception, HistoryError), result.exception
+    assert "corrupt" in result.exception.message
+    assert database.read_bytes() == b"not a database at all\n"  # left untouched
+
+
+def test_save_failing_after_the_measurement_keeps_the_probe_in_a_new_file(
+    isolated_dlrig_home: Path,
+    tmp_path: Path,
+    small_probe: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dlrig.errors import HistoryError
+    from dlrig.history import probes
+
+    def refused(*_: object) -> int:
+        raise HistoryError("history database x is locked by another dlrig (or sqlite) process")
+
+    _replaying(monkeypatch, "gpu_throttling_for_heat")
+    monkeypatch.setattr(probes, "save_probe", refused)
+    monkeypatch.chdir(tmp_path)
+    args = ["probe", "--quick", "--no-torch", "--path", str(tmp_path), "--json", "--save"]
+    result = CliRunner().invoke(app, args)
+    assert isinstance(result.exception, HistoryError), result.exception
+    kept = Path(result.exception.message.split("the probe was written to ")[1])
+    assert kept.parent == tmp_path and kept.name.startswith("dlrig-probe-")
+    assert json.loads(kept.read_text())["gpus"][0]["reading"]["temperature_c"] == 83

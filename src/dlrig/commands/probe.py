@@ -72,6 +72,10 @@ def probe(
         if cluster is not None:
             _print_cluster(cluster, json)
         return
+    if save:
+        from dlrig.history import db
+
+        db.check_writable(_db_path())  # before a measurement that would otherwise be lost
     report = _measure(quick, tuple(path or ()), not no_torch, json)
     if compare:
         _compare(report, json)
@@ -149,17 +153,41 @@ def _print_cluster(cluster: dict[str, Any], as_json: bool) -> None:
 def _save(report: ProbeReport, quiet: bool) -> None:
     import sys
 
+    from dlrig.errors import HistoryError
     from dlrig.history import db
     from dlrig.history.probes import save_probe
 
     path = _db_path()
-    conn = db.connect(path)
     try:
-        probe_id = save_probe(conn, report)
-    finally:
-        conn.close()
+        conn = db.connect(path)
+        try:
+            probe_id = save_probe(conn, report)
+        finally:
+            conn.close()
+    except HistoryError as exc:
+        # The database failed after the check (another process, a full disk): keep the
+        # measurement in a new file rather than lose it.
+        kept = _keep_report(report)
+        where = f"the probe was written to {kept}" if kept else "no folder took the probe either"
+        raise HistoryError(f"{exc.message}; {where}", hint=exc.hint) from exc
     if not quiet:
         sys.stdout.write(f"saved probe {probe_id} to {path}\n")
+
+
+def _keep_report(report: ProbeReport) -> Path | None:
+    """A new file (never an existing one) holding the report's JSON: the current folder, else
+    the temporary one; None when neither takes it."""
+    import tempfile
+
+    for folder in (Path.cwd(), Path(tempfile.gettempdir())):
+        try:
+            fd, name = tempfile.mkstemp(prefix="dlrig-probe-", suffix=".json", dir=folder)
+        except OSError:
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(report.model_dump_json(indent=2))
+        return Path(name)
+    return None
 
 
 def _show_history(as_json: bool) -> None:

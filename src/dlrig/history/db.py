@@ -222,3 +222,25 @@ def connect(path: Path, *, create: bool = True, timeout_s: float = 5.0) -> sqlit
 def history_error(path: Path, exc: sqlite3.Error) -> HistoryError:
     """The HistoryError for a failed statement on the database at path (locked, corrupt, ...)."""
     return _fail(path, exc)
+
+
+def check_writable(path: Path) -> None:
+    """Raise HistoryError now if a probe or run could not be saved at path later: the file is
+    corrupt (SQLite's quick_check) or cannot take a write (read-only file or folder, locked).
+    Writes nothing; callers check before a long measurement rather than lose it after."""
+    conn = connect(path)
+    try:
+        problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            raise HistoryError(
+                f"history database {path} is corrupt ({problems[0]})",
+                hint="dlrig leaves it untouched: move it aside (or recover it with `sqlite3 "
+                ".recover`) and dlrig starts a new one",
+            )
+        conn.isolation_level = None
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        raise _fail(path, exc) from exc
+    finally:
+        conn.close()
