@@ -107,3 +107,25 @@ def max_batch_per_gpu(need: MemoryNeed, available_bytes: float) -> int:
     if per_sample <= 0:
         return 1_000_000_000
     return int(room // per_sample)
+
+
+def transformer_layer_activation_bytes(
+    seq_len: int,
+    hidden_size: int,
+    num_heads: int,
+    tensor_parallel: int = 1,
+    sequence_parallel: bool = False,
+    selective_recompute: bool = False,
+) -> float:
+    """Activations one transformer layer saves for the backward pass, per sample, at 16-bit
+    (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
+    arXiv:2205.05198, sec. 4): s h (34 + 5 a s / h) bytes: 34 s h for the linear layers,
+    norms, GeLU and dropout masks, 5 a s^2 for the attention scores, softmax and its dropout.
+    Tensor parallelism over t GPUs divides the attention and MLP part (24 s h + 5 a s^2) by t;
+    sequence parallelism also divides the norms and dropouts (10 s h); selective recomputation
+    drops the 5 a s^2 term (what flash attention also never stores)."""
+    s, h, t = float(seq_len), float(hidden_size), float(tensor_parallel)
+    attention_scores = 0.0 if selective_recompute else 5.0 * num_heads * s * s / t
+    sharded = 24.0 * s * h / t
+    norms_dropouts = 10.0 * s * h / (t if sequence_parallel else 1.0)
+    return sharded + norms_dropouts + attention_scores
