@@ -132,8 +132,11 @@ def power_bar(est: Estimate) -> Markup:
 def estimate_page(est: Estimate) -> str:
     """`dlrig estimate --html`: the step's stages, the bottleneck, memory, power and the run."""
     facts = [
-        ("step", f"{fmt(_ms(est.step_time_s))} ms", ""),
-        ("throughput", f"{fmt(est.samples_per_s)} samples/s", ""),
+        # The model's interval, as the terminal prints it.
+        ("step", f"{fmt(_ms(est.step_time_s))} ms",
+         f"interval {fmt(_ms(est.step_time_s_low))}-{fmt(_ms(est.step_time_s_high))} ms"),
+        ("throughput", f"{fmt(est.samples_per_s)} samples/s",
+         f"interval {fmt(est.samples_per_s_low)}-{fmt(est.samples_per_s_high)}"),
         ("bottleneck", est.bottleneck.value, ", ".join(m.value for m in est.modifiers)),
         ("memory", "fits" if est.memory.fits else "does not fit",
          f"largest batch {est.memory.max_batch_per_gpu}"),
