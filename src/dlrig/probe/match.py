@@ -27,22 +27,47 @@ def clean_name(name: str) -> str:
     return re.sub(r"\s+", " ", _NOISE.sub(" ", name)).strip()
 
 
+# Words that make a different part of the same number: an RTX 3090 is not an RTX 3090 Ti.
+_SUFFIXES = frozenset({"ti", "super", "xt", "xtx"})
+
+
+def _model_tokens(name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(tokens with a digit: '3060', 'i9', '13900k', 'w5', '3435x'; suffix words) of a name."""
+    tokens = re.findall(r"[a-z0-9]+", name.lower())
+    return (
+        frozenset(t for t in tokens if any(c.isdigit() for c in t)),
+        frozenset(t for t in tokens if t in _SUFFIXES),
+    )
+
+
+def _same_model(reported: str, label: str) -> bool:
+    """Model numbers match exactly: every numbered token of the catalog label is in the reported
+    name and the suffix words agree (fuzzy matching is for the words around the numbers only)."""
+    numbers, suffixes = _model_tokens(reported)
+    label_numbers, label_suffixes = _model_tokens(label)
+    named_alike = bool(label_numbers) or not numbers  # "TITAN V": no number on either side
+    return named_alike and label_numbers <= numbers and suffixes == label_suffixes
+
+
 def _match(catalog: Catalog, model: type[P], parts: tuple[P, ...], name: str) -> P | None:
     cleaned = clean_name(name)
     for candidate in (name, cleaned):
         try:
-            return catalog.find(model, candidate)
+            part = catalog.find(model, candidate)
         except UnknownPartError:
             continue
-    labels: dict[str, P] = {}
+        if any(_same_model(cleaned, label) for label in (part.name, *part.aliases)):
+            return part
+    labels: dict[str, tuple[str, P]] = {}
     for part in parts:
         for label in (part.name, *part.aliases):
-            labels.setdefault(normalize(label), part)
+            if _same_model(cleaned, label):
+                labels.setdefault(normalize(label), (label, part))
     key = normalize(cleaned)
     if key in labels:
-        return labels[key]
+        return labels[key][1]
     close = difflib.get_close_matches(key, list(labels), n=1, cutoff=_CUTOFF)
-    return labels[close[0]] if close else None
+    return labels[close[0]][1] if close else None
 
 
 def match_gpu(catalog: Catalog, name: str | None) -> GPU | None:
