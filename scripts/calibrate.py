@@ -48,7 +48,13 @@ from dlrig.enums import Precision
 from dlrig.model import compute, estimate
 from dlrig.model.calibration import Calibration, parse_calibration
 from dlrig.model.pcie import pcie_theoretical_gb_s
-from dlrig.model.rates import ComputePath, is_16bit, matmul_peak, sustained_rate_factor
+from dlrig.model.rates import (
+    ComputePath,
+    is_16bit,
+    matmul_peak,
+    sustained_bandwidth_factor,
+    sustained_rate_factor,
+)
 
 OUT = REPO / "src" / "dlrig" / "model" / "data" / "calibration.toml"
 
@@ -217,7 +223,7 @@ def _features(
     if path_override is ComputePath.SIMT_FP32:
         peak = row.gpu.fp32_tflops * 1e12 * sustained_rate_factor(row.gpu, Precision.FP32)
         path = ComputePath.SIMT_FP32
-    bw = row.gpu.memory_bandwidth_gb_s
+    bw = row.gpu.memory_bandwidth_gb_s * sustained_bandwidth_factor(row.gpu)
     flops = compute.training_flop_multiplier(w) * w.forward_flops_per_sample * w.batch_size
     sixteen = compute.moves_16bit_activations(is_16bit(w.precision), path.value)
     per_pass = compute.memory_bound_bytes(w, w.batch_size, sixteen, 1.0)

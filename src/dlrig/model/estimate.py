@@ -29,7 +29,12 @@ from dlrig.model.calibration import Calibration, WorkloadFactors, default_calibr
 from dlrig.model.device import DEFAULT_CPU, Device, busbw_gb_s, matmul_rate, pcie_link, pick_device
 from dlrig.model.energy import co2_kg, energy_cost, run_time_h, wall_energy_kwh
 from dlrig.model.power import size_build_psu
-from dlrig.model.rates import ComputePath, is_16bit, sustained_rate_factor
+from dlrig.model.rates import (
+    ComputePath,
+    is_16bit,
+    sustained_bandwidth_factor,
+    sustained_rate_factor,
+)
 from dlrig.model.result import Estimate, MemoryEstimate, PowerEstimate, RunEstimate
 from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
@@ -71,6 +76,8 @@ def _gpu_work_s(job: _Job, mods: list[Modifier]) -> tuple[float, float, str]:
         precision = Precision.FP32 if on_shaders else w.precision
         peak *= sustained_rate_factor(job.dev.group.gpu, precision)
     bw = job.dev.bandwidth_gb_s
+    if job.dev.group is not None:
+        bw *= sustained_bandwidth_factor(job.dev.group.gpu)
     t_weights = 0.0
     if job.training:
         flops = compute.training_flop_multiplier(w) * w.forward_flops_per_sample * batch
