@@ -12,6 +12,8 @@ from dlrig.plan.objectives import Objective, weighted_throughput
 from dlrig.plan.results import WeightedWorkload, dataset_size_gb
 from dlrig.plan.space import search_space
 
+Point = tuple[float, float, float, object]
+
 
 def brute_force(
     catalog: Catalog,
@@ -20,8 +22,9 @@ def brute_force(
     objective: Objective,
     evaluator: Evaluator,
     constraints: Constraints,
-) -> list[tuple[float, float, float]]:
-    """(value, price, weighted throughput) of every feasible build under the budget."""
+) -> list[Point]:
+    """(value, price, weighted throughput, GPU set) of every feasible build under the
+    budget."""
     space = search_space(
         catalog,
         constraints,
@@ -48,29 +51,29 @@ def brute_force(
                     objective.value(cand.price_usd, outcomes),
                     cand.price_usd,
                     weighted_throughput(outcomes, weights),
+                    group.gpu_set,
                 )
             )
     return out
 
 
-def frontier(points: Sequence[tuple[float, float, float]]) -> list[tuple[float, float]]:
+def frontier(points: Sequence[Point]) -> list[tuple[float, float]]:
     """(price, throughput) points no cheaper-or-equal point matches in throughput."""
     best: list[tuple[float, float]] = []
-    for _, price, tput in sorted(points, key=lambda p: (p[1], -p[2])):
+    for _, price, tput, _ in sorted(points, key=lambda p: (p[1], -p[2])):
         if best and best[-1][1] >= tput * (1 - 1e-9):
             continue
         best.append((price, tput))
     return best
 
 
-def undominated_top(
-    points: Sequence[tuple[float, float, float]], k: int
-) -> list[tuple[float, float]]:
-    """(value, price) of the k best builds that no other build matches in value for less."""
-    kept: list[tuple[float, float]] = []
-    for value, price, _ in sorted(points, key=lambda p: (-p[0], p[1])):
+def undominated_top(points: Sequence[Point], k: int) -> list[tuple[float, float]]:
+    """(value, price) of the k best builds that no build with the same GPUs matches in value
+    for less (every build the objective scores is ranked, but not dearer copies of one)."""
+    kept: list[tuple[float, float, object]] = []
+    for value, price, _, gpus in sorted(points, key=lambda p: (-p[0], p[1])):
         tol = 1e-9 * max(1.0, abs(value))
-        if any(v >= value - tol and q <= price + 1e-6 for v, q in kept):
+        if any(g == gpus and v >= value - tol and q <= price + 1e-6 for v, q, g in kept):
             continue
-        kept.append((value, price))
-    return kept[:k]
+        kept.append((value, price, gpus))
+    return [(v, q) for v, q, _ in kept[:k]]

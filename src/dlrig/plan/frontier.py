@@ -82,10 +82,18 @@ def above(a: float, b: float) -> bool:
 
 
 def undominated(ranked: Sequence[Scored]) -> list[Scored]:
-    """Builds of a best-first list that no earlier one matches in value at no higher price."""
+    """Builds of a best-first list that no earlier build with the same GPUs matches in value at
+    no higher price (a dearer copy of a better build); a build with other GPUs always counts,
+    so every objective ranks every build it scores."""
     kept: list[Scored] = []
     for s in ranked:
-        if not any(not below(k.value, s.value) and k.price_usd <= s.price_usd + 1e-6 for k in kept):
+        gpus = s.candidate.group.gpu_set
+        if not any(
+            k.candidate.group.gpu_set == gpus
+            and not below(k.value, s.value)
+            and k.price_usd <= s.price_usd + 1e-6
+            for k in kept
+        ):
             kept.append(s)
     return kept
 

@@ -64,6 +64,12 @@ class Group:
         return (self.chassis.name, self.gpu.name, self.count, self.water, self.nodes)
 
     @property
+    def gpu_set(self) -> Hashable:
+        """The GPUs the group's builds hold: builds of one GPU set differ only in supporting
+        parts and cooling (a dearer board, water where air does as well)."""
+        return (self.gpu.name, self.count, self.nodes)
+
+    @property
     def fixed_price_usd(self) -> float:
         """One node's price of the chassis, GPUs (unless bundled) and water cooling."""
         bundled = self.chassis.platform is not None and self.chassis.platform.included_gpu

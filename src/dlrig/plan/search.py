@@ -5,8 +5,8 @@
 2. Top K: groups in order of their bound; a group is opened only while its bound can still
    enter the top K; inside it, candidates are visited cheapest first, and the walk stops
    when the group reaches its bound (nothing dearer in it can be better) or when the bound at
-   the candidate's price falls below the K-th best, or when a build already scored is worth
-   at least that bound for no more money (nothing there can be an undominated build).
+   the candidate's price falls below the K-th best, or when a build with the same GPUs already
+   scored is worth at least that bound for no more money (a dearer copy of it).
 3. Pareto frontier of price against weighted throughput: groups cheapest first, skipping any
    whose bound is already matched by a cheaper build found.
 4. When nothing fits the budget, the same walk without the budget finds the cheapest build
@@ -69,16 +69,16 @@ Usefulness = Callable[[tuple[Outcome, ...]], bool]
 class _Pass:
     """What one pass of the walk skips, when it stops and what it keeps.
 
-    `skip_group(group, bound)`: the group cannot add anything; `useful_at(price)`: whether a
-    probe's outcomes at that price can still add anything; `past_reach(candidate, bound)`: this
-    and every dearer candidate of the group cannot; `taker(bound)`: a fresh per-group recorder
-    of scored builds that returns True when the group needs no more candidates; `screen`:
-    whether options are screened up front.
+    `skip_group(group, bound)`: the group cannot add anything; `useful_at(group, price)`:
+    whether a probe's outcomes for that group at that price can still add anything;
+    `past_reach(candidate, bound)`: this and every dearer candidate of the group cannot;
+    `taker(bound)`: a fresh per-group recorder of scored builds that returns True when the
+    group needs no more candidates; `screen`: whether options are screened up front.
     """
 
     budget_usd: float
     skip_group: Callable[[Group, tuple[Outcome, ...]], bool]
-    useful_at: Callable[[float], Usefulness]
+    useful_at: Callable[[Group, float], Usefulness]
     past_reach: Callable[[Candidate, tuple[Outcome, ...]], bool]
     taker: Callable[[tuple[Outcome, ...]], Callable[[Scored], bool]]
     screen: bool = True
@@ -350,7 +350,7 @@ class Planner:
                 continue
             live = None
             if p.screen:
-                live = self.live_options(opened, p.useful_at(opened.min_price_usd))
+                live = self.live_options(opened, p.useful_at(opened, opened.min_price_usd))
                 if live is None:
                     continue
             take = p.taker(loose)
@@ -360,7 +360,7 @@ class Planner:
                     break
                 if feasible.outdo(cand):
                     continue
-                if self.option_bounds(opened, cand, p.useful_at(cand.price_usd)) is None:
+                if self.option_bounds(opened, cand, p.useful_at(opened, cand.price_usd)) is None:
                     continue
                 scored = self.score(cand, loose)
                 if scored is None:
@@ -377,8 +377,9 @@ class Planner:
         return ranked[0] if ranked else None
 
     def top(self, budget_usd: float, k: int) -> list[Scored]:
-        """The k best feasible builds under the budget that no other build matches on the
-        objective for less money (best first; ties: cheaper first).
+        """The k best feasible builds under the budget that no build with the same GPUs
+        matches on the objective for less money (best first; ties: cheaper first): every
+        build the objective scores is ranked, except dearer copies of a ranked build.
 
         A build dominated so is a dearer copy of a better one (the same GPUs on a dearer
         board, water where air does as well). Whatever dominates a build ranks before it, so
@@ -397,7 +398,8 @@ class Planner:
         self, budget_usd: float, k: int, admit: Callable[[Group], bool] = lambda g: True
     ) -> list[Scored]:
         """The k best feasible builds (best first; ties: cheaper first) of those that no
-        build found scores at least as well for no more money, except dearer builds of a group
+        build found with the same GPUs scores at least as well for no more money, except
+        dearer builds of a group
         that do no better than a cheaper one of it; only groups that admit() lets in.
 
         A build so matched is never among the undominated builds `top` keeps: the build that
@@ -408,13 +410,14 @@ class Planner:
         families = self.families(budget_usd)
         families.sort(key=lambda f: -obj.bound(f.min_price_usd, f.best))
         found: list[Scored] = []
-        scored_so_far = Staircase()
+        scored_so_far: dict[Hashable, Staircase] = {}
 
-        def out_of_reach(bound: float, price_usd: float) -> bool:
+        def out_of_reach(bound: float, price_usd: float, gpus: Hashable) -> bool:
             """No build with value <= bound and price >= price_usd can enter the top k: it is
             worse than the k-th, or ties it and is no cheaper (ties rank by price), or a build
             already scored is worth at least bound for no more than price_usd."""
-            if scored_so_far.best_at(price_usd) >= bound:
+            found_here = scored_so_far.get(gpus)
+            if found_here is not None and found_here.best_at(price_usd) >= bound:
                 return True
             if len(found) < k:
                 return False
@@ -428,7 +431,7 @@ class Planner:
                 family_bound = obj.bound(family.min_price_usd, family.best)
                 if len(found) >= k and below(family_bound, found[k - 1].value):
                     return  # the families come best bound first: none after can enter either
-                if out_of_reach(family_bound, family.min_price_usd):
+                if out_of_reach(family_bound, family.min_price_usd, family.groups[0].gpu_set):
                     continue
                 members = list(self.bounded(family, budget_usd))
                 members.sort(key=lambda gb: -obj.bound(gb[0].min_price_usd, gb[1]))
@@ -442,7 +445,8 @@ class Planner:
                 if not above(scored.value, group_best):
                     return False  # a dearer build of the group that does no better
                 group_best = scored.value
-                scored_so_far.add(scored.price_usd, scored.value)
+                gpus = scored.candidate.group.gpu_set
+                scored_so_far.setdefault(gpus, Staircase()).add(scored.price_usd, scored.value)
                 found.append(scored)
                 found.sort(key=rank_key)
                 del found[k:]
@@ -458,10 +462,13 @@ class Planner:
             _Pass(
                 budget_usd=budget_usd,
                 skip_group=lambda g, best: (
-                    not admit(g) or out_of_reach(obj.bound(g.min_price_usd, best), g.min_price_usd)
+                    not admit(g)
+                    or out_of_reach(obj.bound(g.min_price_usd, best), g.min_price_usd, g.gpu_set)
                 ),
-                useful_at=lambda price: _reachable(out_of_reach, obj, price),
-                past_reach=lambda c, best: out_of_reach(obj.bound(c.price_usd, best), c.price_usd),
+                useful_at=lambda g, price: _reachable(out_of_reach, obj, price, g.gpu_set),
+                past_reach=lambda c, best: out_of_reach(
+                    obj.bound(c.price_usd, best), c.price_usd, c.group.gpu_set
+                ),
                 taker=taker,
             ),
         )
@@ -513,7 +520,7 @@ class Planner:
                 skip_group=lambda g, best: dominated(
                     g.min_price_usd, weighted_throughput(best, weights)
                 ),
-                useful_at=lambda price: _undominated_at(dominated, weights, price),
+                useful_at=lambda g, price: _undominated_at(dominated, weights, price),
                 past_reach=lambda c, best: dominated(
                     c.price_usd, weighted_throughput(best, weights)
                 ),
@@ -551,7 +558,7 @@ class Planner:
             _Pass(
                 budget_usd=math.inf,
                 skip_group=lambda g, best: dearer(g.min_price_usd),
-                useful_at=lambda price: _always_useful,
+                useful_at=lambda g, price: _always_useful,
                 past_reach=lambda c, best: dearer(c.price_usd),
                 taker=taker,
                 screen=False,
@@ -571,13 +578,16 @@ class Planner:
 
 
 def _reachable(
-    out_of_reach: Callable[[float, float], bool], obj: Objective, floor_usd: float
+    out_of_reach: Callable[[float, float, Hashable], bool],
+    obj: Objective,
+    floor_usd: float,
+    gpus: Hashable,
 ) -> Callable[[tuple[Outcome, ...]], bool]:
     """Whether a probe's bound, at floor_usd (a group's lowest price, or a candidate's),
     can still enter the top k."""
 
     def useful(best: tuple[Outcome, ...]) -> bool:
-        return not out_of_reach(obj.bound(floor_usd, best), floor_usd)
+        return not out_of_reach(obj.bound(floor_usd, best), floor_usd, gpus)
 
     return useful
 
