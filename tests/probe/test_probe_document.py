@@ -49,3 +49,22 @@ def test_inferred_kind_thresholds() -> None:
     assert inferred_kind(150.0) is StorageKind.HDD
     assert inferred_kind(520.0) is StorageKind.SATA_SSD
     assert inferred_kind(3500.0) is StorageKind.NVME
+
+
+def test_a_cpu_the_catalog_lacks_is_kept_as_a_partial_inline_spec() -> None:
+    """Issue 9: the probed CPU goes into probe:latest even when the catalog lacks it, with what
+    /proc gives per socket (2 sockets x 32 cores / 64 threads here); the rest is unknown."""
+    from dataclasses import replace
+
+    from dlrig.rules import check_build
+
+    result = scenario_result("laptop_without_gpu")
+    cpu = replace(result.cpu, model="Mystery Xeon 9999", sockets=2, cores=64, threads=128)
+    doc = probe_build_document(replace(result, cpu=cpu), CATALOG)
+    assert doc["build"]["cpu"]["spec"]["name"] == "Mystery Xeon 9999"
+    assert doc["build"]["cpu"]["spec"]["cores"] == 32
+    assert doc["build"]["cpu"]["count"] == 2
+    build = resolve_build(doc["build"], "probe", CATALOG)
+    assert build.cpu is not None and build.cpu.cores == 32 and build.cpu_count == 2
+    assert "pcie_lanes" in build.cpu.unknown_fields
+    assert any(f.message.startswith("unknown:") for f in check_build(build).findings)

@@ -14,6 +14,7 @@ from typing import Any
 
 from dlrig.catalog.loader import Catalog
 from dlrig.enums import Precision, StorageKind
+from dlrig.hardware.host import CpuInfo
 from dlrig.machine import resolve_build
 from dlrig.machine.document import build_to_document
 from dlrig.probe.match import match_cpu, match_gpu, match_storage
@@ -114,6 +115,24 @@ def _storage_entry(disk: DiskProbe, catalog: Catalog, assumed: list[str]) -> dic
     }
 
 
+def _inline_cpu(cpu: CpuInfo) -> dict[str, Any]:
+    """A partial inline CPU spec (one socket's share) from what the host reports."""
+    sockets = cpu.sockets or 1
+    spec: dict[str, Any] = {"name": cpu.model}
+    if cpu.cores:
+        spec["cores"] = max(1, cpu.cores // sockets)
+    if cpu.threads:
+        spec["threads"] = max(1, cpu.threads // sockets)
+    if cpu.base_mhz:
+        spec["base_ghz"] = round(cpu.base_mhz / 1e3, 2)
+    if cpu.max_mhz:
+        spec["boost_ghz"] = round(cpu.max_mhz / 1e3, 2)
+    entry: dict[str, Any] = {"spec": spec}
+    if sockets > 1:
+        entry["count"] = sockets
+    return entry
+
+
 def probe_build_document(result: ProbeResult, catalog: Catalog) -> dict[str, Any]:
     """The build file of the probed machine (design.md), with `assumptions` beside it."""
     assumed: list[str] = []
@@ -131,10 +150,12 @@ def probe_build_document(result: ProbeResult, catalog: Catalog) -> dict[str, Any
                 "count": result.cpu.sockets,
             }
         )
-    else:
+    elif result.cpu.model:
+        doc["cpu"] = _inline_cpu(result.cpu)
         assumed.append(
-            f"CPU '{result.cpu.model}' is not in the catalog and /proc does not give what an "
-            "inline spec needs (PCIe lanes, memory channels, TDP, socket): left out"
+            f"CPU '{result.cpu.model}' is not in the catalog: an inline spec of what /proc "
+            "gives (cores, threads, clocks); its PCIe lanes, memory channels, TDP and socket are "
+            "unknown, and the rules that need them say so"
         )
     if result.memory.total_bytes:
         doc["memory"] = {"size_gb": round(bytes_to_gb(result.memory.total_bytes), 1)}
