@@ -153,8 +153,34 @@ def topology(build: Build) -> Topology:
     return build.topology
 
 
+# Builds that share their GPUs, board, platform and CPU share a topology: the planner makes
+# thousands of builds from a few dozen of those parts. Keyed by the parts' identities, with the
+# parts kept alive beside the result so that no id is reused while its entry exists.
+_SHARED: dict[tuple[object, ...], tuple[tuple[object, ...], Topology]] = {}
+_SHARED_MAX = 4096
+
+
 def compute_topology(build: Build) -> Topology:
     """The cards, their seats and links, from the build's parts (call `topology` instead)."""
+    parts: tuple[object, ...] = (
+        build.motherboard, build.platform, build.cpu, *(g.gpu for g in build.gpus),
+    )  # fmt: skip
+    key = (
+        *(id(p) for p in parts),
+        build.cpu_count,
+        tuple((g.count, g.pcie_gen, g.pcie_lanes, g.cooler) for g in build.gpus),
+    )
+    found = _SHARED.get(key)
+    if found is not None:
+        return found[1]
+    topo = _compute(build)
+    if len(_SHARED) >= _SHARED_MAX:
+        _SHARED.clear()
+    _SHARED[key] = (parts, topo)
+    return topo
+
+
+def _compute(build: Build) -> Topology:
     cards = tuple(
         Card(g.gpu, g.cooler, i, g.pcie_gen, g.pcie_lanes)
         for i, g in enumerate(build.gpus)

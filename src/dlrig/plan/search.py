@@ -20,6 +20,7 @@ are called once per distinct build (the evaluator caches), so the passes share t
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -480,13 +481,14 @@ class Planner:
         weights = [w.weight for w in self.workloads]
         families = self.families(budget_usd)
         families.sort(key=lambda f: f.min_price_usd)
+        # No frontier build matches another for no more money, so by price the throughputs
+        # rise: the best at or under a price is the last one there.
         frontier: list[Scored] = []
+        prices: list[float] = []
 
         def dominated(price: float, throughput: float) -> bool:
-            return any(
-                f.price_usd <= price + 1e-6 and not below(f.throughput, throughput)
-                for f in frontier
-            )
+            i = bisect.bisect_right(prices, price + 1e-6) - 1
+            return i >= 0 and not below(frontier[i].throughput, throughput)
 
         def groups() -> Iterator[tuple[Group, tuple[Outcome, ...]]]:
             for family in families:
@@ -497,10 +499,9 @@ class Planner:
             ceiling = weighted_throughput(best, weights)
 
             def take(scored: Scored) -> bool:
-                nonlocal frontier
                 if dominated(scored.price_usd, scored.throughput):
                     return False
-                frontier = [
+                kept = [
                     f
                     for f in frontier
                     if not (
@@ -508,7 +509,10 @@ class Planner:
                         and not below(scored.throughput, f.throughput)
                     )
                 ]
-                frontier.append(scored)
+                kept.append(scored)
+                kept.sort(key=lambda f: (f.price_usd, f.throughput))
+                frontier[:] = kept
+                prices[:] = [f.price_usd for f in kept]
                 return not below(scored.throughput, ceiling)
 
             return take
