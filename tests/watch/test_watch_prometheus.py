@@ -71,6 +71,15 @@ def test_server_answers_a_real_get_on_127_0_0_1() -> None:
         server.close()
 
 
+def _free_port() -> int:
+    """A port nothing listens on now (the OS picks it; dlrig refuses port 0 itself)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def test_watch_serves_the_running_job(isolated_dlrig_home: Path) -> None:
     proc = subprocess.Popen(
         [
@@ -81,7 +90,7 @@ def test_watch_serves_the_running_job(isolated_dlrig_home: Path) -> None:
             "--interval",
             "0.2",
             "--prometheus",
-            "0",
+            str(_free_port()),
             "--",
             sys.executable,
             "-c",
