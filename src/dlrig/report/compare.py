@@ -42,6 +42,8 @@ def compare_rows(items: Sequence[Compared]) -> list[dict[str, Any]]:
                 "price_usd": round(c.price.total_usd, 2) if c.price.complete else None,
                 "unpriced_parts": list(c.price.unpriced),
                 "samples_per_s": est.samples_per_s,
+                "samples_per_s_low": est.samples_per_s_low,
+                "samples_per_s_high": est.samples_per_s_high,
                 "bottleneck": est.bottleneck.value,
                 "fits": est.memory.fits,
                 "gpu_required_gb": est.memory.gpu_required_gb,

@@ -29,6 +29,8 @@ class Bar:
     highlighted: float | None = None
     hover: str = ""
     style: str = "primary"
+    low: float | None = None  # the model's interval, drawn as a whisker across the bar's end
+    high: float | None = None
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ class Series:
     style: str
 
 
-LABEL_CHARS = 30
+LABEL_CHARS = 27
 
 
 def clip(label: str, chars: int = LABEL_CHARS) -> str:
@@ -125,7 +127,7 @@ def bar_chart(
 ) -> Markup:
     """Horizontal bars against one value axis; `line_at` draws a labelled vertical rule (a
     capacity, a fault threshold); `legend` is (style, text) pairs."""
-    high = max([b.value for b in bars] + [line_at or 0.0, 1e-12])
+    high = max([max(b.value, b.high or 0.0) for b in bars] + [line_at or 0.0, 1e-12])
     ticks = nice_ticks(high)
     x0, x1 = LEFT, WIDTH - RIGHT
     legend_h = 20 if legend else 0
@@ -154,9 +156,17 @@ def bar_chart(
                 f'width="{b.highlighted * scale:.1f}" height="{BAR_H}">'
                 f"<title>{hover}</title></rect>"
             )
+        label_x = x0 + whole + 4
+        if b.low is not None and b.high is not None:
+            lo, hi, mid = x0 + b.low * scale, x0 + b.high * scale, y + BAR_H / 2
+            parts.append(
+                f'<path class="interval" d="M{lo:.1f},{mid:.1f}H{hi:.1f}M{lo:.1f},{y + 4:.1f}'
+                f'V{y + BAR_H - 4:.1f}M{hi:.1f},{y + 4:.1f}V{y + BAR_H - 4:.1f}">'
+                f"<title>80% interval {fmt(b.low)} to {fmt(b.high)}</title></path>"
+            )
+            label_x = max(label_x, hi + 4)
         parts.append(
-            f'<text class="value" x="{x0 + whole + 4:.1f}" y="{y + BAR_H * 0.7:.1f}">'
-            f"{fmt(b.value)}</text>"
+            f'<text class="value" x="{label_x:.1f}" y="{y + BAR_H * 0.7:.1f}">{fmt(b.value)}</text>'
         )
     if line_at is not None:
         x = x0 + line_at * scale

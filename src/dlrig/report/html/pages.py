@@ -166,10 +166,16 @@ def estimate_compare_page(key: str, values: Sequence[Any], estimates: Sequence[E
     throughput = bar_chart(
         "Throughput",
         [
-            Bar(label, e.samples_per_s, hover=f"{label}: {fmt(e.samples_per_s)} samples/s")
+            Bar(
+                label,
+                e.samples_per_s,
+                hover=f"{label}: {fmt(e.samples_per_s)} samples/s",
+                low=e.samples_per_s_low,
+                high=e.samples_per_s_high,
+            )
             for label, e in zip(labels, estimates, strict=True)
         ],
-        "samples per second",
+        "samples per second (whiskers: the model's 80% interval)",
     )
     rows = [
         (label, e.samples_per_s, _ms(e.step_time_s), e.bottleneck.value, e.memory.fits)
@@ -292,8 +298,17 @@ def compare_page(rows: Sequence[dict[str, Any]], workload: str) -> str:
     """`dlrig compare --html`: builds side by side on one workload."""
     throughput = bar_chart(
         f"Throughput on {workload}",
-        [Bar(r["name"], r["samples_per_s"], style=f"s{i % 7}") for i, r in enumerate(rows)],
-        "samples per second",
+        [
+            Bar(
+                r["name"],
+                r["samples_per_s"],
+                style=f"s{i % 7}",
+                low=r["samples_per_s_low"],
+                high=r["samples_per_s_high"],
+            )
+            for i, r in enumerate(rows)
+        ],
+        "samples per second (whiskers: the model's 80% interval)",
     )
     price = bar_chart(
         "Price",
