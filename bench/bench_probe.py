@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dlrig.hardware.disk import direct_read_mb_s, probe_directory, write_probe_file
 from dlrig.hardware.host import read_cpu, read_memory
-from dlrig.probe.measure_disk import direct_read_mb_s, probe_directory, write_probe_file
 from dlrig.probe.measure_memory import measure_memory_bandwidth, stream_array_bytes
 
 ROOT = Path(__file__).resolve().parents[1]

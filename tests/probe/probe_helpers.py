@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from dlrig.hardware.disk import DiskSpeed
 from dlrig.hardware.host import BlockDevice, CpuInfo, Filesystem, MemoryInfo
 from dlrig.hardware.torch_cuda import CudaStatus
-from dlrig.probe.measure_disk import DiskSpeed
 from dlrig.probe.result import DiskProbe, GpuProbe, ProbeResult
 from support.nvml_fakes import replay_nvml
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dlrig.errors import HardwareError
-from dlrig.probe import measure_disk as md
+from dlrig.hardware import disk as md
 from dlrig.probe.measure_loader import decode, make_sample, measure_loader, worker_counts
 from dlrig.probe.measure_memory import measure_memory_bandwidth, stream_array_bytes
 
@@ -48,7 +48,7 @@ def test_disk_probe_removes_its_temp_dir_on_sigterm(tmp_path: Path) -> None:
         f"""
         import time
         from pathlib import Path
-        from dlrig.probe import measure_disk as md
+        from dlrig.hardware import disk as md
         md._random_reads = lambda *a: time.sleep(60)
         md.measure_disk(Path({str(tmp_path)!r}), 8 * 2**20, 1.0, 1.0)
         """

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dlrig.hardware.disk import DiskSpeed
 from dlrig.hardware.host import CpuInfo, Filesystem, MemoryInfo
 from dlrig.hardware.nvml import GpuPair, GpuReading, NvmlSystem
 from dlrig.hardware.torch_cuda import CudaStatus, GpuBandwidth
-from dlrig.probe.measure_disk import DiskSpeed
 from dlrig.probe.measure_loader import LoaderScaling
 from dlrig.probe.measure_memory import MemoryBandwidth
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from dlrig.catalog.loader import Catalog
 from dlrig.errors import HardwareError, InputFileError
 from dlrig.hardware import host, torch_cuda
+from dlrig.hardware.disk import measure_disk
 from dlrig.hardware.nvml import GpuReading, NvmlBackend
 from dlrig.probe.match import match_gpu
-from dlrig.probe.measure_disk import measure_disk
 from dlrig.probe.measure_loader import logical_cpus, measure_loader, worker_counts
 from dlrig.probe.measure_memory import (
     MemoryBandwidth,
