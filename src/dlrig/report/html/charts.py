@@ -170,11 +170,7 @@ def bar_chart(
         )
     if line_at is not None:
         x = x0 + line_at * scale
-        parts.append(
-            f'<line class="limit" x1="{x:.1f}" y1="{top - 4:.1f}" x2="{x:.1f}" '
-            f'y2="{axis_y:.1f}"/><text class="limit-label" x="{x + 4:.1f}" y="{top + 10:.1f}">'
-            f"{escape(line_label)}</text>"
-        )
+        parts.append(_limit(x, top - 4, axis_y, line_label, x + 4, top + 10, "start"))
     return _svg(WIDTH, axis_y + AXIS_H, title, "".join(parts))
 
 
@@ -217,11 +213,7 @@ def stacked_bars(
         )
     if capacity is not None:
         cx = x0 + capacity * scale
-        parts.append(
-            f'<line class="limit" x1="{cx:.1f}" y1="{top - 4}" x2="{cx:.1f}" '
-            f'y2="{axis_y:.1f}"/><text class="limit-label" x="{cx - 4:.1f}" '
-            f'y="{axis_y - 4:.1f}" text-anchor="end">{escape(capacity_label)}</text>'
-        )
+        parts.append(_limit(cx, top - 4, axis_y, capacity_label, cx - 4, axis_y - 4, "end"))
     return _svg(WIDTH, axis_y + AXIS_H, title, "".join(parts))
 
 
@@ -234,16 +226,7 @@ def scatter(title: str, points: Sequence[Point], x_label: str, y_label: str) -> 
     sx = (x1 - x0) / (xt[-1] or 1.0)
     sy = (y0 - y1) / (yt[-1] or 1.0)
     parts = [_x_axis(xt, x0, x1, y0, y1, x_label)]
-    for t in yt:
-        y = y0 - t * sy
-        parts.append(
-            f'<line class="grid" x1="{x0}" y1="{y:.1f}" x2="{x1}" y2="{y:.1f}"/>'
-            f'<text class="tick" x="{x0 - 6}" y="{y + 4:.1f}" text-anchor="end">{fmt(t)}</text>'
-        )
-    parts.append(
-        f'<text class="axis-label" transform="rotate(-90)" x="{-(y0 + y1) / 2:.1f}" y="14" '
-        f'text-anchor="middle">{escape(y_label)}</text>'
-    )
+    parts.append(_y_axis(yt, x0, x1, y0, y1, y_label))
     ordered = sorted(points, key=lambda p: p.x)
     path = " ".join(f"{x0 + p.x * sx:.1f},{y0 - p.y * sy:.1f}" for p in ordered)
     if len(ordered) > 1:
@@ -283,16 +266,7 @@ def timeline(
     sy = (y0 - y1) / (yt[-1] or 1.0)
     parts = [_legend([(s.style, s.name) for s in series], TOP - 4)]
     parts.append(_x_axis(xt, x0, x1, y0, y1, x_label))
-    for t in yt:
-        y = y0 - t * sy
-        parts.append(
-            f'<line class="grid" x1="{x0}" y1="{y:.1f}" x2="{x1}" y2="{y:.1f}"/>'
-            f'<text class="tick" x="{x0 - 6}" y="{y + 4:.1f}" text-anchor="end">{fmt(t)}</text>'
-        )
-    parts.append(
-        f'<text class="axis-label" transform="rotate(-90)" x="{-(y0 + y1) / 2:.1f}" y="14" '
-        f'text-anchor="middle">{escape(y_label)}</text>'
-    )
+    parts.append(_y_axis(yt, x0, x1, y0, y1, y_label))
     for s in series:
         pts = [
             f"{x0 + x * sx:.1f},{y0 - y * sy:.1f}"
@@ -311,6 +285,34 @@ def timeline(
             f"<title>{escape(label)}</title></line>"
         )
     return _svg(WIDTH, height, title, "".join(parts))
+
+
+def _limit(
+    x: float, top: float, bottom: float, label: str, label_x: float, label_y: float, anchor: str
+) -> str:
+    """A dashed vertical rule (a capacity, a fault line) with its label."""
+    return (
+        f'<line class="limit" x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom:.1f}"/>'
+        f'<text class="limit-label" x="{label_x:.1f}" y="{label_y:.1f}" text-anchor="{anchor}">'
+        f"{escape(label)}</text>"
+    )
+
+
+def _y_axis(ticks: Sequence[float], x0: float, x1: float, y0: float, y1: float, label: str) -> str:
+    """Horizontal grid lines with their values, and the axis label turned upright."""
+    step = (y0 - y1) / (ticks[-1] or 1.0)
+    parts = []
+    for t in ticks:
+        y = y0 - t * step
+        parts.append(
+            f'<line class="grid" x1="{x0}" y1="{y:.1f}" x2="{x1}" y2="{y:.1f}"/>'
+            f'<text class="tick" x="{x0 - 6}" y="{y + 4:.1f}" text-anchor="end">{fmt(t)}</text>'
+        )
+    parts.append(
+        f'<text class="axis-label" transform="rotate(-90)" x="{-(y0 + y1) / 2:.1f}" y="14" '
+        f'text-anchor="middle">{escape(label)}</text>'
+    )
+    return "".join(parts)
 
 
 def _legend(items: Sequence[tuple[str, str]], y: float) -> str:
