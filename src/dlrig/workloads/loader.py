@@ -21,7 +21,14 @@ from dlrig.io.documents import read_document
 from dlrig.io.validation import closest, validate_document
 from dlrig.units import MB, s_to_ms
 from dlrig.workloads.model import Dataset, FinetuneMethod, Mode, Workload, WorkloadKind
-from dlrig.workloads.schema import DTYPE_BYTES, InputBlock, ModelBlock, ServeBlock, WorkloadFile
+from dlrig.workloads.schema import (
+    DTYPE_BYTES,
+    InputBlock,
+    ModelBlock,
+    ParallelBlock,
+    ServeBlock,
+    WorkloadFile,
+)
 from dlrig.workloads.serving import ServeSpec
 
 DEFAULT_BATCH_SIZE = 32
@@ -219,7 +226,17 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
     pin = loader.pin_memory if loader else True
     prefetch = loader.prefetch if loader else 2
 
-    parallel = wf.parallel or Parallelism.DDP
+    block = wf.parallel if isinstance(wf.parallel, ParallelBlock) else None
+    parallel = wf.parallel if isinstance(wf.parallel, Parallelism) else Parallelism.DDP
+    if block:
+        parallel = block.strategy
+    zero_stage = block.zero_stage if block and block.zero_stage is not None else None
+    if zero_stage is None:
+        zero_stage = 3 if parallel is Parallelism.FSDP else 0
+    pipeline = block.pipeline if block else 1
+    micro_batches = 1
+    if pipeline > 1:
+        micro_batches = block.micro_batches if block and block.micro_batches else 4 * pipeline
     method = wf.finetune.method if wf.finetune else FinetuneMethod.FULL
     fraction = 1.0
     if wf.finetune and wf.finetune.trainable_fraction is not None:
@@ -270,6 +287,19 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         hidden_size=m.hidden_size,
         num_layers=m.num_layers,
         kv_bytes_per_token=m.kv_bytes_per_token,
+        num_heads=m.num_heads,
+        kv_heads=m.kv_heads or m.num_heads,
+        ffn_hidden_size=m.ffn_hidden_size,
+        vocab_size=m.vocab_size,
+        experts=m.experts,
+        experts_per_token=m.experts_per_token,
+        zero_stage=zero_stage,
+        tensor_parallel=block.tensor if block else 1,
+        pipeline_parallel=pipeline,
+        sequence_parallel=block.sequence if block else False,
+        micro_batches=micro_batches,
+        cpu_offload=block.cpu_offload if block else False,
+        gradient_accumulation=wf.gradient_accumulation,
         activation_checkpointing=wf.activation_checkpointing,
         finetune=method,
         trainable_fraction=fraction,

@@ -63,7 +63,10 @@ class Workload:
 
     `dataset` None means synthetic inputs made on the GPU (no storage, CPU or PCIe stage).
     `seq_len` is tokens per sample for language models (the context for inference).
-    `similar_to` names a zoo model whose fitted efficiencies this one borrows. Run length
+    `similar_to` names a zoo model whose fitted efficiencies this one borrows. `batch_size` is
+    per GPU per micro-batch; an optimizer step takes `gradient_accumulation` of them. Under
+    tensor x pipeline parallelism each data-parallel replica spans that many GPUs; `zero_stage`
+    says what data-parallel ranks shard (1 optimizer state, 2 + gradients, 3 + weights). Run length
     is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model states its
     default.
     """
@@ -93,6 +96,19 @@ class Workload:
     hidden_size: int | None = None
     num_layers: int | None = None
     kv_bytes_per_token: float | None = None
+    num_heads: int | None = None
+    kv_heads: int | None = None
+    ffn_hidden_size: int | None = None
+    vocab_size: int | None = None
+    experts: int | None = None
+    experts_per_token: int | None = None
+    zero_stage: int = 0
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    sequence_parallel: bool = False
+    micro_batches: int = 1
+    cpu_offload: bool = False
+    gradient_accumulation: int = 1
     activation_checkpointing: bool = False
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0
@@ -116,6 +132,11 @@ class Workload:
         if not self.seq_len:
             return None
         return self.forward_flops_per_sample / self.seq_len
+
+    @property
+    def model_parallel_gpus(self) -> int:
+        """GPUs one replica of the model spans (tensor x pipeline)."""
+        return self.tensor_parallel * self.pipeline_parallel
 
     @property
     def synthetic(self) -> bool:

@@ -49,6 +49,20 @@ class ModelBlock(_Strict):
     kv_bytes_per_token: Annotated[float, Field(gt=0, le=1e12)] | None = Field(
         default=None, description="16-bit KV-cache bytes per token of context (inference)"
     )
+    num_heads: Annotated[int, Field(gt=0, le=10**4)] | None = Field(
+        default=None, description="attention heads per layer (transformers)"
+    )
+    kv_heads: Annotated[int, Field(gt=0, le=10**4)] | None = Field(
+        default=None, description="key/value heads per layer (grouped-query attention)"
+    )
+    ffn_hidden_size: Annotated[int, Field(gt=0, le=10**7)] | None = Field(
+        default=None, description="inner width of the feed-forward block (transformers)"
+    )
+    vocab_size: Annotated[int, Field(gt=0, le=10**8)] | None = None
+    experts: Annotated[int, Field(gt=0, le=10**5)] | None = Field(
+        default=None, description="feed-forward experts per layer (mixture of experts)"
+    )
+    experts_per_token: Annotated[int, Field(gt=0, le=10**5)] | None = None
 
     @model_validator(mode="after")
     def _flops_given(self) -> ModelBlock:
@@ -63,6 +77,12 @@ class ModelBlock(_Strict):
             and 0 < self.activation_bytes_per_sample < 1
         ):
             raise ValueError("'activation_bytes_per_sample' is 0 or at least 1 byte")
+        if (self.experts is None) != (self.experts_per_token is None):
+            raise ValueError("give 'experts' and 'experts_per_token' together")
+        if self.experts and self.experts_per_token and self.experts_per_token > self.experts:
+            raise ValueError("'experts_per_token' is at most 'experts'")
+        if self.num_heads and self.kv_heads and self.kv_heads > self.num_heads:
+            raise ValueError("'kv_heads' is at most 'num_heads'")
         return self
 
 
@@ -124,6 +144,40 @@ class LoaderBlock(_Strict):
     prefetch: SmallCount = 2
 
 
+class ParallelBlock(_Strict):
+    """How the job splits over its GPUs beyond plain data parallelism: ZeRO/FSDP sharding
+    stage, tensor, pipeline and sequence parallelism, and optimizer-state offload to the CPU.
+    Data-parallel degree is what is left: GPUs / (tensor x pipeline)."""
+
+    strategy: Parallelism = Parallelism.DDP
+    zero_stage: Annotated[int, Field(ge=0, le=3)] | None = Field(
+        default=None,
+        description="0 none, 1 optimizer state, 2 + gradients, 3 + weights sharded "
+        "(default: 3 under fsdp, 0 otherwise)",
+    )
+    tensor: Annotated[int, Field(ge=1, le=1024)] = Field(
+        default=1, description="tensor-parallel degree (GPUs splitting each layer)"
+    )
+    pipeline: Annotated[int, Field(ge=1, le=1024)] = Field(
+        default=1, description="pipeline-parallel degree (stages of consecutive layers)"
+    )
+    sequence: bool = Field(
+        default=False, description="sequence parallelism beside tensor parallelism"
+    )
+    micro_batches: Annotated[int, Field(ge=1, le=10**6)] | None = Field(
+        default=None, description="pipeline micro-batches per step (default: 4 x pipeline)"
+    )
+    cpu_offload: bool = Field(default=False, description="optimizer state kept in host RAM")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ParallelBlock:
+        if self.sequence and self.tensor == 1:
+            raise ValueError("'sequence' parallelism needs 'tensor' of 2 or more")
+        if self.strategy is Parallelism.HOST_PS and (self.tensor > 1 or self.pipeline > 1):
+            raise ValueError("'host-ps' keeps whole replicas: 'tensor' and 'pipeline' are 1")
+        return self
+
+
 class FinetuneBlock(_Strict):
     method: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: Annotated[float, Field(gt=0, le=1)] | None = None
@@ -169,7 +223,8 @@ class ServeBlock(_Strict):
 
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
-    `similar_to`, `activation_checkpointing`, `steps`, `sources` and `notes`)."""
+    `similar_to`, `activation_checkpointing`, `gradient_accumulation`, `steps`, `sources`,
+    `notes`, and `parallel` as a block)."""
 
     name: str | None = None
     model: str | ModelBlock
@@ -181,7 +236,10 @@ class WorkloadFile(_Strict):
     dataset: Literal["synthetic"] | DatasetBlock | None = None
     preprocessing: PreprocessingBlock | None = None
     loader: LoaderBlock | None = None
-    parallel: Parallelism | None = None
+    parallel: Parallelism | ParallelBlock | None = None
+    gradient_accumulation: Annotated[int, Field(ge=1, le=10**5)] = Field(
+        default=1, description="micro-batches of batch_size per optimizer step"
+    )
     finetune: FinetuneBlock | None = None
     seq_len: Annotated[int, Field(gt=0, le=MAX_SEQ_LEN)] | None = None
     similar_to: str | None = Field(
