@@ -100,10 +100,10 @@ def _storage_entry(disk: DiskProbe, catalog: Catalog, assumed: list[str]) -> dic
         return {"model": part.name}
     kind = block.kind if block and block.kind else None
     if kind is None:
-        kind = inferred_kind(speed.cold_mb_s)
+        kind = inferred_kind(speed.read_mb_s)
         assumed.append(
             f"{fs.device} hides its kind (virtual disk): taken as {kind.value} from its measured "
-            f"{speed.cold_mb_s:.0f} MB/s"
+            f"{speed.read_mb_s:.0f} MB/s (queue depth {speed.read_queue_depth})"
         )
     capacity_bytes = block.size_bytes if block and block.size_bytes else fs.total_bytes
     label = block.model if block and block.model else fs.device
@@ -111,7 +111,7 @@ def _storage_entry(disk: DiskProbe, catalog: Catalog, assumed: list[str]) -> dic
         "name": f"{label} ({fs.mountpoint})",
         "kind": kind.value,
         "capacity_tb": round(bytes_to_tb(capacity_bytes), 3),
-        "read_mb_s": round(speed.cold_mb_s, 1),
+        "read_mb_s": round(speed.read_mb_s, 1),
     }
 
 

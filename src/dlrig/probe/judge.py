@@ -65,13 +65,17 @@ def judge(
             continue
         label = disk.filesystem.mountpoint
         model = disk.filesystem.disk.model if disk.filesystem.disk else None
+        speed = disk.speed
         found.append(
-            v.disk_datasheet_verdict(label, disk.speed.cold_mb_s, match_storage(catalog, model))
+            v.disk_datasheet_verdict(
+                label, speed.read_mb_s, match_storage(catalog, model), speed.read_queue_depth
+            )
         )
         if need is not None:
+            # A loader's workers keep several reads in flight: the deep-queue figure feeds it.
             found.append(
                 v.disk_feed_verdict(
-                    label, disk.speed.cold_mb_s, need.need_mb_s, need.job, need.assumptions
+                    label, speed.read_mb_s, need.need_mb_s, need.job, need.assumptions
                 )
             )
     found.append(v.nvml_verdict(result.nvml, result.cuda))

@@ -108,6 +108,8 @@ def probe_report(
         entry["speed"] = to_jsonable(disk.speed)
         if disk.speed is not None:
             entry["speed"]["cold_mb_s"] = disk.speed.cold_mb_s
+            entry["speed"]["read_mb_s"] = disk.speed.read_mb_s
+            entry["speed"]["read_queue_depth"] = disk.speed.read_queue_depth
         entry["error"] = disk.error
         disks.append(entry)
     loader = None

@@ -83,12 +83,16 @@ def probe_summary(report: ProbeReport) -> Any:
             continue
         direct = _gb(speed["cold_direct_mb_s"], 0)
         iops = "n/a" if speed["random_4k_iops"] is None else f"{speed['random_4k_iops']:.0f}"
+        deep = speed.get("deep_read_mb_s")
+        depth = speed.get("deep_queue_depth")
+        deep_text = f"{deep:.0f} MB/s at QD{depth}, " if deep is not None else ""
         table.add_row(
             label,
-            f"{disk['device']} ({kind}): cold {direct} MB/s direct, "
+            f"{disk['device']} ({kind}): {deep_text}cold {direct} MB/s direct at QD1, "
             f"{speed['cold_buffered_mb_s']:.0f} buffered, warm {speed['warm_mb_s']:.0f}; "
             f"4K random {iops} IOPS",
-            f"{speed['file_bytes'] / 2**20:.0f} MiB temp file, O_DIRECT / fadvise, QD1",
+            f"{speed['file_bytes'] / 2**20:.0f} MiB temp file, O_DIRECT / fadvise"
+            + (f", deep queue: {'fio' if 'fio' in speed['method'] else 'threads'}" if deep else ""),
         )
     loader = report.loader
     if loader:
