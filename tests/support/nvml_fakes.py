@@ -8,15 +8,19 @@ value), `gpus` (one object per GPU: call key -> value), optional `topology` ("i,
 `nvmlDeviceGetTopologyCommonAncestor` level) and optional `samples` ([{"t_s", "gpus": [call key ->
 value overrides per GPU]}]). A call key is the pynvml function name, followed by `:ARG` when the
 call takes an argument (`nvmlDeviceGetClockInfo:SM`, `nvmlDeviceGetTemperatureThreshold:SLOWDOWN`,
-`nvmlDeviceGetNvLinkState:0`). A value is what pynvml returns (structures as objects of their
-field names, e.g. `{"total", "free", "used"}` in bytes) or `{"nvml_error": "NotSupported"}` for
-an NVML error (the pynvml class name without `NVMLError_`). A key missing from a GPU is replayed
-as NotSupported, which is what NVML answers for a query that a device or driver lacks.
+`nvmlDeviceGetNvLinkState:0`; `nvmlDeviceGetMemoryInfo:V2` is the call with
+`version=nvmlMemory_v2`, whose structure adds `reserved`). A value is what pynvml returns
+(structures as objects of their field names, e.g. `{"total", "free", "used"}` in bytes) or
+`{"nvml_error": "NotSupported"}` for an NVML error (the pynvml class name without `NVMLError_`).
+A key missing from a GPU is replayed as NotSupported, which is what NVML answers for a query
+that a device or driver lacks.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -50,6 +54,9 @@ class ReplayCalls:
         self._topology: dict[str, Any] = dict(fixture.get("topology", {}))
         self._samples: list[dict[str, Any]] = list(fixture.get("samples", []))
         self._sample = -1
+        self._lock = threading.Lock()  # the backend reads PCIe throughput on threads
+        self.counts: Counter[str] = Counter()
+        """How often each device call key was asked for (what the tests of the cadence count)."""
 
     @property
     def sample_index(self) -> int:
@@ -84,6 +91,8 @@ class ReplayCalls:
         values = {**self._gpus[index], **self._overrides(index)}
         _replayed(values.get("nvmlDeviceGetHandleByIndex"))
         key = _key(call, arg)
+        with self._lock:
+            self.counts[key] += 1
         if key not in values:
             if call in ("nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkRemotePciInfo"):
                 raise NvmlCallError("InvalidArgument", f"no NVLink {arg}")
@@ -131,14 +140,20 @@ def load_fixture(path: Path) -> dict[str, Any]:
     return data
 
 
-def replay_nvml(source: str | Path | dict[str, Any]) -> Nvml:
-    """A backend replaying a fixture: a scenario name, a fixture path, or a fixture dict."""
+def replay_calls(source: str | Path | dict[str, Any]) -> ReplayCalls:
+    """The calls layer replaying a fixture: a scenario name, a fixture path, or a fixture dict."""
     if isinstance(source, dict):
-        return Nvml(ReplayCalls(source))
+        return ReplayCalls(source)
     path = Path(source)
     if not path.suffix:
         path = fixture_path(str(source))
-    return Nvml(ReplayCalls(load_fixture(path)))
+    return ReplayCalls(load_fixture(path))
+
+
+def replay_nvml(source: str | Path | dict[str, Any], **options: Any) -> Nvml:
+    """A backend replaying a fixture (see `replay_calls`); `options` go to `Nvml` (refresh
+    intervals, clock)."""
+    return Nvml(replay_calls(source), **options)
 
 
 def _jsonable(value: Any) -> Any:

@@ -73,7 +73,9 @@ def lost_gpu_verdict(reading: GpuReading) -> Verdict | None:
 
 def unsupported_verdict(reading: GpuReading) -> Verdict | None:
     """Fields the driver does not give are data: listed once, never fatal."""
-    names = [n for n in reading.unsupported if n not in ("nvlink", "ecc_enabled", "fan_speed_pct")]
+    # GeForce cards have no NVLink (since the 40 series), no ECC, no serial; passive cards no fan.
+    optional = ("nvlink", "ecc_enabled", "fan_speed_pct", "serial")
+    names = [n for n in reading.unsupported if n not in optional]
     failed = [f"{n} ({why})" for n, why in reading.failed]
     if not names and not failed:
         return None

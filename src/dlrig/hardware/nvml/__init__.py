@@ -11,10 +11,17 @@ The API (stable; `dlrig.watch` samples GPUs through it):
   format that `scripts/gpu-check` records):
     - `system() -> NvmlSystem`: available, error, driver_version, cuda_driver_version, device_count.
     - `device_count() -> int` (0 when NVML is unavailable).
-    - `read_gpu(index) -> GpuReading` and `read_gpus() -> tuple[GpuReading, ...]`.
+    - `read_gpu(index) -> GpuReading` and `read_gpus() -> tuple[GpuReading, ...]`. Static
+      fields (name, UUID, serial, max clocks, thresholds, power-limit range, PCIe max, ECC
+      mode, which NVLinks exist) are read once per GPU; NVLink state every
+      `NVLINK_REFRESH_S` (30 s) and PCIe throughput, a 20 ms window per call, every
+      `PCIE_THROUGHPUT_REFRESH_S` (1 s, all GPUs' windows at once on threads); memory through
+      `nvmlDeviceGetMemoryInfo` v2 where the driver has it (its `used` leaves out `reserved`).
     - `topology() -> tuple[GpuPair, ...]`: for each pair of GPUs, the nearest common PCIe
       ancestor (`TopologyLevel`) and the NVLink links joining them.
     - `close()`.
+- `read_gpu(calls, index)`: one GPU read afresh through a calls layer, nothing cached (what
+  `scripts/gpu-check` records).
 - `GpuReading` is a frozen dataclass; every measured field may be None, which means the driver
   does not support it (its name is then in `unsupported`) or the call failed (its name and error
   are in `failed`). A GPU that fell off the bus is an entry with `lost=True` and `error` set.

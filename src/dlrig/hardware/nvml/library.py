@@ -14,6 +14,7 @@ _ARG_CONSTANTS = {
     "GPU": "NVML_TEMPERATURE_GPU",
     "SLOWDOWN": "NVML_TEMPERATURE_THRESHOLD_SLOWDOWN",
     "SHUTDOWN": "NVML_TEMPERATURE_THRESHOLD_SHUTDOWN",
+    "V2": "nvmlMemory_v2",  # nvmlDeviceGetMemoryInfo(handle, version): the _v2 structure
     "GRAPHICS": "NVML_CLOCK_GRAPHICS",
     "SM": "NVML_CLOCK_SM",
     "MEM": "NVML_CLOCK_MEM",

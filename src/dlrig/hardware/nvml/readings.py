@@ -74,16 +74,24 @@ class NvmlSystem:
 
 @dataclass(frozen=True)
 class GpuReading:
-    """One GPU at one moment. None = unsupported or failed (see `unsupported` and `failed`)."""
+    """One GPU at one moment. None = unsupported or failed (see `unsupported` and `failed`).
+
+    `memory_used_bytes` is nvmlDeviceGetMemoryInfo_v2's `used` where the driver has v2 (the
+    memory the processes and the driver's contexts hold, without the firmware's `reserved`
+    part, which is given apart); v1's `used` counts the reserved memory as used too, so an idle
+    GPU looks hundreds of MB full.
+    """
 
     index: int
     lost: bool = False
     error: str | None = None
     name: str | None = None
     uuid: str | None = None
+    serial: str | None = None
     pci_bus_id: str | None = None
     memory_total_bytes: int | None = None
     memory_used_bytes: int | None = None
+    memory_reserved_bytes: int | None = None  # only from nvmlDeviceGetMemoryInfo_v2
     pcie_gen_current: int | None = None
     pcie_gen_max: int | None = None
     pcie_width_current: int | None = None
@@ -92,6 +100,8 @@ class GpuReading:
     pcie_rx_kb_s: int | None = None
     power_w: float | None = None
     power_limit_w: float | None = None
+    power_limit_min_w: float | None = None
+    power_limit_max_w: float | None = None
     temperature_c: int | None = None
     temperature_slowdown_c: int | None = None
     temperature_shutdown_c: int | None = None
