@@ -82,7 +82,7 @@ def test_plan_never_puts_a_5090_on_a_psu_under_1000_w(budget: str) -> None:
 
 def test_a_plan_with_a_5090_picks_a_1000_w_psu() -> None:
     result = run_dlrig(
-        "plan", "--workload", "resnet50", "--budget", "3500", "--include", "RTX 5090", "--json"
+        "plan", "--workload", "resnet50", "--budget", "5000", "--include", "RTX 5090", "--json"
     )
     assert result.returncode == 0, result.stderr
     builds = json.loads(result.stdout)["builds"]

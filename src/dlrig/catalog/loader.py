@@ -142,6 +142,10 @@ class Catalog:
                 where = f"{source}: {kind}.{i}"
                 at = by_name.get(normalize(str(entry["name"])))
                 base = current[at].model_dump(exclude_unset=True) if at is not None else {}
+                if "price_usd" in entry and "street_price_usd" not in entry:
+                    # The user's own price is the one to use, not the catalog's street price.
+                    for key in ("street_price_usd", "street_price_date", "street_market"):
+                        base.pop(key, None)
                 merged = {**base, **entry}
                 if at is not None:
                     merged["name"] = current[at].name

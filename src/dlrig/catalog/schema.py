@@ -10,9 +10,9 @@ absent, never zero).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model, model_validator
 from pydantic.fields import FieldInfo
 
 from dlrig.enums import (
@@ -58,18 +58,45 @@ class PartBase(BaseModel):
 
     name: str = Field(min_length=1)
     aliases: tuple[str, ...] = ()
-    price_usd: PriceUSD | None = None
+    price_usd: PriceUSD | None = Field(
+        default=None, description="launch price (MSRP) or first reported price, USD"
+    )
     price_date: dt.date | None = None
+    street_price_usd: PriceUSD | None = Field(
+        default=None,
+        description="what the part sells for now (a dated listing, tracker or survey), USD; "
+        "its source is `sources.street_price`",
+    )
+    street_price_date: dt.date | None = None
+    street_market: Literal["new", "used"] | None = Field(
+        default=None, description="the market the street price is from"
+    )
     sources: dict[str, str] = Field(default_factory=dict)
     notes: str = ""
     # Fields a user's partial inline spec left out; the part holds stated defaults for them
     # (machine/partial.py), and the rules that read them report `unknown:` instead of judging.
     _unknown_fields: frozenset[str] = PrivateAttr(default_factory=frozenset)
+    # How many of this part the user already has (`--own`): those cost nothing (plan/owned.py).
+    _owned_count: int = PrivateAttr(default=0)
+
+    @model_validator(mode="after")
+    def _street_price_is_dated(self) -> PartBase:
+        """A street price without its date and market cannot say how old or what kind it is."""
+        if self.street_price_usd is not None and (
+            self.street_price_date is None or self.street_market is None
+        ):
+            raise ValueError("street_price_usd needs street_price_date and street_market")
+        return self
 
     @property
     def unknown_fields(self) -> frozenset[str]:
         """Fields whose values are stated defaults, not facts (empty for catalog parts)."""
         return self._unknown_fields
+
+    @property
+    def owned_count(self) -> int:
+        """How many of this part the user already has (0 for catalog parts)."""
+        return self._owned_count
 
 
 class GPU(PartBase):

@@ -45,7 +45,8 @@ def plan(
         ),
     ],
     budget: Annotated[
-        float, typer.Option("--budget", help="the most to spend, USD", callback=finite)
+        float,
+        typer.Option("--budget", help="the most to spend, USD (or --currency's)", callback=finite),
     ],
     top: Annotated[int, typer.Option("--top", help="how many builds to show", min=1)] = 3,
     form: Annotated[
@@ -95,6 +96,19 @@ def plan(
     catalog: Annotated[
         Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
     ] = None,
+    own: Annotated[
+        Path | None,
+        typer.Option(
+            "--own", help="YAML/TOML file of parts you already have (cost 0; a build file works)"
+        ),
+    ] = None,
+    currency: Annotated[
+        str, typer.Option("--currency", help="show prices and read --budget in this currency")
+    ] = "USD",
+    fx_rate: Annotated[
+        float | None,
+        typer.Option("--fx-rate", help="units of --currency per USD (default: dated ECB rate)"),
+    ] = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
     html: HtmlOption = None,
     set_: Annotated[
@@ -106,9 +120,11 @@ def plan(
 
     Every build passes the guide's rules (dlrig check) and is scored by the performance model
     (dlrig estimate)."""
+    import datetime as dt
     import time
 
     from dlrig.catalog import load_catalog
+    from dlrig.catalog.currency import currency as find_currency
     from dlrig.errors import ValidationError
     from dlrig.plan.constraints import Constraints
     from dlrig.plan.evaluate import ModelEvaluator
@@ -117,14 +133,18 @@ def plan(
     from dlrig.plan.search import plan as run_plan
     from dlrig.report.console import print_renderable, print_text
     from dlrig.report.plan import plan_json, plan_renderable
+    from dlrig.report.prices import PriceView
 
+    money = find_currency(currency, fx_rate)
     if not budget > 0:
-        raise ValidationError("--budget must be a positive amount of USD")
+        raise ValidationError(f"--budget must be a positive amount of {money.code}")
     if electricity_price < 0 or not lifetime_years > 0:
         raise ValidationError("--electricity-price must be >= 0 and --lifetime-years > 0")
     if save is not None:
         _refuse_old_plans(save)  # before the search, not after it
     cat = load_catalog(catalog)
+    if own is not None:
+        cat = _with_owned(cat, own)
     mix = [parse_workload_weight(w) for w in workload]
     workloads = [WeightedWorkload(_workload(ref, set_ or []), weight) for ref, weight in mix]
     constraints = Constraints(
@@ -142,7 +162,7 @@ def plan(
     result = run_plan(
         cat,
         workloads,
-        budget,
+        money.to_usd(budget),
         goal,
         ModelEvaluator(),
         constraints=constraints,
@@ -152,10 +172,11 @@ def plan(
     seconds = time.perf_counter() - started
     if save is not None:
         _save(result, save, cat)
+    view = PriceView(currency=money, today=dt.date.today())
     if json:
-        print_text(plan_json(result, seconds, cat))
+        print_text(plan_json(result, seconds, cat, view))
     else:
-        print_renderable(plan_renderable(result, seconds))
+        print_renderable(plan_renderable(result, seconds, view))
     if html is not None:
         from dlrig.model import estimate
         from dlrig.report.html.pages import plan_page
@@ -188,6 +209,15 @@ def _workload(ref: str, edits: list[str]) -> Any:
         return resolve_workload(wdoc, source)
     except ValidationError as exc:
         raise blame(exc, assignments, "workload") from None
+
+
+def _with_owned(cat: Catalog, path: Path) -> Catalog:
+    """The catalog with the parts of an --own file priced 0 (up to the count owned)."""
+    from dlrig.io.documents import read_document
+    from dlrig.plan.owned import owned_parts, with_owned
+
+    source, doc = read_document(path)
+    return with_owned(cat, owned_parts(doc, source, cat))
 
 
 def _refuse_old_plans(folder: Path) -> None:

@@ -73,14 +73,14 @@ class Group:
     def fixed_price_usd(self) -> float:
         """One node's price of the chassis, GPUs (unless bundled) and water cooling."""
         bundled = self.chassis.platform is not None and self.chassis.platform.included_gpu
-        gpus = 0.0 if bundled else price_of(self.gpu) * self.count
+        gpus = 0.0 if bundled else price_of(self.gpu, self.count)
         cooling = water_cooling_usd(self.count) if self.water else 0.0
         return self.chassis.price_usd + gpus + cooling
 
     def cpu_price_usd(self, cpu: CPU) -> float:
         """What the CPUs cost in this chassis (all sockets; nothing when bundled)."""
         bundled = self.chassis.platform is not None and self.chassis.platform.included_cpu
-        return 0.0 if bundled else price_of(cpu) * self.chassis.cpu_count
+        return 0.0 if bundled else price_of(cpu, self.chassis.cpu_count)
 
     @functools.cached_property
     def _prices(self) -> tuple[tuple[float, ...], ...]:
@@ -252,7 +252,7 @@ class Candidate:
         lines: list[tuple[str, float]] = []
         bundled_gpu = chassis.platform is not None and chassis.platform.included_gpu
         lines.append(
-            (f"{g.count}x {g.gpu.name}", 0.0 if bundled_gpu else price_of(g.gpu) * g.count)
+            (f"{g.count}x {g.gpu.name}", 0.0 if bundled_gpu else price_of(g.gpu, g.count))
         )
         if g.water:
             lines.append((f"water cooling for {g.count} GPUs (COOL.4)", water_cooling_usd(g.count)))

@@ -7,6 +7,7 @@ import functools
 from dataclasses import dataclass
 
 from dlrig.catalog.loader import normalize
+from dlrig.catalog.prices import paid_count, unit_price_usd
 from dlrig.catalog.schema import (
     MemoryKit,
     Motherboard,
@@ -89,8 +90,7 @@ class Chassis:
 
     @property
     def price_usd(self) -> float:
-        part = self.platform or self.board
-        return float(part.price_usd) if part is not None and part.price_usd else 0.0
+        return price_of(self.platform or self.board)
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class MemoryOption:
 
     @property
     def price_usd(self) -> float:
-        return float(self.kit.price_usd or 0.0) * self.count
+        return price_of(self.kit, self.count)
 
     def config(self) -> MemoryConfig:
         """The build's RAM entry for these kits."""
@@ -121,10 +121,14 @@ class MemoryOption:
 
 
 def priced(part: PartBase) -> bool:
-    """Whether the catalog gives a price (an unpriced part cannot be planned with)."""
-    return part.price_usd is not None
+    """Whether the part has a price, or the user owns it (an unpriced part cannot be planned
+    with)."""
+    return part.owned_count > 0 or unit_price_usd(part) is not None
 
 
-def price_of(part: PartBase | None) -> float:
-    """The part's catalog price in USD (0 for no part)."""
-    return float(part.price_usd or 0.0) if part is not None else 0.0
+def price_of(part: PartBase | None, count: int = 1) -> float:
+    """What count of the part cost in USD: the price in use (catalog/prices.py: street, else
+    launch) for each one the user does not already own (0 for no part)."""
+    if part is None:
+        return 0.0
+    return (unit_price_usd(part) or 0.0) * paid_count(part, count)

@@ -18,6 +18,14 @@ from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.results import PlanResult, Scored
 from dlrig.plan.upgrade import UpgradeResult
 from dlrig.report.jsonout import dumps
+from dlrig.report.prices import (
+    PriceView,
+    age_line,
+    build_price_json,
+    currency_line,
+    owned_names,
+    stale_warning,
+)
 from dlrig.report.serving import planned_serving, planned_serving_cell
 
 
@@ -64,10 +72,14 @@ def _workload_rows(result: PlanResult, s: Scored) -> list[dict[str, Any]]:
     ]
 
 
-def _scored_json(result: PlanResult, s: Scored, catalog: Catalog | None) -> dict[str, Any]:
+def _scored_json(
+    result: PlanResult, s: Scored, catalog: Catalog | None, view: PriceView
+) -> dict[str, Any]:
     o = s.outcomes[0]
     return {
         "price_usd": round(s.price_usd, 2),
+        "price": view.amount(s.price_usd),
+        **build_price_json(s.build, view),
         "samples_per_s": o.samples_per_s,
         "bottleneck": o.bottleneck.value,
         **planned_serving(o.samples_per_s, o.serving_limit, o.system_peak_w),
@@ -83,9 +95,16 @@ def _scored_json(result: PlanResult, s: Scored, catalog: Catalog | None) -> dict
     }
 
 
-def plan_json(result: PlanResult, seconds: float, catalog: Catalog | None = None) -> str:
+def plan_json(
+    result: PlanResult,
+    seconds: float,
+    catalog: Catalog | None = None,
+    view: PriceView | None = None,
+) -> str:
     """The plan as JSON: workload, budget_usd, builds (rank, price_usd, samples_per_s,
-    bottleneck, build, ...), pareto, search (evaluated, seconds, ...)."""
+    bottleneck, build, ...), pareto, search (evaluated, seconds, ...); prices also in the
+    user's currency (`currency`, `budget`, each build's `price`) with their age."""
+    view = view or PriceView()
     reasons = why(result)
     builds = []
     for rank, (s, reason) in enumerate(zip(result.builds, reasons, strict=True), start=1):
@@ -93,18 +112,26 @@ def plan_json(result: PlanResult, seconds: float, catalog: Catalog | None = None
             {"rule": f.rule, "message": f.message, "fix": f.fix} for f in warnings_of(result, s)
         ]
         builds.append(
-            {"rank": rank, **_scored_json(result, s, catalog), "why": reason, "warnings": warnings}
+            {
+                "rank": rank,
+                **_scored_json(result, s, catalog, view),
+                "why": reason,
+                "warnings": warnings,
+            }
         )
     out: dict[str, Any] = {
         "workload": result.workloads[0].workload.name,
         "workloads": [{"name": w.workload.name, "weight": w.weight} for w in result.workloads],
         "budget_usd": result.budget_usd,
+        "budget": view.amount(result.budget_usd),
+        "currency": view.currency.to_json(),
+        "price_warning": stale_warning((s.build for s in result.builds), view),
         "objective": {
             "kind": result.objective.kind.value,
             "unit": result.objective.unit,
         },
         "builds": builds,
-        "pareto": [_scored_json(result, s, catalog) for s in result.pareto],
+        "pareto": [_scored_json(result, s, catalog, view) for s in result.pareto],
         "search": {
             "evaluated": result.stats.evaluated,
             "seconds": round(seconds, 4),
@@ -117,7 +144,9 @@ def plan_json(result: PlanResult, seconds: float, catalog: Catalog | None = None
     if not result.builds:
         out["infeasible"] = {
             "message": infeasible_message(result),
-            "cheapest": _scored_json(result, result.cheapest, catalog) if result.cheapest else None,
+            "cheapest": _scored_json(result, result.cheapest, catalog, view)
+            if result.cheapest
+            else None,
         }
     return dumps(out)
 
@@ -133,16 +162,23 @@ def _search_line(result: PlanResult, seconds: float) -> Text:
     return Text(text, style="dim")
 
 
-def plan_renderable(result: PlanResult, seconds: float) -> RenderableType:
-    """Top builds, each with its parts and why it wins, the Pareto frontier, the search."""
+def plan_renderable(
+    result: PlanResult, seconds: float, view: PriceView | None = None
+) -> RenderableType:
+    """Top builds, each with its parts, the age of its prices and why it wins, the Pareto
+    frontier, the search; prices in the user's currency."""
+    view = view or PriceView()
     obj = result.objective
     names = ", ".join(
         f"{w.workload.name}" + (f" (x{w.weight:g})" if len(result.workloads) > 1 else "")
         for w in result.workloads
     )
     parts: list[RenderableType] = [
-        Text(f"plan for {names} under {usd(result.budget_usd)}, by {obj.kind.value}", "bold")
+        Text(f"plan for {names} under {view.money(result.budget_usd)}, by {obj.kind.value}", "bold")
     ]
+    rate_line = currency_line(view)
+    if rate_line:
+        parts.append(Text(rate_line, style="dim"))
     if not result.builds:
         parts.append(Text(infeasible_message(result), style="yellow"))
         parts.append(_search_line(result, seconds))
@@ -160,7 +196,7 @@ def plan_renderable(result: PlanResult, seconds: float) -> RenderableType:
         top.add_row(
             str(rank),
             f"{gpu_set(s)}" + (" (water)" if s.candidate.group.water else ""),
-            usd(s.price_usd),
+            view.money(s.price_usd),
             rate(o.samples_per_s),
             o.bottleneck.value
             if o.serving_limit is None
@@ -168,15 +204,24 @@ def plan_renderable(result: PlanResult, seconds: float) -> RenderableType:
             *score,
         )
     parts.append(top)
+    stale = stale_warning((s.build for s in result.builds), view)
+    if stale:
+        parts.append(Text(stale, style="yellow"))
     for rank, (s, reason) in enumerate(zip(result.builds, why(result), strict=True), start=1):
         bom = Table(title=f"#{rank}: {s.candidate.describe()}", title_justify="left", box=None)
         bom.add_column("part")
-        bom.add_column("USD", justify="right")
+        bom.add_column(view.currency.code, justify="right")
         for part, price in s.candidate.price_lines():
-            bom.add_row(part, f"{price:,.0f}")
+            bom.add_row(part, f"{view.currency.from_usd(price):,.0f}")
         if s.candidate.group.nodes > 1:
-            bom.add_row(f"x {s.candidate.group.nodes} nodes", usd(s.price_usd))
+            bom.add_row(f"x {s.candidate.group.nodes} nodes", view.money(s.price_usd))
         parts.append(bom)
+        owned = owned_names(s.build)
+        if owned:
+            parts.append(Text(f"yours already (priced 0): {', '.join(owned)}", style="dim"))
+        ages = age_line(s.build, view)
+        if ages:
+            parts.append(Text(ages, style="dim"))
         parts.append(Text(f"why: {reason}", style="green"))
         for f in warnings_of(result, s):
             fix = f" (fix: {f.fix})" if f.fix else ""
@@ -188,7 +233,7 @@ def plan_renderable(result: PlanResult, seconds: float) -> RenderableType:
         for w, o in zip(result.workloads, result.builds[0].outcomes, strict=True):
             per.add_row(w.workload.name, f"{w.weight:g}", rate(o.samples_per_s), o.bottleneck.value)
         parts.append(per)
-    parts.append(pareto_table(result.pareto, several))
+    parts.append(pareto_table(result.pareto, several, view))
     parts.append(_search_line(result, seconds))
     return RichGroup(*parts)
 
@@ -200,15 +245,18 @@ def _score_label(result: PlanResult) -> str:
     return kind.value
 
 
-def pareto_table(pareto: Sequence[Scored], weighted: bool = False) -> Table:
+def pareto_table(
+    pareto: Sequence[Scored], weighted: bool = False, view: PriceView | None = None
+) -> Table:
     """Price against (weighted) throughput: each row the cheapest way to that speed."""
+    money = (view or PriceView()).money
     speed = "weighted samples/s" if weighted else "samples/s"
     table = Table(title="Pareto frontier: price vs throughput", title_justify="left")
     for col in ("price", speed, "GPUs", "bottleneck"):
         table.add_column(col, justify="right" if col in ("price", speed) else "left")
     for s in pareto:
         table.add_row(
-            usd(s.price_usd), rate(s.throughput), gpu_set(s), s.outcomes[0].bottleneck.value
+            money(s.price_usd), rate(s.throughput), gpu_set(s), s.outcomes[0].bottleneck.value
         )
     return table
 

@@ -1,0 +1,79 @@
+"""Which of a part's prices dlrig uses, and how old it is.
+
+A catalog part has a launch price (`price_usd`, `price_date`: the MSRP or first reported price)
+and, where one is published, a street price (`street_price_usd`, `street_price_date`,
+`street_market`: what it sells for now, new or used). Every price dlrig adds up comes from
+`price_in_use`: the street price when there is one, else the launch price.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Literal
+
+from dlrig.catalog.schema import PartBase
+
+# A price older than this no longer says what the part costs (issue #11: "warn when a plan rests
+# on prices older than a year").
+STALE_AFTER_DAYS = 365
+
+
+@dataclass(frozen=True)
+class PartPrice:
+    """One unit's price in USD, its date (None: the user's own figure, undated) and kind."""
+
+    usd: float
+    date: dt.date | None
+    kind: Literal["street", "launch"]
+    market: Literal["new", "used"] | None = None
+
+    def age_days(self, today: dt.date) -> int | None:
+        """Days between the price's date and today (None when undated)."""
+        return None if self.date is None else (today - self.date).days
+
+    def stale(self, today: dt.date) -> bool:
+        """Older than a year."""
+        age = self.age_days(today)
+        return age is not None and age > STALE_AFTER_DAYS
+
+    @property
+    def label(self) -> str:
+        """'street price (used)', 'street price (new)' or 'catalog price' (the launch or first
+        listed price)."""
+        return f"street price ({self.market})" if self.kind == "street" else "catalog price"
+
+
+def price_in_use(part: PartBase) -> PartPrice | None:
+    """The price dlrig uses for one unit: the street price when the catalog has one, else the
+    launch price; None when the part has neither."""
+    if part.street_price_usd is not None:
+        return PartPrice(
+            usd=float(part.street_price_usd),
+            date=part.street_price_date,
+            kind="street",
+            market=part.street_market,
+        )
+    if part.price_usd is not None:
+        return PartPrice(usd=float(part.price_usd), date=part.price_date, kind="launch")
+    return None
+
+
+def unit_price_usd(part: PartBase) -> float | None:
+    """price_in_use's USD figure (None when the part has no price)."""
+    price = price_in_use(part)
+    return None if price is None else price.usd
+
+
+def paid_count(part: PartBase, count: int) -> int:
+    """How many of count the user must buy: the ones they already own cost nothing."""
+    return max(0, count - part.owned_count)
+
+
+def age_in_words(days: int) -> str:
+    """'3 months', '2.1 years': how old a price is, for people."""
+    if days < 60:
+        return f"{days} days"
+    if days < 730:
+        return f"{days / 30.44:.0f} months"
+    return f"{days / 365.25:.1f} years"

@@ -1,0 +1,122 @@
+"""How reports show prices: in the user's currency, with the age of the prices a total rests
+on, and a one-line warning when some are older than a year."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dlrig.catalog.currency import USD, Currency
+from dlrig.catalog.prices import STALE_AFTER_DAYS, PartPrice, age_in_words
+from dlrig.catalog.schema import PartBase
+from dlrig.machine.model import Build
+from dlrig.machine.price import build_price
+
+
+@dataclass(frozen=True)
+class PriceView:
+    """The currency to show prices in and the day their age is counted to (None: ages are not
+    shown, as when a caller has no clock)."""
+
+    currency: Currency = field(default_factory=lambda: USD)
+    today: dt.date | None = None
+
+    def money(self, usd: float) -> str:
+        """'3,120 EUR' (or '3,120 USD')."""
+        return self.currency.format(usd)
+
+    def amount(self, usd: float) -> float:
+        return round(self.currency.from_usd(usd), 2)
+
+
+def _price_json(name: str, price: PartPrice) -> dict[str, Any]:
+    return {
+        "part": name,
+        "unit_price_usd": round(price.usd, 2),
+        "date": price.date.isoformat() if price.date else None,
+        "kind": price.kind,
+        "market": price.market,
+    }
+
+
+def build_price_json(build: Build, view: PriceView) -> dict[str, Any]:
+    """A build's price facts beside `price_usd`: the price in the user's currency, the oldest
+    price it rests on, its age in days, and the prices older than a year."""
+    bp = build_price(build)
+    oldest = bp.oldest
+    out: dict[str, Any] = {
+        "price_oldest_date": oldest.date.isoformat() if oldest and oldest.date else None,
+        "price_age_days": oldest.age_days(view.today) if oldest and view.today else None,
+        "stale_prices": [_price_json(n, p) for n, p in bp.stale(view.today)] if view.today else [],
+        "prices": [_price_json(n, p) for n, p in bp.prices],
+        "owned_parts": owned_names(build),
+    }
+    return out
+
+
+def owned_names(build: Build) -> list[str]:
+    """The parts of build the user already has (`--own`), priced 0."""
+    parts: list[PartBase | None] = [g.gpu for g in build.gpus]
+    parts += [
+        build.cpu,
+        build.motherboard,
+        build.platform,
+        build.psu,
+        build.case,
+        build.memory.kit if build.memory is not None else None,
+    ]
+    parts += [s.device for s in build.storage]
+    return list(dict.fromkeys(p.name for p in parts if p is not None and p.owned_count))
+
+
+def age_line(build: Build, view: PriceView) -> str | None:
+    """'prices: oldest 2022-10-12 (3.1 years; launch price of Intel Core i9-14900K)'."""
+    if view.today is None:
+        return None
+    bp = build_price(build)
+    oldest = bp.oldest
+    if oldest is None or oldest.date is None:
+        return None
+    name = next(n for n, p in bp.prices if p is oldest)
+    age = age_in_words(oldest.age_days(view.today) or 0)
+    streets = sum(1 for _, p in bp.prices if p.kind == "street")
+    return (
+        f"prices: oldest {oldest.date.isoformat()} ({age} old: {name}, {oldest.label}); "
+        f"{streets} of {len(bp.prices)} are street prices"
+    )
+
+
+def stale_warning(builds: Iterable[Build], view: PriceView) -> str | None:
+    """One line naming the parts, across builds, whose price is older than a year."""
+    if view.today is None:
+        return None
+    stale: dict[str, PartPrice] = {}
+    for build in builds:
+        for name, price in build_price(build).stale(view.today):
+            stale.setdefault(name, price)
+    if not stale:
+        return None
+    named = ", ".join(
+        f"{n} ({p.date.isoformat() if p.date else '?'})"
+        for n, p in sorted(stale.items(), key=lambda item: item[1].date or dt.date.max)
+    )
+    return (
+        f"warning: {len(stale)} prices older than a year (no dated street price in the "
+        f"catalog; check today's): {named}"
+    )
+
+
+def currency_line(view: PriceView) -> str | None:
+    """The rate prices are shown at, with its source and age ('' for USD)."""
+    cur = view.currency
+    if cur.is_usd:
+        return None
+    line = f"prices in {cur.code} at {cur.describe()}"
+    if cur.date is not None and view.today is not None:
+        days = (view.today - cur.date).days
+        line += f", {age_in_words(days)} old"
+        if days > STALE_AFTER_DAYS:
+            line += "; give today's rate with --fx-rate"
+    return line

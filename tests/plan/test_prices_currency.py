@@ -1,0 +1,77 @@
+"""Issue 11, prices in the user's currency: `plan --currency EUR` reads --budget in euros and
+shows prices in euros at a dated rate, which `--fx-rate` overrides. The shipped rate is the
+ECB's euro reference rate of 2024-06-28, EUR 1 = USD 1.0705
+(https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml, catalog/data/fx.toml)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+ECB_USD_PER_EUR = 1.0705
+
+
+def run_dlrig(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dlrig", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def plan_json(*args: str) -> dict[str, Any]:
+    result = run_dlrig("plan", "--workload", "resnet50", "--json", "--top", "2", *args)
+    assert result.returncode == 0, result.stderr
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
+
+
+def test_a_budget_in_euros_is_read_at_the_dated_ecb_rate_and_prices_shown_in_euros() -> None:
+    doc = plan_json("--budget", "4000", "--currency", "EUR")
+    assert doc["budget"] == 4000.0
+    assert doc["budget_usd"] == pytest.approx(4000 * ECB_USD_PER_EUR)
+    assert doc["currency"]["code"] == "EUR" and doc["currency"]["date"] == "2024-06-28"
+    assert "ecb.europa.eu" in doc["currency"]["source"]
+    for build in doc["builds"]:
+        assert build["price"] == pytest.approx(build["price_usd"] / ECB_USD_PER_EUR, abs=0.01)
+        assert build["price_usd"] <= doc["budget_usd"]
+
+
+def test_fx_rate_overrides_the_reference_rate() -> None:
+    doc = plan_json("--budget", "2000", "--currency", "GBP", "--fx-rate", "0.5")
+    assert doc["budget_usd"] == 4000.0
+    assert doc["currency"] == {
+        "code": "GBP",
+        "per_usd": 0.5,
+        "date": None,
+        "source": "--fx-rate (your rate)",
+    }
+
+
+def test_the_text_plan_says_the_rate_its_source_and_its_age() -> None:
+    result = run_dlrig(
+        "plan", "-w", "resnet50", "--budget", "500000", "--currency", "JPY", "--top", "1"
+    )
+    assert result.returncode == 0, result.stderr
+    flat = " ".join(result.stdout.split())
+    assert "under 500,000 JPY" in flat
+    # JPY per USD = 171.94 / 1.0705 on 2024-06-28 (ECB per-euro rates).
+    assert "1 USD = 160.6 JPY" in flat and "2024-06-28" in flat and "--fx-rate" in flat
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--currency", "XYZ"), "known: CNY, EUR, GBP, JPY, USD"),
+        (("--currency", "EUR", "--fx-rate", "0"), "--fx-rate 0.0"),
+        (("--currency", "EUR", "--fx-rate", "nan"), "--fx-rate nan"),
+    ],
+)
+def test_an_unknown_currency_or_a_bad_rate_is_one_line_and_exit_2(
+    args: tuple[str, ...], expected: str
+) -> None:
+    result = run_dlrig("plan", "-w", "resnet50", "--budget", "3000", *args)
+    assert result.returncode == 2
+    assert expected in result.stderr and "Traceback" not in result.stderr

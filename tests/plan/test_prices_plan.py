@@ -1,0 +1,93 @@
+"""Issue 11, prices a buyer can trust: plans price parts at their dated street price where the
+catalog has one, show how old the prices are, and warn when they rest on prices over a year old.
+
+Street prices cited (catalog/data/gpus.toml, sources.street_price):
+- RTX 4090, new, USD 2,749: Of Zen and Computing, "12 Best Graphics Cards GPUs Workstation For
+  Deep Learning (March 2026)", https://www.ofzenandcomputing.com/best-graphics-cards-gpus-workstation-for-deep-learning
+  (its launch MSRP, USD 1,599 of 2022-10-12, was what plans used before).
+- RTX 3090, used, USD 800: GPUDojo, "Tesla P100 16GB" (last updated February 2026),
+  https://gpudojo.pages.dev/articles/tesla-p100-16gb-ai-review.html
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+STREET_4090_USD = 2749.0
+STREET_3090_USD = 800.0
+
+
+def run_dlrig(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dlrig", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def plan_json(*args: str) -> dict[str, Any]:
+    result = run_dlrig("plan", "--workload", "resnet50", "--json", *args)
+    assert result.returncode == 0, result.stderr
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
+
+
+def line(build: dict[str, Any], part: str) -> float:
+    (price,) = [p["price_usd"] for p in build["parts"] if p["part"] == part]
+    return float(price)
+
+
+def test_plan_prices_a_4090_at_its_2026_street_price_not_its_2022_msrp() -> None:
+    doc = plan_json(
+        "--budget", "6000", "--include", "GeForce RTX 4090", "--gpus", "1", "--top", "1"
+    )
+    (build,) = doc["builds"]
+    assert line(build, "1x GeForce RTX 4090") == STREET_4090_USD
+    (card,) = [p for p in build["prices"] if p["part"] == "GeForce RTX 4090"]
+    assert card == {
+        "part": "GeForce RTX 4090",
+        "unit_price_usd": STREET_4090_USD,
+        "date": "2026-03-01",
+        "kind": "street",
+        "market": "new",
+    }
+
+
+def test_plan_shows_each_builds_price_age_and_warns_on_prices_older_than_a_year() -> None:
+    doc = plan_json("--budget", "5000")
+    today = dt.date.today()
+    assert doc["builds"]
+    for build in doc["builds"]:
+        dates = [dt.date.fromisoformat(p["date"]) for p in build["prices"] if p["date"]]
+        assert build["price_oldest_date"] == min(dates).isoformat()
+        assert build["price_age_days"] == (today - min(dates)).days
+        for stale in build["stale_prices"]:
+            assert (today - dt.date.fromisoformat(stale["date"])).days > 365
+            assert stale["part"] in doc["price_warning"]
+    # The catalog's boards and CPUs carry 2021-2023 launch prices (e.g. Intel Core i5-14600K,
+    # USD 319 of 2023-10-17): a plan at 5,000 USD rests on some of them and says so.
+    assert doc["price_warning"].startswith("warning: ")
+
+
+def test_plan_text_names_the_old_prices_in_one_warning_line() -> None:
+    result = run_dlrig("plan", "--workload", "resnet50", "--budget", "5000", "--top", "1")
+    assert result.returncode == 0, result.stderr
+    flat = " ".join(result.stdout.split())
+    assert "prices older than a year" in flat
+    assert "prices: oldest " in flat
+
+
+def test_a_users_own_price_beats_the_catalogs_street_price(tmp_path: Path) -> None:
+    quote = tmp_path / "quote.yaml"
+    quote.write_text(yaml.safe_dump({"gpus": [{"name": "GeForce RTX 4090", "price_usd": 1500}]}))
+    doc = plan_json(
+        "--budget", "6000", "--include", "GeForce RTX 4090", "--gpus", "1", "--top", "1",
+        "--catalog", str(quote),
+    )  # fmt: skip
+    (build,) = doc["builds"]
+    assert line(build, "1x GeForce RTX 4090") == 1500.0
