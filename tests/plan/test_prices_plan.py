@@ -78,7 +78,7 @@ def test_plan_text_names_the_old_prices_in_one_warning_line() -> None:
     result = run_dlrig("plan", "--workload", "resnet50", "--budget", "5000", "--top", "1")
     assert result.returncode == 0, result.stderr
     flat = " ".join(result.stdout.split())
-    assert "prices older than a year" in flat
+    assert "older than a year (no dated street price" in flat
     assert "prices: oldest " in flat
 
 

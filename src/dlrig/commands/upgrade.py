@@ -14,17 +14,28 @@ def upgrade(
     build: Annotated[str, typer.Argument(help=BUILD_HELP)],
     workload: Annotated[str, typer.Option("--workload", "-w", help="zoo name or workload file")],
     budget: Annotated[
-        float, typer.Option("--budget", help="the most to spend, USD", callback=finite)
+        float,
+        typer.Option("--budget", help="the most to spend, USD (or --currency's)", callback=finite),
     ],
     catalog: Annotated[
         Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
+    ] = None,
+    currency: Annotated[
+        str, typer.Option("--currency", help="show prices and read --budget in this currency")
+    ] = "USD",
+    fx_rate: Annotated[
+        float | None,
+        typer.Option("--fx-rate", help="units of --currency per USD (default: dated ECB rate)"),
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
 ) -> None:
     """The changes to a build, most speed gained per dollar first.
 
     Each single change (and what it forces), priced from the catalog, scored by the model."""
+    import datetime as dt
+
     from dlrig.catalog import load_catalog
+    from dlrig.catalog.currency import currency as find_currency
     from dlrig.commands.inputs import build_document
     from dlrig.errors import ValidationError
     from dlrig.machine import resolve_build
@@ -32,16 +43,19 @@ def upgrade(
     from dlrig.plan.upgrade import upgrade as run_upgrade
     from dlrig.report.console import print_renderable, print_text
     from dlrig.report.plan import upgrade_json, upgrade_renderable
+    from dlrig.report.prices import PriceView
     from dlrig.workloads import load_workload
 
+    money = find_currency(currency, fx_rate)
     if not budget > 0:
-        raise ValidationError("--budget must be a positive amount of USD")
+        raise ValidationError(f"--budget must be a positive amount of {money.code}")
     cat = load_catalog(catalog)
     source, doc = build_document(build)
     resolved = resolve_build(doc, source, cat)
     job = load_workload(workload)
-    result = run_upgrade(resolved, job, budget, cat, ModelEvaluator())
+    result = run_upgrade(resolved, job, money.to_usd(budget), cat, ModelEvaluator())
+    view = PriceView(currency=money, today=dt.date.today())
     if json:
-        print_text(upgrade_json(result))
+        print_text(upgrade_json(result, view, resolved))
     else:
-        print_renderable(upgrade_renderable(result))
+        print_renderable(upgrade_renderable(result, view, resolved))

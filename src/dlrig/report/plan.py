@@ -22,8 +22,10 @@ from dlrig.report.prices import (
     PriceView,
     age_line,
     build_price_json,
+    change_price_json,
     currency_line,
     owned_names,
+    stale_bought_warning,
     stale_warning,
 )
 from dlrig.report.serving import planned_serving, planned_serving_cell
@@ -261,13 +263,22 @@ def pareto_table(
     return table
 
 
-def upgrade_json(result: UpgradeResult) -> str:
-    """The upgrade as JSON: the build's current figures and each change, best first."""
+def upgrade_json(
+    result: UpgradeResult, view: PriceView | None = None, before: Build | None = None
+) -> str:
+    """The upgrade as JSON: the build's current figures and each change, best first (with
+    before, the build upgraded: what each change buys and how old those prices are)."""
+    view = view or PriceView()
     return dumps(
         {
             "build": result.build_name,
             "workload": result.workload_name,
             "budget_usd": result.budget_usd,
+            "budget": view.amount(result.budget_usd),
+            "currency": view.currency.to_json(),
+            "price_warning": stale_bought_warning(before, (c.build for c in result.changes), view)
+            if before is not None
+            else None,
             "current": {
                 "samples_per_s": result.current.samples_per_s,
                 "bottleneck": result.current.bottleneck.value,
@@ -278,6 +289,8 @@ def upgrade_json(result: UpgradeResult) -> str:
                     "change": c.summary,
                     "steps": list(c.steps),
                     "price_usd": round(c.price_usd, 2),
+                    "price": view.amount(c.price_usd),
+                    **(change_price_json(before, c.build, view) if before is not None else {}),
                     "samples_per_s": c.outcome.samples_per_s,
                     "speedup": c.speedup,
                     "gain_per_1000_usd": c.gain_per_1000_usd,
@@ -291,8 +304,12 @@ def upgrade_json(result: UpgradeResult) -> str:
     )
 
 
-def upgrade_renderable(result: UpgradeResult) -> RenderableType:
-    """The changes ranked by speed gained per dollar, each with its new bottleneck."""
+def upgrade_renderable(
+    result: UpgradeResult, view: PriceView | None = None, before: Build | None = None
+) -> RenderableType:
+    """The changes ranked by speed gained per dollar, each with its new bottleneck; costs in
+    the user's currency, with a warning naming the parts bought at prices over a year old."""
+    view = view or PriceView()
     cur = result.current
     now = (
         f"now {rate(cur.samples_per_s)} samples/s, {cur.bottleneck.value}-bound"
@@ -303,10 +320,13 @@ def upgrade_renderable(result: UpgradeResult) -> RenderableType:
     parts: list[RenderableType] = [
         Text(
             f"upgrades for {result.build_name} on {result.workload_name} under "
-            f"{usd(result.budget_usd)}: {now}",
+            f"{view.money(result.budget_usd)}: {now}",
             style="bold",
         )
     ]
+    rate_line = currency_line(view)
+    if rate_line:
+        parts.append(Text(rate_line, style="dim"))
     if result.changes:
         table = Table(title="changes, most speed per dollar first", title_justify="left")
         for col in ("#", "change", "cost", "samples/s", "speedup", "per 1000 USD", "bottleneck"):
@@ -315,13 +335,20 @@ def upgrade_renderable(result: UpgradeResult) -> RenderableType:
             table.add_row(
                 str(rank),
                 c.summary,
-                usd(c.price_usd),
+                view.money(c.price_usd),
                 rate(c.outcome.samples_per_s),
                 f"{c.speedup:.2f}x" if math.isfinite(c.speedup) else "fits now",
                 f"+{c.gain_per_1000_usd:.1%}" if math.isfinite(c.gain_per_1000_usd) else "-",
                 c.outcome.bottleneck.value,
             )
         parts.append(table)
+        stale = (
+            stale_bought_warning(before, (c.build for c in result.changes), view)
+            if before is not None
+            else None
+        )
+        if stale:
+            parts.append(Text(stale, style="yellow"))
     parts.append(Text(result.verdict, style="green" if result.changes else "yellow"))
     parts.append(Text(f"evaluated {result.evaluated} changed builds", style="dim"))
     return RichGroup(*parts)

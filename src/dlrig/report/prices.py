@@ -96,6 +96,10 @@ def stale_warning(builds: Iterable[Build], view: PriceView) -> str | None:
     for build in builds:
         for name, price in build_price(build).stale(view.today):
             stale.setdefault(name, price)
+    return _stale_line(stale)
+
+
+def _stale_line(stale: dict[str, PartPrice]) -> str | None:
     if not stale:
         return None
     named = ", ".join(
@@ -103,7 +107,8 @@ def stale_warning(builds: Iterable[Build], view: PriceView) -> str | None:
         for n, p in sorted(stale.items(), key=lambda item: item[1].date or dt.date.max)
     )
     return (
-        f"warning: {len(stale)} prices older than a year (no dated street price in the "
+        f"warning: {len(stale)} price{'s' if len(stale) != 1 else ''} older than a year "
+        "(no dated street price in the "
         f"catalog; check today's): {named}"
     )
 
@@ -120,3 +125,32 @@ def currency_line(view: PriceView) -> str | None:
         if days > STALE_AFTER_DAYS:
             line += "; give today's rate with --fx-rate"
     return line
+
+
+def bought_prices(before: Build, after: Build) -> tuple[tuple[str, PartPrice], ...]:
+    """The prices of the parts after has and before had not (what an upgrade buys)."""
+    old = build_price(before)
+    had = {n for n, _ in old.prices} | set(old.unpriced)
+    return tuple((n, p) for n, p in build_price(after).prices if n not in had)
+
+
+def change_price_json(before: Build, after: Build, view: PriceView) -> dict[str, Any]:
+    """What an upgrade buys, with each price's date and kind, and those over a year old."""
+    bought = bought_prices(before, after)
+    stale = [(n, p) for n, p in bought if view.today is not None and p.stale(view.today)]
+    return {
+        "bought_prices": [_price_json(n, p) for n, p in bought],
+        "stale_prices": [_price_json(n, p) for n, p in stale],
+    }
+
+
+def stale_bought_warning(before: Build, afters: Iterable[Build], view: PriceView) -> str | None:
+    """One line naming the parts the upgrades buy whose price is older than a year."""
+    if view.today is None:
+        return None
+    stale: dict[str, PartPrice] = {}
+    for after in afters:
+        for name, price in bought_prices(before, after):
+            if price.stale(view.today):
+                stale.setdefault(name, price)
+    return _stale_line(stale)
