@@ -88,3 +88,13 @@ def test_an_own_file_with_a_bad_count_or_kind_names_the_field(tmp_path: Path) ->
     result = run_dlrig("plan", "-w", "resnet50", "--budget", "3000", "--own", str(bad_kind))
     assert result.returncode == 2 and "kind.yaml: gpsu" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_build_file_works_as_an_own_file_and_the_plan_reuses_the_whole_build() -> None:
+    # examples/builds/budget-1gpu-3090.yaml: every part is a catalog part, so owning it all, a
+    # 300 USD budget plans that very machine at 0 USD.
+    build = Path(__file__).parents[2] / "examples" / "builds" / "budget-1gpu-3090.yaml"
+    doc = plan_json("--budget", "300", "--top", "1", "--own", str(build))
+    best = doc["builds"][0]
+    assert best["price_usd"] == 0.0
+    assert {"GeForce RTX 3090", "Corsair RM850x (2024)"} <= set(best["owned_parts"])
