@@ -14,7 +14,11 @@ from typing import Any
 import pytest
 
 from dlrig.hardware.nvml import Nvml
-from dlrig.hardware.nvml.backend import NVLINK_REFRESH_S, PCIE_THROUGHPUT_REFRESH_S
+from dlrig.hardware.nvml.backend import (
+    NVLINK_REFRESH_S,
+    PCIE_THROUGHPUT_REFRESH_S,
+    SLOW_REFRESH_S,
+)
 from support.nvml_fakes import ReplayCalls, fixture_path, load_fixture, replay_calls
 
 GPUS = 8
@@ -186,3 +190,30 @@ def test_unsupported_static_fields_are_listed_at_every_tick_but_asked_once() -> 
     _ticks(nvml, clock, 5, 1.0)
     assert calls.counts["nvmlDeviceGetEccMode"] == 4
     assert "ecc_enabled" in nvml.read_gpus()[2].unsupported
+
+
+def test_slow_fields_at_ten_hertz_are_read_once_a_second() -> None:
+    # Power limit, fan, current PCIe link and the memory/graphics clocks change with a power
+    # state or a command (SLOW_REFRESH_S = 1 s); utilization, power, temperature, the SM clock
+    # and the event reasons are read at every tick.
+    assert SLOW_REFRESH_S == 1.0
+    nvml, calls, clock = _box()
+    for tick in range(20):  # 10 Hz for 2 s: slow reads at t = 0 and 1.0 s
+        clock.now_s = tick / 10
+        nvml.read_gpus()
+    for key in (
+        "nvmlDeviceGetEnforcedPowerLimit",
+        "nvmlDeviceGetCurrPcieLinkGeneration",
+        "nvmlDeviceGetCurrPcieLinkWidth",
+        "nvmlDeviceGetClockInfo:MEM",
+        "nvmlDeviceGetClockInfo:GRAPHICS",
+    ):
+        assert calls.counts[key] == 2 * GPUS, key
+    for key in (
+        "nvmlDeviceGetUtilizationRates",
+        "nvmlDeviceGetPowerUsage",
+        "nvmlDeviceGetTemperature:GPU",
+        "nvmlDeviceGetClockInfo:SM",
+        "nvmlDeviceGetCurrentClocksEventReasons",
+    ):
+        assert calls.counts[key] == 20 * GPUS, key

@@ -30,6 +30,7 @@ from dlrig.hardware.nvml import Nvml, NvmlCallError, NvmlCalls
 from dlrig.hardware.nvml.backend import LOST_KINDS
 
 FIXTURE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "nvml"
+_MISSING = object()  # a key the fixture does not hold
 
 
 def _key(call: str, arg: str | None) -> str:
@@ -82,22 +83,31 @@ class ReplayCalls:
         if self._sample < 0 or not self._samples:
             return {}
         gpus = self._samples[self._sample].get("gpus", [])
-        return dict(gpus[index]) if index < len(gpus) else {}
+        return gpus[index] if index < len(gpus) else {}  # type: ignore[no-any-return]
+
+    def _value(self, index: int, key: str) -> Any:
+        """The current sample's value of a key, else the base value; _MISSING when neither."""
+        overrides = self._overrides(index)
+        if key in overrides:
+            return overrides[key]
+        return self._gpus[index].get(key, _MISSING)
 
     def device(self, index: int, call: str, arg: str | None = None) -> Any:
         """Replay a device call: the current sample's value, else the base value."""
         if index >= len(self._gpus):
             raise NvmlCallError("InvalidArgument", f"no GPU {index} in the fixture")
-        values = {**self._gpus[index], **self._overrides(index)}
-        _replayed(values.get("nvmlDeviceGetHandleByIndex"))
+        handle = self._value(index, "nvmlDeviceGetHandleByIndex")
+        if handle is not _MISSING:
+            _replayed(handle)
         key = _key(call, arg)
         with self._lock:
             self.counts[key] += 1
-        if key not in values:
+        value = self._value(index, key)
+        if value is _MISSING:
             if call in ("nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkRemotePciInfo"):
                 raise NvmlCallError("InvalidArgument", f"no NVLink {arg}")
             raise NvmlCallError("NotSupported")
-        return _replayed(values[key])
+        return _replayed(value)
 
     def pair(self, a: int, b: int, call: str) -> Any:
         """Replay a pair call (only the topology ancestor is recorded)."""

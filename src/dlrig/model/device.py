@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from dlrig.catalog.schema import CPU, GPU
@@ -53,9 +54,13 @@ def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: lis
         ram_gb = DEFAULT_RAM_GB
         assumed.append(f"RAM size not given: {DEFAULT_RAM_GB:.0f} GB assumed")
     peak = cpu_peak_flops_s(cpu, build.cpu_count, cal.cpu_flops_per_cycle)
+    ram_gb_s = cal.host_memory_bandwidth_gb_s
+    measured = build.measured
+    if measured is not None and measured.ram_bandwidth_gb_s is not None:
+        ram_gb_s = measured.ram_bandwidth_gb_s  # this machine's own STREAM figure
+        assumed.append(f"RAM bandwidth from probe measurement {measured.date}: {ram_gb_s:g} GB/s")
     return Device(
-        f"CPU: {cpu.name}", True, peak, ComputePath.CPU, cal.host_memory_bandwidth_gb_s,
-        ram_gb, None,
+        f"CPU: {cpu.name}", True, peak, ComputePath.CPU, ram_gb_s, ram_gb, None,
     )  # fmt: skip
 
 
@@ -93,7 +98,37 @@ def pcie_link(build: Build, group: GPUGroup, mods: list[Modifier]) -> tuple[int,
 
 def busbw_gb_s(build: Build, gpu: GPU, n: int, gen: int, lanes: int, cal: Calibration) -> float:
     """Achievable all-reduce bus bandwidth per GPU: NVLink/NVSwitch (one direction's share of
-    the card's NVLink bandwidth; a bridge joins pairs only), else the PCIe link."""
+    the card's NVLink bandwidth; a bridge joins pairs only), else the PCIe link. A build's
+    probe of its own all-reduce across n GPUs replaces the model; a measured peer-to-peer rate
+    caps it (a ring's bus bandwidth is its slowest link's)."""
+    measured = build.measured
+    if measured is not None and (own := measured.allreduce_gb_s(n)) is not None:
+        return own
+    cap = measured.p2p_gb_s if measured is not None and measured.p2p_gb_s else math.inf
+    return min(cap, _modelled_busbw_gb_s(build, gpu, n, gen, lanes, cal))
+
+
+def measured_busbw_notes(build: Build, n: int, busbw: float) -> tuple[str, ...]:
+    """The estimate's assumption when `busbw_gb_s` took the build's probe figures."""
+    m = build.measured
+    if m is None:
+        return ()
+    if m.allreduce_gb_s(n) is not None:
+        return (
+            f"all-reduce bus bandwidth from probe measurement {m.date}: {busbw:g} GB/s across "
+            f"{n} GPUs",
+        )
+    if m.p2p_gb_s is not None and busbw == m.p2p_gb_s:
+        return (
+            f"all-reduce bus bandwidth capped at the probe's peer-to-peer measurement "
+            f"{m.date}: {busbw:g} GB/s",
+        )
+    return ()
+
+
+def _modelled_busbw_gb_s(
+    build: Build, gpu: GPU, n: int, gen: int, lanes: int, cal: Calibration
+) -> float:
     kind = build.platform.interconnect if build.platform else gpu.interconnect
     nvlink = gpu.nvlink_gb_s
     full_mesh = kind in (Interconnect.NVSWITCH, Interconnect.NVLINK)

@@ -26,12 +26,21 @@ from dlrig.machine.model import Build
 from dlrig.machine.topology import topology
 from dlrig.model import compute, interconnect, memory, pcie, pipeline
 from dlrig.model.calibration import Calibration, WorkloadFactors, default_calibration
-from dlrig.model.device import DEFAULT_CPU, Device, busbw_gb_s, matmul_rate, pcie_link, pick_device
+from dlrig.model.device import (
+    DEFAULT_CPU,
+    Device,
+    busbw_gb_s,
+    matmul_rate,
+    measured_busbw_notes,
+    pcie_link,
+    pick_device,
+)
 from dlrig.model.energy import co2_kg, energy_cost, run_time_h, wall_energy_kwh
 from dlrig.model.power import size_build_psu
 from dlrig.model.rates import (
     ComputePath,
     is_16bit,
+    measured_rate_notes,
     sustained_bandwidth_factor,
     sustained_rate_factor,
 )
@@ -66,18 +75,20 @@ class _Job:
     shards: int
 
 
-def _gpu_work_s(job: _Job, mods: list[Modifier]) -> tuple[float, float, str]:
+def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[float, float, str]:
     """(matmul-class seconds incl. the fixed per-step time, memory-bound seconds, path) of one
     step on one device, slowed by thermal throttling (COOL.1)."""
     w, cal, batch = job.workload, job.cal, job.batch
     peak, path, efficiency = matmul_rate(job.dev, job.factors, cal)
+    measured = job.build.measured  # the machine's own probe, in place of achievable rates
     if job.dev.group is not None:
         on_shaders = path is ComputePath.SIMT_FP32 and job.dev.path is not path
         precision = Precision.FP32 if on_shaders else w.precision
-        peak *= sustained_rate_factor(job.dev.group.gpu, precision)
+        peak *= sustained_rate_factor(job.dev.group.gpu, precision, measured)
+        assumed.extend(measured_rate_notes(measured, job.dev.group.gpu, precision))
     bw = job.dev.bandwidth_gb_s
     if job.dev.group is not None:
-        bw *= sustained_bandwidth_factor(job.dev.group.gpu)
+        bw *= sustained_bandwidth_factor(job.dev.group.gpu, measured)
     t_weights = 0.0
     if job.training:
         flops = compute.training_flop_multiplier(w) * w.forward_flops_per_sample * batch
@@ -132,11 +143,26 @@ def _input_pipeline_s(
     t_pcie = 0.0
     if not job.dev.is_cpu:
         eff = cal.pcie_pinned_efficiency if w.pin_memory else cal.pcie_pageable_efficiency
-        rate = pcie.pcie_effective_gb_s(gen, lanes, eff)
+        copy = None
+        if build.measured is not None and job.dev.group is not None:
+            copy = build.measured.h2d_gb_s(job.dev.group.gpu.name, w.pin_memory)
+            if copy is not None:
+                kind = "pinned" if w.pin_memory else "pageable"
+                assumed.append(
+                    f"host-to-device {kind} copies from probe measurement "
+                    f"{build.measured.date}: {copy:g} GB/s"
+                )
+        rate = pcie.host_copy_gb_s(gen, lanes, eff, copy)
         t_pcie = pcie.copy_time_s(job.batch * w.input_bytes_per_sample, rate)
     store = build.dataset_storage
     # Identical drives holding the dataset are read together (striped), as the rules assume.
-    read_mb_s = store.device.read_mb_s * store.count if store else DEFAULT_READ_MB_S
+    read_mb_s = build.storage_read_mb_s(store) if store else DEFAULT_READ_MB_S
+    disk = build.measured.disk(store.device.name) if build.measured and store else None
+    if disk is not None and build.measured is not None:
+        assumed.append(
+            f"disk read from probe measurement {build.measured.date}: {disk.read_mb_s:g} MB/s "
+            f"at queue depth {disk.read_queue_depth}"
+        )
     if store is None:
         assumed.append(f"no storage given: a {DEFAULT_READ_MB_S:.0f} MB/s NVMe SSD assumed")
     first = pipeline.storage_read_time_s(job.batch * job.n_node * ds.bytes_per_sample, read_mb_s)
@@ -177,6 +203,7 @@ def _exchange_s(
         exposed_ic = t_ic  # DP.1's server waits for every GPU's gradients
     elif job.n_node > 1:
         busbw = busbw_gb_s(build, group.gpu, job.n_node, gen, lanes, cal)
+        assumed.extend(measured_busbw_notes(build, job.n_node, busbw))
         t_ic = interconnect.allreduce_time_s(
             comm_bytes, job.n_node, busbw, cal.collective_latency_s, cal.bucket_bytes
         )
@@ -350,7 +377,7 @@ def estimate(
         shards=n_node * build.nodes if workload.parallel is Parallelism.FSDP else 1,
     )  # fmt: skip
 
-    t_compute, t_mem, path = _gpu_work_s(job, mods)
+    t_compute, t_mem, path = _gpu_work_s(job, mods, assumed)
     gen, lanes = pcie_link(build, dev.group, mods) if dev.group is not None else (3, 16)
     t_pcie, t_storage, t_cpu = _input_pipeline_s(job, gen, lanes, assumed)
     backward_s = (t_compute + t_mem) * BACKWARD_SHARE

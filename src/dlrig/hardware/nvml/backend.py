@@ -33,6 +33,22 @@ and RX of all GPUs at once on threads (about 20 ms per refresh, not 2 x 20 ms pe
 samples in between repeat the last window. Each figure was only ever a 20 ms window of the
 interval, so the run's mean stays an unbiased estimate."""
 
+SLOW_REFRESH_S = 1.0
+"""Fields that change on a power-state change or an administrator's command, not from one
+moment of a step to the next (enforced power limit, fan, current PCIe generation and width,
+memory and graphics clocks; the SM clock stays at every tick): at most once a second, so that
+10 Hz sampling asks for 6 fields per GPU at most ticks instead of 12."""
+
+# label -> (call, arg) of the slow fields.
+_SLOW_CALLS: dict[str, tuple[str, str | None]] = {
+    "power_limit_w": ("nvmlDeviceGetEnforcedPowerLimit", None),
+    "fan_speed_pct": ("nvmlDeviceGetFanSpeed", None),
+    "pcie_gen_current": ("nvmlDeviceGetCurrPcieLinkGeneration", None),
+    "pcie_width_current": ("nvmlDeviceGetCurrPcieLinkWidth", None),
+    "clock_memory_mhz": ("nvmlDeviceGetClockInfo", "MEM"),
+    "clock_graphics_mhz": ("nvmlDeviceGetClockInfo", "GRAPHICS"),
+}
+
 # 16 threads cover TX and RX of an 8-GPU box in one 20 ms window; a bigger box takes two.
 MAX_PCIE_THREADS = 16
 
@@ -147,6 +163,8 @@ class _Device:
         self._nvlink_at: float | None = None
         self._pcie: dict[str, Outcome] = {}
         self._pcie_at: float | None = None
+        self._slow: dict[str, Outcome] = {}
+        self._slow_at: float | None = None
 
     def pcie_due(self, now_s: float) -> bool:
         """Whether the PCIe throughput window is to be read again at `now_s`."""
@@ -165,6 +183,15 @@ class _Device:
                 return c.resolve(label, outcome)
             self._static[label] = outcome
         return c.resolve(label, self._static[label])
+
+    def _slow_values(self, c: _Collector, now_s: float) -> dict[str, Any]:
+        if self._slow_at is None or now_s - self._slow_at >= SLOW_REFRESH_S:
+            self._slow = {
+                label: _outcome(c.calls, self.index, call, arg)
+                for label, (call, arg) in _SLOW_CALLS.items()
+            }
+            self._slow_at = now_s
+        return {label: c.resolve(label, outcome) for label, outcome in self._slow.items()}
 
     def _memory(self, c: _Collector) -> Any:
         if self._memory_v2 is not False:
@@ -230,6 +257,7 @@ class _Device:
 
     def _read(self, c: _Collector, now_s: float, pcie: dict[str, Outcome] | None) -> GpuReading:
         static = {label: self._static_value(c, label) for label in _STATIC_CALLS}
+        slow = self._slow_values(c, now_s)
         memory = self._memory(c)
         utilization = c.get("utilization", "nvmlDeviceGetUtilizationRates")
         nvlink_active, nvlink_remote = self._nvlinks(c, now_s)
@@ -245,32 +273,28 @@ class _Device:
             memory_total_bytes=_int(_field(memory, "total")),
             memory_used_bytes=_int(_field(memory, "used")),
             memory_reserved_bytes=_int(_field(memory, "reserved")),
-            pcie_gen_current=_int(c.get("pcie_gen_current", "nvmlDeviceGetCurrPcieLinkGeneration")),
+            pcie_gen_current=_int(slow["pcie_gen_current"]),
             pcie_gen_max=_int(static["pcie_gen_max"]),
-            pcie_width_current=_int(c.get("pcie_width_current", "nvmlDeviceGetCurrPcieLinkWidth")),
+            pcie_width_current=_int(slow["pcie_width_current"]),
             pcie_width_max=_int(static["pcie_width_max"]),
             pcie_tx_kb_s=pcie_tx,
             pcie_rx_kb_s=pcie_rx,
             power_w=_milliwatts_to_w(c.get("power_w", "nvmlDeviceGetPowerUsage")),
-            power_limit_w=_milliwatts_to_w(
-                c.get("power_limit_w", "nvmlDeviceGetEnforcedPowerLimit")
-            ),
+            power_limit_w=_milliwatts_to_w(slow["power_limit_w"]),
             power_limit_min_w=_pair_mw_to_w(power_range, 0),
             power_limit_max_w=_pair_mw_to_w(power_range, 1),
             temperature_c=_int(c.get("temperature_c", "nvmlDeviceGetTemperature", "GPU")),
             temperature_slowdown_c=_int(static["temperature_slowdown_c"]),
             temperature_shutdown_c=_int(static["temperature_shutdown_c"]),
-            clock_graphics_mhz=_int(
-                c.get("clock_graphics_mhz", "nvmlDeviceGetClockInfo", "GRAPHICS")
-            ),
+            clock_graphics_mhz=_int(slow["clock_graphics_mhz"]),
             clock_sm_mhz=_int(c.get("clock_sm_mhz", "nvmlDeviceGetClockInfo", "SM")),
-            clock_memory_mhz=_int(c.get("clock_memory_mhz", "nvmlDeviceGetClockInfo", "MEM")),
+            clock_memory_mhz=_int(slow["clock_memory_mhz"]),
             clock_sm_max_mhz=_int(static["clock_sm_max_mhz"]),
             clock_memory_max_mhz=_int(static["clock_memory_max_mhz"]),
             clocks_event_reasons=self._event_reasons(c),
             utilization_gpu_pct=_int(_field(utilization, "gpu")),
             utilization_memory_pct=_int(_field(utilization, "memory")),
-            fan_speed_pct=_int(c.get("fan_speed_pct", "nvmlDeviceGetFanSpeed")),
+            fan_speed_pct=_int(slow["fan_speed_pct"]),
             ecc_enabled=None if ecc is None else bool(ecc[0]),
             nvlink_active=nvlink_active,
             nvlink_remote_bus_ids=nvlink_remote,
