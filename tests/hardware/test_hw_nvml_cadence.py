@@ -217,3 +217,13 @@ def test_slow_fields_at_ten_hertz_are_read_once_a_second() -> None:
         "nvmlDeviceGetCurrentClocksEventReasons",
     ):
         assert calls.counts[key] == 20 * GPUS, key
+
+
+def test_a_tick_a_few_ms_early_still_refreshes_at_one_hertz() -> None:
+    # Ticks jitter: 1.02 s then 1.999 s (0.979 s later) must both read the once-a-second fields.
+    nvml, calls, clock = _box()
+    for now_s in (0.0, 1.02, 1.999, 3.0):
+        clock.now_s = now_s
+        nvml.read_gpus()
+    assert calls.counts["nvmlDeviceGetEnforcedPowerLimit"] == 4 * GPUS
+    assert calls.counts["nvmlDeviceGetPcieThroughput:TX_BYTES"] == 4 * GPUS

@@ -58,6 +58,16 @@ Outcome = Any
 """What one call gave: its value, or the NvmlCallError it raised (kept to replay it)."""
 
 
+# A tick comes a few ms early or late; without this slack a 1 s refresh at 1 Hz would skip
+# every tick that came 1 ms early after one that came late.
+_REFRESH_SLACK_S = 0.05
+
+
+def _due(read_at_s: float | None, now_s: float, refresh_s: float) -> bool:
+    """Whether a field read at `read_at_s` (None: never) is to be read again at `now_s`."""
+    return read_at_s is None or now_s - read_at_s >= refresh_s - _REFRESH_SLACK_S
+
+
 class _GpuLost(Exception):
     def __init__(self, error: NvmlCallError) -> None:
         super().__init__(error.message)
@@ -168,7 +178,7 @@ class _Device:
 
     def pcie_due(self, now_s: float) -> bool:
         """Whether the PCIe throughput window is to be read again at `now_s`."""
-        return self._pcie_at is None or now_s - self._pcie_at >= self._pcie_refresh_s
+        return _due(self._pcie_at, now_s, self._pcie_refresh_s)
 
     def _static_value(self, c: _Collector, label: str) -> Any:
         if label not in self._static:
@@ -185,7 +195,7 @@ class _Device:
         return c.resolve(label, self._static[label])
 
     def _slow_values(self, c: _Collector, now_s: float) -> dict[str, Any]:
-        if self._slow_at is None or now_s - self._slow_at >= SLOW_REFRESH_S:
+        if _due(self._slow_at, now_s, SLOW_REFRESH_S):
             self._slow = {
                 label: _outcome(c.calls, self.index, call, arg)
                 for label, (call, arg) in _SLOW_CALLS.items()
@@ -221,7 +231,7 @@ class _Device:
     def _nvlinks(
         self, c: _Collector, now_s: float
     ) -> tuple[tuple[bool, ...] | None, tuple[str | None, ...] | None]:
-        due = self._nvlink_at is None or now_s - self._nvlink_at >= self._nvlink_refresh_s
+        due = _due(self._nvlink_at, now_s, self._nvlink_refresh_s)
         if due and self._nvlink_links != 0:
             self._nvlink = _read_nvlinks(c, self._nvlink_links or NVLINK_MAX_LINKS)
             self._nvlink_links = 0 if self._nvlink is None else len(self._nvlink[0])
