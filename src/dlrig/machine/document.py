@@ -17,7 +17,7 @@ from typing import Any
 from dlrig.catalog.loader import KIND_OF_MODEL, Catalog, load_catalog
 from dlrig.catalog.schema import PartBase
 from dlrig.errors import DlrigError
-from dlrig.machine.model import Build, GPUGroup, MemoryConfig, StorageDevice
+from dlrig.machine.model import Build, GPUGroup, Measured, MemoryConfig, StorageDevice
 
 
 def build_to_document(build: Build, catalog: Catalog | None = None) -> dict[str, Any]:
@@ -56,7 +56,52 @@ def build_to_document(build: Build, catalog: Catalog | None = None) -> dict[str,
         "currency": build.prices.currency,
         "co2_kg_per_kwh": build.prices.co2_kg_per_kwh,
     }
+    if build.measured is not None:
+        doc["measured"] = _measured_entry(build.measured)
     return doc
+
+
+def _measured_entry(measured: Measured) -> dict[str, Any]:
+    """The `measured:` block, its unmeasured (None) figures left out."""
+
+    def present(values: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in values.items() if v is not None and v != [] and v != {}}
+
+    return present(
+        {
+            "taken": measured.taken,
+            "source": measured.source,
+            "ram_bandwidth_gb_s": measured.ram_bandwidth_gb_s,
+            "loader_ms_per_sample_per_core": measured.loader_ms_per_sample_per_core,
+            "storage": [
+                present(
+                    {
+                        "model": d.model,
+                        "read_mb_s": d.read_mb_s,
+                        "read_queue_depth": d.read_queue_depth,
+                        "read_mb_s_qd1": d.read_mb_s_qd1,
+                    }
+                )
+                for d in measured.storage
+            ],
+            "gpus": [
+                present(
+                    {
+                        "model": g.model,
+                        "index": g.index,
+                        "matmul_tflops": {p.value: t for p, t in g.matmul_tflops},
+                        "memory_bandwidth_gb_s": g.memory_bandwidth_gb_s,
+                        "h2d_pinned_gb_s": g.h2d_pinned_gb_s,
+                        "h2d_pageable_gb_s": g.h2d_pageable_gb_s,
+                    }
+                )
+                for g in measured.gpus
+            ],
+            "p2p_gb_s": measured.p2p_gb_s,
+            "allreduce_busbw_gb_s": measured.allreduce_busbw_gb_s,
+            "allreduce_gpus": measured.allreduce_gpus,
+        }
+    )
 
 
 def _in_catalog(part: PartBase, catalog: Catalog) -> bool:

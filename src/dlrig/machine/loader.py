@@ -17,12 +17,22 @@ from dlrig.catalog.schema import (
     Platform,
     Storage,
 )
-from dlrig.errors import UnknownPartError
+from dlrig.errors import DlrigError, UnknownPartError, ValidationError
 from dlrig.io.documents import read_document
 from dlrig.io.validation import validate_document
-from dlrig.machine.model import Build, GPUGroup, MemoryConfig, Network, Prices, StorageDevice
+from dlrig.machine.model import (
+    Build,
+    GPUGroup,
+    Measured,
+    MeasuredDisk,
+    MeasuredGPU,
+    MemoryConfig,
+    Network,
+    Prices,
+    StorageDevice,
+)
 from dlrig.machine.partial import resolve_spec
-from dlrig.machine.schema import BuildFile, MemoryEntry, part_form
+from dlrig.machine.schema import BuildFile, MeasuredBlock, MemoryEntry, part_form
 
 
 def parse_build(doc: dict[str, Any], source: str) -> BuildFile:
@@ -67,6 +77,63 @@ def _setting(entry: Any, name: str, default: Any) -> Any:
 
 def _listed(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
+
+
+def _measured_part(
+    name: str, kind: type[PartBase], names: tuple[str, ...], cat: Catalog, source: str, where: str
+) -> str:
+    """The build's part a measured entry names: its name as written or as the catalog spells
+    it (aliases, case); a part the build lacks is a typo, refused."""
+    if name in names:
+        return name
+    try:
+        spelled = cat.find(kind, name).name
+    except DlrigError:
+        spelled = None
+    if spelled in names:
+        return str(spelled)
+    listed = ", ".join(names) or "none"
+    raise ValidationError(
+        f"{source}: field '{where}': '{name}' is not a part of this build (its parts: {listed})",
+        field=where,
+        reason="not a part of this build",
+    )
+
+
+def _measured(
+    block: MeasuredBlock, gpus: tuple[str, ...], drives: tuple[str, ...], cat: Catalog, source: str
+) -> Measured:
+    return Measured(
+        taken=block.taken,
+        source=block.source,
+        ram_bandwidth_gb_s=block.ram_bandwidth_gb_s,
+        loader_ms_per_sample_per_core=block.loader_ms_per_sample_per_core,
+        storage=tuple(
+            MeasuredDisk(
+                _measured_part(
+                    d.model, Storage, drives, cat, source, f"measured.storage.{i}.model"
+                ),
+                d.read_mb_s,
+                d.read_queue_depth,
+                d.read_mb_s_qd1,
+            )
+            for i, d in enumerate(block.storage)
+        ),
+        gpus=tuple(
+            MeasuredGPU(
+                _measured_part(g.model, GPU, gpus, cat, source, f"measured.gpus.{i}.model"),
+                tuple(sorted(g.matmul_tflops.items())),
+                g.memory_bandwidth_gb_s,
+                g.h2d_pinned_gb_s,
+                g.h2d_pageable_gb_s,
+                g.index,
+            )
+            for i, g in enumerate(block.gpus)
+        ),
+        p2p_gb_s=block.p2p_gb_s,
+        allreduce_busbw_gb_s=block.allreduce_busbw_gb_s,
+        allreduce_gpus=block.allreduce_gpus,
+    )
 
 
 def resolve_build(doc: dict[str, Any], source: str, catalog: Catalog | None = None) -> Build:
@@ -147,6 +214,15 @@ def resolve_build(doc: dict[str, Any], source: str, catalog: Catalog | None = No
         else None,
         prices=Prices(bf.prices.electricity_per_kwh, bf.prices.currency, bf.prices.co2_kg_per_kwh),
         source=source,
+        measured=_measured(
+            bf.measured,
+            tuple(g.gpu.name for g in gpus),
+            tuple(d.device.name for d in storage),
+            cat,
+            source,
+        )
+        if bf.measured is not None
+        else None,
     )
 
 

@@ -16,7 +16,7 @@ from dlrig.catalog.schema import (
     Platform,
     Storage,
 )
-from dlrig.enums import CoolerType, NetworkKind
+from dlrig.enums import CoolerType, NetworkKind, Precision
 from dlrig.machine.partial import describe_default
 from dlrig.machine.topology import Topology, compute_topology
 
@@ -72,6 +72,84 @@ class Prices:
 
 
 @dataclass(frozen=True)
+class MeasuredGPU:
+    """What a probe measured on one GPU (`index`) or on every GPU of one model."""
+
+    model: str
+    matmul_tflops: tuple[tuple[Precision, float], ...] = ()
+    memory_bandwidth_gb_s: float | None = None
+    h2d_pinned_gb_s: float | None = None
+    h2d_pageable_gb_s: float | None = None
+    index: int | None = None
+
+
+@dataclass(frozen=True)
+class MeasuredDisk:
+    """A drive's measured sequential read: at `read_queue_depth`, and at queue depth 1."""
+
+    model: str
+    read_mb_s: float
+    read_queue_depth: int = 1
+    read_mb_s_qd1: float | None = None
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A build file's `measured:` block: the machine's own figures, which the model uses in
+    place of datasheet and achievable rates. Entries are matched to parts by name; where
+    several GPUs of one model were measured, the slowest figure stands for them all (a
+    data-parallel group waits for its slowest card)."""
+
+    taken: str
+    source: str = "dlrig probe"
+    ram_bandwidth_gb_s: float | None = None
+    loader_ms_per_sample_per_core: float | None = None
+    storage: tuple[MeasuredDisk, ...] = ()
+    gpus: tuple[MeasuredGPU, ...] = ()
+    p2p_gb_s: float | None = None
+    allreduce_busbw_gb_s: float | None = None
+    allreduce_gpus: int | None = None
+
+    @property
+    def date(self) -> str:
+        """The day it was measured (YYYY-MM-DD)."""
+        return self.taken[:10]
+
+    def _slowest(self, values: list[float | None]) -> float | None:
+        found = [v for v in values if v is not None]
+        return min(found) if found else None
+
+    def matmul_tflops(self, gpu_name: str, precision: Precision) -> float | None:
+        """Measured dense matmul TFLOPS of the GPUs named `gpu_name` at `precision`."""
+        return self._slowest(
+            [dict(g.matmul_tflops).get(precision) for g in self.gpus if g.model == gpu_name]
+        )
+
+    def memory_bandwidth_gb_s(self, gpu_name: str) -> float | None:
+        """Measured device-memory bandwidth of the GPUs named `gpu_name`."""
+        return self._slowest([g.memory_bandwidth_gb_s for g in self.gpus if g.model == gpu_name])
+
+    def h2d_gb_s(self, gpu_name: str, pinned: bool) -> float | None:
+        """Measured host-to-device copy rate to the GPUs named `gpu_name`, pinned or pageable."""
+        return self._slowest(
+            [
+                g.h2d_pinned_gb_s if pinned else g.h2d_pageable_gb_s
+                for g in self.gpus
+                if g.model == gpu_name
+            ]
+        )
+
+    def disk(self, drive_name: str) -> MeasuredDisk | None:
+        """The measured read of the drive named `drive_name` (the slowest if several)."""
+        found = [d for d in self.storage if d.model == drive_name]
+        return min(found, key=lambda d: d.read_mb_s) if found else None
+
+    def allreduce_gb_s(self, gpus: int) -> float | None:
+        """Measured all-reduce bus bandwidth, when it was measured across `gpus` GPUs."""
+        return self.allreduce_busbw_gb_s if self.allreduce_gpus == gpus else None
+
+
+@dataclass(frozen=True)
 class Build:
     """One node's parts (times `nodes` identical nodes). Any part may be missing (None/empty)."""
 
@@ -90,6 +168,7 @@ class Build:
     network: Network | None = None
     prices: Prices = field(default_factory=Prices)
     source: str = ""
+    measured: Measured | None = None
 
     @cached_property
     def topology(self) -> Topology:
@@ -125,6 +204,12 @@ class Build:
             return marked[0]
         candidates = [s for s in self.storage if s.holds_dataset is not False]
         return max(candidates, key=lambda s: s.device.read_mb_s, default=None)
+
+    def storage_read_mb_s(self, device: StorageDevice) -> float:
+        """Sequential read of a storage entry, its identical drives read together (striped):
+        the probe's measurement of the drive when the build carries one, else its datasheet."""
+        found = self.measured.disk(device.device.name) if self.measured else None
+        return (found.read_mb_s if found else device.device.read_mb_s) * device.count
 
     def parts_of(self, kind: str) -> tuple[PartBase, ...]:
         """The parts of one kind (`gpu`, `cpu`, ... as in PART_KINDS) in this build."""

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_mo
 from pydantic.config import JsonDict
 
 from dlrig.catalog.schema import CPU, GPU, PSU, Case, MemoryKit, Motherboard, Platform, Storage
-from dlrig.enums import CoolerType, NetworkKind
+from dlrig.enums import CoolerType, NetworkKind, Precision
 from dlrig.machine.partial import inline_spec_model
 from dlrig.units import GbitPerSecond, GigaBytes, LinkLanes, PCIeGen, PriceUSD
 
@@ -193,6 +193,59 @@ class PricesEntry(_Strict):
     co2_kg_per_kwh: Annotated[float, Field(ge=0, le=10)] = 0.4
 
 
+# Bounds of measured figures: far above any machine (B200: 8,000 GB/s HBM, 4,500 dense FP8
+# TFLOPS; PCIe 6.0 x16: 121 GB/s one way), so only typos and unit slips are refused.
+MeasuredTflops = Annotated[float, Field(gt=0, le=100_000)]
+MeasuredGBs = Annotated[float, Field(gt=0, le=100_000)]
+MeasuredMBs = Annotated[float, Field(gt=0, le=1_000_000)]
+
+
+class MeasuredGPUEntry(_Strict):
+    """One GPU (with `index`) or every GPU of one model: what the probe measured on it."""
+
+    model: str = Field(min_length=1, description="the GPU's name as the build's gpus name it")
+    index: Annotated[int, Field(ge=0, lt=MAX_PART_COUNT)] | None = None
+    matmul_tflops: dict[Precision, MeasuredTflops] = Field(
+        default_factory=dict, description="dense matmul TFLOPS per precision (fp32, fp16, ...)"
+    )
+    memory_bandwidth_gb_s: MeasuredGBs | None = None
+    h2d_pinned_gb_s: MeasuredGBs | None = None
+    h2d_pageable_gb_s: MeasuredGBs | None = None
+
+
+class MeasuredStorageEntry(_Strict):
+    """One drive's sequential read: at `read_queue_depth` (deep) and at queue depth 1."""
+
+    model: str = Field(min_length=1, description="the drive's name as the build's storage names it")
+    read_mb_s: MeasuredMBs
+    read_queue_depth: Annotated[int, Field(ge=1, le=65_536)] = 1
+    read_mb_s_qd1: MeasuredMBs | None = None
+
+
+class MeasuredBlock(_Strict):
+    """What a probe measured on this machine; `estimate`, `check` and `upgrade` use these
+    figures in place of datasheet and achievable rates (docs/contracts.md, `measured:`)."""
+
+    taken: str = Field(
+        pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}",
+        description="when it was measured, ISO 8601 (the date at least)",
+    )
+    source: str = Field(default="dlrig probe", min_length=1, max_length=200)
+    ram_bandwidth_gb_s: MeasuredGBs | None = None
+    loader_ms_per_sample_per_core: Annotated[float, Field(gt=0, le=1_000_000)] | None = None
+    storage: list[MeasuredStorageEntry] = Field(default_factory=list)
+    gpus: list[MeasuredGPUEntry] = Field(default_factory=list)
+    p2p_gb_s: MeasuredGBs | None = None
+    allreduce_busbw_gb_s: MeasuredGBs | None = None
+    allreduce_gpus: Annotated[int, Field(ge=2, le=MAX_PART_COUNT * MAX_NODES)] | None = None
+
+    @model_validator(mode="after")
+    def _busbw_with_its_gpus(self) -> MeasuredBlock:
+        if (self.allreduce_busbw_gb_s is None) != (self.allreduce_gpus is None):
+            raise ValueError("give 'allreduce_busbw_gb_s' and 'allreduce_gpus' together")
+        return self
+
+
 def _one_or_list(value: Any) -> str:
     return "list" if isinstance(value, list) else "one"
 
@@ -224,6 +277,7 @@ class BuildFile(_Strict):
     nodes: Annotated[int, Field(gt=0, le=MAX_NODES)] = 1
     network: NetworkEntry | None = None
     prices: PricesEntry = Field(default_factory=PricesEntry)
+    measured: MeasuredBlock | None = None
 
 
 SPEC_MODELS: dict[str, type[BaseModel]] = {

@@ -17,6 +17,15 @@ def pcie_effective_gb_s(gen: int, lanes: int, efficiency: float) -> float:
     return pcie_theoretical_gb_s(gen, lanes) * efficiency
 
 
+def host_copy_gb_s(gen: int, lanes: int, efficiency: float, measured_gb_s: float | None) -> float:
+    """The rate host-to-device copies run at: the probe's measured rate to this card when the
+    build carries one (this machine's link, NUMA placement and IOMMU all in it), else the
+    link's theoretical rate times the efficiency."""
+    if measured_gb_s is not None:
+        return measured_gb_s
+    return pcie_effective_gb_s(gen, lanes, efficiency)
+
+
 def copy_time_s(n_bytes: float, rate_gb_s: float) -> float:
     """Seconds to copy n_bytes at rate_gb_s."""
     return n_bytes / gb_s_to_bytes_s(rate_gb_s)

@@ -11,6 +11,7 @@ from importlib import resources
 
 from dlrig.catalog.schema import CPU, GPU
 from dlrig.enums import Precision, Vendor
+from dlrig.machine.model import Measured
 from dlrig.units import GHZ, TFLOPS
 
 
@@ -179,7 +180,9 @@ def _tflops_per_w(table: _RateTable, gpu: GPU, precision: Precision) -> tuple[fl
     return found
 
 
-def achievable_matmul(gpu: GPU, precision: Precision) -> AchievableRate:
+def achievable_matmul(
+    gpu: GPU, precision: Precision, measured: Measured | None = None
+) -> AchievableRate:
     """Sustained dense matmul TFLOPS `gpu` reaches at `precision` (FP32 accumulate for 16-bit).
 
     A published measurement of this card (model/data/achievable_rates.toml) is used as is.
@@ -188,15 +191,21 @@ def achievable_matmul(gpu: GPU, precision: Precision) -> AchievableRate:
     the vendor's median measured/datasheet ratio, and, on tensor cores, at most TDP x the best
     TFLOPS per watt measured on the same architecture: a card cannot hold its boost clock
     under sustained tensor work beyond what its power limit feeds.
+
+    Before all of these: `measured`, the build's own probe of this card (its `measured:`
+    block), which is this very machine's rate.
     """
+    own = measured.matmul_tflops(gpu.name, precision) if measured is not None else None
+    if own is not None and measured is not None:
+        return AchievableRate(own, "TFLOPS", f"probe measurement {measured.date}")
     table = _table()
-    measured = table.matmul.get((gpu.name, precision.value))
-    if measured is not None:
+    published = table.matmul.get((gpu.name, precision.value))
+    if published is not None:
         return AchievableRate(
-            measured.value, "TFLOPS", f"measured: {measured.source} ({measured.date})"
+            published.value, "TFLOPS", f"measured: {published.source} ({published.date})"
         )
     if precision is Precision.FP8 and not gpu.fp8_tensor_tflops:
-        fallback = achievable_matmul(gpu, Precision.BF16)
+        fallback = achievable_matmul(gpu, Precision.BF16, measured)
         return AchievableRate(
             fallback.value, "TFLOPS", f"no FP8 tensor cores: {fallback.provenance}"
         )
@@ -214,20 +223,25 @@ def achievable_matmul(gpu: GPU, precision: Precision) -> AchievableRate:
     return AchievableRate(rate, "TFLOPS", provenance)
 
 
-def achievable_matmul_tflops(gpu: GPU, precision: Precision) -> float:
+def achievable_matmul_tflops(
+    gpu: GPU, precision: Precision, measured: Measured | None = None
+) -> float:
     """Sustained dense matmul TFLOPS of `gpu` at `precision`; see `achievable_matmul`."""
-    return achievable_matmul(gpu, precision).value
+    return achievable_matmul(gpu, precision, measured).value
 
 
-def achievable_memory_bandwidth(gpu: GPU) -> AchievableRate:
-    """Device-memory bandwidth real kernels reach (copy/triad on buffers larger than L2): a
-    published measurement of this card, else the datasheet figure times the vendor's median
-    measured/datasheet ratio."""
+def achievable_memory_bandwidth(gpu: GPU, measured: Measured | None = None) -> AchievableRate:
+    """Device-memory bandwidth real kernels reach (copy/triad on buffers larger than L2): the
+    build's own probe of this card (`measured`), else a published measurement of this card,
+    else the datasheet figure times the vendor's median measured/datasheet ratio."""
+    own = measured.memory_bandwidth_gb_s(gpu.name) if measured is not None else None
+    if own is not None and measured is not None:
+        return AchievableRate(own, "GB/s", f"probe measurement {measured.date}")
     table = _table()
-    measured = table.memory.get(gpu.name)
-    if measured is not None:
+    published = table.memory.get(gpu.name)
+    if published is not None:
         return AchievableRate(
-            measured.value, "GB/s", f"measured: {measured.source} ({measured.date})"
+            published.value, "GB/s", f"measured: {published.source} ({published.date})"
         )
     ratio = table.memory_efficiency.get(gpu.vendor, table.memory_efficiency[Vendor.NVIDIA])
     value = gpu.memory_bandwidth_gb_s * min(ratio, 1.0)
@@ -235,26 +249,52 @@ def achievable_memory_bandwidth(gpu: GPU) -> AchievableRate:
     return AchievableRate(value, "GB/s", provenance)
 
 
-def achievable_memory_bandwidth_gb_s(gpu: GPU) -> float:
+def achievable_memory_bandwidth_gb_s(gpu: GPU, measured: Measured | None = None) -> float:
     """Achievable device-memory bandwidth of `gpu` in GB/s; see `achievable_memory_bandwidth`."""
-    return achievable_memory_bandwidth(gpu).value
+    return achievable_memory_bandwidth(gpu, measured).value
 
 
-def sustained_rate_factor(gpu: GPU, precision: Precision) -> float:
+def measured_rate_notes(
+    measured: Measured | None, gpu: GPU, precision: Precision
+) -> tuple[str, ...]:
+    """The estimate's assumptions for the probe's figures that replaced this card's rates."""
+    if measured is None:
+        return ()
+    notes = []
+    matmul = measured.matmul_tflops(gpu.name, precision)
+    if matmul is not None:
+        peak, _, _ = matmul_peak(gpu, precision)
+        notes.append(
+            f"matmul {precision.value} from probe measurement {measured.date}: {matmul:g} "
+            f"TFLOPS ({gpu.name} datasheet {peak / TFLOPS:g})"
+        )
+    memory = measured.memory_bandwidth_gb_s(gpu.name)
+    if memory is not None:
+        notes.append(
+            f"GPU memory bandwidth from probe measurement {measured.date}: {memory:g} GB/s "
+            f"({gpu.name} datasheet {gpu.memory_bandwidth_gb_s:g})"
+        )
+    return tuple(notes)
+
+
+def sustained_rate_factor(
+    gpu: GPU, precision: Precision, measured: Measured | None = None
+) -> float:
     """How far this card's achievable matmul rate sits from a typical NVIDIA card of the same
     datasheet peak: achievable / (peak x the NVIDIA median measured/datasheet ratio). 1 for a
     card without a measurement or a binding power limit; below 1 for a power-limited card or
     ROCm's shortfall; above 1 where a card measurably boosts past its datasheet clock (RTX 4090:
-    170.06 measured against 165.2 listed). The model's fitted efficiencies apply on top of it."""
+    170.06 measured against 165.2 listed). With `measured` (the build's probe of this card) its
+    own rate is the achievable one. The model's fitted efficiencies apply on top of it."""
     table = _table()
     peak, _, _ = matmul_peak(gpu, precision)
     reference = table.matmul_efficiency[(Vendor.NVIDIA, _precision_group(precision))]
-    return achievable_matmul(gpu, precision).value * TFLOPS / (peak * min(reference, 1.0))
+    return achievable_matmul(gpu, precision, measured).value * TFLOPS / (peak * min(reference, 1.0))
 
 
-def sustained_bandwidth_factor(gpu: GPU) -> float:
+def sustained_bandwidth_factor(gpu: GPU, measured: Measured | None = None) -> float:
     """This card's achievable memory bandwidth over a typical NVIDIA card's share of the same
     datasheet figure (1 without a measurement on an NVIDIA card; RX 7900 XTX: 792 of 960 GB/s
     measured against NVIDIA's median 0.87); the fitted memory efficiency applies on top."""
     reference = min(_table().memory_efficiency[Vendor.NVIDIA], 1.0)
-    return achievable_memory_bandwidth_gb_s(gpu) / (gpu.memory_bandwidth_gb_s * reference)
+    return achievable_memory_bandwidth_gb_s(gpu, measured) / (gpu.memory_bandwidth_gb_s * reference)

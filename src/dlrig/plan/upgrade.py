@@ -268,7 +268,8 @@ class _Upgrader:
     def _storage_moves(self) -> Iterator[_Draft]:
         b = self.base
         current = b.dataset_storage
-        read = current.device.read_mb_s if current is not None else 0.0
+        # what the dataset drive reads now: the probe's figure when the build carries one
+        read = b.storage_read_mb_s(current) if current is not None else 0.0
         for s in self.catalog.storage:
             if not priced(s) or s.read_mb_s <= read or not storage_holds(s, self.dataset_gb):
                 continue

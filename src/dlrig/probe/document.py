@@ -133,6 +133,70 @@ def _inline_cpu(cpu: CpuInfo) -> dict[str, Any]:
     return entry
 
 
+def _gpu_name(gpu: GpuProbe, catalog: Catalog) -> str | None:
+    """The name the build gives this GPU: its catalog part's, or its inline spec's."""
+    part = match_gpu(catalog, gpu.reading.name)
+    if part is not None:
+        return part.name
+    spec = _inline_gpu(gpu)
+    return str(spec["name"]) if spec is not None else None
+
+
+def _measured_gpu(gpu: GpuProbe, catalog: Catalog) -> dict[str, Any] | None:
+    t, name = gpu.torch, _gpu_name(gpu, catalog)
+    if t is None or name is None or gpu.reading.lost:
+        return None
+    entry: dict[str, Any] = {"model": name, "index": gpu.index}
+    matmul = {m.precision.value: round(m.tflops, 2) for m in t.matmul if m.tflops}
+    if matmul:
+        entry["matmul_tflops"] = matmul
+    for key, value in (
+        ("memory_bandwidth_gb_s", t.device_memory_gb_s),
+        ("h2d_pinned_gb_s", t.h2d_pinned_gb_s),
+        ("h2d_pageable_gb_s", t.h2d_pageable_gb_s),
+    ):
+        if value:
+            entry[key] = round(value, 2)
+    return entry if len(entry) > 2 else None
+
+
+def _measured_block(
+    result: ProbeResult, storage: list[tuple[DiskProbe, dict[str, Any]]], catalog: Catalog
+) -> dict[str, Any]:
+    """The `measured:` block: what this probe measured, in the build file's words."""
+    block: dict[str, Any] = {
+        "taken": result.time_utc,
+        "source": f"dlrig probe{' --quick' if result.quick else ''} on {result.host}",
+    }
+    if result.memory_bandwidth:
+        widest = max(result.memory_bandwidth, key=lambda b: b.threads)
+        block["ram_bandwidth_gb_s"] = round(widest.triad_gb_s, 2)  # every thread, STREAM triad
+    if result.loader is not None:
+        block["loader_ms_per_sample_per_core"] = round(result.loader.ms_per_sample, 3)
+    disks = []
+    for disk, entry in storage:
+        speed = disk.speed
+        if speed is None:
+            continue
+        found: dict[str, Any] = {
+            "model": entry.get("model") or entry["name"],
+            "read_mb_s": round(speed.read_mb_s, 1),
+            "read_queue_depth": speed.read_queue_depth,
+        }
+        if speed.cold_direct_mb_s is not None:
+            found["read_mb_s_qd1"] = round(speed.cold_direct_mb_s, 1)
+        disks.append(found)
+    if disks:
+        block["storage"] = disks
+    gpus = [e for g in result.gpus if (e := _measured_gpu(g, catalog)) is not None]
+    if gpus:
+        block["gpus"] = gpus
+    p2p = [x for row in result.p2p_gb_s for x in row if x]
+    if p2p:
+        block["p2p_gb_s"] = round(min(p2p), 2)  # a ring runs at its slowest link
+    return block
+
+
 def probe_build_document(result: ProbeResult, catalog: Catalog) -> dict[str, Any]:
     """The build file of the probed machine (design.md), with `assumptions` beside it."""
     assumed: list[str] = []
@@ -159,9 +223,12 @@ def probe_build_document(result: ProbeResult, catalog: Catalog) -> dict[str, Any
         )
     if result.memory.total_bytes:
         doc["memory"] = {"size_gb": round(bytes_to_gb(result.memory.total_bytes), 1)}
-    storage = [e for d in result.disks if (e := _storage_entry(d, catalog, assumed)) is not None]
-    if storage:
-        doc["storage"] = storage
+    measured_disks = [
+        (d, e) for d in result.disks if (e := _storage_entry(d, catalog, assumed)) is not None
+    ]
+    if measured_disks:
+        doc["storage"] = [e for _, e in measured_disks]
+    doc["measured"] = _measured_block(result, measured_disks, catalog)
     assumed.append("PSU, case and motherboard cannot be probed: left out")
     # Through the build loader and back: the document is validated, and written the way every
     # other dlrig document is (H3's build_to_document), so probe:latest reads like a build file.

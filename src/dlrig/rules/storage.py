@@ -68,7 +68,7 @@ def _feed(f: Facts) -> Feed | None:
     compute_s = w.batch_size * flops_per_sample / slowest_flop_s
     samples = w.batch_size * f.n_gpus
     n_bytes = samples * w.dataset.bytes_per_sample
-    read_mb_s = drive.device.read_mb_s * drive.count
+    read_mb_s = f.build.storage_read_mb_s(drive)  # the probe's figure when the build has one
     cached = f.ram_gb is not None and dataset_fits_page_cache(w.dataset.total_gb, f.ram_gb)
     # A run of more than one epoch reads the disk once when the dataset stays in RAM.
     cached = cached and (w.epochs is None or w.epochs > 1)
