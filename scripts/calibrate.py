@@ -34,6 +34,7 @@ import datetime as dt
 import re
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, read_lambda_rows
 
 from dlrig.catalog import load_catalog
-from dlrig.enums import Precision
 from dlrig.model import compute, estimate
 from dlrig.model.calibration import Calibration, parse_calibration
+from dlrig.model.layers import layer_work
 from dlrig.model.pcie import pcie_theoretical_gb_s
 from dlrig.model.rates import (
     ComputePath,
@@ -57,17 +58,6 @@ from dlrig.model.rates import (
 )
 
 OUT = REPO / "src" / "dlrig" / "model" / "data" / "calibration.toml"
-
-# Achievable share of DRAM bandwidth for streaming kernels: BabelStream reaches ~80-90% of the
-# spec on V100/A100 (e.g. ~790 of 900 GB/s on V100). Fixed, so that passes_w is identifiable.
-MEMORY_EFFICIENCY = 0.8
-# Fitted paths; the rest borrow: FP8 runs like 16-bit tensor cores, the CPU is set by hand.
-FITTED_PATHS = (
-    ComputePath.TENSOR_16BIT,
-    ComputePath.TENSOR_TF32,
-    ComputePath.SIMT_FP32,
-    ComputePath.SIMT_16BIT,
-)
 
 HAND_SET: dict[str, Any] = {
     "cpu": {
@@ -210,32 +200,42 @@ def fit_collectives(data_dir: Path) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 # GPU compute
 
+SIMT_PATHS = (ComputePath.SIMT_FP32, ComputePath.SIMT_16BIT)
+# Unknowns of the linear fit, each 1/efficiency - 1/cap >= 0 (so every efficiency <= its cap),
+# then the seconds per kernel launch.
+GEMM_COLUMNS = {ComputePath.TENSOR_16BIT: 0, ComputePath.TENSOR_TF32: 1, ComputePath.SIMT_FP32: 2}
+CONV_COLUMNS = {ComputePath.TENSOR_16BIT: 3, ComputePath.TENSOR_TF32: 4, ComputePath.SIMT_FP32: 5}
+MEMORY_COLUMN, KERNEL_COLUMN, WIDTH = 6, 7, 8
+# Intensity scales tried (the ridge point's multiplier in compute.width_factor; 1 is the plain
+# roofline, below 1 what caches and fusion save): the one with the least L1 error is kept.
+INTENSITY_SCALES = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
 
-def _features(
-    row: LambdaRow, path_override: ComputePath | None = None
-) -> tuple[ComputePath, float, float, float, float]:
-    """(path, matmul seconds at eff 1, memory seconds per activation pass, fixed optimizer
-    seconds, measured step seconds) of one row; `path_override` SIMT_FP32 times the matmuls
-    on the shader cores instead (the TF32 alternative cuDNN may pick)."""
+
+@dataclass(frozen=True)
+class RowFeatures:
+    """One row's class seconds at efficiency 1 on its path, and its measured step time."""
+
+    path: ComputePath
+    times: compute.ClassTimes
+    measured_s: float
+
+
+def row_features(row: LambdaRow, scale: float) -> RowFeatures:
+    """The class seconds of one Lambda row at its GPU's sustained rates, as the estimate
+    computes them (dlrig.model.estimate: datasheet x the card's sustained factors)."""
     w = row.workload
     peak, path, _ = matmul_peak(row.gpu, w.precision)
     peak *= sustained_rate_factor(row.gpu, w.precision)
-    if path_override is ComputePath.SIMT_FP32:
-        peak = row.gpu.fp32_tflops * 1e12 * sustained_rate_factor(row.gpu, Precision.FP32)
-        path = ComputePath.SIMT_FP32
-    bw = row.gpu.memory_bandwidth_gb_s * sustained_bandwidth_factor(row.gpu)
-    flops = compute.training_flop_multiplier(w) * w.forward_flops_per_sample * w.batch_size
-    sixteen = compute.moves_16bit_activations(is_16bit(w.precision), path.value)
-    per_pass = compute.memory_bound_bytes(w, w.batch_size, sixteen, 1.0)
-    opt = compute.optimizer_bytes(w, w.params * w.trainable_fraction)
-    measured = w.batch_size / row.measured_samples_per_s
-    return (
-        path,
-        flops / peak,
-        compute.bandwidth_time_s(per_pass, bw, MEMORY_EFFICIENCY),
-        compute.bandwidth_time_s(opt, bw, MEMORY_EFFICIENCY),
-        measured,
-    )
+    times = compute.class_times(
+        layer_work(w), w, w.batch_size, peak,
+        row.gpu.memory_bandwidth_gb_s * sustained_bandwidth_factor(row.gpu),
+        winograd=path in SIMT_PATHS, operand_bytes=compute.operand_bytes(path.value),
+        sixteen_traffic=compute.moves_16bit_activations(is_16bit(w.precision), path.value),
+        optimizer_params=w.params * w.trainable_fraction, intensity_scale=scale,
+    )  # fmt: skip
+    if path is ComputePath.SIMT_16BIT:
+        path = ComputePath.SIMT_FP32  # one shader-core efficiency
+    return RowFeatures(path, times, w.batch_size / row.measured_samples_per_s)
 
 
 def mamf_efficiency_cap(data_dir: Path) -> float:
@@ -264,90 +264,59 @@ def _nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return x
 
 
-SIMT_PATHS = (ComputePath.SIMT_FP32, ComputePath.SIMT_16BIT)
-# cuDNN runs 3x3 convolutions on shader cores with Winograd F(2x2,3x3), which needs 2.25x fewer
-# multiplications than the counted direct convolution (Lavin & Gray 2016): on those paths the
-# counted FLOPs may run up to 2.25x faster than the matmul cap.
-WINOGRAD_GAIN = 2.25
+def _system(feats: list[RowFeatures], cap: float) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the relative-error system a @ x = b: 1 = sum of class seconds x (1/cap + x_c)
+    / measured, the known 1/cap (and 1/1 for memory) parts moved to b."""
+    a = np.zeros((len(feats), WIDTH))
+    b = np.ones(len(feats))
+    for i, f in enumerate(feats):
+        t = f.times
+        a[i, GEMM_COLUMNS[f.path]] = t.gemm_s / f.measured_s
+        a[i, CONV_COLUMNS[f.path]] = t.conv_s / f.measured_s
+        a[i, MEMORY_COLUMN] = t.memory_s / f.measured_s
+        a[i, KERNEL_COLUMN] = t.kernels / f.measured_s
+        b[i] -= ((t.gemm_s + t.conv_s) / cap + t.memory_s) / f.measured_s
+    return a, b
+
+
+def _fit_at(feats: list[RowFeatures], cap: float) -> tuple[np.ndarray, float]:
+    """Iteratively re-weighted NNLS (towards least absolute relative error). Returns x and the
+    median absolute relative error."""
+    a, b = _system(feats, cap)
+    weights = np.ones(len(feats))
+    x = np.zeros(WIDTH)
+    for _ in range(20):
+        x = _nnls(a * weights[:, None], b * weights)
+        weights = 1.0 / np.sqrt(np.maximum(np.abs(a @ x - b), 0.02))
+    predicted = 1.0 - b + a @ x  # predicted / measured step time
+    return x, float(np.median(np.abs(1.0 / predicted - 1.0)))
 
 
 def fit_compute(rows: list[LambdaRow], eff_cap: float) -> dict[str, Any]:
-    """Fit, on relative step-time error: 1/eff per tensor-core path (shared by all models), and
-    per model its shader-core efficiency (the algorithms cuDNN picks there differ by layer
-    mix), memory passes and fixed step time. Every efficiency is at most its cap
-    (1/eff = 1/cap + a non-negative excess)."""
-    models = sorted({r.workload.model_name or "" for r in rows})
-    per_model = (*SIMT_PATHS, ComputePath.TENSOR_16BIT)
-    paths = [
-        p for p in FITTED_PATHS if p not in per_model and any(_features(r)[0] is p for r in rows)
-    ]
-    n_p, n_m = len(paths), len(models)
-    width = n_p + 4 * n_m
-    simt_cap = eff_cap * WINOGRAD_GAIN
-    # TF32 rows may run on either path (cuDNN picks the faster): start on the tensor cores,
-    # then give each row the path the current fit says is faster, and refit.
-    on_simt = [False] * len(rows)
-    tf32 = [_features(r)[0] is ComputePath.TENSOR_TF32 for r in rows]
-    weights = np.ones(len(rows))
-    x = np.zeros(width)
-    for _ in range(30):  # iteratively re-weighted: towards the least absolute relative error
-        a = np.zeros((len(rows), width))
-        b = np.zeros(len(rows))
-        for i, row in enumerate(rows):
-            override = ComputePath.SIMT_FP32 if on_simt[i] else None
-            path, t_mm, t_pass, t_opt, measured = _features(row, override)
-            m = models.index(row.workload.model_name or "")
-            if path in SIMT_PATHS:
-                col, cap = n_p + 2 * n_m + m, simt_cap
-            elif path is ComputePath.TENSOR_16BIT:
-                col, cap = n_p + 3 * n_m + m, eff_cap
-            else:
-                col, cap = paths.index(path), eff_cap
-            a[i, col] = t_mm / measured
-            a[i, n_p + m] = t_pass / measured
-            a[i, n_p + n_m + m] = 1.0 / measured
-            b[i] = 1.0 - t_opt / measured - a[i, col] / cap
-        x = _nnls(a * weights[:, None], b * weights)
-        resid = np.abs(a @ x - b)
-        weights = 1.0 / np.sqrt(np.maximum(resid, 0.02))
-        for i, row in enumerate(rows):
-            if tf32[i]:
-                m = models.index(row.workload.model_name or "")
-                t_tensor = _features(row)[1] * (
-                    1 / eff_cap + x[paths.index(ComputePath.TENSOR_TF32)]
-                )
-                t_simt = _features(row, ComputePath.SIMT_FP32)[1] * (
-                    1 / simt_cap + x[n_p + 2 * n_m + m]
-                )
-                on_simt[i] = bool(t_simt < t_tensor)
-    eff = {p.value: round(1.0 / (1.0 / eff_cap + float(x[j])), 4) for j, p in enumerate(paths)}
-    has_simt = {r.workload.model_name for r in rows if _features(r)[0] in SIMT_PATHS}
-    has_tensor = {
-        r.workload.model_name for r in rows if _features(r)[0] is ComputePath.TENSOR_16BIT
+    """Fit the shared compute parameters on relative step-time error: GEMM and convolution
+    efficiency per path (16-bit tensor, TF32 tensor, shader cores), the memory efficiency, the
+    seconds per kernel launch, and the intensity scale (by search). Nothing per model."""
+    best: tuple[float, float, np.ndarray] | None = None
+    for scale in INTENSITY_SCALES:
+        feats = [row_features(r, scale) for r in rows]
+        x, err = _fit_at(feats, eff_cap)
+        if best is None or err < best[0]:
+            best = (err, scale, x)
+    assert best is not None
+    _, scale, x = best
+
+    def eff(col: int) -> float:
+        return round(1.0 / (1.0 / eff_cap + float(x[col])), 4)
+
+    gemm = {p.value: eff(c) for p, c in GEMM_COLUMNS.items()}
+    conv = {p.value: eff(c) for p, c in CONV_COLUMNS.items()}
+    return {
+        "matmul_efficiency": gemm,
+        "conv_efficiency": conv,
+        "memory_efficiency": round(1.0 / (1.0 + float(x[MEMORY_COLUMN])), 4),
+        "kernel_launch_s": round(float(x[KERNEL_COLUMN]), 8),
+        "intensity_scale": scale,
     }
-    workloads: dict[str, dict[str, float]] = {}
-    for m, name in enumerate(models):
-        entry = {
-            "memory_passes": round(float(x[n_p + m]), 4),
-            "step_overhead_s": round(float(x[n_p + n_m + m]), 6),
-        }
-        if name in has_simt:
-            entry["simt_efficiency"] = round(
-                1.0 / (1.0 / simt_cap + float(x[n_p + 2 * n_m + m])), 4
-            )
-        if name in has_tensor:
-            entry["tensor_efficiency"] = round(
-                1.0 / (1.0 / eff_cap + float(x[n_p + 3 * n_m + m])), 4
-            )
-        workloads[name] = entry
-    tensor = [w["tensor_efficiency"] for w in workloads.values() if "tensor_efficiency" in w]
-    if tensor:
-        eff[ComputePath.TENSOR_16BIT.value] = round(statistics.median(tensor), 4)
-    simt = [w["simt_efficiency"] for w in workloads.values() if "simt_efficiency" in w]
-    if simt:
-        eff[ComputePath.SIMT_FP32.value] = round(statistics.median(simt), 4)
-        eff[ComputePath.SIMT_16BIT.value] = eff[ComputePath.SIMT_FP32.value]
-    return {"matmul_efficiency": eff, "workloads": workloads}
 
 
 def complete_efficiencies(eff: dict[str, float]) -> dict[str, float]:
@@ -377,9 +346,6 @@ def calibrate(
     fit = fit_compute(rows, cap)
     pcie = fit_pcie(data_dir)
     coll = fit_collectives(data_dir)
-    workloads = fit["workloads"]
-    passes = [w["memory_passes"] for w in workloads.values()]
-    overheads = [w["step_overhead_s"] for w in workloads.values()]
     return {
         "meta": {
             "generated_by": "scripts/calibrate.py",
@@ -395,11 +361,11 @@ def calibrate(
             "matmul_efficiency_cap": round(cap, 4),
         },
         "compute": {
-            "memory_efficiency": MEMORY_EFFICIENCY,
-            "default_memory_passes": round(statistics.median(passes), 4),
-            "default_step_overhead_s": round(statistics.median(overheads), 6),
+            "memory_efficiency": fit["memory_efficiency"],
+            "kernel_launch_s": fit["kernel_launch_s"],
+            "intensity_scale": fit["intensity_scale"],
             "matmul_efficiency": complete_efficiencies(fit["matmul_efficiency"]),
-            "workloads": workloads,
+            "conv_efficiency": complete_efficiencies(fit["conv_efficiency"]),
         },
         "pcie": pcie,
         "collectives": coll,

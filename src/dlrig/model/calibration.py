@@ -15,20 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dlrig.errors import CatalogError
-
-
-@dataclass(frozen=True)
-class WorkloadFactors:
-    """Per-model facts fitted on measured throughput: memory-bound bytes moved per byte of
-    saved activation, a fixed per-step time (kernel launches, sequential decoder steps), and
-    the matmul efficiency on shader cores and on 16-bit tensor cores (which depend on the
-    model's layers: cuDNN's Winograd convolutions beat the counted FLOPs on shader cores,
-    recurrent layers and ops autocast keeps in fp32 fall short)."""
-
-    memory_passes: float
-    step_overhead_s: float
-    simt_efficiency: float | None = None
-    tensor_efficiency: float | None = None
+from dlrig.model.compute import ComputeFactors
 
 
 @dataclass(frozen=True)
@@ -36,10 +23,10 @@ class Calibration:
     """Every factor the performance model uses; see data/calibration.toml for sources."""
 
     matmul_efficiency: dict[str, float]
+    conv_efficiency: dict[str, float]
     memory_efficiency: float
-    default_memory_passes: float
-    default_step_overhead_s: float
-    workloads: dict[str, WorkloadFactors]
+    kernel_launch_s: float
+    intensity_scale: float
     pcie_pinned_efficiency: float
     pcie_pageable_efficiency: float
     nvlink_busbw_efficiency: float
@@ -61,12 +48,13 @@ class Calibration:
     throughput_ratio_low: float = 1.0
     throughput_ratio_high: float = 1.0
 
-    def workload(self, name: str) -> WorkloadFactors:
-        """The fitted factors of a zoo workload, or the defaults for any other."""
-        found = self.workloads.get(name)
-        if found is not None:
-            return found
-        return WorkloadFactors(self.default_memory_passes, self.default_step_overhead_s)
+    @property
+    def compute(self) -> ComputeFactors:
+        """The shared factors of the per-layer-class compute model."""
+        return ComputeFactors(
+            self.matmul_efficiency, self.conv_efficiency, self.memory_efficiency,
+            self.kernel_launch_s, self.intensity_scale,
+        )  # fmt: skip
 
 
 def _floats(table: dict[str, Any]) -> dict[str, float]:
@@ -84,18 +72,10 @@ def parse_calibration(doc: dict[str, Any], source: str) -> Calibration:
         power = doc["power"]
         return Calibration(
             matmul_efficiency=_floats(compute["matmul_efficiency"]),
+            conv_efficiency=_floats(compute["conv_efficiency"]),
             memory_efficiency=float(compute["memory_efficiency"]),
-            default_memory_passes=float(compute["default_memory_passes"]),
-            default_step_overhead_s=float(compute["default_step_overhead_s"]),
-            workloads={
-                name: WorkloadFactors(
-                    float(t["memory_passes"]),
-                    float(t["step_overhead_s"]),
-                    float(t["simt_efficiency"]) if "simt_efficiency" in t else None,
-                    float(t["tensor_efficiency"]) if "tensor_efficiency" in t else None,
-                )
-                for name, t in compute.get("workloads", {}).items()
-            },
+            kernel_launch_s=float(compute["kernel_launch_s"]),
+            intensity_scale=float(compute["intensity_scale"]),
             pcie_pinned_efficiency=float(pcie["pinned_efficiency"]),
             pcie_pageable_efficiency=float(pcie["pageable_efficiency"]),
             nvlink_busbw_efficiency=float(coll["nvlink_busbw_efficiency"]),

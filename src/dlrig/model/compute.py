@@ -1,15 +1,25 @@
-"""GPU compute per step: a roofline per layer class.
+"""GPU compute per step: a roofline per layer class (dlrig.model.layers).
 
-Two classes of work make up a step. Matrix multiplications and convolutions (the counted FLOPs)
-run at the precision's peak times an achievable efficiency, unless reading their weights takes
-longer (decoding: every weight once per generated token). Everything else (norms, activations,
-element-wise ops, softmax, the optimizer step) is bound by memory bandwidth: bytes moved over
-the achievable bandwidth. The two classes run as separate kernels, so their times add; a fixed
-per-step time covers launches and sequential work that neither class explains.
+Each class of kernels runs at its own bound, and the classes add (they are separate kernels):
+
+- dense matmuls and attention-score matmuls: FLOPs / (rate x GEMM efficiency x width factor),
+  the width factor w / (w + w_half) for a GEMM as narrow as w elements (tiles and waves of a
+  narrow GEMM leave SMs idle);
+- convolutions: FLOPs / (rate x convolution efficiency), minus what Winograd saves on shader
+  cores;
+- norms, activations, residuals, attention scores when materialised, the optimizer step:
+  bytes / (achievable bandwidth x memory efficiency);
+- kernel launches: kernels per step x seconds per kernel (host dispatch of eager PyTorch).
+
+Every efficiency is a share of an achievable rate, at most 1, shared by all models on a path.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
+from dlrig.model.layers import LayerWork
 from dlrig.units import gb_s_to_bytes_s
 from dlrig.workloads.model import FinetuneMethod, Mode, Workload
 
@@ -17,6 +27,14 @@ from dlrig.workloads.model import FinetuneMethod, Mode, Workload
 # state): SGD momentum reads w, g, m and writes w, m (5 x 4 B); Adam adds the second moment
 # (7 x 4 B). The 16-bit working copy adds a 2-byte write under mixed precision.
 OPTIMIZER_STEP_BYTES = {"sgd": 20.0, "adam": 28.0, "adamw": 28.0}
+# cuDNN runs 3x3 stride-1 convolutions on shader cores with Winograd F(2x2, 3x3), 2.25x fewer
+# multiplications than the counted direct convolution (Lavin & Gray 2016, "Fast Algorithms for
+# Convolutional Neural Networks", arXiv:1509.09308, table 1). Bounded at that factor: the
+# larger F(4x4, 3x3) tiles lose fp32 accuracy and cuDNN uses them rarely.
+WINOGRAD_FLOP_REDUCTION = 2.25
+# The backward pass moves about twice the forward's pointwise bytes (reads the saved input and
+# the incoming gradient, writes the outgoing one) and launches about twice its kernels.
+BACKWARD_TRAFFIC = 2.0
 
 
 def training_flop_multiplier(workload: Workload) -> float:
@@ -30,9 +48,28 @@ def training_flop_multiplier(workload: Workload) -> float:
     return 1.0 + backward + recompute
 
 
-def matmul_time_s(flops: float, peak_flops_s: float, efficiency: float) -> float:
-    """Time of the matmul-heavy class when compute-bound: FLOPs / (peak x efficiency)."""
-    return flops / (peak_flops_s * efficiency)
+def traffic_multiplier(workload: Workload) -> float:
+    """Pointwise bytes and kernels of a step per forward pass: 1 + the backward's 2 in
+    training, plus a recomputed forward under activation checkpointing."""
+    if workload.mode is Mode.INFERENCE:
+        return 1.0
+    return 1.0 + BACKWARD_TRAFFIC + (1.0 if workload.activation_checkpointing else 0.0)
+
+
+def width_factor(width_elems: float, ridge_elems: float) -> float:
+    """Share of a class's large-size efficiency reached at `width_elems` FLOPs per operand
+    element: w / (w + ridge), the additive roofline of a kernel whose compute time is F/rate
+    and whose operand traffic is F/w elements. `ridge_elems` is the device's rate over its
+    bandwidth in FLOPs per operand element (times the fitted intensity scale)."""
+    if math.isinf(width_elems):
+        return 1.0
+    return width_elems / (width_elems + ridge_elems)
+
+
+def operand_bytes(path: str) -> float:
+    """Bytes of one matmul operand element on a compute path: 1 for FP8, 2 for 16-bit tensor
+    cores, 4 for TF32 (stored as fp32) and on shader cores (GPU.3: 16-bit computes in fp32)."""
+    return {"tensor_fp8": 1.0, "tensor_16bit": 2.0}.get(path, 4.0)
 
 
 def bandwidth_time_s(n_bytes: float, bandwidth_gb_s: float, efficiency: float) -> float:
@@ -40,26 +77,11 @@ def bandwidth_time_s(n_bytes: float, bandwidth_gb_s: float, efficiency: float) -
     return n_bytes / (gb_s_to_bytes_s(bandwidth_gb_s) * efficiency)
 
 
-def activation_bytes_per_sample(workload: Workload, sixteen_bit: bool) -> float:
-    """Saved activation bytes per sample at the run's precision: the 32-bit figure halved when
-    activations are stored in 16 bits (mixed precision keeps a few in fp32; absorbed by the
-    fitted memory passes)."""
-    return workload.activation_bytes_per_sample * (0.5 if sixteen_bit else 1.0)
-
-
 def moves_16bit_activations(sixteen_bit: bool, path: str) -> bool:
     """Whether the memory-bound kernels move 16-bit tensors. Not on a GPU without fast 16-bit
     (GPU.3): there every op computes in fp32, and autocast's conversions around each one eat
     the saving (Lambda measured only 1.17x from fp16 on a GTX 1080 Ti)."""
     return sixteen_bit and path != "simt_16bit"
-
-
-def memory_bound_bytes(workload: Workload, batch: int, sixteen_bit: bool, passes: float) -> float:
-    """Bytes the memory-bound class moves in one step: `passes` x saved activations x batch
-    (written in the forward, read back and their gradients written in the backward)."""
-    if workload.mode is Mode.INFERENCE:
-        passes = passes / 3.0  # forward only: a third of the training traffic
-    return passes * activation_bytes_per_sample(workload, sixteen_bit) * batch
 
 
 def optimizer_bytes(workload: Workload, trainable_params: float) -> float:
@@ -76,9 +98,117 @@ def decode_bytes_per_step(workload: Workload, weight_bytes: float, batch: int) -
     return weight_bytes + kv
 
 
-def inference_flops_per_step(workload: Workload, batch: int) -> float:
-    """Forward FLOPs of one inference step: one token per sequence when decoding a language
-    model with a KV cache, else one forward pass per sample."""
-    if workload.kv_bytes_per_token is not None and workload.seq_len:
-        return workload.forward_flops_per_sample / workload.seq_len * batch
-    return workload.forward_flops_per_sample * batch
+def decoding(workload: Workload) -> bool:
+    """Token-by-token generation with a KV cache: one token per sequence per step."""
+    return workload.mode is Mode.INFERENCE and bool(
+        workload.kv_bytes_per_token is not None and workload.seq_len
+    )
+
+
+@dataclass(frozen=True)
+class ClassTimes:
+    """One step's seconds per layer class at efficiency 1 (divide each by its efficiency),
+    and the kernels it launches."""
+
+    gemm_s: float
+    conv_s: float
+    memory_s: float
+    kernels: float
+
+
+def class_times(
+    work: LayerWork,
+    workload: Workload,
+    batch: int,
+    flops_s: float,
+    bandwidth_gb_s: float,
+    *,
+    winograd: bool,
+    operand_bytes: float,
+    sixteen_traffic: bool,
+    optimizer_params: float,
+    intensity_scale: float,
+) -> ClassTimes:
+    """Seconds per class for `batch` samples at `flops_s` (the path's rate) and
+    `bandwidth_gb_s` (achievable), before efficiencies. `winograd`: convolutions run on shader
+    cores, where cuDNN's Winograd saves multiplications on the 3x3 share. `operand_bytes`: of
+    one matmul operand element on this path (2 for 16-bit, 4 for TF32/FP32)."""
+    flop_mult = training_flop_multiplier(workload)
+    traffic = traffic_multiplier(workload)
+    units = float(batch)
+    if decoding(workload):
+        units = batch / float(workload.seq_len or 1)  # one token of each sequence per step
+    bandwidth = gb_s_to_bytes_s(bandwidth_gb_s)
+    ridge = intensity_scale * operand_bytes * flops_s / bandwidth
+    gemm = work.gemm_flops / width_factor(work.gemm_width_elems, ridge)
+    gemm += work.attention_flops / width_factor(work.attention_width_elems, ridge)
+    conv = work.conv_flops / width_factor(work.conv_width_elems, ridge)
+    if winograd:
+        conv *= 1.0 - work.winograd_share * (1.0 - 1.0 / WINOGRAD_FLOP_REDUCTION)
+    elem_bytes = 2.0 if sixteen_traffic else 4.0
+    moved = (work.pointwise_elems + work.score_elems) * elem_bytes + work.loss_fp32_elems * 4.0
+    moved = moved * traffic * units + optimizer_bytes(workload, optimizer_params)
+    return ClassTimes(
+        gemm_s=gemm * flop_mult * units / flops_s,
+        conv_s=conv * flop_mult * units / flops_s,
+        memory_s=moved / bandwidth,
+        kernels=(work.kernels_forward + work.kernels_per_sample * batch) * traffic,
+    )
+
+
+@dataclass(frozen=True)
+class Rates:
+    """What one device runs a step at: the path's sustained matmul FLOP/s, the path, and the
+    memory bandwidth in GB/s. TF32 convolutions run on the TF32 tensor cores: PyTorch's
+    `torch.backends.cudnn.allow_tf32` defaults to True (PyTorch docs, CUDA semantics,
+    "TensorFloat-32 (TF32) on Ampere (and later) devices")."""
+
+    flops_s: float
+    path: str
+    bandwidth_gb_s: float
+
+
+@dataclass(frozen=True)
+class ComputeFactors:
+    """The fitted, shared factors (model/data/calibration.toml [compute])."""
+
+    matmul_efficiency: dict[str, float]
+    conv_efficiency: dict[str, float]
+    memory_efficiency: float
+    kernel_launch_s: float
+    intensity_scale: float
+
+
+def gpu_step_s(
+    work: LayerWork,
+    workload: Workload,
+    batch: int,
+    rates: Rates,
+    factors: ComputeFactors,
+    *,
+    optimizer_params: float,
+    sixteen_bit: bool,
+    weight_bytes: float = 0.0,
+) -> tuple[float, float]:
+    """(compute seconds incl. kernel launches, memory-bound seconds) of one step on one device.
+    Decoding (`weight_bytes` > 0 and a KV cache) waits on reading every weight when that takes
+    longer than its matmuls."""
+    path = rates.path
+    t = class_times(
+        work, workload, batch, rates.flops_s, rates.bandwidth_gb_s,
+        winograd=path.startswith("simt"), operand_bytes=operand_bytes(path),
+        sixteen_traffic=moves_16bit_activations(sixteen_bit, path),
+        optimizer_params=optimizer_params, intensity_scale=factors.intensity_scale,
+    )  # fmt: skip
+    t_flops = t.gemm_s / factors.matmul_efficiency[path]
+    t_flops += t.conv_s / factors.conv_efficiency[path]
+    t_launch = t.kernels * factors.kernel_launch_s
+    t_mem = t.memory_s / factors.memory_efficiency
+    if decoding(workload) and weight_bytes > 0:
+        read = decode_bytes_per_step(workload, weight_bytes, batch)
+        t_weights = bandwidth_time_s(read, rates.bandwidth_gb_s, factors.memory_efficiency)
+        if t_weights > t_flops:
+            # The matmuls wait on their weights; launches queue behind the reads and cost
+            # only what exceeds them.
+            return max(t_launch - t_weights, 0.0), t_mem + t_weights
+    return t_flops + t_launch, t_mem

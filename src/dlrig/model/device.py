@@ -10,9 +10,8 @@ from dlrig.enums import Interconnect, Modifier
 from dlrig.machine.model import Build, GPUGroup
 from dlrig.machine.topology import topology
 from dlrig.model import pcie
-from dlrig.model.calibration import Calibration, WorkloadFactors
+from dlrig.model.calibration import Calibration
 from dlrig.model.rates import ComputePath, cpu_peak_flops_s, matmul_peak
-from dlrig.units import TFLOPS
 from dlrig.workloads.model import Workload
 
 DEFAULT_CPU = CPU(
@@ -62,27 +61,6 @@ def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: lis
     return Device(
         f"CPU: {cpu.name}", True, peak, ComputePath.CPU, ram_gb_s, ram_gb, None,
     )  # fmt: skip
-
-
-def matmul_rate(
-    dev: Device, factors: WorkloadFactors, cal: Calibration
-) -> tuple[float, ComputePath, float]:
-    """(peak FLOP/s, path, efficiency) the matmuls run at: the model's own fitted efficiency
-    on its path when known, else the path's. For TF32 the faster of the tensor cores and the
-    shader cores: cuDNN/cuBLAS pick the fastest algorithm, and where the TF32 rate barely
-    beats FP32 (GeForce Ampere: equal) FP32 Winograd convolutions can win."""
-    peak, path = dev.peak_flops_s, dev.path
-    efficiency = cal.matmul_efficiency[path.value]
-    simt_eff = factors.simt_efficiency or cal.matmul_efficiency[ComputePath.SIMT_FP32.value]
-    if path in (ComputePath.SIMT_FP32, ComputePath.SIMT_16BIT):
-        efficiency = simt_eff
-    elif path is ComputePath.TENSOR_16BIT and factors.tensor_efficiency is not None:
-        efficiency = factors.tensor_efficiency
-    elif path is ComputePath.TENSOR_TF32 and dev.group is not None:
-        simt_peak = dev.group.gpu.fp32_tflops * TFLOPS
-        if simt_peak * simt_eff > peak * efficiency:
-            return simt_peak, ComputePath.SIMT_FP32, simt_eff
-    return peak, path, efficiency
 
 
 def pcie_link(build: Build, group: GPUGroup, mods: list[Modifier]) -> tuple[int, int]:

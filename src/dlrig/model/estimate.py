@@ -19,26 +19,24 @@ from dlrig.enums import (
     CoolerType,
     Modifier,
     Parallelism,
-    Precision,
     PreprocessingStrategy,
 )
 from dlrig.machine.model import Build
 from dlrig.machine.topology import topology
 from dlrig.model import compute, interconnect, memory, pcie, pipeline
-from dlrig.model.calibration import Calibration, WorkloadFactors, default_calibration
+from dlrig.model.calibration import Calibration, default_calibration
 from dlrig.model.device import (
     DEFAULT_CPU,
     Device,
     busbw_gb_s,
-    matmul_rate,
     measured_busbw_notes,
     pcie_link,
     pick_device,
 )
 from dlrig.model.energy import co2_kg, energy_cost, run_time_h, wall_energy_kwh
+from dlrig.model.layers import LayerWork, layer_work
 from dlrig.model.power import size_build_psu
 from dlrig.model.rates import (
-    ComputePath,
     is_16bit,
     measured_rate_notes,
     sustained_bandwidth_factor,
@@ -65,7 +63,7 @@ class _Job:
     workload: Workload
     cal: Calibration
     dev: Device
-    factors: WorkloadFactors
+    work: LayerWork
     n_node: int
     n_total: int
     batch: int
@@ -76,36 +74,25 @@ class _Job:
 
 
 def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[float, float, str]:
-    """(matmul-class seconds incl. the fixed per-step time, memory-bound seconds, path) of one
-    step on one device, slowed by thermal throttling (COOL.1)."""
+    """(compute seconds incl. kernel launches, memory-bound seconds, path) of one step on one
+    device by layer class (dlrig.model.compute), slowed by thermal throttling (COOL.1)."""
     w, cal, batch = job.workload, job.cal, job.batch
-    peak, path, efficiency = matmul_rate(job.dev, job.factors, cal)
+    peak, path = job.dev.peak_flops_s, job.dev.path
     measured = job.build.measured  # the machine's own probe, in place of achievable rates
     if job.dev.group is not None:
-        on_shaders = path is ComputePath.SIMT_FP32 and job.dev.path is not path
-        precision = Precision.FP32 if on_shaders else w.precision
-        peak *= sustained_rate_factor(job.dev.group.gpu, precision, measured)
-        assumed.extend(measured_rate_notes(measured, job.dev.group.gpu, precision))
+        peak *= sustained_rate_factor(job.dev.group.gpu, w.precision, measured)
+        assumed.extend(measured_rate_notes(measured, job.dev.group.gpu, w.precision))
     bw = job.dev.bandwidth_gb_s
     if job.dev.group is not None:
         bw *= sustained_bandwidth_factor(job.dev.group.gpu, measured)
-    t_weights = 0.0
-    if job.training:
-        flops = compute.training_flop_multiplier(w) * w.forward_flops_per_sample * batch
-        t_mm = compute.matmul_time_s(flops, peak, efficiency)
-    else:
-        t_mm = compute.matmul_time_s(compute.inference_flops_per_step(w, batch), peak, efficiency)
+    weight_bytes = 0.0
+    if not job.training:
         weight_bytes = w.params * memory.frozen_weight_bytes_per_param(w.weight_bits, job.sixteen)
-        read = compute.decode_bytes_per_step(w, weight_bytes, batch)
-        t_weights = compute.bandwidth_time_s(read, bw, cal.memory_efficiency)
-    sixteen_traffic = compute.moves_16bit_activations(job.sixteen, path.value)
-    moved = compute.memory_bound_bytes(w, batch, sixteen_traffic, job.factors.memory_passes)
-    moved += compute.optimizer_bytes(w, job.trainable / job.shards)
-    t_mem = compute.bandwidth_time_s(moved, bw, cal.memory_efficiency)
-    if t_weights > t_mm:  # decoding: the matmuls wait on their weights
-        t_mem += t_weights
-        t_mm = 0.0
-    overhead_s = job.factors.step_overhead_s * (1.0 if job.training else 1.0 / 3.0)
+    t_mm, t_mem = compute.gpu_step_s(
+        job.work, w, batch, compute.Rates(peak, path.value, bw), cal.compute,
+        optimizer_params=job.trainable / job.shards, sixteen_bit=job.sixteen,
+        weight_bytes=weight_bytes,
+    )  # fmt: skip
     throttle = 1.0
     if job.dev.group is not None:
         spaced = job.n_node == 2 and _pair_spaced(job.build)
@@ -119,7 +106,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     # Data-parallel GPUs wait at every step's all-reduce for the slowest of them.
     gpus = job.n_node * job.build.nodes
     slow = throttle / interconnect.straggler_factor(gpus) if job.training else throttle
-    return (t_mm + overhead_s) / slow, t_mem / slow, path.value
+    return t_mm / slow, t_mem / slow, path.value
 
 
 def _pair_spaced(build: Build) -> bool:
@@ -370,7 +357,7 @@ def estimate(
     training = workload.mode is Mode.TRAINING
     job = _Job(
         build=build, workload=workload, cal=cal, dev=dev,
-        factors=cal.workload(workload.similar_to or workload.model_name or workload.name),
+        work=layer_work(workload),
         n_node=n_node, n_total=n_node * build.nodes, batch=workload.batch_size,
         sixteen=is_16bit(workload.precision), training=training,
         trainable=workload.params * workload.trainable_fraction if training else 0.0,

@@ -1,0 +1,296 @@
+"""A model's forward work by layer class, computed from its structure.
+
+One sample's forward pass is split into the classes of kernels that bound it differently:
+
+- dense matmuls (linear layers, recurrent gates, the LM head): FLOPs at the path's GEMM
+  efficiency, which falls for narrow layers (`gemm_width_elems`: tiles and waves do not fill
+  the GPU);
+- convolutions: FLOPs, of which `winograd_share` are 3x3 stride-1 convolutions that cuDNN may
+  run as Winograd transforms on shader cores (fewer multiplications than counted);
+- attention scores (QK^T and AV): 4 x s x span x h FLOPs per layer, a batched GEMM as narrow as
+  a head; eager attention also materialises the s x span scores of every head in memory;
+- norms, activations, residual adds, dropout, the loss: memory-bound, elements moved;
+- kernel launches: kernels per step, each with a host and launch cost.
+
+Transformer FLOPs are the workload's own (sourced) forward FLOPs with the attention-score part
+taken out; the element counts and kernels per layer are counted from the PyTorch modules.
+Models without transformer fields (convnets, recurrent and speech models) take their layer
+counts from `CLASSIC_STRUCTURE` (sourced there) or, for any other model, a convnet-like
+default: all FLOPs convolutions, the saved activations moved `POINTWISE_PASSES` times.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dlrig.workloads.model import Workload
+
+# Elements one transformer layer's pointwise ops move per token in the forward, eager PyTorch
+# (each op reads its inputs and writes its output): Q/K/V head transposes 6h, context
+# transpose 2h, two dropouts 2 x 2.5h (mask included), two residual adds 2 x 3h, two
+# LayerNorms 2 x 2h  => 23h; the FFN activation reads and writes the f-wide tensor => 2f.
+LAYER_ELEMS_PER_HIDDEN = 23.0
+LAYER_ELEMS_PER_FFN = 2.0
+# Token, position (and type) embeddings summed, normalised and dropped out: ~10h per token.
+EMBEDDING_ELEMS_PER_HIDDEN = 10.0
+# The loss runs in fp32 whatever the precision (autocast's fp32 list: log_softmax, nll): a
+# training step moves each logit ~7 times at 4 B (forward: the log-softmax write; backward:
+# zero-fill, scatter, two reads, a write, the cast back), 7/3 per forward-equivalent pass.
+LOSS_FP32_PASSES = 7.0 / 3.0
+# Fused attention (SDPA/FlashAttention-2) reaches 50-73% of A100 peak against ~85% for large
+# GEMMs (Dao 2023, "FlashAttention-2", arXiv:2307.08691, figs. 4-7): 0.75 of a large GEMM.
+FLASH_ATTENTION_SHARE = 0.75
+# Eager attention moves the s x span score tensor of every head this many times in the forward
+# (HF/DLE BERT: QK^T write 1, scale 2, mask add 2, softmax 2, dropout 2.5, AV read 1).
+EAGER_SCORE_PASSES = 10.5
+# Kernels per transformer layer in the forward: eager 27 (3 QKV linears, 3 transposes, 2 bmm,
+# scale, mask, softmax, 2 x dropout (2 each), context copy, out linear, 2 adds, 2 LayerNorms,
+# 2 FFN linears, activation); with fused attention (SDPA/flash) the 7 score kernels become 1.
+KERNELS_PER_LAYER_EAGER = 27.0
+KERNELS_PER_LAYER_FUSED = 21.0
+KERNELS_OUTSIDE_LAYERS = 14.0  # embeddings, LM head, loss
+# Convnets: each saved activation is written by its producer and then read and written by a
+# BatchNorm/activation (and read again for BN's statistics): 2.5 element moves per saved
+# element in the forward.
+POINTWISE_PASSES = 2.5
+DEFAULT_HEAD_DIM = 64
+
+
+@dataclass(frozen=True)
+class Structure:
+    """Layer counts of a model the workload fields do not describe (classic zoo entries):
+    FLOP shares by class, kernels per step, and for attention models the implementation."""
+
+    family: str = "convnet"
+    conv_share: float = 1.0
+    winograd_share: float = 0.0
+    gemm_width: float = 1024.0
+    conv_width: float = 390.0
+    kernels_forward: float = 200.0
+    kernels_per_sample: float = 0.0
+    vocab: int | None = None
+    pointwise_elems: float | None = None
+    attention: str = "fused"
+    attention_span: float = 1.0
+    score_passes: float = EAGER_SCORE_PASSES
+    source: str = ""
+
+
+# Facts per classic zoo model, counted from the reference implementations Lambda ran
+# (NVIDIA DeepLearningExamples, torchvision); the sums are stated beside each. Widths are
+# arithmetic intensity x operand bytes, FLOP-weighted over the layers: a 1x1 convolution of
+# c_in -> c_out channels has 2 c_in c_out / (c_in + c_out), a 3x3 one 9 times that.
+_DLE = "github.com/NVIDIA/DeepLearningExamples PyTorch/"
+CLASSIC_STRUCTURE: dict[str, Structure] = {
+    # torchvision resnet50: 53 convs + 53 BN + 49 ReLU + 16 adds + pools, fc, loss = 176
+    # kernels. 3x3 convs carry 9/17 of a bottleneck's FLOPs; 3 of the 16 are stride 2 and the
+    # 7x7 stem ~3%: ~45% of the FLOPs are Winograd-eligible. Bottleneck widths per stage
+    # 181/362/724/1448, equal FLOPs per stage: harmonic mean ~390.
+    "resnet50": Structure(
+        winograd_share=0.45, kernels_forward=176.0, conv_width=390.0,
+        source="torchvision.models.resnet50 (counted)",
+    ),
+    # DLE SSD300: ResNet-50 to layer3 (~140 kernels), 5 extra blocks (30), 6 loc/conf 3x3
+    # heads with reshapes (30), loss (~40): ~240; the 3x3 heads raise the Winograd share and
+    # the width (backbone ~310, 3x3 heads of 256-512 channels ~3000).
+    "ssd300": Structure(
+        winograd_share=0.5, kernels_forward=240.0, conv_width=400.0,
+        source=_DLE + "Detection/SSD ssd/model.py (counted)",
+    ),
+    # maskrcnn_benchmark R-50-FPN: backbone with frozen BN ~200 kernels, FPN 20, RPN heads
+    # and losses ~100, RoIAlign per level, box/mask heads ~50: ~400 per batch; anchor
+    # matching, box coding, top-k/NMS per level and proposal sampling loop over the images in
+    # Python: ~150 kernels per image. Box head fc: ~4% of FLOPs; FPN and mask-head 3x3 convs
+    # of 256 channels (width ~2300) beside the backbone's 390.
+    "maskrcnn": Structure(
+        conv_share=0.96, winograd_share=0.5, kernels_forward=400.0, kernels_per_sample=150.0,
+        conv_width=600.0,
+        source=_DLE + "Segmentation/MaskRCNN (counted)",
+    ),
+    # DLE GNMT: cuDNN LSTMs launch ~2 kernels per time step per layer: 4 encoder layers (the
+    # first bidirectional) and 4 decoder layers over 50 steps each = 900, plus attention,
+    # classifier and loss: ~1000. All FLOPs are GEMMs of width 1024; a 31800-token
+    # vocabulary (label-smoothed loss in fp32).
+    "gnmt": Structure(
+        family="recurrent", conv_share=0.0, kernels_forward=1000.0, gemm_width=1024.0,
+        vocab=31800, source=_DLE + "Translation/GNMT seq2seq/models (counted)",
+    ),
+    # DLE Tacotron2: the decoder runs once per mel frame (800): prenet 8 kernels, attention
+    # LSTMCell 3, location attention 10, decoder LSTMCell 3, dropouts 4, concats 2,
+    # projections 2 = 32 per frame = 25,600, plus encoder and postnet ~40. Postnet and encoder
+    # conv1d (5 + 3 layers, 512 channels, kernel 5: width 2560): ~30% of the FLOPs.
+    "tacotron2": Structure(
+        family="recurrent", conv_share=0.3, kernels_forward=25640.0, gemm_width=1024.0,
+        conv_width=2560.0, source=_DLE + "SpeechSynthesis/Tacotron2 tacotron2/model.py",
+    ),
+    # DLE WaveGlow: 12 flows x (8 WN layers x 9 kernels + ~15) = 1044; dilated 1-D convs (no
+    # Winograd): 3-tap 256 -> 512 (width 1024) and 1x1 res/skip (341).
+    "waveglow": Structure(
+        kernels_forward=1050.0, conv_width=500.0,
+        source=_DLE + "SpeechSynthesis/Tacotron2 waveglow/model.py (counted)",
+    ),
+    # DLE NCF (NeuMF): 4 embedding lookups, MLP 256-256-128-64 with ReLU, MF product, concat,
+    # output, loss: ~40 kernels; GEMMs as narrow as 64-256 (width ~170). Pointwise elements
+    # per sample in the forward: gathers 384, concat 512, ReLUs 896, MF product 192, final
+    # concat and output 256 = 2240.
+    "ncf": Structure(
+        family="mlp", conv_share=0.0, kernels_forward=40.0, gemm_width=170.0,
+        pointwise_elems=2240.0, source=_DLE + "Recommendation/NCF neumf.py (counted)",
+    ),
+    # HF/DLE BERT computes softmax(QK^T) explicitly (eager attention); SQuAD's head has 2
+    # outputs (no vocabulary logits).
+    "bert-base-squad": Structure(
+        family="transformer", conv_share=0.0, attention="eager",
+        source=_DLE + "LanguageModeling/BERT modeling.py",
+    ),
+    "bert-large-squad": Structure(
+        family="transformer", conv_share=0.0, attention="eager",
+        source=_DLE + "LanguageModeling/BERT modeling.py",
+    ),
+    # DLE Transformer-XL: eager attention over target + memory (tgt_len = mem_len: span 2s),
+    # with the relative-position term: a second score matmul (write 1), rel_shift's pad and
+    # copy (3) and the sum (3) on top of BERT's 10.5 passes = 17.5. Lambda runs the full
+    # 267735-word WikiText-103 softmax (adaptive off).
+    "transformer-xl-base": Structure(
+        family="transformer", conv_share=0.0, attention="eager", attention_span=2.0,
+        score_passes=17.5, vocab=267735,
+        source=_DLE + "LanguageModeling/Transformer-XL mem_transformer.py",
+    ),
+    "transformer-xl-large": Structure(
+        family="transformer", conv_share=0.0, attention="eager", attention_span=2.0,
+        score_passes=17.5, vocab=267735,
+        source=_DLE + "LanguageModeling/Transformer-XL mem_transformer.py",
+    ),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LayerWork:
+    """One sample's forward work by layer class, and the kernels one step launches. Widths
+    are arithmetic intensity x operand bytes (FLOPs per operand element moved)."""
+
+    gemm_flops: float
+    gemm_width_elems: float
+    conv_flops: float
+    conv_width_elems: float
+    winograd_share: float
+    attention_flops: float
+    attention_width_elems: float
+    pointwise_elems: float
+    score_elems: float
+    loss_fp32_elems: float
+    kernels_forward: float
+    kernels_per_sample: float = 0.0
+
+    @property
+    def flops(self) -> float:
+        return self.gemm_flops + self.conv_flops + self.attention_flops
+
+
+def structure_of(workload: Workload) -> Structure | None:
+    """The classic zoo facts of this workload's model; a model that does not state its
+    transformer fields also borrows those of the model it names with `similar_to`."""
+    keys = [workload.model_name, workload.name]
+    if not (workload.hidden_size and workload.num_layers and workload.seq_len):
+        keys.append(workload.similar_to)
+    for key in keys:
+        if key and key in CLASSIC_STRUCTURE:
+            return CLASSIC_STRUCTURE[key]
+    return None
+
+
+def _linear_width(n_in: float, n_out: float) -> float:
+    """FLOPs per operand element of a linear layer over many tokens: 2 n_in n_out /
+    (n_in + n_out) (activations in and out dominate the weights)."""
+    return 2.0 * n_in * n_out / (n_in + n_out)
+
+
+def transformer_layer_width(h: float, f: float, kv_share: float) -> float:
+    """FLOP-weighted (harmonic) width of a layer's linears: Q and O (h -> h), K and V
+    (h -> 2 kv_share h), the two FFN matrices (h -> f)."""
+    parts = [(h * h, h), (2 * kv_share * h * h, _linear_width(h, 2 * kv_share * h))]
+    parts += [(h * h, h), (2 * h * f, _linear_width(h, f))]
+    return sum(w for w, _ in parts) / sum(w / width for w, width in parts)
+
+
+def transformer_work(workload: Workload) -> LayerWork:
+    """A transformer's classes from hidden size h, layers L, sequence s, heads, FFN width f and
+    vocabulary V: attention FLOPs 4 s span h per layer (Kaplan et al. 2020's 2 x 2 n_ctx
+    d_attn per token), the rest of the workload's forward FLOPs dense matmuls."""
+    h = float(workload.hidden_size or 0)
+    layers = float(workload.num_layers or 0)
+    s = float(workload.seq_len or 0)
+    heads = float(workload.num_heads or max(h / DEFAULT_HEAD_DIM, 1.0))
+    kv_share = float(workload.kv_heads or heads) / heads
+    f = float(workload.ffn_hidden_size or 4 * h)
+    found = structure_of(workload)
+    eager = found is not None and found.attention == "eager"
+    span = s * (found.attention_span if found is not None else 1.0)
+    total = workload.forward_flops_per_sample
+    attention = min(4.0 * s * span * h * layers, total)
+    experts = (workload.experts_per_token or 1) if workload.experts else 1
+    per_token = layers * (LAYER_ELEMS_PER_HIDDEN * h + LAYER_ELEMS_PER_FFN * f * experts)
+    per_token += EMBEDDING_ELEMS_PER_HIDDEN * h
+    vocab = float(workload.vocab_size or (found.vocab if found is not None else 0) or 0)
+    score = 0.0
+    head_dim = h / heads
+    # Eager QK^T / AV write or read the s x span scores: 2 head_dim FLOPs per element moved.
+    # Fused attention keeps them on chip and runs at FLASH_ATTENTION_SHARE of a large GEMM.
+    attention_width = 2.0 * head_dim
+    if eager:
+        passes = found.score_passes if found is not None else EAGER_SCORE_PASSES
+        score = passes * heads * s * span * layers
+    else:
+        attention = attention / FLASH_ATTENTION_SHARE
+        attention_width = math.inf
+    per_layer = KERNELS_PER_LAYER_EAGER if eager else KERNELS_PER_LAYER_FUSED
+    return LayerWork(
+        gemm_flops=total - min(4.0 * s * span * h * layers, total),
+        gemm_width_elems=transformer_layer_width(h, f, kv_share),
+        conv_flops=0.0,
+        conv_width_elems=math.inf,
+        winograd_share=0.0,
+        attention_flops=attention,
+        attention_width_elems=attention_width,
+        pointwise_elems=per_token * s,
+        score_elems=score,
+        loss_fp32_elems=LOSS_FP32_PASSES * vocab * s,
+        kernels_forward=per_layer * layers + KERNELS_OUTSIDE_LAYERS,
+    )
+
+
+def classic_work(workload: Workload) -> LayerWork:
+    """A convnet, recurrent or speech model from its saved activations and the counts in
+    `CLASSIC_STRUCTURE` (a ResNet-like convnet by default)."""
+    found = structure_of(workload) or Structure()
+    total = workload.forward_flops_per_sample
+    pointwise = found.pointwise_elems
+    if pointwise is None:
+        pointwise = POINTWISE_PASSES * workload.activation_bytes_per_sample / 4.0
+    tokens = float(workload.seq_len or 0)
+    return LayerWork(
+        gemm_flops=total * (1.0 - found.conv_share),
+        gemm_width_elems=found.gemm_width,
+        conv_flops=total * found.conv_share,
+        conv_width_elems=found.conv_width,
+        winograd_share=found.winograd_share,
+        attention_flops=0.0,
+        attention_width_elems=math.inf,
+        pointwise_elems=pointwise,
+        score_elems=0.0,
+        loss_fp32_elems=LOSS_FP32_PASSES * float(found.vocab or 0) * tokens,
+        kernels_forward=found.kernels_forward,
+        kernels_per_sample=found.kernels_per_sample,
+    )
+
+
+def layer_work(workload: Workload) -> LayerWork:
+    """The forward work of one sample of `workload`, by layer class: a transformer when the
+    structure says so or the workload states hidden size, layers and sequence length."""
+    found = structure_of(workload)
+    if found is not None:
+        transformer = found.family == "transformer"
+    else:
+        transformer = bool(workload.hidden_size and workload.num_layers and workload.seq_len)
+    return transformer_work(workload) if transformer else classic_work(workload)

@@ -1,0 +1,133 @@
+"""Work by layer class from a model's structure (dlrig.model.layers) and its time per class
+(dlrig.model.compute): no per-workload factor, physical bounds on every term."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from model_fixtures import make_workload
+
+from dlrig.catalog.loader import builtin_catalog
+from dlrig.catalog.schema import GPU
+from dlrig.enums import Precision
+from dlrig.model import compute
+from dlrig.model.calibration import default_calibration
+from dlrig.model.layers import (
+    CLASSIC_STRUCTURE,
+    EAGER_SCORE_PASSES,
+    KERNELS_PER_LAYER_EAGER,
+    KERNELS_PER_LAYER_FUSED,
+    layer_work,
+    transformer_work,
+)
+from dlrig.model.rates import matmul_peak
+
+
+def _gpu(name: str) -> GPU:
+    return builtin_catalog().find(GPU, name)
+
+
+def test_bert_base_attention_flops_follow_kaplan() -> None:
+    """Kaplan et al. 2020 (arXiv:2001.08361, table 1): attention scores cost 2 x n_layer x
+    n_ctx x d_attn FLOPs per token forward, doubled for QK^T and AV: 4 x 12 x 384 x 768 =
+    14.16 MFLOPs per token, 5.44 GFLOPs per 384-token sample; the rest of BERT-base's 0.184
+    GFLOPs per token (workloads_reference.csv) is dense matmuls."""
+    job = make_workload("bert-base-squad")
+    work = layer_work(job)
+    assert work.attention_flops == pytest.approx(4 * 12 * 384 * 384 * 768)
+    assert work.attention_flops / 384 == pytest.approx(14.16e6, rel=1e-3)
+    assert work.gemm_flops + work.attention_flops == pytest.approx(job.forward_flops_per_sample)
+
+
+def test_eager_attention_materialises_the_scores_and_flash_does_not() -> None:
+    """DLE BERT computes softmax(QK^T) explicitly: 10.5 passes over 12 heads x 384 x 384
+    scores per layer; the same model with fused attention moves none and launches 6 fewer
+    kernels per layer."""
+    job = make_workload("bert-base-squad")
+    eager = layer_work(job)
+    assert eager.score_elems == pytest.approx(EAGER_SCORE_PASSES * 12 * 384 * 384 * 12)
+    fused = transformer_work(dataclasses.replace(job, model_name="x", name="x"))
+    assert fused.score_elems == 0.0
+    assert eager.kernels_forward - fused.kernels_forward == pytest.approx(
+        12 * (KERNELS_PER_LAYER_EAGER - KERNELS_PER_LAYER_FUSED)
+    )
+
+
+def test_attention_share_grows_with_sequence_length() -> None:
+    """Issue 10: measured MFU on H100 falls from 41% at 2k tokens to 27% at 64k; attention
+    FLOPs per token grow with s (4 s h L) while the dense part stays: at 64k the predicted
+    compute time per token on an H100 is well above the 2k figure."""
+    h100 = _gpu("H100 SXM5 80GB")
+    peak = matmul_peak(h100, Precision.BF16)[0]
+    cal = default_calibration()
+
+    def seconds_per_token(seq: int) -> float:
+        base = make_workload("llama-3-8b", seq_len=seq, batch_size=1)
+        dense = 2 * 7.505e9  # 2 x matmul parameters per token (zoo note)
+        flops = (dense + 4 * seq * 4096 * 32 / 2) * seq  # causal: half the scores
+        job = dataclasses.replace(base, forward_flops_per_sample=flops)
+        t = compute.class_times(
+            layer_work(job), job, 1, peak, h100.memory_bandwidth_gb_s, winograd=False,
+            operand_bytes=2.0, sixteen_traffic=True, optimizer_params=0.0,
+            intensity_scale=cal.intensity_scale,
+        )  # fmt: skip
+        return t.gemm_s / seq
+
+    assert seconds_per_token(65536) > 1.4 * seconds_per_token(2048)
+
+
+def test_winograd_is_a_bounded_flop_reduction_on_shader_cores() -> None:
+    """cuDNN's Winograd F(2x2,3x3) needs 2.25x fewer multiplications (Lavin & Gray 2016) on
+    the 3x3 share of ResNet-50 (45%): its shader-core convolution time is 1 - 0.45 x (1 -
+    1/2.25) = 0.75 of the counted FLOPs' time; never below 1/2.25 whatever the share."""
+    job = make_workload("resnet50")
+    work = layer_work(job)
+    kwargs = dict(
+        operand_bytes=4.0, sixteen_traffic=False, optimizer_params=0.0, intensity_scale=0.0
+    )
+    direct = compute.class_times(work, job, 256, 1e13, 900.0, winograd=False, **kwargs)
+    wino = compute.class_times(work, job, 256, 1e13, 900.0, winograd=True, **kwargs)
+    assert wino.conv_s / direct.conv_s == pytest.approx(1 - 0.45 * (1 - 1 / 2.25))
+    all_3x3 = dataclasses.replace(work, winograd_share=1.0)
+    best = compute.class_times(all_3x3, job, 256, 1e13, 900.0, winograd=True, **kwargs)
+    assert best.conv_s / direct.conv_s == pytest.approx(1 / compute.WINOGRAD_FLOP_REDUCTION)
+
+
+def test_narrow_layers_lose_more_on_a_gpu_with_a_higher_ridge() -> None:
+    """The additive roofline: a GEMM of w FLOPs per operand element reaches w / (w + ridge) of
+    its large-size efficiency; an H100 SXM (989 TFLOPS over 3.35 TB/s) has a higher ridge
+    than an A100 SXM (312 over 2.04), so ResNet-50's ~390-wide convolutions reach a smaller
+    share on it (issue 10: Hopper fp16 convnets were predicted 30-170% fast)."""
+    scale = default_calibration().intensity_scale
+
+    def share(gpu: GPU, width: float) -> float:
+        ridge = (
+            scale * 2.0 * matmul_peak(gpu, Precision.FP16)[0] / (gpu.memory_bandwidth_gb_s * 1e9)
+        )
+        return compute.width_factor(width, ridge)
+
+    a100, h100 = _gpu("A100 SXM4 80GB"), _gpu("H100 SXM5 80GB")
+    assert share(h100, 390) < share(a100, 390) < share(a100, 4096) < 1.0
+    assert compute.width_factor(float("inf"), 500.0) == 1.0
+
+
+def test_kernel_launches_grow_with_layers_not_with_the_workload_name() -> None:
+    """Launch cost is kernels x seconds per kernel: a transformer of twice the layers
+    launches (almost) twice the kernels; a training step launches 3x the forward's."""
+    job = make_workload("gpt2")
+    deep = dataclasses.replace(job, num_layers=24)
+    assert layer_work(deep).kernels_forward - layer_work(job).kernels_forward == pytest.approx(
+        12 * KERNELS_PER_LAYER_FUSED
+    )
+    assert compute.traffic_multiplier(job) == 3.0
+
+
+def test_classic_models_without_transformer_fields_use_counted_structure() -> None:
+    """ResNet-50 (no hidden size) is all convolutions with its counted 176 forward kernels;
+    an unknown convnet degrades to the ResNet-like default, not to an error."""
+    work = layer_work(make_workload("resnet50"))
+    assert work.conv_flops > 0 and work.gemm_flops == 0.0
+    assert work.kernels_forward == CLASSIC_STRUCTURE["resnet50"].kernels_forward
+    other = dataclasses.replace(make_workload("resnet50"), model_name="my-cnn", name="my-cnn")
+    assert layer_work(other).conv_flops == other.forward_flops_per_sample
