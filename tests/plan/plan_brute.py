@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from dlrig.catalog.loader import Catalog
 from dlrig.plan.constraints import Constraints, part_filter
 from dlrig.plan.evaluate import Evaluator
-from dlrig.plan.objectives import Objective, weighted_throughput
+from dlrig.plan.objectives import Objective, value_low, weighted_throughput
 from dlrig.plan.results import WeightedWorkload, dataset_size_gb
 from dlrig.plan.space import search_space
 
-Point = tuple[float, float, float, object]
+
+class Point(NamedTuple):
+    """A feasible build as the reference ranks it."""
+
+    value: float
+    price: float
+    throughput: float
+    gpus: object
+    value_low: float
+    warnings: int
+    name: str
 
 
 def brute_force(
@@ -23,8 +34,7 @@ def brute_force(
     evaluator: Evaluator,
     constraints: Constraints,
 ) -> list[Point]:
-    """(value, price, weighted throughput, GPU set) of every feasible build under the
-    budget."""
+    """Every feasible build under the budget."""
     space = search_space(
         catalog,
         constraints,
@@ -46,12 +56,16 @@ def brute_force(
             outcomes = [evaluator.outcome(cand.key, build, w.workload) for w in workloads]
             if not all(o.fits for o in outcomes):
                 continue
+            warned = {r for w in workloads for r in evaluator.warnings(cand.key, build, w.workload)}
             out.append(
-                (
+                Point(
                     objective.value(cand.price_usd, outcomes),
                     cand.price_usd,
                     weighted_throughput(outcomes, weights),
                     group.gpu_set,
+                    value_low(objective, cand.price_usd, outcomes),
+                    len(warned),
+                    repr(cand.key),
                 )
             )
     return out
@@ -60,20 +74,38 @@ def brute_force(
 def frontier(points: Sequence[Point]) -> list[tuple[float, float]]:
     """(price, throughput) points no cheaper-or-equal point matches in throughput."""
     best: list[tuple[float, float]] = []
-    for _, price, tput, _ in sorted(points, key=lambda p: (p[1], -p[2])):
+    for price, tput in sorted(
+        ((p.price, p.throughput) for p in points), key=lambda t: (t[0], -t[1])
+    ):
         if best and best[-1][1] >= tput * (1 - 1e-9):
             continue
         best.append((price, tput))
     return best
 
 
-def undominated_top(points: Sequence[Point], k: int) -> list[tuple[float, float]]:
-    """(value, price) of the k best builds that no build with the same GPUs matches in value
-    for less (every build the objective scores is ranked, but not dearer copies of one)."""
-    kept: list[tuple[float, float, object]] = []
-    for value, price, _, gpus in sorted(points, key=lambda p: (-p[0], p[1])):
-        tol = 1e-9 * max(1.0, abs(value))
-        if any(g == gpus and v >= value - tol and q <= price + 1e-6 for v, q, g in kept):
-            continue
-        kept.append((value, price, gpus))
-    return [(v, q) for v, q, _ in kept[:k]]
+def ranked_top(points: Sequence[Point], k: int) -> list[tuple[float, float]]:
+    """(value, price) of the first k builds as plan.ties defines the ranking: the best value
+    left leads; of the builds whose value reaches the low end of its interval, the cheapest
+    (then fewer warnings, better value, name) is ranked; builds of the ranked one's GPUs that
+    it precedes (no better value, no earlier in that order) are copies and leave."""
+
+    def order(p: Point) -> tuple[float, int, float, str]:
+        return (round(p.price, 2), p.warnings, -p.value, p.name)
+
+    left = list(points)
+    out: list[Point] = []
+    while left and len(out) < k:
+        best = max(p.value for p in left)
+        leader = min((p for p in left if p.value == best), key=order)
+        floor = min(leader.value_low, leader.value)
+        chosen = min((p for p in left if p.value >= floor), key=order)
+        out.append(chosen)
+        left = [
+            p
+            for p in left
+            if p is not chosen
+            and not (
+                p.gpus == chosen.gpus and p.value <= chosen.value and order(chosen) <= order(p)
+            )
+        ]
+    return [(p.value, p.price) for p in out]

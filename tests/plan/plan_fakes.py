@@ -5,6 +5,8 @@ The toy model: samples/s is the slowest of the GPUs (count x TFLOPS x 100 sample
 less 20% when open-air cards are stacked three or more without water), the CPU (cores x 1000 /
 ms of preprocessing per sample) and the drive (MB/s / MB per sample). It never gets slower with
 more cores, lanes or read rate, which is what the planner's bounds assume of the real model.
+Its estimates carry a toy 80% interval of 0.9x-1.1x, so that near-ties (plan.ties) occur; the
+toy rules warn when a build has fewer than 4 CPU cores per GPU.
 """
 
 from __future__ import annotations
@@ -183,6 +185,8 @@ def toy_outcome(build: Build, workload: FakeWorkload) -> Outcome:
         energy_kwh=power_w * time_h / 1000.0,
         energy_cost=power_w * time_h / 1000.0 * build.prices.electricity_per_kwh,
         system_peak_w=power_w,
+        throughput_ratio_low=0.9,
+        throughput_ratio_high=1.1,
     )
 
 
@@ -213,3 +217,13 @@ class FakeEvaluator:
     def outcome(self, key: Hashable, build: Build, workload: FakeWorkload) -> Outcome:  # type: ignore[override]
         self.calls += 1
         return toy_outcome(build, workload)
+
+    def warnings(self, key: Hashable, build: Build, workload: FakeWorkload) -> tuple[str, ...]:  # type: ignore[override]
+        return toy_warnings(build)
+
+
+def toy_warnings(build: Build) -> tuple[str, ...]:
+    """CPU.1's shape: fewer than 4 cores per GPU."""
+    gpus = sum(g.count for g in build.gpus)
+    cores = build.cpu.cores * build.cpu_count if build.cpu is not None else 0
+    return ("CPU.1",) if gpus and cores < 4 * gpus else ()

@@ -9,6 +9,7 @@ revisits builds: an upper bound, a top-K pass, a Pareto pass).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -44,7 +45,9 @@ class Outcome:
     """The model's answer for one build on one workload, reduced to what the planner ranks by.
 
     `time_h`, `energy_kwh` and `energy_cost` are for one training run (the workload's epochs or
-    tokens); None when the workload states no run length.
+    tokens); None when the workload states no run length. `throughput_ratio_low/high`: the
+    model's 80% interval as ratios to samples_per_s (leave-one-architecture-out residuals;
+    1.0/1.0 where the figure has no stated interval).
     """
 
     samples_per_s: float
@@ -57,6 +60,23 @@ class Outcome:
     energy_cost: float | None = None
     system_peak_w: float | None = None
     serving_limit: str | None = None  # a serving workload's binding limit (issue 14)
+    throughput_ratio_low: float = 1.0
+    throughput_ratio_high: float = 1.0
+
+    def at_ratio(self, ratio: float) -> Outcome:
+        """The outcome were the build ratio times as fast as estimated: the run takes 1/ratio
+        as long at the same draw, so its energy scales with the time too."""
+
+        def longer(x: float | None) -> float | None:
+            return None if x is None else x / ratio
+
+        return dataclasses.replace(
+            self,
+            samples_per_s=self.samples_per_s * ratio,
+            time_h=longer(self.time_h),
+            energy_kwh=longer(self.energy_kwh),
+            energy_cost=longer(self.energy_cost),
+        )
 
 
 class Evaluator(Protocol):
@@ -71,6 +91,10 @@ class Evaluator(Protocol):
         """The model's estimate of build on workload."""
         ...
 
+    def warnings(self, key: Hashable, build: Build, workload: WorkloadLike) -> tuple[str, ...]:
+        """The ids of the warning-level findings on build for workload."""
+        ...
+
 
 class ModelEvaluator:
     """The shipped evaluator: `dlrig.rules.check_build` and `dlrig.model.estimate`, memoised.
@@ -80,6 +104,7 @@ class ModelEvaluator:
 
     def __init__(self) -> None:
         self._errors: dict[tuple[Hashable, str], tuple[Finding, ...]] = {}
+        self._warnings: dict[tuple[Hashable, str], tuple[str, ...]] = {}
         self._outcomes: dict[tuple[Hashable, str], Outcome] = {}
         self.estimates = 0
         self.checks = 0
@@ -95,7 +120,15 @@ class ModelEvaluator:
             result = check_build(build, cast("Workload", workload))
             found = result.errors
             self._errors[cache_key] = found
+            self._warnings[cache_key] = tuple(f.rule for f in result.warnings)
         return found
+
+    def warnings(self, key: Hashable, build: Build, workload: WorkloadLike) -> tuple[str, ...]:
+        """Warning rule ids of check_build(build, workload), from the same cached check."""
+        cache_key = (key, workload.name)
+        if cache_key not in self._warnings:
+            self.errors(key, build, workload)
+        return self._warnings[cache_key]
 
     def outcome(self, key: Hashable, build: Build, workload: WorkloadLike) -> Outcome:
         """estimate(build, workload) as an Outcome, cached per (key, workload)."""
@@ -131,4 +164,6 @@ def outcome_of(est: Estimate) -> Outcome:
         energy_kwh=est.run.energy_kwh,
         energy_cost=est.run.energy_cost,
         system_peak_w=est.power.system_peak_w,
+        throughput_ratio_low=est.throughput_ratio_low,
+        throughput_ratio_high=est.throughput_ratio_high,
     )

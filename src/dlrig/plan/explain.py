@@ -126,17 +126,32 @@ def _versus(result: PlanResult, s: Scored, other: Scored) -> str:
     return f"{gpu_set(s)} beats {gpu_set(other)} by {more}: {numbers}"
 
 
-# Builds whose weighted throughput differs by less than this are a tie: the model's 80%
-# interval on one estimate is far wider (calibration: 0.73-1.24x), and a buyer should not pay
-# more for a difference it cannot resolve. A stated band (issue 11) until ranking uses intervals.
-NEAR_TIE_BAND = 0.03
+def _where(result: PlanResult, s: Scored) -> str:
+    """'#2' when s is ranked, else its GPUs and price."""
+    for rank, r in enumerate(result.builds, start=1):
+        if r is s:
+            return f"#{rank}"
+    return f"{gpu_set(s)} at {usd(s.price_usd)}"
 
 
-def _near_tie(a: Scored, b: Scored) -> bool:
-    """a and b differ in weighted throughput by less than NEAR_TIE_BAND of the faster (as the
-    why prints it, to 0.1%)."""
-    fast = max(a.throughput, b.throughput)
-    return fast > 0 and round(abs(a.throughput - b.throughput) / fast, 3) < NEAR_TIE_BAND
+def _tie_clause(result: PlanResult, s: Scored, leader: Scored, first: bool) -> str:
+    """Why s ranks before the better-valued leader (plan.ties): within the model's
+    uncertainty of it, and cheaper (or as cheap with fewer warnings)."""
+    o = leader.outcomes[0]
+    band = (
+        f"the model's 80% interval is {o.throughput_ratio_low:.2f}-{o.throughput_ratio_high:.2f}x"
+    )
+    saving = leader.price_usd - s.price_usd
+    money = (
+        f"{usd(saving)} cheaper"
+        if saving > 0.5
+        else f"as cheap with {len(s.warnings)} warnings against {len(leader.warnings)}"
+    )
+    return (
+        f"within the model's uncertainty of {_where(result, leader)} "
+        f"({objective_phrase(result, leader)} vs {objective_phrase(result, s)}; {band}) "
+        f"and {money}: ranked {'first' if first else 'ahead of it'}"
+    )
 
 
 def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, ...]:
@@ -155,22 +170,11 @@ def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, .
         head = _versus(result, first, pool[0])
     else:
         head = f"{gpu_set(first)} is the only GPU set that fits the job under this budget"
-    ties = [
-        (rank, s)
-        for rank, s in enumerate(builds[1:], start=2)
-        if s.price_usd < first.price_usd - 0.5 and _near_tie(first, s)
-    ]
-    if ties:
-        rank, tie = min(ties, key=lambda t: t[1].price_usd)
-        gap = 1 - min(tie.throughput / first.throughput, 1.0) if first.throughput else 0.0
-        head += (
-            f"; but #{rank} is only {_percent(gap)} slower for "
-            f"{usd(first.price_usd - tie.price_usd)} less, a tie inside the "
-            f"{_percent(NEAR_TIE_BAND)} band the model cannot resolve: the cheaper #{rank} is "
-            "the better buy"
-        )
+    leaders = result.leaders or (None,) * len(builds)
+    if leaders[0] is not None:
+        head = f"{_tie_clause(result, first, leaders[0], True)}; {head}"
     sentences = [head + _bottleneck_clause(first)]
-    for s in builds[1:]:
+    for rank, s in enumerate(builds[1:], start=2):
         slower = first.throughput > s.throughput
         saving = first.price_usd - s.price_usd
         if slower and saving > 0.5:
@@ -180,12 +184,20 @@ def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, .
                 if gap >= 0.0005
                 else f"as fast as #1 (within 0.05%) for {usd(saving)} less"
             )
-            if _near_tie(first, s):
-                text += ": a tie inside the model's resolution, so the cheaper buy"
         elif not slower and saving < -0.5:
             text = f"as fast or faster than #1 but {usd(-saving)} dearer"
         else:
             text = f"{objective_phrase(result, s)} against {phrase_first} for #1"
+        leader = leaders[rank - 1]
+        if leader is not None:
+            text += f"; {_tie_clause(result, s, leader, False)}"
+        passed = [f"#{r}" for r, lead in enumerate(leaders, start=1) if lead is s]
+        if passed:
+            verb = "ranks" if len(passed) == 1 else "rank"
+            text += (
+                f"; within the model's uncertainty of the cheaper {' and '.join(passed)}, "
+                f"which therefore {verb} ahead"
+            )
         sentences.append(f"{gpu_set(s)}: {text}" + _bottleneck_clause(s))
     return tuple(sentences)
 

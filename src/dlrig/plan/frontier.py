@@ -43,28 +43,38 @@ class Staircase:
 
 class FeasibleMerits:
     """The model merits of a group's feasible builds found so far, only those no other one
-    outdoes, as rows of an array (one comparison of the whole set per candidate)."""
+    outdoes, as rows of an array (one comparison of the whole set per candidate), each with
+    its price and whether check gave it a warning."""
 
     def __init__(self) -> None:
         self._rows: np.ndarray[Any, np.dtype[np.float64]] | None = None
+        self._prices: np.ndarray[Any, np.dtype[np.float64]] | None = None
+        self._clean: np.ndarray[Any, np.dtype[np.bool_]] | None = None
 
-    def remember(self, merit: tuple[float, ...]) -> None:
-        """Add merit, dropping the rows it outdoes."""
+    def remember(self, merit: tuple[float, ...], price_usd: float, clean: bool) -> None:
+        """Add merit, dropping the rows it covers for every candidate they cover (no better
+        merit, no lower price, no fewer warnings)."""
         row = np.asarray(merit, dtype=np.float64)
-        if self._rows is None:
+        if self._rows is None or self._prices is None or self._clean is None:
             self._rows = row[np.newaxis, :]
+            self._prices = np.array([round(price_usd, 2)])
+            self._clean = np.array([clean])
             return
-        kept = self._rows[~(row >= self._rows).all(axis=1)]
-        self._rows = np.vstack((kept, row))
+        covered = (row >= self._rows).all(axis=1) & (self._prices >= round(price_usd, 2))
+        keep = ~(covered & (clean | ~self._clean))
+        self._rows = np.vstack((self._rows[keep], row))
+        self._prices = np.append(self._prices[keep], round(price_usd, 2))
+        self._clean = np.append(self._clean[keep], clean)
 
     def outdo(self, cand: Candidate) -> bool:
-        """A feasible build of the same group, no dearer (the walk is cheapest first), has
-        parts at least as good as cand's everywhere the model looks: cand cannot score
-        better."""
-        if self._rows is None:
+        """A feasible build of the same group has parts at least as good as cand's everywhere
+        the model looks, and is cheaper, or as cheap and without warnings (the walk is
+        cheapest first): cand cannot rank before it."""
+        if self._rows is None or self._prices is None or self._clean is None:
             return False
         row = np.asarray(cand.model_merit, dtype=np.float64)
-        return bool((self._rows >= row).all(axis=1).any())
+        earlier = (self._prices < round(cand.price_usd, 2)) | self._clean
+        return bool(((self._rows >= row).all(axis=1) & earlier).any())
 
 
 def tolerance(b: float) -> float:

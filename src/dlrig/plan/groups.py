@@ -43,6 +43,12 @@ from dlrig.plan.parts import (
 T = TypeVar("T")
 
 
+def chassis_cpu_price_usd(chassis: Chassis, cpu: CPU) -> float:
+    """What the CPUs cost in a chassis (all sockets; nothing when the platform bundles them)."""
+    bundled = chassis.platform is not None and chassis.platform.included_cpu
+    return 0.0 if bundled else price_of(cpu, chassis.cpu_count)
+
+
 @dataclass(frozen=True)
 class Group:
     """A chassis, a GPU model times a count, a cooling choice, and the supporting parts that
@@ -58,6 +64,11 @@ class Group:
     psus: tuple[PSU | None, ...]
     cases: tuple[Case | None, ...]
     nodes: int
+    # Each list's prices when the maker knows them (the space prices each part once; a cut
+    # keeps a prefix of every list): pricing a part is not free (street price, owned parts).
+    known_prices: tuple[tuple[float, ...], ...] | None = dataclasses.field(
+        default=None, compare=False, repr=False
+    )
 
     @property
     def key(self) -> Hashable:
@@ -69,7 +80,7 @@ class Group:
         parts and cooling (a dearer board, water where air does as well)."""
         return (self.gpu.name, self.count, self.nodes)
 
-    @property
+    @functools.cached_property
     def fixed_price_usd(self) -> float:
         """One node's price of the chassis, GPUs (unless bundled) and water cooling."""
         bundled = self.chassis.platform is not None and self.chassis.platform.included_gpu
@@ -79,11 +90,12 @@ class Group:
 
     def cpu_price_usd(self, cpu: CPU) -> float:
         """What the CPUs cost in this chassis (all sockets; nothing when bundled)."""
-        bundled = self.chassis.platform is not None and self.chassis.platform.included_cpu
-        return 0.0 if bundled else price_of(cpu, self.chassis.cpu_count)
+        return chassis_cpu_price_usd(self.chassis, cpu)
 
     @functools.cached_property
     def _prices(self) -> tuple[tuple[float, ...], ...]:
+        if self.known_prices is not None:
+            return self.known_prices
         return (
             tuple(self.cpu_price_usd(c) for c in self.cpus),
             tuple(m.price_usd for m in self.memory),
@@ -123,14 +135,17 @@ class Group:
         def keep(options: Sequence[T], costs: Sequence[float]) -> tuple[T, ...]:
             return tuple(o for o, c in zip(options, costs, strict=True) if c <= costs[0] + slack)
 
-        return dataclasses.replace(
+        cut = dataclasses.replace(
             self,
             cpus=keep(self.cpus, prices[0]),
             memory=keep(self.memory, prices[1]),
             storage=keep(self.storage, prices[2]),
             psus=keep(self.psus, prices[3]),
             cases=keep(self.cases, prices[4]),
+            known_prices=tuple(keep(p, p) for p in prices),
         )
+        cut.__dict__["fixed_price_usd"] = self.fixed_price_usd  # the same chassis and GPUs
+        return cut
 
     def candidate(self, index: tuple[int, int, int, int, int]) -> Candidate:
         """The candidate made of these options (one index per list)."""
@@ -251,9 +266,7 @@ class Candidate:
         chassis = g.chassis
         lines: list[tuple[str, float]] = []
         bundled_gpu = chassis.platform is not None and chassis.platform.included_gpu
-        lines.append(
-            (f"{g.count}x {g.gpu.name}", 0.0 if bundled_gpu else price_of(g.gpu, g.count))
-        )
+        lines.append((f"{g.count}x {g.gpu.name}", 0.0 if bundled_gpu else price_of(g.gpu, g.count)))
         if g.water:
             lines.append((f"water cooling for {g.count} GPUs (COOL.4)", water_cooling_usd(g.count)))
         cpu_label = (

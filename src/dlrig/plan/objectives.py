@@ -176,6 +176,13 @@ class Cheapest:
         return -value
 
 
+def value_low(objective: Objective, price_usd: float, outcomes: Sequence[Outcome]) -> float:
+    """The objective's value at the low end of the model's 80% interval: every workload as
+    slow as the interval allows (its run longer, its energy with it). Equal to the value for
+    objectives the model's speed does not enter (cheapest)."""
+    return objective.value(price_usd, [o.at_ratio(o.throughput_ratio_low) for o in outcomes])
+
+
 def make_objective(
     kind: ObjectiveKind, weights: Sequence[float], *, lifetime_years: float = 3.0
 ) -> Objective:

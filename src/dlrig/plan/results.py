@@ -22,7 +22,11 @@ class WeightedWorkload:
 
 @dataclass(frozen=True)
 class Scored:
-    """A feasible candidate with its outcomes (one per workload) and objective value."""
+    """A feasible candidate with its outcomes (one per workload) and objective value.
+
+    `value_low`: the value at the low end of the model's 80% interval (plan.ties);
+    `warnings`: the ids of the warnings `check` gives it (one per rule and workload).
+    """
 
     candidate: Candidate
     build: Build
@@ -30,6 +34,8 @@ class Scored:
     value: float
     throughput: float
     best_outcomes: tuple[Outcome, ...]
+    value_low: float
+    warnings: tuple[str, ...] = ()
 
     @property
     def price_usd(self) -> float:
@@ -52,7 +58,9 @@ class SearchStats:
 class PlanResult:
     """The top builds (best first), the price/throughput frontier (cheapest first), and, when
     nothing fits the budget, the cheapest feasible build there is (None: nothing at all).
-    `rival` is the best build with another GPU model than the winner's."""
+    `rival` is the best build with another GPU model than the winner's. `leaders[i]`: the
+    better-valued build that builds[i] tied with and was ranked before for being cheaper
+    (plan.ties), None where builds[i] was itself the best left."""
 
     workloads: tuple[WeightedWorkload, ...]
     budget_usd: float
@@ -62,6 +70,7 @@ class PlanResult:
     cheapest: Scored | None
     stats: SearchStats
     rival: Scored | None = None
+    leaders: tuple[Scored | None, ...] = ()
 
 
 def dataset_size_gb(workloads: Sequence[WeightedWorkload]) -> float:

@@ -45,7 +45,7 @@ from dlrig.plan.constraints import Constraints, part_filter, validate_constraint
 from dlrig.plan.evaluate import Evaluator, Outcome
 from dlrig.plan.frontier import FeasibleMerits, Staircase, above, below, rank_key, undominated
 from dlrig.plan.groups import Candidate, Group
-from dlrig.plan.objectives import Objective, weighted_throughput
+from dlrig.plan.objectives import Objective, value_low, weighted_throughput
 from dlrig.plan.results import (
     PlanResult,
     Scored,
@@ -54,6 +54,7 @@ from dlrig.plan.results import (
     dataset_size_gb,
 )
 from dlrig.plan.space import SearchSpace, search_space
+from dlrig.plan.ties import Ranked, cents, rank
 
 # How far past k the top-k search may look for builds that are not dearer copies of better ones.
 MAX_TOP_SEARCH = 16
@@ -148,6 +149,7 @@ class Planner:
             self._count("estimate", key)
             outcomes = tuple(self.evaluator.outcome(key, build, w.workload) for w in self.workloads)
             if all(o.fits for o in outcomes):
+                warned = (self.evaluator.warnings(key, build, w.workload) for w in self.workloads)
                 result = Scored(
                     candidate=candidate,
                     build=build,
@@ -155,6 +157,8 @@ class Planner:
                     value=self.objective.value(candidate.price_usd, outcomes),
                     throughput=weighted_throughput(outcomes, [w.weight for w in self.workloads]),
                     best_outcomes=best,
+                    value_low=value_low(self.objective, candidate.price_usd, outcomes),
+                    warnings=tuple(dict.fromkeys(r for found in warned for r in found)),
                 )
         self._scored[key] = result
         return result
@@ -366,7 +370,7 @@ class Planner:
                 scored = self.score(cand, loose)
                 if scored is None:
                     continue
-                feasible.remember(cand.model_merit)
+                feasible.remember(cand.model_merit, cand.price_usd, not scored.warnings)
                 if take(scored):
                     break
 
@@ -377,10 +381,25 @@ class Planner:
         ranked = self._top_all(budget_usd, 1, lambda g: g.gpu.name != gpu)
         return ranked[0] if ranked else None
 
-    def top(self, budget_usd: float, k: int) -> list[Scored]:
-        """The k best feasible builds under the budget that no build with the same GPUs
-        matches on the objective for less money (best first; ties: cheaper first): every
-        build the objective scores is ranked, except dearer copies of a ranked build.
+    def top(self, budget_usd: float, k: int) -> list[Ranked]:
+        """The first k builds of the ranking (plan.ties: builds within the model's uncertainty
+        of the best one left are ties, and a tie goes to the cheaper build), each with the
+        leader it was ranked before.
+
+        The leaders come from the k best builds by value (`_leading`): the k-th leader is
+        worth at least the k-th of those, so no build below the low end of their intervals
+        (with one interval ratio for every estimate, the low end rises with the value) can tie
+        one. `_band` finds every build above that floor that can still be ranked."""
+        leading = self._leading(budget_usd, k)
+        if not leading:
+            return []
+        floor = min(min(s.value_low, s.value) for s in leading)
+        pool = {s.candidate.key: s for s in (*leading, *self._band(budget_usd, floor, k))}
+        return rank(list(pool.values()), k)
+
+    def _leading(self, budget_usd: float, k: int) -> list[Scored]:
+        """The k best feasible builds by value under the budget that no build with the same
+        GPUs matches on the objective for less money (best first; ties: cheaper first).
 
         A build dominated so is a dearer copy of a better one (the same GPUs on a dearer
         board, water where air does as well). Whatever dominates a build ranks before it, so
@@ -394,6 +413,81 @@ class Planner:
             if len(kept) >= k or len(ranked) < wanted or wanted >= MAX_TOP_SEARCH * k:
                 return kept[:k]
             wanted *= 2
+
+    def _band(self, budget_usd: float, floor: float, k: int) -> list[Scored]:
+        """Every feasible build under the budget worth at least floor that the ranking could
+        still place among its first k: left out are builds that a found build with the same
+        GPUs precedes (plan.ties.precedes: a copy, never ranked), and builds that found builds
+        of k different GPU sets precede (each, or the build of its GPUs that precedes it,
+        ranks first)."""
+        obj = self.objective
+        families = self.families(budget_usd)
+        families.sort(key=lambda f: -obj.bound(f.min_price_usd, f.best))
+        found: list[Scored] = []
+        cheaper: dict[Hashable, Staircase] = {}  # per GPU set: the best value at a lower price
+        clean: dict[Hashable, Staircase] = {}  # per GPU set: the best value without warnings
+
+        def preceded_by(gpus: Hashable, bound: float, price_usd: float) -> bool:
+            """A found build of these GPUs precedes every build worth at most bound costing
+            price_usd: it is worth as much for less, or more for as much without a warning."""
+            at = cents(price_usd)
+            less = cheaper.get(gpus)
+            same = clean.get(gpus)
+            return (less is not None and less.best_at(at - 0.005) >= bound) or (
+                same is not None and same.best_at(at) > bound
+            )
+
+        def out_of_reach(bound: float, price_usd: float, gpus: Hashable) -> bool:
+            if below(bound, floor) or preceded_by(gpus, bound, price_usd):
+                return True
+            ahead = sum(1 for g in cheaper if preceded_by(g, bound, price_usd))
+            return ahead >= k
+
+        def groups() -> Iterator[tuple[Group, tuple[Outcome, ...]]]:
+            for family in families:
+                if below(obj.bound(family.min_price_usd, family.best), floor):
+                    return  # the families come best bound first: none after can reach floor
+                gpus = family.groups[0].gpu_set
+                if not out_of_reach(
+                    obj.bound(family.min_price_usd, family.best), family.min_price_usd, gpus
+                ):
+                    yield from self.bounded(family, budget_usd)
+
+        def taker(best: tuple[Outcome, ...]) -> Callable[[Scored], bool]:
+            def take(scored: Scored) -> bool:
+                if below(scored.value, floor):
+                    return False
+                gpus = scored.candidate.group.gpu_set
+                found.append(scored)
+                at = cents(scored.price_usd)
+                cheaper.setdefault(gpus, Staircase()).add(at, scored.value)
+                if not scored.warnings:
+                    clean.setdefault(gpus, Staircase()).add(at, scored.value)
+                # The group reached its bound without a warning: nothing else in it can
+                # rank before this build.
+                return (
+                    obj.price_monotone
+                    and not scored.warnings
+                    and not below(scored.value, obj.value(scored.price_usd, best))
+                )
+
+            return take
+
+        self._walk(
+            groups(),
+            _Pass(
+                budget_usd=budget_usd,
+                skip_group=lambda g, best: out_of_reach(
+                    obj.bound(g.min_price_usd, best), g.min_price_usd, g.gpu_set
+                ),
+                useful_at=lambda g, price: _reachable(out_of_reach, obj, price, g.gpu_set),
+                past_reach=lambda c, best: out_of_reach(
+                    obj.bound(c.price_usd, best), c.price_usd, c.group.gpu_set
+                ),
+                taker=taker,
+            ),
+        )
+        return found
 
     def _top_all(
         self, budget_usd: float, k: int, admit: Callable[[Group], bool] = lambda g: True
@@ -633,7 +727,8 @@ def plan(
     planner = Planner(
         space, workloads, objective, evaluator, electricity_per_kwh=electricity_per_kwh
     )
-    builds = planner.top(budget_usd, top_k)
+    ranking = planner.top(budget_usd, top_k)
+    builds = [r.build for r in ranking]
     rival = planner.rival(budget_usd, builds[0]) if builds else None
     pareto = planner.pareto(budget_usd) if builds else []
     cheapest = None if builds else planner.cheapest()
@@ -646,4 +741,5 @@ def plan(
         cheapest=cheapest,
         rival=rival,
         stats=planner.stats(),
+        leaders=tuple(r.leader for r in ranking),
     )

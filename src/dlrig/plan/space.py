@@ -37,6 +37,7 @@ from dlrig.plan.dominance import (
 )
 from dlrig.plan.groups import (
     Group,
+    chassis_cpu_price_usd,
     psu_floor_w,
 )
 from dlrig.plan.kinds import BuildForm
@@ -141,6 +142,15 @@ def search_space(
     # Filtering a dominance-pruned list by a minimum merit (watts; length, slots, radiators)
     # equals pruning the filtered list: whatever beats a kept part passes the filter too.
     psu_pool: list[PSU] = cut(psus, price_of, psu_merit)
+    # Each part priced once for the whole space (groups share their PSU and case lists).
+    unit_prices: dict[int, float] = {}
+
+    def priced_once(part: PSU | Case | None) -> float:
+        if id(part) not in unit_prices:
+            unit_prices[id(part)] = price_of(part)
+        return unit_prices[id(part)]
+
+    storage_prices = tuple(price_of(s) for s in storage)
     case_pools: dict[str, list[Case]] = {}
     groups: list[Group] = []
     chassis_list = chassis_options(catalog, constraints, allow)
@@ -151,6 +161,8 @@ def search_space(
         memory = tuple(cut(memory_options(chassis, kits), lambda m: m.price_usd, memory_merit))
         if not own_cpus or not memory or not storage:
             continue
+        cpu_prices = tuple(chassis_cpu_price_usd(chassis, c) for c in own_cpus)
+        memory_prices = tuple(m.price_usd for m in memory)
         min_cpu_w = min(c.tdp_w for c in own_cpus) * chassis.cpu_count
         for gpu, count in _gpu_choices(chassis, catalog, gpus, constraints, allow):
             if not gpu_fits_chassis(chassis, gpu, count):
@@ -180,6 +192,13 @@ def search_space(
                     )
                 if not group_psus or not group_cases:
                     continue
+                group_prices = (
+                    cpu_prices,
+                    memory_prices,
+                    storage_prices,
+                    tuple(priced_once(p) for p in group_psus),
+                    tuple(priced_once(c) for c in group_cases),
+                )
                 groups.append(
                     Group(
                         chassis=chassis,
@@ -192,6 +211,7 @@ def search_space(
                         psus=group_psus,
                         cases=group_cases,
                         nodes=constraints.nodes,
+                        known_prices=group_prices,
                     )
                 )
     return SearchSpace(groups=tuple(groups), unpriced=tuple(unpriced))

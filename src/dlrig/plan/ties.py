@@ -1,0 +1,79 @@
+"""Near-ties (issue 11): builds the model cannot tell apart are ranked by price.
+
+Every estimate carries the model's 80% interval (leave-one-architecture-out residuals,
+model/data/calibration.toml [uncertainty]: 0.73x to 1.23x of the estimate). A build ties with
+a better-valued one when its value reaches the low end of the better one's interval: within
+the model's uncertainty the better build may be no better at all, and a buyer should not pay
+more for a difference the model cannot resolve. A tie goes to the cheaper build; at the same
+price to the one with fewer warnings (a plan prefers a warning-free build at the same speed
+and price), then to the better value.
+
+Ties are not transitive (a ties b and b ties c, yet a may beat c), so the ranking is built
+step by step, which makes it a total order:
+
+    until k builds are ranked:
+      candidates: builds not ranked, and not a copy of a ranked build (the same GPUs, a value
+        no better, and no earlier in `order_key`);
+      the leader: the candidate with the best value;
+      next in the ranking: of the candidates that tie with the leader (the leader included),
+        the first by `order_key` (price, warnings, better value, name).
+
+Without ties (an objective the model's speed does not enter, or an interval of 1.0x) this is
+the plain order by value, then price.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dlrig.plan.results import Scored
+
+
+def cents(price_usd: float) -> float:
+    """A price as the ranking compares it (to the cent: sums of part prices carry rounding)."""
+    return round(price_usd, 2)
+
+
+def ties(leader: Scored, other: Scored) -> bool:
+    """other is within the model's uncertainty of leader: its value reaches the low end of the
+    leader's 80% interval (the leader's own value counts as reaching it)."""
+    return other.value >= min(leader.value_low, leader.value)
+
+
+def order_key(s: Scored) -> tuple[float, int, float, str]:
+    """How tied builds are ordered: cheaper first, then fewer warnings, then the better value,
+    then the name (so that the order is total and repeatable)."""
+    return (cents(s.price_usd), len(s.warnings), -s.value, repr(s.candidate.key))
+
+
+def precedes(a: Scored, b: Scored) -> bool:
+    """a always ranks before b: whenever b is tied with a leader, a is too (its value is no
+    lower), and a comes first among them. Ranking b is then never needed while a is left."""
+    return a.value >= b.value and order_key(a) <= order_key(b)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A ranked build and the better-valued leader it tied with and was ranked before (None
+    when it was the leader itself)."""
+
+    build: Scored
+    leader: Scored | None
+
+
+def rank(pool: Sequence[Scored], k: int) -> list[Ranked]:
+    """The first k builds of the ranking (module docstring) over the pool."""
+    left = sorted(pool, key=lambda s: (-s.value, order_key(s)))
+    ranked: list[Ranked] = []
+    while left and len(ranked) < k:
+        leader = left[0]
+        chosen = min((s for s in left if ties(leader, s)), key=order_key)
+        ranked.append(Ranked(chosen, None if chosen is leader else leader))
+        gpus = chosen.candidate.group.gpu_set
+        left = [
+            s
+            for s in left
+            if s is not chosen and not (s.candidate.group.gpu_set == gpus and precedes(chosen, s))
+        ]
+    return ranked
