@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlrig.catalog.loader import Catalog
-from dlrig.catalog.schema import GPU
-from dlrig.enums import Precision
+from dlrig.catalog.schema import GPU, Platform
+from dlrig.enums import FormFactor, Interconnect, Precision
 from dlrig.errors import UnknownPartError
 from dlrig.machine.model import Build, GPUGroup
 from dlrig.workloads import Workload, resolve_workload
@@ -90,6 +90,21 @@ LAMBDA_GPUS: dict[str, str] = {
     "RTX 2070 MAX-Q": "GeForce RTX 2070 Max-Q",
 }
 
+# The servers Lambda's multi-GPU rows ran in, as catalog platforms: SXM cards sit on their
+# vendor's baseboard (V100 SXM2: NVLink hybrid cube-mesh as in DGX-1 and AWS p3; A100 SXM4:
+# NVSwitch as in DGX A100 and AWS p4d; H100 SXM5: NVSwitch HGX boards, Lambda Hyperplane and
+# the Dell/Supermicro HGX systems its labels name). PCIe cards from 4 up, and every cloud or
+# vendor system, ran in rack servers (Lambda Blade/Scalar, cloud instances) whose fan wall
+# cools them; 2 or 3 PCIe cards ran in a desktop workstation (Lambda Vector): no platform.
+SXM_PLATFORMS = {
+    "Tesla V100 SXM2 16GB": "NVIDIA DGX-1 (V100)",
+    "A100 SXM4 40GB": "NVIDIA DGX A100 (320GB)",
+    "A100 SXM4 80GB": "NVIDIA DGX A100 (320GB)",
+    "H100 SXM5 80GB": "Supermicro SYS-821GE-TNHR",
+}
+PCIE_SERVER = "Supermicro SYS-421GE-TNRT"
+_SYSTEM_LABEL = re.compile(r"^(?:1CC|DellTexas|Dell|RAIDZ1|SMC|LambdaCloud|Linode|p3\.|p4d\.)")
+
 
 @dataclass(frozen=True)
 class LambdaRow:
@@ -103,16 +118,20 @@ class LambdaRow:
     measured_units_per_s: float
     num_gpus: int = 1
     version: str = "v0"
+    platform: Platform | None = None
 
     @property
     def measured_samples_per_s(self) -> float:
         return self.measured_units_per_s / self.units_per_sample
 
     def build(self) -> Build:
-        """A build of `num_gpus` such GPUs and nothing else: synthetic data, so only the GPUs
-        (and what joins them) are modeled."""
+        """A build of `num_gpus` such GPUs in the server Lambda ran them in (lambda_platform),
+        and nothing else: synthetic data, so only the GPUs (and what joins them and cools
+        them) are modeled."""
         return Build(
-            name=f"{self.num_gpus}x {self.gpu.name}", gpus=(GPUGroup(self.gpu, self.num_gpus),)
+            name=f"{self.num_gpus}x {self.gpu.name}",
+            gpus=(GPUGroup(self.gpu, self.num_gpus),),
+            platform=self.platform,
         )
 
 
@@ -128,6 +147,21 @@ def lambda_precision(lambda_model: str, label: str) -> Precision:
     if label.startswith("fp16") and lambda_model not in NOT_MIXED_PRECISION:
         return Precision.FP16
     return Precision.TF32
+
+
+def lambda_platform(label: str, gpu: GPU, num_gpus: int, catalog: Catalog) -> Platform | None:
+    """The server a multi-GPU row ran in (SXM_PLATFORMS, PCIE_SERVER), None for one GPU or a
+    workstation. Labels ending in "NVLink" had their PCIe cards bridged in pairs."""
+    if num_gpus < 2:
+        return None
+    if gpu.form is FormFactor.SXM:
+        return catalog.find(Platform, SXM_PLATFORMS.get(gpu.name, PCIE_SERVER))
+    if num_gpus < 4 and not _SYSTEM_LABEL.match(label.strip()):
+        return None
+    server = catalog.find(Platform, PCIE_SERVER)
+    if label.strip().endswith("NVLink"):
+        return server.model_copy(update={"interconnect": Interconnect.NVLINK_BRIDGE})
+    return server
 
 
 def read_lambda_rows(
@@ -163,6 +197,8 @@ def read_lambda_rows(
                 if reason is not None or gpu is None:
                     skipped[reason or "unknown"] = skipped.get(reason or "unknown", 0) + 1
                     continue
+                if rec["gpu"].strip().endswith("NVLink"):  # cards bridged in pairs
+                    gpu = gpu.model_copy(update={"interconnect": Interconnect.NVLINK_BRIDGE})
                 zoo_name, units, extra = LAMBDA_MODELS[rec["model"]]
                 precision = lambda_precision(rec["model"], rec["precision"])
                 batch = int(float(rec["batch_size_per_gpu"]))
@@ -187,6 +223,7 @@ def read_lambda_rows(
                         float(rec["throughput"]),
                         int(rec["num_gpus"]),
                         rec.get("lambda_version") or name.split("_")[3],
+                        lambda_platform(rec["gpu"], gpu, int(rec["num_gpus"]), catalog),
                     )
                 )
     return rows, skipped

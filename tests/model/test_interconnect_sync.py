@@ -10,12 +10,14 @@ from dlrig.model import estimate
 from dlrig.model.interconnect import STEP_TIME_CV, straggler_factor
 
 # An H100 SXM5 80GB as NVIDIA's datasheet gives it (80 GB HBM3, 3350 GB/s, 67 FP32 TFLOPS,
-# 989 dense FP16/BF16 tensor TFLOPS, 700 W, 900 GB/s NVLink4, passive: cooled by the server).
+# 989 dense FP16/BF16 tensor TFLOPS, 700 W, 900 GB/s NVLink4 through the HGX board's NVSwitch,
+# passive: cooled by the server).
 H100_SXM = {
     "name": "H100 SXM5 (test)", "memory_gb": 80, "memory_bandwidth_gb_s": 3350,
     "fp32_tflops": 67, "tf32_tensor_tflops": 494.7, "fp16_tensor_tflops": 989.4,
     "bf16_tensor_tflops": 989.4, "tdp_w": 700, "pcie_gen": 5, "pcie_lanes": 16,
-    "cooler": "passive", "form": "sxm", "nvlink_gb_s": 900,
+    "cooler": "passive", "form": "sxm", "nvlink_gb_s": 900, "interconnect": "nvswitch",
+    "segment": "datacenter",
 }  # fmt: skip
 
 

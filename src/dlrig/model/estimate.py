@@ -23,7 +23,7 @@ from dlrig.enums import (
 )
 from dlrig.machine.model import Build
 from dlrig.machine.topology import topology
-from dlrig.model import compute, interconnect, memory, pcie, pipeline
+from dlrig.model import compute, interconnect, memory, parallelism, pcie, pipeline
 from dlrig.model.calibration import Calibration, default_calibration
 from dlrig.model.device import (
     DEFAULT_CPU,
@@ -42,7 +42,13 @@ from dlrig.model.rates import (
     sustained_bandwidth_factor,
     sustained_rate_factor,
 )
-from dlrig.model.result import Estimate, MemoryEstimate, PowerEstimate, RunEstimate
+from dlrig.model.result import (
+    Estimate,
+    MemoryEstimate,
+    ParallelEstimate,
+    PowerEstimate,
+    RunEstimate,
+)
 from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
 from dlrig.units import GB, gbit_s_to_gb_s
@@ -170,47 +176,41 @@ def _input_pipeline_s(
 
 
 def _exchange_s(
-    job: _Job, gen: int, lanes: int, backward_s: float, assumed: list[str]
-) -> tuple[float, float, float, float]:
-    """(interconnect, its exposed part, network, its exposed part) seconds per step."""
+    job: _Job, gen: int, lanes: int, forward_s: float, backward_s: float, assumed: list[str]
+) -> tuple[float, float, float, float, float]:
+    """(interconnect, its exposed part, network, its exposed part, tensor-parallel) seconds
+    per micro-batch (dlrig.model.interconnect.training_exchange)."""
     w, build, cal, group = job.workload, job.build, job.cal, job.dev.group
     if not job.training or group is None:
-        return 0.0, 0.0, 0.0, 0.0
-    grad_bytes = job.trainable * (2.0 if job.sixteen else 4.0)
-    comm_bytes = grad_bytes
-    if w.parallel is Parallelism.FSDP:
-        param_bytes = w.params * (2.0 if job.sixteen else 4.0)
-        comm_bytes = interconnect.fsdp_traffic_bytes(param_bytes, grad_bytes) / 2.0
-    t_ic = exposed_ic = 0.0
+        return 0.0, 0.0, 0.0, 0.0, 0.0
     if w.parallel is Parallelism.HOST_PS:
         link = pcie.pcie_effective_gb_s(gen, lanes, cal.pcie_pinned_efficiency)
         t_ic = interconnect.host_parameter_server_time_s(
             job.trainable * 4.0, job.n_node, link, cal.host_memory_bandwidth_gb_s
         )
-        exposed_ic = t_ic  # DP.1's server waits for every GPU's gradients
-    elif job.n_node > 1:
-        busbw = busbw_gb_s(build, group.gpu, job.n_node, gen, lanes, cal)
-        assumed.extend(measured_busbw_notes(build, job.n_node, busbw))
-        t_ic = interconnect.allreduce_time_s(
-            comm_bytes, job.n_node, busbw, cal.collective_latency_s, cal.bucket_bytes
-        )
-        bucket_s = t_ic * min(1.0, cal.bucket_bytes / max(comm_bytes, 1.0))
-        exposed_ic = interconnect.exposed_after_backward_s(t_ic, backward_s, bucket_s)
-    t_net = exposed_net = 0.0
-    if build.nodes > 1 and grad_bytes > 0:
+        return t_ic, t_ic, 0.0, 0.0, 0.0  # DP.1's server waits for every GPU's gradients
+    busbw = busbw_gb_s(build, group.gpu, job.n_node, gen, lanes, cal)
+    notes = measured_busbw_notes(build, job.n_node, busbw)
+    assumed.extend(notes)
+    kind = interconnect.intra_node_link(build, group.gpu, job.n_node)
+    if kind is interconnect.LinkClass.PCIE_NO_P2P and not notes:
+        busbw = min(busbw, interconnect.no_p2p_busbw_gb_s(gen, lanes))
+    nic_gb_s = 0.0
+    if build.nodes > 1:
         net = build.network
         gbit_s = net.gbit_s * net.adapters_per_node if net else DEFAULT_NETWORK_GBIT_S
         if net is None:
             assumed.append(f"nodes > 1 without a network: {DEFAULT_NETWORK_GBIT_S:.0f} GbE assumed")
-        t_net = interconnect.hierarchical_network_time_s(
-            comm_bytes,
-            build.nodes,
-            gbit_s_to_gb_s(gbit_s) * cal.network_efficiency,
-            cal.collective_latency_s,
-        )
-        left = max(backward_s - t_ic, 0.0)
-        exposed_net = interconnect.exposed_after_backward_s(t_net, left, 0.0)
-    return t_ic, exposed_ic, t_net, exposed_net
+        nic_gb_s = gbit_s_to_gb_s(gbit_s) * cal.network_efficiency / job.n_node
+    fabric = interconnect.Fabric(kind, busbw, cal.collective_latency_s, nic_gb_s)
+    lay = parallelism.layout(w, job.n_node, build.nodes)
+    ex = interconnect.training_exchange(
+        w, lay, fabric, job.sixteen, cal.bucket_bytes, forward_s, backward_s
+    )
+    return (
+        ex.interconnect_s, ex.exposed_interconnect_s, ex.data.inter_s, ex.data.exposed_inter_s,
+        ex.tensor_parallel_s,
+    )  # fmt: skip
 
 
 def _memory(job: _Job) -> MemoryEstimate:
@@ -286,7 +286,8 @@ def _run(
     assumed: list[str],
 ) -> RunEstimate:
     """The whole run on every node: time, wall energy, its cost and CO2 (PSU.3, CO2.1)."""
-    build, global_batch = job.build, job.batch * job.n_total
+    replicas = parallelism.layout(job.workload, job.n_node, job.build.nodes).data
+    build, global_batch = job.build, job.batch * replicas
     samples = _run_samples(job.workload, global_batch, assumed)
     hours = run_time_h(samples, rate_per_s)
     price = build.prices.electricity_per_kwh if prices[0] is None else prices[0]
@@ -355,6 +356,8 @@ def estimate(
         assumed.append("no GPU in the build: the device computing is the CPU")
     n_node = 1 if dev.is_cpu else build.gpu_count
     training = workload.mode is Mode.TRAINING
+    if training and not dev.is_cpu:
+        parallelism.check_layout(workload, n_node, build.nodes, workload.name)
     job = _Job(
         build=build, workload=workload, cal=cal, dev=dev,
         work=layer_work(workload),
@@ -367,8 +370,16 @@ def estimate(
     t_compute, t_mem, path = _gpu_work_s(job, mods, assumed)
     gen, lanes = pcie_link(build, dev.group, mods) if dev.group is not None else (3, 16)
     t_pcie, t_storage, t_cpu = _input_pipeline_s(job, gen, lanes, assumed)
+    lay = parallelism.layout(workload, n_node, build.nodes)
+    # Each GPU computes its 1/(tensor x pipeline) of the replica's work, and a pipeline idles
+    # for its bubble (parallelism.pipeline_time_factor).
+    share = parallelism.pipeline_time_factor(lay.pipeline, workload.micro_batches)
+    t_compute, t_mem = (t * share / lay.replica_gpus for t in (t_compute, t_mem))
     backward_s = (t_compute + t_mem) * BACKWARD_SHARE
-    t_ic, exposed_ic, t_net, exposed_net = _exchange_s(job, gen, lanes, backward_s, assumed)
+    forward_s = t_compute + t_mem - backward_s
+    t_ic, exposed_ic, t_net, exposed_net, t_tp = _exchange_s(
+        job, gen, lanes, forward_s, backward_s, assumed
+    )
     stages = {
         Bottleneck.STORAGE: t_storage,
         Bottleneck.CPU_PREPROCESSING: t_cpu,
@@ -388,7 +399,7 @@ def estimate(
     hidden = list(step.hidden)
     hidden += [b for b in (Bottleneck.INTERCONNECT, Bottleneck.NETWORK) if stages[b] > serial[b]]
 
-    samples_per_s = job.batch * job.n_total / step.time_s
+    samples_per_s = job.batch * lay.data / step.time_s  # data-parallel replicas
     tokens_per_s: float | None = None
     decoding = not training and workload.kv_bytes_per_token is not None
     if workload.seq_len and workload.is_language_model:
@@ -399,6 +410,19 @@ def estimate(
     if dev.group is not None and dev.group.cooler is CoolerType.OPEN_AIR and n_node >= 3:
         assumed.append("open-air coolers side by side throttle (COOL.3): speed reduced")
 
+    par = None
+    if training and not dev.is_cpu:
+        par = ParallelEstimate(
+            data=lay.data, tensor=lay.tensor, pipeline=lay.pipeline,
+            sequence=workload.sequence_parallel, zero_stage=parallelism.zero_stage(workload),
+            micro_batches=workload.micro_batches,
+            gradient_accumulation=workload.gradient_accumulation,
+            pipeline_bubble=parallelism.pipeline_bubble_fraction(
+                lay.pipeline, workload.micro_batches
+            ),
+            tensor_parallel_s=t_tp, communication_s=t_ic + t_net,
+            communication_exposed_s=exposed_ic + exposed_net,
+        )  # fmt: skip
     return Estimate(
         build=build.name,
         workload=workload.name,
@@ -427,6 +451,7 @@ def estimate(
         assumptions=tuple(dict.fromkeys(assumed)),
         throughput_ratio_low=cal.throughput_ratio_low,
         throughput_ratio_high=cal.throughput_ratio_high,
+        parallel=par,
     )
 
 

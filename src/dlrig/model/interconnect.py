@@ -1,35 +1,375 @@
-"""Gradient exchange: ring all-reduce inside a node (DP.1/DP.2), the host parameter server of
-DP.1, and the network between nodes."""
+"""Collectives between GPUs: what one all-reduce, reduce-scatter or all-gather costs on a
+node's link class and over the network, how much of it hides behind compute, and the host
+parameter server of DP.1.
+
+The NCCL algorithm modelled: ring for bandwidth (each GPU sends 2(n-1)/n of an all-reduced
+buffer, (n-1)/n of a gathered or scattered one), and for the latency between nodes NCCL's
+double binary tree, 2 log2(N) hops over N nodes (NCCL 2.4 chose trees for their logarithmic
+latency at scale: Jeaugey, "Massively Scale Your Deep Learning Training with NCCL 2.4",
+NVIDIA technical blog, 2019-02-04). Across nodes the collective is hierarchical (what NCCL does
+with NVLink inside and the network between nodes): a reduce-scatter inside each node, an
+all-reduce of each GPU's shard between the nodes, an all-gather inside each node.
+
+Inside a node the achievable bus bandwidth depends on the message size. The curve measured
+on NVLink/NVSwitch nodes is interpolated in log size; PCIe links, for which only saturated
+rates were published, follow a latency + size/bandwidth law with the fitted per-call latency.
+"""
 
 from __future__ import annotations
 
+import bisect
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 
+from dlrig.catalog.schema import GPU
+from dlrig.enums import Interconnect, Segment, Vendor
+from dlrig.machine.model import Build
+from dlrig.model import parallelism, pcie
+from dlrig.model.parallelism import DataParallelTraffic, Layout
 from dlrig.units import gb_s_to_bytes_s
+from dlrig.workloads.model import Workload
+
+
+class LinkClass(StrEnum):
+    """How the GPUs of a node reach each other for a collective."""
+
+    NVLINK = "nvlink"  # NVLink/NVSwitch mesh, or a bridged pair
+    PCIE = "pcie"  # PCIe with peer-to-peer transfers
+    PCIE_NO_P2P = "pcie-no-p2p"  # PCIe through host memory (GeForce: peer-to-peer off)
+    NETWORK = "network"  # between nodes
+
+
+# All-reduce bus bandwidth over its large-message plateau against the payload (bytes), inside
+# one 8-GPU NVLink/NVSwitch node: at each size the median of three measured curves, each
+# divided by its own 16 GiB figure (shared/calibration/nccl_collective_busbw.csv: 8x A100 SXM
+# nccl-tests, 8x H200 SXM and 8x B200 SXM all_reduce_bench.py; ml-engineering@744d01e
+# network/README.md L1222-1241, L1257-1276, L1404-1423). Small messages are latency-bound:
+# a 25 MiB bucket reaches about half the plateau.
+NVLINK_ALLREDUCE_CURVE: tuple[tuple[float, float], ...] = (
+    (32768, 0.0030), (65536, 0.0061), (131072, 0.0119), (262144, 0.0243), (524288, 0.0486),
+    (1048576, 0.0766), (2097152, 0.1338), (4194304, 0.2222), (8388608, 0.3225),
+    (16777216, 0.4520), (33554432, 0.5720), (67108864, 0.7185), (134217728, 0.7532),
+    (268435456, 0.8262), (536870912, 0.9337), (1073741824, 0.9613), (2147483648, 0.9729),
+    (4294967296, 0.9810), (8589934592, 0.9922), (17179869184, 1.0),
+)  # fmt: skip
+# Fixed cost of the inter-node phase across 4 nodes: the 4-node all-reduce (32x B200, EFA v4,
+# 8x 50 GB/s per node) minus the same system's 1-node all-reduce, each less its bandwidth time
+# at its plateau; flat at 0.31-0.34 ms from 256 KiB to 64 MiB (nccl_collective_busbw.csv,
+# ml-engineering@744d01e network/README.md L1404-1423), so a latency: 320 us over a tree's
+# 2 log2(4) = 4 hops is 80 us a hop (EFA through torch.distributed; InfiniBand is lower,
+# unmeasured here).
+NETWORK_HOP_LATENCY_S = 320e-6 / 4.0
+# All-reduce bus bandwidth over the PCIe link rate with peer-to-peer off (staged through host
+# memory): 2x RTX 2080 Ti on Gen3 x16, 4.0 GB/s of 15.75 GB/s (shared/calibration/
+# achievable_rates.csv, Anthony-Hoo AutoDL interconnection test, 2025-06-05).
+PCIE_NO_P2P_BUSBW_EFFICIENCY = 4.0 / 15.75
 
 
 def ring_allreduce_bus_factor(n: int) -> float:
-    """Bytes each GPU sends per byte of gradient in a ring all-reduce: 2(n-1)/n."""
+    """Bytes each GPU sends per byte of an all-reduced buffer in a ring: 2(n-1)/n."""
     return 2.0 * (n - 1) / n if n > 1 else 0.0
 
 
-def allreduce_time_s(
-    n_bytes: float, n: int, busbw_gb_s: float, latency_s: float, bucket_bytes: float
-) -> float:
-    """Ring all-reduce of n_bytes among n GPUs: 2(n-1)/n x bytes over the achievable bus
-    bandwidth, plus a fixed latency per bucket (PyTorch DDP sends gradients in buckets)."""
-    if n <= 1 or n_bytes <= 0:
+def ring_gather_bus_factor(n: int) -> float:
+    """Bytes each GPU sends per byte of an all-gathered or reduce-scattered buffer: (n-1)/n."""
+    return (n - 1) / n if n > 1 else 0.0
+
+
+def intra_node_link(build: Build, gpu: GPU, n: int) -> LinkClass:
+    """The link class n GPUs of a node all-reduce over: NVLink where the platform or the card
+    gives a mesh (a bridge joins a pair only); else PCIe, with peer-to-peer off on GeForce
+    cards (NVIDIA's driver does not enable PCIe P2P on them; 2x 2080 Ti measured P2P
+    unavailable, achievable_rates.csv)."""
+    kind = build.platform.interconnect if build.platform else gpu.interconnect
+    mesh = kind in (Interconnect.NVSWITCH, Interconnect.NVLINK)
+    if gpu.nvlink_gb_s and (mesh or (kind is Interconnect.NVLINK_BRIDGE and n == 2)):
+        return LinkClass.NVLINK
+    geforce = gpu.vendor is Vendor.NVIDIA and gpu.segment is Segment.CONSUMER
+    return LinkClass.PCIE_NO_P2P if geforce else LinkClass.PCIE
+
+
+def no_p2p_busbw_gb_s(gen: int, lanes: int) -> float:
+    """All-reduce bus bandwidth of a PCIe link with peer-to-peer off."""
+    return pcie.pcie_theoretical_gb_s(gen, lanes) * PCIE_NO_P2P_BUSBW_EFFICIENCY
+
+
+def curve_fraction(curve: Sequence[tuple[float, float]], payload_bytes: float) -> float:
+    """A measured curve's value at `payload_bytes`, linear in log size between its points and
+    held flat beyond its ends."""
+    sizes = [s for s, _ in curve]
+    if payload_bytes <= sizes[0]:
+        return curve[0][1]
+    if payload_bytes >= sizes[-1]:
+        return curve[-1][1]
+    i = bisect.bisect_right(sizes, payload_bytes)
+    (s0, f0), (s1, f1) = curve[i - 1], curve[i]
+    t = (math.log(payload_bytes) - math.log(s0)) / (math.log(s1) - math.log(s0))
+    return f0 + t * (f1 - f0)
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """What the collectives of one job run on: the node's link class, its large-message bus
+    bandwidth, the fixed time of one collective on a curve-less link, and each GPU's share of
+    its node's network (0 on one node)."""
+
+    link: LinkClass
+    busbw_gb_s: float
+    latency_s: float
+    nic_gb_s_per_gpu: float = 0.0
+
+
+def intra_collective_time_s(payload_bytes: float, bus_factor: float, fabric: Fabric) -> float:
+    """One collective inside a node: bus_factor x payload over the bus bandwidth the payload
+    reaches (the NVLink curve), or over the plateau plus a fixed latency (PCIe)."""
+    if payload_bytes <= 0 or bus_factor <= 0:
         return 0.0
-    buckets = max(1, math.ceil(n_bytes / bucket_bytes))
-    return (
-        ring_allreduce_bus_factor(n) * n_bytes / gb_s_to_bytes_s(busbw_gb_s) + buckets * latency_s
+    plateau = gb_s_to_bytes_s(fabric.busbw_gb_s)
+    if fabric.link is LinkClass.NVLINK:
+        return (
+            bus_factor
+            * payload_bytes
+            / (plateau * curve_fraction(NVLINK_ALLREDUCE_CURVE, payload_bytes))
+        )
+    return bus_factor * payload_bytes / plateau + fabric.latency_s
+
+
+def network_latency_s(nodes: int) -> float:
+    """Fixed time of one inter-node collective: 2 log2(N) tree hops (up and down the tree)."""
+    if nodes <= 1:
+        return 0.0
+    return 2.0 * math.log2(nodes) * NETWORK_HOP_LATENCY_S
+
+
+@dataclass(frozen=True)
+class CollectiveTime:
+    """One collective split by where its time goes: inside the node, between nodes."""
+
+    intra_s: float
+    inter_s: float
+
+    @property
+    def total_s(self) -> float:
+        return self.intra_s + self.inter_s
+
+
+def hierarchical_time(
+    payload_bytes: float, all_reduce: bool, ranks_in_node: int, nodes: int, fabric: Fabric
+) -> CollectiveTime:
+    """An all-reduce (else an all-gather or reduce-scatter) of `payload_bytes` over
+    ranks_in_node x nodes GPUs. On one node: a ring over the node's link. Across nodes: a
+    reduce-scatter inside the node, an all-reduce of each GPU's 1/g shard over its share of the
+    node's network (ring: 2(N-1)/N of the shard, tree latency), an all-gather inside the node;
+    a gather or scatter has one intra-node half and an (N-1)/N inter-node phase. NCCL
+    pipelines the phases chunk by chunk, so the slower of the node's and the network's
+    transfers sets the time, and the network's latency adds to it: `inter_s` is what the
+    network adds beyond the node's own time, growing with the node count through 2(N-1)/N and
+    log2 N. (Checked against the 4-node B200 curve: 16 MiB within 20%, nccl_collective_busbw.csv.)
+    """
+    g = max(1, ranks_in_node)
+    if nodes <= 1:
+        factor = ring_allreduce_bus_factor(g) if all_reduce else ring_gather_bus_factor(g)
+        return CollectiveTime(intra_collective_time_s(payload_bytes, factor, fabric), 0.0)
+    halves = 2 if all_reduce else 1
+    intra = halves * intra_collective_time_s(payload_bytes, ring_gather_bus_factor(g), fabric)
+    factor = ring_allreduce_bus_factor(nodes) if all_reduce else ring_gather_bus_factor(nodes)
+    network_s = factor * (payload_bytes / g) / gb_s_to_bytes_s(fabric.nic_gb_s_per_gpu)
+    return CollectiveTime(intra, max(network_s - intra, 0.0) + network_latency_s(nodes))
+
+
+def bucket_payloads(total_bytes: float, bucket_bytes: float) -> list[float]:
+    """A buffer sent in buckets of `bucket_bytes` (PyTorch DDP's bucket_cap_mb, 25 MiB by
+    default: torch.nn.parallel.DistributedDataParallel documentation), the last one partial."""
+    if total_bytes <= 0:
+        return []
+    full = int(total_bytes // bucket_bytes)
+    rest = total_bytes - full * bucket_bytes
+    return [bucket_bytes] * full + ([rest] if rest > 0 else [])
+
+
+def exposed_after_producer_s(compute_s: float, comm_s: Sequence[float]) -> float:
+    """Communication left after the compute that produces it: chunk i of k is ready when
+    (i+1)/k of the compute is done (gradients fill buckets evenly through the backward pass),
+    the chunks go out one after another on one stream, and what has not finished when the
+    compute ends is exposed: at least the last chunk, more when a chunk outlasts the compute
+    left after it is ready."""
+    k = len(comm_s)
+    end = 0.0
+    for i, t in enumerate(comm_s):
+        end = max(end, compute_s * (i + 1) / k) + t
+    return max(end - compute_s, 0.0)
+
+
+def exposed_before_consumer_s(compute_s: float, comm_s: Sequence[float]) -> float:
+    """Communication that holds up the compute needing it: chunk i (a layer's gathered
+    weights) must arrive before compute chunk i starts; gathers are prefetched back to back,
+    so the first is always waited for, later ones only when they outrun the compute."""
+    k = len(comm_s)
+    if k == 0:
+        return 0.0
+    arrived = done = 0.0
+    for t in comm_s:
+        arrived += t
+        done = max(done, arrived) + compute_s / k
+    return max(done - compute_s, 0.0)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """A micro-batch's data-parallel exchange: its time inside the node and between nodes,
+    and what of each the compute does not hide."""
+
+    intra_s: float
+    inter_s: float
+    exposed_intra_s: float
+    exposed_inter_s: float
+
+
+def _split(times: Sequence[CollectiveTime], exposed_s: float) -> tuple[float, float, float, float]:
+    """(intra, inter, exposed intra, exposed inter): the exposed time shared in proportion."""
+    intra = sum(t.intra_s for t in times)
+    inter = sum(t.inter_s for t in times)
+    total = intra + inter
+    if total <= 0:
+        return 0.0, 0.0, 0.0, 0.0
+    exposed = min(exposed_s, total)
+    return intra, inter, exposed * intra / total, exposed * inter / total
+
+
+def data_parallel_exchange(
+    traffic: DataParallelTraffic,
+    ranks_in_node: int,
+    nodes: int,
+    fabric: Fabric,
+    chunk_bytes: float,
+    forward_s: float,
+    backward_s: float,
+    gradient_accumulation: int = 1,
+) -> Exchange:
+    """Per micro-batch: the exchanges of `traffic` in chunks of `chunk_bytes` (DDP's buckets,
+    or FSDP's per-layer units), overlapped with the compute as far as it goes. Gradient
+    all-reduces and reduce-scatters go out during the backward as their buckets fill
+    (exposed_after_producer_s); ZeRO-3's gathers are prefetched ahead of the layers that need
+    them (exposed_before_consumer_s), in the backward sharing the stream with the scatters;
+    ZeRO-2's gather of the updated parameters follows the optimizer step, with nothing to hide
+    behind. Once-per-step exchanges count 1/k on each of k accumulated micro-batches."""
+    k = max(1, gradient_accumulation)
+
+    def timed(total: float, all_reduce: bool) -> list[CollectiveTime]:
+        return [
+            hierarchical_time(b, all_reduce, ranks_in_node, nodes, fabric)
+            for b in bucket_payloads(total, chunk_bytes)
+        ]
+
+    parts: list[tuple[list[CollectiveTime], float]] = []  # (collectives, exposed), per micro-batch
+    reduce = timed(traffic.all_reduce_bytes, True)
+    if reduce:
+        exposed = exposed_after_producer_s(backward_s, [t.total_s for t in reduce])
+        parts.append(([_scaled(t, 1.0 / k) for t in reduce], exposed / k))
+    scatter = timed(traffic.reduce_scatter_bytes, False)
+    gather = timed(traffic.gather_bytes_per_micro_batch / 2.0, False)
+    if gather:  # ZeRO-3: forward gathers, then backward gathers beside the scatters
+        fwd = exposed_before_consumer_s(forward_s, [t.total_s for t in gather])
+        back = [g.total_s + s.total_s for g, s in zip(gather, scatter, strict=False)]
+        bwd = gather[0].total_s + exposed_after_producer_s(backward_s, back)
+        parts.append((gather + gather + scatter, fwd + bwd))
+    elif scatter:
+        parts.append((scatter, exposed_after_producer_s(backward_s, [t.total_s for t in scatter])))
+    after_step = timed(traffic.gather_bytes_per_step, False)
+    if after_step:
+        parts.append(
+            ([_scaled(t, 1.0 / k) for t in after_step], sum(t.total_s for t in after_step) / k)
+        )
+    intra = inter = exposed_intra = exposed_inter = 0.0
+    for times, exposed in parts:
+        a, b, ea, eb = _split(times, exposed)
+        intra, inter = intra + a, inter + b
+        exposed_intra, exposed_inter = exposed_intra + ea, exposed_inter + eb
+    return Exchange(intra, inter, exposed_intra, exposed_inter)
+
+
+def _scaled(t: CollectiveTime, share: float) -> CollectiveTime:
+    return CollectiveTime(t.intra_s * share, t.inter_s * share)
+
+
+def tensor_parallel_time_s(
+    message_bytes: float, collectives: int, tensor: int, fabric: Fabric, sequence_parallel: bool
+) -> float:
+    """Megatron's per-layer activation exchange inside a node, on the critical path: each of
+    `collectives` all-reduces of `message_bytes` over `tensor` GPUs; with sequence parallelism
+    a reduce-scatter plus an all-gather of the same bytes (the same volume, two calls)."""
+    if tensor <= 1 or collectives <= 0:
+        return 0.0
+    if sequence_parallel:
+        half = intra_collective_time_s(message_bytes, ring_gather_bus_factor(tensor), fabric)
+        return collectives * 2.0 * half
+    return collectives * intra_collective_time_s(
+        message_bytes, ring_allreduce_bus_factor(tensor), fabric
     )
 
 
-def fsdp_traffic_bytes(param_bytes: float, grad_bytes: float) -> float:
-    """Bytes FSDP/ZeRO-3 exchanges per step and GPU-equivalent: parameters all-gathered for
-    the forward and again for the backward, gradients reduce-scattered (each a half ring)."""
-    return param_bytes + param_bytes + grad_bytes
+@dataclass(frozen=True)
+class TrainingExchange:
+    """A training micro-batch's communication on one GPU: the tensor-parallel activations
+    (on the critical path) and the data-parallel exchange (partly hidden), and how they fall
+    on the node's link and on the network."""
+
+    tensor_parallel_s: float
+    data: Exchange
+
+    @property
+    def interconnect_s(self) -> float:
+        return self.tensor_parallel_s + self.data.intra_s
+
+    @property
+    def exposed_interconnect_s(self) -> float:
+        return self.tensor_parallel_s + self.data.exposed_intra_s
+
+
+def training_exchange(
+    workload: Workload,
+    lay: Layout,
+    fabric: Fabric,
+    sixteen_bit: bool,
+    bucket_bytes: float,
+    forward_s: float,
+    backward_s: float,
+) -> TrainingExchange:
+    """Everything one GPU exchanges per micro-batch under the job's layout: Megatron's
+    activation collectives over the tensor group, and the data-parallel exchange of its
+    1/(tensor x pipeline) of the model over the data-parallel group, in DDP buckets or, under
+    ZeRO-3, per layer (FSDP wraps each transformer block)."""
+    w = workload
+    value_bytes = 2.0 if sixteen_bit else 4.0
+    tp_s = 0.0
+    if lay.tensor > 1 and w.seq_len and w.hidden_size and w.num_layers:
+        message = parallelism.tensor_parallel_message_bytes(
+            w.batch_size, w.seq_len, w.hidden_size, value_bytes
+        )
+        per_layer = parallelism.tensor_parallel_collectives_per_layer(w.activation_checkpointing)
+        layers = w.num_layers / lay.pipeline
+        tp_s = tensor_parallel_time_s(
+            message, round(per_layer * layers), lay.tensor, fabric, w.sequence_parallel
+        )
+    none = Exchange(0.0, 0.0, 0.0, 0.0)
+    if lay.data <= 1:
+        return TrainingExchange(tp_s, none)
+    split = lay.replica_gpus
+    trainable = w.params * w.trainable_fraction
+    grad_bytes = trainable * parallelism.gradient_bytes_per_param(w, sixteen_bit) / split
+    param_bytes = w.params * value_bytes / split
+    stage = parallelism.zero_stage(w)
+    traffic = parallelism.data_parallel_traffic(stage, grad_bytes, param_bytes)
+    chunk = bucket_bytes
+    if stage == 3 and w.num_layers:
+        chunk = param_bytes / max(1.0, w.num_layers / lay.pipeline)
+    data = data_parallel_exchange(
+        traffic, lay.data_in_node, lay.data_nodes, fabric, chunk, forward_s, backward_s,
+        w.gradient_accumulation,
+    )  # fmt: skip
+    return TrainingExchange(tp_s, data)
 
 
 def host_parameter_server_time_s(
@@ -43,27 +383,6 @@ def host_parameter_server_time_s(
     links = 2.0 * grad_bytes / gb_s_to_bytes_s(pcie_gb_s)
     host = (n + 2) * grad_bytes / gb_s_to_bytes_s(host_memory_gb_s)
     return links + host
-
-
-def exposed_after_backward_s(comm_s: float, backward_s: float, bucket_s: float) -> float:
-    """Communication left after overlapping with the backward pass: buckets go out while
-    later layers still compute, so only what outlasts the backward, and the last bucket,
-    shows."""
-    if comm_s <= 0:
-        return 0.0
-    return max(comm_s - backward_s, 0.0) + min(bucket_s, comm_s)
-
-
-def hierarchical_network_time_s(
-    n_bytes: float, nodes: int, node_network_gb_s: float, latency_s: float
-) -> float:
-    """Between nodes: after a reduce inside each node, the nodes run a ring all-reduce of the
-    gradient over their network adapters: 2(N-1)/N x bytes per node."""
-    if nodes <= 1 or n_bytes <= 0:
-        return 0.0
-    return (
-        ring_allreduce_bus_factor(nodes) * n_bytes / gb_s_to_bytes_s(node_network_gb_s) + latency_s
-    )
 
 
 # Step-to-step spread of one GPU's compute time (coefficient of variation): clocks, power and

@@ -48,6 +48,26 @@ class RunEstimate:
 
 
 @dataclass(frozen=True)
+class ParallelEstimate:
+    """How a training job splits over its GPUs (data x tensor x pipeline replicas, ZeRO stage,
+    micro-batches) and what its communication costs per step on one GPU: `communication_s`
+    all of it (node link and network), `communication_exposed_s` what the compute does not
+    hide; `tensor_parallel_s` the part on the critical path by construction."""
+
+    data: int
+    tensor: int
+    pipeline: int
+    sequence: bool
+    zero_stage: int
+    micro_batches: int
+    gradient_accumulation: int
+    pipeline_bubble: float
+    tensor_parallel_s: float
+    communication_s: float
+    communication_exposed_s: float
+
+
+@dataclass(frozen=True)
 class Estimate:
     """One workload on one build: the step, its stages, what holds it back, and the run.
 
@@ -86,6 +106,7 @@ class Estimate:
     # residuals (10th and 90th percentile): the interval around every figure.
     throughput_ratio_low: float = 1.0
     throughput_ratio_high: float = 1.0
+    parallel: ParallelEstimate | None = None  # training on GPUs only
 
     @property
     def samples_per_s_low(self) -> float:

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dlrig.enums import Bottleneck
-from dlrig.model.result import Estimate
+from dlrig.model.result import Estimate, ParallelEstimate
 from dlrig.report.jsonout import dumps
 from dlrig.units import s_to_ms
 from dlrig.workloads.model import Workload
@@ -95,7 +95,27 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
             "electricity_per_kwh": est.run.electricity_per_kwh,
             "co2_kg_per_kwh": est.run.co2_kg_per_kwh,
         },
+        "parallel": _parallel(est.parallel),
         "assumptions": list(est.assumptions),
+    }
+
+
+def _parallel(par: ParallelEstimate | None) -> dict[str, Any] | None:
+    """The training layout and its communication per step (None for inference and CPUs)."""
+    if par is None:
+        return None
+    return {
+        "data": par.data,
+        "tensor": par.tensor,
+        "pipeline": par.pipeline,
+        "sequence": par.sequence,
+        "zero_stage": par.zero_stage,
+        "micro_batches": par.micro_batches,
+        "gradient_accumulation": par.gradient_accumulation,
+        "pipeline_bubble": par.pipeline_bubble,
+        "tensor_parallel_s": par.tensor_parallel_s,
+        "communication_s": par.communication_s,
+        "communication_exposed_s": par.communication_exposed_s,
     }
 
 

@@ -1,0 +1,174 @@
+"""How a training job is laid out over its GPUs (data, tensor, pipeline parallel; ZeRO stages;
+gradient accumulation) and what each layout sends per step: one function per fact.
+
+Sources: Megatron-LM (Shoeybi et al. 2019, arXiv:1909.08053, section 3: two all-reduces of the
+activations per transformer layer in the forward pass and two in the backward); sequence
+parallelism (Korthikanti et al. 2022, arXiv:2205.05198, section 4.2.2: each all-reduce becomes
+a reduce-scatter plus an all-gather of the same total volume); the pipeline bubble (Huang et
+al. 2019 GPipe, arXiv:1811.06965; Narayanan et al. 2021, arXiv:2104.04473, section 2.2: 1F1B
+keeps GPipe's bubble of (p-1)/(m+p-1) of the step); ZeRO (Rajbhandari et al. 2020,
+arXiv:1910.02054, section 7: stages 1 and 2 move what data-parallel all-reduce moves, stage 3
+moves 1.5x as much).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlrig.enums import Parallelism
+from dlrig.errors import ValidationError
+from dlrig.workloads.model import Workload
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How `gpus` GPUs (`gpus_per_node` in each of `nodes`) split one job: `tensor` x
+    `pipeline` GPUs hold one replica of the model, `data` replicas train side by side."""
+
+    gpus: int
+    gpus_per_node: int
+    nodes: int
+    data: int
+    tensor: int
+    pipeline: int
+
+    @property
+    def replica_gpus(self) -> int:
+        """GPUs one model replica spans (tensor x pipeline)."""
+        return self.tensor * self.pipeline
+
+    @property
+    def data_in_node(self) -> int:
+        """Data-parallel ranks of one group inside one node: tensor ranks sit next to each
+        other in a node (Megatron's order: tensor, then pipeline, then data), so a node holds
+        gpus_per_node / (tensor x pipeline) replicas, or part of one."""
+        return max(1, self.gpus_per_node // self.replica_gpus)
+
+    @property
+    def data_nodes(self) -> int:
+        """Nodes a data-parallel group spans."""
+        return max(1, self.data // self.data_in_node)
+
+
+def check_layout(workload: Workload, gpus_per_node: int, nodes: int, source: str) -> None:
+    """Tensor x pipeline must divide the build's GPU count, and a tensor-parallel group must
+    sit inside one node: its per-layer all-reduces are on the critical path and need NVLink,
+    not the network (Megatron-LM places tensor groups within a node, Narayanan et al. 2021,
+    section 3.3)."""
+    tp, pp = workload.tensor_parallel, workload.pipeline_parallel
+    total = gpus_per_node * nodes
+    if tp > gpus_per_node:
+        raise ValidationError(
+            f"{source}: parallel.tensor = {tp} is more than the {gpus_per_node} GPUs in one node "
+            "(a tensor-parallel group must sit inside a node)",
+            field="parallel.tensor",
+            reason=f"at most {gpus_per_node}",
+            hint=f"set parallel.tensor to a divisor of {gpus_per_node}",
+        )
+    if total % (tp * pp):
+        raise ValidationError(
+            f"{source}: parallel.tensor x parallel.pipeline = {tp * pp} does not divide the "
+            f"build's {total} GPUs",
+            field="parallel.pipeline",
+            reason=f"tensor x pipeline must divide {total}",
+            hint=f"pick tensor and pipeline whose product divides {total}",
+        )
+
+
+def layout(workload: Workload, gpus_per_node: int, nodes: int) -> Layout:
+    """The job's layout on the build (check_layout first)."""
+    tp, pp = workload.tensor_parallel, workload.pipeline_parallel
+    gpus = gpus_per_node * nodes
+    return Layout(gpus, gpus_per_node, nodes, max(1, gpus // (tp * pp)), tp, pp)
+
+
+def pipeline_bubble_fraction(stages: int, micro_batches: int) -> float:
+    """Share of a pipelined step the GPUs sit idle: (p-1)/(m+p-1) for GPipe and 1F1B with m
+    micro-batches over p stages (Narayanan et al. 2021, section 2.2.1)."""
+    if stages <= 1:
+        return 0.0
+    return (stages - 1) / (micro_batches + stages - 1)
+
+
+def pipeline_time_factor(stages: int, micro_batches: int) -> float:
+    """Step time over the time the micro-batches' work takes without a bubble:
+    (m+p-1)/m = 1 / (1 - bubble)."""
+    return 1.0 / (1.0 - pipeline_bubble_fraction(stages, micro_batches))
+
+
+def tensor_parallel_collectives_per_layer(activation_checkpointing: bool) -> int:
+    """All-reduces (or, with sequence parallelism, reduce-scatter + all-gather pairs) of the
+    layer's activations per transformer layer and micro-batch: 2 in the forward (after the
+    attention and after the MLP), 2 in the backward (Shoeybi et al. 2019, figure 4); full
+    activation checkpointing repeats the forward's 2 during recompute."""
+    return 6 if activation_checkpointing else 4
+
+
+def tensor_parallel_message_bytes(
+    batch: int, seq_len: int, hidden_size: int, bytes_per_value: float
+) -> float:
+    """Bytes of one tensor-parallel all-reduce: the layer's output activations, batch x
+    sequence x hidden values (Shoeybi et al. 2019, section 3)."""
+    return float(batch) * seq_len * hidden_size * bytes_per_value
+
+
+def gradient_bytes_per_param(workload: Workload, sixteen_bit: bool) -> float:
+    """Bytes per trainable parameter in the gradient exchange. DDP under automatic mixed
+    precision keeps fp32 parameters, so its gradients and their all-reduce are fp32 (PyTorch
+    AMP: "parameters ... remain float32"); sharded data parallelism (FSDP, ZeRO) reduces in
+    the 16-bit training precision (FSDP MixedPrecision reduce_dtype, DeepSpeed's fp16/bf16
+    gradients)."""
+    if not sixteen_bit:
+        return 4.0
+    return 2.0 if is_sharded(workload) else 4.0
+
+
+def is_sharded(workload: Workload) -> bool:
+    """Data-parallel ranks shard model states (ZeRO stage >= 1 or FSDP)."""
+    return workload.parallel is Parallelism.FSDP or workload.zero_stage >= 1
+
+
+@dataclass(frozen=True)
+class DataParallelTraffic:
+    """What data-parallel ranks exchange, as payloads of whole collectives over the group
+    (bytes of the full tensor, not of a rank's shard), and how often."""
+
+    all_reduce_bytes: float  # gradients all-reduced once per optimizer step (DDP, ZeRO-1)
+    reduce_scatter_bytes: float  # gradients reduce-scattered every micro-batch (ZeRO-2/3)
+    gather_bytes_per_micro_batch: float  # ZeRO-3: parameters for the forward and the backward
+    gather_bytes_per_step: float  # ZeRO-2: the updated parameters after the optimizer step
+
+    def ring_volume_bytes(self, ranks: int, gradient_accumulation: int = 1) -> float:
+        """Bytes each rank sends per micro-batch in rings over `ranks` ranks: 2(n-1)/n per
+        all-reduced byte, (n-1)/n per reduce-scattered or all-gathered byte; once-per-step
+        exchanges shared among the step's micro-batches."""
+        if ranks <= 1:
+            return 0.0
+        k = max(1, gradient_accumulation)
+        share = (ranks - 1) / ranks
+        per_step = 2.0 * self.all_reduce_bytes + self.gather_bytes_per_step
+        return share * (
+            per_step / k + self.reduce_scatter_bytes + self.gather_bytes_per_micro_batch
+        )
+
+
+def zero_stage(workload: Workload) -> int:
+    """The ZeRO stage the job runs: its own, else 3 under FSDP (FULL_SHARD), else 0 (DDP)."""
+    if workload.zero_stage:
+        return workload.zero_stage
+    return 3 if workload.parallel is Parallelism.FSDP else 0
+
+
+def data_parallel_traffic(stage: int, grad_bytes: float, param_bytes: float) -> DataParallelTraffic:
+    """For the replica's gradients and 16-bit parameters. DDP and ZeRO-1 all-reduce the
+    gradients once per optimizer step (DDP's no_sync skips the accumulating micro-batches).
+    ZeRO-2 reduce-scatters the gradients every micro-batch (no rank keeps a whole gradient) and
+    all-gathers the updated parameters once per step: together an all-reduce's volume. ZeRO-3
+    all-gathers the parameters for the forward and again for the backward of every micro-batch
+    and reduce-scatters its gradients: 3 half-rings against the all-reduce's 2, 1.5x DDP
+    (Rajbhandari et al. 2020, section 7.2)."""
+    if stage <= 1:
+        return DataParallelTraffic(grad_bytes, 0.0, 0.0, 0.0)
+    if stage == 2:
+        return DataParallelTraffic(0.0, grad_bytes, 0.0, param_bytes)
+    return DataParallelTraffic(0.0, grad_bytes, 2.0 * param_bytes, 0.0)

@@ -1,0 +1,55 @@
+"""Overlap of the gradient exchange with the backward pass: how much of it shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from dlrig.model.interconnect import (
+    Fabric,
+    LinkClass,
+    data_parallel_exchange,
+    exposed_after_producer_s,
+    exposed_before_consumer_s,
+)
+from dlrig.model.parallelism import data_parallel_traffic
+
+
+def test_only_the_last_bucket_shows_when_the_backward_is_long() -> None:
+    """4 buckets of 0.1 s ready at 0.5, 1.0, 1.5, 2.0 s of a 2 s backward: each is sent before
+    the next is ready, so only the last one's 0.1 s outlasts the backward."""
+    assert exposed_after_producer_s(2.0, [0.1] * 4) == pytest.approx(0.1)
+
+
+def test_buckets_that_outlast_the_backward_show() -> None:
+    """4 buckets of 1 s in a 2 s backward: they queue (end at 1.5, 2.5, 3.5, 4.5 s), 2.5 s
+    show after the backward."""
+    assert exposed_after_producer_s(2.0, [1.0] * 4) == pytest.approx(2.5)
+
+
+def test_gathers_ahead_of_the_forward_show_their_first_and_any_excess() -> None:
+    """4 layers of 0.25 s each; gathers of 0.1 s: only the first waits (0.1 s). Gathers of
+    0.5 s: each layer waits for its weights, the forward ends at 2.25 s, 1.25 s late."""
+    assert exposed_before_consumer_s(1.0, [0.1] * 4) == pytest.approx(0.1)
+    assert exposed_before_consumer_s(1.0, [0.5] * 4) == pytest.approx(1.25)
+
+
+def test_gradient_accumulation_amortises_the_all_reduce() -> None:
+    """DDP with no_sync all-reduces once per optimizer step: 8 accumulated micro-batches pay an
+    eighth of the exchange each, whether it hides or shows."""
+    fabric = Fabric(LinkClass.PCIE, 10.0, 42e-6)
+    traffic = data_parallel_traffic(0, 1e9, 5e8)
+    one = data_parallel_exchange(traffic, 4, 1, fabric, 25 * 2**20, 0.1, 0.2, 1)
+    eight = data_parallel_exchange(traffic, 4, 1, fabric, 25 * 2**20, 0.1, 0.2, 8)
+    assert eight.intra_s == pytest.approx(one.intra_s / 8)
+    assert eight.exposed_intra_s == pytest.approx(one.exposed_intra_s / 8)
+    assert one.exposed_intra_s > 0
+
+
+def test_zero3_gathers_every_micro_batch_even_when_accumulating() -> None:
+    """ZeRO-3 needs each layer's weights in every forward and backward: accumulation does not
+    thin its gathers (Rajbhandari et al. 2020, section 7.2.2)."""
+    fabric = Fabric(LinkClass.NVLINK, 389.0, 0.0)
+    traffic = data_parallel_traffic(3, 2e9, 2e9)
+    one = data_parallel_exchange(traffic, 8, 1, fabric, 6e7, 0.3, 0.6, 1)
+    eight = data_parallel_exchange(traffic, 8, 1, fabric, 6e7, 0.3, 0.6, 8)
+    assert eight.intra_s == pytest.approx(one.intra_s)
