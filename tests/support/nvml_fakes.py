@@ -69,6 +69,13 @@ class ReplayCalls:
         """The `t_s` of each sample of a time series (empty for a single reading)."""
         return tuple(float(s.get("t_s", i)) for i, s in enumerate(self._samples))
 
+    def sample_clock_s(self) -> float:
+        """The replayed time series' clock: the current sample's `t_s` (0 before the first, and
+        always for a single reading), so the backend's refresh intervals follow the recording."""
+        if self._sample < 0 or not self._samples:
+            return 0.0
+        return float(self._samples[self._sample].get("t_s", self._sample))
+
     def init(self) -> None:
         """Replay nvmlInit (a fixture of a host without the library fails here)."""
         _replayed(self._system.get("nvmlInit"))
@@ -162,8 +169,10 @@ def replay_calls(source: str | Path | dict[str, Any]) -> ReplayCalls:
 
 def replay_nvml(source: str | Path | dict[str, Any], **options: Any) -> Nvml:
     """A backend replaying a fixture (see `replay_calls`); `options` go to `Nvml` (refresh
-    intervals, clock)."""
-    return Nvml(replay_calls(source), **options)
+    intervals, clock; the clock is the recording's own, `sample_clock_s`, unless given)."""
+    calls = replay_calls(source)
+    options.setdefault("clock", calls.sample_clock_s)
+    return Nvml(calls, **options)
 
 
 def _jsonable(value: Any) -> Any:

@@ -143,6 +143,8 @@ def _run(
     shell: bool,
     html: Path | None,
 ) -> int:
+    import socket
+
     from dlrig.errors import HistoryError
     from dlrig.hardware.nvml import open_nvml
     from dlrig.history.runs import RunRecorder, discard_run, finish_run, start_run
@@ -154,7 +156,7 @@ def _run(
     from dlrig.watch.summary import watch_summary
 
     sinks: list[SampleSink] = []
-    server = MetricsServer(port) if port is not None else None
+    server = MetricsServer(port, hostname=socket.gethostname()) if port is not None else None
     if server is not None:
         sinks.append(_ServerSink(server))
         sys.stderr.write(f"dlrig: serving metrics on http://127.0.0.1:{server.port}/metrics\n")

@@ -1,236 +1,414 @@
-"""Prometheus text exposition of the latest sample, served on 127.0.0.1 only.
+"""Metrics of a watched run for Prometheus: a `prometheus_client` custom collector over the
+latest sample, on its own registry, served by `prometheus_client`'s HTTP server on 127.0.0.1.
 
-GPU metrics carry dcgm-exporter's names and labels (`DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID=...,
-modelName=...}`), so existing Grafana dashboards for DCGM read them; host memory uses
-node-exporter's names (`node_memory_MemTotal_bytes`); what neither exporter has (per-CPU busy
-share over the interval, disk busy share, the job's process tree) is `dlrig_`-prefixed.
-Units follow the exporters: MHz, W, C, MiB for frame buffer, KB/s for PCIe throughput.
+GPU metrics carry dcgm-exporter's names, types and labels (its `etc/default-counters.csv` and
+`etc/dcp-metrics-included.csv`: gauges for clocks, temperature, power, utilization and frame
+buffer in MiB; `DCGM_FI_DEV_PCIE_TX/RX_THROUGHPUT` a counter of KB; labels `gpu`, `UUID`,
+`pci_bus_id`, `device`, `modelName`, `Hostname`), so dashboards written for dcgm-exporter read
+them. `prometheus_client` writes a counter's sample with the `_total` suffix, so the PCIe series
+is `DCGM_FI_DEV_PCIE_TX_THROUGHPUT_total`. Host memory keeps node-exporter's names
+(`node_memory_MemTotal_bytes`); what neither exporter has (per-CPU busy share over the
+interval, disks and the job's process tree as dlrig sees them, the bottleneck) is
+`dlrig_`-prefixed. Every series carries `Hostname`, so one dashboard tells the nodes apart.
+
+Counters (`*_total`) add up the rates of each sample over its interval since the watch started:
+NVML and /proc give rates, and Prometheus' `rate()` wants running totals.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
+from prometheus_client import CollectorRegistry, generate_latest, start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from dlrig.enums import Bottleneck
 from dlrig.errors import DlrigError
-from dlrig.hardware.nvml import GpuReading
-from dlrig.units import MIB
+from dlrig.hardware.nvml import ClockEventReason, GpuReading
+from dlrig.units import MB, MIB
+from dlrig.watch.detectors.series import accelerator_busy
 from dlrig.watch.samples import Sample
+from dlrig.watch.verdict import judge, stage_pressures
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+BIND_ADDRESS = "127.0.0.1"
+# The bottleneck and stage pressure a scrape shows are judged over the samples of this last
+# stretch: long enough to hold several steps of a slow job, short enough to follow a change
+# of phase (evaluation, checkpointing) within a minute.
+STAGE_WINDOW_S = 60.0
 
-# (metric, help, value of a GpuReading); None values are left out of the exposition.
-_GPU_METRICS: list[tuple[str, str, Any]] = [
+GPU_LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname")
+
+
+def _mib(value: int | None) -> int | None:
+    return None if value is None else value // MIB
+
+
+def _fb_free_mib(g: GpuReading) -> int | None:
+    if g.memory_total_bytes is None or g.memory_used_bytes is None:
+        return None
+    reserved = g.memory_reserved_bytes or 0
+    return (g.memory_total_bytes - g.memory_used_bytes - reserved) // MIB
+
+
+# (dcgm-exporter name, its help text, the value of a reading) for its gauges.
+_GPU_GAUGES: tuple[tuple[str, str, Callable[[GpuReading], float | None]], ...] = (
+    ("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", lambda g: g.clock_sm_mhz),
+    ("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).", lambda g: g.clock_memory_mhz),
+    ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", lambda g: g.temperature_c),
+    ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", lambda g: g.power_w),
+    (
+        "DCGM_FI_DEV_POWER_MGMT_LIMIT",
+        "Power management limit (in W).",
+        lambda g: g.power_limit_w,
+    ),
     ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", lambda g: g.utilization_gpu_pct),
     (
         "DCGM_FI_DEV_MEM_COPY_UTIL",
         "Memory utilization (in %).",
         lambda g: g.utilization_memory_pct,
     ),
-    ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", lambda g: g.temperature_c),
-    ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", lambda g: g.power_w),
-    (
-        "DCGM_FI_DEV_POWER_MGMT_LIMIT",
-        "Enforced power limit (in W).",
-        lambda g: g.power_limit_w,
-    ),
-    ("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", lambda g: g.clock_sm_mhz),
-    ("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).", lambda g: g.clock_memory_mhz),
+    ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", _fb_free_mib),
     (
         "DCGM_FI_DEV_FB_USED",
         "Framebuffer memory used (in MiB).",
-        lambda g: None if g.memory_used_bytes is None else g.memory_used_bytes // MIB,
+        lambda g: _mib(g.memory_used_bytes),
     ),
     (
-        "DCGM_FI_DEV_FB_FREE",
-        "Framebuffer memory free (in MiB).",
-        lambda g: (
-            None
-            if g.memory_used_bytes is None or g.memory_total_bytes is None
-            else (g.memory_total_bytes - g.memory_used_bytes) // MIB
-        ),
+        "DCGM_FI_DEV_FB_RESERVED",
+        "Framebuffer memory reserved (in MiB).",
+        lambda g: _mib(g.memory_reserved_bytes),
     ),
     (
         "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
-        "Current clock event (throttle) reasons (a bit mask).",
+        "Current clock throttle reasons (a bit mask of nvmlClocksEventReason*).",
         lambda g: g.clocks_event_reasons,
     ),
     ("DCGM_FI_DEV_PCIE_LINK_GEN", "PCIe link generation.", lambda g: g.pcie_gen_current),
     ("DCGM_FI_DEV_PCIE_LINK_WIDTH", "PCIe link width (lanes).", lambda g: g.pcie_width_current),
     (
+        "dlrig_gpu_nvlink_active_links",
+        "NVLink links up (read every 30 s).",
+        lambda g: g.nvlink_active_count,
+    ),
+)
+_PCIE_COUNTERS = (
+    (
         "DCGM_FI_DEV_PCIE_TX_THROUGHPUT",
-        "PCIe transmit throughput (in KB/s).",
-        lambda g: g.pcie_tx_kb_s,
+        "Total number of bytes transmitted through PCIe TX (in KB) via NVML.",
+        "pcie_tx_kb_s",
     ),
     (
         "DCGM_FI_DEV_PCIE_RX_THROUGHPUT",
-        "PCIe receive throughput (in KB/s).",
-        lambda g: g.pcie_rx_kb_s,
+        "Total number of bytes received through PCIe RX (in KB) via NVML.",
+        "pcie_rx_kb_s",
     ),
-]
+)
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+def gpu_labels(g: GpuReading, hostname: str) -> list[str]:
+    """dcgm-exporter's labels of one GPU, in `GPU_LABELS` order ("" when unknown)."""
+    return [
+        str(g.index),
+        g.uuid or "",
+        g.pci_bus_id or "",
+        f"nvidia{g.index}",
+        g.name or "",
+        hostname,
+    ]
 
 
-def _labels(pairs: Iterable[tuple[str, object]]) -> str:
-    inner = ",".join(f'{k}="{_escape(str(v))}"' for k, v in pairs if v is not None)
-    return "{" + inner + "}" if inner else ""
+@dataclass
+class _Totals:
+    """Running totals of the rates, from the first sample on."""
+
+    pcie_kb: dict[tuple[int, str], float] = field(default_factory=dict)
+    disk_bytes: dict[tuple[str, str], float] = field(default_factory=dict)
+    job_read_bytes: float = 0.0
+    samples: int = 0
+
+    def add(self, sample: Sample, interval_s: float) -> None:
+        self.samples += 1
+        for g in sample.gpus:
+            for _, _, attribute in _PCIE_COUNTERS:
+                rate_kb_s = getattr(g, attribute)
+                if rate_kb_s is not None and not g.lost:
+                    key = (g.index, attribute)
+                    self.pcie_kb[key] = self.pcie_kb.get(key, 0.0) + rate_kb_s * interval_s
+        for d in sample.host.disks:
+            for direction, rate_mb_s in (("read", d.read_mb_s), ("written", d.write_mb_s)):
+                disk = (d.name, direction)
+                self.disk_bytes[disk] = self.disk_bytes.get(disk, 0.0) + (
+                    rate_mb_s * MB * interval_s
+                )
+        if sample.job is not None:
+            self.job_read_bytes += sample.job.read_mb_s * MB * interval_s
 
 
-def _gpu_labels(g: GpuReading) -> str:
-    return _labels(
-        [
-            ("gpu", g.index),
-            ("UUID", g.uuid),
-            ("device", f"nvidia{g.index}"),
-            ("modelName", g.name),
-            ("pci_bus_id", g.pci_bus_id),
-        ]
-    )
+class WatchCollector(Collector):
+    """A custom collector: `update` with each sample, Prometheus scrapes `collect`."""
 
+    def __init__(self, hostname: str) -> None:
+        self.hostname = hostname
+        self._lock = threading.Lock()
+        self._latest: Sample | None = None
+        self._window: deque[Sample] = deque()
+        self._totals = _Totals()
+        # Labels of the GPUs seen so far, so a lost GPU keeps its UUID and model name.
+        self._gpu_labels: dict[int, list[str]] = {}
 
-def _number(value: float) -> str:
-    return repr(float(value)) if isinstance(value, float) else str(value)
+    def update(self, sample: Sample) -> None:
+        """Take a new sample: the latest values, the totals, the stage window."""
+        with self._lock:
+            last_t_s = self._latest.t_s if self._latest is not None else 0.0
+            self._totals.add(sample, max(0.0, sample.t_s - last_t_s))
+            self._latest = sample
+            self._window.append(sample)
+            while self._window and sample.t_s - self._window[0].t_s > STAGE_WINDOW_S:
+                self._window.popleft()
+            for g in sample.gpus:
+                if not g.lost:
+                    self._gpu_labels[g.index] = gpu_labels(g, self.hostname)
 
-
-def exposition(sample: Sample | None) -> str:
-    """The text format (version 0.0.4) of one sample: HELP and TYPE once per metric."""
-    lines: list[str] = []
-
-    def family(name: str, help_text: str, rows: list[tuple[str, float]]) -> None:
-        if not rows:
+    def collect(self) -> Iterator[Metric]:
+        """The families of the latest sample (only `dlrig_up` before the first)."""
+        with self._lock:
+            latest, window, totals = self._latest, list(self._window), self._totals
+            labels = dict(self._gpu_labels)
+            pcie_kb, disk_bytes = dict(totals.pcie_kb), dict(totals.disk_bytes)
+            job_read_bytes, samples = totals.job_read_bytes, totals.samples
+        host = [self.hostname]
+        yield _gauge("dlrig_up", "1 while dlrig watch runs.", ["Hostname"], [(host, 1)])
+        if latest is None:
             return
-        lines.append(f"# HELP {name} {help_text}")
-        lines.append(f"# TYPE {name} gauge")
-        lines.extend(f"{name}{labels} {_number(value)}" for labels, value in rows)
+        yield _counter(
+            "dlrig_watch_samples", "Samples taken since the watch started.", host, samples
+        )
+        yield from self._gpu_families(latest, labels, pcie_kb)
+        yield from self._host_families(latest, disk_bytes)
+        yield from self._job_families(latest, job_read_bytes)
+        yield from self._stage_families(latest, window)
 
-    family("dlrig_up", "1 while dlrig watch runs.", [("", 1)])
-    if sample is None:
-        return "\n".join(lines) + "\n"
-    for name, help_text, getter in _GPU_METRICS:
-        rows = [(_gpu_labels(g), getter(g)) for g in sample.gpus if not g.lost]
-        family(name, help_text, [(lb, v) for lb, v in rows if v is not None])
-    family(
-        "dlrig_gpu_lost",
-        "1 when the GPU stopped answering NVML.",
-        [(_gpu_labels(g), int(g.lost)) for g in sample.gpus],
-    )
-    host = sample.host
-    family(
-        "dlrig_cpu_busy_ratio",
-        "Share of the last interval each CPU was busy.",
-        [(_labels([("cpu", i)]), v) for i, v in enumerate(host.cpu_busy_ratio)],
-    )
-    family(
-        "dlrig_cpu_iowait_ratio",
-        "Share of CPU time idle waiting on I/O.",
-        [("", host.iowait_ratio)],
-    )
-    family(
-        "node_memory_MemTotal_bytes",
-        "Memory information field MemTotal_bytes.",
-        [("", host.memory_total_bytes)],
-    )
-    family(
-        "node_memory_MemAvailable_bytes",
-        "Memory information field MemAvailable_bytes.",
-        [("", host.memory_available_bytes)],
-    )
-    family("dlrig_swap_used_bytes", "Swap in use.", [("", host.swap_used_bytes)])
-    family(
-        "dlrig_swap_mb_per_second",
-        "Swap traffic (in + out) over the last interval, MB/s.",
-        [("", host.swap_in_mb_s + host.swap_out_mb_s)],
-    )
-    disk_rows = [(d, _labels([("device", d.name)])) for d in host.disks]
-    family(
-        "dlrig_disk_read_mb_per_second",
-        "Disk reads, MB/s.",
-        [(lb, d.read_mb_s) for d, lb in disk_rows],
-    )
-    family(
-        "dlrig_disk_write_mb_per_second",
-        "Disk writes, MB/s.",
-        [(lb, d.write_mb_s) for d, lb in disk_rows],
-    )
-    family(
-        "dlrig_disk_busy_ratio",
-        "Share of the last interval the disk had a request in flight (iostat %util / 100).",
-        [(lb, d.busy_ratio) for d, lb in disk_rows],
-    )
-    job = sample.job
-    if job is not None:
-        family(
-            "dlrig_job_cpu_cores", "CPU cores the job's process tree used.", [("", job.cpu_cores)]
+    def _gpu_families(
+        self,
+        sample: Sample,
+        labels: dict[int, list[str]],
+        pcie_kb: dict[tuple[int, str], float],
+    ) -> Iterator[Metric]:
+        answering = [g for g in sample.gpus if not g.lost]
+        for name, help_text, value_of in _GPU_GAUGES:
+            rows = [(labels[g.index], value_of(g)) for g in answering]
+            yield _gauge(name, help_text, GPU_LABELS, [(lb, v) for lb, v in rows if v is not None])
+        for name, help_text, attribute in _PCIE_COUNTERS:
+            family = CounterMetricFamily(name, help_text, labels=GPU_LABELS)
+            for g in answering:
+                if (g.index, attribute) in pcie_kb:
+                    family.add_metric(labels[g.index], pcie_kb[(g.index, attribute)])
+            yield family
+        reasons = GaugeMetricFamily(
+            "dlrig_gpu_clock_event_reason",
+            "1 while this clock event (throttle) reason is active (NVML's bits, one series each).",
+            labels=(*GPU_LABELS, "reason"),
         )
-        family(
-            "dlrig_job_rss_bytes", "Resident memory of the job's processes.", [("", job.rss_bytes)]
+        for g in answering:
+            active = g.event_reasons
+            if active is None:
+                continue
+            for reason in ClockEventReason:
+                reasons.add_metric(
+                    [*labels[g.index], str(reason.name).lower()], int(reason in active)
+                )
+        yield reasons
+        lost_rows = [
+            (labels.get(g.index) or gpu_labels(g, self.hostname), int(g.lost)) for g in sample.gpus
+        ]
+        yield _gauge(
+            "dlrig_gpu_lost", "1 when the GPU stopped answering NVML.", GPU_LABELS, lost_rows
         )
-        family("dlrig_job_threads", "Threads of the job's processes.", [("", job.threads)])
-        family("dlrig_job_processes", "Processes in the job's tree.", [("", job.processes)])
-        family(
-            "dlrig_job_read_mb_per_second",
-            "Bytes the job read from storage, MB/s.",
-            [("", job.read_mb_s)],
+
+    def _host_families(
+        self, sample: Sample, disk_bytes: dict[tuple[str, str], float]
+    ) -> Iterator[Metric]:
+        h, host = sample.host, self.hostname
+        yield _gauge(
+            "dlrig_cpu_busy_ratio",
+            "Share of the last interval each CPU was busy.",
+            ["cpu", "Hostname"],
+            [([str(i), host], v) for i, v in enumerate(h.cpu_busy_ratio)],
         )
-    return "\n".join(lines) + "\n"
+        for name, help_text, value in (
+            ("dlrig_cpu_iowait_ratio", "Share of CPU time idle waiting on I/O.", h.iowait_ratio),
+            (
+                "node_memory_MemTotal_bytes",
+                "Memory information field MemTotal_bytes.",
+                h.memory_total_bytes,
+            ),
+            (
+                "node_memory_MemAvailable_bytes",
+                "Memory information field MemAvailable_bytes.",
+                h.memory_available_bytes,
+            ),
+            ("dlrig_swap_used_bytes", "Swap in use.", h.swap_used_bytes),
+            (
+                "dlrig_swap_mb_per_second",
+                "Swap traffic (in + out) over the last interval, MB/s.",
+                h.swap_in_mb_s + h.swap_out_mb_s,
+            ),
+        ):
+            yield _gauge(name, help_text, ["Hostname"], [([host], value)])
+        disks = [([d.name, host], d) for d in h.disks]
+        yield _gauge(
+            "dlrig_disk_read_mb_per_second",
+            "Disk reads, MB/s.",
+            ["device", "Hostname"],
+            [(lb, d.read_mb_s) for lb, d in disks],
+        )
+        yield _gauge(
+            "dlrig_disk_write_mb_per_second",
+            "Disk writes, MB/s.",
+            ["device", "Hostname"],
+            [(lb, d.write_mb_s) for lb, d in disks],
+        )
+        yield _gauge(
+            "dlrig_disk_busy_ratio",
+            "Share of the last interval the disk had a request in flight (iostat %util / 100).",
+            ["device", "Hostname"],
+            [(lb, d.busy_ratio) for lb, d in disks],
+        )
+        for direction in ("read", "written"):
+            family = CounterMetricFamily(
+                f"dlrig_disk_{direction}_bytes",
+                f"Bytes {direction} on the disk since the watch started.",
+                labels=["device", "Hostname"],
+            )
+            for (name, kind), total in sorted(disk_bytes.items()):
+                if kind == direction:
+                    family.add_metric([name, host], total)
+            yield family
+
+    def _job_families(self, sample: Sample, job_read_bytes: float) -> Iterator[Metric]:
+        job, host = sample.job, [self.hostname]
+        if job is None:
+            return
+        for name, help_text, value in (
+            ("dlrig_job_cpu_cores", "CPU cores the job's process tree used.", job.cpu_cores),
+            (
+                "dlrig_job_workers_cpu_cores",
+                "CPU cores the job's worker processes (DataLoader workers and the like) used.",
+                job.workers_cpu_cores,
+            ),
+            ("dlrig_job_workers", "Worker processes under the training process.", job.workers),
+            ("dlrig_job_rss_bytes", "Resident memory of the job's processes.", job.rss_bytes),
+            ("dlrig_job_threads", "Threads of the job's processes.", job.threads),
+            ("dlrig_job_processes", "Processes in the job's tree.", job.processes),
+            (
+                "dlrig_job_read_mb_per_second",
+                "Bytes the job read from storage, MB/s.",
+                job.read_mb_s,
+            ),
+        ):
+            yield _gauge(name, help_text, ["Hostname"], [(host, value)])
+        yield _counter(
+            "dlrig_job_read_bytes",
+            "Bytes the job read from storage since the watch started.",
+            host,
+            job_read_bytes,
+        )
+
+    def _stage_families(self, latest: Sample, window: list[Sample]) -> Iterator[Metric]:
+        host = [self.hostname]
+        busy = accelerator_busy(latest)
+        yield _gauge(
+            "dlrig_accelerator_busy_ratio",
+            "Share of the last interval the GPUs (or, without GPUs, the training process) "
+            "computed.",
+            ["Hostname"],
+            [] if busy is None else [(host, busy)],
+        )
+        yield _gauge(
+            "dlrig_stage_pressure_ratio",
+            f"Each input stage's mean load over the last {STAGE_WINDOW_S:g} s (1 = saturated).",
+            ["stage", "Hostname"],
+            [([stage, self.hostname], v) for stage, v in stage_pressures(window).items()],
+        )
+        verdict = judge(window, ())
+        yield _gauge(
+            "dlrig_bottleneck",
+            f"1 for the stage holding the job back over the last {STAGE_WINDOW_S:g} s (dlrig "
+            "watch's verdict without the alarms), 0 for the others; all 0 when none is.",
+            ["stage", "Hostname"],
+            [
+                ([stage.value, self.hostname], int(stage is verdict.bottleneck))
+                for stage in Bottleneck
+            ],
+        )
+
+
+def _gauge(
+    name: str,
+    help_text: str,
+    labels: Iterable[str],
+    rows: Iterable[tuple[list[str], float]],
+) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, help_text, labels=list(labels))
+    for label_values, value in rows:
+        family.add_metric(label_values, value)
+    return family
+
+
+def _counter(name: str, help_text: str, host: list[str], value: float) -> CounterMetricFamily:
+    family = CounterMetricFamily(name, help_text, labels=["Hostname"])
+    family.add_metric(host, value)
+    return family
+
+
+def exposition(sample: Sample | None, hostname: str = "localhost") -> str:
+    """The text format of one sample, as a scrape right after it would read."""
+    registry = CollectorRegistry(auto_describe=False)
+    collector = WatchCollector(hostname)
+    registry.register(collector)
+    if sample is not None:
+        collector.update(sample)
+    return generate_latest(registry).decode()
 
 
 class MetricsServer:
-    """Serves `/metrics` on 127.0.0.1:`port` from a daemon thread (port 0: any free port)."""
+    """Serves `/metrics` on 127.0.0.1:`port` from prometheus_client's HTTP server thread, over
+    a registry of its own (never the process-wide default one)."""
 
-    def __init__(self, port: int) -> None:
-        self._text = exposition(None).encode()
-        self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                if self.path.split("?", 1)[0] != "/metrics":
-                    self.send_error(404, "only /metrics is served")
-                    return
-                body = server.body()
-                self.send_response(200)
-                self.send_header("Content-Type", CONTENT_TYPE)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                """Quiet: the job's terminal is not a web server log."""
-
+    def __init__(self, port: int, hostname: str = "localhost") -> None:
+        self.collector = WatchCollector(hostname)
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(self.collector)
         try:
-            self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+            self._httpd, self._thread = start_http_server(
+                port, addr=BIND_ADDRESS, registry=self.registry
+            )
         except OSError as exc:
             raise DlrigError(
-                f"cannot serve metrics on 127.0.0.1:{port}: {exc.strerror or exc}",
-                hint="pick another port with --prometheus PORT (0 picks a free one)",
+                f"cannot serve metrics on {BIND_ADDRESS}:{port}: {exc.strerror or exc}",
+                hint="pick another port with --prometheus PORT",
             ) from exc
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
 
     @property
     def port(self) -> int:
-        """The port actually bound (useful with port 0)."""
+        """The port actually bound."""
         return int(self._httpd.server_address[1])
 
-    def body(self) -> bytes:
-        """The current exposition."""
-        with self._lock:
-            return self._text
+    @property
+    def address(self) -> str:
+        """The address bound (127.0.0.1)."""
+        return str(self._httpd.server_address[0])
 
     def update(self, sample: Sample) -> None:
         """Serve this sample from now on."""
-        text = exposition(sample).encode()
-        with self._lock:
-            self._text = text
+        self.collector.update(sample)
 
     def close(self) -> None:
         """Stop serving and release the port."""
         self._httpd.shutdown()
         self._httpd.server_close()
+        self._thread.join(timeout=5)

@@ -105,7 +105,7 @@ def judge(samples: Sequence[Sample], alarms: Sequence[Alarm]) -> Verdict:
     if not device_is_cpu:
         evidence["gpu_utilization_pct"] = _per_gpu_utilization(samples)
     waiting = [s for s in samples if (accelerator_busy(s) or 0.0) < COMPUTE_BOUND_RATIO]
-    pressure = _pressures(waiting) if waiting else {}
+    pressure = stage_pressures(waiting) if waiting else {}
     if utilization >= COMPUTE_BOUND_RATIO or not pressure:
         return _compute_verdict(samples, utilization, modifiers, evidence, device_is_cpu)
     stage_name = max(pressure, key=lambda k: pressure[k])
@@ -150,8 +150,11 @@ def _per_gpu_utilization(samples: Sequence[Sample]) -> dict[str, float | None]:
     return {str(i): statistics.fmean(v) if v else None for i, v in sorted(values.items())}
 
 
-def _pressures(samples: Sequence[Sample]) -> dict[str, float]:
-    """Each input stage's mean load over the samples where the accelerator waited."""
+def stage_pressures(samples: Sequence[Sample]) -> dict[str, float]:
+    """Each input stage's mean load over these samples (the verdict passes those where the
+    accelerator waited); {} without samples."""
+    if not samples:
+        return {}
     pressure = {
         Bottleneck.STORAGE.value: statistics.fmean(storage_pressure(s) for s in samples),
         Bottleneck.CPU_PREPROCESSING.value: statistics.fmean(cpu_saturation(s) for s in samples),
