@@ -72,7 +72,8 @@ def owned_names(build: Build) -> list[str]:
 
 
 def age_line(build: Build, view: PriceView) -> str | None:
-    """'prices: oldest 2022-10-12 (3.1 years; launch price of Intel Core i9-14900K)'."""
+    """'prices: oldest 2021-03-15 (5.7 years old: AMD EPYC 7313, catalog price); street
+    prices: GeForce RTX 3090 (used, 2026-02-01)'."""
     if view.today is None:
         return None
     bp = build_price(build)
@@ -81,11 +82,13 @@ def age_line(build: Build, view: PriceView) -> str | None:
         return None
     name = next(n for n, p in bp.prices if p is oldest)
     age = age_in_words(oldest.age_days(view.today) or 0)
-    streets = sum(1 for _, p in bp.prices if p.kind == "street")
-    return (
-        f"prices: oldest {oldest.date.isoformat()} ({age} old: {name}, {oldest.label}); "
-        f"{streets} of {len(bp.prices)} are street prices"
-    )
+    streets = [
+        f"{n} ({p.market}, {p.date.isoformat() if p.date else '?'})"
+        for n, p in bp.prices
+        if p.kind == "street"
+    ]
+    street = f"street prices: {', '.join(streets)}" if streets else "no street prices"
+    return f"prices: oldest {oldest.date.isoformat()} ({age} old: {name}, {oldest.label}); {street}"
 
 
 def stale_warning(builds: Iterable[Build], view: PriceView) -> str | None:
