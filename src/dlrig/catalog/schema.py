@@ -107,6 +107,10 @@ class GPU(PartBase):
     memory_gb: GigaBytes
     memory_type: str = ""
     memory_bandwidth_gb_s: GBPerSecond
+    l2_cache_mb: Annotated[float, Field(gt=0, le=1e4)] | None = Field(
+        default=None,
+        description="last-level on-chip (L2) cache, MiB as the vendor's whitepaper states it",
+    )
     fp32_tflops: Teraflops
     fp16_tflops: Teraflops | None = Field(
         default=None, description="non-tensor half precision (CUDA cores / shader FP16)"
