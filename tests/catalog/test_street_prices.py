@@ -10,7 +10,7 @@ import pydantic
 import pytest
 
 from dlrig.catalog.loader import builtin_catalog
-from dlrig.catalog.prices import price_in_use
+from dlrig.catalog.prices import price_in_use, unit_price_usd
 from dlrig.catalog.schema import GPU
 
 COLLECTED = dt.date(2026, 12, 3)
@@ -64,3 +64,11 @@ def test_a_street_price_without_its_date_or_market_is_refused() -> None:
     base.update(street_price_usd=1800, street_price_date=None, street_market=None)
     with pytest.raises(pydantic.ValidationError, match="street_price_date"):
         GPU.model_validate(base)
+
+
+def test_unit_price_agrees_with_price_in_use_for_every_part() -> None:
+    cat = builtin_catalog()
+    for kind in cat.parts:
+        for part in cat.of(kind):
+            used = price_in_use(part)
+            assert unit_price_usd(part) == (None if used is None else used.usd), part.name

@@ -60,9 +60,11 @@ def price_in_use(part: PartBase) -> PartPrice | None:
 
 
 def unit_price_usd(part: PartBase) -> float | None:
-    """price_in_use's USD figure (None when the part has no price)."""
-    price = price_in_use(part)
-    return None if price is None else price.usd
+    """price_in_use's USD figure (None when the part has no price); the planner asks it of
+    every option, so it skips building the PartPrice."""
+    if part.street_price_usd is not None:
+        return float(part.street_price_usd)
+    return None if part.price_usd is None else float(part.price_usd)
 
 
 def paid_count(part: PartBase, count: int) -> int:
