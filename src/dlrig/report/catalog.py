@@ -19,6 +19,7 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("tdp_w", "TDP W"),
         ("cooler", "cooler"),
         ("price_usd", "USD"),
+        ("street_price_usd", "street USD"),
     ],
     "cpus": [
         ("name", "name"),
