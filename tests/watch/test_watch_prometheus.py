@@ -269,3 +269,23 @@ def test_a_port_out_of_range_is_bad_input_before_the_job_starts(
     ), result.stderr
     assert "Traceback" not in result.stderr
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("address", ["gpu-node-01", "300.1.1.1", ""])
+def test_an_address_that_is_not_an_ip_is_bad_input_before_the_job_starts(
+    isolated_dlrig_home: Path, tmp_path: Path, address: str
+) -> None:
+    marker = tmp_path / "ran"
+    result = subprocess.run(
+        [sys.executable, "-m", "dlrig", "watch", "--prometheus", "9400",
+         "--prometheus-address", address, "--",
+         sys.executable, "-c", f"open({str(marker)!r}, 'w')"],
+        capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL,
+        env={**os.environ, "DLRIG_HOME": str(isolated_dlrig_home)},
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        f"dlrig: error: --prometheus-address {address}: expected an IP address of this machine"
+    ), result.stderr
+    assert "Traceback" not in result.stderr
+    assert not marker.exists()

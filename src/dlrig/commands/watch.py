@@ -44,6 +44,15 @@ def watch(
             "--prometheus", metavar="PORT", help="serve metrics on 127.0.0.1:PORT/metrics"
         ),
     ] = None,
+    prometheus_address: Annotated[
+        str,
+        typer.Option(
+            "--prometheus-address",
+            metavar="IP",
+            help="the address to serve metrics on: 127.0.0.1 (this machine only), or a private "
+            "interface's IP or 0.0.0.0 for a Prometheus on another machine",
+        ),
+    ] = "127.0.0.1",
     shell: Annotated[
         bool, typer.Option("--shell", help="run the command through /bin/sh (pipes, globs)")
     ] = False,
@@ -68,12 +77,30 @@ def watch(
             f"--prometheus {prometheus}: expected a TCP port from 1 to {MAX_PORT}",
             hint="dlrig watch --prometheus 9400 -- python train.py",
         )
+    address = _listen_address(prometheus_address)
     if list_runs:
         _list(home, json)
     elif show is not None:
         _show(home, show, json, html)
     else:
-        raise typer.Exit(_run(command or [], home, interval, json, prometheus, shell, html))
+        metrics = None if prometheus is None else (address, prometheus)
+        raise typer.Exit(_run(command or [], home, interval, json, metrics, shell, html))
+
+
+def _listen_address(text: str) -> str:
+    """An IPv4 or IPv6 address to bind the metrics server to (not a host name: it names one
+    interface, and a name could resolve to a public one)."""
+    import ipaddress
+
+    from dlrig.errors import ValidationError
+
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        raise ValidationError(
+            f"--prometheus-address {text}: expected an IP address of this machine",
+            hint="127.0.0.1 (the default), a private interface's IP, or 0.0.0.0 for all",
+        ) from None
 
 
 def _warn(message: str) -> None:
@@ -139,7 +166,7 @@ def _run(
     home: str | None,
     interval_s: float,
     as_json: bool,
-    port: int | None,
+    metrics: tuple[str, int] | None,
     shell: bool,
     html: Path | None,
 ) -> int:
@@ -156,10 +183,13 @@ def _run(
     from dlrig.watch.summary import watch_summary
 
     sinks: list[SampleSink] = []
-    server = MetricsServer(port, hostname=socket.gethostname()) if port is not None else None
-    if server is not None:
+    server = None
+    if metrics is not None:
+        address, port = metrics
+        server = MetricsServer(port, hostname=socket.gethostname(), address=address)
         sinks.append(_ServerSink(server))
-        sys.stderr.write(f"dlrig: serving metrics on http://127.0.0.1:{server.port}/metrics\n")
+        host = f"[{server.address}]" if ":" in server.address else server.address
+        sys.stderr.write(f"dlrig: serving metrics on http://{host}:{server.port}/metrics\n")
         sys.stderr.flush()
     conn = db_path = run_id = recorder = None
     try:

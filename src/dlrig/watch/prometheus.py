@@ -376,21 +376,22 @@ def exposition(sample: Sample | None, hostname: str = "localhost") -> str:
 
 
 class MetricsServer:
-    """Serves `/metrics` on 127.0.0.1:`port` from prometheus_client's HTTP server thread, over
-    a registry of its own (never the process-wide default one)."""
+    """Serves `/metrics` on `address`:`port` (127.0.0.1 unless asked) from prometheus_client's
+    HTTP server thread, over a registry of its own (never the process-wide default one)."""
 
-    def __init__(self, port: int, hostname: str = "localhost") -> None:
+    def __init__(self, port: int, hostname: str = "localhost", address: str = BIND_ADDRESS) -> None:
         self.collector = WatchCollector(hostname)
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(self.collector)
         try:
             self._httpd, self._thread = start_http_server(
-                port, addr=BIND_ADDRESS, registry=self.registry
+                port, addr=address, registry=self.registry
             )
         except OSError as exc:
             raise DlrigError(
-                f"cannot serve metrics on {BIND_ADDRESS}:{port}: {exc.strerror or exc}",
-                hint="pick another port with --prometheus PORT",
+                f"cannot serve metrics on {address}:{port}: {exc.strerror or exc}",
+                hint="pick another port with --prometheus PORT, or an address of this machine "
+                "with --prometheus-address",
             ) from exc
 
     @property
@@ -400,7 +401,7 @@ class MetricsServer:
 
     @property
     def address(self) -> str:
-        """The address bound (127.0.0.1)."""
+        """The address bound."""
         return str(self._httpd.server_address[0])
 
     def update(self, sample: Sample) -> None:
