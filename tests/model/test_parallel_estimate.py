@@ -16,6 +16,8 @@ from test_interconnect_sync import H100_SXM
 
 from dlrig.enums import Bottleneck
 from dlrig.model import compute, estimate
+from dlrig.model.calibration import default_calibration
+from dlrig.model.pcie import pcie_effective_gb_s
 
 # An A100 SXM4 40GB as NVIDIA's datasheet gives it (40 GB HBM2, 1555 GB/s, 19.5 FP32 / 156
 # TF32 / 312 FP16-BF16 dense tensor TFLOPS, 400 W, 600 GB/s NVLink3 through NVSwitch).
@@ -180,3 +182,24 @@ def test_estimate_json_has_the_parallel_object(tmp_path: Path) -> None:
     assert {"zero_stage", "pipeline_bubble", "communication_s", "communication_exposed_s"} <= set(
         par
     )
+
+
+def test_cpu_offload_copies_gradients_down_and_parameters_back() -> None:
+    """ZeRO-Offload (Ren et al. 2021, section 4.1): each GPU's 16-bit gradient shard goes to host
+    memory during the backward and its updated 16-bit parameters come back after the CPU's
+    step: 4 bytes per shard parameter over the GPU's PCIe link at the pinned copy rate, the
+    return trip exposed."""
+    plain = make_workload("llama-3-8b", parallel={"strategy": "fsdp"})
+    off = make_workload("llama-3-8b", parallel={"strategy": "fsdp", "cpu_offload": True})
+    a = estimate(make_build(H100_SXM, count=8), plain)
+    b = estimate(make_build(H100_SXM, count=8), off)
+    assert a.parallel is not None and b.parallel is not None
+    assert b.pcie_gen is not None and b.pcie_lanes is not None
+    link = pcie_effective_gb_s(
+        b.pcie_gen, b.pcie_lanes, default_calibration().pcie_pinned_efficiency
+    )
+    shard_gb = off.params / 8 / 1e9
+    added = b.parallel.communication_s - a.parallel.communication_s
+    assert added == pytest.approx(4 * shard_gb / link, rel=1e-6)
+    exposed = b.parallel.communication_exposed_s - a.parallel.communication_exposed_s
+    assert exposed >= 2 * shard_gb / link

@@ -202,7 +202,8 @@ def _exchange_s(
         if net is None:
             assumed.append(f"nodes > 1 without a network: {DEFAULT_NETWORK_GBIT_S:.0f} GbE assumed")
         nic_gb_s = gbit_s_to_gb_s(gbit_s) * cal.network_efficiency / job.n_node
-    fabric = interconnect.Fabric(kind, busbw, cal.collective_latency_s, nic_gb_s)
+    host_gb_s = pcie.pcie_effective_gb_s(gen, lanes, cal.pcie_pinned_efficiency)
+    fabric = interconnect.Fabric(kind, busbw, cal.collective_latency_s, nic_gb_s, host_gb_s)
     lay = parallelism.layout(w, job.n_node, build.nodes)
     ex = interconnect.training_exchange(
         w, lay, fabric, job.sixteen, cal.bucket_bytes, forward_s, backward_s

@@ -77,17 +77,26 @@ def ring_gather_bus_factor(n: int) -> float:
     return (n - 1) / n if n > 1 else 0.0
 
 
+# GeForce generations whose driver offers no PCIe peer-to-peer: NVIDIA's driver does not enable
+# it on the RTX 40 series and later (tinygrad's P2P-patched open kernel module exists for the
+# 4090 for that reason, achievable_rates.csv). Earlier GeForce cards scaled in Lambda's
+# servers as with P2P (Transformer-XL, 768 MB of fp32 gradients a step, 7.5x on 8 RTX 2080 Ti
+# and 8.0x on 8 RTX 3070: lambda_pytorch_train_v0_2022.csv).
+NO_P2P_GEFORCE_ARCHITECTURES = frozenset({"Ada Lovelace", "Blackwell"})
+
+
 def intra_node_link(build: Build, gpu: GPU, n: int) -> LinkClass:
     """The link class n GPUs of a node all-reduce over: NVLink where the platform or the card
-    gives a mesh (a bridge joins a pair only); else PCIe, with peer-to-peer off on GeForce
-    cards (NVIDIA's driver does not enable PCIe P2P on them; 2x 2080 Ti measured P2P
-    unavailable, achievable_rates.csv)."""
+    gives a mesh (a bridge joins a pair only); else PCIe, through host memory on GeForce cards
+    without peer-to-peer (NO_P2P_GEFORCE_ARCHITECTURES)."""
     kind = build.platform.interconnect if build.platform else gpu.interconnect
     mesh = kind in (Interconnect.NVSWITCH, Interconnect.NVLINK)
     if gpu.nvlink_gb_s and (mesh or (kind is Interconnect.NVLINK_BRIDGE and n == 2)):
         return LinkClass.NVLINK
     geforce = gpu.vendor is Vendor.NVIDIA and gpu.segment is Segment.CONSUMER
-    return LinkClass.PCIE_NO_P2P if geforce else LinkClass.PCIE
+    if geforce and gpu.architecture in NO_P2P_GEFORCE_ARCHITECTURES:
+        return LinkClass.PCIE_NO_P2P
+    return LinkClass.PCIE
 
 
 def no_p2p_busbw_gb_s(gen: int, lanes: int) -> float:
@@ -112,13 +121,15 @@ def curve_fraction(curve: Sequence[tuple[float, float]], payload_bytes: float) -
 @dataclass(frozen=True)
 class Fabric:
     """What the collectives of one job run on: the node's link class, its large-message bus
-    bandwidth, the fixed time of one collective on a curve-less link, and each GPU's share of
-    its node's network (0 on one node)."""
+    bandwidth, the fixed time of one collective on a curve-less link, each GPU's share of its
+    node's network (0 on one node), and each GPU's pinned copy rate to host memory (for CPU
+    offload)."""
 
     link: LinkClass
     busbw_gb_s: float
     latency_s: float
     nic_gb_s_per_gpu: float = 0.0
+    host_link_gb_s: float = 0.0
 
 
 def intra_collective_time_s(payload_bytes: float, bus_factor: float, fabric: Fabric) -> float:
@@ -318,14 +329,33 @@ class TrainingExchange:
 
     tensor_parallel_s: float
     data: Exchange
+    offload_s: float = 0.0
+    exposed_offload_s: float = 0.0
 
     @property
     def interconnect_s(self) -> float:
-        return self.tensor_parallel_s + self.data.intra_s
+        """Inside the node: tensor-parallel collectives, the data-parallel exchange's intra-node
+        part and CPU offload's copies over each GPU's PCIe link."""
+        return self.tensor_parallel_s + self.data.intra_s + self.offload_s
 
     @property
     def exposed_interconnect_s(self) -> float:
-        return self.tensor_parallel_s + self.data.exposed_intra_s
+        return self.tensor_parallel_s + self.data.exposed_intra_s + self.exposed_offload_s
+
+
+def offload_copy_s(
+    shard_params: float, host_link_gb_s: float, backward_s: float, chunk_bytes: float
+) -> tuple[float, float]:
+    """(time, exposed time) of ZeRO-Offload's copies per optimizer step: the 16-bit gradients
+    of the GPU's shard go to host memory as the backward produces them, and the updated 16-bit
+    parameters come back after the CPU's optimizer step, with nothing to hide behind: 2 + 2
+    bytes per parameter (Ren et al. 2021, arXiv:2101.06840, section 4.1)."""
+    if shard_params <= 0 or host_link_gb_s <= 0:
+        return 0.0, 0.0
+    rate = gb_s_to_bytes_s(host_link_gb_s)
+    down = [b / rate for b in bucket_payloads(2.0 * shard_params, chunk_bytes)]
+    up = 2.0 * shard_params / rate
+    return sum(down) + up, exposed_after_producer_s(backward_s, down) + up
 
 
 def training_exchange(
@@ -338,9 +368,10 @@ def training_exchange(
     backward_s: float,
 ) -> TrainingExchange:
     """Everything one GPU exchanges per micro-batch under the job's layout: Megatron's
-    activation collectives over the tensor group, and the data-parallel exchange of its
+    activation collectives over the tensor group, the data-parallel exchange of its
     1/(tensor x pipeline) of the model over the data-parallel group, in DDP buckets or, under
-    ZeRO-3, per layer (FSDP wraps each transformer block)."""
+    ZeRO-3, per layer (FSDP wraps each transformer block), and under CPU offload the copies of
+    its optimizer shard's gradients and parameters to and from host memory."""
     w = workload
     value_bytes = 2.0 if sixteen_bit else 4.0
     tp_s = 0.0
@@ -353,23 +384,27 @@ def training_exchange(
         tp_s = tensor_parallel_time_s(
             message, round(per_layer * layers), lay.tensor, fabric, w.sequence_parallel
         )
-    none = Exchange(0.0, 0.0, 0.0, 0.0)
-    if lay.data <= 1:
-        return TrainingExchange(tp_s, none)
     split = lay.replica_gpus
     trainable = w.params * w.trainable_fraction
-    grad_bytes = trainable * parallelism.gradient_bytes_per_param(w, sixteen_bit) / split
-    param_bytes = w.params * value_bytes / split
     stage = parallelism.zero_stage(w)
-    traffic = parallelism.data_parallel_traffic(stage, grad_bytes, param_bytes)
-    chunk = bucket_bytes
-    if stage == 3 and w.num_layers:
-        chunk = param_bytes / max(1.0, w.num_layers / lay.pipeline)
-    data = data_parallel_exchange(
-        traffic, lay.data_in_node, lay.data_nodes, fabric, chunk, forward_s, backward_s,
-        w.gradient_accumulation,
-    )  # fmt: skip
-    return TrainingExchange(tp_s, data)
+    data = Exchange(0.0, 0.0, 0.0, 0.0)
+    if lay.data > 1:
+        grad_bytes = trainable * parallelism.gradient_bytes_per_param(w, sixteen_bit) / split
+        param_bytes = w.params * value_bytes / split
+        traffic = parallelism.data_parallel_traffic(stage, grad_bytes, param_bytes)
+        chunk = bucket_bytes
+        if stage == 3 and w.num_layers:
+            chunk = param_bytes / max(1.0, w.num_layers / lay.pipeline)
+        data = data_parallel_exchange(
+            traffic, lay.data_in_node, lay.data_nodes, fabric, chunk, forward_s, backward_s,
+            w.gradient_accumulation,
+        )  # fmt: skip
+    if not w.cpu_offload:
+        return TrainingExchange(tp_s, data)
+    shard = trainable / split / (lay.data if stage >= 1 else 1)
+    k = max(1, w.gradient_accumulation)  # the optimizer step runs once per k micro-batches
+    off, off_exposed = offload_copy_s(shard, fabric.host_link_gb_s, backward_s, bucket_bytes)
+    return TrainingExchange(tp_s, data, off / k, off_exposed / k)
 
 
 def host_parameter_server_time_s(
