@@ -131,3 +131,27 @@ def test_classic_models_without_transformer_fields_use_counted_structure() -> No
     assert work.kernels_forward == CLASSIC_STRUCTURE["resnet50"].kernels_forward
     other = dataclasses.replace(make_workload("resnet50"), model_name="my-cnn", name="my-cnn")
     assert layer_work(other).conv_flops == other.forward_flops_per_sample
+
+
+def test_ada_l2_serves_the_reads_of_a_layer_that_fits() -> None:
+    """The Ada whitepaper gives the RTX 4090 72 MB of L2 (GA102: 6 MB). BERT-base at 32 x 384
+    tokens has 32 x 384 x 768 x 2 B = 18.9 MB hidden tensors: they fit in 72 MB, so half the
+    pointwise moves (the reads of what the previous kernel wrote) hit L2; in 6 MB a third of
+    each tensor does."""
+    job = make_workload("bert-base-squad", batch_size=32)
+    work = layer_work(job)
+    tensor = 32 * 384 * 768 * 2.0
+    assert compute.l2_hit(72 * 2**20, tensor) == 1.0
+    assert compute.l2_hit(6 * 2**20, tensor) == pytest.approx(6 * 2**20 / tensor)
+    assert compute.l2_hit(0.0, tensor) == 0.0
+
+    def memory_s(l2_mb: float) -> float:
+        return compute.class_times(
+            work, job, 32, 1e14, 1000.0, winograd=False, operand_bytes=2.0,
+            sixteen_traffic=True, optimizer_params=0.0, intensity_scale=1.0,
+            l2_bytes=l2_mb * 2**20,
+        ).memory_s  # fmt: skip
+
+    pointwise = work.pointwise_elems * 2.0 * 3 * 32 / 1e12
+    assert memory_s(0.0) - memory_s(72.0) == pytest.approx(compute.L2_READ_SHARE * pointwise)
+    assert _gpu("GeForce RTX 4090").l2_cache_mb == 72

@@ -35,6 +35,10 @@ WINOGRAD_FLOP_REDUCTION = 2.25
 # The backward pass moves about twice the forward's pointwise bytes (reads the saved input and
 # the incoming gradient, writes the outgoing one) and launches about twice its kernels.
 BACKWARD_TRAFFIC = 2.0
+# Half of the pointwise moves are reads of the tensor the previous kernel just wrote; those hit
+# L2 when the tensor fits in it (Ada's 72-96 MB L2 holds a layer's activations that GA102's 6 MB
+# cannot). Writes still reach DRAM when the lines are evicted.
+L2_READ_SHARE = 0.5
 
 
 def training_flop_multiplier(workload: Workload) -> float:
@@ -70,6 +74,14 @@ def operand_bytes(path: str) -> float:
     """Bytes of one matmul operand element on a compute path: 1 for FP8, 2 for 16-bit tensor
     cores, 4 for TF32 (stored as fp32) and on shader cores (GPU.3: 16-bit computes in fp32)."""
     return {"tensor_fp8": 1.0, "tensor_16bit": 2.0}.get(path, 4.0)
+
+
+def l2_hit(l2_bytes: float, tensor_bytes: float) -> float:
+    """Share of an activation tensor still in L2 when the next op reads it: all of it when it
+    fits, else the part the cache holds."""
+    if l2_bytes <= 0 or tensor_bytes <= 0:
+        return 0.0
+    return min(1.0, l2_bytes / tensor_bytes)
 
 
 def bandwidth_time_s(n_bytes: float, bandwidth_gb_s: float, efficiency: float) -> float:
@@ -128,6 +140,7 @@ def class_times(
     sixteen_traffic: bool,
     optimizer_params: float,
     intensity_scale: float,
+    l2_bytes: float = 0.0,
 ) -> ClassTimes:
     """Seconds per class for `batch` samples at `flops_s` (the path's rate) and
     `bandwidth_gb_s` (achievable), before efficiencies. `winograd`: convolutions run on shader
@@ -146,7 +159,9 @@ def class_times(
     if winograd:
         conv *= 1.0 - work.winograd_share * (1.0 - 1.0 / WINOGRAD_FLOP_REDUCTION)
     elem_bytes = 2.0 if sixteen_traffic else 4.0
-    moved = (work.pointwise_elems + work.score_elems) * elem_bytes + work.loss_fp32_elems * 4.0
+    pointwise = work.pointwise_elems * elem_bytes
+    pointwise *= 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
+    moved = pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0
     moved = moved * traffic * units + optimizer_bytes(workload, optimizer_params)
     return ClassTimes(
         gemm_s=gemm * flop_mult * units / flops_s,
@@ -158,14 +173,16 @@ def class_times(
 
 @dataclass(frozen=True)
 class Rates:
-    """What one device runs a step at: the path's sustained matmul FLOP/s, the path, and the
-    memory bandwidth in GB/s. TF32 convolutions run on the TF32 tensor cores: PyTorch's
-    `torch.backends.cudnn.allow_tf32` defaults to True (PyTorch docs, CUDA semantics,
-    "TensorFloat-32 (TF32) on Ampere (and later) devices")."""
+    """What one device runs a step at: the path's sustained matmul FLOP/s, the path, the
+    memory bandwidth in GB/s and the L2 cache in bytes (0 when unknown: no L2 hits counted).
+    TF32 convolutions run on the TF32 tensor cores: PyTorch's `torch.backends.cudnn.allow_tf32`
+    defaults to True (PyTorch docs, CUDA semantics, "TensorFloat-32 (TF32) on Ampere (and
+    later) devices")."""
 
     flops_s: float
     path: str
     bandwidth_gb_s: float
+    l2_bytes: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -199,6 +216,7 @@ def gpu_step_s(
         winograd=path.startswith("simt"), operand_bytes=operand_bytes(path),
         sixteen_traffic=moves_16bit_activations(sixteen_bit, path),
         optimizer_params=optimizer_params, intensity_scale=factors.intensity_scale,
+        l2_bytes=rates.l2_bytes,
     )  # fmt: skip
     t_flops = t.gemm_s / factors.matmul_efficiency[path]
     t_flops += t.conv_s / factors.conv_efficiency[path]

@@ -182,6 +182,7 @@ class LayerWork:
     loss_fp32_elems: float
     kernels_forward: float
     kernels_per_sample: float = 0.0
+    tensor_elems: float = 0.0
 
     @property
     def flops(self) -> float:
@@ -257,6 +258,7 @@ def transformer_work(workload: Workload) -> LayerWork:
         score_elems=score,
         loss_fp32_elems=LOSS_FP32_PASSES * vocab * s,
         kernels_forward=per_layer * layers + KERNELS_OUTSIDE_LAYERS,
+        tensor_elems=s * h,
     )
 
 
@@ -282,6 +284,7 @@ def classic_work(workload: Workload) -> LayerWork:
         loss_fp32_elems=LOSS_FP32_PASSES * float(found.vocab or 0) * tokens,
         kernels_forward=found.kernels_forward,
         kernels_per_sample=found.kernels_per_sample,
+        tensor_elems=pointwise / POINTWISE_PASSES / max(found.kernels_forward, 1.0),
     )
 
 
