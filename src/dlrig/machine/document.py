@@ -148,6 +148,8 @@ def _gpu_entry(group: GPUGroup, catalog: Catalog) -> dict[str, Any]:
         entry["pcie"] = pcie
     if group.cooler_override is not None:
         entry["cooler"] = group.cooler_override.value
+    if group.power_limit_w is not None:
+        entry["power_limit_w"] = group.power_limit_w
     return entry
 
 

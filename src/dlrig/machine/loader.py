@@ -30,6 +30,7 @@ from dlrig.machine.model import (
     Network,
     Prices,
     StorageDevice,
+    power_limit_range_w,
 )
 from dlrig.machine.partial import resolve_spec
 from dlrig.machine.schema import BuildFile, MeasuredBlock, MemoryEntry, part_form
@@ -43,7 +44,7 @@ def parse_build(doc: dict[str, Any], source: str) -> BuildFile:
 P = TypeVar("P", bound=PartBase)
 
 # Per-build settings of an entry, as opposed to the part's own fields.
-_SETTINGS = frozenset({"count", "pcie", "holds_dataset"})
+_SETTINGS = frozenset({"count", "pcie", "holds_dataset", "power_limit_w"})
 
 
 def _find(catalog: Catalog, model: type[P], name: str, source: str, where: str) -> P:
@@ -73,6 +74,23 @@ def _setting(entry: Any, name: str, default: Any) -> Any:
     if isinstance(entry, str) or name not in type(entry).model_fields:
         return default
     return getattr(entry, name)
+
+
+def _power_limit(entry: Any, gpu: GPU, source: str, where: str) -> float | None:
+    """The entry's `power_limit_w`, checked against the card's range."""
+    limit: float | None = _setting(entry, "power_limit_w", None)
+    if limit is None:
+        return None
+    low_w, high_w = power_limit_range_w(gpu)
+    if not low_w - 1e-9 <= limit <= high_w + 1e-9:
+        raise ValidationError(
+            f"{source}: field '{where}': {limit:g} W is outside what a {gpu.name} takes: "
+            f"expected {low_w:.0f}-{high_w:.0f} W (a third of its stock power to its stock "
+            f"{high_w:.0f} W)",
+            field=where,
+            reason=f"expected {low_w:.0f}-{high_w:.0f} W",
+        )
+    return limit
 
 
 def _listed(value: Any) -> list[Any]:
@@ -147,13 +165,15 @@ def resolve_build(doc: dict[str, Any], source: str, catalog: Catalog | None = No
         # Written among the spec's fields, `cooler` is the card's own; beside `model` or
         # `spec`, it overrides the card's.
         in_spec = part_form(g) == "spec-fields"
+        gpu = _part(g, cat, GPU, source, f"gpus.{i}")
         gpus.append(
             GPUGroup(
-                gpu=_part(g, cat, GPU, source, f"gpus.{i}"),
+                gpu=gpu,
                 count=_setting(g, "count", 1),
                 pcie_gen=pcie.gen if pcie else None,
                 pcie_lanes=pcie.lanes if pcie else None,
                 cooler_override=None if in_spec else _setting(g, "cooler", None),
+                power_limit_w=_power_limit(g, gpu, source, f"gpus.{i}.power_limit_w"),
             )
         )
 

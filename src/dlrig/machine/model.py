@@ -24,20 +24,40 @@ from dlrig.machine.topology import Topology, compute_topology
 PART_KINDS = ("gpu", "cpu", "motherboard", "platform", "storage", "psu", "case")
 
 
+# The lowest power limit a build may set, as a share of the card's stock board power: NVIDIA's
+# driver lets an RTX 4090 go down to 150 of its 450 W (nvidia-smi -q, "Min Power Limit").
+# Cards whose driver floor is higher refuse a lower limit themselves (nvidia-smi -pl says so).
+MIN_POWER_LIMIT_SHARE = 1.0 / 3.0
+
+
+def power_limit_range_w(gpu: GPU) -> tuple[float, float]:
+    """The power limits a build may set on the card, W: its lowest to its stock board power."""
+    return gpu.tdp_w * MIN_POWER_LIMIT_SHARE, gpu.tdp_w
+
+
 @dataclass(frozen=True)
 class GPUGroup:
     """`count` identical GPUs; `pcie_gen`/`pcie_lanes` are what the slot gives when the user
-    said so (None: judge from the card and the board)."""
+    said so (None: judge from the card and the board); `power_limit_w`: each card's power
+    limit when the user sets one below its stock board power (nvidia-smi -pl)."""
 
     gpu: GPU
     count: int = 1
     pcie_gen: int | None = None
     pcie_lanes: int | None = None
     cooler_override: CoolerType | None = None
+    power_limit_w: float | None = None
 
     @property
     def cooler(self) -> CoolerType:
         return self.cooler_override or self.gpu.cooler
+
+    @property
+    def board_power_w(self) -> float:
+        """What one card draws at most: its power limit, else its stock board power (TDP)."""
+        if self.power_limit_w is None:
+            return self.gpu.tdp_w
+        return min(self.power_limit_w, self.gpu.tdp_w)
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,11 @@ class _GPUSettings(_Strict):
     count: Count = 1
     pcie: PCIeSetting | None = None
     cooler: CoolerType | None = None
+    power_limit_w: Annotated[float, Field(gt=0, le=10_000)] | None = Field(
+        default=None,
+        description="each card's power limit, W (nvidia-smi -pl): between the card's lowest "
+        "limit and its stock board power",
+    )
 
 
 class _CountSetting(_Strict):

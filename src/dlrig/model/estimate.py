@@ -36,6 +36,7 @@ from dlrig.model.device import (
 from dlrig.model.energy import co2_kg, energy_cost, run_time_h, wall_energy_kwh
 from dlrig.model.layers import LayerWork, layer_work
 from dlrig.model.power import size_build_psu
+from dlrig.model.power_limit import power_limit_factor
 from dlrig.model.rates import (
     is_16bit,
     measured_rate_notes,
@@ -87,6 +88,9 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     measured = job.build.measured  # the machine's own probe, in place of achievable rates
     if job.dev.group is not None:
         peak *= sustained_rate_factor(job.dev.group.gpu, w.precision, measured)
+        limited, note = power_limit_factor(job.dev.group, w.precision, measured)
+        peak *= limited
+        assumed.extend([note] if note else [])
         assumed.extend(measured_rate_notes(measured, job.dev.group.gpu, w.precision))
     bw = job.dev.bandwidth_gb_s
     if job.dev.group is not None:

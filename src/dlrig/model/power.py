@@ -64,8 +64,9 @@ def size_psu(gpu_w: float, cpu_w: float) -> PSUSizing:
 
 
 def build_gpu_w(build: Build) -> float:
-    """Board power of all GPUs in one node, W (TDP / total graphics power)."""
-    return sum(g.gpu.tdp_w * g.count for g in build.gpus)
+    """Board power of all GPUs in one node, W (TDP / total graphics power, or the power limit
+    the build sets on the cards)."""
+    return sum(g.board_power_w * g.count for g in build.gpus)
 
 
 def build_cpu_w(build: Build) -> float | None:
@@ -81,12 +82,14 @@ def vendor_min_system_w(build: Build) -> float | None:
     A vendor's figure is for a PC with one such card, so each further card adds its board power
     on top of the largest stated minimum.
     """
-    stated = [g.gpu for g in build.gpus if g.gpu.vendor_min_psu_w is not None]
+    stated = [g for g in build.gpus if g.gpu.vendor_min_psu_w is not None]
     if not stated:
         return None
-    anchor = max(stated, key=lambda gpu: gpu.vendor_min_psu_w or 0.0)
-    others_w = build_gpu_w(build) - anchor.tdp_w
-    return (anchor.vendor_min_psu_w or 0.0) + others_w
+    anchor = max(stated, key=lambda g: g.gpu.vendor_min_psu_w or 0.0)
+    # The stated minimum is the card's stock power plus the rest of a typical PC; a power limit
+    # (power_limit_w) lowers the card's share, not the rest's.
+    rest_w = (anchor.gpu.vendor_min_psu_w or 0.0) - anchor.gpu.tdp_w
+    return rest_w + build_gpu_w(build)
 
 
 def size_build_psu(build: Build, *, default_cpu_w: float = 150.0) -> PSUSizing:

@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterator
 
 from dlrig.enums import FormFactor
+from dlrig.machine.model import power_limit_range_w
 from dlrig.model.calibration import default_calibration
 from dlrig.model.power import (
     HEADROOM,
@@ -120,24 +121,42 @@ def psu_size(f: Facts) -> Iterator[Judgement]:
 
 def _psu_fix(f: Facts, sizing: PSUSizing, watts: float) -> str:
     """What to buy or change when the PSU is too small, in sizes that exist: one unit up to
-    ATX_MAX_W, else two PSUs or a power limit on the GPUs that the present PSU carries."""
-    if sizing.recommended_w <= ATX_MAX_W_115V:
-        return f"use a PSU of >= {sizing.recommended_w} W (or fewer/lower-power GPUs)"
+    ATX_MAX_W, else two PSUs; and, whenever the present PSU carries the GPUs at a limit the
+    cards take, that power limit as the build file writes it (`power_limit_w`)."""
     options = []
-    if sizing.recommended_w <= ATX_MAX_W:
-        options.append(f"a PSU of >= {sizing.recommended_w} W on 200-240 V mains")
-    half = next_psu_size_w(sizing.required_w / 2)
-    options.append(f"two PSUs of >= {half} W each (psu: {{model: ..., count: 2}}, a dual-PSU case)")
-    # PSU.1 inverted: the GPUs' total board power the present PSU carries with both 10% steps.
-    gpu_budget_w = (watts / (1 + HEADROOM) - sizing.cpu_w) / (1 + OTHER_COMPONENTS_SHARE_OF_GPU)
-    cap_w = math.floor(gpu_budget_w / f.n_gpus / 10) * 10 if f.n_gpus else 0
-    stock_w = min(c.gpu.tdp_w for c in f.cards)
-    if 0 < cap_w < stock_w:
+    if sizing.recommended_w <= ATX_MAX_W_115V:
+        options.append(f"use a PSU of >= {sizing.recommended_w} W (or fewer/lower-power GPUs)")
+    else:
+        if sizing.recommended_w <= ATX_MAX_W:
+            options.append(f"a PSU of >= {sizing.recommended_w} W on 200-240 V mains")
+        half = next_psu_size_w(sizing.required_w / 2)
         options.append(
-            f"a power limit of <= {cap_w} W per GPU (nvidia-smi -pl {cap_w}; "
-            f"{cap_w / stock_w:.0%} of stock power, so slower)"
+            f"two PSUs of >= {half} W each (psu: {{model: ..., count: 2}}, a dual-PSU case)"
+        )
+    limit = power_limit_that_fits(f, sizing, watts)
+    if limit is not None:
+        stock_w = min(c.gpu.tdp_w for c in f.cards)
+        options.append(
+            f"a power limit of {limit} W per GPU: power_limit_w: {limit} on each gpus entry "
+            f"(nvidia-smi -pl {limit}; {limit / stock_w:.0%} of stock power, so slower)"
         )
     return "; or ".join(options)
+
+
+def power_limit_that_fits(f: Facts, sizing: PSUSizing, watts: float) -> int | None:
+    """PSU.1 inverted: the highest per-GPU power limit (a multiple of 10 W) at which the present
+    PSU passes, when every card takes it (None: none does, or no limit is needed)."""
+    if not f.cards:
+        return None
+    # The GPUs' total board power the PSU carries with both of PSU.1's 10% steps, and within
+    # the GPU vendor's minimum system power (the rest of the PC plus the cards' power).
+    gpu_budget_w = (watts / (1 + HEADROOM) - sizing.cpu_w) / (1 + OTHER_COMPONENTS_SHARE_OF_GPU)
+    if sizing.vendor_min_w is not None:
+        gpu_budget_w = min(gpu_budget_w, watts - (sizing.vendor_min_w - sizing.gpu_w))
+    limit = math.floor(gpu_budget_w / f.n_gpus / 10) * 10
+    lowest = max(power_limit_range_w(c.gpu)[0] for c in f.cards)
+    stock = min(c.gpu.tdp_w for c in f.cards)
+    return limit if lowest <= limit < stock else None
 
 
 def _adapter_8pins(tdp_w: float, connectors: int) -> int:
