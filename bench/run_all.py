@@ -16,7 +16,7 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 RESULTS_DIR = BENCH_DIR / "results"
-ORDER = ["check", "estimate", "accuracy", "plan", "probe", "watch", "serving", "report"]
+ORDER = ["check", "estimate", "accuracy", "memory", "plan", "probe", "watch", "serving", "report"]
 
 HEADER = """# Benchmarks
 

@@ -5,6 +5,9 @@ price stays beside it; and the one function that picks a price prefers the stree
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
+from pathlib import Path
 
 import pydantic
 import pytest
@@ -72,3 +75,16 @@ def test_unit_price_agrees_with_price_in_use_for_every_part() -> None:
         for part in cat.of(kind):
             used = price_in_use(part)
             assert unit_price_usd(part) == (None if used is None else used.usd), part.name
+
+
+def test_a_users_street_price_needs_its_own_date_and_market(tmp_path: Path) -> None:
+    patch = tmp_path / "quotes.yaml"
+    patch.write_text("gpus:\n  - {name: GeForce RTX 4090, street_price_usd: 1900}\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "dlrig", "plan", "-w", "resnet50", "--budget", "3000",
+         "--catalog", str(patch)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "quotes.yaml" in result.stderr and "street_price_date" in result.stderr
+    assert "Traceback" not in result.stderr

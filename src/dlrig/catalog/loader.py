@@ -146,6 +146,11 @@ class Catalog:
                     # The user's own price is the one to use, not the catalog's street price.
                     for key in ("street_price_usd", "street_price_date", "street_market"):
                         base.pop(key, None)
+                if "street_price_usd" in entry:
+                    # A new street price brings its own date and market, not the catalog's.
+                    for key in ("street_price_date", "street_market"):
+                        if key not in entry:
+                            base.pop(key, None)
                 merged = {**base, **entry}
                 if at is not None:
                     merged["name"] = current[at].name

@@ -36,7 +36,6 @@ from dlrig.model.device import (
 from dlrig.model.energy import co2_kg, energy_cost, run_time_h, wall_energy_kwh
 from dlrig.model.layers import LayerWork, layer_work
 from dlrig.model.power import size_build_psu
-from dlrig.model.power_limit import power_limit_factor
 from dlrig.model.rates import (
     is_16bit,
     measured_rate_notes,
@@ -52,7 +51,7 @@ from dlrig.model.result import (
 )
 from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
-from dlrig.units import GB, MIB, gbit_s_to_gb_s
+from dlrig.units import gbit_s_to_gb_s
 from dlrig.workloads.model import Mode, Workload
 
 DEFAULT_READ_MB_S = 3500.0  # a PCIe 3.0 NVMe SSD, when the build names no storage
@@ -88,9 +87,6 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     measured = job.build.measured  # the machine's own probe, in place of achievable rates
     if job.dev.group is not None:
         peak *= sustained_rate_factor(job.dev.group.gpu, w.precision, measured)
-        limited, note = power_limit_factor(job.dev.group, w.precision, measured)
-        peak *= limited
-        assumed.extend([note] if note else [])
         assumed.extend(measured_rate_notes(measured, job.dev.group.gpu, w.precision))
     bw = job.dev.bandwidth_gb_s
     if job.dev.group is not None:
@@ -99,7 +95,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     if not job.training:
         weight_bytes = w.params * memory.frozen_weight_bytes_per_param(w.weight_bits, job.sixteen)
     t_mm, t_mem = compute.gpu_step_s(
-        job.work, w, batch, compute.Rates(peak, path.value, bw, _l2_bytes(job.dev)), cal.compute,
+        job.work, w, batch, compute.Rates(peak, path.value, bw), cal.compute,
         optimizer_params=job.trainable / job.shards, sixteen_bit=job.sixteen,
         weight_bytes=weight_bytes,
     )  # fmt: skip
@@ -117,12 +113,6 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     gpus = job.n_node * job.build.nodes
     slow = throttle / interconnect.straggler_factor(gpus) if job.training else throttle
     return t_mm / slow, t_mem / slow, path.value
-
-
-def _l2_bytes(dev: Device) -> float:
-    """The GPU's L2 cache in bytes; 0 for the CPU or a GPU the catalog gives none."""
-    gpu = dev.group.gpu if dev.group is not None else None
-    return (gpu.l2_cache_mb or 0.0) * MIB if gpu is not None else 0.0
 
 
 def _pair_spaced(build: Build) -> bool:
@@ -224,23 +214,19 @@ def _exchange_s(
     )  # fmt: skip
 
 
-def _memory(job: _Job) -> MemoryEstimate:
-    """GPU memory (or RAM on a CPU-only build) at the batch, and the largest batch that fits."""
-    context_gb = 0.0 if job.dev.is_cpu else job.cal.cuda_context_gb
-    need = memory.memory_need(
-        job.workload, job.batch, job.sixteen, job.shards, context_gb,
-        job.cal.allocator_overhead_fraction,
-    )  # fmt: skip
-    available = job.dev.memory_gb * GB
-    activations = need.activation_bytes_per_sample * job.batch
+def _memory(plan: memory.MemoryPlan) -> MemoryEstimate:
+    """GPU memory (or RAM on a CPU-only build) at the batch, and the largest batch that fits,
+    in GB as cards are labelled (memory.capacity_gb), under the layout memory_plan chose."""
+    need = plan.need
+    activations = need.activation_bytes_per_sample * need.batch
     return MemoryEstimate(
-        gpu_required_gb=need.total_bytes / GB,
-        gpu_available_gb=job.dev.memory_gb,
-        fits=need.total_bytes <= available,
-        max_batch_per_gpu=memory.max_batch_per_gpu(need, available),
-        model_states_gb=need.model_states_bytes / GB,
-        activations_gb=activations / GB,
-        overhead_gb=(need.total_bytes - need.model_states_bytes - activations) / GB,
+        gpu_required_gb=memory.capacity_gb(need.total_bytes),
+        gpu_available_gb=memory.capacity_gb(plan.capacity_bytes),
+        fits=plan.fits,
+        max_batch_per_gpu=plan.max_batch_per_gpu,
+        model_states_gb=memory.capacity_gb(need.model_states_bytes),
+        activations_gb=memory.capacity_gb(activations),
+        overhead_gb=memory.capacity_gb(need.total_bytes - need.model_states_bytes - activations),
     )
 
 
@@ -369,6 +355,14 @@ def estimate(
     training = workload.mode is Mode.TRAINING
     if training and not dev.is_cpu:
         parallelism.check_layout(workload, n_node, build.nodes, workload.name)
+    plan = memory.memory_plan(
+        workload, is_16bit(workload.precision), n_node, build.nodes, dev.memory_gb,
+        0.0 if dev.is_cpu else cal.cuda_context_gb, cal.allocator_overhead_fraction,
+        build.memory.size_gb if build.memory else None,
+    )  # fmt: skip
+    if plan.note:
+        assumed.append(plan.note)
+    workload = memory.sharded_workload(workload, plan.layout)  # what the step then runs
     job = _Job(
         build=build, workload=workload, cal=cal, dev=dev,
         work=layer_work(workload),
@@ -456,7 +450,7 @@ def estimate(
         speedup_if_removed=step.speedup_if_removed,
         samples_per_s=samples_per_s,
         tokens_per_s=tokens_per_s,
-        memory=_memory(job),
+        memory=_memory(plan),
         power=power,
         run=run,
         assumptions=tuple(dict.fromkeys(assumed)),
@@ -467,14 +461,15 @@ def estimate(
 
 
 def workload_memory_gb(workload: Workload, *, calibration: Calibration | None = None) -> float:
-    """GPU memory one GPU needs for `workload` at its own batch (no sharding), decimal GB."""
+    """GPU memory one GPU needs for `workload` at its own batch (no sharding), in GB as cards are
+    labelled."""
     cal = calibration or default_calibration()
     need = memory.memory_need(
         workload,
         workload.batch_size,
         is_16bit(workload.precision),
-        1,
+        memory.declared_layout(workload, 1),
         cal.cuda_context_gb,
         cal.allocator_overhead_fraction,
     )
-    return need.total_bytes / GB
+    return memory.capacity_gb(need.total_bytes)

@@ -1,32 +1,85 @@
-"""GPU memory per GPU: model states (weights, gradients, optimizer), activations x batch, and
-the CUDA context and allocator overhead; FSDP/ZeRO sharding, LoRA and 4-bit QLoRA.
+"""GPU memory per GPU: model states (weights, gradients, optimizer state) under a ZeRO stage,
+activations x batch from the model's structure, the CUDA context and the allocator's share; and
+the one decision whether a job that does not fit replicated is sharded (`memory_plan`).
 
-Per trainable parameter under mixed-precision Adam: 2 B 16-bit weight + 2 B 16-bit gradient +
-4 B fp32 master weight + 8 B two fp32 moments = 16 B (Rajbhandari et al. 2020, ZeRO, sec. 3.1);
-in fp32: 4 + 4 + 8 = 16 B. SGD with momentum keeps one moment (4 B) instead of two.
+Model states (Rajbhandari et al. 2020, "ZeRO", arXiv:1910.02054, sec. 3.1 and 5.1): per trainable
+parameter mixed-precision Adam keeps a 16-bit weight (2 B), a 16-bit gradient (2 B) and K = 12 B
+of optimizer state (fp32 master weight + two fp32 moments): 16 B. fp32 training keeps 4 + 4 B and
+the moments only. Over Nd data-parallel ranks stage 1 shards the K part, stage 2 also the
+gradients, stage 3 (FSDP) also the weights: (2 + 2 + K) / Nd. Tensor x pipeline parallelism splits
+every layer's states over its GPUs.
+
+Activations of a transformer layer: Korthikanti et al. 2022, "Reducing Activation Recomputation
+in Large Transformer Models" (arXiv:2205.05198), sec. 4; other models: the workload's measured
+per-sample bytes (`dlrig.torch.describe`'s count, 32-bit; halved for 16-bit).
+
+GPU capacity: vendors label GPU memory in binary gigabytes (an RTX 4090's "24 GB" is 24576 MiB
+as nvidia-smi reports it), so a card's `memory_gb` is GiB here and the need is reported in the
+same unit.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from dlrig.enums import Parallelism
-from dlrig.units import BITS_PER_BYTE, GB
+from dlrig.units import BITS_PER_BYTE, GIB
 from dlrig.workloads.model import Mode, Workload
 
-# 4-bit NF4 with double quantization: 4 bits + 0.127 bits of constants per weight (QLoRA).
+# 4-bit NF4 with double quantization: 4 bits + 0.127 bits of constants per weight (QLoRA,
+# Dettmers et al. 2023, sec. 3). Embeddings and the output projection stay 16-bit (bitsandbytes
+# quantizes nn.Linear layers only, and transformers keeps the LM head out).
 QLORA_BITS_PER_WEIGHT = 4.127
+# FSDP holds a layer unit's gathered weights while it computes and prefetches the next one's.
+GATHERED_UNITS = 2
+# Cross-entropy keeps the logits' log-softmax in fp32 (Korthikanti et al. 2022: 4 s b v bytes).
+LOSS_BYTES_PER_LOGIT = 4.0
+MASK_BYTES = 1.0  # a dropout mask keeps one byte per element
+
+
+def gpu_capacity_bytes(memory_gb: float) -> float:
+    """Bytes on a card labelled `memory_gb` GB (binary: 24 GB = 24 x 2**30 bytes)."""
+    return memory_gb * GIB
+
+
+def capacity_gb(n_bytes: float) -> float:
+    """Bytes in the GB unit cards are labelled in (2**30 bytes)."""
+    return n_bytes / GIB
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the job spreads over its GPUs, as far as memory is concerned. `shard_ranks`: the
+    data-parallel ranks the ZeRO partitions spread over; `planned`: dlrig chose the sharding
+    because the job did not fit replicated."""
+
+    zero_stage: int = 0
+    shard_ranks: int = 1
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    sequence_parallel: bool = False
+    micro_batches: int = 1
+    cpu_offload: bool = False
+    planned: bool = False
+
+    @property
+    def effective_stage(self) -> int:
+        """The ZeRO stage that shards anything: none on a single data-parallel rank."""
+        return self.zero_stage if self.shard_ranks > 1 else 0
 
 
 @dataclass(frozen=True)
 class MemoryNeed:
-    """Bytes one GPU holds, by part; the caching allocator adds a share on top of the tensors."""
+    """Bytes one GPU holds, by part; the caching allocator adds a share on top of the tensors.
+    `host_bytes`: what CPU offload keeps in the host's RAM for this GPU."""
 
     model_states_bytes: float
     activation_bytes_per_sample: float
     batch: int
     context_bytes: float
     allocator_overhead_fraction: float
+    host_bytes: float = 0.0
 
     @property
     def total_bytes(self) -> float:
@@ -55,45 +108,245 @@ def frozen_weight_bytes_per_param(weight_bits: int | None, sixteen_bit: bool) ->
     return 2.0 if sixteen_bit else 4.0
 
 
-def model_state_bytes(workload: Workload, sixteen_bit: bool, shards: int) -> float:
-    """Model states on one GPU; FSDP/ZeRO-3 shards them over `shards` GPUs."""
-    params = workload.params
+def embedding_params(workload: Workload) -> float:
+    """Parameters of the token embedding and the output projection (one matrix when tied)."""
+    if not workload.vocab_size or not workload.hidden_size:
+        return 0.0
+    matrices = 1 if workload.tied_embeddings else 2
+    return float(workload.vocab_size * workload.hidden_size * matrices)
+
+
+def frozen_weight_bytes(workload: Workload, frozen_params: float, sixteen_bit: bool) -> float:
+    """Bytes of the frozen weights: under 4-bit QLoRA the linear layers are quantized and the
+    embeddings stay 16-bit (Llama 3 70B: 2.1e9 of 70.6e9 parameters, 4.2 GB of ~40)."""
+    per_param = frozen_weight_bytes_per_param(workload.weight_bits, sixteen_bit)
+    if workload.weight_bits != 4:
+        return frozen_params * per_param
+    embeddings = min(embedding_params(workload), frozen_params)
+    return (frozen_params - embeddings) * per_param + embeddings * 2.0
+
+
+def model_state_bytes(workload: Workload, sixteen_bit: bool, layout: Layout) -> tuple[float, float]:
+    """(bytes on one GPU, bytes offloaded to host RAM for it) of weights, gradients and
+    optimizer state under the layout's ZeRO stage, tensor/pipeline split and CPU offload."""
+    split = float(layout.tensor_parallel * layout.pipeline_parallel)
     if workload.mode is Mode.INFERENCE:
-        return params * frozen_weight_bytes_per_param(workload.weight_bits, sixteen_bit)
-    trainable = params * workload.trainable_fraction
-    frozen = params - trainable
-    total = trainable * trainable_state_bytes_per_param(workload.optimizer.value, sixteen_bit)
-    total += frozen * frozen_weight_bytes_per_param(workload.weight_bits, sixteen_bit)
-    if workload.parallel is Parallelism.FSDP and shards > 1:
-        total /= shards
-    return total
+        weights = frozen_weight_bytes(workload, workload.params, sixteen_bit)
+        return weights / split, 0.0
+    trainable = workload.params * workload.trainable_fraction
+    weight_b, grad_b = (2.0, 2.0) if sixteen_bit else (4.0, 4.0)
+    state_b = trainable_state_bytes_per_param(workload.optimizer.value, sixteen_bit)
+    weights = trainable * weight_b + frozen_weight_bytes(
+        workload, workload.params - trainable, sixteen_bit
+    )
+    grads = trainable * grad_b
+    optimizer = trainable * (state_b - weight_b - grad_b)
+    ranks, stage = float(layout.shard_ranks), layout.effective_stage
+    on_gpu = {
+        "weights": weights / ranks if stage >= 3 else weights,
+        "grads": grads / ranks if stage >= 2 else grads,
+        "optimizer": optimizer / ranks if stage >= 1 else optimizer,
+    }
+    host = 0.0
+    if layout.cpu_offload:
+        offloaded = ("optimizer", "weights", "grads") if stage >= 3 else ("optimizer",)
+        host = sum(on_gpu[k] for k in offloaded)
+        on_gpu.update({k: 0.0 for k in offloaded})
+    gpu = sum(on_gpu.values())
+    if stage >= 3:
+        gpu += gathered_weight_bytes(workload, weights, sixteen_bit)
+    return gpu / split, host / split
 
 
-def per_sample_bytes(workload: Workload, sixteen_bit: bool) -> float:
-    """Memory that grows with the batch: saved activations (training) or the KV cache over
-    the context (decoding)."""
+def gathered_weight_bytes(workload: Workload, weights: float, sixteen_bit: bool) -> float:
+    """Whole (unsharded) weights a ZeRO-3/FSDP GPU holds while it computes, wrapping each
+    transformer layer as a unit: the root unit (embeddings, output projection) stays gathered
+    from the forward to the backward, and a layer's unit is gathered while the next one is
+    prefetched (Llama 3 70B under QLoRA: 4.2 GB + 2 x 0.44 GB)."""
+    if not workload.num_layers:
+        return 0.0
+    embeddings = embedding_params(workload) * (2.0 if sixteen_bit else 4.0)
+    per_layer = max(weights - embeddings, 0.0) / workload.num_layers
+    return min(embeddings, weights) + GATHERED_UNITS * per_layer
+
+
+def transformer_layer_activation_bytes(
+    seq_len: int,
+    hidden_size: int,
+    num_heads: int,
+    tensor_parallel: int = 1,
+    sequence_parallel: bool = False,
+    selective_recompute: bool = False,
+    *,
+    kv_heads: int | None = None,
+    ffn_hidden_size: int | None = None,
+    gated_mlp: bool = False,
+    dropout: bool = True,
+    element_bytes: float = 2.0,
+    key_len: int | None = None,
+    experts_per_token: int = 1,
+) -> float:
+    """Activations one transformer layer saves for the backward pass, per sample (Korthikanti
+    et al. 2022, sec. 4.1). With its defaults (16-bit, MHA, a 4h GeLU MLP, dropout) this is the
+    paper's s h (34 + 5 a s / h) bytes: attention 11 s h (QKV input, Q, K, V, projection input,
+    dropout mask) + 5 a s^2 (softmax output, its dropout mask and output), MLP 19 s h, two
+    layer norms 4 s h. Tensor parallelism over t GPUs divides all but the norms, the block inputs
+    and the dropout masks after them (10 s h); sequence parallelism divides those too;
+    selective recomputation, or flash attention, keeps no score matrices (flash keeps its fp32
+    log-sum-exp, 4 a s bytes). Grouped-query attention shrinks K and V to kv_heads, a gated MLP
+    (SwiGLU) keeps its input and four f-wide tensors, and `key_len` > s (Transformer-XL's
+    memory) widens K, V and the scores. A mixture of experts keeps the MLP's tensors once per
+    expert a token is routed to."""
+    s, h, t, e = float(seq_len), float(hidden_size), float(tensor_parallel), element_bytes
+    a = float(num_heads)
+    k = float(key_len or seq_len)
+    h_kv = h * (kv_heads or num_heads) / a
+    f = float(ffn_hidden_size or 4 * hidden_size)
+    mask = MASK_BYTES if dropout else 0.0
+    # Kept whole on each tensor-parallel rank unless sequence parallel: the two norms' inputs,
+    # the attention and MLP inputs, and the masks of the dropouts after each block.
+    replicated = 4.0 * e * s * h + 2.0 * mask * s * h
+    attention = e * s * h + 2.0 * e * k * h_kv + e * s * h  # Q, K, V, projection input
+    mlp = (4.0 if gated_mlp else 2.0) * e * s * f * experts_per_token
+    # softmax output (also the input of the product with V), then the dropout's mask and output
+    per_score = e + (mask + e if dropout else 0.0)
+    scores = 0.0 if selective_recompute else a * s * k * per_score
+    sharded = attention + mlp + scores
+    return sharded / t + replicated / (t if sequence_parallel else 1.0)
+
+
+def cross_attention_activation_bytes(
+    seq_len: int,
+    key_len: int,
+    hidden_size: int,
+    num_heads: int,
+    *,
+    kv_heads: int | None = None,
+    dropout: bool = True,
+    element_bytes: float = 2.0,
+    flash: bool = False,
+) -> float:
+    """What a decoder layer's cross-attention block adds, per sample: its norm input, Q and
+    projection input over the s decoder positions, K and V over the encoder's key_len positions,
+    the s x key_len scores (none under flash attention) and the output dropout's mask (the
+    terms of Korthikanti et al.'s attention block with keys from the encoder)."""
+    s, k, h, e = float(seq_len), float(key_len), float(hidden_size), element_bytes
+    h_kv = h * (kv_heads or num_heads) / num_heads
+    mask = MASK_BYTES if dropout else 0.0
+    per_score = e + (mask + e if dropout else 0.0)
+    scores = 0.0 if flash else num_heads * s * k * per_score
+    return 3.0 * e * s * h + 2.0 * e * k * h_kv + scores + mask * s * h
+
+
+def _element_bytes(sixteen_bit: bool) -> float:
+    return 2.0 if sixteen_bit else 4.0
+
+
+def _encoder_bytes(workload: Workload, e: float, layout: Layout) -> tuple[float, float, float]:
+    """(encoder activations, a decoder layer's cross-attention, the largest layer recomputed)
+    of an encoder-decoder model (all 0 for a decoder or encoder alone). The encoder's output
+    stays for every decoder layer's cross-attention."""
+    w = workload
+    if not (w.encoder_layers and w.encoder_seq_len and w.hidden_size and w.num_heads):
+        return 0.0, 0.0, 0.0
+    t, sp = layout.tensor_parallel, layout.sequence_parallel
+    full = transformer_layer_activation_bytes(
+        w.encoder_seq_len, w.hidden_size, w.num_heads, t, sp, w.flash_attention,
+        kv_heads=w.kv_heads, ffn_hidden_size=w.ffn_hidden_size, gated_mlp=w.gated_mlp,
+        dropout=w.dropout, element_bytes=e,
+    )  # fmt: skip
+    kept = e * w.encoder_seq_len * w.hidden_size / (t if sp else 1)
+    per_layer = kept if w.activation_checkpointing else full
+    cross = cross_attention_activation_bytes(
+        w.seq_len or 0, w.encoder_seq_len, w.hidden_size, w.num_heads, kv_heads=w.kv_heads,
+        dropout=w.dropout, element_bytes=e, flash=w.flash_attention,
+    ) / t  # fmt: skip
+    return per_layer * w.encoder_layers + kept, cross, full
+
+
+def transformer_activation_bytes_per_sample(
+    workload: Workload, sixteen_bit: bool, layout: Layout
+) -> float:
+    """Activations per sample (of one micro-batch) on the most loaded GPU of a transformer:
+    its layers (each keeping only its input, e s h, under full activation checkpointing, plus
+    one layer recomputed at a time in the backward), the embedding's dropout mask and the head
+    (final norm and projection inputs, the logits and their fp32 log-softmax: Korthikanti's
+    4 s b v). Pipeline stages under 1F1B: the first holds min(micro-batches, stages) micro-batches
+    of its L/p layers, the last one micro-batch and the head. An encoder-decoder model adds its
+    encoder's layers and a cross-attention block per decoder layer (not pipelined here)."""
+    w, e = workload, _element_bytes(sixteen_bit)
+    s, h, layers = w.seq_len or 0, w.hidden_size or 0, w.num_layers or 0
+    t, sp = layout.tensor_parallel, layout.sequence_parallel
+    full = transformer_layer_activation_bytes(
+        s, h, w.num_heads or 1, t, sp, w.flash_attention,
+        kv_heads=w.kv_heads, ffn_hidden_size=w.ffn_hidden_size, gated_mlp=w.gated_mlp,
+        dropout=w.dropout, element_bytes=e, key_len=s + (w.memory_len or 0),
+        experts_per_token=w.experts_per_token or 1,
+    )  # fmt: skip
+    if w.flash_attention:
+        full += 4.0 * (w.num_heads or 1) * s / t  # the kernel's fp32 log-sum-exp per row
+    encoder, cross, encoder_layer = _encoder_bytes(w, e, layout)
+    full += cross
+    per_layer = e * s * h / (t if sp else 1) if w.activation_checkpointing else full
+    recompute = max(full, encoder_layer) if w.activation_checkpointing else 0.0
+    embedding = (MASK_BYTES * s * h if w.dropout else 0.0) / (t if sp else 1)
+    head = 2.0 * e * s * h / (t if sp else 1)
+    if w.vocab_size:
+        head += (e + LOSS_BYTES_PER_LOGIT) * s * w.vocab_size / t
+    p = layout.pipeline_parallel
+    stage_layers = layers / p
+    if p == 1:
+        return per_layer * layers + recompute + embedding + head + encoder
+    first = per_layer * stage_layers * min(layout.micro_batches, p) + embedding + recompute
+    last = per_layer * stage_layers + head + recompute
+    return max(first, last)
+
+
+def per_sample_bytes(workload: Workload, sixteen_bit: bool, layout: Layout | None = None) -> float:
+    """Memory that grows with the batch: saved activations (training: from the transformer
+    structure when known, else the workload's 32-bit figure, halved for 16-bit) or the KV
+    cache over the context plus the activations (decoding)."""
+    measured = workload.activation_bytes_per_sample * (0.5 if sixteen_bit else 1.0)
     if workload.mode is Mode.INFERENCE:
         kv = (workload.kv_bytes_per_token or 0.0) * (workload.seq_len or 0)
-        return kv + workload.activation_bytes_per_sample * (0.5 if sixteen_bit else 1.0)
-    return workload.activation_bytes_per_sample * (0.5 if sixteen_bit else 1.0)
+        return kv + measured
+    if workload.has_transformer_structure:
+        return transformer_activation_bytes_per_sample(workload, sixteen_bit, layout or Layout())
+    return measured
+
+
+def declared_layout(workload: Workload, gpus: int) -> Layout:
+    """The layout the workload states, over `gpus` GPUs in all (data-parallel ranks: what
+    tensor x pipeline leave)."""
+    return Layout(
+        zero_stage=workload.zero_stage,
+        shard_ranks=max(1, gpus // workload.model_parallel_gpus),
+        tensor_parallel=workload.tensor_parallel,
+        pipeline_parallel=workload.pipeline_parallel,
+        sequence_parallel=workload.sequence_parallel,
+        micro_batches=workload.micro_batches,
+        cpu_offload=workload.cpu_offload,
+    )
 
 
 def memory_need(
     workload: Workload,
     batch: int,
     sixteen_bit: bool,
-    shards: int,
+    layout: Layout,
     cuda_context_gb: float,
     allocator_overhead_fraction: float,
 ) -> MemoryNeed:
-    """What one GPU needs at `batch`: model states, activations (or KV cache), the CUDA
-    context and the caching allocator's fragmentation."""
+    """What one GPU needs at `batch` under `layout`: model states, activations (or KV cache),
+    the CUDA context (GB as cards are labelled) and the caching allocator's fragmentation."""
+    states, host = model_state_bytes(workload, sixteen_bit, layout)
     return MemoryNeed(
-        model_states_bytes=model_state_bytes(workload, sixteen_bit, shards),
-        activation_bytes_per_sample=per_sample_bytes(workload, sixteen_bit),
+        model_states_bytes=states,
+        activation_bytes_per_sample=per_sample_bytes(workload, sixteen_bit, layout),
         batch=batch,
-        context_bytes=cuda_context_gb * GB,
+        context_bytes=gpu_capacity_bytes(cuda_context_gb),
         allocator_overhead_fraction=allocator_overhead_fraction,
+        host_bytes=host,
     )
 
 
@@ -109,23 +362,90 @@ def max_batch_per_gpu(need: MemoryNeed, available_bytes: float) -> int:
     return int(room // per_sample)
 
 
-def transformer_layer_activation_bytes(
-    seq_len: int,
-    hidden_size: int,
-    num_heads: int,
-    tensor_parallel: int = 1,
-    sequence_parallel: bool = False,
-    selective_recompute: bool = False,
-) -> float:
-    """Activations one transformer layer saves for the backward pass, per sample, at 16-bit
-    (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
-    arXiv:2205.05198, sec. 4): s h (34 + 5 a s / h) bytes: 34 s h for the linear layers,
-    norms, GeLU and dropout masks, 5 a s^2 for the attention scores, softmax and its dropout.
-    Tensor parallelism over t GPUs divides the attention and MLP part (24 s h + 5 a s^2) by t;
-    sequence parallelism also divides the norms and dropouts (10 s h); selective recomputation
-    drops the 5 a s^2 term (what flash attention also never stores)."""
-    s, h, t = float(seq_len), float(hidden_size), float(tensor_parallel)
-    attention_scores = 0.0 if selective_recompute else 5.0 * num_heads * s * s / t
-    sharded = 24.0 * s * h / t
-    norms_dropouts = 10.0 * s * h / (t if sequence_parallel else 1.0)
-    return sharded + norms_dropouts + attention_scores
+@dataclass(frozen=True)
+class MemoryPlan:
+    """The layout a job runs under on a build and what each GPU then needs. `note` says what
+    was planned (empty when the workload's own layout was kept)."""
+
+    layout: Layout
+    need: MemoryNeed
+    capacity_bytes: float
+    note: str = ""
+
+    @property
+    def fits(self) -> bool:
+        return self.need.total_bytes <= self.capacity_bytes
+
+    @property
+    def max_batch_per_gpu(self) -> int:
+        return max_batch_per_gpu(self.need, self.capacity_bytes)
+
+
+def memory_plan(
+    workload: Workload,
+    sixteen_bit: bool,
+    gpus_per_node: int,
+    nodes: int,
+    memory_gb: float,
+    cuda_context_gb: float,
+    allocator_overhead_fraction: float,
+    host_ram_gb: float | None = None,
+) -> MemoryPlan:
+    """The one place that decides whether a job is sharded. A training job that does not fit
+    replicated on each GPU, whose document did not fix its parallel layout, is planned as
+    people run it: FSDP/ZeRO-3 over all its GPUs (QLoRA's 4-bit weights included, as in
+    Answer.AI's FSDP + QLoRA, 2024), then with parameters and optimizer state offloaded to the
+    host's RAM when that holds them. Nothing is planned on a single GPU. When no layout fits,
+    the workload's own layout is reported."""
+    capacity = gpu_capacity_bytes(memory_gb)
+    gpus = max(1, gpus_per_node * nodes)
+
+    def need_under(layout: Layout) -> MemoryNeed:
+        return memory_need(
+            workload, workload.batch_size, sixteen_bit, layout, cuda_context_gb,
+            allocator_overhead_fraction,
+        )  # fmt: skip
+
+    declared = declared_layout(workload, gpus)
+    kept = MemoryPlan(declared, need_under(declared), capacity)
+    can_plan = (
+        workload.mode is Mode.TRAINING
+        and not workload.parallel_fixed
+        and declared.shard_ranks > 1
+        and not kept.fits
+    )
+    if not can_plan:
+        return kept
+    sharded = dataclasses.replace(declared, zero_stage=3, planned=True)
+    for layout in (sharded, dataclasses.replace(sharded, cpu_offload=True)):
+        plan = MemoryPlan(layout, need_under(layout), capacity)
+        host_gb = capacity_gb(plan.need.host_bytes * gpus_per_node)
+        if host_ram_gb is not None and host_gb > host_ram_gb:
+            continue  # the host cannot hold what would be offloaded
+        if plan.fits:
+            offload = (
+                f", parameters and optimizer state offloaded to host RAM ({host_gb:.0f} GB "
+                "per node)"
+                if layout.cpu_offload
+                else ""
+            )
+            note = (
+                f"sharded: the job does not fit replicated on each GPU, so it runs FSDP "
+                f"(ZeRO-3) over its {layout.shard_ranks} data-parallel GPUs{offload}; "
+                "fix `parallel` in the workload to choose otherwise"
+            )
+            return dataclasses.replace(plan, note=note)
+    return kept
+
+
+def sharded_workload(workload: Workload, layout: Layout) -> Workload:
+    """The workload as the planned layout runs it (FSDP, its ZeRO stage, offload), so that the
+    step's communication is that of the sharded job."""
+    if not layout.planned:
+        return workload
+    return dataclasses.replace(
+        workload,
+        parallel=Parallelism.FSDP,
+        zero_stage=layout.zero_stage,
+        cpu_offload=layout.cpu_offload,
+    )

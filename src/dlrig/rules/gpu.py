@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from dlrig.enums import Parallelism, Precision
 from dlrig.rules.engine import Judgement, error, info, rule, warning
 from dlrig.rules.facts import Facts
-from dlrig.units import GB
 
 
 @rule("GPU.3")
@@ -44,35 +43,32 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
         yield from _serving_memory(f)
         return
     from dlrig.model.calibration import default_calibration
-    from dlrig.model.memory import max_batch_per_gpu, memory_need
+    from dlrig.model.memory import capacity_gb, memory_plan
     from dlrig.model.rates import is_16bit
 
     cal = default_calibration()
-    shards = f.n_gpus * f.build.nodes if w.parallel is Parallelism.FSDP else 1
-    need = memory_need(
-        w,
-        w.batch_size,
-        is_16bit(w.precision),
-        shards,
-        cal.cuda_context_gb,
-        cal.allocator_overhead_fraction,
-    )
     smallest = min(f.cards, key=lambda c: c.gpu.memory_gb).gpu
-    need_gb = need.total_bytes / GB
+    # The estimate's own decision (sharded or not), so that check and plan agree with it.
+    plan = memory_plan(
+        w, is_16bit(w.precision), f.n_gpus, f.build.nodes, smallest.memory_gb,
+        cal.cuda_context_gb, cal.allocator_overhead_fraction, f.ram_gb,
+    )  # fmt: skip
+    need_gb = capacity_gb(plan.need.total_bytes)
     evidence = {
         "needed_gb": round(need_gb, 2),
         "gpu_memory_gb": smallest.memory_gb,
         "batch_per_gpu": w.batch_size,
-        "shards": shards,
+        "shards": plan.layout.shard_ranks if plan.layout.effective_stage >= 3 else 1,
     }
-    if need_gb <= smallest.memory_gb:
+    if plan.fits:
         yield info(
             f"{w.name} needs {need_gb:.1f} GB per GPU at batch {w.batch_size}; "
-            f"{smallest.name} has {smallest.memory_gb:g} GB",
+            f"{smallest.name} has {smallest.memory_gb:g} GB"
+            + (f" ({plan.note})" if plan.note else ""),
             evidence,
         )
         return
-    max_batch = max_batch_per_gpu(need, smallest.memory_gb * GB)
+    max_batch = plan.max_batch_per_gpu
     evidence["max_batch_per_gpu"] = max_batch
     message = (
         f"{w.name} needs {need_gb:.1f} GB per GPU at batch {w.batch_size}; "

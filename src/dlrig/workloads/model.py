@@ -66,7 +66,13 @@ class Workload:
     `similar_to` names a zoo model whose fitted efficiencies this one borrows. `batch_size` is
     per GPU per micro-batch; an optimizer step takes `gradient_accumulation` of them. Under
     tensor x pipeline parallelism each data-parallel replica spans that many GPUs; `zero_stage`
-    says what data-parallel ranks shard (1 optimizer state, 2 + gradients, 3 + weights). Run length
+    says what data-parallel ranks shard (1 optimizer state, 2 + gradients, 3 + weights);
+    `parallel_fixed` says the document chose the layout (else the model may shard a job that does
+    not fit replicated). The transformer structure (`num_heads`, `kv_heads`, `ffn_hidden_size`,
+    `gated_mlp`, `dropout`, `flash_attention`, `vocab_size`, `tied_embeddings`, `memory_len`,
+    and for encoder-decoder models `encoder_layers` over `encoder_seq_len` positions, the
+    decoder being `num_layers` over `seq_len`) is the published config's; the activation memory
+    is computed from it. Run length
     is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model states its
     default.
     """
@@ -102,6 +108,14 @@ class Workload:
     vocab_size: int | None = None
     experts: int | None = None
     experts_per_token: int | None = None
+    flash_attention: bool = False
+    gated_mlp: bool = False
+    dropout: bool = True
+    tied_embeddings: bool = False
+    memory_len: int | None = None
+    encoder_layers: int | None = None
+    encoder_seq_len: int | None = None
+    parallel_fixed: bool = False
     zero_stage: int = 0
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
@@ -132,6 +146,11 @@ class Workload:
         if not self.seq_len:
             return None
         return self.forward_flops_per_sample / self.seq_len
+
+    @property
+    def has_transformer_structure(self) -> bool:
+        """Layers, width, heads and tokens known: activations follow from the structure."""
+        return bool(self.num_layers and self.hidden_size and self.num_heads and self.seq_len)
 
     @property
     def model_parallel_gpus(self) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from dlrig.enums import Optimizer, Parallelism, Precision, PreprocessingStrategy
 from dlrig.workloads.model import FinetuneMethod, Mode, WorkloadKind
@@ -63,6 +63,30 @@ class ModelBlock(_Strict):
         default=None, description="feed-forward experts per layer (mixture of experts)"
     )
     experts_per_token: Annotated[int, Field(gt=0, le=10**5)] | None = None
+    attention: Literal["eager", "flash"] = Field(
+        default="eager",
+        description="attention kernel: eager keeps the score matrices for backward, flash "
+        "(FlashAttention, PyTorch SDPA) recomputes them",
+    )
+    gated_mlp: bool = Field(
+        default=False, description="gated feed-forward (SwiGLU, GeGLU): three matrices, not two"
+    )
+    dropout: bool = Field(default=True, description="dropout layers train (their masks are kept)")
+    tied_embeddings: bool = Field(
+        default=False, description="the output projection shares the input embedding matrix"
+    )
+    memory_len: Annotated[int, Field(gt=0, le=MAX_SEQ_LEN)] | None = Field(
+        default=None,
+        description="tokens of cached earlier segments each query also attends to (Transformer-XL)",
+    )
+    encoder_layers: Annotated[int, Field(gt=0, le=10**6)] | None = Field(
+        default=None,
+        description="encoder layers of an encoder-decoder model (Whisper); num_layers and "
+        "seq_len are then the decoder's",
+    )
+    encoder_seq_len: Annotated[int, Field(gt=0, le=MAX_SEQ_LEN)] | None = Field(
+        default=None, description="positions the encoder runs over (Whisper: 1500 frames)"
+    )
 
     @model_validator(mode="after")
     def _flops_given(self) -> ModelBlock:
@@ -83,6 +107,12 @@ class ModelBlock(_Strict):
             raise ValueError("'experts_per_token' is at most 'experts'")
         if self.num_heads and self.kv_heads and self.kv_heads > self.num_heads:
             raise ValueError("'kv_heads' is at most 'num_heads'")
+        if self.num_heads and self.kv_heads and self.num_heads % self.kv_heads:
+            raise ValueError("'num_heads' is a multiple of 'kv_heads' (query heads per group)")
+        if self.hidden_size and self.num_heads and self.hidden_size % self.num_heads:
+            raise ValueError("'hidden_size' is a multiple of 'num_heads' (the head width)")
+        if (self.encoder_layers is None) != (self.encoder_seq_len is None):
+            raise ValueError("give 'encoder_layers' and 'encoder_seq_len' together")
         return self
 
 
@@ -178,6 +208,12 @@ class ParallelBlock(_Strict):
         return self
 
 
+def _parallel_form(value: Any) -> str:
+    """`parallel: fsdp` names a strategy, `parallel: {...}` is the block: each form reports its
+    own error (not "should be 'ddp', 'fsdp' or 'host-ps'" for a block's bad key)."""
+    return "block" if isinstance(value, dict | ParallelBlock) else "by-name"
+
+
 class FinetuneBlock(_Strict):
     method: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: Annotated[float, Field(gt=0, le=1)] | None = None
@@ -236,7 +272,13 @@ class WorkloadFile(_Strict):
     dataset: Literal["synthetic"] | DatasetBlock | None = None
     preprocessing: PreprocessingBlock | None = None
     loader: LoaderBlock | None = None
-    parallel: Parallelism | ParallelBlock | None = None
+    parallel: (
+        Annotated[
+            Annotated[Parallelism, Tag("by-name")] | Annotated[ParallelBlock, Tag("block")],
+            Discriminator(_parallel_form),
+        ]
+        | None
+    ) = None
     gradient_accumulation: Annotated[int, Field(ge=1, le=10**5)] = Field(
         default=1, description="micro-batches of batch_size per optimizer step"
     )

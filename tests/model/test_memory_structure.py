@@ -1,0 +1,137 @@
+"""GPU memory from the model's structure: Korthikanti et al. 2022 per layer class and precision,
+ZeRO stages (Rajbhandari et al. 2020), QLoRA storage, CPU offload, and card capacity."""
+
+from __future__ import annotations
+
+import pytest
+from model_fixtures import RTX_3090, make_build, make_workload
+
+from dlrig.model import estimate
+from dlrig.model.memory import (
+    QLORA_BITS_PER_WEIGHT,
+    Layout,
+    frozen_weight_bytes,
+    gpu_capacity_bytes,
+    memory_need,
+    model_state_bytes,
+    per_sample_bytes,
+    transformer_layer_activation_bytes,
+)
+from dlrig.workloads import resolve_workload
+
+
+def test_fp32_layer_keeps_4_byte_activations_and_1_byte_masks() -> None:
+    """Korthikanti's 34 s h + 5 a s^2 at 16-bit is 16 s h + 2 a s^2 two-byte elements plus
+    2 s h + a s^2 one-byte dropout masks; in fp32 the elements take 4 bytes: 66 s h + 9 a s^2
+    (BERT-base at s = 384: 384 x 768 x 66 + 9 x 12 x 384^2 = 35.4 MB)."""
+    s, h, a = 384, 768, 12
+    fp32 = transformer_layer_activation_bytes(s, h, a, element_bytes=4.0)
+    assert fp32 == 66 * s * h + 9 * a * s * s
+    assert fp32 == pytest.approx(35.39e6, rel=1e-3)
+
+
+def test_flash_attention_drops_the_score_term() -> None:
+    """Flash attention (like selective recompute) keeps no a s^2 matrices: 34 s h left."""
+    s, h, a = 2048, 4096, 32
+    assert transformer_layer_activation_bytes(s, h, a, selective_recompute=True) == 34 * s * h
+
+
+def test_llama_3_8b_layer_gqa_swiglu_without_dropout() -> None:
+    """Llama 3 8B (hf config: h 4096, f 14336, 32 heads, 8 KV heads, no dropout), flash,
+    s = 2048, bf16: two norm inputs and the two block inputs 4 x 2 s h, Q and the projection
+    input 2 x 2 s h, K and V 2 x 2 s (h / 4), SwiGLU's gate, activation, up and product
+    4 x 2 s f: s (13 h + 8 f) bytes = 2048 x (53248 + 114688) = 343.9 MB."""
+    per_layer = transformer_layer_activation_bytes(
+        2048, 4096, 32, selective_recompute=True, kv_heads=8, ffn_hidden_size=14336,
+        gated_mlp=True, dropout=False,
+    )  # fmt: skip
+    assert per_layer == 2048 * (13 * 4096 + 8 * 14336)
+    assert per_layer == pytest.approx(343.9e6, rel=1e-3)
+
+
+def test_full_checkpointing_keeps_one_input_per_layer() -> None:
+    """With full activation checkpointing each layer keeps its 16-bit input (2 s h), one layer
+    is recomputed at a time, and the head keeps the logits and their fp32 log-softmax:
+    Llama 3 8B at s = 2048: 32 x 2 s h + 343.9 MB (+ flash's 4 a s log-sum-exp) + 2 x 2 s h
+    + 6 s v = 2.49 GB per sample."""
+    w = make_workload("llama-3-8b")
+    s, h, v = 2048, 4096, 128256
+    layer = 2048 * (13 * 4096 + 8 * 14336) + 4 * 32 * s
+    expected = 32 * 2 * s * h + layer + 2 * 2 * s * h + 6 * s * v
+    assert per_sample_bytes(w, True, Layout()) == pytest.approx(expected)
+    assert expected == pytest.approx(2.49e9, rel=0.01)
+
+
+def test_zero_paper_figure_1_model_states_per_stage() -> None:
+    """ZeRO (Rajbhandari et al. 2020, fig. 1): Psi = 7.5B parameters, Nd = 64 GPUs, K = 12:
+    baseline 120 GB, P_os 31.4 GB, P_os+g 16.6 GB, P_os+g+p 1.88 GB per GPU."""
+    w = resolve_workload(
+        {"model": {"params": 7.5e9, "forward_flops_per_sample": 1e12},
+         "precision": "bf16", "optimizer": "adam"},
+        "test",
+    )  # fmt: skip
+    per_stage = [model_state_bytes(w, True, Layout(stage, 64))[0] / 1e9 for stage in range(4)]
+    assert per_stage == pytest.approx([120.0, 31.4, 16.6, 1.875], abs=0.05)
+
+
+def test_cpu_offload_moves_optimizer_state_to_the_host() -> None:
+    """ZeRO-Offload: the 12 B/param of fp32 master weights and moments leave the GPU."""
+    w = resolve_workload(
+        {"model": {"params": 1e9, "forward_flops_per_sample": 1e12},
+         "precision": "bf16", "optimizer": "adamw"},
+        "test",
+    )  # fmt: skip
+    gpu, host = model_state_bytes(w, True, Layout(cpu_offload=True))
+    assert (gpu, host) == (pytest.approx(4e9), pytest.approx(12e9))
+
+
+def test_qlora_weights_take_half_a_byte_and_embeddings_stay_16_bit() -> None:
+    """QLoRA (Dettmers et al. 2023): NF4 + double quantization = 4.127 bits = 0.516 B per
+    weight; bitsandbytes leaves the embedding and the LM head in bf16 (Llama 3 70B: 2 x 128256
+    x 8192 = 2.10e9 parameters): 68.45e9 x 0.516 + 2.10e9 x 2 = 39.5 GB."""
+    assert 0.5 <= QLORA_BITS_PER_WEIGHT / 8 <= 0.56
+    w = make_workload("llama-3-70b-qlora")
+    frozen = w.params * (1 - w.trainable_fraction)
+    embeddings = 2 * 128256 * 8192
+    expected = (frozen - embeddings) * QLORA_BITS_PER_WEIGHT / 8 + embeddings * 2
+    assert frozen_weight_bytes(w, frozen, True) == pytest.approx(expected)
+    assert expected == pytest.approx(39.4e9, rel=0.01)
+
+
+def test_a_24_gb_card_holds_24_gib() -> None:
+    """nvidia-smi reports an RTX 3090's memory as 24576 MiB: the label is binary GB."""
+    assert gpu_capacity_bytes(24) == 24576 * 2**20
+
+
+def test_bert_base_is_no_longer_at_1_75x_its_need() -> None:
+    """Issue 10: the zoo's Lambda-implied 800 MB (fp32) halved to 400 MB was 1.75x BERT-base's
+    16-bit need; from its structure it is 12 x 384 x 768 x (34 + 30) = 226.5 MB per layer stack
+    plus the embedding mask and the head's inputs (2.1 MB)."""
+    w = make_workload("bert-base-squad")
+    need = per_sample_bytes(w, True, Layout())
+    assert need == pytest.approx(226.5e6 + 384 * 768 * 5, rel=1e-3)
+    assert 400e6 / need < 1.8
+    lambda_3090 = estimate(make_build(RTX_3090), make_workload("bert-base-squad", batch_size=96))
+    assert lambda_3090.memory.fits  # Lambda 2022 ran batch 96 fp16 on a 24 GB RTX 3090
+
+
+def test_pipeline_stage_memory_is_the_larger_of_first_and_last() -> None:
+    """1F1B: the first of p stages holds p micro-batches of its L/p layers, i.e. L layers'
+    worth of one micro-batch (Korthikanti et al. 2022, sec. 4.2.3); the last holds one
+    micro-batch of its L/p layers and the head. GPT-2 (s 1024, v 50257): the head's logits and
+    fp32 log-softmax, 6 s v = 309 MB, outweigh 9 layers, so the last stage binds."""
+    w = make_workload("gpt2")
+    one = per_sample_bytes(w, True, Layout())
+    four = per_sample_bytes(w, True, Layout(pipeline_parallel=4, micro_batches=16))
+    head = 2 * 2 * 1024 * 768 + 6 * 1024 * 50257
+    layers = one - head
+    assert four == pytest.approx(max(layers, layers / 4 + head), rel=1e-6)
+    assert four == pytest.approx(layers / 4 + head, rel=1e-6)
+
+
+def test_tensor_parallel_splits_states_and_activations() -> None:
+    w = make_workload("gpt2")
+    one = memory_need(w, 8, True, Layout(), 0.8, 0.05)
+    two = memory_need(w, 8, True, Layout(tensor_parallel=2, sequence_parallel=True), 0.8, 0.05)
+    assert two.model_states_bytes == pytest.approx(one.model_states_bytes / 2)
+    assert two.activation_bytes_per_sample == pytest.approx(one.activation_bytes_per_sample / 2)
