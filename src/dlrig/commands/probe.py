@@ -31,6 +31,24 @@ DistributedOption = Annotated[
 NoTorchOption = Annotated[
     bool, typer.Option("--no-torch", help="skip the torch.cuda measurements (NVML only)")
 ]
+TrainOption = Annotated[
+    str | None,
+    typer.Option(
+        "--train",
+        metavar="WORKLOAD",
+        help="train a stand-in of WORKLOAD (zoo name or file) for a few dozen steps here and "
+        "print its measured step next to the model's estimate (needs torch)",
+    ),
+]
+BatchOption = Annotated[
+    int | None,
+    typer.Option(
+        "--batch", min=1, max=65536, help="--train: the batch (default: the workload's; 8 on a CPU)"
+    ),
+]
+StepsOption = Annotated[
+    int, typer.Option("--steps", min=1, max=10000, help="--train: timed steps after warm-up")
+]
 
 
 def _home() -> Path | None:
@@ -55,11 +73,17 @@ def probe(
     distributed: DistributedOption = False,
     no_torch: NoTorchOption = False,
     html: HtmlOption = None,
+    train: TrainOption = None,
+    batch: BatchOption = None,
+    steps: StepsOption = 30,
 ) -> None:
     """Measure this machine (CPU, RAM, disks, input pipeline, GPUs) against its datasheets.
 
     The machine is also saved as a build, so `dlrig check probe:latest` judges it.
     """
+    if train is not None:
+        _train(train, batch, steps, json)
+        return
     if history:
         _show_history(json)
         return
@@ -118,6 +142,46 @@ def _measure(quick: bool, paths: tuple[Path, ...], torch: bool, quiet: bool) -> 
     document = probe_build_document(result, catalog)
     verdicts = judge(result, catalog, document["build"])
     return probe_report(result, verdicts, document)
+
+
+def _train(workload_ref: str, batch: int | None, steps: int, as_json: bool) -> None:
+    import datetime as dt
+    import socket
+
+    from dlrig.catalog import load_catalog
+    from dlrig.hardware import host, torch_train
+    from dlrig.probe import train as tr
+    from dlrig.report.console import print_renderable, print_text
+    from dlrig.report.jsonout import dumps
+    from dlrig.report.probe import train_summary
+    from dlrig.workloads import load_workload
+
+    workload = load_workload(workload_ref)
+    gpu_bytes = torch_train.cuda_memory_bytes()  # one line, exit 2, without torch
+    on_cpu = gpu_bytes is None
+    memory = host.read_memory()
+    room = gpu_bytes if gpu_bytes is not None else memory.available_bytes or memory.total_bytes
+    chosen = batch or (min(workload.batch_size, tr.CPU_BATCH) if on_cpu else workload.batch_size)
+    standin = tr.stand_in(workload, chosen, on_cpu, (room or 0) / tr.BYTES_PER_PARAM)
+    readings: tuple[Any, ...] = ()
+    if not on_cpu:
+        from dlrig.hardware.nvml import open_nvml
+
+        nvml = open_nvml()
+        try:
+            readings = tuple(nvml.read_gpus())[:1]
+        finally:
+            nvml.close()
+    timing = torch_train.train_steps(standin.spec, steps=steps, warmup=2 if on_cpu else 5)
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
+    build = tr.machine_build(
+        socket.gethostname(), now, host.read_cpu(), memory, readings, load_catalog(), on_cpu
+    )
+    data = tr.comparison_json(tr.compare(workload, standin, timing, build))
+    if as_json:
+        print_text(dumps(data))
+    else:
+        print_renderable(train_summary(data))
 
 
 def _with_progress(run: Any) -> Any:

@@ -211,3 +211,40 @@ def distributed_summary(data: dict[str, Any]) -> Any:
         else Text("no slow rank (all within 75% of the median compute figure)", style="dim")
     )
     return Group(ranks, table, verdict, Text(data["method"], style="dim"))
+
+
+def train_summary(data: dict[str, Any]) -> Any:
+    """`probe --train`: measured against estimated, stage by stage, and what stands in."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    timing = data["timing"]
+    table = Table(title=f"{data['workload']}: measured vs estimated ({timing['device']})")
+    for column in ("stage", "measured ms", "estimated ms", "measured / estimated"):
+        table.add_column(column, justify="left" if column == "stage" else "right")
+    for row in data["rows"]:
+        style = "bold" if row["stage"] == data["most_different"] else ""
+        table.add_row(
+            row["stage"],
+            f"{row['measured_s'] * 1000:.2f}",
+            f"{row['estimated_s'] * 1000:.2f}",
+            f"{row['ratio']:.2f}x",
+            style=style,
+        )
+    lines = [
+        Text(f"differs most: {data['most_different']}", style="bold")
+        if data["most_different"]
+        else Text("no stage to compare", style="dim"),
+        Text(
+            f"{timing['steps']} timed steps after {timing['warmup_steps']} warm-up, batch "
+            f"{data['batch']}, {timing['precision']}, {timing['samples_per_s']:.1f} samples/s "
+            f"(steps {timing['step_s_min'] * 1000:.1f}-{timing['step_s_max'] * 1000:.1f} ms), "
+            f"torch {timing['torch_version']}"
+        ),
+        Text(f"stand-in: {data['stand_in']}"),
+        Text(f"estimated on: {data['build']} ({data['compute_device']})"),
+        Text(timing["method"], style="dim"),
+    ]
+    lines += [Text(f"assumed: {a}", style="dim") for a in data["assumptions"]]
+    return Group(table, *lines)

@@ -1,0 +1,111 @@
+"""`probe --train`: how a workload stands in, and the real CLI training on this CPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dlrig.enums import Precision
+from dlrig.probe import train as tr
+from dlrig.workloads import load_workload
+
+TINY = """\
+name: tiny-cnn
+batch_size: 8
+precision: fp16
+optimizer: sgd
+input: {shape: [3, 32, 32], dtype: float32}
+model: {kind: vision, params: 200000, forward_flops_per_sample: 2.0e7,
+        activation_bytes_per_sample: 1.0e6}
+"""
+
+
+def test_resnet50_stands_in_as_8_conv_layers_with_its_params_and_flops() -> None:
+    # ResNet-50 (zoo: torchvision's 25,557,032 params, 4.09 GMACs = 8.18 GFLOPs per sample):
+    # C = sqrt(25.56e6 / (9 x 8)) = 596 channels, S = sqrt(8.18e9 / (2 x 25.56e6)) = 12.6 -> 13
+    standin = tr.stand_in(load_workload("resnet50"), 256, on_cpu=False, max_params=1e12)
+    spec = standin.spec
+    assert (spec.kind, spec.layers, spec.width, spec.size) == ("conv", 8, 596, 13)
+    assert spec.precision is Precision.FP16 and spec.batch == 256
+    assert standin.params == pytest.approx(25.56e6, rel=0.03)
+    assert standin.forward_flops_per_sample == pytest.approx(8.18e9, rel=0.06)  # 13^2 vs 12.6^2
+    assert "596 channels at 13x13" in standin.description
+
+
+def test_a_cpu_loop_trains_in_fp32() -> None:
+    standin = tr.stand_in(load_workload("resnet50"), 8, on_cpu=True, max_params=1e12)
+    assert standin.spec.precision is Precision.FP32
+
+
+def test_gpt2_stands_in_as_its_transformer_blocks() -> None:
+    # GPT-2 small: 12 layers, width 768, 12 heads, 1024 tokens (zoo, from its HF config)
+    standin = tr.stand_in(load_workload("gpt2"), 4, on_cpu=False, max_params=1e12)
+    spec = standin.spec
+    assert (spec.kind, spec.layers, spec.width, spec.heads, spec.size) == (
+        "transformer", 12, 768, 12, 1024,
+    )  # fmt: skip
+    assert standin.params == 12 * (12 * 768**2 + 13 * 768)  # no embeddings or head
+
+
+def test_a_model_larger_than_the_device_keeps_the_layers_that_fit() -> None:
+    # Llama 3 8B: 32 layers of width 4096 (12 x 4096^2 + ... = 201.4 M params each); an
+    # 80 GB card at 32 bytes a parameter takes 2.5 G params: 12 layers.
+    standin = tr.stand_in(load_workload("llama-3-8b"), 1, on_cpu=False, max_params=80e9 / 32)
+    assert standin.spec.layers == 12
+    assert "12 of its 32 layers" in standin.description
+
+
+def _dlrig(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dlrig", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        timeout=300,
+    )
+
+
+@pytest.mark.slow  # two real training runs through the CLI: about 12 s on 2 cores
+def test_probe_train_runs_a_tiny_workload_on_the_cpu(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    job = tmp_path / "tiny.yaml"
+    job.write_text(TINY)
+    out = _dlrig("probe", "--train", str(job), "--steps", "3", "--batch", "4", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["workload"] == "tiny-cnn" and data["batch"] == 4
+    assert data["timing"]["steps"] == 3 and data["timing"]["device"].startswith("cpu")
+    assert data["timing"]["precision"] == "fp32"  # fp16 workload, CPU loop
+    step = data["rows"][0]
+    assert step["measured_s"] > 0 and step["estimated_s"] > 0
+    assert step["ratio"] == pytest.approx(step["measured_s"] / step["estimated_s"])
+    assert data["most_different"] == step["stage"]
+    assert data["compute_device"].startswith("CPU")
+    assert "no GPU in the build: the device computing is the CPU" in data["assumptions"]
+    table = _dlrig("probe", "--train", str(job), "--steps", "2", "--batch", "2")
+    assert table.returncode == 0, table.stderr
+    assert "measured vs estimated" in table.stdout and "differs most" in table.stdout
+
+
+def test_probe_train_without_torch_is_one_line_exit_2(tmp_path: Path) -> None:
+    # A `torch` that cannot be imported, first on the path: as on a machine without torch.
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "torch.py").write_text("raise ImportError('No module named torch')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shim), *sys.path])}
+    out = _dlrig("probe", "--train", "resnet50", env=env)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install 'dlrig[torch]'" in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_probe_train_with_an_unknown_workload_is_one_line_exit_2() -> None:
+    out = _dlrig("probe", "--train", "resnet5O")
+    assert out.returncode == 2 and "resnet50" in out.stderr and "Traceback" not in out.stderr
