@@ -36,6 +36,7 @@ from dlrig.model.device import (
 from dlrig.model.energy import co2_kg, energy_cost, run_time_h, wall_energy_kwh
 from dlrig.model.layers import LayerWork, layer_work
 from dlrig.model.power import size_build_psu
+from dlrig.model.power_limit import power_limit_factor
 from dlrig.model.rates import (
     is_16bit,
     measured_rate_notes,
@@ -51,7 +52,7 @@ from dlrig.model.result import (
 )
 from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
-from dlrig.units import gbit_s_to_gb_s
+from dlrig.units import MIB, gbit_s_to_gb_s
 from dlrig.workloads.model import Mode, Workload
 
 DEFAULT_READ_MB_S = 3500.0  # a PCIe 3.0 NVMe SSD, when the build names no storage
@@ -87,6 +88,9 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     measured = job.build.measured  # the machine's own probe, in place of achievable rates
     if job.dev.group is not None:
         peak *= sustained_rate_factor(job.dev.group.gpu, w.precision, measured)
+        limited, note = power_limit_factor(job.dev.group, w.precision, measured)
+        peak *= limited
+        assumed.extend([note] if note else [])
         assumed.extend(measured_rate_notes(measured, job.dev.group.gpu, w.precision))
     bw = job.dev.bandwidth_gb_s
     if job.dev.group is not None:
@@ -95,7 +99,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     if not job.training:
         weight_bytes = w.params * memory.frozen_weight_bytes_per_param(w.weight_bits, job.sixteen)
     t_mm, t_mem = compute.gpu_step_s(
-        job.work, w, batch, compute.Rates(peak, path.value, bw), cal.compute,
+        job.work, w, batch, compute.Rates(peak, path.value, bw, _l2_bytes(job.dev)), cal.compute,
         optimizer_params=job.trainable / job.shards, sixteen_bit=job.sixteen,
         weight_bytes=weight_bytes,
     )  # fmt: skip
@@ -113,6 +117,12 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     gpus = job.n_node * job.build.nodes
     slow = throttle / interconnect.straggler_factor(gpus) if job.training else throttle
     return t_mm / slow, t_mem / slow, path.value
+
+
+def _l2_bytes(dev: Device) -> float:
+    """The GPU's L2 cache in bytes; 0 for the CPU or a GPU the catalog gives none."""
+    gpu = dev.group.gpu if dev.group is not None else None
+    return (gpu.l2_cache_mb or 0.0) * MIB if gpu is not None else 0.0
 
 
 def _pair_spaced(build: Build) -> bool:
