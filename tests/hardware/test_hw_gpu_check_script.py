@@ -14,7 +14,9 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu-check"
 
 
 def test_gpu_check_records_a_replayable_no_gpu_reading(tmp_path: Path) -> None:
-    env = {**os.environ, "OUT": str(tmp_path), "GPU_CHECK_SKIP": "probe,pytest_gpu"}
+    # probe_train would train ResNet-50's stand-in on these 2 cores (tests/probe covers it)
+    skip = "probe,pytest_gpu,probe_train"
+    env = {**os.environ, "OUT": str(tmp_path), "GPU_CHECK_SKIP": skip, "GPU_CHECK_DISK_MIB": "32"}
     done = subprocess.run([str(SCRIPT)], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -28,3 +30,6 @@ def test_gpu_check_records_a_replayable_no_gpu_reading(tmp_path: Path) -> None:
         assert backend.read_gpus() == ()
     torch_report = json.loads((tmp_path / "torch_cuda.json").read_text())
     assert "report" in torch_report
+    disk = json.loads((tmp_path / "disk.json").read_text())
+    assert disk["threads"]["deep_queue_depth"] in (8, None)  # None: O_DIRECT refused here
+    assert not list(tmp_path.glob("dlrig-probe-*"))  # the disk step's temp files are gone
