@@ -9,7 +9,12 @@
 2. Memory: the probe's STREAM-style copy on one thread against a plain numpy copy loop
    (`np.copyto(a, b)`) on arrays of the same size, alternating ROUNDS times, compared pair by
    pair. Target: within 10%.
-3. Wall times of `dlrig probe --quick --json` and `dlrig probe --json` (targets 20 s and 90 s).
+3. Disk at a deep queue: the probe's fallback read (8 threads, O_DIRECT 1 MiB, queue depth 8)
+   against `fio --rw=read --bs=1M --direct=1 --ioengine=libaio --iodepth=8` on the same file,
+   alternating as in 1 (when fio is on PATH). Target: within 10%.
+4. `dlrig probe --train resnet50 --batch 8 --steps 10 --json` on this machine (the CPU when it
+   has no CUDA): the measured step next to the model's estimate of the same stand-in.
+5. Wall times of `dlrig probe --quick --json` and `dlrig probe --json` (targets 20 s and 90 s).
 
 Results are printed and written to bench/results/probe.md with the machine and the date.
 """
@@ -18,9 +23,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -29,7 +36,14 @@ from pathlib import Path
 
 import numpy as np
 
-from dlrig.hardware.disk import direct_read_mb_s, probe_directory, write_probe_file
+from dlrig.hardware.disk import (
+    direct_read_mb_s,
+    fio_command,
+    parse_fio_json,
+    probe_directory,
+    threaded_direct_read,
+    write_probe_file,
+)
 from dlrig.hardware.host import read_cpu, read_memory
 from dlrig.probe.measure_memory import measure_memory_bandwidth, stream_array_bytes
 
@@ -83,6 +97,53 @@ def bench_disk(directory: Path, size_bytes: int) -> dict[str, object]:
     return {"bytes": written, "probe": probe_runs, "dd": dd_runs, **paired(probe_runs, dd_runs)}
 
 
+def _fio_depth8_mb_s(fio: str, path: Path, size: int) -> float:
+    command = [
+        c if c != "--iodepth=32" else "--iodepth=8" for c in fio_command(fio, path, size, 60.0)
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    found = parse_fio_json(done.stdout)
+    if found is None:
+        raise RuntimeError(f"fio gave no read: {done.stdout[:200]!r}")
+    return found.mb_s
+
+
+def bench_deep_disk(directory: Path, size_bytes: int) -> dict[str, object] | None:
+    fio = shutil.which("fio")
+    if fio is None:
+        return None
+    with probe_directory(directory) as tmp:
+        path = tmp / "bench.bin"
+        written, _ = write_probe_file(path, size_bytes, 60.0)
+        probe_runs, fio_runs = [], []
+        for round_ in range(ROUNDS):
+            if round_ % 2:
+                fio_runs.append(_fio_depth8_mb_s(fio, path, written))
+            found = threaded_direct_read(path, written, 60.0)
+            if found is None:
+                raise RuntimeError(f"O_DIRECT refused on {directory}")
+            probe_runs.append(found.mb_s)
+            if not round_ % 2:
+                fio_runs.append(_fio_depth8_mb_s(fio, path, written))
+    version = subprocess.run([fio, "--version"], capture_output=True, text=True).stdout.strip()
+    return {
+        "bytes": written,
+        "probe": probe_runs,
+        "fio": fio_runs,
+        "version": version,
+        **paired(probe_runs, fio_runs),
+    }
+
+
+def bench_train() -> dict[str, object]:
+    args = ["probe", "--train", "resnet50", "--batch", "8", "--steps", "10", "--json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "dlrig", *args], check=True, capture_output=True, text=True
+    )
+    data: dict[str, object] = json.loads(done.stdout)
+    return data
+
+
 def _numpy_copy_gb_s(a: np.ndarray, b: np.ndarray, repeats: int) -> float:
     best = float("inf")
     for _ in range(repeats):
@@ -132,9 +193,12 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path.cwd())
     parser.add_argument("--size-mib", type=int, default=2048)
     parser.add_argument("--no-wall", action="store_true")
+    parser.add_argument("--no-train", action="store_true")
     args = parser.parse_args()
     disk = bench_disk(args.dir, args.size_mib * MIB)
+    deep = bench_deep_disk(args.dir, args.size_mib * MIB)
     memory = bench_memory()
+    train = None if args.no_train else bench_train()
     quick = full = None
     if not args.no_wall:
         quick = wall_s("--quick", "--json")
@@ -162,6 +226,18 @@ def main() -> None:
         + " / ".join(f"{x:.1f}" for x in memory["reference_copy"])  # type: ignore[attr-defined]
         + f" | {memory['diff_pct']:+.1f}% ({memory['diff_min_pct']:+.0f}% to "
         f"{memory['diff_max_pct']:+.0f}%) | within 10% |",
+    ]
+    if deep is not None:
+        lines.append(
+            f"| disk sequential read, 8 threads O_DIRECT 1 MiB (queue depth 8), "
+            f"{deep['bytes'] / MIB:.0f} MiB file (MB/s) | "
+            + " / ".join(f"{x:.0f}" for x in deep["probe"])  # type: ignore[attr-defined]
+            + f" | {deep['version']} libaio iodepth 8: "
+            + " / ".join(f"{x:.0f}" for x in deep["fio"])  # type: ignore[attr-defined]
+            + f" | {deep['diff_pct']:+.1f}% ({deep['diff_min_pct']:+.0f}% to "
+            f"{deep['diff_max_pct']:+.0f}%) | within 10% |"
+        )
+    lines += [
         "",
         f"Also measured: RAM triad 1 thread {memory['probe_triad']:.1f} GB/s; RAM copy on "
         f"{memory['threads']} threads {memory['probe_copy_all_threads']:.1f} GB/s.",
@@ -174,6 +250,22 @@ def main() -> None:
         "STREAM's byte counting leaves out) while the copy goes through memcpy's streaming "
         "stores.",
     ]
+    if train is not None:
+        timing: dict[str, object] = train["timing"]  # type: ignore[assignment]
+        lines += [
+            "",
+            "`dlrig probe --train resnet50 --batch 8 --steps 10 --json` "
+            f"({timing['device']}, {timing['precision']}, torch {timing['torch_version']}):",
+            "",
+            "| stage | measured ms | estimated ms | measured / estimated |",
+            "|---|---|---|---|",
+        ]
+        for row in train["rows"]:  # type: ignore[attr-defined]
+            lines.append(
+                f"| {row['stage']} | {row['measured_s'] * 1000:.1f} | "
+                f"{row['estimated_s'] * 1000:.1f} | {row['ratio']:.2f} |"
+            )
+        lines += ["", f"Stand-in: {train['stand_in']}. Estimated on: {train['compute_device']}."]
     if quick is not None and full is not None:
         lines += [
             "",
