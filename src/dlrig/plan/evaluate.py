@@ -14,7 +14,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from dlrig.enums import Bottleneck
+from dlrig.enums import Bottleneck, Severity
+from dlrig.errors import ValidationError
 from dlrig.machine.model import Build
 
 if TYPE_CHECKING:
@@ -111,13 +112,23 @@ class ModelEvaluator:
 
     def errors(self, key: Hashable, build: Build, workload: WorkloadLike) -> tuple[Finding, ...]:
         """Error-level findings of check_build(build, workload), cached per (key, workload)."""
-        from dlrig.rules import check_build
+        from dlrig.rules import Finding, check_build
 
         cache_key = (key, workload.name)
         found = self._errors.get(cache_key)
         if found is None:
             self.checks += 1
-            result = check_build(build, cast("Workload", workload))
+            try:
+                result = check_build(build, cast("Workload", workload))
+            except ValidationError as exc:
+                if not (exc.field or "").startswith("parallel."):
+                    raise
+                # The workload's tensor x pipeline layout does not fit this build's GPUs
+                # (dlrig.model.parallelism.check_layout): a build the job cannot run on.
+                found = (Finding("COMPAT.parallel", Severity.ERROR, exc.message),)
+                self._errors[cache_key] = found
+                self._warnings[cache_key] = ()
+                return found
             found = result.errors
             self._errors[cache_key] = found
             self._warnings[cache_key] = tuple(f.rule for f in result.warnings)
@@ -139,7 +150,16 @@ class ModelEvaluator:
         if found is None:
             self.estimates += 1
             job = cast("Workload", workload)
-            est = estimate(build, job)
+            try:
+                est = estimate(build, job)
+            except ValidationError as exc:
+                if not (exc.field or "").startswith("parallel."):
+                    raise
+                # The job's tensor x pipeline layout does not fit the build's GPUs: it cannot
+                # run there, as if it did not fit their memory.
+                found = Outcome(0.0, Bottleneck.INTERCONNECT, False, 0.0, 0.0)
+                self._outcomes[cache_key] = found
+                return found
             found = outcome_of(est)
             spec = getattr(job, "serve", None)
             if spec is not None:  # a serving workload is ranked by its serving figures
