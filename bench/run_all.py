@@ -16,7 +16,18 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 RESULTS_DIR = BENCH_DIR / "results"
-ORDER = ["check", "estimate", "accuracy", "memory", "plan", "probe", "watch", "serving", "report"]
+ORDER = [
+    "check",
+    "estimate",
+    "accuracy",
+    "memory",
+    "plan",
+    "probe",
+    "watch",
+    "watch_overhead",
+    "serving",
+    "report",
+]
 
 HEADER = """# Benchmarks
 

@@ -79,3 +79,33 @@ def test_a_worker_seen_alive_then_reaped_counts_once() -> None:
 def test_gone_root_ends_the_job() -> None:
     sampler = _sampler([])
     assert sampler.sample() is None
+
+
+def test_the_training_process_under_a_shell_wrapper_is_the_main_one() -> None:
+    # `dlrig watch --shell` runs the job under /bin/sh; the sh's one child is the training
+    # process (its `; true` keeps sh from exec-ing the child in its place).
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    from dlrig.hardware.counters import ProcessTree
+
+    shell = subprocess.Popen(
+        ["/bin/sh", "-c", f"{sys.executable} -c 'import time; time.sleep(30)'; true"]
+    )
+    try:
+        deadline = time.monotonic() + 10
+        tree = ProcessTree(shell.pid).read()
+        while tree is not None and len(tree.processes) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            tree = ProcessTree(shell.pid).read()
+        assert tree is not None and len(tree.processes) == 2
+        child = next(p.pid for p in tree.processes if p.pid != shell.pid)
+        assert (tree.root_pid, tree.main_pid) == (shell.pid, child)
+    finally:
+        for proc in psutil.Process(shell.pid).children(recursive=True):
+            proc.kill()
+        shell.kill()
+        shell.wait()

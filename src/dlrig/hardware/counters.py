@@ -107,7 +107,7 @@ class ProcessTree:
             tree = [self._root, *self._root.children(recursive=True)]
         except psutil.Error:
             return None
-        main_pid = self._main().pid
+        main_pid = self._main(tree).pid
         processes = []
         for proc in tree:
             try:
@@ -137,14 +137,20 @@ class ProcessTree:
             )
         return TreeCounters(time.monotonic(), self._root.pid, main_pid, tuple(processes))
 
-    def _main(self) -> psutil.Process:
-        """The training process: the root, or the only child of a wrapper that does no work."""
+    def _main(self, tree: list[psutil.Process]) -> psutil.Process:
+        """The training process: the root, or the only child of a wrapper that does no work.
+
+        Found within `tree` (each member's parent) rather than by asking for children again:
+        psutil reads every process of the machine to list one's children."""
+        children_of: dict[int, list[psutil.Process]] = {}
+        for proc in tree[1:]:
+            try:
+                children_of.setdefault(proc.ppid(), []).append(proc)
+            except psutil.Error:
+                continue
         main = self._root
         while True:
-            try:
-                children = main.children()
-            except psutil.Error:
-                return main
+            children = children_of.get(main.pid, [])
             if len(children) != 1 or not _is_wrapper(main):
                 return main
             main = children[0]
