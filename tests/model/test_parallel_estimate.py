@@ -203,3 +203,13 @@ def test_cpu_offload_copies_gradients_down_and_parameters_back() -> None:
     assert added == pytest.approx(4 * shard_gb / link, rel=1e-6)
     exposed = b.parallel.communication_exposed_s - a.parallel.communication_exposed_s
     assert exposed >= 2 * shard_gb / link
+
+
+def test_estimate_text_names_the_layout_and_its_communication(tmp_path: Path) -> None:
+    build = tmp_path / "build.yaml"
+    build.write_text(BUILD_2X)
+    out = _dlrig("estimate", str(build), "--workload", "llama-3-8b-lora")
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "parallel: data 2 x tensor 1 x pipeline 1; communication" in text
+    assert "not hidden by compute" in text

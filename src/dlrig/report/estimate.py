@@ -216,6 +216,8 @@ def estimate_renderable(est: Estimate) -> RenderableType:
     if est.tokens_per_s is not None:
         tput += f", {rate(est.tokens_per_s)} tokens/s"
     lines.append(tput)
+    if est.parallel is not None and est.gpus > 1:
+        lines.append(_parallel_line(est.parallel))
     m = est.memory
     fits = "fits" if m.fits else "DOES NOT FIT"
     where = "RAM" if est.device_is_cpu else "GPU memory"
@@ -243,6 +245,23 @@ def estimate_renderable(est: Estimate) -> RenderableType:
             assumed.append(f"\n  - {a}", style="dim")
         parts.append(assumed)
     return Group(*parts)
+
+
+def _parallel_line(par: ParallelEstimate) -> str:
+    """The training layout and its communication per step, for the terminal."""
+    layout = f"data {par.data} x tensor {par.tensor} x pipeline {par.pipeline}"
+    if par.sequence:
+        layout += " (sequence parallel)"
+    if par.zero_stage:
+        layout += f", ZeRO-{par.zero_stage}"
+    if par.gradient_accumulation > 1:
+        layout += f", {par.gradient_accumulation} micro-batches a step"
+    if par.pipeline_bubble > 0:
+        layout += f", bubble {par.pipeline_bubble:.0%}"
+    return (
+        f"\nparallel: {layout}; communication {ms(par.communication_s)} a step, "
+        f"{ms(par.communication_exposed_s)} of it not hidden by compute"
+    )
 
 
 def compare_renderable(key: str, values: Sequence[Any], estimates: Sequence[Estimate]) -> Table:
