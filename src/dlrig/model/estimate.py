@@ -373,19 +373,19 @@ def estimate(
     if plan.note:
         assumed.append(plan.note)
     workload = memory.sharded_workload(workload, plan.layout)  # what the step then runs
+    lay = parallelism.layout(workload, n_node, build.nodes)
     job = _Job(
         build=build, workload=workload, cal=cal, dev=dev,
         work=layer_work(workload),
         n_node=n_node, n_total=n_node * build.nodes, batch=workload.batch_size,
         sixteen=is_16bit(workload.precision), training=training,
         trainable=workload.params * workload.trainable_fraction if training else 0.0,
-        shards=n_node * build.nodes if workload.parallel is Parallelism.FSDP else 1,
+        shards=lay.data if parallelism.is_sharded(workload) else 1,  # ZeRO: 1/data each
     )  # fmt: skip
 
     t_compute, t_mem, path = _gpu_work_s(job, mods, assumed)
     gen, lanes = pcie_link(build, dev.group, mods) if dev.group is not None else (3, 16)
     t_pcie, t_storage, t_cpu = _input_pipeline_s(job, gen, lanes, assumed)
-    lay = parallelism.layout(workload, n_node, build.nodes)
     # Each GPU computes its 1/(tensor x pipeline) of the replica's work, and a pipeline idles
     # for its bubble (parallelism.pipeline_time_factor).
     share = parallelism.pipeline_time_factor(lay.pipeline, workload.micro_batches)
