@@ -6,7 +6,7 @@ import pytest
 from model_fixtures import RTX_3090, RTX_A6000, make_build, make_workload
 
 from dlrig.model import estimate
-from dlrig.model.memory import Layout, model_state_bytes, trainable_state_bytes_per_param
+from dlrig.model.memory import MemoryLayout, model_state_bytes, trainable_state_bytes_per_param
 from dlrig.workloads import resolve_workload
 
 
@@ -19,7 +19,7 @@ def test_7b_mixed_precision_adam_needs_16_to_18_bytes_per_parameter() -> None:
          "precision": "bf16", "optimizer": "adamw"},
         "test",
     )  # fmt: skip
-    per_param = model_state_bytes(job, True, Layout())[0] / 7e9
+    per_param = model_state_bytes(job, True, MemoryLayout())[0] / 7e9
     assert 16 <= per_param <= 18
 
 

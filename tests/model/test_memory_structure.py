@@ -9,7 +9,7 @@ from model_fixtures import RTX_3090, make_build, make_workload
 from dlrig.model import estimate
 from dlrig.model.memory import (
     QLORA_BITS_PER_WEIGHT,
-    Layout,
+    MemoryLayout,
     frozen_weight_bytes,
     gpu_capacity_bytes,
     memory_need,
@@ -58,7 +58,7 @@ def test_full_checkpointing_keeps_one_input_per_layer() -> None:
     s, h, v = 2048, 4096, 128256
     layer = 2048 * (13 * 4096 + 8 * 14336) + 4 * 32 * s
     expected = 32 * 2 * s * h + layer + 2 * 2 * s * h + 6 * s * v
-    assert per_sample_bytes(w, True, Layout()) == pytest.approx(expected)
+    assert per_sample_bytes(w, True, MemoryLayout()) == pytest.approx(expected)
     assert expected == pytest.approx(2.49e9, rel=0.01)
 
 
@@ -70,7 +70,7 @@ def test_zero_paper_figure_1_model_states_per_stage() -> None:
          "precision": "bf16", "optimizer": "adam"},
         "test",
     )  # fmt: skip
-    per_stage = [model_state_bytes(w, True, Layout(stage, 64))[0] / 1e9 for stage in range(4)]
+    per_stage = [model_state_bytes(w, True, MemoryLayout(stage, 64))[0] / 1e9 for stage in range(4)]
     assert per_stage == pytest.approx([120.0, 31.4, 16.6, 1.875], abs=0.05)
 
 
@@ -81,7 +81,7 @@ def test_cpu_offload_moves_optimizer_state_to_the_host() -> None:
          "precision": "bf16", "optimizer": "adamw"},
         "test",
     )  # fmt: skip
-    gpu, host = model_state_bytes(w, True, Layout(cpu_offload=True))
+    gpu, host = model_state_bytes(w, True, MemoryLayout(cpu_offload=True))
     assert (gpu, host) == (pytest.approx(4e9), pytest.approx(12e9))
 
 
@@ -108,7 +108,7 @@ def test_bert_base_is_no_longer_at_1_75x_its_need() -> None:
     16-bit need; from its structure it is 12 x 384 x 768 x (34 + 30) = 226.5 MB per layer stack
     plus the embedding mask and the head's inputs (2.1 MB)."""
     w = make_workload("bert-base-squad")
-    need = per_sample_bytes(w, True, Layout())
+    need = per_sample_bytes(w, True, MemoryLayout())
     assert need == pytest.approx(226.5e6 + 384 * 768 * 5, rel=1e-3)
     assert 400e6 / need < 1.8
     lambda_3090 = estimate(make_build(RTX_3090), make_workload("bert-base-squad", batch_size=96))
@@ -121,8 +121,8 @@ def test_pipeline_stage_memory_is_the_larger_of_first_and_last() -> None:
     micro-batch of its L/p layers and the head. GPT-2 (s 1024, v 50257): the head's logits and
     fp32 log-softmax, 6 s v = 309 MB, outweigh 9 layers, so the last stage binds."""
     w = make_workload("gpt2")
-    one = per_sample_bytes(w, True, Layout())
-    four = per_sample_bytes(w, True, Layout(pipeline_parallel=4, micro_batches=16))
+    one = per_sample_bytes(w, True, MemoryLayout())
+    four = per_sample_bytes(w, True, MemoryLayout(pipeline_parallel=4, micro_batches=16))
     head = 2 * 2 * 1024 * 768 + 6 * 1024 * 50257
     layers = one - head
     assert four == pytest.approx(max(layers, layers / 4 + head), rel=1e-6)
@@ -131,7 +131,9 @@ def test_pipeline_stage_memory_is_the_larger_of_first_and_last() -> None:
 
 def test_tensor_parallel_splits_states_and_activations() -> None:
     w = make_workload("gpt2")
-    one = memory_need(w, 8, True, Layout(), 0.8, 0.05)
-    two = memory_need(w, 8, True, Layout(tensor_parallel=2, sequence_parallel=True), 0.8, 0.05)
+    one = memory_need(w, 8, True, MemoryLayout(), 0.8, 0.05)
+    two = memory_need(
+        w, 8, True, MemoryLayout(tensor_parallel=2, sequence_parallel=True), 0.8, 0.05
+    )
     assert two.model_states_bytes == pytest.approx(one.model_states_bytes / 2)
     assert two.activation_bytes_per_sample == pytest.approx(one.activation_bytes_per_sample / 2)

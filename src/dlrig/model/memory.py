@@ -24,6 +24,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from dlrig.enums import Parallelism
+from dlrig.model import parallelism
 from dlrig.units import BITS_PER_BYTE, GIB
 from dlrig.workloads.model import Mode, Workload
 
@@ -49,10 +50,11 @@ def capacity_gb(n_bytes: float) -> float:
 
 
 @dataclass(frozen=True)
-class Layout:
-    """How the job spreads over its GPUs, as far as memory is concerned. `shard_ranks`: the
-    data-parallel ranks the ZeRO partitions spread over; `planned`: dlrig chose the sharding
-    because the job did not fit replicated."""
+class MemoryLayout:
+    """How the job spreads over its GPUs, as far as memory is concerned (parallelism.Layout
+    says where its collectives run). `shard_ranks`: the data-parallel ranks the ZeRO
+    partitions spread over; `planned`: dlrig chose the sharding because the job did not fit
+    replicated."""
 
     zero_stage: int = 0
     shard_ranks: int = 1
@@ -126,7 +128,9 @@ def frozen_weight_bytes(workload: Workload, frozen_params: float, sixteen_bit: b
     return (frozen_params - embeddings) * per_param + embeddings * 2.0
 
 
-def model_state_bytes(workload: Workload, sixteen_bit: bool, layout: Layout) -> tuple[float, float]:
+def model_state_bytes(
+    workload: Workload, sixteen_bit: bool, layout: MemoryLayout
+) -> tuple[float, float]:
     """(bytes on one GPU, bytes offloaded to host RAM for it) of weights, gradients and
     optimizer state under the layout's ZeRO stage, tensor/pipeline split and CPU offload."""
     split = float(layout.tensor_parallel * layout.pipeline_parallel)
@@ -242,7 +246,9 @@ def _element_bytes(sixteen_bit: bool) -> float:
     return 2.0 if sixteen_bit else 4.0
 
 
-def _encoder_bytes(workload: Workload, e: float, layout: Layout) -> tuple[float, float, float]:
+def _encoder_bytes(
+    workload: Workload, e: float, layout: MemoryLayout
+) -> tuple[float, float, float]:
     """(encoder activations, a decoder layer's cross-attention, the largest layer recomputed)
     of an encoder-decoder model (all 0 for a decoder or encoder alone). The encoder's output
     stays for every decoder layer's cross-attention."""
@@ -265,7 +271,7 @@ def _encoder_bytes(workload: Workload, e: float, layout: Layout) -> tuple[float,
 
 
 def transformer_activation_bytes_per_sample(
-    workload: Workload, sixteen_bit: bool, layout: Layout
+    workload: Workload, sixteen_bit: bool, layout: MemoryLayout
 ) -> float:
     """Activations per sample (of one micro-batch) on the most loaded GPU of a transformer:
     its layers (each keeping only its input, e s h, under full activation checkpointing, plus
@@ -302,7 +308,9 @@ def transformer_activation_bytes_per_sample(
     return max(first, last)
 
 
-def per_sample_bytes(workload: Workload, sixteen_bit: bool, layout: Layout | None = None) -> float:
+def per_sample_bytes(
+    workload: Workload, sixteen_bit: bool, layout: MemoryLayout | None = None
+) -> float:
     """Memory that grows with the batch: saved activations (training: from the transformer
     structure when known, else the workload's 32-bit figure, halved for 16-bit) or the KV
     cache over the context plus the activations (decoding)."""
@@ -311,16 +319,18 @@ def per_sample_bytes(workload: Workload, sixteen_bit: bool, layout: Layout | Non
         kv = (workload.kv_bytes_per_token or 0.0) * (workload.seq_len or 0)
         return kv + measured
     if workload.has_transformer_structure:
-        return transformer_activation_bytes_per_sample(workload, sixteen_bit, layout or Layout())
+        return transformer_activation_bytes_per_sample(
+            workload, sixteen_bit, layout or MemoryLayout()
+        )
     return measured
 
 
-def declared_layout(workload: Workload, gpus: int) -> Layout:
-    """The layout the workload states, over `gpus` GPUs in all (data-parallel ranks: what
-    tensor x pipeline leave)."""
-    return Layout(
+def declared_layout(workload: Workload, gpus_per_node: int, nodes: int = 1) -> MemoryLayout:
+    """The layout the workload states on `nodes` of `gpus_per_node` GPUs (data-parallel ranks:
+    what tensor x pipeline leave, as parallelism.layout counts them)."""
+    return MemoryLayout(
         zero_stage=workload.zero_stage,
-        shard_ranks=max(1, gpus // workload.model_parallel_gpus),
+        shard_ranks=parallelism.layout(workload, gpus_per_node, nodes).data,
         tensor_parallel=workload.tensor_parallel,
         pipeline_parallel=workload.pipeline_parallel,
         sequence_parallel=workload.sequence_parallel,
@@ -333,7 +343,7 @@ def memory_need(
     workload: Workload,
     batch: int,
     sixteen_bit: bool,
-    layout: Layout,
+    layout: MemoryLayout,
     cuda_context_gb: float,
     allocator_overhead_fraction: float,
 ) -> MemoryNeed:
@@ -367,7 +377,7 @@ class MemoryPlan:
     """The layout a job runs under on a build and what each GPU then needs. `note` says what
     was planned (empty when the workload's own layout was kept)."""
 
-    layout: Layout
+    layout: MemoryLayout
     need: MemoryNeed
     capacity_bytes: float
     note: str = ""
@@ -398,15 +408,14 @@ def memory_plan(
     host's RAM when that holds them. Nothing is planned on a single GPU. When no layout fits,
     the workload's own layout is reported."""
     capacity = gpu_capacity_bytes(memory_gb)
-    gpus = max(1, gpus_per_node * nodes)
 
-    def need_under(layout: Layout) -> MemoryNeed:
+    def need_under(layout: MemoryLayout) -> MemoryNeed:
         return memory_need(
             workload, workload.batch_size, sixteen_bit, layout, cuda_context_gb,
             allocator_overhead_fraction,
         )  # fmt: skip
 
-    declared = declared_layout(workload, gpus)
+    declared = declared_layout(workload, max(1, gpus_per_node), max(1, nodes))
     kept = MemoryPlan(declared, need_under(declared), capacity)
     can_plan = (
         workload.mode is Mode.TRAINING
@@ -438,7 +447,7 @@ def memory_plan(
     return kept
 
 
-def sharded_workload(workload: Workload, layout: Layout) -> Workload:
+def sharded_workload(workload: Workload, layout: MemoryLayout) -> Workload:
     """The workload as the planned layout runs it (FSDP, its ZeRO stage, offload), so that the
     step's communication is that of the sharded job."""
     if not layout.planned:
