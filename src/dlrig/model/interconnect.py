@@ -6,9 +6,10 @@ The NCCL algorithm modelled: ring for bandwidth (each GPU sends 2(n-1)/n of an a
 buffer, (n-1)/n of a gathered or scattered one), and for the latency between nodes NCCL's
 double binary tree, 2 log2(N) hops over N nodes (NCCL 2.4 chose trees for their logarithmic
 latency at scale: Jeaugey, "Massively Scale Your Deep Learning Training with NCCL 2.4",
-NVIDIA technical blog, 2019-02-04). Across nodes the collective is hierarchical (what NCCL does
-with NVLink inside and the network between nodes): a reduce-scatter inside each node, an
-all-reduce of each GPU's shard between the nodes, an all-gather inside each node.
+developer.nvidia.com/blog/massively-scale-deep-learning-training-nccl-2-4/). Across nodes
+the collective is hierarchical (what NCCL does with NVLink inside and the network between
+nodes): a reduce-scatter inside each node, an all-reduce of each GPU's shard between the
+nodes, an all-gather inside each node.
 
 Inside a node the achievable bus bandwidth depends on the message size. The curve measured
 on NVLink/NVSwitch nodes is interpolated in log size; PCIe links, for which only saturated
@@ -33,12 +34,12 @@ from dlrig.workloads.model import Workload
 
 
 class LinkClass(StrEnum):
-    """How the GPUs of a node reach each other for a collective."""
+    """How the GPUs of a node reach each other for a collective (between nodes: the network,
+    hierarchical_time)."""
 
     NVLINK = "nvlink"  # NVLink/NVSwitch mesh, or a bridged pair
     PCIE = "pcie"  # PCIe with peer-to-peer transfers
-    PCIE_NO_P2P = "pcie-no-p2p"  # PCIe through host memory (GeForce: peer-to-peer off)
-    NETWORK = "network"  # between nodes
+    PCIE_NO_P2P = "pcie-no-p2p"  # PCIe through host memory (GeForce RTX 40 on: no P2P)
 
 
 # All-reduce bus bandwidth over its large-message plateau against the payload (bytes), inside
