@@ -5,8 +5,9 @@ a wrong answer), and the largest batch that fits must be at least that batch.
 Also lists, for each zoo entry whose activations are a per-sample figure (no transformer
 structure), the tightest upper bound the rows put on that figure: (capacity - CUDA context -
 model states x (1 + allocator share)) / ((1 + allocator share) x batch), in 32-bit terms. The zoo's
-figures for GNMT, Mask R-CNN, Tacotron2 and WaveGlow are these bounds (rounded down); ResNet-50's
-is counted on the meta device (scripts/zoo_activations.py) and checked against its bound here.
+figures for GNMT, Mask R-CNN and Tacotron2 are these bounds (rounded down); ResNet-50's,
+ResNet-152's and WaveGlow's are counted on the meta device (scripts/zoo_activations.py) and
+checked against their bounds here.
 
 Usage: .venv/bin/python bench/bench_memory.py
 """
