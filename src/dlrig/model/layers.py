@@ -3,8 +3,8 @@
 One sample's forward pass is split into the classes of kernels that bound it differently:
 
 - dense matmuls (linear layers, recurrent gates, the LM head): FLOPs at the path's GEMM
-  efficiency, which falls for narrow layers (`gemm_width_elems`: tiles and waves do not fill
-  the GPU);
+  efficiency, which falls for narrow layers (`gemm_width_elems`, FLOPs per operand element
+  moved: dlrig.model.compute.width_factor sets it against the device's ridge point);
 - convolutions: FLOPs, of which `winograd_share` are 3x3 stride-1 convolutions that cuDNN may
   run as Winograd transforms on shader cores (fewer multiplications than counted);
 - attention scores (QK^T and AV): 4 x s x span x h FLOPs per layer, a batched GEMM as narrow as
@@ -168,7 +168,9 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
 @dataclass(frozen=True)
 class LayerWork:
     """One sample's forward work by layer class, and the kernels one step launches. Widths
-    are arithmetic intensity x operand bytes (FLOPs per operand element moved)."""
+    are arithmetic intensity x operand bytes (FLOPs per operand element moved);
+    `kernels_per_sample` are launched once per sample (per-image loops), `tensor_elems` is one
+    activation tensor of one sample (what has to fit in L2 to be read back from it)."""
 
     gemm_flops: float
     gemm_width_elems: float
@@ -183,10 +185,6 @@ class LayerWork:
     kernels_forward: float
     kernels_per_sample: float = 0.0
     tensor_elems: float = 0.0
-
-    @property
-    def flops(self) -> float:
-        return self.gemm_flops + self.conv_flops + self.attention_flops
 
 
 def structure_of(workload: Workload) -> Structure | None:
