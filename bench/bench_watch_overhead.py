@@ -55,6 +55,7 @@ FIXTURE = "eight_gpu_box"
 PCIE_WINDOW_S = 0.020  # NVML API reference, nvmlDeviceGetPcieThroughput
 CALL_S = 1 / 2743  # gpustat issue #76: 2,743 nvmlDeviceGetPowerUsage calls in one second
 TARGET_PCT = {1: 1.0, 10: 5.0}
+KEPT_RATE = 0.9  # a case keeps its rate when it did at least 90% of its ticks
 RESULTS = ROOT / "bench" / "results" / "watch_overhead.md"
 
 
@@ -216,12 +217,15 @@ def markdown(results: list[Result], seconds: float, write: Path) -> str:
         "process's user + system time over "
         f"{seconds:g} s of ticks after a warm-up tick, as a share of one core.",
         "",
-        "| sampler | NVML call model | rate | CPU (% of one core) | target | met | ticks/s done "
+        "| sampler | NVML call model | rate | CPU (% of one core) | target | met (and rate kept) "
+        "| ticks/s done "
         "| ms per tick | NVML calls per tick |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        met = "yes" if r.cpu_pct < TARGET_PCT[r.hz] else "no"
+        # Within the CPU target while keeping the rate (a sampler that falls behind its ticks
+        # spends less CPU per second by doing less).
+        met = "yes" if r.cpu_pct < TARGET_PCT[r.hz] and r.ticks_per_s >= KEPT_RATE * r.hz else "no"
         lines.append(
             f"| {r.sampler} | {r.model} | {r.hz} Hz | {r.cpu_pct:.2f} | < {TARGET_PCT[r.hz]:g}% "
             f"| {met} | {r.ticks_per_s:.2f} | {r.tick_ms:.1f} | {r.calls_per_tick:.0f} |"
