@@ -10,7 +10,7 @@ from dlrig.catalog.loader import Catalog
 from dlrig.plan.constraints import Constraints, part_filter
 from dlrig.plan.evaluate import Evaluator
 from dlrig.plan.objectives import Objective, value_low, weighted_throughput
-from dlrig.plan.results import WeightedWorkload, dataset_size_gb
+from dlrig.plan.results import WeightedWorkload, job_storage_gb
 from dlrig.plan.space import search_space
 
 
@@ -39,7 +39,7 @@ def brute_force(
         catalog,
         constraints,
         part_filter(constraints, catalog),
-        dataset_size_gb(workloads),
+        job_storage_gb(workloads),
         prune=False,
     )
     weights = [w.weight for w in workloads]

@@ -125,12 +125,19 @@ def test_psu1_fix_past_the_largest_atx_unit_proposes_two_psus_or_a_power_limit(
 ) -> None:
     # 4 x 575 + 350 + 230 = 2880 W, +10% = 3168 W: no ATX unit (the largest is 2800 W on
     # 230 V). Two 1600 W units (3200 W) or a cap of 250 W a card on the present 1600 W unit
-    # ((4 x 250 x 1.1 + 350) x 1.1 = 1595 W) fit; two PSUs, applied, pass PSU.1.
+    # ((4 x 250 x 1.1 + 350) x 1.1 = 1595 W; NVIDIA's 1000 W minimum for a 5090 system less
+    # the card's 575 W, plus 4 x 250 W = 1425 W) fit; each, applied, passes PSU.1.
     found = check_psu1(tmp_path, {**FOUR_5090, "psu": "Seasonic PRIME TX-1600 ATX 3.1"})
     fix = str(found["fix"])
     assert found["severity"] == "error"
     assert "a PSU of >= 3200 W" not in fix
     assert "two PSUs of >= 1600 W each" in fix
-    assert "a power limit of <= 250 W per GPU" in fix
+    assert "a power limit of 250 W per GPU: power_limit_w: 250" in fix
     two = {**FOUR_5090, "psu": {"model": "Seasonic PRIME TX-1600 ATX 3.1", "count": 2}}
     assert check_psu1(tmp_path, two)["severity"] == "info"
+    limited = {
+        **FOUR_5090,
+        "gpus": [{"model": RTX_5090, "count": 4, "power_limit_w": 250}],
+        "psu": "Seasonic PRIME TX-1600 ATX 3.1",
+    }
+    assert check_psu1(tmp_path, limited)["severity"] == "info"

@@ -11,7 +11,7 @@ from dlrig.plan.constraints import Constraints, part_filter
 from dlrig.plan.evaluate import ModelEvaluator
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.objectives import make_objective
-from dlrig.plan.results import WeightedWorkload, dataset_size_gb
+from dlrig.plan.results import WeightedWorkload, job_storage_gb
 from dlrig.plan.search import Planner, plan
 from dlrig.plan.space import search_space
 from dlrig.workloads import load_workload
@@ -26,7 +26,7 @@ def test_family_bound_is_at_least_each_member_groups_bound(job: str) -> None:
     catalog = builtin_catalog()
     workloads = [WeightedWorkload(load_workload(job))]
     limits = Constraints()
-    space = search_space(catalog, limits, part_filter(limits, catalog), dataset_size_gb(workloads))
+    space = search_space(catalog, limits, part_filter(limits, catalog), job_storage_gb(workloads))
     objective = make_objective(ObjectiveKind.THROUGHPUT, [1.0])
     planner = Planner(space, workloads, objective, ModelEvaluator())
     budget = 20_000.0

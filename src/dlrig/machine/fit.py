@@ -1,5 +1,6 @@
 """Whether parts physically go together: each predicate once, used by the planner to prune
-and by the rules to report (CASE.1, COMPAT.length, COMPAT.slots, COMPAT.memory, DISK.4)."""
+and by the rules to report (CASE.1, COMPAT.length, COMPAT.slots, COMPAT.memory, DISK.4,
+DISK.job)."""
 
 from __future__ import annotations
 
@@ -44,3 +45,9 @@ def memory_size_fits(size_gb: float, max_gb: float) -> bool:
 def dataset_fits(capacity_tb: float, dataset_gb: float) -> bool:
     """DISK.4: the drive holds the dataset."""
     return tb_to_gb(capacity_tb) >= dataset_gb
+
+
+def job_fits(capacity_tb: float, dataset_gb: float, files_gb: float) -> bool:
+    """DISK.4 and DISK.job: the drive holds the dataset and the job's own files (the model's
+    weights and the checkpoints a training run keeps)."""
+    return dataset_fits(capacity_tb, dataset_gb + files_gb)

@@ -25,6 +25,7 @@ from dlrig.machine.model import Build
 from dlrig.machine.topology import topology
 from dlrig.model import compute, interconnect, memory, parallelism, pcie, pipeline
 from dlrig.model.calibration import Calibration, default_calibration
+from dlrig.model.checkpoint import job_io
 from dlrig.model.device import (
     DEFAULT_CPU,
     Device,
@@ -297,6 +298,13 @@ def _run(
     build, global_batch = job.build, job.batch * replicas
     samples = _run_samples(job.workload, global_batch, assumed)
     hours = run_time_h(samples, rate_per_s)
+    io = job_io(build, job.workload, hours)
+    if io is not None and io.total_s > 0:  # loading the weights, saving checkpoints (DISK.job)
+        hours += io.total_s / 3600.0
+        assumed.append(
+            f"job files on {io.drive}: weights load in {io.load_s:,.0f} s, {io.saves} checkpoint "
+            f"save(s) of {io.save_s:,.0f} s at {io.write_mb_s:,.0f} MB/s add to the run"
+        )
     price = build.prices.electricity_per_kwh if prices[0] is None else prices[0]
     intensity = build.prices.co2_kg_per_kwh if prices[1] is None else prices[1]
     kwh = wall_energy_kwh(power.average_w * build.nodes, hours, power.psu_efficiency)

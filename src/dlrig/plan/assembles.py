@@ -112,6 +112,7 @@ def memory_fits_cpu(memory: MemoryOption, cpu: CPU, cpu_count: int) -> bool:
     return memory_size_fits(memory.size_gb, cpu.max_memory_gb * cpu_count)
 
 
-def storage_holds(storage: Storage, dataset_gb: float) -> bool:
-    """DISK.4: the dataset drive holds the dataset."""
-    return dataset_fits(storage.capacity_tb, dataset_gb)
+def storage_holds(storage: Storage, job_gb: float) -> bool:
+    """DISK.4 and DISK.job: the job's drive holds the dataset and the job's own files (job_gb,
+    plan.results.job_storage_gb)."""
+    return dataset_fits(storage.capacity_tb, job_gb)

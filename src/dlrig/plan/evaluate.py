@@ -119,7 +119,9 @@ class ModelEvaluator:
         if found is None:
             self.checks += 1
             try:
-                result = check_build(build, cast("Workload", workload))
+                # The search asks most builds for errors only (probes of parts, candidates
+                # that fail); warnings are asked of scored builds alone (`warnings`).
+                result = check_build(build, cast("Workload", workload), errors_only=True)
             except ValidationError as exc:
                 if not (exc.field or "").startswith("parallel."):
                     raise
@@ -131,15 +133,23 @@ class ModelEvaluator:
                 return found
             found = result.errors
             self._errors[cache_key] = found
-            self._warnings[cache_key] = tuple(f.rule for f in result.warnings)
         return found
 
     def warnings(self, key: Hashable, build: Build, workload: WorkloadLike) -> tuple[str, ...]:
-        """Warning rule ids of check_build(build, workload), from the same cached check."""
+        """Warning rule ids of check_build(build, workload), cached per (key, workload); a
+        build that errors() found infeasible has none to give."""
+        from dlrig.rules import check_build
+
         cache_key = (key, workload.name)
-        if cache_key not in self._warnings:
-            self.errors(key, build, workload)
-        return self._warnings[cache_key]
+        found = self._warnings.get(cache_key)
+        if found is None:
+            if self.errors(key, build, workload):
+                found = ()
+            else:
+                result = check_build(build, cast("Workload", workload))
+                found = tuple(f.rule for f in result.warnings)
+            self._warnings[cache_key] = found
+        return found
 
     def outcome(self, key: Hashable, build: Build, workload: WorkloadLike) -> Outcome:
         """estimate(build, workload) as an Outcome, cached per (key, workload)."""

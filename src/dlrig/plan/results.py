@@ -73,9 +73,16 @@ class PlanResult:
     leaders: tuple[Scored | None, ...] = ()
 
 
-def dataset_size_gb(workloads: Sequence[WeightedWorkload]) -> float:
-    """The largest dataset of the workloads, GB (0 for synthetic data)."""
-    sizes = [
-        float(w.workload.dataset.total_gb) for w in workloads if w.workload.dataset is not None
-    ]
+def job_storage_gb(workloads: Sequence[WeightedWorkload]) -> float:
+    """The most disk one of the workloads needs on its job drive, GB: its dataset and its own
+    files, the model's weights and the checkpoints a training run keeps (model.checkpoint;
+    DISK.4, DISK.job)."""
+    from dlrig.model.checkpoint import job_files
+    from dlrig.workloads.model import Workload
+
+    sizes = []
+    for w in workloads:
+        data = float(w.workload.dataset.total_gb) if w.workload.dataset is not None else 0.0
+        own = job_files(w.workload).total_gb if isinstance(w.workload, Workload) else 0.0
+        sizes.append(data + own)
     return max(sizes, default=0.0)

@@ -51,7 +51,7 @@ from dlrig.plan.results import (
     Scored,
     SearchStats,
     WeightedWorkload,
-    dataset_size_gb,
+    job_storage_gb,
 )
 from dlrig.plan.space import SearchSpace, search_space
 from dlrig.plan.ties import Ranked, cents, rank
@@ -394,7 +394,7 @@ class Planner:
         if not leading:
             return []
         floor = min(min(s.value_low, s.value) for s in leading)
-        pool = {s.candidate.key: s for s in (*leading, *self._band(budget_usd, floor, k))}
+        pool = {s.candidate.key: s for s in self._band(budget_usd, floor, k, leading)}
         return rank(list(pool.values()), k)
 
     def _leading(self, budget_usd: float, k: int) -> list[Scored]:
@@ -414,12 +414,15 @@ class Planner:
                 return kept[:k]
             wanted *= 2
 
-    def _band(self, budget_usd: float, floor: float, k: int) -> list[Scored]:
+    def _band(
+        self, budget_usd: float, floor: float, k: int, seeds: Sequence[Scored]
+    ) -> list[Scored]:
         """Every feasible build under the budget worth at least floor that the ranking could
         still place among its first k: left out are builds that a found build with the same
         GPUs precedes (plan.ties.precedes: a copy, never ranked), and builds that found builds
         of k different GPU sets precede (each, or the build of its GPUs that precedes it,
-        ranks first)."""
+        ranks first). `seeds`: builds already scored, found before the walk starts (they
+        prune from the first group on)."""
         obj = self.objective
         families = self.families(budget_usd)
         families.sort(key=lambda f: -obj.bound(f.min_price_usd, f.best))
@@ -453,26 +456,37 @@ class Planner:
                 ):
                     yield from self.bounded(family, budget_usd)
 
+        def record(scored: Scored) -> bool:
+            """Keep a build worth at least floor (once); False when it is not."""
+            if below(scored.value, floor):
+                return False
+            if scored.candidate.key in kept:
+                return True
+            kept.add(scored.candidate.key)
+            gpus = scored.candidate.group.gpu_set
+            found.append(scored)
+            at = cents(scored.price_usd)
+            cheaper.setdefault(gpus, Staircase()).add(at, scored.value)
+            if not scored.warnings:
+                clean.setdefault(gpus, Staircase()).add(at, scored.value)
+            return True
+
         def taker(best: tuple[Outcome, ...]) -> Callable[[Scored], bool]:
             def take(scored: Scored) -> bool:
-                if below(scored.value, floor):
-                    return False
-                gpus = scored.candidate.group.gpu_set
-                found.append(scored)
-                at = cents(scored.price_usd)
-                cheaper.setdefault(gpus, Staircase()).add(at, scored.value)
-                if not scored.warnings:
-                    clean.setdefault(gpus, Staircase()).add(at, scored.value)
                 # The group reached its bound without a warning: nothing else in it can
                 # rank before this build.
                 return (
-                    obj.price_monotone
+                    record(scored)
+                    and obj.price_monotone
                     and not scored.warnings
                     and not below(scored.value, obj.value(scored.price_usd, best))
                 )
 
             return take
 
+        kept: set[Hashable] = set()
+        for seed in seeds:
+            record(seed)
         self._walk(
             groups(),
             _Pass(
@@ -723,7 +737,7 @@ def plan(
     limits = constraints or Constraints()
     validate_constraints(limits, catalog)
     allow = part_filter(limits, catalog)
-    space = search_space(catalog, limits, allow, dataset_size_gb(workloads))
+    space = search_space(catalog, limits, allow, job_storage_gb(workloads))
     planner = Planner(
         space, workloads, objective, evaluator, electricity_per_kwh=electricity_per_kwh
     )

@@ -32,6 +32,7 @@ from dlrig.plan.assembles import (
 from dlrig.plan.constraints import MAX_GPUS_PER_NODE
 from dlrig.plan.evaluate import Evaluator, Outcome, WorkloadLike
 from dlrig.plan.parts import Chassis, MemoryOption, price_of, priced, water_cooling_usd
+from dlrig.plan.results import WeightedWorkload, job_storage_gb
 
 P = TypeVar("P", bound=PartBase)
 
@@ -91,7 +92,7 @@ class _Upgrader:
         self.workload = workload
         self.catalog = catalog
         self.evaluator = evaluator
-        self.dataset_gb = float(workload.dataset.total_gb) if workload.dataset is not None else 0.0
+        self.dataset_gb = job_storage_gb([WeightedWorkload(workload)])  # dataset and job files
         self.base_rules = self._rules(("base",), build)
         self.evaluated = 0
 

@@ -107,7 +107,8 @@ def cores_per_gpu(f: Facts) -> Iterator[Judgement]:
                 "a CPU with more cores, fewer GPUs, or preprocess the data once before training",
             )
             return
-        est = _estimate_with_cores(f)
+        # The model can only add a warning here: skip it when only errors are wanted.
+        est = None if f.errors_only else _estimate_with_cores(f)
         if est is not None and est.bottleneck is Bottleneck.CPU_PREPROCESSING:
             # The guide's per-GPU counts are a floor; a workload whose samples take long to
             # decode can still starve the GPUs, and the estimate says so: speak with one voice.
@@ -158,7 +159,7 @@ def cpu_clock(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("CPU.4", reads=("cpu.cores",))
+@rule("CPU.4", reads=("cpu.cores",), errors=False)
 def oversized_cpu(f: Facts) -> Iterator[Judgement]:
     """Don't buy an overpowered CPU (the second most common CPU mistake): each core beyond the
     need adds 0-5% at most."""

@@ -105,6 +105,7 @@ class Rule:
     title: str
     check: RuleCheck
     reads: tuple[str, ...] = ()
+    errors: bool = True  # False: the rule never finds an error (check_build's errors_only skips it)
 
 
 RULES: list[Rule] = []
@@ -120,29 +121,37 @@ def guide_order(r: Rule) -> tuple[int, str]:
     return rank, r.id
 
 
-def rule(rule_id: str, *, reads: tuple[str, ...] = ()) -> Callable[[RuleCheck], RuleCheck]:
+def rule(
+    rule_id: str, *, reads: tuple[str, ...] = (), errors: bool = True
+) -> Callable[[RuleCheck], RuleCheck]:
     """Register a check under rule_id; its docstring's first line becomes the title. `reads`
-    names the part fields its judgement rests on (`gpu.tdp_w`, `cpu.socket`)."""
+    names the part fields its judgement rests on (`gpu.tdp_w`, `cpu.socket`); `errors=False`
+    says the rule never finds an error."""
 
     def register(check: RuleCheck) -> RuleCheck:
         if any(r.id == rule_id for r in RULES):
             raise ValueError(f"rule {rule_id} registered twice")  # a programming error
         doc = (check.__doc__ or rule_id).strip().splitlines()[0]
-        RULES.append(Rule(rule_id, doc, check, reads))
+        RULES.append(Rule(rule_id, doc, check, reads, errors))
         return check
 
     return register
 
 
-def check_build(build: Build, workload: Workload | None = None) -> CheckResult:
-    """Run every rule on build (and workload, when given); pure, no I/O."""
+def check_build(
+    build: Build, workload: Workload | None = None, *, errors_only: bool = False
+) -> CheckResult:
+    """Run every rule on build (and workload, when given); pure, no I/O. `errors_only`: only
+    the errors are wanted (the planner's feasibility test): rules that never find one are
+    skipped, and rules may skip work that only leads to warnings (`Facts.errors_only`)."""
     from dlrig.rules.facts import Facts
 
-    facts = Facts(build, workload)
+    facts = Facts(build, workload, errors_only=errors_only)
     judge = _judge_partial if build.has_partial_parts else _judge
     findings = [
         Finding(r.id, j.severity, j.message, j.evidence, j.fix)
         for r in RULES
+        if r.errors or not errors_only
         for j in judge(r, facts)
     ]
     return CheckResult(tuple(findings))

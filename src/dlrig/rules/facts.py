@@ -16,9 +16,12 @@ if TYPE_CHECKING:
 class Facts:
     """A build (and optional workload) with the derived quantities the rules share."""
 
-    def __init__(self, build: Build, workload: Workload | None = None) -> None:
+    def __init__(
+        self, build: Build, workload: Workload | None = None, *, errors_only: bool = False
+    ) -> None:
         self.build = build
         self.workload = workload
+        self.errors_only = errors_only  # only errors are wanted: warning-only work may be skipped
         self.topology = topology(build)
         self.cards: tuple[Card, ...] = self.topology.cards
         self.n_gpus = len(self.cards)

@@ -1,5 +1,6 @@
-"""Storage rules: feed rate (DISK.1), asynchronous loading (DISK.2), hard disks (DISK.3) and
-capacity (DISK.4), judged against the workload's dataset when one is given."""
+"""Storage rules: feed rate (DISK.1), asynchronous loading (DISK.2), hard disks (DISK.3),
+capacity (DISK.4), and the job's own files (DISK.job: weights and checkpoints), judged against
+the workload when one is given."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dlrig.enums import PreprocessingStrategy, StorageKind
-from dlrig.machine.fit import dataset_fits
+from dlrig.machine.fit import dataset_fits, job_fits
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
 from dlrig.units import MB, s_to_ms, tb_to_gb
 
 # DISK.4: "an SSD should hold the datasets you usually work with plus some tens of GB".
 WORKING_SPACE_GB = 50.0
+# DISK.job: checkpoint saves that stall training longer than this share of it waste the
+# hardware as DISK.2's missing asynchronous loading does ("5-10%": its lower figure).
+CHECKPOINT_SHARE_TOLERATED = 0.05
 
 
 @dataclass(frozen=True)
@@ -235,3 +239,59 @@ def capacity(f: Facts) -> Iterator[Judgement]:
         )
     else:
         yield info(f"the {w.dataset.total_gb:,.0f} GB dataset fits with room to spare", evidence)
+
+
+@rule("DISK.job", reads=("storage.capacity_tb", "storage.write_mb_s"))
+def job_files_fit(f: Facts) -> Iterator[Judgement]:
+    """Extends DISK.4 (a drive should hold the data you work with plus some tens of GB) to the
+    job's own files, the model's weights and the checkpoints a run keeps, and DISK.3 (a hard
+    disk can be too slow) to writing those checkpoints."""
+    from dlrig.model.checkpoint import CHECKPOINT_EVERY_H, job_files, job_io
+
+    w, drive = f.workload, f.build.dataset_storage
+    if w is None or drive is None:
+        return
+    files = job_files(w)
+    data_gb = w.dataset.total_gb if w.dataset is not None else 0.0
+    need_gb = data_gb + files.total_gb
+    largest = max(f.build.storage, key=lambda s: s.device.capacity_tb * s.count)
+    evidence: dict[str, object] = {
+        "dataset_gb": round(data_gb, 1),
+        "weights_gb": round(files.weights_gb, 1),
+        "checkpoint_gb": round(files.checkpoint_gb, 1),
+        "checkpoints_kept": files.kept,
+        "needed_gb": round(need_gb, 1),
+        "job_drive_gb": tb_to_gb(drive.device.capacity_tb * drive.count),
+    }
+    parts = f"the {data_gb:,.0f} GB dataset, {files.weights_gb:,.1f} GB of weights" + (
+        f" and {files.kept} checkpoints of {files.checkpoint_gb:,.1f} GB" if files.kept else ""
+    )
+    if not job_fits(largest.device.capacity_tb * largest.count, data_gb, files.total_gb):
+        yield error(
+            f"{parts} need {need_gb:,.0f} GB: no drive holds them (largest "
+            f"{largest.device.capacity_tb * largest.count:g} TB)",
+            evidence,
+            f"a drive of >= {(need_gb + WORKING_SPACE_GB) / tb_to_gb(1):.1f} TB for the job",
+        )
+        return
+    if not job_fits(drive.device.capacity_tb * drive.count, data_gb, files.total_gb):
+        yield warning(
+            f"{parts} need {need_gb:,.0f} GB; the job's drive ({drive.device.name}) holds "
+            f"{drive.device.capacity_tb * drive.count:g} TB",
+            evidence,
+            "mark the drive that holds the job with holds_dataset: true, or a larger drive",
+        )
+        return
+    io = job_io(f.build, w, CHECKPOINT_EVERY_H)
+    share = io.save_s / (CHECKPOINT_EVERY_H * 3600.0) if io is not None and files.kept else 0.0
+    if io is not None and share > CHECKPOINT_SHARE_TOLERATED:
+        evidence["save_s"] = round(io.save_s, 1)
+        evidence["write_mb_s"] = io.write_mb_s
+        yield warning(
+            f"{parts} fit, but each checkpoint save takes {io.save_s / 60:,.1f} min at "
+            f"{io.write_mb_s:,.0f} MB/s: {share:.0%} of the training time at one save an hour",
+            evidence,
+            "an SSD (NVMe) for the job's files",
+        )
+        return
+    yield info(f"{parts} fit on {drive.device.name}", evidence)
