@@ -155,3 +155,22 @@ def test_ada_l2_serves_the_reads_of_a_layer_that_fits() -> None:
     pointwise = work.pointwise_elems * 2.0 * 3 * 32 / 1e12
     assert memory_s(0.0) - memory_s(72.0) == pytest.approx(compute.L2_READ_SHARE * pointwise)
     assert _gpu("GeForce RTX 4090").l2_cache_mb == 72
+
+
+def test_eager_decoding_on_an_h100_is_launch_bound() -> None:
+    """Llama 3.1 8B's eager decode step took 8.4 ms on an H100 SXM5, 5.1 ms as a CUDA graph
+    (cloudai.pt, "CUDA Graphs + torch.compile: 1.65x LLM Decode Speedup", read 2026-12-03):
+    the host's launches, not the 16 GB of weights (~5 ms at 3.35 TB/s), set the step. dlrig's
+    one-token step at batch 1 lands within 10% of the eager figure."""
+    from dlrig.machine.model import Build, GPUGroup
+    from dlrig.model import estimate
+
+    job = make_workload("llama-3-8b-inference", batch_size=1)
+    build = Build(name="h100", gpus=(GPUGroup(_gpu("H100 SXM5 80GB"), 1),))
+    assert estimate(build, job).step_time_s == pytest.approx(8.4e-3, rel=0.10)
+
+
+def test_resnet152_launches_its_own_kernels_not_resnet50s() -> None:
+    """zoo.toml: resnet152 is `similar_to = "resnet50"`, but has its own counted structure:
+    155 convolutions, 155 BatchNorms, 151 ReLUs, 50 adds, pools, fc and loss = 516 kernels."""
+    assert layer_work(make_workload("resnet152")).kernels_forward == 516.0

@@ -91,6 +91,13 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
         winograd_share=0.45, kernels_forward=176.0, conv_width=390.0,
         source="torchvision.models.resnet50 (counted)",
     ),
+    # torchvision resnet152: 155 convs + 155 BN + 151 ReLU + 50 adds + pools, fc, loss = 516
+    # kernels; the same bottlenecks (3, 8, 36, 3 per stage) weight the wider stages more:
+    # harmonic width ~550; 3x3 share as ResNet-50's less the stem's.
+    "resnet152": Structure(
+        winograd_share=0.47, kernels_forward=516.0, conv_width=550.0,
+        source="torchvision.models.resnet152 (counted)",
+    ),
     # DLE SSD300: ResNet-50 to layer3 (~140 kernels), 5 extra blocks (30), 6 loc/conf 3x3
     # heads with reshapes (30), loss (~40): ~240; the 3x3 heads raise the Winograd share and
     # the width (backbone ~310, 3x3 heads of 256-512 channels ~3000).
