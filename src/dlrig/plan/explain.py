@@ -172,7 +172,8 @@ def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, .
         head = f"{gpu_set(first)} is the only GPU set that fits the job under this budget"
     leaders = result.leaders or (None,) * len(builds)
     if leaders[0] is not None:
-        head = f"{_tie_clause(result, first, leaders[0], True)}; {head}"
+        # The tie is the reason #1 is #1; it names the faster build and both figures.
+        head = _tie_clause(result, first, leaders[0], True)
     sentences = [head + _bottleneck_clause(first)]
     for rank, s in enumerate(builds[1:], start=2):
         slower = first.throughput > s.throughput
