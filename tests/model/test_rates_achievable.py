@@ -71,3 +71,14 @@ def test_no_rule_derived_rate_exceeds_the_datasheet() -> None:
 def test_fp8_without_fp8_tensor_cores_runs_at_the_16bit_rate() -> None:
     a100 = gpu("A100 SXM4 80GB")
     assert achievable_matmul_tflops(a100, Precision.FP8) == 271.2
+
+
+def test_t4_holds_24_tflops_and_caps_the_big_turing_cards() -> None:
+    """Issue 10: L4/T4 were predicted 32-44% fast. A T4 sustains ~24 TFLOPS of fp16 cuBLAS
+    HGEMM (of 65 listed) because it power-caps its clock at 70 W (NVIDIA developer forum,
+    forums.developer.nvidia.com/t/about-gpu-peak-performance/264462). At that TFLOPS per watt a
+    260 W Quadro RTX 8000 feeds 260 x 24 / 70 = 89.1 TFLOPS, not its 104 datasheet-derived."""
+    assert achievable_matmul_tflops(gpu("NVIDIA T4"), Precision.FP16) == 24.0
+    quadro = achievable_matmul(gpu("Quadro RTX 8000"), Precision.FP16)
+    assert quadro.value == pytest.approx(260 * 24.0 / 70)
+    assert quadro.provenance.startswith("power-limited")
