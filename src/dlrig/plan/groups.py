@@ -132,17 +132,28 @@ class Group:
         if slack < 0:
             return self
 
-        def keep(options: Sequence[T], costs: Sequence[float]) -> tuple[T, ...]:
-            return tuple(o for o, c in zip(options, costs, strict=True) if c <= costs[0] + slack)
+        def keep(options: Sequence[T], costs: Sequence[float]) -> tuple[tuple[T, ...], list[float]]:
+            limit = costs[0] + slack
+            if max(costs) <= limit:  # the usual case under a large budget: all of them
+                return tuple(options), list(costs)
+            picked = [i for i, c in enumerate(costs) if c <= limit]
+            return tuple(options[i] for i in picked), [costs[i] for i in picked]
 
+        cpus, cpu_usd = keep(self.cpus, prices[0])
+        memory, memory_usd = keep(self.memory, prices[1])
+        storage, storage_usd = keep(self.storage, prices[2])
+        psus, psu_usd = keep(self.psus, prices[3])
+        cases, case_usd = keep(self.cases, prices[4])
         cut = dataclasses.replace(
             self,
-            cpus=keep(self.cpus, prices[0]),
-            memory=keep(self.memory, prices[1]),
-            storage=keep(self.storage, prices[2]),
-            psus=keep(self.psus, prices[3]),
-            cases=keep(self.cases, prices[4]),
-            known_prices=tuple(keep(p, p) for p in prices),
+            cpus=cpus,
+            memory=memory,
+            storage=storage,
+            psus=psus,
+            cases=cases,
+            known_prices=tuple(
+                tuple(p) for p in (cpu_usd, memory_usd, storage_usd, psu_usd, case_usd)
+            ),
         )
         cut.__dict__["fixed_price_usd"] = self.fixed_price_usd  # the same chassis and GPUs
         return cut
