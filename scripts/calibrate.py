@@ -435,7 +435,31 @@ def uncertainty(rows: list[LambdaRow], loao: dict[str, Calibration]) -> dict[str
         "rows": len(ratios),
         "throughput_ratio_low": round(float(min(low, 1.0)), 4),
         "throughput_ratio_high": round(float(max(high, 1.0)), 4),
+        "comparison_ratio_low": round(comparison_ratio_low(rows, ratios), 4),
     }
+
+
+def comparison_ratio_low(rows: list[LambdaRow], ratios: list[float]) -> float:
+    """How far the model can misjudge one GPU against another on the same job: over every pair
+    of single-GPU rows of one job (model, precision, batch) on two different GPUs, each
+    predicted without its architecture, the 80th percentile of |log| of (measured a/b) /
+    (predicted a/b), as the ratio below 1 it allows. Errors both GPUs share (the job's own)
+    cancel in a comparison; what is left is what a ranking can trust, and `plan` ties builds
+    within it."""
+    by_job: dict[tuple[str, str, int], list[tuple[str, float]]] = {}
+    for row, ratio in zip(rows, ratios, strict=True):
+        key = (row.lambda_model, row.workload.precision.value, row.workload.batch_size)
+        by_job.setdefault(key, []).append((row.gpu.name, ratio))
+    spreads = [
+        abs(float(np.log(a / b)))
+        for same_job in by_job.values()
+        for i, (gpu_a, a) in enumerate(same_job)
+        for gpu_b, b in same_job[i + 1 :]
+        if gpu_a != gpu_b
+    ]
+    if not spreads:
+        return 1.0
+    return float(np.exp(-np.quantile(spreads, 0.8)))
 
 
 def main() -> None:
