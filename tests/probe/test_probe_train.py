@@ -9,9 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from probe_helpers import scenario_result
 
+from dlrig.catalog import load_catalog
 from dlrig.enums import Precision
+from dlrig.hardware.torch_train import TrainTiming
+from dlrig.machine import resolve_build
 from dlrig.probe import train as tr
+from dlrig.probe.document import probe_build_document
 from dlrig.workloads import load_workload
 
 TINY = """\
@@ -109,3 +114,29 @@ def test_probe_train_without_torch_is_one_line_exit_2(tmp_path: Path) -> None:
 def test_probe_train_with_an_unknown_workload_is_one_line_exit_2() -> None:
     out = _dlrig("probe", "--train", "resnet5O")
     assert out.returncode == 2 and "resnet50" in out.stderr and "Traceback" not in out.stderr
+
+
+def _timing(step_s: float, copy_s: float | None) -> TrainTiming:
+    """A loop's timing as a CUDA run would give it (synthesised: no GPU here)."""
+    return TrainTiming(
+        "cuda: GeForce RTX 3090 (synthesised)", Precision.FP16, 26_000_000, 5, 30, step_s,
+        step_s * 0.98, step_s * 1.05, 256 / step_s, copy_s, "synthesised", "test",
+    )  # fmt: skip
+
+
+def test_on_a_gpu_the_copy_is_a_second_stage_and_the_furthest_is_named() -> None:
+    doc = probe_build_document(scenario_result("four_gpu_box"), load_catalog())["build"]
+    build = tr.single_device_build(resolve_build(doc, "probe", load_catalog()), on_cpu=False)
+    assert build.gpu_count == 1  # the loop uses one GPU: the estimate is of one GPU
+    workload = load_workload("resnet50")
+    standin = tr.stand_in(workload, 256, on_cpu=False, max_params=1e12)
+    estimated = tr.compare(workload, standin, _timing(1.0, 1.0), build)
+    step, copy = estimated.rows
+    assert copy.stage == "pcie (one batch of inputs, pinned)" and copy.estimated_s > 0
+    assert estimated.compute_device == "GeForce RTX 3090"
+    # the step measured right at the estimate, the copy 4x slower: the copy differs most
+    at = tr.compare(workload, standin, _timing(step.estimated_s, 4 * copy.estimated_s), build)
+    assert at.rows[0].ratio == pytest.approx(1.0) and at.rows[1].ratio == pytest.approx(4.0)
+    assert at.most_different == copy.stage
+    data = tr.comparison_json(at)
+    assert data["estimated_step_s"] == step.estimated_s and data["rows"][1]["ratio"] == 4.0

@@ -185,6 +185,11 @@ def machine_build(
         cuda=CudaStatus(not on_cpu, None, None, None, 0),
     )  # fmt: skip
     build = resolve_build(probe_build_document(result, catalog)["build"], "this machine", catalog)
+    return single_device_build(build, on_cpu)
+
+
+def single_device_build(build: Build, on_cpu: bool) -> Build:
+    """The build as a one-device loop uses it: the CPU alone, or the first GPU alone."""
     if on_cpu or not build.gpus:
         return dataclasses.replace(build, gpus=())
     return dataclasses.replace(build, gpus=(dataclasses.replace(build.gpus[0], count=1),))
