@@ -233,7 +233,7 @@ def row_features(row: LambdaRow, scale: float) -> RowFeatures:
         winograd=path in SIMT_PATHS, operand_bytes=compute.operand_bytes(path.value),
         sixteen_traffic=compute.moves_16bit_activations(is_16bit(w.precision), path.value),
         optimizer_params=w.params * w.trainable_fraction, intensity_scale=scale,
-        l2_bytes=(row.gpu.l2_cache_mb or 0.0) * MIB,
+        l2_bytes=(row.gpu.l2_cache_mb or 0.0) * MIB, mixed_precision=is_16bit(w.precision),
     )  # fmt: skip
     if path is ComputePath.SIMT_16BIT:
         path = ComputePath.SIMT_FP32  # one shader-core efficiency

@@ -18,10 +18,12 @@ from dlrig.model.layers import (
     EAGER_SCORE_PASSES,
     KERNELS_PER_LAYER_EAGER,
     KERNELS_PER_LAYER_FUSED,
+    LayerWork,
     layer_work,
     transformer_work,
 )
 from dlrig.model.rates import matmul_peak
+from dlrig.workloads.model import Workload
 
 
 def _gpu(name: str) -> GPU:
@@ -174,3 +176,45 @@ def test_resnet152_launches_its_own_kernels_not_resnet50s() -> None:
     """zoo.toml: resnet152 is `similar_to = "resnet50"`, but has its own counted structure:
     155 convolutions, 155 BatchNorms, 151 ReLUs, 50 adds, pools, fc and loss = 516 kernels."""
     assert layer_work(make_workload("resnet152")).kernels_forward == 516.0
+
+
+def test_a_recurrent_steps_gemm_has_only_the_batchs_rows() -> None:
+    """Tacotron2's decoder runs its LSTMCells and projections once per mel frame over the
+    batch: a GEMM of M = batch rows through a 1024-wide layer has 2MKN / (MK + KN + MN) =
+    1 / (1/1024 + 1/(2M)) FLOPs per operand element, 114 at batch 64 against 1024 for a layer
+    whose rows are tokens or pixels, so a smaller batch costs more per sample."""
+    assert compute.gemm_call_width(1024.0, 64.0) == pytest.approx(1 / (1 / 1024 + 1 / 128))
+    assert compute.gemm_call_width(1024.0, 64.0) == pytest.approx(113.8, abs=0.1)
+    assert compute.gemm_call_width(1024.0, float("inf")) == 1024.0
+    job = make_workload("tacotron2")
+    work = layer_work(job)
+    assert work.gemm_rows_per_sample == 1.0
+    assert layer_work(make_workload("resnet50")).gemm_rows_per_sample == float("inf")
+
+    def gemm_s_per_sample(batch: int) -> float:
+        return compute.class_times(
+            work, job, batch, 1e14, 1000.0, winograd=False, operand_bytes=4.0,
+            sixteen_traffic=False, optimizer_params=0.0, intensity_scale=1.0,
+        ).gemm_s / batch  # fmt: skip
+
+    assert gemm_s_per_sample(16) > gemm_s_per_sample(256)
+
+
+def test_apex_o1_mixed_precision_casts_beside_every_op() -> None:
+    """DLE Mask R-CNN's fp16 runs call apex amp.initialize with opt_level 'O1'
+    (PyTorch/Segmentation/MaskRCNN/pytorch/tools/train_net.py), which patches every torch
+    function to cast its inputs (apex docs, opt-levels): one cast kernel per op, so an fp16
+    step launches twice the kernels of its fp32 step; recipes with fp16 master weights (BERT,
+    apex O2) launch the same kernels in both."""
+    for model, factor in (("maskrcnn", 2.0), ("bert-base-squad", 1.0)):
+        job = make_workload(model, batch_size=8)
+        work = layer_work(job)
+
+        def kernels(sixteen: bool, job: Workload = job, work: LayerWork = work) -> float:
+            return compute.class_times(
+                work, job, 8, 1e14, 1000.0, winograd=False, operand_bytes=2.0,
+                sixteen_traffic=sixteen, optimizer_params=0.0, intensity_scale=1.0,
+                mixed_precision=sixteen,
+            ).kernels  # fmt: skip
+
+        assert kernels(True) == pytest.approx(factor * kernels(False))

@@ -81,6 +81,16 @@ def width_factor(width_elems: float, ridge_elems: float) -> float:
     return width_elems / (width_elems + ridge_elems)
 
 
+def gemm_call_width(layer_width_elems: float, rows: float) -> float:
+    """FLOPs per operand element of a GEMM call with `rows` rows (M) through a layer whose
+    K and N give `layer_width_elems`: 2MKN / (MK + KN + MN) = 1 / (1/w + 1/(2M)). Many rows
+    (tokens, pixels) leave the layer's width; a recurrent step's few rows re-read the weights
+    for little work."""
+    if math.isinf(rows):
+        return layer_width_elems
+    return 1.0 / (1.0 / layer_width_elems + 1.0 / (2.0 * rows))
+
+
 def operand_bytes(path: str) -> float:
     """Bytes of one matmul operand element on a compute path: 1 for FP8, 2 for 16-bit tensor
     cores, 4 for TF32 (stored as fp32) and on shader cores (GPU.3: 16-bit computes in fp32)."""
@@ -152,11 +162,13 @@ def class_times(
     optimizer_params: float,
     intensity_scale: float,
     l2_bytes: float = 0.0,
+    mixed_precision: bool = False,
 ) -> ClassTimes:
     """Seconds per class for `batch` samples at `flops_s` (the path's rate) and
     `bandwidth_gb_s` (achievable), before efficiencies. `winograd`: convolutions run on shader
     cores, where cuDNN's Winograd saves multiplications on the 3x3 share. `operand_bytes`: of
-    one matmul operand element on this path (2 for 16-bit, 4 for TF32/FP32)."""
+    one matmul operand element on this path (2 for 16-bit, 4 for TF32/FP32).
+    `mixed_precision`: a 16-bit run, whose recipe may add cast kernels per op."""
     flop_mult = training_flop_multiplier(workload)
     traffic = traffic_multiplier(workload)
     units = float(batch)
@@ -164,7 +176,8 @@ def class_times(
         units = batch / float(workload.seq_len or 1)  # one token of each sequence per step
     bandwidth = gb_s_to_bytes_s(bandwidth_gb_s)
     ridge = intensity_scale * operand_bytes * flops_s / bandwidth
-    gemm = work.gemm_flops / width_factor(work.gemm_width_elems, ridge)
+    gemm_width = gemm_call_width(work.gemm_width_elems, work.gemm_rows_per_sample * units)
+    gemm = work.gemm_flops / width_factor(gemm_width, ridge)
     gemm += work.attention_flops / width_factor(work.attention_width_elems, ridge)
     conv = work.conv_flops / width_factor(work.conv_width_elems, ridge)
     if winograd:
@@ -174,11 +187,12 @@ def class_times(
     pointwise *= 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
     moved = pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0
     moved = moved * traffic * units + optimizer_bytes(workload, optimizer_params)
+    casts = 1.0 + (work.amp_casts_per_kernel if mixed_precision else 0.0)
     return ClassTimes(
         gemm_s=gemm * flop_mult * units / flops_s,
         conv_s=conv * flop_mult * units / flops_s,
         memory_s=moved / bandwidth,
-        kernels=(work.kernels_forward + work.kernels_per_sample * batch) * traffic,
+        kernels=(work.kernels_forward + work.kernels_per_sample * batch) * traffic * casts,
     )
 
 
@@ -227,7 +241,7 @@ def gpu_step_s(
         winograd=path.startswith("simt"), operand_bytes=operand_bytes(path),
         sixteen_traffic=moves_16bit_activations(sixteen_bit, path),
         optimizer_params=optimizer_params, intensity_scale=factors.intensity_scale,
-        l2_bytes=rates.l2_bytes,
+        l2_bytes=rates.l2_bytes, mixed_precision=sixteen_bit,
     )  # fmt: skip
     t_flops = t.gemm_s / factors.matmul_efficiency[path]
     t_flops += t.conv_s / factors.conv_efficiency[path]

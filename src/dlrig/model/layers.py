@@ -60,7 +60,9 @@ DEFAULT_HEAD_DIM = 64
 @dataclass(frozen=True)
 class Structure:
     """Layer counts of a model the workload fields do not describe (classic zoo entries):
-    FLOP shares by class, kernels per step, and for attention models the implementation."""
+    FLOP shares by class, kernels per step, and for attention models the implementation.
+    `gemm_rows_per_sample`: rows one sample adds to a GEMM call (inf: many, as tokens or
+    pixels); `amp_casts_per_kernel`: cast kernels its mixed-precision recipe adds per op."""
 
     family: str = "convnet"
     conv_share: float = 1.0
@@ -74,6 +76,8 @@ class Structure:
     attention: str = "fused"
     attention_span: float = 1.0
     score_passes: float = EAGER_SCORE_PASSES
+    gemm_rows_per_sample: float = math.inf
+    amp_casts_per_kernel: float = 0.0
     source: str = ""
 
 
@@ -109,10 +113,12 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
     # and losses ~100, RoIAlign per level, box/mask heads ~50: ~400 per batch; anchor
     # matching, box coding, top-k/NMS per level and proposal sampling loop over the images in
     # Python: ~150 kernels per image. Box head fc: ~4% of FLOPs; FPN and mask-head 3x3 convs
-    # of 256 channels (width ~2300) beside the backbone's 390.
+    # of 256 channels (width ~2300) beside the backbone's 390. Its fp16 runs use apex amp O1
+    # (tools/train_net.py: opt_level 'O1' when DTYPE is float16), which patches every torch
+    # function to cast its inputs (apex docs, "opt-levels": O1): one cast per op.
     "maskrcnn": Structure(
         conv_share=0.96, winograd_share=0.5, kernels_forward=400.0, kernels_per_sample=150.0,
-        conv_width=600.0,
+        conv_width=600.0, amp_casts_per_kernel=1.0,
         source=_DLE + "Segmentation/MaskRCNN (counted)",
     ),
     # DLE GNMT: cuDNN LSTMs launch ~2 kernels per time step per layer: 4 encoder layers (the
@@ -126,10 +132,12 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
     # DLE Tacotron2: the decoder runs once per mel frame (800): prenet 8 kernels, attention
     # LSTMCell 3, location attention 10, decoder LSTMCell 3, dropouts 4, concats 2,
     # projections 2 = 32 per frame = 25,600, plus encoder and postnet ~40. Postnet and encoder
-    # conv1d (5 + 3 layers, 512 channels, kernel 5: width 2560): ~30% of the FLOPs.
+    # conv1d (5 + 3 layers, 512 channels, kernel 5: width 2560): ~30% of the FLOPs. The
+    # decoder's GEMMs run once per frame over the batch: one row per sample per call.
     "tacotron2": Structure(
         family="recurrent", conv_share=0.3, kernels_forward=25640.0, gemm_width=1024.0,
-        conv_width=2560.0, source=_DLE + "SpeechSynthesis/Tacotron2 tacotron2/model.py",
+        conv_width=2560.0, gemm_rows_per_sample=1.0,
+        source=_DLE + "SpeechSynthesis/Tacotron2 tacotron2/model.py",
     ),
     # DLE WaveGlow: 12 flows x (8 WN layers x 9 kernels + ~15) = 1044; dilated 1-D convs (no
     # Winograd): 3-tap 256 -> 512 (width 1024) and 1x1 res/skip (341).
@@ -177,7 +185,10 @@ class LayerWork:
     """One sample's forward work by layer class, and the kernels one step launches. Widths
     are arithmetic intensity x operand bytes (FLOPs per operand element moved);
     `kernels_per_sample` are launched once per sample (per-image loops), `tensor_elems` is one
-    activation tensor of one sample (what has to fit in L2 to be read back from it)."""
+    activation tensor of one sample (what has to fit in L2 to be read back from it);
+    `gemm_rows_per_sample` the rows one sample adds to a dense GEMM call (a recurrent step's
+    GEMM has only the batch's rows and re-reads its weights every step); `amp_casts_per_kernel`
+    the cast kernels a function-patching mixed-precision recipe adds per op."""
 
     gemm_flops: float
     gemm_width_elems: float
@@ -192,6 +203,8 @@ class LayerWork:
     kernels_forward: float
     kernels_per_sample: float = 0.0
     tensor_elems: float = 0.0
+    gemm_rows_per_sample: float = math.inf
+    amp_casts_per_kernel: float = 0.0
 
 
 def structure_of(workload: Workload) -> Structure | None:
@@ -290,6 +303,8 @@ def classic_work(workload: Workload) -> LayerWork:
         kernels_forward=found.kernels_forward,
         kernels_per_sample=found.kernels_per_sample,
         tensor_elems=pointwise / POINTWISE_PASSES / max(found.kernels_forward, 1.0),
+        gemm_rows_per_sample=found.gemm_rows_per_sample,
+        amp_casts_per_kernel=found.amp_casts_per_kernel,
     )
 
 
