@@ -115,7 +115,8 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
     # Python: ~150 kernels per image. Box head fc: ~4% of FLOPs; FPN and mask-head 3x3 convs
     # of 256 channels (width ~2300) beside the backbone's 390. Its fp16 runs use apex amp O1
     # (tools/train_net.py: opt_level 'O1' when DTYPE is float16), which patches every torch
-    # function to cast its inputs (apex docs, "opt-levels": O1): one cast per op.
+    # function to cast its inputs (nvidia.github.io/apex/amp.html, "opt-levels", O1:
+    # patch_torch_functions): one cast per op.
     "maskrcnn": Structure(
         conv_share=0.96, winograd_share=0.5, kernels_forward=400.0, kernels_per_sample=150.0,
         conv_width=600.0, amp_casts_per_kernel=1.0,
