@@ -5,7 +5,8 @@ The toy model: samples/s is the slowest of the GPUs (count x TFLOPS x 100 sample
 less 20% when open-air cards are stacked three or more without water), the CPU (cores x 1000 /
 ms of preprocessing per sample) and the drive (MB/s / MB per sample). It never gets slower with
 more cores, lanes or read rate, which is what the planner's bounds assume of the real model.
-Its estimates carry a toy 80% interval of 0.9x-1.1x, so that near-ties (plan.ties) occur; the
+Its estimates carry a toy 80% interval of 0.9x-1.1x (and 0.9x for comparisons), so that
+near-ties (plan.ties) occur; the
 toy rules warn when a build has fewer than 4 CPU cores per GPU.
 """
 
@@ -187,6 +188,7 @@ def toy_outcome(build: Build, workload: FakeWorkload) -> Outcome:
         system_peak_w=power_w,
         throughput_ratio_low=0.9,
         throughput_ratio_high=1.1,
+        comparison_ratio_low=0.9,
     )
 
 

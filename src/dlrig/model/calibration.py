@@ -47,6 +47,9 @@ class Calibration:
     # leave-one-architecture-out residuals (scripts/calibrate.py): the estimate's interval.
     throughput_ratio_low: float = 1.0
     throughput_ratio_high: float = 1.0
+    # How far the model may misjudge one GPU against another on the same job (80% of pairs,
+    # scripts/calibrate.py): errors both share cancel; the planner ties builds within it.
+    comparison_ratio_low: float = 1.0
 
     @property
     def compute(self) -> ComputeFactors:
@@ -96,6 +99,7 @@ def parse_calibration(doc: dict[str, Any], source: str) -> Calibration:
             throughput_ratio_high=float(
                 doc.get("uncertainty", {}).get("throughput_ratio_high", 1.0)
             ),
+            comparison_ratio_low=float(doc.get("uncertainty", {}).get("comparison_ratio_low", 1.0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise CatalogError(f"{source}: malformed calibration data ({exc})") from None

@@ -48,7 +48,9 @@ class Outcome:
     `time_h`, `energy_kwh` and `energy_cost` are for one training run (the workload's epochs or
     tokens); None when the workload states no run length. `throughput_ratio_low/high`: the
     model's 80% interval as ratios to samples_per_s (leave-one-architecture-out residuals;
-    1.0/1.0 where the figure has no stated interval).
+    1.0/1.0 where the figure has no stated interval). `comparison_ratio_low`: how far the model
+    may misjudge this build against another on the same job (80% of pairs; 1.0: no stated
+    figure), what the ranking's ties use (plan.ties).
     """
 
     samples_per_s: float
@@ -63,6 +65,7 @@ class Outcome:
     serving_limit: str | None = None  # a serving workload's binding limit (issue 14)
     throughput_ratio_low: float = 1.0
     throughput_ratio_high: float = 1.0
+    comparison_ratio_low: float = 1.0
 
     def at_ratio(self, ratio: float) -> Outcome:
         """The outcome were the build ratio times as fast as estimated: the run takes 1/ratio
@@ -183,7 +186,10 @@ class ModelEvaluator:
 
 
 def outcome_of(est: Estimate) -> Outcome:
-    """Reduce a `dlrig.model.Estimate` to what the planner ranks by."""
+    """Reduce a `dlrig.model.Estimate` to what the planner ranks by (the comparison interval
+    from the calibration the planner's estimates use, the default one)."""
+    from dlrig.model.calibration import default_calibration
+
     return Outcome(
         samples_per_s=est.samples_per_s,
         bottleneck=est.bottleneck,
@@ -196,4 +202,5 @@ def outcome_of(est: Estimate) -> Outcome:
         system_peak_w=est.power.system_peak_w,
         throughput_ratio_low=est.throughput_ratio_low,
         throughput_ratio_high=est.throughput_ratio_high,
+        comparison_ratio_low=default_calibration().comparison_ratio_low,
     )

@@ -139,7 +139,8 @@ def _tie_clause(result: PlanResult, s: Scored, leader: Scored, first: bool) -> s
     uncertainty of it, and cheaper (or as cheap with fewer warnings)."""
     o = leader.outcomes[0]
     band = (
-        f"the model's 80% interval is {o.throughput_ratio_low:.2f}-{o.throughput_ratio_high:.2f}x"
+        f"the model misjudges one GPU against another by up to {1 - o.comparison_ratio_low:.0%} "
+        "in 80% of comparisons"
     )
     saving = leader.price_usd - s.price_usd
     money = (

@@ -179,10 +179,11 @@ class Cheapest:
 
 
 def value_low(objective: Objective, price_usd: float, outcomes: Sequence[Outcome]) -> float:
-    """The objective's value at the low end of the model's 80% interval: every workload as
-    slow as the interval allows (its run longer, its energy with it). Equal to the value for
-    objectives the model's speed does not enter (cheapest)."""
-    return objective.value(price_usd, [o.at_ratio(o.throughput_ratio_low) for o in outcomes])
+    """The objective's value were the model as wrong against this build as it is in 80% of its
+    comparisons of one GPU with another on the same job (`Outcome.comparison_ratio_low`):
+    every workload that much slower (its run longer, its energy with it). Equal to the value
+    for objectives the model's speed does not enter (cheapest)."""
+    return objective.value(price_usd, [o.at_ratio(o.comparison_ratio_low) for o in outcomes])
 
 
 def make_objective(

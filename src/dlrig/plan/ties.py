@@ -1,12 +1,14 @@
 """Near-ties (issue 11): builds the model cannot tell apart are ranked by price.
 
-Every estimate carries the model's 80% interval (leave-one-architecture-out residuals,
-model/data/calibration.toml [uncertainty]: 0.73x to 1.23x of the estimate). A build ties with
-a better-valued one when its value reaches the low end of the better one's interval: within
-the model's uncertainty the better build may be no better at all, and a buyer should not pay
-more for a difference the model cannot resolve. A tie goes to the cheaper build; at the same
-price to the one with fewer warnings (a plan prefers a warning-free build at the same speed
-and price), then to the better value.
+The model states how far it may misjudge one GPU against another on the same job: in 80% of
+such comparisons (leave-one-architecture-out, model/data/calibration.toml [uncertainty]
+comparison_ratio_low, 0.78x today) the ratio of two estimates is off by no more than that;
+errors both builds share (the job's own) cancel, so this is narrower than one estimate's
+interval. A build ties with a better-valued one when its value reaches the better one's value
+at that ratio (`value_low`): within the model's uncertainty the better build may be no better
+at all, and a buyer should not pay more for a difference the model cannot resolve. A tie goes
+to the cheaper build; at the same price to the one with fewer warnings (a plan prefers a
+warning-free build at the same speed and price), then to the better value.
 
 Ties are not transitive (a ties b and b ties c, yet a may beat c), so the ranking is built
 step by step, which makes it a total order:
