@@ -9,7 +9,7 @@ from typing import NamedTuple
 from dlrig.catalog.loader import Catalog
 from dlrig.plan.constraints import Constraints, part_filter
 from dlrig.plan.evaluate import Evaluator
-from dlrig.plan.objectives import Objective, value_low, weighted_throughput
+from dlrig.plan.objectives import Objective, value_low, value_low_same_gpu, weighted_throughput
 from dlrig.plan.results import WeightedWorkload, job_storage_gb
 from dlrig.plan.space import search_space
 
@@ -24,6 +24,8 @@ class Point(NamedTuple):
     value_low: float
     warnings: int
     name: str
+    gpu_model: str
+    value_low_same_gpu: float
 
 
 def brute_force(
@@ -66,6 +68,8 @@ def brute_force(
                     value_low(objective, cand.price_usd, outcomes),
                     len(warned),
                     repr(cand.key),
+                    group.gpu.name,
+                    value_low_same_gpu(objective, cand.price_usd, outcomes),
                 )
             )
     return out
@@ -85,7 +89,8 @@ def frontier(points: Sequence[Point]) -> list[tuple[float, float]]:
 
 def ranked_top(points: Sequence[Point], k: int) -> list[tuple[float, float]]:
     """(value, price) of the first k builds as plan.ties defines the ranking: the best value
-    left leads; of the builds whose value reaches the low end of its interval, the cheapest
+    left leads; of the builds whose value reaches the leader's at the model's comparison band
+    (the narrower same-GPU band when both hold the leader's GPU model), the cheapest
     (then fewer warnings, better value, name) is ranked; builds of the ranked one's GPUs that
     it precedes (no better value, no earlier in that order) are copies and leave."""
 
@@ -97,8 +102,12 @@ def ranked_top(points: Sequence[Point], k: int) -> list[tuple[float, float]]:
     while left and len(out) < k:
         best = max(p.value for p in left)
         leader = min((p for p in left if p.value == best), key=order)
-        floor = min(leader.value_low, leader.value)
-        chosen = min((p for p in left if p.value >= floor), key=order)
+
+        def floor(p: Point, leader: Point = leader) -> float:
+            low = leader.value_low_same_gpu if p.gpu_model == leader.gpu_model else leader.value_low
+            return min(low, leader.value)
+
+        chosen = min((p for p in left if p.value >= floor(p)), key=order)
         out.append(chosen)
         left = [
             p

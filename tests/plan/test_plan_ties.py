@@ -17,13 +17,19 @@ LOW = 0.73
 
 
 def build(
-    name: str, gpus: str, price: float, speed: float, warnings: tuple[str, ...] = ()
+    name: str,
+    gpus: str,
+    price: float,
+    speed: float,
+    warnings: tuple[str, ...] = (),
+    same_gpu_low: float | None = None,
 ) -> Scored:
-    group = SimpleNamespace(gpu_set=gpus)
+    group = SimpleNamespace(gpu_set=gpus, gpu=SimpleNamespace(name=gpus.split("x ", 1)[-1]))
     cand = cast("Candidate", SimpleNamespace(group=group, key=name, price_usd=price))
     return Scored(
         candidate=cand, build=cast("object", None), outcomes=(), value=speed,  # type: ignore[arg-type]
         throughput=speed, best_outcomes=(), value_low=speed * LOW, warnings=warnings,
+        value_low_same_gpu=None if same_gpu_low is None else speed * same_gpu_low,
     )  # fmt: skip
 
 
@@ -46,6 +52,17 @@ def test_a_difference_beyond_the_interval_is_no_tie() -> None:
     slow = build("slow", "2x 3090", 3_000, 3_380 * LOW * 0.99)
     assert not ties(fast, slow)
     assert names([fast, slow], 2) == ["fast", "slow"]
+
+
+def test_builds_of_one_gpu_model_tie_only_within_the_narrower_same_gpu_band() -> None:
+    # calibration.toml [uncertainty] same_gpu_ratio_low 0.876: the scaling error's 80th
+    # percentile; the GPU's own error cancels between two builds of the same card.
+    four = build("four", "4x 4090", 9_000, 1_000, same_gpu_low=0.876)
+    three = build("three", "3x 4090", 7_000, 800, same_gpu_low=0.876)
+    other_card = build("other", "3x 5080", 7_000, 800, same_gpu_low=0.876)
+    assert not ties(four, three)  # 20% slower: past the same-GPU band
+    assert ties(four, other_card)  # within the 0.73 band between two GPU models
+    assert names([four, three], 2) == ["four", "three"]
 
 
 def test_a_build_with_warnings_ranks_after_an_equally_good_warning_free_one() -> None:

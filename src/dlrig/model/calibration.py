@@ -50,6 +50,9 @@ class Calibration:
     # How far the model may misjudge one GPU against another on the same job (80% of pairs,
     # scripts/calibrate.py): errors both share cancel; the planner ties builds within it.
     comparison_ratio_low: float = 1.0
+    # The same for two builds of one GPU model (count, cooling, host differ): the GPU's own
+    # error cancels too, what is left is the scaling error (scripts/calibrate.py).
+    same_gpu_ratio_low: float = 1.0
 
     @property
     def compute(self) -> ComputeFactors:
@@ -100,6 +103,7 @@ def parse_calibration(doc: dict[str, Any], source: str) -> Calibration:
                 doc.get("uncertainty", {}).get("throughput_ratio_high", 1.0)
             ),
             comparison_ratio_low=float(doc.get("uncertainty", {}).get("comparison_ratio_low", 1.0)),
+            same_gpu_ratio_low=float(doc.get("uncertainty", {}).get("same_gpu_ratio_low", 1.0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise CatalogError(f"{source}: malformed calibration data ({exc})") from None

@@ -50,7 +50,8 @@ class Outcome:
     model's 80% interval as ratios to samples_per_s (leave-one-architecture-out residuals;
     1.0/1.0 where the figure has no stated interval). `comparison_ratio_low`: how far the model
     may misjudge this build against another on the same job (80% of pairs; 1.0: no stated
-    figure), what the ranking's ties use (plan.ties).
+    figure), what the ranking's ties use (plan.ties); `same_gpu_ratio_low` the same against
+    a build of the same GPU model (the GPU's own error cancels: only the scaling error is left).
     """
 
     samples_per_s: float
@@ -66,6 +67,7 @@ class Outcome:
     throughput_ratio_low: float = 1.0
     throughput_ratio_high: float = 1.0
     comparison_ratio_low: float = 1.0
+    same_gpu_ratio_low: float = 1.0
 
     def at_ratio(self, ratio: float) -> Outcome:
         """The outcome were the build ratio times as fast as estimated: the run takes 1/ratio
@@ -203,4 +205,5 @@ def outcome_of(est: Estimate) -> Outcome:
         throughput_ratio_low=est.throughput_ratio_low,
         throughput_ratio_high=est.throughput_ratio_high,
         comparison_ratio_low=default_calibration().comparison_ratio_low,
+        same_gpu_ratio_low=default_calibration().same_gpu_ratio_low,
     )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, cast
 from dlrig.enums import Bottleneck
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.results import PlanResult, Scored
+from dlrig.plan.ties import same_gpu_model
 
 if TYPE_CHECKING:
     from dlrig.rules.engine import Finding
@@ -142,6 +143,11 @@ def _tie_clause(result: PlanResult, s: Scored, leader: Scored, first: bool) -> s
         f"the model misjudges one GPU against another by up to {1 - o.comparison_ratio_low:.0%} "
         "in 80% of comparisons"
     )
+    if leader.value_low_same_gpu is not None and same_gpu_model(leader, s):
+        band = (
+            f"the model misjudges builds of one GPU model against each other by up to "
+            f"{1 - o.same_gpu_ratio_low:.0%} in 80% of comparisons"
+        )
     saving = leader.price_usd - s.price_usd
     money = (
         f"{usd(saving)} cheaper"

@@ -186,6 +186,17 @@ def value_low(objective: Objective, price_usd: float, outcomes: Sequence[Outcome
     return objective.value(price_usd, [o.at_ratio(o.comparison_ratio_low) for o in outcomes])
 
 
+def value_low_same_gpu(
+    objective: Objective, price_usd: float, outcomes: Sequence[Outcome]
+) -> float:
+    """`value_low` against a build of the same GPU model, at `Outcome.same_gpu_ratio_low`
+    (never below `value_low`: the band against the same GPU is the narrower one)."""
+    return max(
+        objective.value(price_usd, [o.at_ratio(o.same_gpu_ratio_low) for o in outcomes]),
+        value_low(objective, price_usd, outcomes),
+    )
+
+
 def make_objective(
     kind: ObjectiveKind, weights: Sequence[float], *, lifetime_years: float = 3.0
 ) -> Objective:

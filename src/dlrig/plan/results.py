@@ -25,6 +25,7 @@ class Scored:
     """A feasible candidate with its outcomes (one per workload) and objective value.
 
     `value_low`: the value at the low end of the model's 80% interval (plan.ties);
+    `value_low_same_gpu`: the same against a build of the same GPU model (None: as value_low);
     `warnings`: the ids of the warnings `check` gives it (one per rule and workload).
     """
 
@@ -36,6 +37,7 @@ class Scored:
     best_outcomes: tuple[Outcome, ...]
     value_low: float
     warnings: tuple[str, ...] = ()
+    value_low_same_gpu: float | None = None
 
     @property
     def price_usd(self) -> float:

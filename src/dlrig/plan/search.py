@@ -45,7 +45,7 @@ from dlrig.plan.constraints import Constraints, part_filter, validate_constraint
 from dlrig.plan.evaluate import Evaluator, Outcome
 from dlrig.plan.frontier import FeasibleMerits, Staircase, above, below, rank_key, undominated
 from dlrig.plan.groups import Candidate, Group
-from dlrig.plan.objectives import Objective, value_low, weighted_throughput
+from dlrig.plan.objectives import Objective, value_low, value_low_same_gpu, weighted_throughput
 from dlrig.plan.results import (
     PlanResult,
     Scored,
@@ -158,6 +158,9 @@ class Planner:
                     throughput=weighted_throughput(outcomes, [w.weight for w in self.workloads]),
                     best_outcomes=best,
                     value_low=value_low(self.objective, candidate.price_usd, outcomes),
+                    value_low_same_gpu=value_low_same_gpu(
+                        self.objective, candidate.price_usd, outcomes
+                    ),
                     warnings=tuple(dict.fromkeys(r for found in warned for r in found)),
                 )
         self._scored[key] = result

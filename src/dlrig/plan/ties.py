@@ -5,10 +5,12 @@ such comparisons (leave-one-architecture-out, model/data/calibration.toml [uncer
 comparison_ratio_low, 0.78x today) the ratio of two estimates is off by no more than that;
 errors both builds share (the job's own) cancel, so this is narrower than one estimate's
 interval. A build ties with a better-valued one when its value reaches the better one's value
-at that ratio (`value_low`): within the model's uncertainty the better build may be no better
-at all, and a buyer should not pay more for a difference the model cannot resolve. A tie goes
-to the cheaper build; at the same price to the one with fewer warnings (a plan prefers a
-warning-free build at the same speed and price), then to the better value.
+at that ratio (`value_low`). Against a build of the same GPU model (another count, cooling or
+host) the GPU's own error cancels too and only the scaling error is left, a narrower band
+(`value_low_same_gpu`, same_gpu_ratio_low). Within the model's uncertainty the better build
+may be no better at all, and a buyer should not pay more for a difference the model cannot
+resolve. A tie goes to the cheaper build; at the same price to the one with fewer warnings (a
+plan prefers a warning-free build at the same speed and price), then to the better value.
 
 Ties are not transitive (a ties b and b ties c, yet a may beat c), so the ranking is built
 step by step, which makes it a total order:
@@ -37,10 +39,19 @@ def cents(price_usd: float) -> float:
     return round(price_usd, 2)
 
 
+def same_gpu_model(a: Scored, b: Scored) -> bool:
+    """a and b hold the same GPU model (in any count)."""
+    return bool(a.candidate.group.gpu.name == b.candidate.group.gpu.name)
+
+
 def ties(leader: Scored, other: Scored) -> bool:
-    """other is within the model's uncertainty of leader: its value reaches the low end of the
-    leader's 80% interval (the leader's own value counts as reaching it)."""
-    return other.value >= min(leader.value_low, leader.value)
+    """other is within the model's uncertainty of leader: its value reaches the leader's value
+    at the model's comparison band for the pair (the narrower one when both hold the same GPU
+    model; the leader's own value counts as reaching it)."""
+    low = leader.value_low
+    if leader.value_low_same_gpu is not None and same_gpu_model(leader, other):
+        low = leader.value_low_same_gpu
+    return other.value >= min(low, leader.value)
 
 
 def order_key(s: Scored) -> tuple[float, int, float, str]:
