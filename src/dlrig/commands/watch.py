@@ -178,13 +178,14 @@ def _run(
     from dlrig.report.console import print_text
     from dlrig.report.watch import summary_json, summary_text
     from dlrig.watch.host import NvmlGpuSampler, PsutilHostSampler
-    from dlrig.watch.prometheus import MetricsServer
     from dlrig.watch.runner import CommandStartError, SampleSink, run_watch
     from dlrig.watch.summary import watch_summary
 
     sinks: list[SampleSink] = []
     server = None
     if metrics is not None:
+        from dlrig.watch.prometheus import MetricsServer  # prometheus_client only when asked
+
         address, port = metrics
         server = MetricsServer(port, hostname=socket.gethostname(), address=address)
         sinks.append(_ServerSink(server))
