@@ -254,9 +254,11 @@ def _disk_limits(conn: Any) -> dict[str, float]:
     limits: dict[str, float] = {}
     for disk in probe.report.disks if probe is not None else ():
         name = (disk.get("disk") or {}).get("name")
-        cold_mb_s = (disk.get("speed") or {}).get("cold_mb_s")
-        if isinstance(name, str) and isinstance(cold_mb_s, int | float) and cold_mb_s > 0:
-            limits[name] = max(limits.get(name, 0.0), float(cold_mb_s))
+        # The deep-queue figure: a training loader reads with many requests in flight.
+        speed = disk.get("speed") or {}
+        read_mb_s = speed.get("read_mb_s", speed.get("cold_mb_s"))
+        if isinstance(name, str) and isinstance(read_mb_s, int | float) and read_mb_s > 0:
+            limits[name] = max(limits.get(name, 0.0), float(read_mb_s))
     return limits
 
 

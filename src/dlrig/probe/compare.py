@@ -40,6 +40,9 @@ def key_figures(report: ProbeReport) -> dict[str, Any]:
         speed = disk.get("speed")
         if speed:
             out[f"disk {disk['mountpoint']} cold MB/s"] = speed["cold_mb_s"]
+            if speed.get("deep_read_mb_s") is not None:
+                depth = speed.get("deep_queue_depth")
+                out[f"disk {disk['mountpoint']} read MB/s at QD{depth}"] = speed["deep_read_mb_s"]
             if speed.get("random_4k_iops") is not None:
                 out[f"disk {disk['mountpoint']} 4K IOPS"] = speed["random_4k_iops"]
     loader = report.loader
@@ -96,7 +99,9 @@ def compare_probes(before: ProbeReport, after: ProbeReport) -> tuple[Change, ...
 def history_row(probe_id: int, report: ProbeReport) -> dict[str, Any]:
     """One line of `probe --history`: the headline figures of a saved probe."""
     bandwidth = report.memory.get("bandwidth", [])
-    disks = [d["speed"]["cold_mb_s"] for d in report.disks if d.get("speed")]
+    disks = [
+        d["speed"].get("read_mb_s", d["speed"]["cold_mb_s"]) for d in report.disks if d.get("speed")
+    ]
     return {
         "id": probe_id,
         "time_utc": report.time_utc,

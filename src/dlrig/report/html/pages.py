@@ -458,7 +458,12 @@ def probe_page(report: ProbeReport) -> str:
     disk_bars = []
     for i, d in enumerate(report.disks):
         speed = d.get("speed") or {}
-        for key, what in (("cold_mb_s", "cold"), ("warm_mb_s", "warm (page cache)")):
+        deep = f"QD{speed.get('deep_queue_depth')}" if speed.get("deep_queue_depth") else "deep"
+        for key, what in (
+            ("deep_read_mb_s", f"cold {deep}"),
+            ("cold_mb_s", "cold QD1"),
+            ("warm_mb_s", "warm (page cache)"),
+        ):
             if isinstance(speed.get(key), int | float):
                 disk_bars.append(
                     Bar(f"{d.get('mountpoint', i)} {what}", float(speed[key]), style=f"s{i % 7}")
