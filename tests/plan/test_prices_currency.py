@@ -75,3 +75,17 @@ def test_an_unknown_currency_or_a_bad_rate_is_one_line_and_exit_2(
     result = run_dlrig("plan", "-w", "resnet50", "--budget", "3000", *args)
     assert result.returncode == 2
     assert expected in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_why_and_the_nothing_fits_line_speak_the_users_currency() -> None:
+    # --fx-rate 2 GBP per USD: every amount in a sentence is twice its USD figure, in GBP.
+    doc = plan_json("--budget", "16000", "--currency", "GBP", "--fx-rate", "2")
+    for build in doc["builds"]:
+        assert " USD" not in build["why"], build["why"]
+    nothing = run_dlrig(
+        "plan", "-w", "llama-3-70b", "--budget", "2000", "--currency", "GBP", "--fx-rate", "2"
+    )
+    assert nothing.returncode == 1, nothing.stderr
+    flat = " ".join(nothing.stdout.split())
+    sentence = flat[flat.index("nothing under") : flat.index("search:")]
+    assert sentence.startswith("nothing under 2,000 GBP fits") and " USD" not in sentence

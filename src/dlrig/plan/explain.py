@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
+from dlrig.catalog.currency import USD, Currency
 from dlrig.enums import Bottleneck
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.results import PlanResult, Scored
@@ -66,18 +67,19 @@ def _significant(value: float) -> str:
     return f"{value:.3g}"
 
 
-def objective_phrase(result: PlanResult, s: Scored) -> str:
-    """The build's objective value in words: '12.3 h to train', '0.0412 USD a run'."""
+def objective_phrase(result: PlanResult, s: Scored, currency: Currency = USD) -> str:
+    """The build's objective value in words: '12.3 h to train', '0.0412 USD a run' (money in
+    `currency`)."""
     obj = result.objective
     shown = obj.display(s.value)
     if obj.kind is ObjectiveKind.TIME_TO_TRAIN:
         return f"{_significant(shown)} h to train"
     if obj.kind is ObjectiveKind.COST_PER_RUN:
-        return f"{_significant(shown)} USD a run"
+        return f"{_significant(currency.from_usd(shown))} {currency.code} a run"
     if obj.kind is ObjectiveKind.PERF_PER_DOLLAR:
-        return f"{_significant(shown)} samples/s per 1,000 USD"
+        return f"{_significant(shown / currency.per_usd)} samples/s per 1,000 {currency.code}"
     if obj.kind is ObjectiveKind.CHEAPEST:
-        return f"{_significant(shown)} USD"
+        return f"{_significant(currency.from_usd(shown))} {currency.code}"
     return f"{rate(s.throughput)} samples/s"
 
 
@@ -92,20 +94,23 @@ def _bottleneck_clause(s: Scored) -> str:
     )
 
 
-def _versus(result: PlanResult, s: Scored, other: Scored) -> str:
+def _versus(result: PlanResult, s: Scored, other: Scored, currency: Currency) -> str:
     """The comparison of s with an alternative way to spend the money."""
     this, that = s.candidate.group, other.candidate.group
     cost = s.price_usd - other.price_usd
     money = (
-        f"for {usd(cost)} more"
+        f"for {currency.format(cost)} more"
         if cost > 0.5
-        else f"for {usd(-cost)} less"
+        else f"for {currency.format(-cost)} less"
         if cost < -0.5
         else "for the same money"
     )
     numbers = f"{rate(s.throughput)} vs {rate(other.throughput)} samples/s {money}"
     if result.objective.kind is not ObjectiveKind.THROUGHPUT:
-        numbers += f"; {objective_phrase(result, s)} vs {objective_phrase(result, other)}"
+        numbers += (
+            f"; {objective_phrase(result, s, currency)} vs "
+            f"{objective_phrase(result, other, currency)}"
+        )
     more = _percent_more(s.throughput, other.throughput)
     if s.throughput < other.throughput:
         goal = result.objective.kind.value
@@ -127,15 +132,17 @@ def _versus(result: PlanResult, s: Scored, other: Scored) -> str:
     return f"{gpu_set(s)} beats {gpu_set(other)} by {more}: {numbers}"
 
 
-def _where(result: PlanResult, s: Scored) -> str:
+def _where(result: PlanResult, s: Scored, currency: Currency) -> str:
     """'#2' when s is ranked, else its GPUs and price."""
     for rank, r in enumerate(result.builds, start=1):
         if r is s:
             return f"#{rank}"
-    return f"{gpu_set(s)} at {usd(s.price_usd)}"
+    return f"{gpu_set(s)} at {currency.format(s.price_usd)}"
 
 
-def _tie_clause(result: PlanResult, s: Scored, leader: Scored, first: bool) -> str:
+def _tie_clause(
+    result: PlanResult, s: Scored, leader: Scored, first: bool, currency: Currency
+) -> str:
     """Why s ranks before the better-valued leader (plan.ties): within the model's
     uncertainty of it, and cheaper (or as cheap with fewer warnings)."""
     o = leader.outcomes[0]
@@ -150,20 +157,24 @@ def _tie_clause(result: PlanResult, s: Scored, leader: Scored, first: bool) -> s
         )
     saving = leader.price_usd - s.price_usd
     money = (
-        f"{usd(saving)} cheaper"
+        f"{currency.format(saving)} cheaper"
         if saving > 0.5
         else f"as cheap with {len(s.warnings)} warnings against {len(leader.warnings)}"
     )
     return (
-        f"within the model's uncertainty of {_where(result, leader)} "
-        f"({objective_phrase(result, leader)} vs {objective_phrase(result, s)}; {band}) "
+        f"within the model's uncertainty of {_where(result, leader, currency)} "
+        f"({objective_phrase(result, leader, currency)} vs "
+        f"{objective_phrase(result, s, currency)}; {band}) "
         f"and {money}: ranked {'first' if first else 'ahead of it'}"
     )
 
 
-def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, ...]:
-    """One sentence per build of result.builds. alternatives: other scored builds (e.g. the
-    Pareto frontier) to compare the winner with when the top K all spend alike."""
+def why(
+    result: PlanResult, alternatives: Sequence[Scored] = (), currency: Currency = USD
+) -> tuple[str, ...]:
+    """One sentence per build of result.builds, money in `currency`. alternatives: other
+    scored builds (e.g. the Pareto frontier) to compare the winner with when the top K all
+    spend alike."""
     builds = result.builds
     if not builds:
         return ()
@@ -172,15 +183,15 @@ def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, .
     pool.sort(key=lambda s: -s.value)
     if result.rival is not None:
         pool.insert(0, result.rival)
-    phrase_first = objective_phrase(result, first)
+    phrase_first = objective_phrase(result, first, currency)
     if pool:
-        head = _versus(result, first, pool[0])
+        head = _versus(result, first, pool[0], currency)
     else:
         head = f"{gpu_set(first)} is the only GPU set that fits the job under this budget"
     leaders = result.leaders or (None,) * len(builds)
     if leaders[0] is not None:
         # The tie is the reason #1 is #1; it names the faster build and both figures.
-        head = _tie_clause(result, first, leaders[0], True)
+        head = _tie_clause(result, first, leaders[0], True, currency)
     sentences = [head + _bottleneck_clause(first)]
     for rank, s in enumerate(builds[1:], start=2):
         slower = first.throughput > s.throughput
@@ -188,17 +199,17 @@ def why(result: PlanResult, alternatives: Sequence[Scored] = ()) -> tuple[str, .
         if slower and saving > 0.5:
             gap = 1 - s.throughput / first.throughput
             text = (
-                f"{_percent(gap)} slower than #1 but {usd(saving)} cheaper"
+                f"{_percent(gap)} slower than #1 but {currency.format(saving)} cheaper"
                 if gap >= 0.0005
-                else f"as fast as #1 (within 0.05%) for {usd(saving)} less"
+                else f"as fast as #1 (within 0.05%) for {currency.format(saving)} less"
             )
         elif not slower and saving < -0.5:
-            text = f"as fast or faster than #1 but {usd(-saving)} dearer"
+            text = f"as fast or faster than #1 but {currency.format(-saving)} dearer"
         else:
-            text = f"{objective_phrase(result, s)} against {phrase_first} for #1"
+            text = f"{objective_phrase(result, s, currency)} against {phrase_first} for #1"
         leader = leaders[rank - 1]
         if leader is not None:
-            text += f"; {_tie_clause(result, s, leader, False)}"
+            text += f"; {_tie_clause(result, s, leader, False, currency)}"
         passed = [f"#{r}" for r, lead in enumerate(leaders, start=1) if lead is s]
         if passed:
             verb = "ranks" if len(passed) == 1 else "rank"

@@ -11,9 +11,10 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from dlrig.catalog.currency import USD, Currency
 from dlrig.catalog.loader import Catalog
 from dlrig.machine.model import Build
-from dlrig.plan.explain import gpu_set, objective_phrase, rate, usd, warnings_of, why
+from dlrig.plan.explain import gpu_set, objective_phrase, rate, warnings_of, why
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.results import PlanResult, Scored
 from dlrig.plan.upgrade import UpgradeResult
@@ -39,10 +40,10 @@ def build_document(build: Build, catalog: Catalog | None = None) -> dict[str, An
     return build_to_document(build, catalog)
 
 
-def infeasible_message(result: PlanResult) -> str:
+def infeasible_message(result: PlanResult, currency: Currency = USD) -> str:
     """'nothing under 3,000 USD fits llama-3-70b-qlora: the cheapest feasible build costs ...'."""
     names = ", ".join(w.workload.name for w in result.workloads)
-    head = f"nothing under {usd(result.budget_usd)} fits {names}"
+    head = f"nothing under {currency.format(result.budget_usd)} fits {names}"
     cheapest = result.cheapest
     if cheapest is None:
         return (
@@ -52,7 +53,7 @@ def infeasible_message(result: PlanResult) -> str:
     g = cheapest.candidate.group
     o = cheapest.outcomes[0]
     return (
-        f"{head}: the cheapest feasible build costs {usd(cheapest.price_usd)} "
+        f"{head}: the cheapest feasible build costs {currency.format(cheapest.price_usd)} "
         f"({gpu_set(cheapest)}, {g.gpu.memory_gb:g} GB each, on {g.chassis.name}; the job needs "
         f"{o.gpu_required_gb:.1f} GB per GPU; {rate(o.samples_per_s)} samples/s)"
     )
@@ -107,7 +108,7 @@ def plan_json(
     bottleneck, build, ...), pareto, search (evaluated, seconds, ...); prices also in the
     user's currency (`currency`, `budget`, each build's `price`) with their age."""
     view = view or PriceView()
-    reasons = why(result)
+    reasons = why(result, currency=view.currency)
     builds = []
     for rank, (s, reason) in enumerate(zip(result.builds, reasons, strict=True), start=1):
         warnings = [
@@ -145,7 +146,7 @@ def plan_json(
     }
     if not result.builds:
         out["infeasible"] = {
-            "message": infeasible_message(result),
+            "message": infeasible_message(result, view.currency),
             "cheapest": _scored_json(result, result.cheapest, catalog, view)
             if result.cheapest
             else None,
@@ -182,7 +183,7 @@ def plan_renderable(
     if rate_line:
         parts.append(Text(rate_line, style="dim"))
     if not result.builds:
-        parts.append(Text(infeasible_message(result), style="yellow"))
+        parts.append(Text(infeasible_message(result, view.currency), style="yellow"))
         parts.append(_search_line(result, seconds))
         return RichGroup(*parts)
     several = len(result.workloads) > 1
@@ -194,7 +195,7 @@ def plan_renderable(
         top.add_column(col, justify="right" if col not in ("GPUs", "bottleneck") else "left")
     for rank, s in enumerate(result.builds, start=1):
         o = s.outcomes[0]
-        score = [objective_phrase(result, s)] if extra else []
+        score = [objective_phrase(result, s, view.currency)] if extra else []
         top.add_row(
             str(rank),
             f"{gpu_set(s)}" + (" (water)" if s.candidate.group.water else ""),
@@ -209,7 +210,8 @@ def plan_renderable(
     stale = stale_warning((s.build for s in result.builds), view)
     if stale:
         parts.append(Text(stale, style="yellow"))
-    for rank, (s, reason) in enumerate(zip(result.builds, why(result), strict=True), start=1):
+    reasons = why(result, currency=view.currency)
+    for rank, (s, reason) in enumerate(zip(result.builds, reasons, strict=True), start=1):
         bom = Table(title=f"#{rank}: {s.candidate.describe()}", title_justify="left", box=None)
         bom.add_column("part")
         bom.add_column(view.currency.code, justify="right")

@@ -60,6 +60,15 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
         "batch_per_gpu": w.batch_size,
         "shards": plan.layout.shard_ranks if plan.layout.effective_stage >= 3 else 1,
     }
+    host_gb = capacity_gb(plan.need.host_bytes * f.n_gpus)  # cards are one node's
+    if plan.layout.cpu_offload and f.ram_gb is not None and host_gb > f.ram_gb:
+        yield error(
+            f"{w.name} offloads {host_gb:.0f} GB of weights and optimizer state per node to "
+            f"host RAM; the build has {f.ram_gb:g} GB",
+            {**evidence, "host_offload_gb": round(host_gb, 1), "ram_gb": f.ram_gb},
+            f"buy >= {host_gb:.0f} GB of RAM, or more GPUs to shard the state over",
+        )
+        return
     if plan.fits:
         yield info(
             f"{w.name} needs {need_gb:.1f} GB per GPU at batch {w.batch_size}; "
