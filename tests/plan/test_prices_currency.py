@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -89,3 +90,17 @@ def test_the_why_and_the_nothing_fits_line_speak_the_users_currency() -> None:
     flat = " ".join(nothing.stdout.split())
     sentence = flat[flat.index("nothing under") : flat.index("search:")]
     assert sentence.startswith("nothing under 2,000 GBP fits") and " USD" not in sentence
+
+
+def test_the_plan_page_shows_prices_in_the_users_currency_with_their_age(tmp_path: Path) -> None:
+    page = tmp_path / "plan.html"
+    result = run_dlrig(
+        "plan", "-w", "resnet50", "--budget", "4000", "--currency", "GBP", "--fx-rate", "2",
+        "--top", "1", "--html", str(page),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    html = page.read_text()
+    assert "under 4,000 GBP" in html and "price (GBP)" in html
+    assert "prices in GBP at 1 USD = 2 GBP" in html
+    assert "prices: oldest" in html  # each build's price age
+    assert " USD," not in html  # no build price left in dollars

@@ -182,7 +182,8 @@ def plan(
         from dlrig.report.html.pages import plan_page
 
         first = cast("Workload", result.workloads[0].workload)
-        save_page(html, plan_page(result, [estimate(s.build, first) for s in result.builds]))
+        estimates = [estimate(s.build, first) for s in result.builds]
+        save_page(html, plan_page(result, estimates, view))
     if not result.builds:
         raise typer.Exit(1)
 

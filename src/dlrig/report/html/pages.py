@@ -26,6 +26,7 @@ from dlrig.report.html.charts import (
     stacked_bars,
     timeline,
 )
+from dlrig.report.prices import PriceView, age_line, currency_line, stale_warning
 
 if TYPE_CHECKING:
     from dlrig.machine.model import Build
@@ -191,16 +192,21 @@ def estimate_compare_page(key: str, values: Sequence[Any], estimates: Sequence[E
     )
 
 
-def _parts_hover(s: Scored) -> str:
-    return "\n".join(f"{part}: {price:,.0f} USD" for part, price in s.candidate.price_lines())
+def _parts_hover(s: Scored, view: PriceView) -> str:
+    return "\n".join(f"{part}: {view.money(price)}" for part, price in s.candidate.price_lines())
 
 
-def plan_page(result: PlanResult, estimates: Sequence[Estimate]) -> str:
+def plan_page(
+    result: PlanResult, estimates: Sequence[Estimate], view: PriceView | None = None
+) -> str:
     """`dlrig plan --html`: the price/throughput frontier with the ranked builds marked, each
-    ranked build's parts, stage bars and why it ranks where it does. `estimates`: the ranked
-    builds' full estimates on the first workload, in rank order."""
+    ranked build's parts with their prices' age, stage bars and why it ranks where it does,
+    money in the view's currency. `estimates`: the ranked builds' full estimates on the first
+    workload, in rank order."""
     from dlrig.plan.explain import why
 
+    view = view or PriceView()
+    code = view.currency.code
     describe = [s.candidate.describe() for s in result.builds]
     chosen = {id(s) for s in result.builds}
     points = [
@@ -208,8 +214,8 @@ def plan_page(result: PlanResult, estimates: Sequence[Estimate]) -> str:
             s.price_usd,
             s.throughput,
             f"#{i + 1}",
-            f"#{i + 1}: {name}\n{s.price_usd:,.0f} USD, {fmt(s.throughput)} samples/s\n"
-            + _parts_hover(s),
+            f"#{i + 1}: {name}\n{view.money(s.price_usd)}, {fmt(s.throughput)} samples/s\n"
+            + _parts_hover(s, view),
             chosen=True,
         )
         for i, (s, name) in enumerate(zip(result.builds, describe, strict=True))
@@ -218,7 +224,7 @@ def plan_page(result: PlanResult, estimates: Sequence[Estimate]) -> str:
             s.price_usd,
             s.throughput,
             "",
-            f"{s.price_usd:,.0f} USD, {fmt(s.throughput)} samples/s\n" + _parts_hover(s),
+            f"{view.money(s.price_usd)}, {fmt(s.throughput)} samples/s\n" + _parts_hover(s, view),
         )
         for s in result.pareto
         if id(s) not in chosen
@@ -227,7 +233,7 @@ def plan_page(result: PlanResult, estimates: Sequence[Estimate]) -> str:
     frontier = scatter(
         "Price against throughput: the frontier (no cheaper build is faster)",
         points,
-        "price (USD)",
+        f"price ({code})",
         "samples/s (weighted)",
     )
     stages = stacked_bars(
@@ -242,22 +248,30 @@ def plan_page(result: PlanResult, estimates: Sequence[Estimate]) -> str:
         {
             "rank": i + 1,
             "name": name,
-            "price_usd": s.price_usd,
+            "price": view.money(s.price_usd),
             "throughput": s.throughput,
             "bottleneck": s.outcomes[0].bottleneck.value,
-            "parts": s.candidate.price_lines(),
+            "parts": [(part, view.amount(price)) for part, price in s.candidate.price_lines()],
+            "age": age_line(s.build, view) or "",
             "why": reason,
         }
         for i, (s, name, reason) in enumerate(
-            zip(result.builds, describe, why(result), strict=True)
+            zip(result.builds, describe, why(result, currency=view.currency), strict=True)
         )
+    ]
+    notes = [
+        line
+        for line in (currency_line(view), stale_warning((s.build for s in result.builds), view))
+        if line
     ]
     return _render(
         "plan.html.j2",
-        title=f"Plan for {names} under {result.budget_usd:,.0f} USD",
+        title=f"Plan for {names} under {view.money(result.budget_usd)}",
         subtitle=f"by {result.objective.kind.value}",
         charts=[frontier, stages] if estimates else [frontier],
         builds=builds,
+        currency=code,
+        notes=notes,
     )
 
 
