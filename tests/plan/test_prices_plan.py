@@ -91,3 +91,19 @@ def test_a_users_own_price_beats_the_catalogs_street_price(tmp_path: Path) -> No
     )  # fmt: skip
     (build,) = doc["builds"]
     assert line(build, "1x GeForce RTX 4090") == 1500.0
+
+
+def test_new_only_prices_every_part_new() -> None:
+    # The catalog's RTX 3090 street price is a used one (800 USD, GPUDojo, February 2026);
+    # `--new-only` prices it at its launch price (1,499 USD, 2020) and no build rests on a used
+    # price.
+    result = subprocess.run(
+        [sys.executable, "-m", "dlrig", "plan", "-w", "resnet50", "--budget", "8000", "--json",
+         "--new-only", "--include", "GeForce RTX 3090", "--top", "1"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (build,) = json.loads(result.stdout)["builds"]
+    assert all(p["market"] != "used" for p in build["prices"])
+    (gpu,) = [p for p in build["prices"] if p["part"] == "GeForce RTX 3090"]
+    assert gpu["unit_price_usd"] == 1499.0 and gpu["kind"] == "launch"

@@ -59,6 +59,19 @@ class Catalog:
                     index.setdefault(normalize(label), part)
             self._index[kind] = index
 
+    def without_used_prices(self) -> Catalog:
+        """The catalog with every used-market street price dropped, so that a part is priced
+        new (its new street price, else its launch price): for buyers who will not buy used."""
+        unset = {"street_price_usd": None, "street_price_date": None, "street_market": None}
+        return Catalog(
+            {
+                kind: tuple(
+                    p.model_copy(update=unset) if p.street_market == "used" else p for p in items
+                )
+                for kind, items in self.parts.items()
+            }
+        )
+
     def of(self, kind: str) -> tuple[PartBase, ...]:
         """Every part of a kind ('gpus', 'cpus', ...), in catalog order."""
         return self.parts.get(kind, ())

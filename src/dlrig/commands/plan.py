@@ -109,6 +109,10 @@ def plan(
         float | None,
         typer.Option("--fx-rate", help="units of --currency per USD (default: dated ECB rate)"),
     ] = None,
+    new_only: Annotated[
+        bool,
+        typer.Option("--new-only", help="price parts new: ignore used-market street prices"),
+    ] = False,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
     html: HtmlOption = None,
     set_: Annotated[
@@ -143,6 +147,8 @@ def plan(
     if save is not None:
         _refuse_old_plans(save)  # before the search, not after it
     cat = load_catalog(catalog)
+    if new_only:
+        cat = cat.without_used_prices()
     if own is not None:
         cat = _with_owned(cat, own)
     mix = [parse_workload_weight(w) for w in workload]
