@@ -285,8 +285,8 @@ class Build:
     def assumed_fields(self) -> tuple[str, ...]:
         """Every stated default that stands in for a field a partial inline spec left out."""
         out: list[str] = []
-        for kind in PART_KINDS:
-            for part in self.parts_of(kind):
+        for kind, parts in self._partial_parts.items():
+            for part in parts:
                 for name in sorted(part.unknown_fields):
                     value = describe_default(name, getattr(part, name))
                     out.append(f"{kind} '{part.name}': {name} not given, {value} assumed")
