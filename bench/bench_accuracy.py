@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import platform
 import statistics
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 from calibrate import leave_one_architecture_out, predicted_units_per_s
 from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, read_lambda_rows
+from machine_info import machine
 
 from dlrig.catalog import load_catalog
 from dlrig.model import estimate
@@ -36,23 +35,6 @@ from dlrig.model.calibration import default_calibration
 from dlrig.model.rates import matmul_peak
 
 MAX_GPUS_IN_NODE = 8  # v0's 16-GPU rows span two nodes: not a one-node build
-
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        name = next(
-            (ln.split(":", 1)[1].strip() for ln in out.splitlines() if "Model name" in ln), ""
-        )
-    except OSError:
-        name = ""
-    return f"{name or platform.processor() or platform.machine()}, {_cores()} cores"
-
-
-def _cores() -> int:
-    import os
-
-    return os.cpu_count() or 1
 
 
 def model_key(row: LambdaRow) -> str:

@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from machine_info import machine
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "builds" / "4x-blower-workstation.yaml"
 DLRIG = [sys.executable, "-m", "dlrig"]
@@ -124,16 +126,6 @@ def startup_imports(top: int = 6) -> list[tuple[str, float]]:
         if cumulative.isdigit():
             rows.append((name, int(cumulative) / 1e3))
     return sorted(rows, key=lambda r: -r[1])[:top]
-
-
-def machine() -> str:
-    nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
-    model = ""
-    lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    for line in lscpu.splitlines():
-        if line.startswith("Model name:"):
-            model = line.split(":", 1)[1].strip()
-    return f"{model}, {nproc} CPUs (nproc), Python {sys.version.split()[0]}"
 
 
 def main() -> None:

@@ -15,13 +15,13 @@ Usage: .venv/bin/python bench/bench_memory.py
 from __future__ import annotations
 
 import datetime as dt
-import platform
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, read_lambda_rows
+from machine_info import machine
 
 from dlrig.catalog import load_catalog
 from dlrig.model import estimate
@@ -31,10 +31,6 @@ from dlrig.model.rates import is_16bit
 
 RESULT = REPO / "bench" / "results" / "memory.md"
 MAX_GPUS = 8  # one node, as the accuracy bench
-
-
-def machine() -> str:
-    return f"{platform.processor() or platform.machine()}, {platform.system()}"
 
 
 def implied_fp32_bound(row: LambdaRow) -> float:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import platform
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from machine_info import machine
 
 from dlrig.catalog import load_catalog
 from dlrig.catalog.loader import Catalog
@@ -106,19 +106,6 @@ def per_call_ms(result: PlanResult, workload: str) -> tuple[float, float]:
     for _ in range(1000):
         check_build(build, job)
     return est_ms, time.perf_counter() - start
-
-
-def machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        for line in lscpu.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    nproc = subprocess.run(["nproc"], capture_output=True, text=True, check=False).stdout.strip()
-    return f"{model}, {nproc} CPUs, Python {platform.python_version()}"
 
 
 def main() -> None:

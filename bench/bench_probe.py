@@ -25,7 +25,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import re
 import shutil
 import statistics
@@ -35,6 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from machine_info import machine
 
 from dlrig.hardware.disk import (
     direct_read_mb_s,
@@ -181,11 +181,6 @@ def wall_s(*args: str) -> float:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "dlrig", "probe", *args], check=True, capture_output=True)
     return time.perf_counter() - start
-
-
-def machine() -> str:
-    cpu = read_cpu()
-    return f"{cpu.model}, nproc {os.cpu_count()}, {platform.system()} {platform.release()}"
 
 
 def main() -> None:

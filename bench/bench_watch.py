@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 
 import psutil
+from machine_info import machine
 
 WARMUP_S = 3.0
 
@@ -68,19 +68,6 @@ def measure(interval_s: float, job: list[str], window_s: float) -> float:
             os.killpg(proc.pid, 9)
             proc.wait()
     return 100.0 * (cpu1 - cpu0) / (wall1 - wall0)
-
-
-def machine() -> str:
-    """`nproc` and the CPU model (lscpu's "Model name")."""
-    model = platform.processor() or "unknown CPU"
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        model = next(
-            line.split(":", 1)[1].strip() for line in out.splitlines() if "Model name" in line
-        )
-    except (OSError, subprocess.CalledProcessError, StopIteration):
-        pass
-    return f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}"
 
 
 def main() -> None:

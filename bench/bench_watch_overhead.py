@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -46,6 +45,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the NVML replay lives with the tests' fakes
+
+from machine_info import machine  # noqa: E402
 
 from dlrig.hardware.nvml import GpuReading, Nvml, read_gpu  # noqa: E402
 from dlrig.watch.host import NvmlGpuSampler, PsutilHostSampler, PsutilJobSampler  # noqa: E402
@@ -174,19 +175,6 @@ def run_case(sampler_name: str, busy: bool, hz: int, seconds: float) -> Result:
         tick_ms=1000.0 * busy_s / ticks,
         calls_per_tick=calls_made / ticks,
     )
-
-
-def machine() -> str:
-    """`nproc` and the CPU model (lscpu's "Model name")."""
-    model = platform.processor() or "unknown CPU"
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        model = next(
-            line.split(":", 1)[1].strip() for line in out.splitlines() if "Model name" in line
-        )
-    except (OSError, subprocess.CalledProcessError, StopIteration):
-        pass
-    return f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}"
 
 
 def markdown(results: list[Result], seconds: float, write: Path) -> str:
