@@ -1,15 +1,25 @@
-"""The BUILD argument every command shares: a file, '-' for standard input, or probe:latest."""
+"""What several commands share: the BUILD argument (a file, '-' for standard input, or
+probe:latest), the history path, finite numbers and the money options."""
 
 from __future__ import annotations
 
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 PROBE_LATEST = "probe:latest"
+
+# The money options `plan` and `upgrade` share.
+CurrencyOption = Annotated[
+    str, typer.Option("--currency", help="show prices and read --budget in this currency")
+]
+FxRateOption = Annotated[
+    float | None,
+    typer.Option("--fx-rate", help="units of --currency per USD (default: dated ECB rate)"),
+]
 BUILD_HELP = "build file (YAML or TOML), - for stdin, or probe:latest"
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
-from dlrig.commands.inputs import finite
+from dlrig.commands.inputs import CurrencyOption, FxRateOption, finite
 from dlrig.enums import Vendor
 from dlrig.plan.kinds import BuildForm, ObjectiveKind
 
@@ -102,13 +102,8 @@ def plan(
             "--own", help="YAML/TOML file of parts you already have (cost 0; a build file works)"
         ),
     ] = None,
-    currency: Annotated[
-        str, typer.Option("--currency", help="show prices and read --budget in this currency")
-    ] = "USD",
-    fx_rate: Annotated[
-        float | None,
-        typer.Option("--fx-rate", help="units of --currency per USD (default: dated ECB rate)"),
-    ] = None,
+    currency: CurrencyOption = "USD",
+    fx_rate: FxRateOption = None,
     new_only: Annotated[
         bool,
         typer.Option("--new-only", help="price parts new: ignore used-market street prices"),

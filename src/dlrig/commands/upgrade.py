@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from dlrig.commands.inputs import BUILD_HELP, finite
+from dlrig.commands.inputs import BUILD_HELP, CurrencyOption, FxRateOption, finite
 
 
 def upgrade(
@@ -20,13 +20,8 @@ def upgrade(
     catalog: Annotated[
         Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
     ] = None,
-    currency: Annotated[
-        str, typer.Option("--currency", help="show prices and read --budget in this currency")
-    ] = "USD",
-    fx_rate: Annotated[
-        float | None,
-        typer.Option("--fx-rate", help="units of --currency per USD (default: dated ECB rate)"),
-    ] = None,
+    currency: CurrencyOption = "USD",
+    fx_rate: FxRateOption = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
 ) -> None:
     """The changes to a build, most speed gained per dollar first.
