@@ -31,11 +31,6 @@ def gpu_set(s: Scored) -> str:
     return f"{nodes}{g.count}x {g.gpu.name}"
 
 
-def usd(amount: float) -> str:
-    """'4,120 USD'."""
-    return f"{amount:,.0f} USD"
-
-
 def rate(value: float) -> str:
     """A rate with sensible precision: 1,830 / 52.4 / 0.81."""
     if value >= 100:
