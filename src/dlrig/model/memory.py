@@ -380,11 +380,17 @@ class MemoryPlan:
     layout: MemoryLayout
     need: MemoryNeed
     capacity_bytes: float
+    gpus_per_node: int = 1
     note: str = ""
 
     @property
     def fits(self) -> bool:
         return self.need.total_bytes <= self.capacity_bytes
+
+    @property
+    def host_gb_per_node(self) -> float:
+        """What CPU offload keeps in one node's RAM for all its GPUs (0 without offload)."""
+        return capacity_gb(self.need.host_bytes * self.gpus_per_node)
 
     @property
     def max_batch_per_gpu(self) -> int:
@@ -416,7 +422,7 @@ def memory_plan(
         )  # fmt: skip
 
     declared = declared_layout(workload, max(1, gpus_per_node), max(1, nodes))
-    kept = MemoryPlan(declared, need_under(declared), capacity)
+    kept = MemoryPlan(declared, need_under(declared), capacity, gpus_per_node)
     can_plan = (
         workload.mode is Mode.TRAINING
         and not workload.parallel_fixed
@@ -427,8 +433,8 @@ def memory_plan(
         return kept
     sharded = dataclasses.replace(declared, zero_stage=3, planned=True)
     for layout in (sharded, dataclasses.replace(sharded, cpu_offload=True)):
-        plan = MemoryPlan(layout, need_under(layout), capacity)
-        host_gb = capacity_gb(plan.need.host_bytes * gpus_per_node)
+        plan = MemoryPlan(layout, need_under(layout), capacity, gpus_per_node)
+        host_gb = plan.host_gb_per_node
         if host_ram_gb is not None and host_gb > host_ram_gb:
             continue  # the host cannot hold what would be offloaded
         if plan.fits:

@@ -60,7 +60,7 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
         "batch_per_gpu": w.batch_size,
         "shards": plan.layout.shard_ranks if plan.layout.effective_stage >= 3 else 1,
     }
-    host_gb = capacity_gb(plan.need.host_bytes * f.n_gpus)  # cards are one node's
+    host_gb = plan.host_gb_per_node
     if plan.layout.cpu_offload and f.ram_gb is not None and host_gb > f.ram_gb:
         yield error(
             f"{w.name} offloads {host_gb:.0f} GB of weights and optimizer state per node to "
