@@ -372,7 +372,7 @@ def estimate(
     n_node = 1 if dev.is_cpu else build.gpu_count
     training = workload.mode is Mode.TRAINING
     if training and not dev.is_cpu:
-        parallelism.check_layout(workload, n_node, build.nodes, workload.name)
+        parallelism.check_layout(workload, n_node, build.nodes, workload.source or workload.name)
     plan = memory.memory_plan(
         workload, is_16bit(workload.precision), n_node, build.nodes, dev.memory_gb,
         0.0 if dev.is_cpu else cal.cuda_context_gb, cal.allocator_overhead_fraction,
