@@ -1,7 +1,7 @@
 """Issue 11, prices in the user's currency: `plan --currency EUR` reads --budget in euros and
 shows prices in euros at a dated rate, which `--fx-rate` overrides. The shipped rate is the
-ECB's euro reference rate of 2024-06-28, EUR 1 = USD 1.0705
-(https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml, catalog/data/fx.toml)."""
+ECB's euro reference rate of 2026-10-05, EUR 1 = USD 1.1204 (the ECB's daily file that day,
+https://www.ecb.europa.eu/stats/eurofxref/eurofxref-hist.xml; catalog/data/fx.toml)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-ECB_USD_PER_EUR = 1.0705
+ECB_USD_PER_EUR = 1.1204
 
 
 def run_dlrig(*args: str) -> subprocess.CompletedProcess[str]:
@@ -33,7 +33,7 @@ def test_a_budget_in_euros_is_read_at_the_dated_ecb_rate_and_prices_shown_in_eur
     doc = plan_json("--budget", "4000", "--currency", "EUR")
     assert doc["budget"] == 4000.0
     assert doc["budget_usd"] == pytest.approx(4000 * ECB_USD_PER_EUR)
-    assert doc["currency"]["code"] == "EUR" and doc["currency"]["date"] == "2024-06-28"
+    assert doc["currency"]["code"] == "EUR" and doc["currency"]["date"] == "2026-10-05"
     assert "ecb.europa.eu" in doc["currency"]["source"]
     for build in doc["builds"]:
         assert build["price"] == pytest.approx(build["price_usd"] / ECB_USD_PER_EUR, abs=0.01)
@@ -58,8 +58,8 @@ def test_the_text_plan_says_the_rate_its_source_and_its_age() -> None:
     assert result.returncode == 0, result.stderr
     flat = " ".join(result.stdout.split())
     assert "under 500,000 JPY" in flat
-    # JPY per USD = 171.94 / 1.0705 on 2024-06-28 (ECB per-euro rates).
-    assert "1 USD = 160.6 JPY" in flat and "2024-06-28" in flat and "--fx-rate" in flat
+    # JPY per USD = 177.28 / 1.1204 = 158.23 on 2026-10-05 (ECB per-euro rates, fx.toml).
+    assert "1 USD = 158.2 JPY" in flat and "2026-10-05" in flat and " old" in flat
 
 
 @pytest.mark.parametrize(

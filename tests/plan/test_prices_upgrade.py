@@ -4,7 +4,8 @@ shown in the user's currency, and a change that rests on a price over a year old
 The RTX 5080's street price is USD 1,599 (Best Buy's ASUS Prime RTX 5080 listing, reported by
 AI Hardware Index on 2026-01-24,
 https://aihardwareindex.com/blog/gpu-shortage-week-4-rtx-5090-hits-5-000-nvidia-pivots-to-rtx);
-its launch MSRP was USD 999. The EUR rate is the ECB's of 2024-06-28, EUR 1 = USD 1.0705."""
+its launch MSRP was USD 999. The EUR rate is the ECB's of 2026-10-05, EUR 1 = USD 1.1204
+(https://www.ecb.europa.eu/stats/eurofxref/eurofxref-hist.xml, catalog/data/fx.toml)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 
 BUDGET_3090 = str(Path(__file__).parents[2] / "examples" / "builds" / "budget-1gpu-3090.yaml")
 STREET_5080_USD = 1599.0
-ECB_USD_PER_EUR = 1.0705
+ECB_USD_PER_EUR = 1.1204
 
 
 def test_upgrade_prices_the_5080_swap_at_its_street_price_in_euros_with_old_prices_named() -> None:

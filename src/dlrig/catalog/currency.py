@@ -39,7 +39,7 @@ class Currency:
         return f"{self.from_usd(usd):,.0f} {self.code}"
 
     def describe(self) -> str:
-        """'1 USD = 0.9341 EUR (ECB ..., 2024-06-28)': the rate and where it came from."""
+        """'1 USD = 0.8925 EUR (ECB ..., 2026-10-05)': the rate and where it came from."""
         return f"1 USD = {self.per_usd:.4g} {self.code} ({self.source})"
 
     def to_json(self) -> dict[str, Any]:

@@ -20,21 +20,31 @@ def upgrade(
     catalog: Annotated[
         Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
     ] = None,
+    own: Annotated[
+        Path | None,
+        typer.Option(
+            "--own",
+            help="YAML/TOML file of parts you have beyond the build's (cost 0; a build file works)",
+        ),
+    ] = None,
     currency: CurrencyOption = "USD",
     fx_rate: FxRateOption = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
 ) -> None:
     """The changes to a build, most speed gained per dollar first.
 
-    Each single change (and what it forces), priced from the catalog, scored by the model."""
+    Each single change (and what it forces), priced from the catalog, scored by the model;
+    parts you own beyond the build's (--own) cost nothing."""
     import datetime as dt
 
     from dlrig.catalog import load_catalog
     from dlrig.catalog.currency import currency as find_currency
     from dlrig.commands.inputs import build_document
     from dlrig.errors import ValidationError
+    from dlrig.io.documents import read_document
     from dlrig.machine import resolve_build
     from dlrig.plan.evaluate import ModelEvaluator
+    from dlrig.plan.owned import owned_parts, with_owned
     from dlrig.plan.upgrade import upgrade as run_upgrade
     from dlrig.report.console import print_renderable, print_text
     from dlrig.report.plan import upgrade_json, upgrade_renderable
@@ -47,8 +57,12 @@ def upgrade(
     cat = load_catalog(catalog)
     source, doc = build_document(build)
     resolved = resolve_build(doc, source, cat)
+    if own is not None:
+        # the build is resolved first: its own parts are not the spares --own names
+        own_source, own_doc = read_document(own)
+        cat = with_owned(cat, owned_parts(own_doc, own_source, cat))
     job = load_workload(workload)
-    result = run_upgrade(resolved, job, money.to_usd(budget), cat, ModelEvaluator())
+    result = run_upgrade(resolved, job, money.to_usd(budget), cat, ModelEvaluator(), money)
     view = PriceView(currency=money, today=dt.date.today())
     if json:
         print_text(upgrade_json(result, view, resolved))

@@ -6,7 +6,8 @@ bigger PSU, water cooling, another CPU, another board) plus what it drags along:
 draws more needs a PSU that PSU.1 accepts; a third open-air card needs water (COOL.3/COOL.4);
 a CPU for another socket needs a board for it, and that board may need other RAM. A change is
 kept when the rule engine finds no error on the new build that the old one did not have. The
-cost is what the new parts cost (nothing is credited for the parts taken out).
+cost is what the new parts cost (nothing is credited for the parts taken out); parts the user
+owns beyond the build (`upgrade --own FILE`, plan/owned.py) cost nothing up to the count owned.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from dlrig.catalog.currency import USD, Currency
 from dlrig.catalog.loader import Catalog, normalize
 from dlrig.catalog.schema import CPU, GPU, Case, Motherboard, PartBase
 from dlrig.enums import Bottleneck, CoolerType, FormFactor
@@ -92,6 +94,10 @@ class _Upgrader:
         self.workload = workload
         self.catalog = catalog
         self.evaluator = evaluator
+        # Spare parts the user owns (`--own`): the catalog's copies that know their count.
+        self.owned = {
+            normalize(p.name): p for items in catalog.parts.values() for p in items if p.owned_count
+        }
         self.dataset_gb = job_storage_gb([WeightedWorkload(workload)])  # dataset and job files
         self.base_rules = self._rules(("base",), build)
         self.evaluated = 0
@@ -236,17 +242,22 @@ class _Upgrader:
             if gpu.memory_gb < had_gb:
                 # GPU.2: too little memory is the second most costly GPU mistake; say it.
                 step += f" (LOSES GPU memory: {had_gb:g} -> {gpu.memory_gb:g} GB per GPU, GPU.2)"
-            yield _Draft((step,), price_of(gpu) * count, new)
+            yield _Draft((step,), price_of(gpu, count), new)
         if len(b.gpus) == 1:
             group = b.gpus[0]
+            # the spare cards the user owns of the build's model are added first, for nothing
+            owned = self.owned.get(normalize(group.gpu.name))
+            spare = owned if isinstance(owned, GPU) else group.gpu
             for extra in range(1, MAX_GPUS_PER_NODE - group.count + 1):
                 total = group.count + extra
-                if not priced(group.gpu) or not self._fits_slots(b, group.gpu, total):
+                if not priced(spare) or not self._fits_slots(b, group.gpu, total):
                     break
-                new = dataclasses.replace(b, gpus=(dataclasses.replace(group, count=total),))
+                new = dataclasses.replace(
+                    b, gpus=(dataclasses.replace(group, gpu=spare, count=total),)
+                )
                 yield _Draft(
                     (f"add {extra}x {group.gpu.name} ({total} in all)",),
-                    price_of(group.gpu) * extra,
+                    price_of(spare, extra),
                     new,
                 )
 
@@ -328,9 +339,7 @@ class _Upgrader:
                 ):
                     continue
                 new = dataclasses.replace(b, cpu=cpu)
-                yield _Draft(
-                    (f"CPU -> {cpu.name} ({cpu.cores} cores)",), price_of(cpu) * count, new
-                )
+                yield _Draft((f"CPU -> {cpu.name} ({cpu.cores} cores)",), price_of(cpu, count), new)
                 continue
             board = self._board_for(cpu, b)
             if board is None:
@@ -402,9 +411,11 @@ def upgrade(
     budget_usd: float,
     catalog: Catalog,
     evaluator: Evaluator,
+    currency: Currency = USD,
 ) -> UpgradeResult:
     """Every single change to build (with what it forces) that speeds workload up, within
-    budget_usd, ranked by speed gained per dollar; and a verdict when none helps."""
+    budget_usd, ranked by speed gained per dollar; and a verdict when none helps (its money in
+    currency)."""
     up = _Upgrader(build, workload, catalog, evaluator)
     before = evaluator.outcome(("upgrade", ("base",)), build, workload)
     helping: list[Change] = []
@@ -420,7 +431,7 @@ def upgrade(
         budget_usd=budget_usd,
         current=before,
         changes=affordable,
-        verdict=_verdict(before, affordable, helping, budget_usd),
+        verdict=_verdict(before, affordable, helping, budget_usd, currency),
         evaluated=up.evaluated,
     )
 
@@ -430,12 +441,14 @@ def _verdict(
     affordable: Sequence[Change],
     helping: Sequence[Change],
     budget_usd: float,
+    currency: Currency,
 ) -> str:
+    money = currency.format
     if affordable:
         best = affordable[0]
         gain = "makes the job fit" if math.isinf(best.speedup) else f"{best.speedup:.2f}x"
         return (
-            f"best next dollar: {best.summary} for {best.price_usd:,.0f} USD ({gain}; now "
+            f"best next dollar: {best.summary} for {money(best.price_usd)} ({gain}; now "
             f"{best.outcome.bottleneck.value}-bound)"
         )
     if not before.fits:
@@ -447,8 +460,8 @@ def _verdict(
             return f"No change under this budget helps: {need} and no GPU the board takes has more"
         cheapest = min(helping, key=lambda c: c.price_usd)
         return (
-            f"No change under {budget_usd:,.0f} USD helps: {need}; the cheapest change that "
-            f"makes it fit ({cheapest.summary}) costs {cheapest.price_usd:,.0f} USD"
+            f"No change under {money(budget_usd)} helps: {need}; the cheapest change that "
+            f"makes it fit ({cheapest.summary}) costs {money(cheapest.price_usd)}"
         )
     bound = before.bottleneck.value
     if not helping:
@@ -460,7 +473,7 @@ def _verdict(
         return f"No change under this budget helps, because the job is {bound}-bound{where}"
     cheapest = min(helping, key=lambda c: c.price_usd)
     return (
-        f"No change under {budget_usd:,.0f} USD helps, because the job is {bound}-bound and "
+        f"No change under {money(budget_usd)} helps, because the job is {bound}-bound and "
         f"the cheapest change that helps ({cheapest.summary}) costs "
-        f"{cheapest.price_usd:,.0f} USD ({cheapest.speedup:.2f}x)"
+        f"{money(cheapest.price_usd)} ({cheapest.speedup:.2f}x)"
     )

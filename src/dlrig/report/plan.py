@@ -331,7 +331,8 @@ def upgrade_renderable(
         parts.append(Text(rate_line, style="dim"))
     if result.changes:
         table = Table(title="changes, most speed per dollar first", title_justify="left")
-        for col in ("#", "change", "cost", "samples/s", "speedup", "per 1000 USD", "bottleneck"):
+        per = f"per 1000 {view.currency.code}"
+        for col in ("#", "change", "cost", "samples/s", "speedup", per, "bottleneck"):
             table.add_column(col, justify="left" if col in ("change", "bottleneck") else "right")
         for rank, c in enumerate(result.changes, start=1):
             table.add_row(
@@ -340,7 +341,10 @@ def upgrade_renderable(
                 view.money(c.price_usd),
                 rate(c.outcome.samples_per_s),
                 f"{c.speedup:.2f}x" if math.isfinite(c.speedup) else "fits now",
-                f"+{c.gain_per_1000_usd:.1%}" if math.isfinite(c.gain_per_1000_usd) else "-",
+                # speed gained per 1000 units of the shown currency
+                f"+{c.gain_per_1000_usd / view.currency.per_usd:.1%}"
+                if math.isfinite(c.gain_per_1000_usd)
+                else "-",
                 c.outcome.bottleneck.value,
             )
         parts.append(table)
