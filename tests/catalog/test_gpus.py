@@ -644,3 +644,29 @@ def test_catalog_gpus_json_lists_every_gpu() -> None:
     assert all(
         "sources" in row and "price_usd" in row for row in rows if row["name"] not in UNPRICED
     )
+
+
+def test_boost_clocks_reproduce_the_fp32_rate() -> None:
+    # FP32 TFLOPS = 2 x CUDA cores x boost clock: RTX 4090 16384 cores x 2520 MHz = 82.6
+    # (Ada whitepaper); RTX 5000 Ada 12800 x 2550 = 65.3; L4 7424 x 2040 = 30.3.
+    from dlrig.catalog.loader import builtin_catalog
+
+    gpus = {g.name: g for g in builtin_catalog().gpus}
+    for name, cores in [
+        ("GeForce RTX 4090", 16384),
+        ("NVIDIA RTX 5000 Ada Generation", 12800),
+        ("NVIDIA L4", 7424),
+    ]:
+        g = gpus[name]
+        assert g.boost_clock_mhz is not None and g.base_clock_mhz is not None
+        assert 2 * cores * g.boost_clock_mhz / 1e6 == pytest.approx(g.fp32_tflops, rel=0.005)
+        assert g.base_clock_mhz < g.boost_clock_mhz
+        assert "clocks" in g.sources
+
+
+def test_a_base_clock_above_the_boost_is_rejected() -> None:
+    from dlrig.catalog.loader import builtin_catalog
+
+    card = next(g for g in builtin_catalog().gpus if g.name == "NVIDIA L4")
+    with pytest.raises(ValueError, match="base_clock_mhz 3000 is above boost_clock_mhz 2040"):
+        type(card).model_validate({**card.model_dump(), "base_clock_mhz": 3000})

@@ -82,3 +82,45 @@ def test_t4_holds_24_tflops_and_caps_the_big_turing_cards() -> None:
     quadro = achievable_matmul(gpu("Quadro RTX 8000"), Precision.FP16)
     assert quadro.value == pytest.approx(260 * 24.0 / 70)
     assert quadro.provenance.startswith("power-limited")
+
+
+def test_rtx_5000_ada_sustains_2338_mhz_of_its_2550_boost() -> None:
+    # Boost 2550 MHz (catalog, sources.clocks). Tensor work at boost needs 261.1 TFLOPS x the
+    # L40S's implied 1.04 W/TFLOPS (269.15 of 362 TFLOPS at 350 W, zzc0721 2025-10-06) = 273 W;
+    # 250 W feeds 250/273 of it: 2338 MHz, and the estimate's assumptions say so.
+    from dlrig.model.rates import sustained_clock, sustained_clock_notes
+
+    card = gpu("NVIDIA RTX 5000 Ada Generation")
+    clock = sustained_clock(card, Precision.BF16)
+    assert clock.mhz == pytest.approx(2550 * 250 * 269.15 / (350 * 261.1 * nvidia_median()))
+    assert round(clock.mhz) == 2338
+    assert "sustained clock 2338 MHz" in sustained_clock_notes(card, Precision.BF16)[0]
+    assert "sustained clock 2338 MHz" in achievable_matmul(card, Precision.BF16).provenance
+
+
+def nvidia_median() -> float:
+    """The NVIDIA median measured/datasheet ratio the rule applies (0.80 today)."""
+    from dlrig.enums import Vendor
+    from dlrig.model.rates import _table
+
+    return _table().matmul_efficiency[(Vendor.NVIDIA, False)]
+
+
+def test_a_starved_card_holds_its_base_clock() -> None:
+    # NVIDIA rates the base clock as the one a card holds at its TDP under full load: a Quadro
+    # RTX 8000 (base 1395, boost 1770 MHz) fed 100 W, a third of what its tensor work needs,
+    # keeps 1395 MHz, not 100/306 of 1770.
+    from dlrig.model.rates import sustained_clock
+
+    starved = gpu("Quadro RTX 8000").model_copy(update={"tdp_w": 100})
+    clock = sustained_clock(starved, Precision.FP16)
+    assert clock.mhz == pytest.approx(1395)
+    assert "held at the base clock" in clock.provenance
+
+
+def test_cards_with_a_published_rate_carry_no_clock_note() -> None:
+    # H100 SXM's 794.5 TFLOPS bf16 is measured (stas00/ml-engineering 2025-01-05): its clock is
+    # already in the figure.
+    from dlrig.model.rates import sustained_clock_notes
+
+    assert sustained_clock_notes(gpu("H100 SXM5 80GB"), Precision.BF16) == ()

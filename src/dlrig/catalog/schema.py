@@ -45,6 +45,7 @@ from dlrig.units import (
 # Every field a user file can set is bounded (units.py says why); fields without a unit type of
 # their own are counts of things in one machine.
 PositiveFloat = Annotated[float, Field(gt=0, le=1e6)]
+ClockMHz = Annotated[float, Field(gt=0, le=10_000, description="MHz")]
 PositiveInt = PositiveSmallCount
 NonNegativeInt = SmallCount
 
@@ -125,6 +126,21 @@ class GPU(PartBase):
     bf16_tensor_tflops: Teraflops | None = None
     fp8_tensor_tflops: Teraflops | None = None
     tdp_w: Watts
+    base_clock_mhz: ClockMHz | None = Field(
+        default=None,
+        description="the vendor's base clock: what the card holds at its TDP under full load "
+        "(NVIDIA GPU Boost); `sources.clocks`",
+    )
+    boost_clock_mhz: ClockMHz | None = Field(
+        default=None,
+        description="the vendor's boost clock, the one its peak rates are quoted at; "
+        "`sources.clocks`",
+    )
+    sustained_clock_mhz: ClockMHz | None = Field(
+        default=None,
+        description="a published measurement of the clock the card holds under sustained "
+        "tensor-core load at its stock power limit; `sources.sustained_clock`",
+    )
     vendor_min_psu_w: Watts | None = Field(
         default=None,
         description="the vendor's required/recommended system power for a PC with one such "
@@ -148,6 +164,18 @@ class GPU(PartBase):
         description="CPU/EPS12V 8-pin inputs (datacenter and some workstation cards); a desktop "
         "PSU's PCIe cables need the vendor's adapter for these",
     )
+
+    @model_validator(mode="after")
+    def _clocks_are_ordered(self) -> GPU:
+        """GPU Boost runs between the base and the boost clock: a sustained clock outside them,
+        or a base above the boost, is a typo."""
+        base, boost = self.base_clock_mhz, self.boost_clock_mhz
+        if base is not None and boost is not None and base > boost:
+            raise ValueError(f"base_clock_mhz {base:g} is above boost_clock_mhz {boost:g}")
+        held = self.sustained_clock_mhz
+        if held is not None and boost is not None and held > boost:
+            raise ValueError(f"sustained_clock_mhz {held:g} is above boost_clock_mhz {boost:g}")
+        return self
 
     @property
     def has_tensor_cores(self) -> bool:

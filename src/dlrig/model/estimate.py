@@ -42,6 +42,7 @@ from dlrig.model.rates import (
     is_16bit,
     measured_rate_notes,
     sustained_bandwidth_factor,
+    sustained_clock_notes,
     sustained_rate_factor,
 )
 from dlrig.model.result import (
@@ -93,6 +94,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
         peak *= limited
         assumed.extend([note] if note else [])
         assumed.extend(measured_rate_notes(measured, job.dev.group.gpu, w.precision))
+        assumed.extend(sustained_clock_notes(job.dev.group.gpu, w.precision, measured))
     bw = job.dev.bandwidth_gb_s
     if job.dev.group is not None:
         bw *= sustained_bandwidth_factor(job.dev.group.gpu, measured)

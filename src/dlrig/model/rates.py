@@ -14,6 +14,14 @@ from dlrig.enums import Precision, Vendor
 from dlrig.machine.model import Measured
 from dlrig.units import GHZ, TFLOPS
 
+# How a card's sustained clock follows a TDP below what tensor work at boost needs: clock ~
+# power ** 1. Power is clock x voltage^2; above the base clock the voltage falls with the clock
+# (clock ~ power ** (1/3) at most), but a card short of 20-80% of the power it needs runs near
+# its voltage floor, where power falls only in proportion to the clock. Measured: on Lambda's
+# rows (leave-one-architecture-out, bench/bench_accuracy.py) the exponent 0.397 of the shallow
+# RTX 3090 power-limit sweeps (model/power_limit.py) gives multi-GPU p90 55.3%, this 53.7%.
+CLOCK_POWER_EXPONENT = 1.0
+
 
 class ComputePath(StrEnum):
     """Which hardware units run the matrix multiplications; efficiencies are fitted per path."""
@@ -103,7 +111,7 @@ class _RateTable:
     memory: dict[str, _Measured]
     matmul_efficiency: dict[tuple[Vendor, bool], float]
     memory_efficiency: dict[Vendor, float]
-    tflops_per_w: dict[tuple[str, bool], tuple[float, str]]
+    watts_per_tflops: dict[tuple[str, bool], tuple[float, str]]
 
 
 def _precision_group(precision: Precision) -> bool:
@@ -128,17 +136,29 @@ def _table() -> _RateTable:
         for row in raw["memory"]
     }
     ratios: dict[tuple[Vendor, bool], list[float]] = {}
-    per_watt: dict[tuple[str, bool], tuple[float, str]] = {}
     for (name, prec), m in matmul.items():
         gpu, precision = gpus[name], Precision(prec)
         peak, _, _ = matmul_peak(gpu, precision)
-        key = (gpu.vendor, _precision_group(precision))
-        ratios.setdefault(key, []).append(m.value * TFLOPS / peak)
-        arch_key = (gpu.architecture, _precision_group(precision))
-        if m.value / gpu.tdp_w > per_watt.get(arch_key, (0.0, ""))[0]:
-            per_watt[arch_key] = (
-                m.value / gpu.tdp_w,
-                f"{name} {m.value:g} TFLOPS at {gpu.tdp_w:g} W",
+        ratios.setdefault((gpu.vendor, _precision_group(precision)), []).append(
+            m.value * TFLOPS / peak
+        )
+    matmul_efficiency = {k: statistics.median(v) for k, v in ratios.items()}
+    per_tflops: dict[tuple[str, bool], tuple[float, str]] = {}
+    for (name, prec), m in matmul.items():
+        gpu, precision = gpus[name], Precision(prec)
+        peak, _, _ = matmul_peak(gpu, precision)
+        group = _precision_group(precision)
+        # The clock share this card held: its measurement over what the vendor's median
+        # software ratio makes of its peak at boost (at most 1: boost is the top of the curve).
+        share = min(
+            1.0, m.value * TFLOPS / (peak * min(matmul_efficiency[(gpu.vendor, group)], 1.0))
+        )
+        at_boost_w = gpu.tdp_w / share ** (1 / CLOCK_POWER_EXPONENT)
+        arch_key = (gpu.architecture, group)
+        if at_boost_w / (peak / TFLOPS) < per_tflops.get(arch_key, (float("inf"), ""))[0]:
+            per_tflops[arch_key] = (
+                at_boost_w / (peak / TFLOPS),
+                f"{name}: {m.value:g} of {peak / TFLOPS:g} TFLOPS at {gpu.tdp_w:g} W",
             )
     bandwidth: dict[Vendor, list[float]] = {}
     for name, m in memory.items():
@@ -148,9 +168,9 @@ def _table() -> _RateTable:
     return _RateTable(
         matmul=matmul,
         memory=memory,
-        matmul_efficiency={k: statistics.median(v) for k, v in ratios.items()},
+        matmul_efficiency=matmul_efficiency,
         memory_efficiency={k: statistics.median(v) for k, v in bandwidth.items()},
-        tflops_per_w=per_watt,
+        watts_per_tflops=per_tflops,
     )
 
 
@@ -167,17 +187,67 @@ def _software_efficiency(table: _RateTable, gpu: GPU, precision: Precision) -> f
     return min(ratio, 1.0)
 
 
-def _tflops_per_w(table: _RateTable, gpu: GPU, precision: Precision) -> tuple[float, str] | None:
-    """Best measured TFLOPS per board watt on the card's architecture. FP8 without its own
-    measurement takes twice the 16-bit figure: the datasheets give FP8 twice the 16-bit rate
-    in the same power (H100 SXM measured 2.0 TFLOPS/W in FP8 against 1.1 in bf16)."""
+def _watts_per_tflops(
+    table: _RateTable, gpu: GPU, precision: Precision
+) -> tuple[float, str] | None:
+    """Board watts per datasheet TFLOPS that tensor work at boost clock draws on the card's
+    architecture: the least any measured card of it implies. FP8 without its own measurement
+    takes half the 16-bit figure: the datasheets give FP8 twice the 16-bit rate in the same
+    power (H100 SXM measured 1402.6 TFLOPS FP8 against 794.5 bf16, both at 700 W)."""
     fp8 = _precision_group(precision)
-    found = table.tflops_per_w.get((gpu.architecture, fp8))
+    found = table.watts_per_tflops.get((gpu.architecture, fp8))
     if found is None and fp8:
-        sixteen = table.tflops_per_w.get((gpu.architecture, False))
+        sixteen = table.watts_per_tflops.get((gpu.architecture, False))
         if sixteen is not None:
-            return 2.0 * sixteen[0], f"2x the 16-bit figure, {sixteen[1]}"
+            return 0.5 * sixteen[0], f"half the 16-bit figure, {sixteen[1]}"
     return found
+
+
+@dataclass(frozen=True)
+class SustainedClock:
+    """The clock a card holds under sustained tensor-core work at its power limit, as a share
+    of the boost clock its datasheet peak is quoted at; `mhz` None where the catalog has no
+    boost clock for it."""
+
+    share: float
+    mhz: float | None
+    provenance: str
+
+
+def sustained_clock(gpu: GPU, precision: Precision) -> SustainedClock:
+    """The clock `gpu` holds under sustained tensor work at `precision` with its stock power.
+
+    A published measurement (`sustained_clock_mhz`) is used as is. Elsewhere the power that
+    tensor work at boost clock needs is the datasheet peak x the board watts per TFLOPS its
+    architecture's measured cards imply (`_watts_per_tflops`); where the TDP is below it the
+    clock falls as (TDP / needed) ** CLOCK_POWER_EXPONENT: power is clock x voltage^2, and a
+    card that short of power sits near its voltage floor, so power follows the clock (see the
+    constant for the measured choice against the 1/3 of V ~ clock). The clock never falls below
+    the base clock: NVIDIA rates the base clock as the one a card holds at its TDP under full
+    load (GPU Boost). Shader-core work and cards of an architecture without a measured card
+    keep the boost clock.
+    """
+    boost, base = gpu.boost_clock_mhz, gpu.base_clock_mhz
+    if gpu.sustained_clock_mhz is not None and boost is not None:
+        share = min(gpu.sustained_clock_mhz / boost, 1.0)
+        return SustainedClock(share, gpu.sustained_clock_mhz, "measured (sources.sustained_clock)")
+    peak, path, _ = matmul_peak(gpu, precision)
+    tensor = path in (ComputePath.TENSOR_16BIT, ComputePath.TENSOR_FP8, ComputePath.TENSOR_TF32)
+    per_tflops = _watts_per_tflops(_table(), gpu, precision) if tensor else None
+    if per_tflops is None:
+        return SustainedClock(1.0, boost, "boost clock")
+    needed_w = peak / TFLOPS * per_tflops[0]
+    share = min(1.0, (gpu.tdp_w / needed_w) ** CLOCK_POWER_EXPONENT)
+    floor = base / boost if base is not None and boost is not None else 0.0
+    if share >= 1.0:
+        return SustainedClock(1.0, boost, f"boost clock: {needed_w:.0f} W needed of {gpu.tdp_w:g}")
+    held = max(share, floor)
+    why = (
+        f"{gpu.tdp_w:g} W of the {needed_w:.0f} W tensor work at boost needs "
+        f"({per_tflops[0]:.2f} W/TFLOPS, {per_tflops[1]})"
+        + (", held at the base clock" if held > share else "")
+    )
+    return SustainedClock(held, boost * held if boost is not None else None, why)
 
 
 def achievable_matmul(
@@ -188,9 +258,9 @@ def achievable_matmul(
     A published measurement of this card (model/data/achievable_rates.toml) is used as is.
     Elsewhere: the datasheet peak of the path that runs it (GPU.3; the catalog's 16-bit tensor
     rate is the FP32-accumulate rate, half the FP16-accumulate figure on GeForce cards) times
-    the vendor's median measured/datasheet ratio, and, on tensor cores, at most TDP x the best
-    TFLOPS per watt measured on the same architecture: a card cannot hold its boost clock
-    under sustained tensor work beyond what its power limit feeds.
+    the vendor's median measured/datasheet ratio, times the share of the boost clock the card
+    holds under sustained tensor work at its TDP (`sustained_clock`): the datasheet peak is
+    quoted at boost, and a card whose power limit cannot feed that clock runs slower.
 
     Before all of these: `measured`, the build's own probe of this card (its `measured:`
     block), which is this very machine's rate.
@@ -211,16 +281,15 @@ def achievable_matmul(
         )
     peak, path, _ = matmul_peak(gpu, precision)
     efficiency = _software_efficiency(table, gpu, precision)
-    rate = peak / TFLOPS * efficiency
+    clock = sustained_clock(gpu, precision)
     provenance = (
         f"datasheet {peak / TFLOPS:g} TFLOPS ({path.value}) x {efficiency:.2f} vendor median"
     )
-    tensor = path in (ComputePath.TENSOR_16BIT, ComputePath.TENSOR_FP8, ComputePath.TENSOR_TF32)
-    per_watt = _tflops_per_w(table, gpu, precision)
-    if tensor and per_watt is not None and gpu.tdp_w * per_watt[0] < rate:
-        rate = gpu.tdp_w * per_watt[0]
-        provenance = f"power-limited: {gpu.tdp_w:g} W x {per_watt[0]:.3f} TFLOPS/W ({per_watt[1]})"
-    return AchievableRate(rate, "TFLOPS", provenance)
+    if clock.share < 1.0:
+        provenance = f"power-limited: {provenance} x {clock.share:.2f} clock ({clock.provenance})"
+    if clock.mhz is not None:
+        provenance += f"; sustained clock {clock.mhz:.0f} MHz"
+    return AchievableRate(peak / TFLOPS * efficiency * clock.share, "TFLOPS", provenance)
 
 
 def achievable_matmul_tflops(
@@ -275,6 +344,23 @@ def measured_rate_notes(
             f"({gpu.name} datasheet {gpu.memory_bandwidth_gb_s:g})"
         )
     return tuple(notes)
+
+
+def sustained_clock_notes(
+    gpu: GPU, precision: Precision, measured: Measured | None = None
+) -> tuple[str, ...]:
+    """The estimate's assumption on the clock behind a rule-derived matmul rate (none where a
+    measured rate, the build's probe or a published row, already includes it)."""
+    if measured is not None and measured.matmul_tflops(gpu.name, precision) is not None:
+        return ()
+    if (gpu.name, precision.value) in _table().matmul:
+        return ()
+    clock = sustained_clock(gpu, precision)
+    if clock.mhz is None:
+        return ()
+    return (
+        f"{gpu.name}: sustained clock {clock.mhz:.0f} MHz under tensor load ({clock.provenance})",
+    )
 
 
 def sustained_rate_factor(
