@@ -20,6 +20,7 @@ ORDER = [
     "check",
     "estimate",
     "accuracy",
+    "external",
     "memory",
     "plan",
     "probe",
