@@ -12,8 +12,8 @@ Two bounds, the lower one holds:
   context, compute-bound: 9,326 tokens/s at 300 W and 8,436 at 250 W against 9,893 at 350 W).
   The fit gives 0.397; the three points sit within 4 points of the curve. Voltage falls with
   the clock, so power falls faster than speed: the exponent is well under 1.
-- the architecture's efficiency: at most the limit times the best TFLOPS per watt measured on
-  the architecture (model/rates.py's cap, with the limit in place of the stock power).
+- the architecture's efficiency: the clock the limit feeds under tensor work at boost
+  (model/rates.py's `sustained_clock`, with the limit in place of the stock power).
 
 A probe of the machine (`measured:`) already ran under whatever limit was set: it is used as it
 is.
@@ -48,7 +48,7 @@ def power_limit_factor(
     note = (
         f"{group.gpu.name} limited to {limit_w:g} of {stock_w:g} W: sustained matmul rate "
         f"x{factor:.2f} ((limit/stock)^{POWER_LIMIT_EXPONENT} from published RTX 3090 sweeps"
-        + (", capped by the architecture's best TFLOPS/W" if efficiency_cap < curve else "")
+        + (", capped by the clock the limit feeds" if efficiency_cap < curve else "")
         + ")"
     )
     return factor, note
