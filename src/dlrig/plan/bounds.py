@@ -228,7 +228,7 @@ def psu_can_pass(cand: Candidate) -> bool:
 
 def option_sizes(group: Group) -> tuple[int, ...]:
     """The lengths of a group's option lists (a cut group keeps a prefix of each)."""
-    return tuple(len(getattr(group, k)) for k in OPTION_LISTS)
+    return group.option_sizes
 
 
 def probe_table(group: Group) -> Iterator[tuple[str, list[IdealParts | None]]]:

@@ -81,6 +81,19 @@ class Group:
         return (self.gpu.name, self.count, self.nodes)
 
     @functools.cached_property
+    def option_sizes(self) -> tuple[int, int, int, int, int]:
+        """The lengths of the option lists (cpus, memory, storage, psus, cases): a budget-cut
+        group keeps a prefix of each, so with the key they name the cut (the search's memo
+        key, asked per candidate: computed once)."""
+        return (
+            len(self.cpus),
+            len(self.memory),
+            len(self.storage),
+            len(self.psus),
+            len(self.cases),
+        )
+
+    @functools.cached_property
     def fixed_price_usd(self) -> float:
         """One node's price of the chassis, GPUs (unless bundled) and water cooling."""
         bundled = self.chassis.platform is not None and self.chassis.platform.included_gpu
@@ -348,4 +361,10 @@ def assemble(
 def psu_floor_w(gpu: GPU, count: int, cpu_w: float) -> float:
     """Watts below which no PSU passes PSU.1: the parts plus 10% for peaks, plus 10% margin
     (the rule engine errors under that; above it, up to the next retail size, it warns)."""
-    return size_psu(gpu.tdp_w * count, cpu_w).with_headroom_w
+    return _psu_floor_w(gpu.tdp_w * count, cpu_w)
+
+
+@functools.lru_cache(maxsize=4096)
+def _psu_floor_w(gpu_w: float, cpu_w: float) -> float:
+    # The search asks this per candidate, for few distinct (GPU, CPU) draws: sized once each.
+    return size_psu(gpu_w, cpu_w).with_headroom_w
