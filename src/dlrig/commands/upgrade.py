@@ -29,12 +29,16 @@ def upgrade(
     ] = None,
     currency: CurrencyOption = "USD",
     fx_rate: FxRateOption = None,
+    new_only: Annotated[
+        bool,
+        typer.Option("--new-only", help="price parts new: ignore used-market street prices"),
+    ] = False,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
 ) -> None:
     """The changes to a build, most speed gained per dollar first.
 
     Each single change (and what it forces), priced from the catalog, scored by the model;
-    parts you own beyond the build's (--own) cost nothing."""
+    parts you own beyond the build's (--own) cost nothing; --new-only prices every part new."""
     import datetime as dt
 
     from dlrig.catalog import load_catalog
@@ -55,6 +59,9 @@ def upgrade(
     if not budget > 0:
         raise ValidationError(f"--budget must be a positive amount of {money.code}")
     cat = load_catalog(catalog)
+    if new_only:
+        # before the build is resolved: "add 1x <the build's GPU>" prices the build's own card
+        cat = cat.without_used_prices()
     source, doc = build_document(build)
     resolved = resolve_build(doc, source, cat)
     if own is not None:

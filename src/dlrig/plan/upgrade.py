@@ -7,7 +7,8 @@ draws more needs a PSU that PSU.1 accepts; a third open-air card needs water (CO
 a CPU for another socket needs a board for it, and that board may need other RAM. A change is
 kept when the rule engine finds no error on the new build that the old one did not have. The
 cost is what the new parts cost (nothing is credited for the parts taken out); parts the user
-owns beyond the build (`upgrade --own FILE`, plan/owned.py) cost nothing up to the count owned.
+owns beyond the build (`upgrade --own FILE`, plan/owned.py) cost nothing up to the count owned;
+`upgrade --new-only` hands it a catalog without used-market prices (Catalog.without_used_prices).
 """
 
 from __future__ import annotations
