@@ -216,14 +216,14 @@ def why(
     return tuple(sentences)
 
 
-def warnings_of(result: PlanResult, s: Scored) -> tuple[Finding, ...]:
+def warnings_of(result: PlanResult, s: Scored, currency: Currency = USD) -> tuple[Finding, ...]:
     """The warnings `dlrig check` gives a planned build on each workload (once each): the
     search keeps builds without errors, and a buyer must see the rest before buying (a third
-    card in a chipset slot, PCIE.3)."""
+    card in a chipset slot, PCIE.3). Money in them is in `currency`."""
     from dlrig.rules import check_build
 
     seen: dict[tuple[str, str], Finding] = {}
     for w in result.workloads:
-        for f in check_build(s.build, cast("Workload", w.workload)).warnings:
+        for f in check_build(s.build, cast("Workload", w.workload), currency=currency).warnings:
             seen.setdefault((f.rule, f.message), f)
     return tuple(seen.values())

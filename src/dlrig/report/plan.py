@@ -112,7 +112,8 @@ def plan_json(
     builds = []
     for rank, (s, reason) in enumerate(zip(result.builds, reasons, strict=True), start=1):
         warnings = [
-            {"rule": f.rule, "message": f.message, "fix": f.fix} for f in warnings_of(result, s)
+            {"rule": f.rule, "message": f.message, "fix": f.fix}
+            for f in warnings_of(result, s, view.currency)
         ]
         builds.append(
             {
@@ -227,7 +228,7 @@ def plan_renderable(
         if ages:
             parts.append(Text(ages, style="dim"))
         parts.append(Text(f"why: {reason}", style="green"))
-        for f in warnings_of(result, s):
+        for f in warnings_of(result, s, view.currency):
             fix = f" (fix: {f.fix})" if f.fix else ""
             parts.append(Text(f"warning {f.rule}: {f.message}{fix}", style="yellow"))
     if len(result.workloads) > 1:

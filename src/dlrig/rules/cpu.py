@@ -8,6 +8,7 @@ import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from dlrig.catalog.prices import unit_price_usd
 from dlrig.enums import Bottleneck, PreprocessingStrategy
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
@@ -172,7 +173,9 @@ def oversized_cpu(f: Facts) -> Iterator[Judgement]:
     limit = max(OVERSIZE_MIN_CORES, OVERSIZE_FACTOR * need)
     if f.cpu_cores <= limit:
         return
-    price = f" (USD {cpu.price_usd * f.build.cpu_count:,.0f})" if cpu.price_usd else ""
+    # the price dlrig adds up (street, else launch), in the command's currency
+    unit_usd = unit_price_usd(cpu)
+    price = f" ({f.currency.format(unit_usd * f.build.cpu_count)})" if unit_usd else ""
     message = (
         f"{f.cpu_cores} cores{price} for {f.n_gpus} GPU{'s' if f.n_gpus > 1 else ''}: even "
         f"preprocessing while training needs {need}; beyond {limit} each core adds 0-5% at most"

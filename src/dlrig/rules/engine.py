@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from dlrig.catalog.currency import USD, Currency
 from dlrig.enums import Severity
 
 if TYPE_CHECKING:
@@ -139,14 +140,19 @@ def rule(
 
 
 def check_build(
-    build: Build, workload: Workload | None = None, *, errors_only: bool = False
+    build: Build,
+    workload: Workload | None = None,
+    *,
+    errors_only: bool = False,
+    currency: Currency = USD,
 ) -> CheckResult:
     """Run every rule on build (and workload, when given); pure, no I/O. `errors_only`: only
     the errors are wanted (the planner's feasibility test): rules that never find one are
-    skipped, and rules may skip work that only leads to warnings (`Facts.errors_only`)."""
+    skipped, and rules may skip work that only leads to warnings (`Facts.errors_only`).
+    `currency`: the one the command shows prices in; the rules' messages state money in it."""
     from dlrig.rules.facts import Facts
 
-    facts = Facts(build, workload, errors_only=errors_only)
+    facts = Facts(build, workload, errors_only=errors_only, currency=currency)
     judge = _judge_partial if build.has_partial_parts else _judge
     findings = [
         Finding(r.id, j.severity, j.message, j.evidence, j.fix)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dlrig.catalog.currency import USD, Currency
 from dlrig.enums import CoolerType
 from dlrig.machine.topology import Card, Link, Placement, topology
 
@@ -17,11 +18,17 @@ class Facts:
     """A build (and optional workload) with the derived quantities the rules share."""
 
     def __init__(
-        self, build: Build, workload: Workload | None = None, *, errors_only: bool = False
+        self,
+        build: Build,
+        workload: Workload | None = None,
+        *,
+        errors_only: bool = False,
+        currency: Currency = USD,
     ) -> None:
         self.build = build
         self.workload = workload
         self.errors_only = errors_only  # only errors are wanted: warning-only work may be skipped
+        self.currency = currency  # the command's --currency: rules state money in it
         self.topology = topology(build)
         self.cards: tuple[Card, ...] = self.topology.cards
         self.n_gpus = len(self.cards)
