@@ -78,12 +78,21 @@ def ring_gather_bus_factor(n: int) -> float:
     return (n - 1) / n if n > 1 else 0.0
 
 
-# GeForce generations whose driver offers no PCIe peer-to-peer: NVIDIA's driver does not enable
-# it on the RTX 40 series and later (tinygrad's P2P-patched open kernel module exists for the
-# 4090 for that reason, achievable_rates.csv). Earlier GeForce cards scaled in Lambda's
-# servers as with P2P (Transformer-XL, 768 MB of fp32 gradients a step, 7.5x on 8 RTX 2080 Ti
-# and 8.0x on 8 RTX 3070: lambda_pytorch_train_v0_2022.csv).
-NO_P2P_GEFORCE_ARCHITECTURES = frozenset({"Ada Lovelace", "Blackwell"})
+# GeForce generations whose driver offers no PCIe peer-to-peer, so that NCCL stages every
+# transfer through host memory: Turing ("the 2080ti has never supported p2p", with its
+# p2pBandwidthLatencyTest matrix of 8 cards: github.com/NVIDIA/nccl-tests/issues/117,
+# 2022-10-26; "2080 Ti does not support p2p access without NVLink bridge":
+# github.com/tensorflow/tensorflow/issues/24677, 2019-01-07), Ampere ("3090 does not support
+# peer access": github.com/efeslab/Nanoflow/issues/22, 2024-11-01; the driver blocks it on the
+# RTX 3090, 4090 and 5090: smcleod.net/2026/02/patching-nvidias-driver-and-vllm-to-enable-p2p-
+# on-consumer-gpus), Ada and Blackwell (tinygrad's P2P-patched open kernel module exists for
+# the 4090 for that reason, achievable_rates.csv). Pascal GeForce cards have it on bare metal
+# (NCCL loses it only inside a VM: github.com/NVIDIA/nccl/issues/175). Lambda's 2022 runs agree:
+# on 8 RTX 2080 Ti, BERT, GNMT and WaveGlow lose 30-170 ms a step more than P2P's 10 GB/s
+# explains, an all-reduce at about 4-6 GB/s (the measured P2P-less 4.0 GB/s,
+# PCIE_NO_P2P_BUSBW_EFFICIENCY); their Transformer-XL rows scale to 7.5x either way, which no
+# link explains (768 MB of fp32 gradients against 170 ms steps).
+NO_P2P_GEFORCE_ARCHITECTURES = frozenset({"Turing", "Ampere", "Ada Lovelace", "Blackwell"})
 
 
 def intra_node_link(build: Build, gpu: GPU, n: int) -> LinkClass:
