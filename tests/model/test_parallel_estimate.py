@@ -52,6 +52,22 @@ def test_7b_fsdp_per_gpu_throughput_from_8_to_128_gpus_matches_mosaicml() -> Non
     assert many / eight == pytest.approx(3623 / 3679, abs=0.03)
 
 
+def test_8b_per_gpu_throughput_from_8_to_128_h100_matches_nvidia_dgx_cloud() -> None:
+    """NVIDIA DGX Cloud Benchmarking, github.com/NVIDIA/dgxc-benchmarking llama3.1/README_8b.md
+    (@143b90dd, NeMo 24.09): Llama 3.1 8B BF16 pre-training, TP 1, PP 1, CP 2, micro-batch 1 of
+    8192 tokens, 32 accumulated, weak-scaled (128 sequences a step per node): 12.91 s a step on
+    8 H100 and 13.10 s on 128, per-GPU throughput 0.9855 of 8 GPUs'. NeMo's distributed
+    optimizer is ZeRO-1; context parallelism of 2 gives each GPU half of every sequence (4096
+    tokens) and keeps its key/value exchange inside the node, the same on 1 node as on 16, so
+    it cancels in the ratio. H100 nodes with 8x 400 Gb/s InfiniBand (DGX H100: eight ConnectX-7
+    ports). The model's ratio within 1 point."""
+    job = {"seq_len": 4096, "batch_size": 1, "gradient_accumulation": 32, "precision": "bf16",
+           "parallel": {"zero_stage": 1}}  # fmt: skip
+    eight = _per_gpu_tokens(H100_SXM, 1, IB_3200, **job)
+    many = _per_gpu_tokens(H100_SXM, 16, IB_3200, **job)
+    assert many / eight == pytest.approx(12.91 / 13.10, abs=0.01)
+
+
 def test_per_gpu_throughput_falls_with_the_node_count() -> None:
     """The same job on 1, 2, 8 and 64 nodes of 8 H100 with 8x 400 Gb/s InfiniBand: tokens/s
     per GPU falls at each step (inter-node volume 2(N-1)/N, tree latency log2 N, straggler
@@ -64,8 +80,13 @@ def test_per_gpu_throughput_falls_with_the_node_count() -> None:
 @pytest.mark.xfail(
     strict=True,
     reason="issue #10 quotes 6.3-7.1x for 8 GPUs on NVSwitch servers and a 9-12% per-GPU fall "
-    "from 8 to 512 GPUs; no public source for either was found, and the model's physics gives "
-    "~8x for an 8B FSDP job (its optimizer step is sharded 8 ways) and a ~3% fall",
+    "from 8 to 512 GPUs; no public source for either was found (searched MLPerf, NeMo, "
+    "torchtitan, MosaicML, NVIDIA dgxc-benchmarking), while the public weak-scaling tables "
+    "measure small falls: Llama 3.1 8B 1.5% from 8 to 128 H100 (dgxc-benchmarking, test "
+    "above), Paxml GPT-5B FSDP 2.7% from 16 to 128 H100 (0.634 -> 0.651 s a step, "
+    "dgxc-benchmarking paxml/README_5b.md @143b90dd), MPT-7B FSDP 1.5% from 8 to 128 A100 "
+    "(llm-foundry). The model gives ~8x for an 8B FSDP job (its optimizer step is sharded 8 "
+    "ways) and a ~3% fall from 8 to 512",
 )
 def test_issue_10_quoted_8b_scaling_range() -> None:
     job = make_workload("llama-3-8b")
