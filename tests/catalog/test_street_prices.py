@@ -14,7 +14,7 @@ import pytest
 
 from dlrig.catalog.loader import builtin_catalog
 from dlrig.catalog.prices import price_in_use, unit_price_usd
-from dlrig.catalog.schema import GPU
+from dlrig.catalog.schema import GPU, Storage
 
 COLLECTED = dt.date(2026, 12, 3)
 
@@ -53,6 +53,24 @@ def test_the_rtx_3090_is_priced_used_and_the_4090_new() -> None:
     # 4090 USD 2,749 new.
     assert p3090 is not None and (p3090.usd, p3090.market) == (800.0, "used")
     assert p4090 is not None and (p4090.usd, p4090.market) == (2749.0, "new")
+
+
+def test_drives_with_a_dated_per_sku_street_price_use_it() -> None:
+    # cheapestssd.vip (May 2026): WD_BLACK SN850X 2TB USD 199, 4TB USD 359, retail new;
+    # StorageDiskPrices (2026): Seagate BarraCuda ST2000DM008 USD 50-75 (low end). Their
+    # PCPartPicker prices of 2025-07-23 (154.54, 268.35, 67.00) stay as the launch-side price.
+    cat = builtin_catalog()
+    expected = {
+        "WD_BLACK SN850X 2TB": (199.0, dt.date(2026, 5, 1), 154.54),
+        "WD_BLACK SN850X 4TB": (359.0, dt.date(2026, 5, 1), 268.35),
+        "Seagate BarraCuda 2TB (ST2000DM008)": (50.0, dt.date(2026, 1, 1), 67.0),
+    }
+    for name, (usd, date, older_usd) in expected.items():
+        drive = cat.find(Storage, name)
+        used = price_in_use(drive)
+        assert used is not None and (used.usd, used.date, used.market) == (usd, date, "new")
+        assert not used.stale(COLLECTED)
+        assert drive.price_usd == older_usd
 
 
 def test_a_part_without_a_street_price_keeps_its_launch_price_and_its_age() -> None:
