@@ -32,6 +32,7 @@ from machine_info import machine
 from dlrig.catalog import load_catalog
 from dlrig.model import estimate
 from dlrig.model.calibration import default_calibration
+from dlrig.model.interconnect import LinkClass, intra_node_link
 from dlrig.model.rates import matmul_peak
 
 MAX_GPUS_IN_NODE = 8  # v0's 16-GPU rows span two nodes: not a one-node build
@@ -132,14 +133,15 @@ def main() -> None:
     for i in idx_single:
         single_measured.setdefault(job_key(rows[i]), []).append(rows[i].measured_units_per_s)
         single_pred.setdefault(job_key(rows[i]), []).append(pred[i])
-    scaling_err = []
+    scaling_by_row: dict[int, float] = {}
     for i in idx_multi:
         key = job_key(rows[i])
         if key not in single_measured:
             continue
         measured = rows[i].measured_units_per_s / statistics.median(single_measured[key])
         predicted = pred[i] / statistics.median(single_pred[key])
-        scaling_err.append(abs(predicted / measured - 1.0))
+        scaling_by_row[i] = abs(predicted / measured - 1.0)
+    scaling_err = list(scaling_by_row.values())
 
     cal = default_calibration()
     in_sample = [abs(predicted_units_per_s(r, cal) / r.measured_units_per_s - 1.0) for r in single]
@@ -186,6 +188,23 @@ def main() -> None:
         nm, mm, _ = stats(errors(m_idx, dl_pred))
         _, mb, _ = stats(errors(s_idx, base))
         lines.append(f"| {a} | {ns} | {ms_:.1%} | {nm} | {mm:.1%} | {mb:.1%} |")
+
+    lines += [
+        "",
+        "Multi-GPU rows by GPU count and by the link the model gives the node (dlrig):",
+        "",
+    ]
+    lines += ["| rows | n | median | p90 | scaling n | scaling median | scaling p90 |"]
+    lines += ["|---|---|---|---|---|---|---|"]
+    link = {i: intra_node_link(rows[i].build(), rows[i].gpu, rows[i].num_gpus) for i in idx_multi}
+    groups = [(f"{g} GPUs", lambda i, g=g: rows[i].num_gpus == g) for g in (2, 3, 4, 8)]
+    groups += [(f"link {k.value}", lambda i, k=k: link[i] is k) for k in LinkClass]
+    for label, member in groups:
+        m_idx = [i for i in idx_multi if member(i)]
+        n, med, p90 = stats(errors(m_idx, dl_pred))
+        ns, smed, sp90 = stats([scaling_by_row[i] for i in m_idx if i in scaling_by_row])
+        scaled = f"{smed:.1%} | {sp90:.1%}" if ns else "- | -"  # no 1-GPU row of the same job
+        lines.append(f"| {label} | {n} | {med:.1%} | {p90:.1%} | {ns} | {scaled} |")
 
     lines += ["", "Per model and precision (dlrig, single-GPU, leave-one-architecture-out):", ""]
     lines += [
