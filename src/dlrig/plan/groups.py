@@ -8,7 +8,7 @@ import dataclasses
 import functools
 import heapq
 import math
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Container, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -188,43 +188,72 @@ class Group:
         )
 
     def cheapest_first(
-        self, max_price_usd: float, live: Sequence[Sequence[int]] | None = None
+        self, max_price_usd: float, dead: Sequence[Container[int]] | None = None
     ) -> Iterator[Candidate]:
-        """The group's candidates in non-decreasing price, up to max_price_usd; with `live`,
-        only those made of the listed options (indices into each list)."""
+        """The group's candidates in non-decreasing price, up to max_price_usd; with `dead`, one
+        collection of option indices per list (cpus, memory, storage, psus, cases) that the
+        caller may grow while it iterates, only those made of options not in it."""
         prices = self.option_prices()
-        picks = live if live is not None else [range(len(p)) for p in prices]
-        sub = [tuple(p[i] for i in pick) for p, pick in zip(prices, picks, strict=True)]
-        for total, index in cheapest_combinations(sub):
+        for total, index in cheapest_combinations(prices, dead):
             price = (self.fixed_price_usd + total) * self.nodes
             if price > max_price_usd + 1e-6:
                 return
-            real = tuple(pick[i] for pick, i in zip(picks, index, strict=True))
-            cand = self.candidate(real)  # type: ignore[arg-type]
+            cand = self.candidate(index)  # type: ignore[arg-type]
             if cand.assembles:
                 yield cand
 
 
 def cheapest_combinations(
-    price_lists: Sequence[Sequence[float]],
+    price_lists: Sequence[Sequence[float]], dead: Sequence[Container[int]] | None = None
 ) -> Iterator[tuple[float, tuple[int, ...]]]:
     """Index tuples into sorted price lists, in non-decreasing total price (a best-first walk
-    of the product: each step raises one index by one)."""
+    of the product: each step raises one index to the next option not dead).
+
+    `dead`: per list, indices to leave out, which the caller may add to between steps (an
+    option found useless for this and every dearer combination). A combination that holds a
+    newly dead index is not yielded; it moves to the next live index of each such list
+    instead of spreading along every list, so the walk skips the whole region of the product
+    behind a dead option. Every combination of live indices is still reached: it lies above
+    some combination waiting in the heap, which moves up to it one live index at a time."""
     if any(len(p) == 0 for p in price_lists):
         return
-    start = tuple(0 for _ in price_lists)
-    heap = [(sum(p[0] for p in price_lists), start)]
+    gone: Sequence[Container[int]] = dead if dead is not None else [()] * len(price_lists)
+    sizes = [len(p) for p in price_lists]
+
+    def live_from(axis: int, i: int) -> int:
+        """The first index from i on that is not dead (the list's length: none)."""
+        out = gone[axis]
+        while i < sizes[axis] and i in out:
+            i += 1
+        return i
+
+    start = tuple(live_from(axis, 0) for axis in range(len(price_lists)))
+    if any(i >= n for i, n in zip(start, sizes, strict=True)):
+        return
+    heap = [(sum(p[i] for p, i in zip(price_lists, start, strict=True)), start)]
     seen = {start}
     while heap:
         total, index = heapq.heappop(heap)
+        if dead is not None:
+            moved = tuple(live_from(axis, i) for axis, i in enumerate(index))
+            if moved != index:
+                if any(i >= n for i, n in zip(moved, sizes, strict=True)):
+                    continue
+                if moved not in seen:
+                    seen.add(moved)
+                    for prices, old, new in zip(price_lists, index, moved, strict=True):
+                        if new != old:
+                            total = total - prices[old] + prices[new]
+                    heapq.heappush(heap, (total, moved))
+                continue
         yield total, index
         for axis, prices in enumerate(price_lists):
-            i = index[axis] + 1
-            if i < len(prices):
+            i = live_from(axis, index[axis] + 1)
+            if i < sizes[axis]:
                 nxt = (*index[:axis], i, *index[axis + 1 :])
                 if nxt not in seen:
                     seen.add(nxt)
-                    heapq.heappush(heap, (total - prices[i - 1] + prices[i], nxt))
+                    heapq.heappush(heap, (total - prices[index[axis]] + prices[i], nxt))
 
 
 @dataclass(frozen=True)

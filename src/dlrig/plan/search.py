@@ -72,7 +72,9 @@ class _Pass:
     """What one pass of the walk skips, when it stops and what it keeps.
 
     `skip_group(group, bound)`: the group cannot add anything; `useful_at(group, price)`:
-    whether a probe's outcomes for that group at that price can still add anything;
+    whether a probe's outcomes for that group at that price can still add anything (a probe
+    useless at a price stays useless at any higher one while the group is walked: the walk
+    drops its option from dearer candidates);
     `past_reach(candidate, bound)`: this and every dearer candidate of the group cannot;
     `taker(bound)`: a fresh per-group recorder of scored builds that returns True when the
     group needs no more candidates; `screen`: whether options are screened up front.
@@ -265,6 +267,7 @@ class Planner:
         group: Group,
         cand: Candidate,
         useful: Callable[[tuple[Outcome, ...]], bool] = lambda o: True,
+        dead: Sequence[set[int]] | None = None,
     ) -> list[tuple[Outcome, ...]] | None:
         """Probe each of the candidate's parts: the ideal parts with that one part in place.
         Each probe's outcomes are an upper bound for the candidate (the model only gets faster
@@ -272,7 +275,9 @@ class Planner:
         that part (rules only get happier with better parts). None when a probe's bound is no
         longer useful or a probe fails a rule: the candidate cannot count. The model is asked
         first, for every probe, and the rules only when all bounds are useful (the rules cost
-        more). Each part is probed once per group, when a candidate first uses it."""
+        more). Each part is probed once per group, when a candidate first uses it. `dead`:
+        per option list, where an option whose probe is useless or fails goes (the caller
+        leaves it out of dearer candidates)."""
         if not psu_can_pass(cand):
             return None
         memo_key = (group.key, option_sizes(group))
@@ -280,9 +285,11 @@ class Planner:
         if table is None:
             return []
         out = []
-        for kind, i in zip(OPTION_LISTS, cand.index, strict=True):
+        for axis, (kind, i) in enumerate(zip(OPTION_LISTS, cand.index, strict=True)):
             model_only = self._probe(group, memo_key, table, kind, i, rules=False)
             if model_only is None or not useful(model_only):
+                if dead is not None:
+                    dead[axis].add(i)
                 return None
             out.append(model_only)
         # RAM and the dataset drive act together (a dataset that fits the page cache is read
@@ -298,8 +305,10 @@ class Planner:
             self._verdicts[pair_key] = pair
         if not useful(pair):
             return None
-        for kind, i in zip(OPTION_LISTS, cand.index, strict=True):
+        for axis, (kind, i) in enumerate(zip(OPTION_LISTS, cand.index, strict=True)):
             if self._probe(group, memo_key, table, kind, i) is None:
+                if dead is not None:
+                    dead[axis].add(i)
                 return None
         rules_key = ("rules", pair_key)
         if rules_key not in self._rules_ok:
@@ -356,19 +365,25 @@ class Planner:
             opened = self.opened(group, p.budget_usd)
             if opened is None:
                 continue
-            live = None
+            # Options found useless for a candidate are useless for every dearer one (a
+            # probe's bound only falls with the price, and the pass only gets stricter), and
+            # options whose probe fails a rule fail with any parts: the walk leaves them out.
+            dead: tuple[set[int], ...] = tuple(set() for _ in OPTION_LISTS)
             if p.screen:
                 live = self.live_options(opened, p.useful_at(opened, opened.min_price_usd))
                 if live is None:
                     continue
+                for out, size, keep in zip(dead, opened.option_sizes, live, strict=True):
+                    out.update(set(range(size)).difference(keep))
             take = p.taker(loose)
             feasible = FeasibleMerits()
-            for cand in opened.cheapest_first(p.budget_usd, live):
+            for cand in opened.cheapest_first(p.budget_usd, dead):
                 if p.past_reach(cand, loose):
                     break
                 if feasible.outdo(cand):
                     continue
-                if self.option_bounds(opened, cand, p.useful_at(opened, cand.price_usd)) is None:
+                useful = p.useful_at(opened, cand.price_usd)
+                if self.option_bounds(opened, cand, useful, dead) is None:
                     continue
                 scored = self.score(cand, loose)
                 if scored is None:
