@@ -68,3 +68,19 @@ def test_eight_rtx_2080_ti_lose_bert_throughput_to_host_staged_all_reduce() -> N
     eight = estimate(make_build(None, **_server("GeForce RTX 2080 Ti", 8)), job)
     scaling = eight.samples_per_s / one.samples_per_s
     assert 370 / 88 < scaling < 6.6, scaling
+
+
+def test_the_estimate_says_when_collectives_pass_through_host_memory() -> None:
+    """A training estimate on several GeForce RTX 3090 names the missing peer-to-peer and the
+    rate it assumes (4.0 / 15.75 of PCIe 4.0 x16's 31.5 GB/s = 8.0 GB/s); one card, or
+    workstation cards with P2P, carry no such line."""
+    job = make_workload("resnet50", dataset="synthetic", precision="fp16")
+
+    def notes(gpu: str, count: int) -> list[str]:
+        est = estimate(make_build(None, gpus=[{"model": gpu, "count": count}]), job)
+        return [a for a in est.assumptions if "peer-to-peer" in a]
+
+    [line] = notes("GeForce RTX 3090", 2)
+    assert "8.0 GB/s" in line
+    assert notes("GeForce RTX 3090", 1) == []
+    assert notes("NVIDIA RTX A6000", 2) == []

@@ -208,6 +208,11 @@ def _exchange_s(
     kind = interconnect.intra_node_link(build, group.gpu, job.n_node)
     if kind is interconnect.LinkClass.PCIE_NO_P2P and not notes:
         busbw = min(busbw, interconnect.no_p2p_busbw_gb_s(gen, lanes))
+        if job.n_node > 1:
+            assumed.append(
+                f"{group.gpu.name}: no PCIe peer-to-peer on this GeForce generation, so the "
+                f"GPUs' collectives pass through host memory at {busbw:.1f} GB/s"
+            )
     nic_gb_s = 0.0
     if build.nodes > 1:
         net = build.network
