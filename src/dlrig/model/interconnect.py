@@ -27,7 +27,7 @@ from enum import StrEnum
 from dlrig.catalog.schema import GPU
 from dlrig.enums import Interconnect, Segment, Vendor
 from dlrig.machine.model import Build
-from dlrig.model import parallelism, pcie
+from dlrig.model import memory, parallelism, pcie
 from dlrig.model.parallelism import DataParallelTraffic, Layout
 from dlrig.units import gb_s_to_bytes_s
 from dlrig.workloads.model import Workload
@@ -368,6 +368,22 @@ def offload_copy_s(
     return sum(down) + up, exposed_after_producer_s(backward_s, down) + up
 
 
+def gathered_param_bytes(
+    workload: Workload, stage: int, trainable_params: float, sixteen_bit: bool
+) -> float:
+    """Bytes of parameters a data-parallel group all-gathers for one replica. ZeRO-3 gathers
+    every weight as it is stored: a QLoRA base model's packed 4-bit weights, not 16-bit copies
+    (FSDP shards and gathers the quantized storage: Answer.AI, "Enabling 70B Finetuning on
+    Consumer GPUs", 2024-03-14), beside the trainable weights in the training precision.
+    ZeRO-2 gathers only what the optimizer step updated: the trainable weights."""
+    value_bytes = 2.0 if sixteen_bit else 4.0
+    trained = trainable_params * value_bytes
+    if stage < 3:
+        return trained
+    frozen = max(workload.params - trainable_params, 0.0)
+    return memory.frozen_weight_bytes(workload, frozen, sixteen_bit) + trained
+
+
 def training_exchange(
     workload: Workload,
     lay: Layout,
@@ -400,7 +416,7 @@ def training_exchange(
     data = Exchange(0.0, 0.0, 0.0, 0.0)
     if lay.data > 1:
         grad_bytes = trainable * parallelism.gradient_bytes_per_param(w, sixteen_bit) / split
-        param_bytes = w.params * value_bytes / split
+        param_bytes = gathered_param_bytes(w, stage, trainable, sixteen_bit) / split
         traffic = parallelism.data_parallel_traffic(stage, grad_bytes, param_bytes)
         chunk = bucket_bytes
         if stage == 3 and w.num_layers:
