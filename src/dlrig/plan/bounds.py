@@ -226,6 +226,15 @@ def psu_can_pass(cand: Candidate) -> bool:
     return cand.psu.watts >= floor
 
 
+def psu_can_pass_any(group: Group, psu: PSU | None) -> bool:
+    """PSU.1 as a necessary condition for the PSU with the group's least hungry CPU: a PSU
+    below that floor fails with every CPU of the group."""
+    if psu is None:
+        return True
+    cpu_w = min(c.tdp_w for c in group.cpus) * group.chassis.cpu_count
+    return psu.watts >= psu_floor_w(group.gpu, group.count, cpu_w)
+
+
 def option_sizes(group: Group) -> tuple[int, ...]:
     """The lengths of a group's option lists (a cut group keeps a prefix of each)."""
     return group.option_sizes

@@ -40,6 +40,7 @@ from dlrig.plan.bounds import (
     parts_build,
     probe_table,
     psu_can_pass,
+    psu_can_pass_any,
 )
 from dlrig.plan.constraints import Constraints, part_filter, validate_constraints
 from dlrig.plan.evaluate import Evaluator, Outcome
@@ -58,12 +59,6 @@ from dlrig.plan.ties import Ranked, cents, rank
 
 # How far past k the top-k search may look for builds that are not dearer copies of better ones.
 MAX_TOP_SEARCH = 16
-# Option lists whose probes the model and the rules judge up front, for every option: a CPU
-# fails a rule often (CPU.1's cores per GPU, PCIE.2's lanes), and every candidate pairs one
-# with many other parts. The other lists' probes are judged when a candidate first uses them
-# (most of their options are never reached).
-SCREENED_UP_FRONT = frozenset({"cpus"})
-
 Usefulness = Callable[[tuple[Outcome, ...]], bool]
 
 
@@ -77,7 +72,7 @@ class _Pass:
     drops its option from dearer candidates);
     `past_reach(candidate, bound)`: this and every dearer candidate of the group cannot;
     `taker(bound)`: a fresh per-group recorder of scored builds that returns True when the
-    group needs no more candidates; `screen`: whether options are screened up front.
+    group needs no more candidates.
     """
 
     budget_usd: float
@@ -85,7 +80,6 @@ class _Pass:
     useful_at: Callable[[Group, float], Usefulness]
     past_reach: Callable[[Candidate, tuple[Outcome, ...]], bool]
     taker: Callable[[tuple[Outcome, ...]], Callable[[Scored], bool]]
-    screen: bool = True
 
 
 @dataclass
@@ -234,33 +228,14 @@ class Planner:
                 return None
         return self._verdicts[verdict_key]
 
-    def live_options(
-        self, group: Group, useful: Callable[[tuple[Outcome, ...]], bool]
-    ) -> tuple[tuple[int, ...], ...] | None:
-        """Per option list, the options a candidate may still use: for the lists in
-        SCREENED_UP_FRONT, those whose probe's bound is still useful and whose probe passes
-        the rules; for the others, all (option_bounds judges them on first use). None: some
-        list has none left, so the group has no build to find."""
-        memo_key = (group.key, option_sizes(group))
-        table = self._probes.get(memo_key)
-        if table is None:
-            return None
-        live = []
-        for kind in OPTION_LISTS:
-            if kind not in SCREENED_UP_FRONT:
-                keep = [i for i, parts in enumerate(table[kind]) if parts is not None]
-            else:
-                keep = []
-                for i in range(len(table[kind])):
-                    model_only = self._probe(group, memo_key, table, kind, i, rules=False)
-                    if model_only is None or not useful(model_only):
-                        continue
-                    if self._probe(group, memo_key, table, kind, i) is not None:
-                        keep.append(i)
-            if not keep:
-                return None
-            live.append(tuple(keep))
-        return tuple(live)
+    def unbuildable(self, group: Group) -> tuple[set[int], ...]:
+        """Per option list, the options that cannot go with any of the group's other parts
+        (the memory no CPU of the group addresses): no candidate may use them."""
+        table = self._probes.get((group.key, option_sizes(group)), {})
+        return tuple(
+            {i for i, parts in enumerate(table.get(kind, ())) if parts is None}
+            for kind in OPTION_LISTS
+        )
 
     def option_bounds(
         self,
@@ -275,10 +250,12 @@ class Planner:
         that part (rules only get happier with better parts). None when a probe's bound is no
         longer useful or a probe fails a rule: the candidate cannot count. The model is asked
         first, for every probe, and the rules only when all bounds are useful (the rules cost
-        more). Each part is probed once per group, when a candidate first uses it. `dead`:
-        per option list, where an option whose probe is useless or fails goes (the caller
-        leaves it out of dearer candidates)."""
+        more). Each part is probed once per group, when a candidate first uses it (most
+        options are never reached). `dead`: per option list, where an option whose probe is
+        useless or fails goes (the caller leaves it out of dearer candidates)."""
         if not psu_can_pass(cand):
+            if dead is not None and not psu_can_pass_any(group, cand.psu):
+                dead[OPTION_LISTS.index("psus")].add(cand.index[OPTION_LISTS.index("psus")])
             return None
         memo_key = (group.key, option_sizes(group))
         table = self._probes.get(memo_key)
@@ -356,9 +333,9 @@ class Planner:
 
     def _walk(self, groups: Iterator[tuple[Group, tuple[Outcome, ...]]], p: _Pass) -> None:
         """The one search walk: each group (with its bound) that the pass does not skip is
-        opened, its options screened, and its candidates visited cheapest first until the
-        pass says the rest are out of reach; a candidate counts when every probe of its parts
-        is still useful, the rules pass it and the job fits (then the pass takes it)."""
+        opened, and its candidates visited cheapest first until the pass says the rest are
+        out of reach; a candidate counts when every probe of its parts is still useful, the
+        rules pass it and the job fits (then the pass takes it)."""
         for group, loose in groups:
             if p.skip_group(group, loose):
                 continue
@@ -368,13 +345,7 @@ class Planner:
             # Options found useless for a candidate are useless for every dearer one (a
             # probe's bound only falls with the price, and the pass only gets stricter), and
             # options whose probe fails a rule fail with any parts: the walk leaves them out.
-            dead: tuple[set[int], ...] = tuple(set() for _ in OPTION_LISTS)
-            if p.screen:
-                live = self.live_options(opened, p.useful_at(opened, opened.min_price_usd))
-                if live is None:
-                    continue
-                for out, size, keep in zip(dead, opened.option_sizes, live, strict=True):
-                    out.update(set(range(size)).difference(keep))
+            dead = self.unbuildable(opened)
             take = p.taker(loose)
             feasible = FeasibleMerits()
             for cand in opened.cheapest_first(p.budget_usd, dead):
@@ -691,7 +662,6 @@ class Planner:
                 useful_at=lambda g, price: _always_useful,
                 past_reach=lambda c, best: dearer(c.price_usd),
                 taker=taker,
-                screen=False,
             ),
         )
         return found
