@@ -268,6 +268,7 @@ def data_parallel_exchange(
     forward_s: float,
     backward_s: float,
     gradient_accumulation: int = 1,
+    params_in_host_memory: bool = False,
 ) -> Exchange:
     """Per micro-batch: the exchanges of `traffic` in chunks of `chunk_bytes` (DDP's buckets,
     or FSDP's per-layer units), overlapped with the compute as far as it goes. Gradient
@@ -275,7 +276,11 @@ def data_parallel_exchange(
     (exposed_after_producer_s); ZeRO-3's gathers are prefetched ahead of the layers that need
     them (exposed_before_consumer_s), in the backward sharing the stream with the scatters;
     ZeRO-2's gather of the updated parameters follows the optimizer step, with nothing to hide
-    behind. Once-per-step exchanges count 1/k on each of k accumulated micro-batches."""
+    behind. Once-per-step exchanges count 1/k on each of k accumulated micro-batches.
+    `params_in_host_memory`: FSDP parameter offload keeps each GPU's shard in host memory
+    "when these parameters are not used for computation" (PyTorch FSDP CPUOffload docs), so
+    before each unit's gather, forward and backward, the GPU copies its shard of the unit up
+    over its PCIe link at the fabric's host rate, on the same stream."""
     k = max(1, gradient_accumulation)
 
     def timed(total: float, all_reduce: bool) -> list[CollectiveTime]:
@@ -284,13 +289,24 @@ def data_parallel_exchange(
             for b in bucket_payloads(total, chunk_bytes)
         ]
 
+    def gathered(total: float) -> list[CollectiveTime]:
+        times = timed(total, False)
+        if not params_in_host_memory or fabric.host_link_gb_s <= 0:
+            return times
+        shard_rate = gb_s_to_bytes_s(fabric.host_link_gb_s) * max(1, ranks_in_node) * nodes
+        payloads = bucket_payloads(total, chunk_bytes)
+        return [
+            CollectiveTime(t.intra_s + b / shard_rate, t.inter_s)
+            for t, b in zip(times, payloads, strict=True)
+        ]
+
     parts: list[tuple[list[CollectiveTime], float]] = []  # (collectives, exposed), per micro-batch
     reduce = timed(traffic.all_reduce_bytes, True)
     if reduce:
         exposed = exposed_after_producer_s(backward_s, [t.total_s for t in reduce])
         parts.append(([_scaled(t, 1.0 / k) for t in reduce], exposed / k))
     scatter = timed(traffic.reduce_scatter_bytes, False)
-    gather = timed(traffic.gather_bytes_per_micro_batch / 2.0, False)
+    gather = gathered(traffic.gather_bytes_per_micro_batch / 2.0)
     if gather:  # ZeRO-3: forward gathers, then backward gathers beside the scatters
         fwd = exposed_before_consumer_s(forward_s, [t.total_s for t in gather])
         back = [g.total_s + s.total_s for g, s in zip(gather, scatter, strict=False)]
@@ -354,17 +370,23 @@ class TrainingExchange:
 
 
 def offload_copy_s(
-    shard_params: float, host_link_gb_s: float, backward_s: float, chunk_bytes: float
+    shard_params: float,
+    host_link_gb_s: float,
+    backward_s: float,
+    chunk_bytes: float,
+    upload: bool = True,
 ) -> tuple[float, float]:
     """(time, exposed time) of ZeRO-Offload's copies per optimizer step: the 16-bit gradients
     of the GPU's shard go to host memory as the backward produces them, and the updated 16-bit
     parameters come back after the CPU's optimizer step, with nothing to hide behind: 2 + 2
-    bytes per parameter (Ren et al. 2021, arXiv:2101.06840, section 4.1)."""
+    bytes per parameter (Ren et al. 2021, arXiv:2101.06840, section 4.1). Without `upload`
+    the parameters stay in host memory and reach the GPU with each unit's gather
+    (data_parallel_exchange's params_in_host_memory)."""
     if shard_params <= 0 or host_link_gb_s <= 0:
         return 0.0, 0.0
     rate = gb_s_to_bytes_s(host_link_gb_s)
     down = [b / rate for b in bucket_payloads(2.0 * shard_params, chunk_bytes)]
-    up = 2.0 * shard_params / rate
+    up = 2.0 * shard_params / rate if upload else 0.0
     return sum(down) + up, exposed_after_producer_s(backward_s, down) + up
 
 
@@ -423,13 +445,15 @@ def training_exchange(
             chunk = param_bytes / max(1.0, w.num_layers / lay.pipeline)
         data = data_parallel_exchange(
             traffic, lay.data_in_node, lay.data_nodes, fabric, chunk, forward_s, backward_s,
-            w.gradient_accumulation,
+            w.gradient_accumulation, params_in_host_memory=w.cpu_offload and stage >= 3,
         )  # fmt: skip
     if not w.cpu_offload:
         return TrainingExchange(tp_s, data)
     shard = trainable / split / (lay.data if stage >= 1 else 1)
     k = max(1, w.gradient_accumulation)  # the optimizer step runs once per k micro-batches
-    off, off_exposed = offload_copy_s(shard, fabric.host_link_gb_s, backward_s, bucket_bytes)
+    off, off_exposed = offload_copy_s(
+        shard, fabric.host_link_gb_s, backward_s, bucket_bytes, upload=stage < 3
+    )
     return TrainingExchange(tp_s, data, off / k, off_exposed / k)
 
 
