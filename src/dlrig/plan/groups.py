@@ -126,20 +126,33 @@ class Group:
         """The cheapest this group can be (all nodes)."""
         # Each list is cheapest first, so the cheapest options are the first ones (no need to
         # price every option: the search asks this of every group).
-        firsts = (
-            self.cpu_price_usd(self.cpus[0]),
-            self.memory[0].price_usd,
-            price_of(self.storage[0]),
-            price_of(self.psus[0]),
-            price_of(self.cases[0]),
-        )
+        if self.known_prices is not None:
+            firsts = tuple(p[0] for p in self.known_prices)
+        else:
+            firsts = (
+                self.cpu_price_usd(self.cpus[0]),
+                self.memory[0].price_usd,
+                price_of(self.storage[0]),
+                price_of(self.psus[0]),
+                price_of(self.cases[0]),
+            )
         return self.nodes * (self.fixed_price_usd + sum(firsts))
+
+    @functools.cached_property
+    def _cuts(self) -> dict[float, Group]:
+        return {}
 
     def within(self, budget_usd: float) -> Group:
         """The group with only the options a build under budget_usd can afford (each list
-        keeps the parts costing at most the cheapest plus the budget's slack)."""
+        keeps the parts costing at most the cheapest plus the budget's slack). Cut once per
+        budget: the passes ask it of every group they open."""
         if not math.isfinite(budget_usd):
             return self
+        if budget_usd not in self._cuts:
+            self._cuts[budget_usd] = self._cut(budget_usd)
+        return self._cuts[budget_usd]
+
+    def _cut(self, budget_usd: float) -> Group:
         prices = self.option_prices()
         slack = budget_usd / self.nodes - self.fixed_price_usd - sum(p[0] for p in prices)
         if slack < 0:

@@ -112,6 +112,7 @@ class Planner:
         self._opened: dict[Hashable, Group | None] = {}
         self._ideals: dict[Hashable, tuple[Hashable, Build]] = {}
         self._probes: dict[Hashable, dict[str, list[IdealParts | None]]] = {}
+        self._ideal_parts: dict[Hashable, IdealParts] = {}
         self._verdicts: dict[Hashable, tuple[Outcome, ...] | None] = {}
         self._rules_ok: dict[Hashable, bool] = {}
         self._families: dict[float, list[Family]] = {}
@@ -297,7 +298,11 @@ class Planner:
 
     def _pair_build(self, group: Group, cand: Candidate) -> Build:
         """The ideal parts with the candidate's RAM and dataset drive in place."""
-        parts = dataclasses.replace(ideal_parts(group), memory=cand.memory, storage=cand.storage)
+        memo_key = (group.key, option_sizes(group))
+        ideal = self._ideal_parts.get(memo_key)
+        if ideal is None:
+            ideal = self._ideal_parts[memo_key] = ideal_parts(group)
+        parts = dataclasses.replace(ideal, memory=cand.memory, storage=cand.storage)
         return parts_build(group, parts, self.electricity_per_kwh)
 
     def families(self, budget_usd: float) -> list[Family]:
@@ -320,11 +325,18 @@ class Planner:
         return list(self._families[budget_usd])
 
     def bounded(
-        self, family: Family, budget_usd: float
+        self,
+        family: Family,
+        budget_usd: float,
+        skip: Callable[[Group, tuple[Outcome, ...]], bool] = lambda g, best: False,
     ) -> Iterator[tuple[Group, tuple[Outcome, ...]]]:
         """The family's groups, cheapest first, each with its own bound (None-bounded ones,
-        whose GPUs cannot hold the job, left out)."""
+        whose GPUs cannot hold the job, left out, and those that `skip` leaves out with the
+        family's bound: it is at least the group's, and the passes only skip more as the
+        bound falls, so they would skip the group with its own bound too)."""
         for group in family.groups:
+            if skip(group, family.best):
+                continue
             best = self.upper_bound(group, budget_usd)
             if best is not None:
                 yield group, best
@@ -443,7 +455,7 @@ class Planner:
                 if not out_of_reach(
                     obj.bound(family.min_price_usd, family.best), family.min_price_usd, gpus
                 ):
-                    yield from self.bounded(family, budget_usd)
+                    yield from self.bounded(family, budget_usd, skip_group)
 
         def record(scored: Scored) -> bool:
             """Keep a build worth at least floor (once); False when it is not."""
@@ -473,6 +485,9 @@ class Planner:
 
             return take
 
+        def skip_group(g: Group, best: tuple[Outcome, ...]) -> bool:
+            return out_of_reach(obj.bound(g.min_price_usd, best), g.min_price_usd, g.gpu_set)
+
         kept: set[Hashable] = set()
         for seed in seeds:
             record(seed)
@@ -480,9 +495,7 @@ class Planner:
             groups(),
             _Pass(
                 budget_usd=budget_usd,
-                skip_group=lambda g, best: out_of_reach(
-                    obj.bound(g.min_price_usd, best), g.min_price_usd, g.gpu_set
-                ),
+                skip_group=skip_group,
                 useful_at=lambda g, price: _reachable(out_of_reach, obj, price, g.gpu_set),
                 past_reach=lambda c, best: out_of_reach(
                     obj.bound(c.price_usd, best), c.price_usd, c.group.gpu_set
@@ -531,7 +544,7 @@ class Planner:
                     return  # the families come best bound first: none after can enter either
                 if out_of_reach(family_bound, family.min_price_usd, family.groups[0].gpu_set):
                     continue
-                members = list(self.bounded(family, budget_usd))
+                members = list(self.bounded(family, budget_usd, skip_group))
                 members.sort(key=lambda gb: -obj.bound(gb[0].min_price_usd, gb[1]))
                 yield from members
 
@@ -555,14 +568,16 @@ class Planner:
 
             return take
 
+        def skip_group(g: Group, best: tuple[Outcome, ...]) -> bool:
+            return not admit(g) or out_of_reach(
+                obj.bound(g.min_price_usd, best), g.min_price_usd, g.gpu_set
+            )
+
         self._walk(
             groups(),
             _Pass(
                 budget_usd=budget_usd,
-                skip_group=lambda g, best: (
-                    not admit(g)
-                    or out_of_reach(obj.bound(g.min_price_usd, best), g.min_price_usd, g.gpu_set)
-                ),
+                skip_group=skip_group,
                 useful_at=lambda g, price: _reachable(out_of_reach, obj, price, g.gpu_set),
                 past_reach=lambda c, best: out_of_reach(
                     obj.bound(c.price_usd, best), c.price_usd, c.group.gpu_set
@@ -590,7 +605,7 @@ class Planner:
         def groups() -> Iterator[tuple[Group, tuple[Outcome, ...]]]:
             for family in families:
                 if not dominated(family.min_price_usd, weighted_throughput(family.best, weights)):
-                    yield from self.bounded(family, budget_usd)
+                    yield from self.bounded(family, budget_usd, skip_group)
 
         def taker(best: tuple[Outcome, ...]) -> Callable[[Scored], bool]:
             ceiling = weighted_throughput(best, weights)
@@ -614,13 +629,14 @@ class Planner:
 
             return take
 
+        def skip_group(g: Group, best: tuple[Outcome, ...]) -> bool:
+            return dominated(g.min_price_usd, weighted_throughput(best, weights))
+
         self._walk(
             groups(),
             _Pass(
                 budget_usd=budget_usd,
-                skip_group=lambda g, best: dominated(
-                    g.min_price_usd, weighted_throughput(best, weights)
-                ),
+                skip_group=skip_group,
                 useful_at=lambda g, price: _undominated_at(dominated, weights, price),
                 past_reach=lambda c, best: dominated(
                     c.price_usd, weighted_throughput(best, weights)
