@@ -47,6 +47,25 @@ LAMBDA_MODELS: dict[str, tuple[str, float, dict[str, object]]] = {
 # Lambda's Tacotron2/WaveGlow "fp16" runs ignore their AMP flag (workloads_reference.csv).
 NOT_MIXED_PRECISION = {"tacotron2", "waveglow"}
 
+
+# Rows whose precision label is not what ran, left out (and counted) with the evidence:
+# Lambda's v1 NCF "fp16" runs on 80 GB cards ran without mixed precision. Their config
+# (lambdal/deeplearning-benchmark pytorch/scripts/config_v1/config_pytorch_80GB.sh, commit
+# 357c49a7, read 2026-12-03; the 2x/4x/8x 80GB configs source it) gives
+# PyTorch_ncf_FP16_PARAMS no --amp, where config_pytorch_48GB.sh has it, and DLE ncf.py only
+# autocasts with --amp. The throughputs agree: fp16 over fp32 is 1.05-1.07x on A100 80GB and
+# H100 SXM5, against 1.5-1.96x on A100 40GB, RTX A6000 and RTX 6000 Ada in the same run.
+def _mislabeled(rec: dict[str, str]) -> str | None:
+    if (
+        rec["model"] == "ncf"
+        and rec["precision"].startswith("fp16")
+        and (rec.get("lambda_version") or "") == "v1"
+        and "80GB" in rec["gpu"]
+    ):
+        return "mislabeled ncf fp16 ran without --amp on 80GB cards (v1 config_pytorch_80GB.sh)"
+    return None
+
+
 # Lambda GPU label -> catalog name (None: no catalog entry; the row is left out and listed).
 LAMBDA_GPUS: dict[str, str] = {
     "V100 32GB": "Tesla V100 PCIe 32GB",
@@ -240,4 +259,4 @@ def _skip_reason(rec: dict[str, str]) -> str | None:
         return "no throughput"
     if rec["flag"]:
         return f"flagged {rec['flag'].split(';')[0].split('(')[0]}"
-    return None
+    return _mislabeled(rec)
