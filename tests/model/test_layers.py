@@ -218,3 +218,29 @@ def test_apex_o1_mixed_precision_casts_beside_every_op() -> None:
             ).kernels  # fmt: skip
 
         assert kernels(True) == pytest.approx(factor * kernels(False))
+
+
+def test_an_unaligned_vocabulary_slows_the_16bit_lm_head_as_nanogpt_measured() -> None:
+    """Padding nanoGPT's GPT-2 vocabulary from 50,257 to 50,304 (a multiple of 64) made its
+    A100 training step ~25% faster (A. Karpathy, 2023-02, quoted at
+    simonwillison.net/tags/andrej-karpathy): a 16-bit GEMM whose width is not a multiple of 8
+    elements misses the tensor cores' 16-byte loads. The zoo's gpt2 (bf16) on an A100 SXM4
+    40GB gains 1.24x from the padding, though it adds 0.1% FLOPs; TF32 (no measurement) and a
+    vocabulary that is a multiple of 8 (Llama 3's 128,256) are untouched."""
+    from dlrig.machine.model import Build, GPUGroup
+    from dlrig.model import estimate
+
+    job = make_workload("gpt2")
+    padded = dataclasses.replace(
+        job,
+        vocab_size=50304,
+        forward_flops_per_sample=job.forward_flops_per_sample + 2 * 768 * 47 * 1024,
+    )
+    build = Build(name="a100", gpus=(GPUGroup(_gpu("A100 SXM4 40GB"), 1),))
+    speedup = estimate(build, padded).samples_per_s / estimate(build, job).samples_per_s
+    assert speedup == pytest.approx(1.25, abs=0.02)
+    work = layer_work(job)
+    assert work.lm_head_flops == pytest.approx(2 * 768 * 50257 * 1024)
+    assert compute.unaligned_extra_flops(work, 2.0) == pytest.approx(1.5 * work.lm_head_flops)
+    assert compute.unaligned_extra_flops(work, 4.0) == 0.0
+    assert compute.unaligned_extra_flops(layer_work(make_workload("llama-3-8b")), 2.0) == 0.0

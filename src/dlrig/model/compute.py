@@ -50,6 +50,17 @@ DECODE_LAUNCH_S = 12e-6
 # L2 when the tensor fits in it (Ada's 72-96 MB L2 holds a layer's activations that GA102's 6 MB
 # cannot). Writes still reach DRAM when the lines are evicted.
 L2_READ_SHARE = 0.5
+# Tensor-core GEMM kernels load their operands 16 bytes at a time; a dimension that is not a
+# multiple of 16 bytes (a 50,257-word vocabulary in 16-bit) sends cuBLAS to kernels without
+# those loads and at a lower occupancy (NVIDIA, "Matrix Multiplication Background User's
+# Guide", Tensor Core Requirements: most efficient at multiples of 8 fp16 elements). Measured:
+# padding nanoGPT's GPT-2 vocabulary from 50,257 to 50,304 made its A100 training step ~25%
+# faster (A. Karpathy, 2023-02, quoted at simonwillison.net/tags/andrej-karpathy); this
+# model's gpt2 step on an A100 SXM4 40GB gives 1.24x when the unaligned projection runs at
+# 0.4 of the aligned one's efficiency (tests/model/test_layers.py). Applied to 16-bit operands
+# only: that is the measured case.
+UNALIGNED_GEMM_SHARE = 0.4
+TENSOR_CORE_ALIGN_BYTES = 16
 
 
 def training_flop_multiplier(workload: Workload) -> float:
@@ -95,6 +106,17 @@ def operand_bytes(path: str) -> float:
     """Bytes of one matmul operand element on a compute path: 1 for FP8, 2 for 16-bit tensor
     cores, 4 for TF32 (stored as fp32) and on shader cores (GPU.3: 16-bit computes in fp32)."""
     return {"tensor_fp8": 1.0, "tensor_16bit": 2.0}.get(path, 4.0)
+
+
+def unaligned_extra_flops(work: LayerWork, operand_bytes: float) -> float:
+    """FLOPs to add to the dense GEMMs so that the vocabulary projection runs at
+    UNALIGNED_GEMM_SHARE of their efficiency when its width is not a multiple of the tensor
+    cores' 16-byte loads (16-bit operands; 0 otherwise)."""
+    if operand_bytes != 2.0 or work.lm_head_flops <= 0:
+        return 0.0
+    if work.lm_head_width % int(TENSOR_CORE_ALIGN_BYTES / operand_bytes) == 0:
+        return 0.0
+    return work.lm_head_flops * (1.0 / UNALIGNED_GEMM_SHARE - 1.0)
 
 
 def l2_hit(l2_bytes: float, tensor_bytes: float) -> float:
@@ -177,7 +199,8 @@ def class_times(
     bandwidth = gb_s_to_bytes_s(bandwidth_gb_s)
     ridge = intensity_scale * operand_bytes * flops_s / bandwidth
     gemm_width = gemm_call_width(work.gemm_width_elems, work.gemm_rows_per_sample * units)
-    gemm = work.gemm_flops / width_factor(gemm_width, ridge)
+    gemm = work.gemm_flops + unaligned_extra_flops(work, operand_bytes)
+    gemm /= width_factor(gemm_width, ridge)
     gemm += work.attention_flops / width_factor(work.attention_width_elems, ridge)
     conv = work.conv_flops / width_factor(work.conv_width_elems, ridge)
     if winograd:

@@ -189,7 +189,10 @@ class LayerWork:
     activation tensor of one sample (what has to fit in L2 to be read back from it);
     `gemm_rows_per_sample` the rows one sample adds to a dense GEMM call (a recurrent step's
     GEMM has only the batch's rows and re-reads its weights every step); `amp_casts_per_kernel`
-    the cast kernels a function-patching mixed-precision recipe adds per op."""
+    the cast kernels a function-patching mixed-precision recipe adds per op; `lm_head_flops`
+    the part of `gemm_flops` in the vocabulary projection, whose output width is
+    `lm_head_width` (the vocabulary: dlrig.model.compute times a width that breaks the
+    tensor cores' 16-byte alignment at a lower efficiency)."""
 
     gemm_flops: float
     gemm_width_elems: float
@@ -206,6 +209,8 @@ class LayerWork:
     tensor_elems: float = 0.0
     gemm_rows_per_sample: float = math.inf
     amp_casts_per_kernel: float = 0.0
+    lm_head_flops: float = 0.0
+    lm_head_width: int = 0
 
 
 def structure_of(workload: Workload) -> Structure | None:
@@ -278,6 +283,8 @@ def transformer_work(workload: Workload) -> LayerWork:
         loss_fp32_elems=LOSS_FP32_PASSES * vocab * s,
         kernels_forward=per_layer * layers + KERNELS_OUTSIDE_LAYERS,
         tensor_elems=s * h,
+        lm_head_flops=min(2.0 * h * vocab * s, total),
+        lm_head_width=int(vocab),
     )
 
 
