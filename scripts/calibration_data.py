@@ -66,6 +66,26 @@ def _mislabeled(rec: dict[str, str]) -> str | None:
     return None
 
 
+# Lambda's v0 WaveGlow "fp16" runs on Turing and Volta did run mixed precision, unlike the
+# rest (NOT_MIXED_PRECISION): in the v0 file their throughput is 2.0-2.07x the fp32 run's on
+# V100 32GB, Quadro RTX 8000/6000/5000 and TITAN RTX (1.7x on the RTX 2080 Ti), which full
+# precision cannot reach on a card without TF32, while on every Ampere card in the same run it
+# is 0.91-1.17x (the AMP flag ignored, TF32 both ways) and in v1 the two labels give the same
+# step on the same Turing/Volta cards.
+AMP_RAN_ARCHITECTURES = {"Turing", "Volta"}
+
+
+def _mislabeled_for(rec: dict[str, str], gpu: GPU, version: str) -> str | None:
+    if (
+        rec["model"] == "waveglow"
+        and rec["precision"].startswith("fp16")
+        and version == "v0"
+        and gpu.architecture in AMP_RAN_ARCHITECTURES
+    ):
+        return "mislabeled waveglow fp16 ran mixed precision on v0 Turing/Volta (2.0x fp32)"
+    return None
+
+
 # Lambda GPU label -> catalog name (None: no catalog entry; the row is left out and listed).
 LAMBDA_GPUS: dict[str, str] = {
     "V100 32GB": "Tesla V100 PCIe 32GB",
@@ -207,6 +227,9 @@ def read_lambda_rows(
                         gpu = catalog.find(GPU, LAMBDA_GPUS.get(label, label))
                     except UnknownPartError:
                         reason = f"GPU not in catalog: {rec['gpu']}"
+                version = rec.get("lambda_version") or name.split("_")[3]
+                if reason is None and gpu is not None:
+                    reason = _mislabeled_for(rec, gpu, version)
                 if reason is None and gpu is not None:
                     key = (rec["model"], rec["precision"], rec["batch_size_per_gpu"], gpu.name)
                     dedup = (*key, rec["num_gpus"], rec["throughput"])
@@ -241,7 +264,7 @@ def read_lambda_rows(
                         units,
                         float(rec["throughput"]),
                         int(rec["num_gpus"]),
-                        rec.get("lambda_version") or name.split("_")[3],
+                        version,
                         lambda_platform(rec["gpu"], gpu, int(rec["num_gpus"]), catalog),
                     )
                 )
