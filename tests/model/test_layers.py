@@ -244,3 +244,26 @@ def test_an_unaligned_vocabulary_slows_the_16bit_lm_head_as_nanogpt_measured() -
     assert compute.unaligned_extra_flops(work, 2.0) == pytest.approx(1.5 * work.lm_head_flops)
     assert compute.unaligned_extra_flops(work, 4.0) == 0.0
     assert compute.unaligned_extra_flops(layer_work(make_workload("llama-3-8b")), 2.0) == 0.0
+
+
+def test_launch_seconds_are_the_part_of_the_step_that_tau_sets() -> None:
+    """compute.launch_s is what gpu_step_s's compute seconds lose when the fitted seconds per
+    kernel go to 0 (the host-bound share a data-parallel straggler term weighs): BERT-large
+    fp16 at batch 8 on an A100 launches (27 x 24 + 14) x 3 = 1,986 kernels (eager layers,
+    forward and backward), each at tau."""
+    cal = default_calibration().compute
+    job = make_workload("bert-large-squad", batch_size=8)
+    work = layer_work(job)
+    gpu = _gpu("A100 SXM4 40GB")
+    peak, path, _ = matmul_peak(gpu, Precision.FP16)
+    rates = compute.Rates(peak, path.value, gpu.memory_bandwidth_gb_s)
+
+    def step(factors: compute.ComputeFactors) -> float:
+        return compute.gpu_step_s(
+            work, job, 8, rates, factors, optimizer_params=job.params, sixteen_bit=True
+        )[0]
+
+    no_launch = dataclasses.replace(cal, kernel_launch_s=0.0)
+    launches = compute.launch_s(work, job, 8, cal, sixteen_bit=True)
+    assert launches == pytest.approx(step(cal) - step(no_launch))
+    assert launches == pytest.approx((27 * 24 + 14) * 3 * cal.kernel_launch_s)

@@ -160,6 +160,28 @@ def decoding(workload: Workload) -> bool:
     )
 
 
+def step_kernels(
+    work: LayerWork, workload: Workload, batch: int, *, mixed_precision: bool = False
+) -> float:
+    """Kernels one step launches: the forward's, plus those launched once per sample, times
+    the backward's and any recompute's share, times the casts a function-patching
+    mixed-precision recipe adds beside each op."""
+    casts = 1.0 + (work.amp_casts_per_kernel if mixed_precision else 0.0)
+    forward = work.kernels_forward + work.kernels_per_sample * batch
+    return forward * traffic_multiplier(workload) * casts
+
+
+def launch_s(
+    work: LayerWork, workload: Workload, batch: int, factors: ComputeFactors, *, sixteen_bit: bool
+) -> float:
+    """Seconds one step spends on kernel launches (step_kernels x the fitted seconds per
+    kernel): the host-bound share of gpu_step_s's compute seconds, without its roofline. Not
+    for decoding, whose launches queue behind the weight reads (gpu_step_s)."""
+    return step_kernels(work, workload, batch, mixed_precision=sixteen_bit) * (
+        factors.kernel_launch_s
+    )
+
+
 @dataclass(frozen=True)
 class ClassTimes:
     """One step's seconds per layer class at efficiency 1 (divide each by its efficiency),
@@ -210,12 +232,11 @@ def class_times(
     pointwise *= 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
     moved = pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0
     moved = moved * traffic * units + optimizer_bytes(workload, optimizer_params)
-    casts = 1.0 + (work.amp_casts_per_kernel if mixed_precision else 0.0)
     return ClassTimes(
         gemm_s=gemm * flop_mult * units / flops_s,
         conv_s=conv * flop_mult * units / flops_s,
         memory_s=moved / bandwidth,
-        kernels=(work.kernels_forward + work.kernels_per_sample * batch) * traffic * casts,
+        kernels=step_kernels(work, workload, batch, mixed_precision=mixed_precision),
     )
 
 
