@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from dlrig.catalog.schema import CPU, PSU, Case, PCIeSlot, Storage
 from dlrig.machine.model import Build
@@ -53,54 +53,176 @@ def _max_or_none(values: Sequence[float | None]) -> float | None:
     return None if any(v is None for v in values) else max(v for v in values if v is not None)
 
 
-def ideal_parts(group: Group) -> IdealParts:
-    """Fuse each of the group's option lists into its best part."""
-    cpus = group.cpus
-    top_cpu = max(cpus, key=lambda c: (c.cores, c.threads))
+class _CpuFacts(NamedTuple):
+    """What fusing a CPU list needs: its first most-cored CPU and the best of each number."""
+
+    top: CPU
+    cores: int
+    threads: int
+    base_ghz: float
+    boost_ghz: float
+    pcie_lanes: int
+    pcie_gen: int
+    memory_channels: int
+    max_memory_gb: float | None
+    tdp_w: float
+
+
+def _cpu_facts(cpus: Sequence[CPU]) -> _CpuFacts:
+    return _CpuFacts(
+        top=max(cpus, key=lambda c: (c.cores, c.threads)),
+        cores=max(c.cores for c in cpus),
+        threads=max(c.threads for c in cpus),
+        base_ghz=max(c.base_ghz for c in cpus),
+        boost_ghz=max((c.boost_ghz or c.base_ghz) for c in cpus),
+        pcie_lanes=max(c.pcie_lanes for c in cpus),
+        pcie_gen=max(c.pcie_gen for c in cpus),
+        memory_channels=max(c.memory_channels for c in cpus),
+        max_memory_gb=_max_or_none([c.max_memory_gb for c in cpus]),
+        tdp_w=min(c.tdp_w for c in cpus),
+    )
+
+
+class _DriveFacts(NamedTuple):
+    top: Storage
+    read_mb_s: float
+    capacity_tb: float
+
+
+def _drive_facts(drives: Sequence[Storage]) -> _DriveFacts:
+    return _DriveFacts(
+        top=max(drives, key=lambda s: s.read_mb_s),
+        read_mb_s=max(s.read_mb_s for s in drives),
+        capacity_tb=max(s.capacity_tb for s in drives),
+    )
+
+
+class _PsuFacts(NamedTuple):
+    top: PSU
+    watts: float
+    pcie_8pin: int
+    pcie_12v_2x6: int
+    efficiency: str
+
+
+def _psu_facts(options: Sequence[PSU | None]) -> _PsuFacts | None:
+    psus = [p for p in options if p is not None]
+    if not psus:
+        return None
+    return _PsuFacts(
+        top=max(psus, key=lambda p: p.watts),
+        watts=max(p.watts for p in psus),
+        pcie_8pin=max(p.pcie_8pin for p in psus),
+        pcie_12v_2x6=max(p.pcie_12v_2x6 for p in psus),
+        efficiency=max((p.efficiency for p in psus), key=efficiency_rank),
+    )
+
+
+class _CaseFacts(NamedTuple):
+    first: Case
+    max_gpu_length_mm: float
+    expansion_slots: int
+    radiator_mounts_120mm: int
+    form_factors: tuple[str, ...]
+
+
+def _case_facts(options: Sequence[Case | None]) -> _CaseFacts | None:
+    cases = [c for c in options if c is not None]
+    if not cases:
+        return None
+    return _CaseFacts(
+        first=cases[0],
+        max_gpu_length_mm=max(c.max_gpu_length_mm for c in cases),
+        expansion_slots=max(c.expansion_slots for c in cases),
+        radiator_mounts_120mm=max(c.radiator_mounts_120mm for c in cases),
+        form_factors=tuple(dict.fromkeys(f for c in cases for f in c.form_factors)),
+    )
+
+
+def _memory_top(memory: Sequence[MemoryOption]) -> MemoryOption:
+    return max(memory, key=lambda m: (m.size_gb, m.kit.speed_mt_s or 0))
+
+
+# Facts of option lists, by the list's identity (with the list, so that its id cannot be
+# reused while the entry lives): the groups of one chassis share their lists, and the search
+# fuses them for every group and family it bounds.
+_FACTS: dict[tuple[str, int], tuple[object, Any]] = {}
+_FACTS_MAX = 8192
+
+
+def _facts_of(kind: str, items: Sequence[T], make: Callable[[Sequence[T]], Any]) -> Any:
+    key = (kind, id(items))
+    hit = _FACTS.get(key)
+    if hit is not None and hit[0] is items:
+        return hit[1]
+    if len(_FACTS) >= _FACTS_MAX:
+        _FACTS.clear()
+    facts = make(items)
+    _FACTS[key] = (items, facts)
+    return facts
+
+
+def fused_parts(groups: Sequence[Group]) -> IdealParts:
+    """The best of every supporting part any of these groups takes, fused into one part per
+    kind (the most cores, lanes, clock and addressable RAM of any CPU, the largest RAM, the
+    fastest and largest drive, the biggest and most efficient PSU, the roomiest case). Each
+    fused part copies the first best one of the groups' lists, in order, and takes the best
+    of every number from all of them: the same as fusing the lists joined."""
+    cpu_facts: list[_CpuFacts] = [_facts_of("cpus", g.cpus, _cpu_facts) for g in groups]
+    top_cpu = max((f.top for f in cpu_facts), key=lambda c: (c.cores, c.threads))
     cpu = top_cpu.model_copy(
         update={
-            "cores": max(c.cores for c in cpus),
-            "threads": max(c.threads for c in cpus),
-            "base_ghz": max(c.base_ghz for c in cpus),
-            "boost_ghz": max((c.boost_ghz or c.base_ghz) for c in cpus),
-            "pcie_lanes": max(c.pcie_lanes for c in cpus),
-            "pcie_gen": max(c.pcie_gen for c in cpus),
-            "memory_channels": max(c.memory_channels for c in cpus),
-            "max_memory_gb": _max_or_none([c.max_memory_gb for c in cpus]),
-            "tdp_w": min(c.tdp_w for c in cpus),
+            "cores": max(f.cores for f in cpu_facts),
+            "threads": max(f.threads for f in cpu_facts),
+            "base_ghz": max(f.base_ghz for f in cpu_facts),
+            "boost_ghz": max(f.boost_ghz for f in cpu_facts),
+            "pcie_lanes": max(f.pcie_lanes for f in cpu_facts),
+            "pcie_gen": max(f.pcie_gen for f in cpu_facts),
+            "memory_channels": max(f.memory_channels for f in cpu_facts),
+            "max_memory_gb": _max_or_none([f.max_memory_gb for f in cpu_facts]),
+            "tdp_w": min(f.tdp_w for f in cpu_facts),
         }
     )
-    memory = max(group.memory, key=lambda m: (m.size_gb, m.kit.speed_mt_s or 0))
-    top_drive = max(group.storage, key=lambda s: s.read_mb_s)
-    drive = top_drive.model_copy(
+    memory = _memory_top([_facts_of("memory", g.memory, _memory_top) for g in groups])
+    drive_facts: list[_DriveFacts] = [_facts_of("storage", g.storage, _drive_facts) for g in groups]
+    drive = max((f.top for f in drive_facts), key=lambda s: s.read_mb_s).model_copy(
         update={
-            "read_mb_s": max(s.read_mb_s for s in group.storage),
-            "capacity_tb": max(s.capacity_tb for s in group.storage),
+            "read_mb_s": max(f.read_mb_s for f in drive_facts),
+            "capacity_tb": max(f.capacity_tb for f in drive_facts),
         }
     )
-    psus = [p for p in group.psus if p is not None]
+    psu_facts: list[_PsuFacts] = [
+        f for g in groups if (f := _facts_of("psus", g.psus, _psu_facts)) is not None
+    ]
     psu = None
-    if psus:
-        psu = max(psus, key=lambda p: p.watts).model_copy(
+    if psu_facts:
+        psu = max((f.top for f in psu_facts), key=lambda p: p.watts).model_copy(
             update={
-                "watts": max(p.watts for p in psus),
-                "pcie_8pin": max(p.pcie_8pin for p in psus),
-                "pcie_12v_2x6": max(p.pcie_12v_2x6 for p in psus),
-                "efficiency": max((p.efficiency for p in psus), key=efficiency_rank),
+                "watts": max(f.watts for f in psu_facts),
+                "pcie_8pin": max(f.pcie_8pin for f in psu_facts),
+                "pcie_12v_2x6": max(f.pcie_12v_2x6 for f in psu_facts),
+                "efficiency": max((f.efficiency for f in psu_facts), key=efficiency_rank),
             }
         )
-    cases = [c for c in group.cases if c is not None]
+    case_facts: list[_CaseFacts] = [
+        f for g in groups if (f := _facts_of("cases", g.cases, _case_facts)) is not None
+    ]
     case = None
-    if cases:
-        case = cases[0].model_copy(
+    if case_facts:
+        case = case_facts[0].first.model_copy(
             update={
-                "max_gpu_length_mm": max(c.max_gpu_length_mm for c in cases),
-                "expansion_slots": max(c.expansion_slots for c in cases),
-                "radiator_mounts_120mm": max(c.radiator_mounts_120mm for c in cases),
-                "form_factors": tuple(dict.fromkeys(f for c in cases for f in c.form_factors)),
+                "max_gpu_length_mm": max(f.max_gpu_length_mm for f in case_facts),
+                "expansion_slots": max(f.expansion_slots for f in case_facts),
+                "radiator_mounts_120mm": max(f.radiator_mounts_120mm for f in case_facts),
+                "form_factors": tuple(dict.fromkeys(x for f in case_facts for x in f.form_factors)),
             }
         )
     return IdealParts(cpu=cpu, memory=memory, storage=drive, psu=psu, case=case)
+
+
+def ideal_parts(group: Group) -> IdealParts:
+    """Fuse each of the group's option lists into its best part."""
+    return fused_parts([group])
 
 
 def parts_build(group: Group, parts: IdealParts, electricity_per_kwh: float) -> Build:
@@ -117,10 +239,12 @@ def parts_build(group: Group, parts: IdealParts, electricity_per_kwh: float) -> 
     )
 
 
-def ideal_build(group: Group, electricity_per_kwh: float) -> tuple[Hashable, Build]:
-    """The group's GPUs with its ideal parts, and a key naming what the model can see of it
-    (groups with the same key share the bound)."""
-    parts = ideal_parts(group)
+def ideal_build(
+    group: Group, electricity_per_kwh: float, parts: IdealParts | None = None
+) -> tuple[Hashable, Build]:
+    """The group's GPUs with its ideal parts (or these), and a key naming what the model can
+    see of it (groups with the same key share the bound)."""
+    parts = parts or ideal_parts(group)
     cpu, memory, drive, psu = parts.cpu, parts.memory, parts.storage, parts.psu
     build = parts_build(group, parts, electricity_per_kwh)
     chassis = group.chassis
@@ -177,22 +301,17 @@ def family_key(group: Group) -> Hashable:
     return ("workstation", group.gpu.name, group.count, group.water, group.nodes)
 
 
-def _by_name(items: Sequence[T], name: Callable[[T], Hashable]) -> tuple[T, ...]:
-    seen: dict[Hashable, T] = {}
-    for item in items:
-        seen.setdefault(name(item), item)
-    return tuple(seen.values())
-
-
-def merged_group(groups: Sequence[Group]) -> Group:
-    """One group that is at least as good as each of these workstation groups (same GPUs):
-    a board with a full-width x16 slot for every card at the best generation, a free slot
+def on_family_board(groups: Sequence[Group]) -> Group | None:
+    """The first of these workstation groups (same GPUs) on a board at least as good as each
+    of theirs: a full-width x16 slot for every card at the best generation, a free slot
     between every two cards (the model throttles a pair of open-air cards less when spaced),
-    as many CPU sockets as any, and every supporting part any of them takes."""
+    and as many CPU sockets as any. With `fused_parts(groups)` (every supporting part any of
+    them takes) it bounds each of them. None when there is one group (or a platform's): its
+    own ideal build bounds it."""
     first = groups[0]
     boards = [g.chassis.board for g in groups if g.chassis.board is not None]
     if len(groups) == 1 or len(boards) < len(groups):
-        return first
+        return None
     width = card_width_slots(first.gpu)
     gen = max(slot.gen for b in boards for slot in b.x16_slots)
     board = boards[0].model_copy(
@@ -205,15 +324,7 @@ def merged_group(groups: Sequence[Group]) -> Group:
             "max_memory_gb": max(b.max_memory_gb for b in boards),
         }
     )
-    return dataclasses.replace(
-        first,
-        chassis=Chassis(board=board),
-        cpus=_by_name([c for g in groups for c in g.cpus], lambda c: c.name),
-        memory=_by_name([m for g in groups for m in g.memory], lambda m: (m.kit.name, m.count)),
-        storage=_by_name([d for g in groups for d in g.storage], lambda d: d.name),
-        psus=_by_name([p for g in groups for p in g.psus], lambda p: p.name if p else None),
-        cases=_by_name([c for g in groups for c in g.cases], lambda c: c.name if c else None),
-    )
+    return dataclasses.replace(first, chassis=Chassis(board=board))
 
 
 def psu_can_pass(cand: Candidate) -> bool:

@@ -58,6 +58,12 @@ class Objective(Protocol):
         reaches its best outcome, its dearer candidates can be skipped."""
         ...
 
+    @property
+    def reads_energy(self) -> bool:
+        """True when `value` reads the run's electricity: then outcomes of faster parts need
+        not bound it (a board with more CPU sockets is faster and draws more)."""
+        ...
+
     def value(self, price_usd: float, outcomes: Sequence[Outcome]) -> float:
         """The score of a build (larger is better)."""
         ...
@@ -80,6 +86,7 @@ class Throughput:
     kind: ObjectiveKind = ObjectiveKind.THROUGHPUT
     unit: str = "samples/s"
     price_monotone: bool = True
+    reads_energy: bool = False
 
     def value(self, price_usd: float, outcomes: Sequence[Outcome]) -> float:
         return weighted_throughput(outcomes, self.weights)
@@ -99,6 +106,7 @@ class TimeToTrain:
     kind: ObjectiveKind = ObjectiveKind.TIME_TO_TRAIN
     unit: str = "h"
     price_monotone: bool = True
+    reads_energy: bool = False
 
     def value(self, price_usd: float, outcomes: Sequence[Outcome]) -> float:
         return -sum(w * run_hours(o) for o, w in zip(outcomes, self.weights, strict=True))
@@ -120,6 +128,7 @@ class CostPerRun:
     kind: ObjectiveKind = ObjectiveKind.COST_PER_RUN
     unit: str = "USD/run"
     price_monotone: bool = False
+    reads_energy: bool = True
 
     def _amortized(self, price_usd: float, hours: float) -> float:
         return price_usd * hours / (self.lifetime_years * HOURS_PER_YEAR)
@@ -147,6 +156,7 @@ class PerfPerDollar:
     kind: ObjectiveKind = ObjectiveKind.PERF_PER_DOLLAR
     unit: str = "samples/s per 1000 USD"
     price_monotone: bool = True
+    reads_energy: bool = False
 
     def value(self, price_usd: float, outcomes: Sequence[Outcome]) -> float:
         return weighted_throughput(outcomes, self.weights) / max(price_usd, 1e-9) * 1000.0
@@ -167,6 +177,7 @@ class Cheapest:
     kind: ObjectiveKind = ObjectiveKind.CHEAPEST
     unit: str = "USD"
     price_monotone: bool = True
+    reads_energy: bool = False
 
     def value(self, price_usd: float, outcomes: Sequence[Outcome]) -> float:
         return -price_usd

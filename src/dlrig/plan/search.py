@@ -33,9 +33,10 @@ from dlrig.plan.bounds import (
     Family,
     IdealParts,
     family_key,
+    fused_parts,
     ideal_build,
     ideal_parts,
-    merged_group,
+    on_family_board,
     option_sizes,
     parts_build,
     probe_table,
@@ -124,7 +125,11 @@ class Planner:
     def upper_bound(self, group: Group, budget_usd: float) -> tuple[Outcome, ...] | None:
         """The best outcomes a build of the group under the budget can have (None: the job
         does not fit its GPUs at all)."""
-        key, build = self._ideal(group.within(budget_usd))
+        return self._bound(*self._ideal(group.within(budget_usd)))
+
+    def _bound(self, key: Hashable, build: Build) -> tuple[Outcome, ...] | None:
+        """The outcomes of an ideal build (None: the job does not fit its GPUs), estimated once
+        per key."""
         if key not in self._bounds:
             outcomes = tuple(
                 self.evaluator.outcome(("ideal", key), build, w.workload) for w in self.workloads
@@ -318,7 +323,12 @@ class Planner:
             for groups in members.values():
                 groups.sort(key=lambda g: g.min_price_usd)
                 cut = [g.within(budget_usd) for g in groups]
-                best = self.upper_bound(merged_group(cut), math.inf)
+                board = on_family_board(cut)
+                if board is None:
+                    best = self.upper_bound(cut[0], math.inf)
+                else:
+                    parts = fused_parts(cut)
+                    best = self._bound(*ideal_build(board, self.electricity_per_kwh, parts))
                 if best is not None:
                     out.append(Family(tuple(groups), best, groups[0].min_price_usd))
             self._families[budget_usd] = out
@@ -332,10 +342,12 @@ class Planner:
     ) -> Iterator[tuple[Group, tuple[Outcome, ...]]]:
         """The family's groups, cheapest first, each with its own bound (None-bounded ones,
         whose GPUs cannot hold the job, left out, and those that `skip` leaves out with the
-        family's bound: it is at least the group's, and the passes only skip more as the
-        bound falls, so they would skip the group with its own bound too)."""
+        family's bound: its outcomes are at least as fast as the group's, and the passes only
+        skip more as the bound falls, so they would skip the group with its own bound too.
+        Not for an objective that reads the electricity: the family's board may have more
+        CPU sockets than the group's, faster and hungrier, so its bound is not the group's)."""
         for group in family.groups:
-            if skip(group, family.best):
+            if not self.objective.reads_energy and skip(group, family.best):
                 continue
             best = self.upper_bound(group, budget_usd)
             if best is not None:

@@ -152,6 +152,10 @@ def search_space(
 
     storage_prices = tuple(price_of(s) for s in storage)
     case_pools: dict[str, list[Case]] = {}
+    # Groups that take the same PSUs (or cases) share one tuple of them: the search fuses
+    # each list once (plan.bounds), not once per group.
+    psu_lists: dict[float, tuple[PSU | None, ...]] = {}
+    case_lists: dict[Hashable, tuple[Case | None, ...]] = {}
     groups: list[Group] = []
     chassis_list = chassis_options(catalog, constraints, allow)
     for chassis in distinct_chassis(chassis_list) if prune else chassis_list:
@@ -182,14 +186,20 @@ def search_space(
                             case_merit,
                         )
                     needed = slots_needed(board, gpu, count) or 0
-                    group_psus = tuple(p for p in psu_pool if p.watts >= floor)
-                    group_cases = tuple(
-                        c
-                        for c in case_pools[form]
-                        if (gpu.length_mm or 0.0) <= c.max_gpu_length_mm
-                        and needed <= c.expansion_slots
-                        and (not water or c.radiator_mounts_120mm >= count)
-                    )
+                    if floor not in psu_lists:
+                        psu_lists[floor] = tuple(p for p in psu_pool if p.watts >= floor)
+                    group_psus = psu_lists[floor]
+                    length = gpu.length_mm or 0.0
+                    case_key = (form, length, needed, water, count if water else 0)
+                    if case_key not in case_lists:
+                        case_lists[case_key] = tuple(
+                            c
+                            for c in case_pools[form]
+                            if length <= c.max_gpu_length_mm
+                            and needed <= c.expansion_slots
+                            and (not water or c.radiator_mounts_120mm >= count)
+                        )
+                    group_cases = case_lists[case_key]
                 if not group_psus or not group_cases:
                     continue
                 group_prices = (
