@@ -89,15 +89,21 @@ class PartBase(BaseModel):
             raise ValueError("street_price_usd needs street_price_date and street_market")
         return self
 
+    # Both read the private values from their dict: through BaseModel.__getattr__ a read costs
+    # ~1.8 us against ~0.07 us, and the planner and the model ask them of every part they use.
     @property
     def unknown_fields(self) -> frozenset[str]:
         """Fields whose values are stated defaults, not facts (empty for catalog parts)."""
-        return self._unknown_fields
+        found: frozenset[str] = (self.__pydantic_private__ or {}).get(
+            "_unknown_fields", frozenset()
+        )
+        return found
 
     @property
     def owned_count(self) -> int:
         """How many of this part the user already has (0 for catalog parts)."""
-        return self._owned_count
+        count: int = (self.__pydantic_private__ or {}).get("_owned_count", 0)
+        return count
 
 
 class GPU(PartBase):
