@@ -85,28 +85,31 @@ class Structure:
 # (NVIDIA DeepLearningExamples, torchvision); the sums are stated beside each. Widths are
 # arithmetic intensity x operand bytes, FLOP-weighted over the layers: a 1x1 convolution of
 # c_in -> c_out channels has 2 c_in c_out / (c_in + c_out), a 3x3 one 9 times that.
+# The convnets' widths (FLOP-weighted harmonic means) and 3x3 stride-1 shares are printed by
+# scripts/count_conv_structure.py from every convolution's shape; its FLOP totals reproduce
+# the zoo's sourced ones (ResNet-50 8.17, ResNet-152 23.02, SSD300 40.30 GFLOPs).
 _DLE = "github.com/NVIDIA/DeepLearningExamples PyTorch/"
 CLASSIC_STRUCTURE: dict[str, Structure] = {
     # torchvision resnet50: 53 convs + 53 BN + 49 ReLU + 16 adds + pools, fc, loss = 176
-    # kernels. 3x3 convs carry 9/17 of a bottleneck's FLOPs; 3 of the 16 are stride 2 and the
-    # 7x7 stem ~3%: ~45% of the FLOPs are Winograd-eligible. Bottleneck widths per stage
-    # 181/362/724/1448, equal FLOPs per stage: harmonic mean ~390.
+    # kernels. Counted: 36.8% of the FLOPs in 3x3 stride-1 convs (Winograd-eligible; the
+    # downsampling projections, stride-2 3x3s and the 7x7 stem are not), width 407.
     "resnet50": Structure(
-        winograd_share=0.45, kernels_forward=176.0, conv_width=390.0,
+        winograd_share=0.368, kernels_forward=176.0, conv_width=407.0,
         source="torchvision.models.resnet50 (counted)",
     ),
     # torchvision resnet152: 155 convs + 155 BN + 151 ReLU + 50 adds + pools, fc, loss = 516
-    # kernels; the same bottlenecks (3, 8, 36, 3 per stage) weight the wider stages more:
-    # harmonic width ~550; 3x3 share as ResNet-50's less the stem's.
+    # kernels; the same bottlenecks (3, 8, 36, 3 per stage) weight the wider stages more.
+    # Counted: 3x3 stride-1 share 47.2%, width 536.
     "resnet152": Structure(
-        winograd_share=0.47, kernels_forward=516.0, conv_width=550.0,
+        winograd_share=0.472, kernels_forward=516.0, conv_width=536.0,
         source="torchvision.models.resnet152 (counted)",
     ),
     # DLE SSD300: ResNet-50 to layer3 (~140 kernels), 5 extra blocks (30), 6 loc/conf 3x3
-    # heads with reshapes (30), loss (~40): ~240; the 3x3 heads raise the Winograd share and
-    # the width (backbone ~310, 3x3 heads of 256-512 channels ~3000).
+    # heads with reshapes (30), loss (~40): ~240. Counted (layer3 at stride 1, 38 x 38): the
+    # 3x3 heads (28% of the FLOPs, the conf heads ~4400 wide) raise the width to 658 and the
+    # 3x3 stride-1 share to 59.6%.
     "ssd300": Structure(
-        winograd_share=0.5, kernels_forward=240.0, conv_width=400.0,
+        winograd_share=0.596, kernels_forward=240.0, conv_width=658.0,
         source=_DLE + "Detection/SSD ssd/model.py (counted)",
     ),
     # maskrcnn_benchmark R-50-FPN: backbone with frozen BN ~200 kernels, FPN 20, RPN heads
