@@ -40,6 +40,29 @@ def test_family_bound_is_at_least_each_member_groups_bound(job: str) -> None:
     assert checked > 100  # the built-in catalog has hundreds of groups under 20,000 USD
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug (found 2026-12-03): a family's board has as many CPU sockets as any "
+    "member's, so its ideal build draws more and its run's electricity is no lower bound; "
+    "for cost-per-run (resnet50, 20,000 USD) 326 of 1,827 groups' own bounds exceeded their "
+    "family's at its lowest price, e.g. 1x TITAN V on Gigabyte B650M AORUS ELITE AX ICE "
+    "-10.93 against -11.89 USD/run; the search skips and stops families by that bound",
+)
+def test_family_bound_is_at_least_each_member_groups_bound_for_cost_per_run() -> None:
+    catalog = builtin_catalog()
+    workloads = [WeightedWorkload(load_workload("resnet50"))]
+    limits = Constraints()
+    space = search_space(catalog, limits, part_filter(limits, catalog), job_storage_gb(workloads))
+    objective = make_objective(ObjectiveKind.COST_PER_RUN, [1.0])
+    planner = Planner(space, workloads, objective, ModelEvaluator())
+    budget = 20_000.0
+    for family in planner.families(budget):
+        family_bound = objective.bound(family.min_price_usd, family.best)
+        for group, best in planner.bounded(family, budget):
+            group_bound = objective.bound(group.min_price_usd, best)
+            assert group_bound <= family_bound + 1e-9 * abs(family_bound), group.key
+
+
 def _with_dearer_twin_boards(catalog: Catalog) -> Catalog:
     """The catalog plus, for every board, a copy with the same specs at a higher price."""
     parts = dict(catalog.parts)
