@@ -63,7 +63,19 @@ def _mislabeled(rec: dict[str, str]) -> str | None:
         and "80GB" in rec["gpu"]
     ):
         return "mislabeled ncf fp16 ran without --amp on 80GB cards (v1 config_pytorch_80GB.sh)"
+    if rec["model"] in TRANSFORMER_XL_REPLICAS and rec["num_gpus"] != "1":
+        return "transformer-xl multi-GPU ran without --multi_gpu ddp (replicas, no all-reduce)"
     return None
+
+
+# Lambda's multi-GPU Transformer-XL rows are not data-parallel training: DLE's train.py wraps
+# the model in DistributedDataParallel only under `--multi_gpu ddp` (else `para_model = model`:
+# NVIDIA/DeepLearningExamples PyTorch/LanguageModeling/Transformer-XL/pytorch/train.py), Lambda's
+# configs never pass it, and every one of its Transformer-XL logs records `multi_gpu=None`
+# (lambdal/deeplearning-benchmark pytorch/results/*/PyTorch_transformerxl*/, v0 and v1, read
+# 2026-12-03). Each GPU trains its own copy with no gradient exchange, which is why they scale
+# 7.5x on 8 RTX 2080 Ti without peer-to-peer while BERT and GNMT lose 30-45% there.
+TRANSFORMER_XL_REPLICAS = {"transformerxlbase", "transformerxllarge"}
 
 
 # Lambda's v0 WaveGlow "fp16" runs on Turing and Volta did run mixed precision, unlike the

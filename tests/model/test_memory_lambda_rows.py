@@ -1,5 +1,5 @@
 """No "does not fit" for a job people ran (issue 10): every Lambda training row (v0 2022 + v1
-2024, 1-8 GPUs, as scripts/calibration_data.py reads them: 2622 rows) fits its GPU at its
+2024, 1-8 GPUs, as scripts/calibration_data.py reads them: 2279 rows) fits its GPU at its
 published per-GPU batch, and the largest batch that fits is at least that batch. Before the
 structure-based activations 1386 of them did not fit (BERT at 1.75x its need)."""
 
@@ -25,7 +25,7 @@ def test_every_lambda_row_fits_at_its_published_batch() -> None:
 
     rows, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
     rows = [r for r in rows if r.num_gpus <= MAX_GPUS]
-    assert len(rows) > 2500
+    assert len(rows) > 2200
     wrong = []
     for r in rows:
         m = estimate(r.build(), r.workload).memory
