@@ -8,6 +8,7 @@ by one merged group."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
@@ -253,11 +254,16 @@ def ideal_build(
     else:
         board = chassis.board
         slots = place_gpus(board, group.gpu, group.count) if board is not None else None
+        seats = slots or ()
         where = (
             "board",
             board.socket if board else "",
             board.sockets if board else 1,
-            tuple((s.lanes, s.gen, s.from_cpu) for s in slots or ()),
+            tuple((s.lanes, s.gen, s.from_cpu) for s in seats),
+            # The gaps between the seated cards: the model throttles two open-air cards less
+            # with a free slot between them (two boards alike but for that once shared a key,
+            # and a group's bound was the other board's, 5% slower).
+            tuple(b.position - a.position for a, b in itertools.pairwise(seats)),
         )
     key = (
         group.gpu.name,
@@ -325,6 +331,43 @@ def on_family_board(groups: Sequence[Group]) -> Group | None:
         }
     )
     return dataclasses.replace(first, chassis=Chassis(board=board))
+
+
+def on_fewest_sockets(board_group: Group, groups: Sequence[Group]) -> Group | None:
+    """The family board of `on_family_board` with as few CPU sockets as any of these groups'
+    boards: with the fused parts (the least CPU TDP of any), it draws the least power any of
+    them can. None when every board has the family board's sockets (it already does)."""
+    board = board_group.chassis.board
+    fewest = min(g.chassis.cpu_count for g in groups)
+    if board is None or fewest == board.sockets:
+        return None
+    lean = board.model_copy(update={"sockets": fewest})
+    return dataclasses.replace(board_group, chassis=Chassis(board=lean))
+
+
+def at_least_draw(fast: Outcome, lean: Outcome) -> Outcome:
+    """`fast` with its run's electricity at `lean`'s wall power: a lower bound of the energy
+    of any build at most as fast as `fast` that draws at least as much as `lean` (the draw is
+    set by the parts, not by the speed: model/estimate.py's average power is a fixed share of
+    PSU.1's subtotal). Unchanged when either states no run or no energy."""
+    if (
+        fast.time_h is None
+        or lean.time_h is None
+        or lean.time_h <= 0
+        or lean.energy_kwh is None
+        or lean.energy_cost is None
+    ):
+        return fast
+    share = fast.time_h / lean.time_h
+    return dataclasses.replace(
+        fast,
+        energy_kwh=_least(fast.energy_kwh, lean.energy_kwh * share),
+        energy_cost=_least(fast.energy_cost, lean.energy_cost * share),
+    )
+
+
+def _least(value: float | None, other: float) -> float:
+    return other if value is None else min(value, other)
 
 
 def psu_can_pass(cand: Candidate) -> bool:

@@ -60,8 +60,9 @@ class Objective(Protocol):
 
     @property
     def reads_energy(self) -> bool:
-        """True when `value` reads the run's electricity: then outcomes of faster parts need
-        not bound it (a board with more CPU sockets is faster and draws more)."""
+        """True when `value` reads the run's electricity: then a bound's outcomes must also
+        use no more energy than any build it bounds (a board with more CPU sockets is faster
+        and draws more: the search bounds a family's energy with its fewest sockets)."""
         ...
 
     def value(self, price_usd: float, outcomes: Sequence[Outcome]) -> float:
