@@ -56,7 +56,7 @@ from dlrig.model.rates import (
     sustained_bandwidth_factor,
     sustained_rate_factor,
 )
-from dlrig.units import MIB
+from dlrig.units import MIB, TFLOPS
 
 OUT = REPO / "src" / "dlrig" / "model" / "data" / "calibration.toml"
 
@@ -225,8 +225,8 @@ def row_features(row: LambdaRow, scale: float) -> RowFeatures:
     """The class seconds of one Lambda row at its GPU's sustained rates, as the estimate
     computes them (dlrig.model.estimate: datasheet x the card's sustained factors)."""
     w = row.workload
-    peak, path, _ = matmul_peak(row.gpu, w.precision)
-    peak *= sustained_rate_factor(row.gpu, w.precision)
+    peak_at_boost, path, _ = matmul_peak(row.gpu, w.precision)
+    peak = peak_at_boost * sustained_rate_factor(row.gpu, w.precision)
     times = compute.class_times(
         layer_work(w), w, w.batch_size, peak,
         row.gpu.memory_bandwidth_gb_s * sustained_bandwidth_factor(row.gpu),
@@ -234,6 +234,7 @@ def row_features(row: LambdaRow, scale: float) -> RowFeatures:
         sixteen_traffic=compute.moves_16bit_activations(is_16bit(w.precision), path.value),
         optimizer_params=w.params * w.trainable_fraction, intensity_scale=scale,
         l2_bytes=(row.gpu.l2_cache_mb or 0.0) * MIB, mixed_precision=is_16bit(w.precision),
+        unaligned_share=compute.unaligned_gemm_share(peak_at_boost, row.gpu.fp32_tflops * TFLOPS),
     )  # fmt: skip
     if path is ComputePath.SIMT_16BIT:
         path = ComputePath.SIMT_FP32  # one shader-core efficiency

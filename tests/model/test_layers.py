@@ -247,6 +247,50 @@ def test_an_unaligned_vocabulary_slows_the_16bit_lm_head_as_nanogpt_measured() -
     assert compute.unaligned_extra_flops(layer_work(make_workload("llama-3-8b")), 2.0) == 0.0
 
 
+def test_the_unaligned_share_follows_the_cards_shader_to_tensor_ratio() -> None:
+    """compute.unaligned_gemm_share: an unaligned 16-bit GEMM is bound by the SM's instruction
+    issue (narrow loads), so it keeps 0.4 of the aligned efficiency on the A100 where it was
+    measured (19.5 FP32 vs 312 tensor TFLOPS), 0.4 x 16 x 66.9 / 989.5 = 0.43 on an H100 SXM5,
+    and all of it on an RTX A6000 (38.7 vs 154.8) and an RTX 4090 (82.6 vs 165.2 with FP32
+    accumulate), whose shader rate feeds it at the tensor cores' pace."""
+
+    def share(name: str) -> float:
+        gpu = _gpu(name)
+        return compute.unaligned_gemm_share(
+            matmul_peak(gpu, Precision.FP16)[0], gpu.fp32_tflops * 1e12
+        )
+
+    assert share("A100 SXM4 40GB") == pytest.approx(0.4)
+    assert share("H100 SXM5 80GB") == pytest.approx(0.4 * 16 * 66.9 / 989.5, rel=0.01)
+    assert share("NVIDIA RTX A6000") == 1.0
+    assert share("GeForce RTX 4090") == 1.0
+
+
+def test_transformer_xl_gains_more_from_fp16_on_ga102_than_on_a100_as_lambda_measured() -> None:
+    """Lambda's 2024 run (lambda_pytorch_train_v1_2024.csv): Transformer-XL base (a
+    267,735-word head, not a multiple of 8) runs 1.80x faster in fp16 than in TF32 on an RTX
+    A6000 but 1.41x on an A100 SXM4 80GB, where BERT-large (aligned) gains ~2x on both. The
+    model's fp16/TF32 ratio, at Lambda's batches (64/32 and 104/52), is larger on the A6000
+    than on the A100 by at least half that gap, and within 15% of each measured ratio."""
+    from dlrig.machine.model import Build, GPUGroup
+    from dlrig.model import estimate
+
+    def ratio(name: str, fp16_batch: int, tf32_batch: int) -> float:
+        build = Build(name=name, gpus=(GPUGroup(_gpu(name), 1),))
+        fp16 = make_workload("transformer-xl-base", batch_size=fp16_batch)
+        tf32 = dataclasses.replace(
+            make_workload("transformer-xl-base", batch_size=tf32_batch),
+            precision=Precision.TF32,
+        )
+        return estimate(build, fp16).samples_per_s / estimate(build, tf32).samples_per_s
+
+    a6000 = ratio("NVIDIA RTX A6000", 64, 32)
+    a100 = ratio("A100 SXM4 80GB", 104, 52)
+    assert a6000 / a100 > 1.0 + 0.5 * (1.80 / 1.41 - 1.0)
+    assert a6000 == pytest.approx(1.80, rel=0.15)
+    assert a100 == pytest.approx(1.41, rel=0.15)
+
+
 def test_launch_seconds_are_the_part_of_the_step_that_tau_sets() -> None:
     """compute.launch_s is what gpu_step_s's compute seconds lose when the fitted seconds per
     kernel go to 0 (the host-bound share a data-parallel straggler term weighs): BERT-large

@@ -61,6 +61,29 @@ L2_READ_SHARE = 0.5
 # only: that is the measured case.
 UNALIGNED_GEMM_SHARE = 0.4
 TENSOR_CORE_ALIGN_BYTES = 16
+# What bounds those kernels is not the tensor cores: small-alignment tensor-op kernels
+# (CUTLASS's align1/align2 templates, github.com/NVIDIA/cutlass/issues/459, 2022-04-13) issue
+# one load instruction per 2-4 operand bytes instead of one per 16, so the SM's instruction
+# issue sets their rate, and that follows the card's shader throughput whatever its tensor
+# cores add. The share of the tensor rate they keep is then the card's FP32 shader / 16-bit
+# tensor peak ratio, scaled from the measured A100 (19.5 vs 312 dense TFLOPS: 0.4); NVIDIA's
+# guide (above, DU-09799-001, 2023-02) asks the A100 for 128-byte multiples where older parts
+# need 16. Lambda's Transformer-XL rows (a 267,735-word head, 63% of the FLOPs;
+# lambda_pytorch_train_v1_2024.csv, read 2026-12-03) show it: fp16 over TF32 throughput is
+# 1.36-1.52x on A100 and H100 (16-bit tensor rate 15-16x their FP32 rate) but 1.78-1.89x on
+# the RTX 3090, A10, RTX A6000, RTX 4090 and RTX 6000 Ada (4x or less), near BERT-large's
+# aligned 2.0-2.2x on the same cards.
+A100_TENSOR_PER_SHADER = 312.0 / 19.5
+
+
+def unaligned_gemm_share(tensor_flops_s: float, shader_flops_s: float) -> float:
+    """Share of the aligned efficiency a 16-bit GEMM with an unaligned dimension keeps on a
+    card of these datasheet 16-bit tensor and FP32 shader rates: UNALIGNED_GEMM_SHARE at the
+    A100's ratio, more where the shader rate is larger against the tensor rate, at most 1."""
+    if tensor_flops_s <= 0 or shader_flops_s <= 0:
+        return UNALIGNED_GEMM_SHARE
+    ratio = A100_TENSOR_PER_SHADER * shader_flops_s / tensor_flops_s
+    return min(1.0, UNALIGNED_GEMM_SHARE * ratio)
 
 
 def training_flop_multiplier(workload: Workload) -> float:
@@ -108,15 +131,17 @@ def operand_bytes(path: str) -> float:
     return {"tensor_fp8": 1.0, "tensor_16bit": 2.0}.get(path, 4.0)
 
 
-def unaligned_extra_flops(work: LayerWork, operand_bytes: float) -> float:
-    """FLOPs to add to the dense GEMMs so that the vocabulary projection runs at
-    UNALIGNED_GEMM_SHARE of their efficiency when its width is not a multiple of the tensor
+def unaligned_extra_flops(
+    work: LayerWork, operand_bytes: float, share: float = UNALIGNED_GEMM_SHARE
+) -> float:
+    """FLOPs to add to the dense GEMMs so that the vocabulary projection runs at `share` of
+    their efficiency (unaligned_gemm_share) when its width is not a multiple of the tensor
     cores' 16-byte loads (16-bit operands; 0 otherwise)."""
     if operand_bytes != 2.0 or work.lm_head_flops <= 0:
         return 0.0
     if work.lm_head_width % int(TENSOR_CORE_ALIGN_BYTES / operand_bytes) == 0:
         return 0.0
-    return work.lm_head_flops * (1.0 / UNALIGNED_GEMM_SHARE - 1.0)
+    return work.lm_head_flops * (1.0 / share - 1.0)
 
 
 def l2_hit(l2_bytes: float, tensor_bytes: float) -> float:
@@ -207,6 +232,7 @@ def class_times(
     intensity_scale: float,
     l2_bytes: float = 0.0,
     mixed_precision: bool = False,
+    unaligned_share: float = UNALIGNED_GEMM_SHARE,
 ) -> ClassTimes:
     """Seconds per class for `batch` samples at `flops_s` (the path's rate) and
     `bandwidth_gb_s` (achievable), before efficiencies. `winograd`: convolutions run on shader
@@ -221,7 +247,7 @@ def class_times(
     bandwidth = gb_s_to_bytes_s(bandwidth_gb_s)
     ridge = intensity_scale * operand_bytes * flops_s / bandwidth
     gemm_width = gemm_call_width(work.gemm_width_elems, work.gemm_rows_per_sample * units)
-    gemm = work.gemm_flops + unaligned_extra_flops(work, operand_bytes)
+    gemm = work.gemm_flops + unaligned_extra_flops(work, operand_bytes, unaligned_share)
     gemm /= width_factor(gemm_width, ridge)
     gemm += work.attention_flops / width_factor(work.attention_width_elems, ridge)
     conv = work.conv_flops / width_factor(work.conv_width_elems, ridge)
@@ -243,7 +269,8 @@ def class_times(
 @dataclass(frozen=True)
 class Rates:
     """What one device runs a step at: the path's sustained matmul FLOP/s, the path, the
-    memory bandwidth in GB/s and the L2 cache in bytes (0 when unknown: no L2 hits counted).
+    memory bandwidth in GB/s, the L2 cache in bytes (0 when unknown: no L2 hits counted) and
+    the share of the GEMM efficiency an unaligned 16-bit GEMM keeps (unaligned_gemm_share).
     TF32 convolutions run on the TF32 tensor cores: PyTorch's `torch.backends.cudnn.allow_tf32`
     defaults to True (PyTorch docs, CUDA semantics, "TensorFloat-32 (TF32) on Ampere (and
     later) devices")."""
@@ -252,6 +279,7 @@ class Rates:
     path: str
     bandwidth_gb_s: float
     l2_bytes: float = 0.0
+    unaligned_share: float = UNALIGNED_GEMM_SHARE
 
 
 @dataclass(frozen=True)
@@ -286,6 +314,7 @@ def gpu_step_s(
         sixteen_traffic=moves_16bit_activations(sixteen_bit, path),
         optimizer_params=optimizer_params, intensity_scale=factors.intensity_scale,
         l2_bytes=rates.l2_bytes, mixed_precision=sixteen_bit,
+        unaligned_share=rates.unaligned_share,
     )  # fmt: skip
     t_flops = t.gemm_s / factors.matmul_efficiency[path]
     t_flops += t.conv_s / factors.conv_efficiency[path]

@@ -9,9 +9,10 @@ from dlrig.catalog.schema import CPU, GPU
 from dlrig.enums import Interconnect, Modifier
 from dlrig.machine.model import Build, GPUGroup
 from dlrig.machine.topology import topology
-from dlrig.model import pcie
+from dlrig.model import compute, pcie
 from dlrig.model.calibration import Calibration
 from dlrig.model.rates import ComputePath, cpu_peak_flops_s, matmul_peak
+from dlrig.units import TFLOPS
 from dlrig.workloads.model import Workload
 
 DEFAULT_CPU = CPU(
@@ -23,7 +24,9 @@ DEFAULT_RAM_GB = 32.0
 
 @dataclass(frozen=True)
 class Device:
-    """The compute device of a build: a GPU group (paced by its slowest card) or the CPU."""
+    """The compute device of a build: a GPU group (paced by its slowest card) or the CPU, and
+    the share of the GEMM efficiency its unaligned 16-bit GEMMs keep
+    (compute.unaligned_gemm_share)."""
 
     name: str
     is_cpu: bool
@@ -32,6 +35,7 @@ class Device:
     bandwidth_gb_s: float
     memory_gb: float
     group: GPUGroup | None
+    unaligned_share: float = compute.UNALIGNED_GEMM_SHARE
 
 
 def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: list[str]) -> Device:
@@ -44,7 +48,10 @@ def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: lis
         peak, path, note = matmul_peak(gpu, workload.precision)
         if note:
             assumed.append(note)
-        return Device(gpu.name, False, peak, path, gpu.memory_bandwidth_gb_s, gpu.memory_gb, group)
+        share = compute.unaligned_gemm_share(peak, gpu.fp32_tflops * TFLOPS)
+        return Device(
+            gpu.name, False, peak, path, gpu.memory_bandwidth_gb_s, gpu.memory_gb, group, share,
+        )  # fmt: skip
     cpu = build.cpu or DEFAULT_CPU
     if build.cpu is None:
         assumed.append("no GPU and no CPU given: an 8-core 3 GHz CPU assumed")
