@@ -19,6 +19,8 @@ class BuildPrice:
     total_usd: float
     unpriced: tuple[str, ...]
     prices: tuple[tuple[str, PartPrice], ...] = ()
+    # How many of each part in `prices` are paid for, per node (those owned cost nothing).
+    paid_counts: tuple[int, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -65,5 +67,10 @@ def build_price(build: Build) -> BuildPrice:
             items.append((f"{memory.size_gb:g} GB RAM", None, 1))
     total = sum(price.usd * n for _, price, n in items if price is not None)
     unpriced = tuple(dict.fromkeys(name for name, price, n in items if price is None and n))
-    paid = tuple((name, price) for name, price, n in items if price is not None and n)
-    return BuildPrice(total * build.nodes, unpriced, paid)
+    paid = [(name, price, n) for name, price, n in items if price is not None and n]
+    return BuildPrice(
+        total * build.nodes,
+        unpriced,
+        tuple((name, price) for name, price, _ in paid),
+        tuple(n for _, _, n in paid),
+    )

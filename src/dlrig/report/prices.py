@@ -12,7 +12,7 @@ from dlrig.catalog.currency import USD, Currency
 from dlrig.catalog.prices import STALE_AFTER_DAYS, PartPrice, age_in_words
 from dlrig.catalog.schema import PartBase
 from dlrig.machine.model import Build
-from dlrig.machine.price import build_price
+from dlrig.machine.price import BuildPrice, build_price
 
 
 @dataclass(frozen=True)
@@ -130,20 +130,39 @@ def currency_line(view: PriceView) -> str | None:
     return line
 
 
-def bought_prices(before: Build, after: Build) -> tuple[tuple[str, PartPrice], ...]:
-    """The prices of the parts after has and before had not (what an upgrade buys)."""
+def bought_prices(before: Build, after: Build) -> tuple[tuple[str, PartPrice, int], ...]:
+    """The prices of what an upgrade buys, with how many of each: the parts after pays for
+    beyond those before paid for (more of a card the build has counts, not only new names; a
+    part before had without a price is never counted as bought)."""
     old = build_price(before)
-    had = {n for n, _ in old.prices} | set(old.unpriced)
-    return tuple((n, p) for n, p in build_price(after).prices if n not in had)
+    had = _paid_by_name(old)
+    unpriced = set(old.unpriced)
+    return tuple(
+        (name, price, n - had.get(name, 0))
+        for name, (price, n) in _priced_by_name(build_price(after)).items()
+        if name not in unpriced and n > had.get(name, 0)
+    )
+
+
+def _priced_by_name(bp: BuildPrice) -> dict[str, tuple[PartPrice, int]]:
+    out: dict[str, tuple[PartPrice, int]] = {}
+    for (name, price), n in zip(bp.prices, bp.paid_counts, strict=True):
+        out[name] = (price, n + (out[name][1] if name in out else 0))
+    return out
+
+
+def _paid_by_name(bp: BuildPrice) -> dict[str, int]:
+    return {name: n for name, (_, n) in _priced_by_name(bp).items()}
 
 
 def change_price_json(before: Build, after: Build, view: PriceView) -> dict[str, Any]:
-    """What an upgrade buys, with each price's date and kind, and those over a year old."""
+    """What an upgrade buys (each part with its count, its price's date and kind), and those
+    bought at prices over a year old."""
     bought = bought_prices(before, after)
-    stale = [(n, p) for n, p in bought if view.today is not None and p.stale(view.today)]
+    stale = [(n, p, c) for n, p, c in bought if view.today is not None and p.stale(view.today)]
     return {
-        "bought_prices": [_price_json(n, p) for n, p in bought],
-        "stale_prices": [_price_json(n, p) for n, p in stale],
+        "bought_prices": [{**_price_json(n, p), "count": c} for n, p, c in bought],
+        "stale_prices": [{**_price_json(n, p), "count": c} for n, p, c in stale],
     }
 
 
@@ -153,7 +172,7 @@ def stale_bought_warning(before: Build, afters: Iterable[Build], view: PriceView
         return None
     stale: dict[str, PartPrice] = {}
     for after in afters:
-        for name, price in bought_prices(before, after):
+        for name, price, _ in bought_prices(before, after):
             if price.stale(view.today):
                 stale.setdefault(name, price)
     return _stale_line(stale)
