@@ -66,7 +66,12 @@ def test_cpu4_flags_a_64_core_cpu_for_one_gpu() -> None:
     doc = desktop(n_gpus=1, cpu={"spec": cpu(cores=64, threads=128)})
     finding = check(doc).by_rule("CPU.4")[0]
     assert finding.severity is Severity.WARNING
-    assert finding.evidence == {"cores": 64, "cores_needed": 2, "oversize_above": 16}
+    assert finding.evidence == {
+        "cores": 64,
+        "cores_needed": 2,
+        "oversize_above": 16,
+        "cpus_to_buy": 1,
+    }
     assert check(desktop(n_gpus=4)).by_rule("CPU.4") == ()  # 24 cores for 4 GPUs is fine
 
 

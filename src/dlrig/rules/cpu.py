@@ -8,7 +8,7 @@ import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from dlrig.catalog.prices import unit_price_usd
+from dlrig.catalog.prices import paid_count, unit_price_usd
 from dlrig.enums import Bottleneck, PreprocessingStrategy
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
@@ -173,9 +173,14 @@ def oversized_cpu(f: Facts) -> Iterator[Judgement]:
     limit = max(OVERSIZE_MIN_CORES, OVERSIZE_FACTOR * need)
     if f.cpu_cores <= limit:
         return
-    # the price dlrig adds up (street, else launch), in the command's currency
+    # the price dlrig adds up (street, else launch), in the command's currency, for the CPUs
+    # the user does not already have (`--own`): an owned CPU costs nothing, so nothing is
+    # saved by buying a smaller one
     unit_usd = unit_price_usd(cpu)
-    price = f" ({f.currency.format(unit_usd * f.build.cpu_count)})" if unit_usd else ""
+    to_buy = paid_count(cpu, f.build.cpu_count)
+    price = f" ({f.currency.format(unit_usd * to_buy)})" if unit_usd and to_buy else ""
+    if not to_buy:
+        price = " (yours already)"
     message = (
         f"{f.cpu_cores} cores{price} for {f.n_gpus} GPU{'s' if f.n_gpus > 1 else ''}: even "
         f"preprocessing while training needs {need}; beyond {limit} each core adds 0-5% at most"
@@ -184,6 +189,7 @@ def oversized_cpu(f: Facts) -> Iterator[Judgement]:
         "cores": f.cpu_cores,
         "cores_needed": need,
         "oversize_above": limit,
+        "cpus_to_buy": to_buy,
     }
     fix = "a CPU with fewer cores that still gives the GPUs' lanes"
     full = _estimate_with_cores(f)
@@ -210,7 +216,9 @@ def oversized_cpu(f: Facts) -> Iterator[Judgement]:
             f"a CPU with {limit} cores that still gives the GPUs' lanes (the model's estimate "
             f"for {workload}: -{loss:.0%} at {limit} cores, -{loss_fewest:.0%} at {need})"
         )
-    if f.desktop:
+    if not to_buy:
+        yield info(message + "; it is yours already, so a smaller one would save nothing", evidence)
+    elif f.desktop:
         yield warning(message, evidence, fix)
     else:
         yield info(message + " (the server platform sets the CPU class)", evidence)
