@@ -123,7 +123,8 @@ def test_sequence_parallel_moves_the_same_volume() -> None:
 
 def test_pipeline_splits_the_work_and_idles_for_its_bubble() -> None:
     """Pipeline 2 with 4 micro-batches: each GPU computes half the layers and idles (p-1)/(m+p-1)
-    = 1/5 of the step, so its compute stage is (5/4)/2 of the unsplit one's."""
+    = 1/5 of the step, so its compute stage is (5/4)/2 of the unsplit one's (within 0.1%: the
+    wait for the slowest GPU, interconnect.straggler_wait_s, is not proportional to the work)."""
     flat = make_workload("llama-3-8b")
     piped = make_workload(
         "llama-3-8b", parallel={"strategy": "fsdp", "pipeline": 2, "micro_batches": 4}
@@ -132,7 +133,7 @@ def test_pipeline_splits_the_work_and_idles_for_its_bubble() -> None:
     b = estimate(make_build(H100_SXM, count=8), piped)
     assert b.parallel is not None and b.parallel.pipeline_bubble == pytest.approx(1 / 5)
     assert b.stages_s[Bottleneck.GPU_COMPUTE] == pytest.approx(
-        a.stages_s[Bottleneck.GPU_COMPUTE] * 5 / 4 / 2, rel=1e-9
+        a.stages_s[Bottleneck.GPU_COMPUTE] * 5 / 4 / 2, rel=1e-3
     )
 
 
@@ -153,14 +154,16 @@ def test_gradient_accumulation_thins_the_all_reduce_per_micro_batch() -> None:
 
 def test_activation_checkpointing_adds_one_forward_once() -> None:
     """Full recompute re-runs the forward: 4 forward-equivalents a step instead of 3 (compute.py
-    counts it; nothing else in the estimate adds it again)."""
+    counts it; nothing else in the estimate adds it again). The recompute's launches lengthen
+    the wait for the slowest GPU a little more than its work (interconnect.straggler_wait_s):
+    within 0.1% of 4/3."""
     plain = make_workload("llama-3-8b", activation_checkpointing=False)
     ckpt = make_workload("llama-3-8b", activation_checkpointing=True)
     assert compute.training_flop_multiplier(plain) == 3.0
     assert compute.training_flop_multiplier(ckpt) == 4.0
     a = estimate(make_build(H100_SXM, count=8), plain).stages_s[Bottleneck.GPU_COMPUTE]
     b = estimate(make_build(H100_SXM, count=8), ckpt).stages_s[Bottleneck.GPU_COMPUTE]
-    assert 1.25 < b / a <= 4 / 3 + 1e-9  # 5/3 would count the recompute twice
+    assert 1.25 < b / a <= 4 / 3 * 1.001  # 5/3 would count the recompute twice
 
 
 BUILD_2X = """\

@@ -117,10 +117,16 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
         )
         if throttle < 1.0:
             mods.append(Modifier.THERMAL_THROTTLE)
-    # Data-parallel GPUs wait at every step's all-reduce for the slowest of them.
-    gpus = job.n_node * job.build.nodes
-    slow = throttle / interconnect.straggler_factor(gpus) if job.training else throttle
-    return t_mm / slow, t_mem / slow, path.value
+    t_mm, t_mem = t_mm / throttle, t_mem / throttle
+    if job.training:  # data-parallel GPUs wait at every step's all-reduce for the slowest
+        launch = compute.launch_s(job.work, w, batch, cal.compute, sixteen_bit=job.sixteen)
+        wait = interconnect.straggler_wait_s(
+            job.n_node * job.build.nodes, t_mm + t_mem, launch, w.gradient_accumulation
+        )
+        if wait > 0:
+            share = 1.0 + wait / (t_mm + t_mem)
+            t_mm, t_mem = t_mm * share, t_mem * share
+    return t_mm, t_mem, path.value
 
 
 def _l2_bytes(dev: Device) -> float:

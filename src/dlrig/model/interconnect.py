@@ -470,19 +470,45 @@ def host_parameter_server_time_s(
     return links + host
 
 
-# Step-to-step spread of one GPU's compute time (coefficient of variation): clocks, power and
-# kernel scheduling jitter. Chosen from 0, 0.01, 0.015, 0.02, 0.025 as the value with the
-# lowest scaling error on the 2-8 GPU rows of Lambda's 2022 and 2024 runs (in-sample, not yet
-# leave-one-architecture-out): 8-GPU rows scale 7.4-7.9x measured, a 2-7% loss that the
-# gradient exchange alone does not explain.
+# Step-to-step spread (coefficient of variation) of the two parts of one GPU's step: its own
+# work (clocks, power), and the host's kernel launches (the launching thread preempted by the
+# OS or by loader workers competing for cores, Python's garbage collector, the core's clock:
+# a step's launches share the host's state, so their delays add up rather than average out).
+# Data-parallel ranks wait for the slowest at every all-reduce ("DDP is highly sensitive to
+# stragglers -- the allreduce-based gradient synchronization has to wait for the slowest
+# process at every iteration": github.com/pytorch/pytorch/issues/71303, 2022-01-14), and host
+# noise is paid at each synchronisation, more of it the more processes wait (Hoefler,
+# Schneider, Lumsdaine, "Characterizing the Influence of System Noise on Large-Scale
+# Applications by Simulation", SC10, doi:10.1109/SC.2010.12). The GPU's 0.02 was chosen
+# earlier from 0-0.025 on Lambda's 2-8 GPU rows; the launches' 0.2 is, with it, the value of
+# 0-0.4 with the lowest mean scaling error on the same rows (1,241 with a 1-GPU row of the
+# same job; the pair chosen with each architecture held out stays at 0.025-0.04 and
+# 0.12-0.18). The rows show why launches matter: per-GPU scaling efficiency is 0.98-0.99 for
+# ResNet-50, SSD and NCF (100-700 kernels a step), 0.90-0.95 for BERT, GNMT and WaveGlow
+# (1,000-3,200) and 0.88-0.92 for Mask R-CNN and Tacotron2 (12,000-77,000), where a spread
+# of the GPU's work alone said 0.97 for all.
 STEP_TIME_CV = 0.02
+LAUNCH_TIME_CV = 0.2
 
 
-def straggler_factor(n_gpus: int, cv: float = STEP_TIME_CV) -> float:
-    """Per-step synchronisation cost: data-parallel GPUs wait at every all-reduce for the
-    slowest of them, and the expected maximum of n step times with spread cv lies about
-    cv x sqrt(2 ln n) above their mean (extreme-value bound for n samples), so the cost grows
-    with the GPU count: 1.024x at 2 GPUs, 1.033x at 4, 1.041x at 8, 1.071x at 512."""
+def straggler_wait_s(
+    n_gpus: int,
+    gpu_s: float,
+    launch_s: float,
+    micro_batches: int = 1,
+    cv: float = STEP_TIME_CV,
+    launch_cv: float = LAUNCH_TIME_CV,
+) -> float:
+    """Per-micro-batch synchronisation cost: how long the average data-parallel GPU waits for
+    the slowest at the step's all-reduce, shared over the step's micro-batches. One GPU's
+    micro-batch of `gpu_s` seconds, `launch_s` of them spent launching kernels
+    (compute.launch_s), spreads by sqrt((cv x gpu_s)^2 + (launch_cv x launch_s)^2); the
+    expected maximum of n such GPUs lies about sd x sqrt(2 ln n) above their mean
+    (extreme-value bound for n samples), so the wait grows with the GPU count and with the
+    launches. With k `micro_batches` accumulated between two all-reduces the GPU's slow drift
+    (clocks, heat) adds up over the step, while each micro-batch's launches meet their own
+    host noise, so the launches' share of the wait falls as 1/sqrt(k)."""
     if n_gpus <= 1:
-        return 1.0
-    return 1.0 + cv * math.sqrt(2.0 * math.log(n_gpus))
+        return 0.0
+    launches = launch_cv * max(launch_s, 0.0) / math.sqrt(max(1, micro_batches))
+    return math.hypot(cv * gpu_s, launches) * math.sqrt(2.0 * math.log(n_gpus))
