@@ -11,6 +11,17 @@ from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
 
 OPEN_AIR_ERROR_FROM = 3  # COOL.3: "in 3-4 GPU builds ... avoid them at all costs"
+GUIDE_SIDE_BY_SIDE_LOSS_PCT = 30  # GPU.5: "they run hot, about 30% slower"
+
+
+def model_heat_loss(cooler: CoolerType, n_gpus: int) -> float:
+    """The share of speed the model's estimate takes off cards of this cooler, n_gpus in one
+    desktop case with no free slot between them (model/thermal.py at the shipped calibration):
+    what the rules quote, so that a rule and `estimate` name one figure."""
+    from dlrig.model.calibration import default_calibration
+    from dlrig.model.thermal import thermal_factor
+
+    return 1.0 - thermal_factor(cooler, n_gpus, default_calibration().thermal_factor)
 
 
 @rule("COOL.1")
@@ -74,11 +85,18 @@ def open_air_side_by_side(f: Facts) -> Iterator[Judgement]:
         for k, (s, nxt) in enumerate(zip(placement.seats, placement.seats[1:], strict=False))
         if placement.free_slots_below(k) < 1 and (s.card in open_air or nxt.card in open_air)
     ]
-    evidence = {"open_air_gpus": sorted(open_air), "adjacent_pairs": tight}
+    evidence: dict[str, object] = {"open_air_gpus": sorted(open_air), "adjacent_pairs": tight}
     if tight:
+        # The guide's 30% is for cards left to run hot; the estimate counts what its
+        # calibration takes off a throttled group, and the rule says the same figure.
+        loss = model_heat_loss(CoolerType.OPEN_AIR, f.n_gpus)
+        evidence["model_loss"] = round(loss, 4)
+        evidence["guide_loss_pct"] = GUIDE_SIDE_BY_SIDE_LOSS_PCT
         yield warning(
             f"{len(tight)} pair{'s' if len(tight) > 1 else ''} of cards sit with no free slot "
-            "between them and an open-air cooler among them: about 30% slower when hot",
+            "between them and an open-air cooler among them: they heat each other, and the "
+            f"estimate counts them {loss:.0%} slower for it (the guide's GPU.5: up to "
+            f"{GUIDE_SIDE_BY_SIDE_LOSS_PCT}% when they run hot)",
             evidence,
             "move the cards a slot apart, or use blower cards",
         )
@@ -92,9 +110,11 @@ def blower_summary(f: Facts) -> Iterator[Judgement]:
     if not f.desktop or f.n_gpus < 2:
         return
     if all(c.cooler is CoolerType.BLOWER for c in f.cards):
+        loss = model_heat_loss(CoolerType.BLOWER, f.n_gpus)
         yield info(
-            f"{f.n_gpus} blower cards: expect 10-15% lower clocks when they heat each other",
-            {"blower_gpus": f.n_gpus, "expected_loss_pct": [10, 15]},
+            f"{f.n_gpus} blower cards heat each other: the estimate counts {loss:.0%} lower "
+            "clocks for it (the guide's COOL.6: 10-15%)",
+            {"blower_gpus": f.n_gpus, "expected_loss_pct": [10, 15], "model_loss": round(loss, 4)},
             "water cooling removes the loss (COOL.4: about USD 100 a GPU)",
         )
 
