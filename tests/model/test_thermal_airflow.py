@@ -50,3 +50,19 @@ def test_same_blowers_in_a_desktop_case_still_throttle() -> None:
     job = make_workload("resnet50", dataset="synthetic", precision="fp16")
     four = estimate(make_build(RTX_6000_ADA, count=4), job)
     assert Modifier.THERMAL_THROTTLE in four.modifiers
+
+
+def test_two_cards_without_a_named_board_are_assumed_a_slot_apart() -> None:
+    """COOL.3: 2 GPUs with space between them are safe. With no motherboard the seating is
+    unknown; the estimate assumes the pair a slot apart and says so. Lambda's workstation pairs
+    agree: its Transformer-XL rows (no gradient exchange: scripts/calibration_data.py
+    TRANSFORMER_XL_REPLICAS, so their scaling is the cards' own speed) run 1.98-2.00x one card
+    on 2 RTX A4000, A4500, A5000, A5500, A6000, RTX 3070, 3080, 3090 and 4090
+    (shared/calibration/lambda_pytorch_train_v0_2022.csv, lambda_pytorch_train_v1_2024.csv):
+    no throttling, where the blower_pair factor took 5% off. Three crowded cards still throttle."""
+    job = make_workload("resnet50", dataset="synthetic", precision="fp16", batch_size=928)
+    pair = estimate(make_build(RTX_6000_ADA, count=2), job)
+    assert Modifier.THERMAL_THROTTLE not in pair.modifiers
+    assert any("assumed seated a slot apart" in a for a in pair.assumptions)
+    three = estimate(make_build(RTX_6000_ADA, count=3), job)
+    assert Modifier.THERMAL_THROTTLE in three.modifiers

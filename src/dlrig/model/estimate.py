@@ -109,12 +109,18 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     )  # fmt: skip
     throttle = 1.0
     if job.dev.group is not None:
-        spaced = job.n_node == 2 and _pair_spaced(job.build)
+        # None: no board named, so the pair's seating is unknown; assumed a slot apart.
+        seating = _pair_spaced(job.build) if job.n_node == 2 else False
         # A server platform's fan wall cools its cards; a desktop case's does not.
         server = job.build.platform is not None
+        cooler, factors = job.dev.group.cooler, cal.thermal_factor
         throttle = thermal_factor(
-            job.dev.group.cooler, job.n_node, cal.thermal_factor, spaced, forced_airflow=server
+            cooler, job.n_node, factors, seating is not False, forced_airflow=server
         )
+        if seating is None and thermal_factor(cooler, 2, factors, forced_airflow=server) < 1.0:
+            assumed.append(
+                "no motherboard given: the two cards assumed seated a slot apart (COOL.3)"
+            )
         if throttle < 1.0:
             mods.append(Modifier.THERMAL_THROTTLE)
     t_mm, t_mem = t_mm / throttle, t_mem / throttle
@@ -135,11 +141,14 @@ def _l2_bytes(dev: Device) -> float:
     return (gpu.l2_cache_mb or 0.0) * MIB if gpu is not None else 0.0
 
 
-def _pair_spaced(build: Build) -> bool:
+def _pair_spaced(build: Build) -> bool | None:
     """Two cards on the board with at least one free slot between their coolers (the seating
-    the rules compute from the motherboard's slot positions and the cards' widths)."""
-    if build.motherboard is None or build.platform is not None:
+    the rules compute from the motherboard's slot positions and the cards' widths); None when
+    no board is given, so the seating is unknown."""
+    if build.platform is not None:
         return False
+    if build.motherboard is None:
+        return None
     placement = topology(build).placement
     if placement is None or len(placement.seats) != 2:
         return False
