@@ -1,0 +1,31 @@
+"""Which of Lambda's multi-GPU rows measure data-parallel training: its Transformer-XL runs
+never wrap the model in DistributedDataParallel (DLE's train.py does so only under
+`--multi_gpu ddp`; every Lambda log records `multi_gpu=None`, lambdal/deeplearning-benchmark
+pytorch/results, read 2026-12-03), so their multi-GPU rows are independent replicas and are
+left out of the scaling benchmark, counted; their 1-GPU rows stay."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from dlrig.catalog import load_catalog
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO.parent / "shared" / "calibration"
+REASON = "transformer-xl multi-GPU ran without --multi_gpu ddp (replicas, no all-reduce)"
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
+def test_transformer_xl_replicas_are_left_out_and_counted() -> None:
+    """301 multi-GPU Transformer-XL rows (297 of 2-8 GPUs, 4 of 16) leave; the 1-GPU ones
+    remain for the single-GPU fit."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibration_data import read_lambda_rows
+
+    rows, skipped = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
+    txl = [r for r in rows if r.lambda_model.startswith("transformerxl")]
+    assert txl and all(r.num_gpus == 1 for r in txl)
+    assert skipped[REASON] == 301
