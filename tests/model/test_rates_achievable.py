@@ -53,7 +53,28 @@ def test_geforce_rule_rate_is_below_the_fp32_accumulate_datasheet_rate() -> None
     g = gpu("GeForce RTX 5080")
     assert g.fp16_tensor_fp16acc_tflops is not None and g.fp16_tensor_tflops is not None
     rate = achievable_matmul_tflops(g, Precision.FP16)
-    assert rate < g.fp16_tensor_tflops < g.fp16_tensor_fp16acc_tflops
+    assert rate <= g.fp16_tensor_tflops < g.fp16_tensor_fp16acc_tflops
+
+
+def test_geforce_cards_reach_their_datasheet_rate_as_their_measured_cards_do() -> None:
+    # Every measured GeForce card reaches its datasheet rate (RTX 3090 76.34 of 71, 3090 Ti 81
+    # of 80 TFLOPS: Ampere median 1.04; RTX 4090 170.06 of 165.2), capped at the datasheet: an
+    # RTX 3080 is credited its 59.5 FP32-accumulate TFLOPS, the 4090's TF32 its 82.6 (measured
+    # 85.65, zzc0721/torch-performance-test-data issue 78, 2025-10-17), where the vendor median
+    # (0.80, set by data-centre cards) gave 47.6 and 66.1. Turing has no measured GeForce card:
+    # the RTX 2080 Ti keeps the vendor median.
+    assert achievable_matmul_tflops(gpu("GeForce RTX 3080"), Precision.FP16) == pytest.approx(
+        gpu("GeForce RTX 3080").fp16_tensor_tflops
+    )
+    tf32 = achievable_matmul(gpu("GeForce RTX 4090"), Precision.TF32)
+    assert tf32.value == pytest.approx(82.6)
+    assert "Ada Lovelace GeForce median" in tf32.provenance
+    assert 85.65 / 1.04 < tf32.value <= 85.65
+    ti = gpu("GeForce RTX 2080 Ti")
+    peak, _, _ = matmul_peak(ti, Precision.FP16)
+    assert achievable_matmul_tflops(ti, Precision.FP16) == pytest.approx(
+        peak / TFLOPS * nvidia_median()
+    )
 
 
 def test_no_rule_derived_rate_exceeds_the_datasheet() -> None:

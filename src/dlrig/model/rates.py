@@ -10,7 +10,7 @@ from enum import StrEnum
 from importlib import resources
 
 from dlrig.catalog.schema import CPU, GPU
-from dlrig.enums import Precision, Vendor
+from dlrig.enums import Precision, Segment, Vendor
 from dlrig.machine.model import Measured
 from dlrig.units import GHZ, TFLOPS
 
@@ -110,8 +110,14 @@ class _RateTable:
     matmul: dict[tuple[str, str], _Measured]
     memory: dict[str, _Measured]
     matmul_efficiency: dict[tuple[Vendor, bool], float]
+    geforce_efficiency: dict[tuple[str, bool], float]  # by (architecture, FP8 group)
     memory_efficiency: dict[Vendor, float]
     watts_per_tflops: dict[tuple[str, bool], tuple[float, str]]
+
+
+def _geforce(gpu: GPU) -> bool:
+    """An NVIDIA consumer (GeForce) card."""
+    return gpu.vendor is Vendor.NVIDIA and gpu.segment is Segment.CONSUMER
 
 
 def _precision_group(precision: Precision) -> bool:
@@ -143,6 +149,13 @@ def _table() -> _RateTable:
             m.value * TFLOPS / peak
         )
     matmul_efficiency = {k: statistics.median(v) for k, v in ratios.items()}
+    geforce: dict[tuple[str, bool], list[float]] = {}
+    for (name, prec), m in matmul.items():
+        gpu, precision = gpus[name], Precision(prec)
+        if _geforce(gpu):
+            peak, _, _ = matmul_peak(gpu, precision)
+            key = (gpu.architecture, _precision_group(precision))
+            geforce.setdefault(key, []).append(m.value * TFLOPS / peak)
     per_tflops: dict[tuple[str, bool], tuple[float, str]] = {}
     for (name, prec), m in matmul.items():
         gpu, precision = gpus[name], Precision(prec)
@@ -169,22 +182,44 @@ def _table() -> _RateTable:
         matmul=matmul,
         memory=memory,
         matmul_efficiency=matmul_efficiency,
+        geforce_efficiency={k: statistics.median(v) for k, v in geforce.items()},
         memory_efficiency={k: statistics.median(v) for k, v in bandwidth.items()},
         watts_per_tflops=per_tflops,
     )
 
 
-def _software_efficiency(table: _RateTable, gpu: GPU, precision: Precision) -> float:
-    """Median measured/datasheet ratio of the card's vendor at this precision group (ROCm's
-    lower ratio is the AMD software factor); FP32 and TF32, without measurements, take the
-    16-bit ratio. Capped at 1: above the datasheet is a clock bonus no rule may assume."""
+def _software_efficiency(table: _RateTable, gpu: GPU, precision: Precision) -> tuple[float, str]:
+    """(ratio, what it is) applied to the card's datasheet peak: the median measured/datasheet
+    ratio of the measured GeForce cards of its architecture for a GeForce card, else of its
+    vendor at this precision group (ROCm's lower ratio is the AMD software factor); FP32 and
+    TF32, without measurements, take the 16-bit ratio. Capped at 1: above the datasheet is a
+    clock bonus no rule may assume.
+
+    GeForce apart: GPU Boost raises a GeForce card's clock until it reaches its power target
+    (nvidia.com/en-gb/geforce/technologies/gpu-boost/technology/, read 2026-12-03), and the
+    boost clock NVIDIA quotes for it is an average over typical loads, not a ceiling (GTX 680:
+    1,058 MHz on average, up to 1,110 MHz; hexus.net GTX 680 review, 2012-03-22); the
+    data-centre and workstation cards that set the vendor median are quoted at their top clock
+    and many run below it at their TDP. Every measured GeForce card reaches
+    its datasheet rate: RTX 3090 76.34 of 71 TFLOPS, RTX 3090 Ti 81 of 80, RTX 4090 170.06 of
+    165.2, RTX 5090 242.18 of 209.5 (model/data/achievable_rates.toml), and the 4090's TF32
+    85.65 of 82.6 (zzc0721/torch-performance-test-data issue 78, 2025-10-17), against the
+    vendor median's 0.80. Lambda's rows agree: with 0.80 the RTX 3070/3080/3090 ran 8-20%
+    faster than predicted. Architectures without a measured GeForce card (Turing, Pascal)
+    keep the vendor median."""
     fp8 = _precision_group(precision)
+    if _geforce(gpu):
+        geforce = table.geforce_efficiency.get((gpu.architecture, fp8))
+        if geforce is None:
+            geforce = table.geforce_efficiency.get((gpu.architecture, False))
+        if geforce is not None:
+            return min(geforce, 1.0), f"{gpu.architecture} GeForce median"
     ratio = table.matmul_efficiency.get((gpu.vendor, fp8))
     if ratio is None:
         ratio = table.matmul_efficiency.get((gpu.vendor, False))
     if ratio is None:
         ratio = table.matmul_efficiency[(Vendor.NVIDIA, False)]
-    return min(ratio, 1.0)
+    return min(ratio, 1.0), "vendor median"
 
 
 def _watts_per_tflops(
@@ -258,9 +293,11 @@ def achievable_matmul(
     A published measurement of this card (model/data/achievable_rates.toml) is used as is.
     Elsewhere: the datasheet peak of the path that runs it (GPU.3; the catalog's 16-bit tensor
     rate is the FP32-accumulate rate, half the FP16-accumulate figure on GeForce cards) times
-    the vendor's median measured/datasheet ratio, times the share of the boost clock the card
-    holds under sustained tensor work at its TDP (`sustained_clock`): the datasheet peak is
-    quoted at boost, and a card whose power limit cannot feed that clock runs slower.
+    the median measured/datasheet ratio of its vendor, or of the measured GeForce cards of its
+    architecture for a GeForce card (`_software_efficiency`), times the share of the boost
+    clock the card holds under sustained tensor work at its TDP (`sustained_clock`): the
+    datasheet peak is quoted at boost, and a card whose power limit cannot feed that clock
+    runs slower.
 
     Before all of these: `measured`, the build's own probe of this card (its `measured:`
     block), which is this very machine's rate.
@@ -280,11 +317,9 @@ def achievable_matmul(
             fallback.value, "TFLOPS", f"no FP8 tensor cores: {fallback.provenance}"
         )
     peak, path, _ = matmul_peak(gpu, precision)
-    efficiency = _software_efficiency(table, gpu, precision)
+    efficiency, which = _software_efficiency(table, gpu, precision)
     clock = sustained_clock(gpu, precision)
-    provenance = (
-        f"datasheet {peak / TFLOPS:g} TFLOPS ({path.value}) x {efficiency:.2f} vendor median"
-    )
+    provenance = f"datasheet {peak / TFLOPS:g} TFLOPS ({path.value}) x {efficiency:.2f} {which}"
     if clock.share < 1.0:
         provenance = f"power-limited: {provenance} x {clock.share:.2f} clock ({clock.provenance})"
     if clock.mhz is not None:
