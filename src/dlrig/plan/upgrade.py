@@ -53,6 +53,8 @@ class Change:
     build: Build
     outcome: Outcome
     speedup: float
+    # The rule errors the changed build still has (never more than the build had).
+    errors: frozenset[str] = frozenset()
 
     @property
     def summary(self) -> str:
@@ -78,6 +80,10 @@ class UpgradeResult:
     changes: tuple[Change, ...]
     verdict: str
     evaluated: int
+    # The rule errors the build has now (`dlrig check` fails it), and the cheapest single
+    # change that leaves none, whatever the budget (None: none does, or nothing to repair).
+    errors: tuple[str, ...] = ()
+    repair: Change | None = None
 
 
 @dataclass(frozen=True)
@@ -383,7 +389,8 @@ class _Upgrader:
             return None
         self.evaluated += 1
         key = ("upgrade", forced.steps)
-        if not self._rules(forced.steps, forced.build) <= self.base_rules:
+        left = self._rules(forced.steps, forced.build)
+        if not left <= self.base_rules:
             return None
         after = self.evaluator.outcome(key, forced.build, self.workload)
         if not after.fits:
@@ -392,7 +399,7 @@ class _Upgrader:
             speedup = after.samples_per_s / before.samples_per_s
         else:
             speedup = math.inf
-        return Change(forced.steps, forced.price_usd, forced.build, after, speedup)
+        return Change(forced.steps, forced.price_usd, forced.build, after, speedup, frozenset(left))
 
 
 def _water(b: Build) -> bool:
@@ -420,20 +427,49 @@ def upgrade(
     up = _Upgrader(build, workload, catalog, evaluator)
     before = evaluator.outcome(("upgrade", ("base",)), build, workload)
     helping: list[Change] = []
+    repairs: list[Change] = []
     for draft in up.moves():
         change = up.score(draft, before)
-        if change is not None and change.speedup > MIN_SPEEDUP:
+        if change is None:
+            continue
+        if change.speedup > MIN_SPEEDUP:
             helping.append(change)
+        if up.base_rules and not change.errors:
+            repairs.append(change)
     helping.sort(key=lambda c: (-c.gain_per_1000_usd, c.price_usd, c.summary))
     affordable = tuple(c for c in helping if c.price_usd <= budget_usd + 1e-6)
+    errors = tuple(sorted(up.base_rules))
+    # A build that fails check is repaired first: the cheapest change that passes it, even
+    # one that adds no speed (a board with a slot for every card).
+    repair = min(repairs, key=lambda c: (c.price_usd, -c.speedup, c.summary), default=None)
+    verdict = _verdict(before, affordable, helping, budget_usd, currency)
+    if errors:
+        # The repair says first what the build needs; "no change helps" would only repeat it.
+        repair_line = _repair_line(errors, repair, currency)
+        best_is_repair = bool(affordable) and affordable[0] is repair
+        verdict = f"{repair_line}. {verdict}" if affordable and not best_is_repair else repair_line
     return UpgradeResult(
         build_name=build.name,
         workload_name=workload.name,
         budget_usd=budget_usd,
         current=before,
         changes=affordable,
-        verdict=_verdict(before, affordable, helping, budget_usd, currency),
+        verdict=verdict,
         evaluated=up.evaluated,
+        errors=errors,
+        repair=repair,
+    )
+
+
+def _repair_line(errors: Sequence[str], repair: Change | None, currency: Currency) -> str:
+    """'The build fails check now (MB.1, PCIE.2); the cheapest change that passes it: ...'."""
+    line = f"The build fails check now ({', '.join(errors)})"
+    if repair is None:
+        return f"{line}; no single change passes it"
+    gain = "makes the job fit" if math.isinf(repair.speedup) else f"{repair.speedup:.2f}x"
+    return (
+        f"{line}; the cheapest change that passes it: {repair.summary} for "
+        f"{currency.format(repair.price_usd)} ({gain})"
     )
 
 

@@ -298,9 +298,12 @@ def upgrade_json(
                     "speedup": c.speedup,
                     "gain_per_1000_usd": c.gain_per_1000_usd,
                     "bottleneck": c.outcome.bottleneck.value,
+                    "errors_left": sorted(c.errors),
                 }
                 for rank, c in enumerate(result.changes, start=1)
             ],
+            "errors": list(result.errors),
+            "repair": result.repair.summary if result.repair is not None else None,
             "verdict": result.verdict,
             "search": {"evaluated": result.evaluated},
         }
@@ -320,6 +323,8 @@ def upgrade_renderable(
         else f"the job does not fit now ({cur.gpu_required_gb:.1f} GB needed per GPU, "
         f"{cur.gpu_available_gb:g} GB there)"
     )
+    if result.errors:
+        now += f"; fails check ({', '.join(result.errors)})"
     parts: list[RenderableType] = [
         Text(
             f"upgrades for {result.build_name} on {result.workload_name} under "
@@ -338,7 +343,8 @@ def upgrade_renderable(
         for rank, c in enumerate(result.changes, start=1):
             table.add_row(
                 str(rank),
-                c.summary,
+                # a change that leaves the build failing check says so
+                c.summary + (f" (still fails {', '.join(sorted(c.errors))})" if c.errors else ""),
                 view.money(c.price_usd),
                 rate(c.outcome.samples_per_s),
                 f"{c.speedup:.2f}x" if math.isfinite(c.speedup) else "fits now",
