@@ -21,6 +21,7 @@ ORDER = [
     "estimate",
     "accuracy",
     "external",
+    "external_llm",
     "memory",
     "plan",
     "probe",

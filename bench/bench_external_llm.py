@@ -1,0 +1,364 @@
+"""Accuracy of `dlrig.model.estimate` on published LLM training throughput on current GPUs,
+none of it used in any fit.
+
+    .venv/bin/python bench/bench_external_llm.py [--out FILE] [--rows FILE]
+
+Rows: bench/data/external_llm.csv, tokens/s per GPU as published with the job's layout (URL and
+date per row): MosaicML llm-foundry's MPT 125M-70B tables (Composer + FSDP on 8-512 A100 40/80GB
+and H100, seq 512-65536, bf16 and fp8), NVIDIA's DGX Cloud Llama 3.1 8B/70B tables (NeMo 24.09,
+8-2048 H100, TP/PP/CP), torchtitan's Llama 3.1 8B/70B tables (H100 at 500 W, H200). Each row is
+predicted with the shipped model and calibration (fitted on Lambda's rows only): a workload
+built from the model's published structure at the row's sequence length, the row's micro-batch,
+accumulation, precision and parallel layout, on 8-GPU nodes of the row's card. Writes
+bench/results/external_llm.md (median and 90th percentile of |predicted / measured - 1| by
+group) and bench/results/external_llm_rows.md (every row).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import statistics
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from machine_info import machine
+
+from dlrig.catalog import load_catalog
+from dlrig.catalog.schema import GPU
+from dlrig.machine import resolve_build
+from dlrig.model import estimate
+from dlrig.workloads import resolve_workload
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "bench" / "data" / "external_llm.csv"
+OUT = REPO / "bench" / "results" / "external_llm.md"
+ROWS_OUT = REPO / "bench" / "results" / "external_llm_rows.md"
+GPUS_PER_NODE = 8
+
+# Published structures. MPT: llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml (@5e85bd6,
+# read 2026-12-03): MLP expansion 4 (GELU, two matrices), vocabulary 50368, the LM head tied
+# to the token embedding, no dropout, triton flash attention; heads set so head dim is 128
+# (64 for 125M/350M). Llama 3.1: config.json of meta-llama/Llama-3.1-8B and -70B (the zoo's
+# llama-3-8b / llama-3-70b entries: the same structure).
+MPT = {
+    "mpt-125m": (768, 12, 12),
+    "mpt-350m": (1024, 24, 16),
+    "mpt-760m": (1536, 24, 12),
+    "mpt-1b": (2048, 24, 16),
+    "mpt-3b": (2560, 32, 20),
+    "mpt-7b": (4096, 32, 32),
+    "mpt-13b": (5120, 40, 40),
+    "mpt-30b": (7168, 48, 56),
+    "mpt-70b": (8192, 80, 64),
+}
+MPT_VOCAB = 50368
+LLAMA = {
+    "llama-3.1-8b": {"params": 8030261248, "hidden_size": 4096, "num_layers": 32,
+                     "num_heads": 32, "kv_heads": 8, "ffn_hidden_size": 14336},
+    "llama-3.1-70b": {"params": 70553706496, "hidden_size": 8192, "num_layers": 80,
+                      "num_heads": 64, "kv_heads": 8, "ffn_hidden_size": 28672},
+}  # fmt: skip
+LLAMA_VOCAB = 128256
+# Cards not in the catalog, as their benchmark describes them: a catalog card with fields
+# replaced. torchtitan's Grand Teton H100s: "96GB HBM2e with 2.4 TB/sec peak memory bandwidth"
+# (benchmarks/llama3_h100_202412_torchtitan.md, Hardware), run at 500 W (the row's limit).
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "H100 SXM 96GB HBM2e": (
+        "H100 SXM5 80GB",
+        {"memory_gb": 96.0, "memory_type": "HBM2e", "memory_bandwidth_gb_s": 2400.0},
+    ),
+}
+# Catalog bookkeeping that a card spec written inline does not take.
+_NOT_SPEC = ("aliases", "sources", "notes", "price_date", "street_price_usd",
+             "street_price_date", "street_market")  # fmt: skip
+NETWORKS = {
+    "ib400x8": {"kind": "infiniband", "gbit_s": 400, "adapters_per_node": 8},
+    "roce200x8": {"kind": "roce", "gbit_s": 200, "adapters_per_node": 8},
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    source: str
+    url: str
+    date: str
+    framework: str
+    model: str
+    params: float | None
+    gpu: str
+    gpus: int
+    nodes: int
+    network: str
+    seq_len: int
+    micro_batch: int
+    grad_accum: int
+    precision: str
+    zero_stage: int
+    tensor: int
+    pipeline: int
+    context_parallel: int
+    checkpointing: str  # true | false | selective
+    compiled: bool
+    power_limit_w: float | None
+    measured: float  # tokens/s per GPU
+    published_mfu: float | None
+    notes: str
+
+
+def read_rows(path: Path) -> list[Row]:
+    with path.open() as fh:
+        return [
+            Row(
+                r["source"], r["url"], r["date"], r["framework"], r["model"],
+                float(r["params"]) if r["params"] else None, r["gpu"], int(r["gpus"]),
+                int(r["nodes"]), r["network"], int(r["seq_len"]), int(r["micro_batch"]),
+                int(r["grad_accum"]), r["precision"], int(r["zero_stage"]), int(r["tensor"]),
+                int(r["pipeline"]), int(r["context_parallel"]), r["activation_checkpointing"],
+                r["compile"] == "true",
+                float(r["power_limit_w"]) if r["power_limit_w"] else None,
+                float(r["measured_tokens_per_s_per_gpu"]),
+                float(r["published_mfu"]) if r["published_mfu"] else None, r["notes"],
+            )
+            for r in csv.DictReader(fh)
+        ]  # fmt: skip
+
+
+def model_block(row: Row) -> dict[str, Any]:
+    """The row's model at its sequence length: forward FLOPs per token are 2 x the parameters
+    that multiply (all but the input embedding and learned positions; a tied head multiplies
+    once) plus the attention scores' 4 L s h (MosaicML's and NeMo's MFU convention)."""
+    s = row.seq_len
+    if row.model in MPT:
+        h, layers, heads = MPT[row.model]
+        # NumParams in MosaicML's tables counts the learned positions (s x h: it grows with
+        # the sequence length); they are looked up, not multiplied.
+        params = row.params or 12.0 * layers * h * h + MPT_VOCAB * h + s * h
+        matmul = params - s * h
+        return {
+            "kind": "language", "params": params,
+            "forward_flops_per_token": 2.0 * matmul + 4.0 * layers * s * h,
+            "seq_len": s, "hidden_size": h, "num_layers": layers, "num_heads": heads,
+            "ffn_hidden_size": 4 * h, "vocab_size": MPT_VOCAB, "tied_embeddings": True,
+            "dropout": False, "attention": "flash",
+        }  # fmt: skip
+    spec = LLAMA[row.model]
+    h, layers = spec["hidden_size"], spec["num_layers"]
+    matmul = spec["params"] - LLAMA_VOCAB * h
+    return {
+        **spec, "kind": "language",
+        "forward_flops_per_token": 2.0 * matmul + 4.0 * layers * s * h,
+        "seq_len": s, "vocab_size": LLAMA_VOCAB, "gated_mlp": True, "dropout": False,
+        "attention": "flash",
+    }  # fmt: skip
+
+
+def workload_doc(row: Row) -> dict[str, Any]:
+    parallel: dict[str, Any] = {
+        "strategy": "fsdp" if row.zero_stage else "ddp",
+        "zero_stage": row.zero_stage,
+        "tensor": row.tensor,
+        "pipeline": row.pipeline,
+    }
+    if row.tensor > 1:
+        # NeMo (Megatron sequence parallelism) and torchtitan (SequenceParallel on the norms)
+        # both shard the norms' activations over the tensor-parallel ranks.
+        parallel["sequence"] = True
+    if row.pipeline > 1:
+        # NeMo's interleaved schedule (VP 5) idles (p - 1) / (v m) of a step: 5x the micro-
+        # batches in dlrig's plain bubble (p - 1) / (m + p - 1).
+        parallel["micro_batches"] = 5 * row.grad_accum
+    return {
+        "name": f"{row.model} s{row.seq_len} ({row.source})",
+        "model": model_block(row),
+        "batch_size": row.micro_batch,
+        "gradient_accumulation": row.grad_accum,
+        "precision": row.precision,
+        "optimizer": "adamw",
+        "dataset": "synthetic",
+        "parallel": parallel,
+        # Selective checkpointing (torchtitan's op policy) saves the matmul outputs and
+        # recomputes the cheap ops: closer to none than to a full recompute.
+        "activation_checkpointing": row.checkpointing == "true",
+    }
+
+
+def _gpu_entry(name: str) -> dict[str, Any]:
+    if name not in VARIANTS:
+        return {"model": name}
+    base, changes = VARIANTS[name]
+    spec = load_catalog().find(GPU, base).model_dump(mode="json", exclude_none=True)
+    for key in _NOT_SPEC:
+        spec.pop(key, None)
+    return {"spec": {**spec, **changes, "name": name}}
+
+
+def build_doc(row: Row) -> dict[str, Any]:
+    gpu: dict[str, Any] = {**_gpu_entry(row.gpu), "count": min(row.gpus, GPUS_PER_NODE)}
+    if row.power_limit_w:
+        gpu["power_limit_w"] = row.power_limit_w
+    doc: dict[str, Any] = {"name": f"{row.nodes}x {gpu['count']}x {row.gpu}", "gpus": [gpu]}
+    if row.nodes > 1:
+        doc["nodes"] = row.nodes
+        doc["network"] = NETWORKS[row.network]
+    return doc
+
+
+@dataclass(frozen=True)
+class Prediction:
+    row: Row
+    tokens_per_gpu: float
+    fits: bool | None  # None: a layout whose memory dlrig does not model (CP, selective AC)
+    bottleneck: str
+
+    @property
+    def error(self) -> float:
+        return self.tokens_per_gpu / self.row.measured - 1.0
+
+
+def predict(row: Row) -> Prediction:
+    est = estimate(resolve_build(build_doc(row), "external_llm"),
+                   resolve_workload(workload_doc(row), "external_llm"))  # fmt: skip
+    assert est.tokens_per_s is not None
+    # Context parallelism splits every sequence's activations over its ranks, and selective
+    # checkpointing drops most of them: modelled as whole sequences with every activation
+    # kept, the memory verdict says nothing about the published job.
+    modelled = row.context_parallel == 1 and row.checkpointing != "selective"
+    fits = est.memory.fits if modelled else None
+    return Prediction(row, est.tokens_per_s / est.gpus, fits, str(est.bottleneck))
+
+
+def _seq_bucket(r: Row) -> str:
+    if r.seq_len <= 2048:
+        return "seq <= 2k"
+    return "seq 4k-8k" if r.seq_len <= 8192 else "seq 16k-64k"
+
+
+def _size(r: Row) -> str:
+    params = r.params or LLAMA.get(r.model, {}).get("params", 0)
+    if params < 2e9:
+        return "< 2B params"
+    return "2B-15B params" if params < 15e9 else ">= 30B params"
+
+
+def _scale(r: Row) -> str:
+    if r.gpus <= 8:
+        return "8 GPUs"
+    return "16-64 GPUs" if r.gpus <= 64 else ">= 128 GPUs"
+
+
+GROUPS: list[tuple[str, Callable[[Row], str]]] = [
+    ("GPU", lambda r: r.gpu + (f" at {r.power_limit_w:.0f} W" if r.power_limit_w else "")),
+    ("source", lambda r: r.source),
+    ("precision", lambda r: r.precision),
+    ("sequence", _seq_bucket),
+    ("model size", _size),
+    ("scale", _scale),
+    ("checkpointing", lambda r: {"true": "full recompute", "false": "none"}.get(
+        r.checkpointing, r.checkpointing)),
+    ("torch.compile", lambda r: "compiled" if r.compiled else "eager"),
+]  # fmt: skip
+
+
+def _stats(errors: list[float]) -> str:
+    abs_err = [abs(e) for e in errors]
+    return (
+        f"{len(errors)} | {statistics.median(abs_err):.1%} | "
+        f"{float(np.quantile(abs_err, 0.9)):.1%} | {statistics.median(errors):+.1%}"
+    )
+
+
+def summary(preds: list[Prediction]) -> list[str]:
+    lines = [
+        "| group | rows | n | median abs error | p90 abs error | median signed |",
+        "|---|---|---|---|---|---|",
+        f"| all | all | {_stats([p.error for p in preds])} |",
+    ]
+    for title, key in GROUPS:
+        groups: dict[str, list[float]] = {}
+        for p in preds:
+            groups.setdefault(key(p.row), []).append(p.error)
+        for name, errs in sorted(groups.items()):
+            lines.append(f"| {title} | {name} | {_stats(errs)} |")
+    return lines
+
+
+def row_table(preds: list[Prediction]) -> list[str]:
+    lines = [
+        "| source | model | GPU | GPUs | seq | mb x ga | prec | ZeRO/TP/PP/CP | ckpt | measured "
+        "tok/s/GPU | pub. MFU | predicted | error | fits | bottleneck |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in preds:
+        r = p.row
+        mfu = f"{r.published_mfu:.1f}%" if r.published_mfu else ""
+        lines.append(
+            f"| {r.source} | {r.model} | {r.gpu} | {r.gpus} | {r.seq_len} | "
+            f"{r.micro_batch} x {r.grad_accum} | {r.precision}{' compiled' if r.compiled else ''}"
+            f" | {r.zero_stage}/{r.tensor}/{r.pipeline}/{r.context_parallel} | {r.checkpointing} | "
+            f"{r.measured:,.0f} | {mfu} | {p.tokens_per_gpu:,.0f} | {p.error:+.1%} | "
+            f"{ {True: 'yes', False: 'NO', None: 'n/a'}[p.fits] } | {p.bottleneck} |"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--rows", type=Path, default=ROWS_OUT)
+    args = parser.parse_args()
+    rows = read_rows(DATA)
+    preds = [predict(r) for r in rows]
+    not_fit = [p for p in preds if p.fits is False]
+    worst = sorted(preds, key=lambda p: -abs(p.error))[:10]
+    head = [
+        f"Command: `.venv/bin/python bench/bench_external_llm.py` ({dt.date.today()}, "
+        f"{machine()}).",
+        "",
+    ]
+    sources = sorted({(r.source, r.url, r.date) for r in rows})
+    lines = [
+        "# Accuracy of `dlrig estimate` on published LLM training (current GPUs, at scale)",
+        "",
+        *head,
+        f"{len(rows)} rows from `bench/data/external_llm.csv`: tokens/s per GPU as published, "
+        "each predicted with the shipped calibration (fitted on Lambda's rows only, none of "
+        "these): the model's published structure at the row's sequence length, its micro-batch, "
+        "accumulation, precision and layout (ZeRO stage, tensor and pipeline parallelism) on "
+        "8-GPU nodes. Context parallelism (NeMo, torchtitan) is modelled as whole sequences "
+        "per GPU (the same work per GPU); selective checkpointing as none; torch.compile is "
+        "not modelled. Every row: `bench/results/external_llm_rows.md`.",
+        "",
+        "Sources: " + "; ".join(f"{s} ({u}, {d})" for s, u, d in sources) + ".",
+        "",
+        *summary(preds),
+        "",
+        f"Rows where dlrig says the published job does not fit in GPU memory: {len(not_fit)}"
+        + (
+            " (" + ", ".join(f"{p.row.model} s{p.row.seq_len} mb{p.row.micro_batch} on "
+                             f"{p.row.gpu}" for p in not_fit[:8]) + ")"
+            if not_fit else ""
+        )
+        + ".",
+        "",
+        "Largest misses:",
+        "",
+        *row_table(worst),
+    ]  # fmt: skip
+    args.out.write_text("\n".join(lines) + "\n")
+    args.rows.write_text(
+        "\n".join(["# Every row of bench_external_llm.py", "", *head, *row_table(preds)]) + "\n"
+    )
+    print(f"wrote {args.out} and {args.rows}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""The held-out LLM training table (bench/data/external_llm.csv) and how bench_external_llm.py
+turns its rows into dlrig jobs: every row cited and dated, and the FLOPs per token the bench
+gives each model reproduce the MFU its publisher computed from the same throughput."""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import bench_external_llm as bench
+
+ROWS = bench.read_rows(bench.DATA)
+H100_BF16_PEAK = 989e12  # the peak both MosaicML and NVIDIA divide by (dense BF16, H100 SXM)
+A100_BF16_PEAK = 312e12
+
+
+def _row(source: str, model: str, gpu: str, gpus: int, seq: int, precision: str = "bf16"):
+    found = [
+        r for r in ROWS
+        if r.source == source and r.model == model and r.gpu == gpu and r.gpus == gpus
+        and r.seq_len == seq and r.precision == precision
+    ]  # fmt: skip
+    assert found, (source, model, gpu, gpus, seq)
+    return found[0]
+
+
+def _training_flops_per_token(row: bench.Row) -> float:
+    return 3.0 * bench.model_block(row)["forward_flops_per_token"]
+
+
+def test_every_row_is_cited_dated_and_positive() -> None:
+    assert len(ROWS) >= 240
+    for r in ROWS:
+        assert r.url.startswith("https://github.com/"), r
+        assert re.fullmatch(r"20\d\d-\d\d-\d\d", r.date), r
+        assert r.measured > 0 and r.gpus >= 8 and r.gpus == 8 * r.nodes
+        assert r.network or r.nodes == 1
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "gpus", "seq", "peak", "mfu"),
+    [
+        # llm-foundry README (@4952183), H100 80GB BF16: 10,643 tok/s/GPU, MFU 46.44
+        ("mpt-7b", "H100 SXM5 80GB", 8, 2048, H100_BF16_PEAK, 46.44),
+        # ... 1,956 tok/s/GPU at 65,536 tokens, MFU 28.59 (the attention term dominates)
+        ("mpt-7b", "H100 SXM5 80GB", 8, 65536, H100_BF16_PEAK, 28.59),
+        # A100 80GB table: mpt-70b on 64 GPUs, 410 tok/s/GPU, MFU 53.33
+        ("mpt-70b", "A100 SXM4 80GB", 64, 2048, A100_BF16_PEAK, 53.33),
+    ],
+)
+def test_mpt_flops_reproduce_mosaicml_mfu(
+    model: str, gpu: str, gpus: int, seq: int, peak: float, mfu: float
+) -> None:
+    """MosaicML's MFU = (3 x 2 params + 3 x 4 L s h) x tokens/s / peak: the bench's FLOPs per
+    token give the published figure within 0.5 points (positions' s x h params aside)."""
+    r = _row("llm-foundry", model, gpu, gpus, seq)
+    assert 100 * _training_flops_per_token(r) * r.measured / peak == pytest.approx(mfu, abs=0.5)
+
+
+def test_llama_8b_flops_match_nvidia_model_flops() -> None:
+    """dgxc-benchmarking llama3.1/README_8b.md (@143b90d): 'model flops for Llama 3.1 8b for
+    GBS=1 is 4.74E+14' (one 8192-token sequence, forward and backward): the bench's count
+    within 1%, and the BF16 row's 59.37% MFU on 8 H100 within 0.5 points."""
+    r = _row("dgxc-benchmarking", "llama-3.1-8b", "H100 SXM5 80GB", 8, 8192)
+    assert _training_flops_per_token(r) * 8192 == pytest.approx(4.74e14, rel=0.01)
+    assert 100 * _training_flops_per_token(r) * r.measured / H100_BF16_PEAK == pytest.approx(
+        59.37, abs=0.5
+    )
+
+
+def test_interleaved_pipeline_takes_five_times_the_micro_batches() -> None:
+    """NeMo's 70B layout (TP 4, PP 4, VP 5, 32 sequences per replica a step) idles
+    (p - 1) / (v m) = 3 / 160 of a step: the job dlrig gets states 160 micro-batches."""
+    r = _row("dgxc-benchmarking", "llama-3.1-70b", "H100 SXM5 80GB", 64, 8192)
+    doc = bench.workload_doc(r)
+    assert doc["parallel"] == {"strategy": "fsdp", "zero_stage": 1, "tensor": 4, "pipeline": 4,
+                               "sequence": True, "micro_batches": 160}  # fmt: skip
+
+
+def test_torchtitan_card_is_the_96gb_hbm2e_h100_at_500w() -> None:
+    r = _row("torchtitan", "llama-3.1-8b", "H100 SXM 96GB HBM2e", 8, 8192)
+    gpu = bench.build_doc(r)["gpus"][0]
+    assert gpu["spec"]["memory_gb"] == 96.0 and gpu["spec"]["memory_bandwidth_gb_s"] == 2400.0
+    assert gpu["spec"]["fp8_tensor_tflops"] == 1979.0 and gpu["power_limit_w"] == 500
+
+
+def test_every_row_gets_a_finite_prediction() -> None:
+    for r in ROWS:
+        p = bench.predict(r)
+        assert math.isfinite(p.tokens_per_gpu) and p.tokens_per_gpu > 0, r
