@@ -291,6 +291,29 @@ def test_transformer_xl_gains_more_from_fp16_on_ga102_than_on_a100_as_lambda_mea
     assert a100 == pytest.approx(1.41, rel=0.15)
 
 
+def test_fp8_runs_the_lm_head_and_attention_at_the_16bit_rate() -> None:
+    """FP8 recipes (Transformer Engine, torchao float8) convert the linear layers only: the
+    LM head and attention stay in 16-bit, at half the FP8 datasheet rate (H100 SXM 989.5 vs
+    1979 TFLOPS). Llama 3 8B (its 128,256-word head aligned, 7% of the dense FLOPs; attention
+    8.7%): at twice the rate, FP8 saves only the other linears' half, (G - head) / 2R per FLOP
+    multiplier. NeMo measured 1.335x for FP8 over bf16 on 8 H100 (dgxc-benchmarking llama3.1
+    README_8b @143b90d, 2025-06-09); every FLOP at the FP8 rate would give up to 2x."""
+    job = make_workload("llama-3-8b", batch_size=1)
+    work = layer_work(job)
+    rate = 1e15
+
+    def gemm_s(flops_s: float, operand_bytes: float) -> float:
+        return compute.class_times(
+            work, job, 1, flops_s, 3000.0, winograd=False, operand_bytes=operand_bytes,
+            sixteen_traffic=True, optimizer_params=0.0, intensity_scale=0.0,
+        ).gemm_s  # fmt: skip
+
+    saved = gemm_s(rate, 2.0) - gemm_s(2 * rate, 1.0)
+    others = (work.gemm_flops - work.lm_head_flops) * compute.training_flop_multiplier(job)
+    assert work.lm_head_flops > 0 and work.attention_flops > 0
+    assert saved == pytest.approx(others / (2 * rate))
+
+
 def test_launch_seconds_are_the_part_of_the_step_that_tau_sets() -> None:
     """compute.launch_s is what gpu_step_s's compute seconds lose when the fitted seconds per
     kernel go to 0 (the host-bound share a data-parallel straggler term weighs): BERT-large

@@ -74,6 +74,16 @@ TENSOR_CORE_ALIGN_BYTES = 16
 # the RTX 3090, A10, RTX A6000, RTX 4090 and RTX 6000 Ada (4x or less), near BERT-large's
 # aligned 2.0-2.2x on the same cards.
 A100_TENSOR_PER_SHADER = 312.0 / 19.5
+# FP8 training recipes convert the linear layers only: Transformer Engine's fp8_autocast runs
+# te.Linear-family modules in FP8 while attention (fused or not) stays in 16-bit, and torchao's
+# float8 training converts nn.Linear modules and leaves the output projection in 16-bit
+# (torchtitan's float8 converter skips `output`; Megatron keeps its output layer in 16-bit).
+# Those parts run at the 16-bit tensor rate, half the FP8 datasheet rate on every card with FP8
+# tensor cores (H100 SXM 989.5 vs 1979, L40S 362 vs 733, B200 2250 vs 4500 dense TFLOPS).
+# Measured: NeMo Llama 3.1 8B on 8 H100 runs 1.335x faster in FP8 than in bf16, 70B on 64
+# H100 1.337x (NVIDIA dgxc-benchmarking llama3.1 README_8b/README_70b @143b90d, 2025-06-09),
+# where every FLOP at the FP8 rate gave 1.72x/1.60x (bench/bench_external_llm.py).
+FP8_PER_16BIT_RATE = 2.0
 
 
 def unaligned_gemm_share(tensor_flops_s: float, shader_flops_s: float) -> float:
@@ -248,8 +258,14 @@ def class_times(
     ridge = intensity_scale * operand_bytes * flops_s / bandwidth
     gemm_width = gemm_call_width(work.gemm_width_elems, work.gemm_rows_per_sample * units)
     gemm = work.gemm_flops + unaligned_extra_flops(work, operand_bytes, unaligned_share)
+    sixteen_bit_share = 1.0
+    if operand_bytes == 1.0:  # FP8: the LM head and attention run in 16-bit
+        sixteen_bit_share = FP8_PER_16BIT_RATE
+        head = work.lm_head_flops + unaligned_extra_flops(work, 2.0, unaligned_share)
+        gemm += head * (FP8_PER_16BIT_RATE - 1.0)
     gemm /= width_factor(gemm_width, ridge)
-    gemm += work.attention_flops / width_factor(work.attention_width_elems, ridge)
+    attention = work.attention_flops * sixteen_bit_share
+    gemm += attention / width_factor(work.attention_width_elems, ridge)
     conv = work.conv_flops / width_factor(work.conv_width_elems, ridge)
     if winograd:
         conv *= 1.0 - work.winograd_share * (1.0 - 1.0 / WINOGRAD_FLOP_REDUCTION)

@@ -48,7 +48,10 @@ def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: lis
         peak, path, note = matmul_peak(gpu, workload.precision)
         if note:
             assumed.append(note)
-        share = compute.unaligned_gemm_share(peak, gpu.fp32_tflops * TFLOPS)
+        # An FP8 run keeps its LM head in 16-bit (compute.FP8_PER_16BIT_RATE): its alignment
+        # share is the 16-bit path's.
+        sixteen = peak / compute.FP8_PER_16BIT_RATE if path is ComputePath.TENSOR_FP8 else peak
+        share = compute.unaligned_gemm_share(sixteen, gpu.fp32_tflops * TFLOPS)
         return Device(
             gpu.name, False, peak, path, gpu.memory_bandwidth_gb_s, gpu.memory_gb, group, share,
         )  # fmt: skip
