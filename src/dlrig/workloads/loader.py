@@ -155,7 +155,13 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
     if m.forward_flops_per_sample is not None:
         flops_per_sample = m.forward_flops_per_sample
     elif seq_len is not None and m.forward_flops_per_token is not None:
-        flops_per_sample = m.forward_flops_per_token * seq_len
+        per_token = m.forward_flops_per_token
+        if m.seq_len and seq_len != m.seq_len and m.hidden_size and m.num_layers:
+            # A block's per-token FLOPs hold its attention scores at its own length, 4 L s h
+            # per token (Kaplan et al. 2020; the zoo's convention): a workload that changes
+            # the length changes that term, not the matmuls' 2 x params.
+            per_token += 4.0 * m.num_layers * m.hidden_size * (seq_len - m.seq_len)
+        flops_per_sample = per_token * seq_len
     else:
         raise ValidationError(
             f"{source}: model: forward_flops_per_token needs a seq_len (tokens per sample)",
