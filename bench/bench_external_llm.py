@@ -6,7 +6,10 @@ none of it used in any fit.
 Rows: bench/data/external_llm.csv, tokens/s per GPU as published with the job's layout (URL and
 date per row): MosaicML llm-foundry's MPT 125M-70B tables (Composer + FSDP on 8-512 A100 40/80GB
 and H100, seq 512-65536, bf16 and fp8), NVIDIA's DGX Cloud Llama 3.1 8B/70B tables (NeMo 24.09,
-8-2048 H100, TP/PP/CP), torchtitan's Llama 3.1 8B/70B tables (H100 at 500 W, H200). Each row is
+8-2048 H100, TP/PP/CP), NeMo 24.07's H100 FP8 pre-training, SFT and LoRA tables (Llama 2/3), NeMo's
+long-sequence tables (Llama 2 7B on H100 and Llama 3 8B on B200, 4k-1M tokens, FP8), NeMo
+AutoModel's H100 LoRA and pre-training tables (Llama 3.x 8B/70B, Qwen2.5 7B/32B, bf16; one GPU to
+64) and torchtitan's Llama 3.1 8B/70B tables (H100 at 500 W, H200). Each row is
 predicted with the shipped model and calibration (fitted on Lambda's rows only): a workload
 built from the model's published structure at the row's sequence length, the row's micro-batch,
 accumulation, precision and parallel layout, on 8-GPU nodes of the row's card. Writes
@@ -61,13 +64,21 @@ MPT = {
     "mpt-70b": (8192, 80, 64),
 }
 MPT_VOCAB = 50368
-LLAMA = {
-    "llama-3.1-8b": {"params": 8030261248, "hidden_size": 4096, "num_layers": 32,
-                     "num_heads": 32, "kv_heads": 8, "ffn_hidden_size": 14336},
-    "llama-3.1-70b": {"params": 70553706496, "hidden_size": 8192, "num_layers": 80,
-                      "num_heads": 64, "kv_heads": 8, "ffn_hidden_size": 28672},
-}  # fmt: skip
-LLAMA_VOCAB = 128256
+# Llama 3.1: config.json of meta-llama/Llama-3.1-8B and -70B (the zoo's llama-3-8b and
+# llama-3-70b: the same structure). Llama 2: meta-llama/Llama-2-7b-hf, -13b-hf, -70b-hf
+# config.json (vocabulary 32000; 70B with 8 KV heads), transformers' parameter counts. Qwen2.5:
+# Qwen/Qwen2.5-7B (the zoo's qwen2.5-7b-lora) and Qwen/Qwen2.5-32B config.json (hidden 5120,
+# intermediate 27648, 64 layers, 40 heads, 8 KV heads, vocabulary 152064, untied, QKV biases:
+# 32,763,876,352 parameters counted). All gated (SwiGLU), untied, no dropout.
+DENSE = {
+    "llama-3.1-8b": (8030261248, 4096, 32, 32, 8, 14336, 128256),
+    "llama-3.1-70b": (70553706496, 8192, 80, 64, 8, 28672, 128256),
+    "llama-2-7b": (6738415616, 4096, 32, 32, 32, 11008, 32000),
+    "llama-2-13b": (13015864320, 5120, 40, 40, 40, 13824, 32000),
+    "llama-2-70b": (68976648192, 8192, 80, 64, 8, 28672, 32000),
+    "qwen2.5-7b": (7615616512, 3584, 28, 28, 4, 18944, 152064),
+    "qwen2.5-32b": (32763876352, 5120, 64, 40, 8, 27648, 152064),
+}
 # Cards not in the catalog, as their benchmark describes them: a catalog card with fields
 # replaced. torchtitan's Grand Teton H100s: "96GB HBM2e with 2.4 TB/sec peak memory bandwidth"
 # (benchmarks/llama3_h100_202412_torchtitan.md, Hardware), run at 500 W (the row's limit).
@@ -106,8 +117,12 @@ class Row:
     tensor: int
     pipeline: int
     context_parallel: int
-    checkpointing: str  # true | false | selective
+    virtual_pipeline: int
+    sequence_parallel: bool
+    checkpointing: str  # true | false | selective | unknown (run as false)
     compiled: bool
+    finetune: str  # full | lora
+    trainable_fraction: float | None
     power_limit_w: float | None
     measured: float  # tokens/s per GPU
     published_mfu: float | None
@@ -122,8 +137,10 @@ def read_rows(path: Path) -> list[Row]:
                 float(r["params"]) if r["params"] else None, r["gpu"], int(r["gpus"]),
                 int(r["nodes"]), r["network"], int(r["seq_len"]), int(r["micro_batch"]),
                 int(r["grad_accum"]), r["precision"], int(r["zero_stage"]), int(r["tensor"]),
-                int(r["pipeline"]), int(r["context_parallel"]), r["activation_checkpointing"],
-                r["compile"] == "true",
+                int(r["pipeline"]), int(r["context_parallel"]), int(r["virtual_pipeline"]),
+                r["sequence_parallel"] == "true", r["activation_checkpointing"],
+                r["compile"] == "true", r["finetune"],
+                float(r["trainable_fraction"]) if r["trainable_fraction"] else None,
                 float(r["power_limit_w"]) if r["power_limit_w"] else None,
                 float(r["measured_tokens_per_s_per_gpu"]),
                 float(r["published_mfu"]) if r["published_mfu"] else None, r["notes"],
@@ -150,14 +167,13 @@ def model_block(row: Row) -> dict[str, Any]:
             "ffn_hidden_size": 4 * h, "vocab_size": MPT_VOCAB, "tied_embeddings": True,
             "dropout": False, "attention": "flash",
         }  # fmt: skip
-    spec = LLAMA[row.model]
-    h, layers = spec["hidden_size"], spec["num_layers"]
-    matmul = spec["params"] - LLAMA_VOCAB * h
+    params, h, layers, heads, kv_heads, ffn, vocab = DENSE[row.model]
     return {
-        **spec, "kind": "language",
-        "forward_flops_per_token": 2.0 * matmul + 4.0 * layers * s * h,
-        "seq_len": s, "vocab_size": LLAMA_VOCAB, "gated_mlp": True, "dropout": False,
-        "attention": "flash",
+        "kind": "language", "params": params,
+        "forward_flops_per_token": 2.0 * (params - vocab * h) + 4.0 * layers * s * h,
+        "seq_len": s, "hidden_size": h, "num_layers": layers, "num_heads": heads,
+        "kv_heads": kv_heads, "ffn_hidden_size": ffn, "vocab_size": vocab, "gated_mlp": True,
+        "dropout": False, "attention": "flash",
     }  # fmt: skip
 
 
@@ -168,14 +184,16 @@ def workload_doc(row: Row) -> dict[str, Any]:
         "tensor": row.tensor,
         "pipeline": row.pipeline,
     }
-    if row.tensor > 1:
-        # NeMo (Megatron sequence parallelism) and torchtitan (SequenceParallel on the norms)
-        # both shard the norms' activations over the tensor-parallel ranks.
+    if row.sequence_parallel:
         parallel["sequence"] = True
     if row.pipeline > 1:
-        # NeMo's interleaved schedule (VP 5) idles (p - 1) / (v m) of a step: 5x the micro-
-        # batches in dlrig's plain bubble (p - 1) / (m + p - 1).
-        parallel["micro_batches"] = 5 * row.grad_accum
+        # An interleaved schedule (v virtual stages) idles (p - 1) / (v m) of a step: v x the
+        # micro-batches in dlrig's plain bubble (p - 1) / (m + p - 1).
+        parallel["micro_batches"] = row.virtual_pipeline * row.grad_accum
+    finetune: dict[str, Any] = {}
+    if row.finetune != "full":
+        finetune["finetune"] = {"method": row.finetune,
+                                "trainable_fraction": row.trainable_fraction}  # fmt: skip
     return {
         "name": f"{row.model} s{row.seq_len} ({row.source})",
         "model": model_block(row),
@@ -188,6 +206,7 @@ def workload_doc(row: Row) -> dict[str, Any]:
         # Selective checkpointing (torchtitan's op policy) saves the matmul outputs and
         # recomputes the cheap ops: closer to none than to a full recompute.
         "activation_checkpointing": row.checkpointing == "true",
+        **finetune,
     }
 
 
@@ -231,7 +250,7 @@ def predict(row: Row) -> Prediction:
     # Context parallelism splits every sequence's activations over its ranks, and selective
     # checkpointing drops most of them: modelled as whole sequences with every activation
     # kept, the memory verdict says nothing about the published job.
-    modelled = row.context_parallel == 1 and row.checkpointing != "selective"
+    modelled = row.context_parallel == 1 and row.checkpointing in ("true", "false")
     fits = est.memory.fits if modelled else None
     return Prediction(row, est.tokens_per_s / est.gpus, fits, str(est.bottleneck))
 
@@ -243,7 +262,7 @@ def _seq_bucket(r: Row) -> str:
 
 
 def _size(r: Row) -> str:
-    params = r.params or LLAMA.get(r.model, {}).get("params", 0)
+    params = r.params or DENSE[r.model][0]
     if params < 2e9:
         return "< 2B params"
     return "2B-15B params" if params < 15e9 else ">= 30B params"
@@ -265,6 +284,7 @@ GROUPS: list[tuple[str, Callable[[Row], str]]] = [
     ("checkpointing", lambda r: {"true": "full recompute", "false": "none"}.get(
         r.checkpointing, r.checkpointing)),
     ("torch.compile", lambda r: "compiled" if r.compiled else "eager"),
+    ("job", lambda r: r.finetune if r.finetune != "full" else "full training"),
 ]  # fmt: skip
 
 
@@ -334,8 +354,9 @@ def main() -> None:
         "these): the model's published structure at the row's sequence length, its micro-batch, "
         "accumulation, precision and layout (ZeRO stage, tensor and pipeline parallelism) on "
         "8-GPU nodes. Context parallelism (NeMo, torchtitan) is modelled as whole sequences "
-        "per GPU (the same work per GPU); selective checkpointing as none; torch.compile is "
-        "not modelled. Every row: `bench/results/external_llm_rows.md`.",
+        "per GPU (the same work per GPU); selective or unstated checkpointing as none; "
+        "torch.compile is not modelled; the memory verdict is left out (n/a) where the layout "
+        "is not modelled. Every row: `bench/results/external_llm_rows.md`.",
         "",
         "Sources: " + "; ".join(f"{s} ({u}, {d})" for s, u, d in sources) + ".",
         "",
