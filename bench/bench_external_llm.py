@@ -69,7 +69,10 @@ MPT_VOCAB = 50368
 # config.json (vocabulary 32000; 70B with 8 KV heads), transformers' parameter counts. Qwen2.5:
 # Qwen/Qwen2.5-7B (the zoo's qwen2.5-7b-lora) and Qwen/Qwen2.5-32B config.json (hidden 5120,
 # intermediate 27648, 64 layers, 40 heads, 8 KV heads, vocabulary 152064, untied, QKV biases:
-# 32,763,876,352 parameters counted). All gated (SwiGLU), untied, no dropout.
+# 32,763,876,352 parameters counted). Llama 3.2 3B: torchtune llama3_2_3b (@1814feb: hidden
+# 3072, 28 layers, 24 heads, 8 KV heads, intermediate 8192, vocabulary 128256, the head tied to
+# the embedding: 3,212,749,824 parameters counted). All gated (SwiGLU), no dropout.
+TIED = {"llama-3.2-3b"}
 DENSE = {
     "llama-3.1-8b": (8030261248, 4096, 32, 32, 8, 14336, 128256),
     "llama-3.1-70b": (70553706496, 8192, 80, 64, 8, 28672, 128256),
@@ -78,6 +81,7 @@ DENSE = {
     "llama-2-70b": (68976648192, 8192, 80, 64, 8, 28672, 32000),
     "qwen2.5-7b": (7615616512, 3584, 28, 28, 4, 18944, 152064),
     "qwen2.5-32b": (32763876352, 5120, 64, 40, 8, 27648, 152064),
+    "llama-3.2-3b": (3212749824, 3072, 28, 24, 8, 8192, 128256),
 }
 # Cards not in the catalog, as their benchmark describes them: a catalog card with fields
 # replaced. torchtitan's Grand Teton H100s: "96GB HBM2e with 2.4 TB/sec peak memory bandwidth"
@@ -121,8 +125,10 @@ class Row:
     sequence_parallel: bool
     checkpointing: str  # true | false | selective | unknown (run as false)
     compiled: bool
-    finetune: str  # full | lora
+    finetune: str  # full | lora | qlora
     trainable_fraction: float | None
+    cpu_offload: bool
+    flag: str  # why the row is left out of the figures (empty: kept)
     power_limit_w: float | None
     measured: float  # tokens/s per GPU
     published_mfu: float | None
@@ -141,6 +147,7 @@ def read_rows(path: Path) -> list[Row]:
                 r["sequence_parallel"] == "true", r["activation_checkpointing"],
                 r["compile"] == "true", r["finetune"],
                 float(r["trainable_fraction"]) if r["trainable_fraction"] else None,
+                r["cpu_offload"] == "true", r["flag"],
                 float(r["power_limit_w"]) if r["power_limit_w"] else None,
                 float(r["measured_tokens_per_s_per_gpu"]),
                 float(r["published_mfu"]) if r["published_mfu"] else None, r["notes"],
@@ -168,12 +175,15 @@ def model_block(row: Row) -> dict[str, Any]:
             "dropout": False, "attention": "flash",
         }  # fmt: skip
     params, h, layers, heads, kv_heads, ffn, vocab = DENSE[row.model]
+    tied = row.model in TIED
+    # An untied input embedding is looked up; a tied one also multiplies, as the head.
+    matmul = params if tied else params - vocab * h
     return {
         "kind": "language", "params": params,
-        "forward_flops_per_token": 2.0 * (params - vocab * h) + 4.0 * layers * s * h,
+        "forward_flops_per_token": 2.0 * matmul + 4.0 * layers * s * h,
         "seq_len": s, "hidden_size": h, "num_layers": layers, "num_heads": heads,
         "kv_heads": kv_heads, "ffn_hidden_size": ffn, "vocab_size": vocab, "gated_mlp": True,
-        "dropout": False, "attention": "flash",
+        "tied_embeddings": tied, "dropout": False, "attention": "flash",
     }  # fmt: skip
 
 
@@ -184,6 +194,8 @@ def workload_doc(row: Row) -> dict[str, Any]:
         "tensor": row.tensor,
         "pipeline": row.pipeline,
     }
+    if row.cpu_offload:
+        parallel["cpu_offload"] = True
     if row.sequence_parallel:
         parallel["sequence"] = True
     if row.pipeline > 1:
@@ -335,7 +347,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--rows", type=Path, default=ROWS_OUT)
     args = parser.parse_args()
-    rows = read_rows(DATA)
+    every = read_rows(DATA)
+    flagged = [r for r in every if r.flag]
+    rows = [r for r in every if not r.flag]
     preds = [predict(r) for r in rows]
     not_fit = [p for p in preds if p.fits is False]
     worst = sorted(preds, key=lambda p: -abs(p.error))[:10]
@@ -359,6 +373,10 @@ def main() -> None:
         "is not modelled. Every row: `bench/results/external_llm_rows.md`.",
         "",
         "Sources: " + "; ".join(f"{s} ({u}, {d})" for s, u, d in sources) + ".",
+        "",
+        f"Left out ({len(flagged)}): "
+        + ("; ".join(f"{r.model} on {r.gpu} ({r.source}): {r.flag}" for r in flagged) or "none")
+        + ".",
         "",
         *summary(preds),
         "",
