@@ -314,6 +314,35 @@ def test_fp8_runs_the_lm_head_and_attention_at_the_16bit_rate() -> None:
     assert saved == pytest.approx(others / (2 * rate))
 
 
+def test_flash_attention_runs_at_a_smaller_share_on_warpgroup_mma_cards() -> None:
+    """PyTorch's flash kernel (FlashAttention-2, warp-level mma.sync) reaches ~35% of an
+    H100's peak (FlashAttention-3, arXiv:2407.08608) against 80% for a large GEMM there: 0.44
+    of a GEMM on Hopper and data-centre Blackwell, 0.75 on Ampere, Ada and sm_120 Blackwell
+    (Dao 2023: 50-73% of A100 peak). Measured: MosaicML MPT-1B on 8 H100 keeps 0.64x of its
+    GEMM rate in attention at 32k tokens where 8 A100 keep 0.87x (bench_external_llm rows).
+    The attention time of a fused workload scales with 1 / share; eager attention does not."""
+    from dlrig.model.rates import flash_attention_share
+
+    assert flash_attention_share(_gpu("H100 SXM5 80GB")) == 0.44
+    assert flash_attention_share(_gpu("B200 SXM 180GB")) == 0.44
+    assert flash_attention_share(_gpu("A100 SXM4 80GB")) == 0.75
+    assert flash_attention_share(_gpu("GeForce RTX 5090")) == 0.75
+    job = make_workload("llama-3-8b", batch_size=1)
+    work = layer_work(job)
+    assert work.fused_attention and work.attention_flops > 0
+
+    def gemm_s(share: float) -> float:
+        return compute.class_times(
+            work, job, 1, 1e15, 3000.0, winograd=False, operand_bytes=2.0,
+            sixteen_traffic=True, optimizer_params=0.0, intensity_scale=0.0,
+            attention_share=share,
+        ).gemm_s  # fmt: skip
+
+    attention = work.attention_flops * compute.training_flop_multiplier(job) / 1e15
+    assert gemm_s(0.44) - gemm_s(0.75) == pytest.approx(attention * (1 / 0.44 - 1 / 0.75))
+    assert not layer_work(make_workload("bert-large-squad")).fused_attention
+
+
 def test_launch_seconds_are_the_part_of_the_step_that_tau_sets() -> None:
     """compute.launch_s is what gpu_step_s's compute seconds lose when the fitted seconds per
     kernel go to 0 (the host-bound share a data-parallel straggler term weighs): BERT-large

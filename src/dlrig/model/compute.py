@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dlrig.model.layers import LayerWork
+from dlrig.model.layers import FLASH_ATTENTION_SHARE, LayerWork
 from dlrig.units import gb_s_to_bytes_s
 from dlrig.workloads.model import FinetuneMethod, Mode, Workload
 
@@ -243,12 +243,15 @@ def class_times(
     l2_bytes: float = 0.0,
     mixed_precision: bool = False,
     unaligned_share: float = UNALIGNED_GEMM_SHARE,
+    attention_share: float = FLASH_ATTENTION_SHARE,
 ) -> ClassTimes:
     """Seconds per class for `batch` samples at `flops_s` (the path's rate) and
     `bandwidth_gb_s` (achievable), before efficiencies. `winograd`: convolutions run on shader
     cores, where cuDNN's Winograd saves multiplications on the 3x3 share. `operand_bytes`: of
     one matmul operand element on this path (2 for 16-bit, 4 for TF32/FP32).
-    `mixed_precision`: a 16-bit run, whose recipe may add cast kernels per op."""
+    `mixed_precision`: a 16-bit run, whose recipe may add cast kernels per op.
+    `unaligned_share`: see unaligned_gemm_share. `attention_share`: a fused attention
+    kernel's share of a GEMM's efficiency on this card (dlrig.model.rates.flash_attention_share)."""
     flop_mult = training_flop_multiplier(workload)
     traffic = traffic_multiplier(workload)
     units = float(batch)
@@ -265,6 +268,8 @@ def class_times(
         gemm += head * (FP8_PER_16BIT_RATE - 1.0)
     gemm /= width_factor(gemm_width, ridge)
     attention = work.attention_flops * sixteen_bit_share
+    if work.fused_attention:
+        attention /= attention_share
     gemm += attention / width_factor(work.attention_width_elems, ridge)
     conv = work.conv_flops / width_factor(work.conv_width_elems, ridge)
     if winograd:
@@ -285,8 +290,9 @@ def class_times(
 @dataclass(frozen=True)
 class Rates:
     """What one device runs a step at: the path's sustained matmul FLOP/s, the path, the
-    memory bandwidth in GB/s, the L2 cache in bytes (0 when unknown: no L2 hits counted) and
-    the share of the GEMM efficiency an unaligned 16-bit GEMM keeps (unaligned_gemm_share).
+    memory bandwidth in GB/s, the L2 cache in bytes (0 when unknown: no L2 hits counted), the
+    share of the GEMM efficiency an unaligned 16-bit GEMM keeps (unaligned_gemm_share) and
+    the one a fused attention kernel keeps (dlrig.model.rates.flash_attention_share).
     TF32 convolutions run on the TF32 tensor cores: PyTorch's `torch.backends.cudnn.allow_tf32`
     defaults to True (PyTorch docs, CUDA semantics, "TensorFloat-32 (TF32) on Ampere (and
     later) devices")."""
@@ -296,6 +302,7 @@ class Rates:
     bandwidth_gb_s: float
     l2_bytes: float = 0.0
     unaligned_share: float = UNALIGNED_GEMM_SHARE
+    attention_share: float = FLASH_ATTENTION_SHARE
 
 
 @dataclass(frozen=True)
@@ -330,7 +337,7 @@ def gpu_step_s(
         sixteen_traffic=moves_16bit_activations(sixteen_bit, path),
         optimizer_params=optimizer_params, intensity_scale=factors.intensity_scale,
         l2_bytes=rates.l2_bytes, mixed_precision=sixteen_bit,
-        unaligned_share=rates.unaligned_share,
+        unaligned_share=rates.unaligned_share, attention_share=rates.attention_share,
     )  # fmt: skip
     t_flops = t.gemm_s / factors.matmul_efficiency[path]
     t_flops += t.conv_s / factors.conv_efficiency[path]

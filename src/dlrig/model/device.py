@@ -11,7 +11,8 @@ from dlrig.machine.model import Build, GPUGroup
 from dlrig.machine.topology import topology
 from dlrig.model import compute, pcie
 from dlrig.model.calibration import Calibration
-from dlrig.model.rates import ComputePath, cpu_peak_flops_s, matmul_peak
+from dlrig.model.layers import FLASH_ATTENTION_SHARE
+from dlrig.model.rates import ComputePath, cpu_peak_flops_s, flash_attention_share, matmul_peak
 from dlrig.units import TFLOPS
 from dlrig.workloads.model import Workload
 
@@ -25,8 +26,8 @@ DEFAULT_RAM_GB = 32.0
 @dataclass(frozen=True)
 class Device:
     """The compute device of a build: a GPU group (paced by its slowest card) or the CPU, and
-    the share of the GEMM efficiency its unaligned 16-bit GEMMs keep
-    (compute.unaligned_gemm_share)."""
+    the shares of the GEMM efficiency its unaligned 16-bit GEMMs and its fused attention keep
+    (compute.unaligned_gemm_share, rates.flash_attention_share)."""
 
     name: str
     is_cpu: bool
@@ -36,6 +37,7 @@ class Device:
     memory_gb: float
     group: GPUGroup | None
     unaligned_share: float = compute.UNALIGNED_GEMM_SHARE
+    attention_share: float = FLASH_ATTENTION_SHARE
 
 
 def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: list[str]) -> Device:
@@ -54,6 +56,7 @@ def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: lis
         share = compute.unaligned_gemm_share(sixteen, gpu.fp32_tflops * TFLOPS)
         return Device(
             gpu.name, False, peak, path, gpu.memory_bandwidth_gb_s, gpu.memory_gb, group, share,
+            flash_attention_share(gpu),
         )  # fmt: skip
     cpu = build.cpu or DEFAULT_CPU
     if build.cpu is None:

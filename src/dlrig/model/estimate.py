@@ -101,7 +101,9 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     weight_bytes = 0.0
     if not job.training:
         weight_bytes = w.params * memory.frozen_weight_bytes_per_param(w.weight_bits, job.sixteen)
-    rates = compute.Rates(peak, path.value, bw, _l2_bytes(job.dev), job.dev.unaligned_share)
+    rates = compute.Rates(
+        peak, path.value, bw, _l2_bytes(job.dev), job.dev.unaligned_share, job.dev.attention_share
+    )
     t_mm, t_mem = compute.gpu_step_s(
         job.work, w, batch, rates, cal.compute,
         optimizer_params=job.trainable / job.shards, sixteen_bit=job.sixteen,

@@ -41,6 +41,17 @@ LOSS_FP32_PASSES = 7.0 / 3.0
 # Fused attention (SDPA/FlashAttention-2) reaches 50-73% of A100 peak against ~85% for large
 # GEMMs (Dao 2023, "FlashAttention-2", arXiv:2307.08691, figs. 4-7): 0.75 of a large GEMM.
 FLASH_ATTENTION_SHARE = 0.75
+# On Hopper and data-centre Blackwell the tensor cores reach their rate only through
+# warpgroup-level instructions (wgmma with TMA; tcgen05 on sm_100); FlashAttention-2, PyTorch
+# SDPA's flash kernel, issues Ampere's warp-level mma.sync and reaches ~35% of H100's peak
+# (Shah et al. 2024, "FlashAttention-3", arXiv:2407.08608, sec. 1), where a large GEMM reaches
+# 80% (794.5 of 989.5 TFLOPS measured, model/data/achievable_rates.toml): 0.44 of a GEMM.
+# Measured: MosaicML MPT-1B on 8 H100 loses 0.64x of its GEMM rate in attention between 512
+# and 32k tokens where 8 A100 lose 0.87x; torchtitan's Llama 3 (SDPA) agrees, NeMo's cuDNN
+# fused attention (a wgmma kernel) does not (bench/bench_external_llm.py, /tmp/notes of the
+# 2026-12-03 session). Kernels written for these cards (FlashAttention-3, cuDNN) reach the
+# 0.75 above; PyTorch's default flash kernel is the one taken here.
+FLASH_ATTENTION_SHARE_WARPGROUP_MMA = 0.44
 # Eager attention moves the s x span score tensor of every head this many times in the forward
 # (HF/DLE BERT: QK^T write 1, scale 2, mask add 2, softmax 2, dropout 2.5, AV read 1).
 EAGER_SCORE_PASSES = 10.5
@@ -195,7 +206,8 @@ class LayerWork:
     the cast kernels a function-patching mixed-precision recipe adds per op; `lm_head_flops`
     the part of `gemm_flops` in the vocabulary projection, whose output width is
     `lm_head_width` (the vocabulary: dlrig.model.compute times a width that breaks the
-    tensor cores' 16-byte alignment at a lower efficiency)."""
+    tensor cores' 16-byte alignment at a lower efficiency); `fused_attention`: the attention
+    FLOPs run in one fused kernel (flash), at a share of a GEMM's efficiency."""
 
     gemm_flops: float
     gemm_width_elems: float
@@ -214,6 +226,7 @@ class LayerWork:
     amp_casts_per_kernel: float = 0.0
     lm_head_flops: float = 0.0
     lm_head_width: int = 0
+    fused_attention: bool = False
 
 
 def structure_of(workload: Workload) -> Structure | None:
@@ -264,13 +277,13 @@ def transformer_work(workload: Workload) -> LayerWork:
     score = 0.0
     head_dim = h / heads
     # Eager QK^T / AV write or read the s x span scores: 2 head_dim FLOPs per element moved.
-    # Fused attention keeps them on chip and runs at FLASH_ATTENTION_SHARE of a large GEMM.
+    # Fused attention keeps them on chip and runs at a share of a large GEMM's efficiency
+    # (dlrig.model.compute: FLASH_ATTENTION_SHARE, or less on warpgroup-MMA cards).
     attention_width = 2.0 * head_dim
     if eager:
         passes = found.score_passes if found is not None else EAGER_SCORE_PASSES
         score = passes * heads * s * span * layers
     else:
-        attention = attention / FLASH_ATTENTION_SHARE
         attention_width = math.inf
     per_layer = KERNELS_PER_LAYER_EAGER if eager else KERNELS_PER_LAYER_FUSED
     return LayerWork(
@@ -288,6 +301,7 @@ def transformer_work(workload: Workload) -> LayerWork:
         tensor_elems=s * h,
         lm_head_flops=min(2.0 * h * vocab * s, total),
         lm_head_width=int(vocab),
+        fused_attention=not eager,
     )
 
 

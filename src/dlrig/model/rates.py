@@ -12,6 +12,7 @@ from importlib import resources
 from dlrig.catalog.schema import CPU, GPU
 from dlrig.enums import Precision, Segment, Vendor
 from dlrig.machine.model import Measured
+from dlrig.model.layers import FLASH_ATTENTION_SHARE, FLASH_ATTENTION_SHARE_WARPGROUP_MMA
 from dlrig.units import GHZ, TFLOPS
 
 # How a card's sustained clock follows a TDP below what tensor work at boost needs: clock ~
@@ -72,6 +73,23 @@ def matmul_peak(gpu: GPU, precision: Precision) -> tuple[float, ComputePath, str
         note = f"{gpu.name} has no TF32 tensor cores (before Ampere): TF32 runs as FP32"
         return gpu.fp32_tflops * TFLOPS, ComputePath.SIMT_FP32, note
     return gpu.fp32_tflops * TFLOPS, ComputePath.SIMT_FP32, None
+
+
+# Warpgroup-MMA tensor cores (sm_90 Hopper, sm_100 data-centre Blackwell): a kernel written
+# with warp-level mma.sync reaches a smaller share of them (layers.FLASH_ATTENTION_SHARE_
+# WARPGROUP_MMA). Consumer and workstation Blackwell (sm_120) keep warp-level MMA.
+WARPGROUP_MMA_ARCHITECTURES = frozenset({"Hopper"})
+WARPGROUP_MMA_DATACENTER_ARCHITECTURES = frozenset({"Blackwell", "Blackwell Ultra"})
+
+
+def flash_attention_share(gpu: GPU) -> float:
+    """Share of a large GEMM's efficiency a fused (flash) attention kernel reaches on `gpu`:
+    PyTorch's FlashAttention-2 kernel on warpgroup-MMA cards, else the Ampere-measured share."""
+    warpgroup = gpu.architecture in WARPGROUP_MMA_ARCHITECTURES or (
+        gpu.architecture in WARPGROUP_MMA_DATACENTER_ARCHITECTURES
+        and gpu.segment is Segment.DATACENTER
+    )
+    return FLASH_ATTENTION_SHARE_WARPGROUP_MMA if warpgroup else FLASH_ATTENTION_SHARE
 
 
 def cpu_peak_flops_s(cpu: CPU, count: int, flops_per_cycle: float) -> float:
