@@ -92,7 +92,8 @@ def ranked_top(points: Sequence[Point], k: int) -> list[tuple[float, float]]:
     left leads; of the builds whose value reaches the leader's at the model's comparison band
     (the narrower same-GPU band when both hold the leader's GPU model), the cheapest
     (then fewer warnings, better value, name) is ranked; builds of the ranked one's GPUs that
-    it precedes (no better value, no earlier in that order) are copies and leave."""
+    it precedes (no better value, no earlier in that order), or that cost no less, have no
+    fewer warnings and are better only inside the same-GPU band, are copies and leave."""
 
     def order(p: Point) -> tuple[float, int, float, str]:
         return (round(p.price, 2), p.warnings, -p.value, p.name)
@@ -109,12 +110,17 @@ def ranked_top(points: Sequence[Point], k: int) -> list[tuple[float, float]]:
 
         chosen = min((p for p in left if p.value >= floor(p)), key=order)
         out.append(chosen)
-        left = [
-            p
-            for p in left
-            if p is not chosen
-            and not (
-                p.gpus == chosen.gpus and p.value <= chosen.value and order(chosen) <= order(p)
+
+        def copy(p: Point, chosen: Point = chosen) -> bool:
+            if p.gpus != chosen.gpus:
+                return False
+            if p.value <= chosen.value and order(chosen) <= order(p):
+                return True
+            return (
+                round(chosen.price, 2) <= round(p.price, 2)
+                and chosen.warnings <= p.warnings
+                and chosen.value >= min(p.value_low_same_gpu, p.value)
             )
-        ]
+
+        left = [p for p in left if p is not chosen and not copy(p)]
     return [(p.value, p.price) for p in out]

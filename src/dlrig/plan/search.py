@@ -58,7 +58,7 @@ from dlrig.plan.results import (
     job_storage_gb,
 )
 from dlrig.plan.space import SearchSpace, search_space
-from dlrig.plan.ties import Ranked, cents, rank
+from dlrig.plan.ties import Ranked, band_floor, cents, rank
 
 # How far past k the top-k search may look for builds that are not dearer copies of better ones.
 MAX_TOP_SEARCH = 16
@@ -422,12 +422,24 @@ class Planner:
         worth at least the k-th of those, so no build below the low end of their intervals
         (with one interval ratio for every estimate, the low end rises with the value) can tie
         one. `_band` finds every build above that floor that can still be ranked."""
-        leading = self._leading(budget_usd, k)
-        if not leading:
-            return []
-        floor = min(min(s.value_low, s.value) for s in leading)
-        pool = {s.candidate.key: s for s in self._band(budget_usd, floor, k, leading)}
-        return rank(list(pool.values()), k)
+        wanted = k
+        floor = math.inf
+        while True:
+            leading = self._leading(budget_usd, wanted)
+            if not leading:
+                return []
+            floor = min(floor, *(band_floor(s) for s in leading))
+            pool = {s.candidate.key: s for s in self._band(budget_usd, floor, k, leading)}
+            ranked = rank(list(pool.values()), k)
+            # The pool holds every build down to floor: enough when each step's leader tied
+            # only builds above it. A ranked build's copies leave the ranking (plan.ties.
+            # copy_of), so it may reach below the k leading builds' floor: then search lower.
+            need = min(band_floor(r.leader or r.build) for r in ranked)
+            if not below(need, floor) and (len(ranked) >= k or len(leading) < wanted):
+                return ranked
+            if len(ranked) < k and len(leading) >= wanted:
+                wanted *= 2
+            floor = min(floor, need)
 
     def _leading(self, budget_usd: float, k: int) -> list[Scored]:
         """The k best feasible builds by value under the budget that no build with the same
