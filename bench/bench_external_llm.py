@@ -9,7 +9,9 @@ and H100, seq 512-65536, bf16 and fp8), NVIDIA's DGX Cloud Llama 3.1 8B/70B tabl
 8-2048 H100, TP/PP/CP), NeMo 24.07's H100 FP8 pre-training, SFT and LoRA tables (Llama 2/3), NeMo's
 long-sequence tables (Llama 2 7B on H100 and Llama 3 8B on B200, 4k-1M tokens, FP8), NeMo
 AutoModel's H100 LoRA and pre-training tables (Llama 3.x 8B/70B, Qwen2.5 7B/32B, bf16; one GPU to
-64) and torchtitan's Llama 3.1 8B/70B tables (H100 at 500 W, H200). Each row is
+64), torchtitan's Llama 3.1 8B/70B tables (H100 at 500 W, H200), torchtune's README table (RTX
+4090, A100) and llm.q's (a CUDA/C++ trainer: Qwen2.5 0.5B-14B on RTX 4090, RTX 5090, L40S, RTX PRO
+6000 Blackwell and H100, 1 and 4 GPUs, bf16 and fp8). Each row is
 predicted with the shipped model and calibration (fitted on Lambda's rows only): a workload
 built from the model's published structure at the row's sequence length, the row's micro-batch,
 accumulation, precision and parallel layout, on 8-GPU nodes of the row's card. Writes
@@ -71,8 +73,13 @@ MPT_VOCAB = 50368
 # intermediate 27648, 64 layers, 40 heads, 8 KV heads, vocabulary 152064, untied, QKV biases:
 # 32,763,876,352 parameters counted). Llama 3.2 3B: torchtune llama3_2_3b (@1814feb: hidden
 # 3072, 28 layers, 24 heads, 8 KV heads, intermediate 8192, vocabulary 128256, the head tied to
-# the embedding: 3,212,749,824 parameters counted). All gated (SwiGLU), no dropout.
-TIED = {"llama-3.2-3b"}
+# the embedding: 3,212,749,824 parameters counted). Qwen2.5 0.5B/1.5B/3B/14B: config.json of
+# Qwen/Qwen2.5-0.5B (hidden 896, 24 layers, 14 heads, 2 KV heads, intermediate 4864), -1.5B
+# (1536, 28, 12, 2, 8960), -3B (2048, 36, 16, 2, 11008), all three tied with vocabulary 151936,
+# and -14B (5120, 48, 40, 8, 13824, untied, 152064); parameters counted from them with QKV
+# biases (494,032,768; 1,543,714,304; 3,085,938,688; 14,770,033,664: transformers' counts).
+# All gated (SwiGLU), no dropout.
+TIED = {"llama-3.2-3b", "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b"}
 DENSE = {
     "llama-3.1-8b": (8030261248, 4096, 32, 32, 8, 14336, 128256),
     "llama-3.1-70b": (70553706496, 8192, 80, 64, 8, 28672, 128256),
@@ -82,6 +89,10 @@ DENSE = {
     "qwen2.5-7b": (7615616512, 3584, 28, 28, 4, 18944, 152064),
     "qwen2.5-32b": (32763876352, 5120, 64, 40, 8, 27648, 152064),
     "llama-3.2-3b": (3212749824, 3072, 28, 24, 8, 8192, 128256),
+    "qwen2.5-0.5b": (494032768, 896, 24, 14, 2, 4864, 151936),
+    "qwen2.5-1.5b": (1543714304, 1536, 28, 12, 2, 8960, 151936),
+    "qwen2.5-3b": (3085938688, 2048, 36, 16, 2, 11008, 151936),
+    "qwen2.5-14b": (14770033664, 5120, 48, 40, 8, 13824, 152064),
 }
 # Cards not in the catalog, as their benchmark describes them: a catalog card with fields
 # replaced. torchtitan's Grand Teton H100s: "96GB HBM2e with 2.4 TB/sec peak memory bandwidth"
@@ -128,6 +139,7 @@ class Row:
     finetune: str  # full | lora | qlora
     trainable_fraction: float | None
     cpu_offload: bool
+    pure_16bit: bool  # master weights and Adam moments in 16 bits (no fp32 copy)
     flag: str  # why the row is left out of the figures (empty: kept)
     power_limit_w: float | None
     measured: float  # tokens/s per GPU
@@ -147,7 +159,7 @@ def read_rows(path: Path) -> list[Row]:
                 r["sequence_parallel"] == "true", r["activation_checkpointing"],
                 r["compile"] == "true", r["finetune"],
                 float(r["trainable_fraction"]) if r["trainable_fraction"] else None,
-                r["cpu_offload"] == "true", r["flag"],
+                r["cpu_offload"] == "true", r["pure_16bit"] == "true", r["flag"],
                 float(r["power_limit_w"]) if r["power_limit_w"] else None,
                 float(r["measured_tokens_per_s_per_gpu"]),
                 float(r["published_mfu"]) if r["published_mfu"] else None, r["notes"],
@@ -259,10 +271,12 @@ def predict(row: Row) -> Prediction:
     est = estimate(resolve_build(build_doc(row), "external_llm"),
                    resolve_workload(workload_doc(row), "external_llm"))  # fmt: skip
     assert est.tokens_per_s is not None
-    # Context parallelism splits every sequence's activations over its ranks, and selective
-    # checkpointing drops most of them: modelled as whole sequences with every activation
-    # kept, the memory verdict says nothing about the published job.
-    modelled = row.context_parallel == 1 and row.checkpointing in ("true", "false")
+    # Context parallelism splits every sequence's activations over its ranks, selective
+    # checkpointing drops most of them, and pure 16-bit training keeps no fp32 master copy: the
+    # job dlrig is given keeps more, so its memory verdict says nothing about the published one.
+    modelled = (
+        row.context_parallel == 1 and row.checkpointing in ("true", "false") and not row.pure_16bit
+    )
     fits = est.memory.fits if modelled else None
     return Prediction(row, est.tokens_per_s / est.gpus, fits, str(est.bottleneck))
 

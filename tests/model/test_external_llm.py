@@ -126,3 +126,31 @@ def test_flagged_rows_claim_more_than_the_cards_peak() -> None:
         peak = load_catalog().find(GPU, r.gpu).bf16_tensor_tflops or 0.0
         passes = 4.0 if r.finetune == "full" else 3.0
         assert r.measured * passes * 16.08e9 / 1e12 > peak, r
+
+
+def test_llmq_rows_are_per_gpu_and_leave_out_offloaded_runs() -> None:
+    """llm.q README (@f14f5e1): Qwen2.5-0.5B on 4 RTX 4090, bf16, batch 8: 151k tokens/s for the
+    four (37,750 per GPU); runs whose footnote offloads optimizer state or shards weights (e.g.
+    Qwen2.5-7B on one RTX 4090) are not in the table."""
+    r = _row("llm.q", "qwen2.5-0.5b", "GeForce RTX 4090", 4, 1024)
+    assert r.measured == pytest.approx(37750) and r.pure_16bit
+    assert not [x for x in ROWS if x.source == "llm.q" and x.model == "qwen2.5-7b"
+                and x.gpu == "GeForce RTX 4090"]  # fmt: skip
+    assert bench.predict(r).fits is None  # no fp32 master copy: dlrig's memory verdict is n/a
+
+
+@pytest.mark.parametrize(
+    ("model", "params"),
+    [("qwen2.5-0.5b", 494032768), ("qwen2.5-1.5b", 1543714304), ("qwen2.5-3b", 3085938688),
+     ("qwen2.5-14b", 14770033664), ("llama-3.2-3b", 3212749824)],
+)  # fmt: skip
+def test_dense_parameter_counts_follow_from_the_structure(model: str, params: int) -> None:
+    """Each count recomputed from its config: per layer q (h^2 + h), k and v (h x kv + kv each,
+    QKV biases for Qwen only), o (h^2), a gated MLP (3 h f) and two norms (2 h); the embedding
+    once if tied, twice if not, and the final norm."""
+    total, h, layers, heads, kv_heads, ffn, vocab = bench.DENSE[model]
+    kv = kv_heads * (h // heads)
+    bias = model.startswith("qwen")
+    layer = 2 * h * h + 2 * h * kv + 3 * h * ffn + 2 * h + (h + 2 * kv if bias else 0)
+    tied = model in bench.TIED
+    assert layers * layer + vocab * h * (1 if tied else 2) + h == total
