@@ -257,16 +257,23 @@ class _Upgrader:
             spare = owned if isinstance(owned, GPU) else group.gpu
             for extra in range(1, MAX_GPUS_PER_NODE - group.count + 1):
                 total = group.count + extra
-                if not priced(spare) or not self._fits_slots(b, group.gpu, total):
+                if not priced(spare):
                     break
-                new = dataclasses.replace(
-                    b, gpus=(dataclasses.replace(group, gpu=spare, count=total),)
-                )
-                yield _Draft(
+                draft = _Draft(
                     (f"add {extra}x {group.gpu.name} ({total} in all)",),
                     price_of(spare, extra),
-                    new,
+                    dataclasses.replace(
+                        b, gpus=(dataclasses.replace(group, gpu=spare, count=total),)
+                    ),
                 )
+                if not self._fits_slots(b, group.gpu, total):
+                    # A board with room for them (a spare card the user owns is no use on a
+                    # board that seats one: upgrade offered nothing for it).
+                    moved = self._with_board_for_cards(draft)
+                    if moved is None:
+                        break
+                    draft = moved
+                yield draft
 
     def _ram_moves(self) -> Iterator[_Draft]:
         b = self.base
@@ -368,6 +375,37 @@ class _Upgrader:
                 steps = (*steps, f"RAM -> {option.count}x {option.kit.name} ({board.memory_type})")
                 price += option.price_usd
             yield _Draft(steps, price, new)
+
+    def _with_board_for_cards(self, d: _Draft) -> _Draft | None:
+        """The draft on the cheapest board of its CPU's socket (and socket count) that seats
+        all its cards, with RAM of that board's type when the build's is not; None on a server
+        platform or when no board does."""
+        b = d.build
+        if b.motherboard is None or b.platform is not None:
+            return None
+        boards = [
+            m
+            for m in self.catalog.motherboards
+            if priced(m)
+            and normalize(m.socket) == normalize(b.motherboard.socket)
+            and m.sockets == b.cpu_count
+            and all(place_gpus(m, g.gpu, b.gpu_count) is not None for g in b.gpus)
+        ]
+        board = min(boards, key=price_of, default=None)
+        if board is None:
+            return None
+        new = dataclasses.replace(b, motherboard=board)
+        steps = (*d.steps, f"board -> {board.name} (MB.1: slots for {b.gpu_count} GPUs)")
+        price = d.price_usd + price_of(board)
+        memory = b.memory
+        if memory is None or normalize(memory.memory_type or "") != normalize(board.memory_type):
+            option = self._cheapest_memory(new, memory.size_gb if memory else 0.0)
+            if option is None:
+                return None
+            new = dataclasses.replace(new, memory=option.config())
+            steps = (*steps, f"RAM -> {option.count}x {option.kit.name} ({board.memory_type})")
+            price += option.price_usd
+        return _Draft(steps, price, new)
 
     def _board_for(self, cpu: CPU, b: Build) -> Motherboard | None:
         """The cheapest board for this CPU that takes the build's GPUs."""

@@ -1,0 +1,57 @@
+"""Issue 11, `--own`: "I have a spare RTX 3090 and a 1600 W PSU". `upgrade` of
+examples/builds/budget-1gpu-3090.yaml (one full x16 slot on a micro-ATX board, the second x16
+slot too close for a 3-slot card) with them said "No change under 1,000 USD helps": adding a
+card stopped at the board's slots. Adding cards now brings the cheapest board of the CPU's
+socket that seats them, and the owned card and PSU cost nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from dlrig.catalog.loader import builtin_catalog
+from dlrig.machine import load_build
+from dlrig.plan.evaluate import ModelEvaluator
+from dlrig.plan.owned import owned_parts, with_owned
+from dlrig.plan.upgrade import upgrade
+from dlrig.rules import check_build
+from dlrig.workloads import load_workload
+
+BUILD = Path(__file__).parents[2] / "examples" / "builds" / "budget-1gpu-3090.yaml"
+CARD = "GeForce RTX 3090"
+PSU_1600 = "Seasonic PRIME TX-1600 ATX 3.1"
+OWN = {"gpus": [{"model": CARD, "count": 1}], "psu": PSU_1600}
+
+
+def test_upgrade_adds_an_owned_spare_card_with_a_board_that_seats_it(tmp_path: Path) -> None:
+    own = tmp_path / "own.json"
+    own.write_text(json.dumps(OWN))
+    result = subprocess.run(
+        [sys.executable, "-m", "dlrig", "upgrade", str(BUILD), "-w", "resnet50", "--budget",
+         "1000", "--own", str(own), "--json"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    doc: dict[str, Any] = json.loads(result.stdout)
+    best = doc["changes"][0]
+    assert best["steps"][0] == f"add 1x {CARD} (2 in all)"
+    assert best["steps"][1].startswith("board -> ")
+    assert doc["verdict"].startswith(f"best next dollar: add 1x {CARD} (2 in all) + board -> ")
+    # Only the board is bought: the card and the PSU PSU.1 asks for are the user's.
+    bought = [p["part"] for p in best["bought_prices"]]
+    assert CARD not in bought and PSU_1600 not in bought
+    assert len(bought) == 1 and best["steps"][1] == f"board -> {bought[0]} (MB.1: slots for 2 GPUs)"
+    assert best["speedup"] > 1.5  # two 3090s on resnet50
+
+
+def test_the_added_card_and_board_pass_check() -> None:
+    catalog = builtin_catalog()
+    catalog = with_owned(catalog, owned_parts(OWN, "own.json", catalog))
+    job = load_workload("resnet50")
+    result = upgrade(load_build(BUILD), job, 1000, catalog, ModelEvaluator())
+    (change,) = [c for c in result.changes if c.steps[0] == f"add 1x {CARD} (2 in all)"]
+    assert change.build.gpu_count == 2
+    assert check_build(change.build, job).errors == ()
