@@ -300,6 +300,14 @@ def _scale(r: Row) -> str:
     return "16-64 GPUs" if r.gpus <= 64 else ">= 128 GPUs"
 
 
+def _attention_kernel(r: Row) -> str:
+    """The attention kernel the row's framework runs: Transformer Engine / cuDNN fused attention
+    (NeMo, Megatron, NeMo AutoModel, llm.q), else FlashAttention-2 through PyTorch SDPA or
+    MosaicML's triton kernel (dlrig.model.rates.flash_attention_share's question)."""
+    native = r.framework.startswith(("nemo", "llm.q"))
+    return "TE/cuDNN fused" if native else "FA2/SDPA/triton"
+
+
 GROUPS: list[tuple[str, Callable[[Row], str]]] = [
     ("GPU", lambda r: r.gpu + (f" at {r.power_limit_w:.0f} W" if r.power_limit_w else "")),
     ("source", lambda r: r.source),
@@ -311,6 +319,7 @@ GROUPS: list[tuple[str, Callable[[Row], str]]] = [
         r.checkpointing, r.checkpointing)),
     ("torch.compile", lambda r: "compiled" if r.compiled else "eager"),
     ("job", lambda r: r.finetune if r.finetune != "full" else "full training"),
+    ("attention kernel", _attention_kernel),
 ]  # fmt: skip
 
 
