@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dlrig.catalog.loader import builtin_catalog
+from dlrig.catalog.schema import Motherboard
 from dlrig.machine import load_build
 from dlrig.plan.evaluate import ModelEvaluator
 from dlrig.plan.owned import owned_parts, with_owned
@@ -55,3 +56,33 @@ def test_the_added_card_and_board_pass_check() -> None:
     (change,) = [c for c in result.changes if c.steps[0] == f"add 1x {CARD} (2 in all)"]
     assert change.build.gpu_count == 2
     assert check_build(change.build, job).errors == ()
+
+
+def test_the_board_brought_for_more_cards_takes_the_builds_cpu(tmp_path: Path) -> None:
+    # examples/builds/2x-4090-spaced-workstation.yaml has a Threadripper 7960X (family
+    # "threadripper"). The cheapest sTR5 board seating three 4090s in the built-in catalog is
+    # the WRX90E-SAGE SE, which takes Threadripper PRO only: upgrade picked it, the rules
+    # rejected the change, and "add 1x 4090" silently vanished. A user's board that takes the
+    # 7960X and seats three (a TRX50-SAGE with x16 slots at 1, 4 and 7; 1,300 USD, dearer than
+    # the WRX90E's 1,199.99) must be the one brought.
+    spec = builtin_catalog().find(Motherboard, "ASUS Pro WS TRX50-SAGE WIFI")
+    board = spec.model_dump(mode="json", exclude_none=True)
+    board.update(
+        name="TRX50 board with room for three",
+        aliases=[],
+        price_usd=1300,
+        x16_slots=[{"position": p, "lanes": 16, "gen": 5, "from_cpu": True} for p in (1, 4, 7)],
+    )
+    catalog = tmp_path / "board.json"
+    catalog.write_text(json.dumps({"motherboards": [board]}))
+    spaced = BUILD.parent / "2x-4090-spaced-workstation.yaml"
+    result = subprocess.run(
+        [sys.executable, "-m", "dlrig", "upgrade", str(spaced), "-w", "llama-3-8b-lora",
+         "--budget", "10000", "--catalog", str(catalog), "--json"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    changes = json.loads(result.stdout)["changes"]
+    (add,) = [c for c in changes if c["steps"][0] == "add 1x GeForce RTX 4090 (3 in all)"]
+    assert add["steps"][1] == "board -> TRX50 board with room for three (MB.1: slots for 3 GPUs)"
+    assert add["errors_left"] == []

@@ -23,10 +23,11 @@ from dlrig.catalog.currency import USD, Currency
 from dlrig.catalog.loader import Catalog, normalize
 from dlrig.catalog.schema import CPU, GPU, Case, Motherboard, PartBase
 from dlrig.enums import Bottleneck, CoolerType, FormFactor
-from dlrig.machine.model import Build, GPUGroup, StorageDevice
+from dlrig.machine.model import Build, GPUGroup, MemoryConfig, StorageDevice
 from dlrig.model.power import size_build_psu
 from dlrig.plan.assembles import (
     case_fits,
+    cpu_fits_chassis,
     gpu_fits_chassis,
     memory_options,
     place_gpus,
@@ -383,11 +384,13 @@ class _Upgrader:
         b = d.build
         if b.motherboard is None or b.platform is not None:
             return None
+        cpu = b.cpu
         boards = [
             m
             for m in self.catalog.motherboards
             if priced(m)
             and normalize(m.socket) == normalize(b.motherboard.socket)
+            and (cpu is None or cpu_fits_chassis(Chassis(board=m), cpu))
             and m.sockets == b.cpu_count
             and all(place_gpus(m, g.gpu, b.gpu_count) is not None for g in b.gpus)
         ]
@@ -398,7 +401,7 @@ class _Upgrader:
         steps = (*d.steps, f"board -> {board.name} (MB.1: slots for {b.gpu_count} GPUs)")
         price = d.price_usd + price_of(board)
         memory = b.memory
-        if memory is None or normalize(memory.memory_type or "") != normalize(board.memory_type):
+        if memory is None or not _takes_memory(board, memory):
             option = self._cheapest_memory(new, memory.size_gb if memory else 0.0)
             if option is None:
                 return None
@@ -413,7 +416,7 @@ class _Upgrader:
             m
             for m in self.catalog.motherboards
             if priced(m)
-            and normalize(m.socket) == normalize(cpu.socket)
+            and cpu_fits_chassis(Chassis(board=m), cpu)
             and all(place_gpus(m, g.gpu, b.gpu_count) is not None for g in b.gpus)
         ]
         return min(boards, key=price_of, default=None)
@@ -438,6 +441,15 @@ class _Upgrader:
         else:
             speedup = math.inf
         return Change(forced.steps, forced.price_usd, forced.build, after, speedup, frozenset(left))
+
+
+def _takes_memory(board: Motherboard, memory: MemoryConfig) -> bool:
+    """The board takes the build's RAM as it is (its kits, their type and registration)."""
+    kit = memory.kit
+    if kit is None:
+        return normalize(memory.memory_type or "") == normalize(board.memory_type)
+    options = memory_options(Chassis(board=board), [kit])
+    return any(o.count == memory.kit_count for o in options)
 
 
 def _water(b: Build) -> bool:
