@@ -107,7 +107,10 @@ def estimate(
     if json:
         print_text(report.compare_json(key, values, estimates))
     else:
-        print_renderable(report.compare_renderable(key, values, estimates))
+        as_built, _, _ = _one(
+            build_doc, build_source, workload_doc, workload_source, assignments, catalog, prices
+        )
+        print_renderable(report.compare_renderable(key, values, estimates, as_built))
         for line in refused:
             print_text(line)
     if html is not None:

@@ -264,8 +264,15 @@ def _parallel_line(par: ParallelEstimate) -> str:
     )
 
 
-def compare_renderable(key: str, values: Sequence[Any], estimates: Sequence[Estimate]) -> Table:
-    """`dlrig estimate --compare`: one row per value of KEY."""
+def compare_renderable(
+    key: str,
+    values: Sequence[Any],
+    estimates: Sequence[Estimate],
+    as_built: Estimate | None = None,
+) -> Table:
+    """`dlrig estimate --compare`: one row per value of KEY; with `as_built` (the build as its
+    file has it) a first row for it, and each change against it (else against the first
+    value: one value alone read "+0.0%" for an RTX 4090 in place of a 3090)."""
     table = Table(
         title=f"what if {key} = ...",
         title_justify="left",
@@ -281,8 +288,12 @@ def compare_renderable(key: str, values: Sequence[Any], estimates: Sequence[Esti
     ]:  # fmt: skip
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     base = estimates[0].samples_per_s if estimates else 0.0
-    for v, e in zip(values, estimates, strict=True):
-        change = f"{e.samples_per_s / base - 1:+.1%}" if base else ""
+    rows = list(zip(values, estimates, strict=True))
+    if as_built is not None:
+        base = as_built.samples_per_s
+        rows.insert(0, ("(as built)", as_built))
+    for v, e in rows:
+        change = "" if e is as_built else f"{e.samples_per_s / base - 1:+.1%}" if base else ""
         table.add_row(
             str(v), ms(e.step_time_s), rate(e.samples_per_s), change, e.bottleneck.value,
             f"{e.memory.gpu_required_gb:.1f}", "yes" if e.memory.fits else "NO",
