@@ -3,11 +3,14 @@ built-in catalog; and a chassis that only repeats a cheaper one's specs changes 
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import pytest
 from plan_fakes import FAKE_WORKLOADS, FakeEvaluator, fake_catalog
 
 from dlrig.catalog.loader import Catalog, builtin_catalog
-from dlrig.plan.bounds import ideal_build
+from dlrig.plan.bounds import ideal_build, ideal_parts, parts_build
 from dlrig.plan.constraints import Constraints, part_filter
 from dlrig.plan.evaluate import ModelEvaluator
 from dlrig.plan.kinds import ObjectiveKind
@@ -119,3 +122,36 @@ def test_ideal_builds_that_share_a_bound_key_get_the_same_estimate() -> None:
         first, owner = seen.setdefault(key, (figures, group.key))
         assert figures == pytest.approx(first, rel=1e-12), (owner, group.key)
     assert len(seen) > 1000  # 2,348 keys over 2,728 groups when the bug was fixed
+
+
+def test_a_groups_bound_saves_checkpoints_at_its_fastest_drives_write_speed() -> None:
+    # Regression (found 2026-12-04): the ideal drive took the fastest reader's write speed, so
+    # with a drive that reads fastest but writes slowly the bound's checkpoint saves (DISK.job,
+    # model/checkpoint.py) took longer than on a real build of the group with the fastest
+    # writer: no bound of the run's time for time-to-train or cost-per-run.
+    base = builtin_catalog()
+    reader = next(s for s in base.storage if s.name == "Samsung 9100 Pro 4TB").model_copy(
+        update={"name": "read-optimised 4TB", "aliases": (), "read_mb_s": 15_000.0,
+                "write_mb_s": 900.0, "price_usd": 100.0}
+    )  # fmt: skip
+    catalog = Catalog({**base.parts, "storage": (*base.storage, reader)})
+    job = load_workload("llama-3-8b")  # 112 GB checkpoints: the saves are minutes each
+    workloads = [WeightedWorkload(job)]
+    limits = Constraints()
+    space = search_space(catalog, limits, part_filter(limits, catalog), job_storage_gb(workloads))
+    evaluator = ModelEvaluator()
+    objective = make_objective(ObjectiveKind.TIME_TO_TRAIN, [1.0])
+    planner = Planner(space, workloads, objective, evaluator)
+    checked = 0
+    for group in space.groups:
+        if reader.name not in {s.name for s in group.storage} or checked >= 40:
+            continue
+        best = planner.upper_bound(group, math.inf)
+        if best is None:
+            continue
+        writer = max(group.storage, key=lambda s: s.write_mb_s or s.read_mb_s)
+        parts = dataclasses.replace(ideal_parts(group), storage=writer)
+        real = evaluator.outcome(("writer", group.key), parts_build(group, parts, 0.15), job)
+        assert (best[0].time_h or 0.0) <= (real.time_h or 0.0) * (1 + 1e-9), group.key
+        checked += 1
+    assert checked >= 10

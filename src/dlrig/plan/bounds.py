@@ -87,6 +87,7 @@ def _cpu_facts(cpus: Sequence[CPU]) -> _CpuFacts:
 class _DriveFacts(NamedTuple):
     top: Storage
     read_mb_s: float
+    write_mb_s: float
     capacity_tb: float
 
 
@@ -94,6 +95,8 @@ def _drive_facts(drives: Sequence[Storage]) -> _DriveFacts:
     return _DriveFacts(
         top=max(drives, key=lambda s: s.read_mb_s),
         read_mb_s=max(s.read_mb_s for s in drives),
+        # checkpoint saves (model/checkpoint.py) run at the write speed, else the read speed
+        write_mb_s=max(s.write_mb_s or s.read_mb_s for s in drives),
         capacity_tb=max(s.capacity_tb for s in drives),
     )
 
@@ -166,9 +169,10 @@ def _facts_of(kind: str, items: Sequence[T], make: Callable[[Sequence[T]], Any])
 def fused_parts(groups: Sequence[Group]) -> IdealParts:
     """The best of every supporting part any of these groups takes, fused into one part per
     kind (the most cores, lanes, clock and addressable RAM of any CPU, the largest RAM, the
-    fastest and largest drive, the biggest and most efficient PSU, the roomiest case). Each
-    fused part copies the first best one of the groups' lists, in order, and takes the best
-    of every number from all of them: the same as fusing the lists joined."""
+    fastest-reading, fastest-writing and largest drive, the biggest and most efficient PSU,
+    the roomiest case). Each fused part copies the first best one of the groups' lists, in
+    order, and takes the best of every number from all of them: the same as fusing the lists
+    joined."""
     cpu_facts: list[_CpuFacts] = [_facts_of("cpus", g.cpus, _cpu_facts) for g in groups]
     top_cpu = max((f.top for f in cpu_facts), key=lambda c: (c.cores, c.threads))
     cpu = top_cpu.model_copy(
@@ -189,6 +193,7 @@ def fused_parts(groups: Sequence[Group]) -> IdealParts:
     drive = max((f.top for f in drive_facts), key=lambda s: s.read_mb_s).model_copy(
         update={
             "read_mb_s": max(f.read_mb_s for f in drive_facts),
+            "write_mb_s": max(f.write_mb_s for f in drive_facts),
             "capacity_tb": max(f.capacity_tb for f in drive_facts),
         }
     )
@@ -274,7 +279,7 @@ def ideal_build(
         (cpu.cores, cpu.threads, cpu.base_ghz, cpu.boost_ghz, cpu.pcie_lanes, cpu.pcie_gen),
         (cpu.memory_channels, cpu.tdp_w, chassis.cpu_count),
         (memory.size_gb, memory.kit.speed_mt_s),
-        (drive.kind, drive.read_mb_s, drive.capacity_tb),
+        (drive.kind, drive.read_mb_s, drive.write_mb_s, drive.capacity_tb),
         psu.efficiency if psu else None,
     )
     return key, build
