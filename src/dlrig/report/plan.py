@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -259,11 +260,21 @@ def pareto_table(
     table = Table(title="Pareto frontier: price vs throughput", title_justify="left")
     for col in ("price", speed, "GPUs", "bottleneck"):
         table.add_column(col, justify="right" if col in ("price", speed) else "left")
-    for s in pareto:
-        table.add_row(
-            money(s.price_usd), rate(s.throughput), gpu_set(s), s.outcomes[0].bottleneck.value
-        )
+    for s, speed_text in zip(pareto, distinct_rates([s.throughput for s in pareto]), strict=True):
+        table.add_row(money(s.price_usd), speed_text, gpu_set(s), s.outcomes[0].bottleneck.value)
     return table
+
+
+def distinct_rates(values: Sequence[float]) -> list[str]:
+    """The rates as `rate` prints them, with more decimals for all when two neighbours would
+    read the same: every Pareto row is faster than the one before, and "1.26" twice (2,846
+    and 2,886 USD for llama-3-8b-lora) read as a dearer build at the same speed."""
+    texts = [rate(v) for v in values]
+    for extra in range(1, 5):
+        if all(a != b for a, b in itertools.pairwise(texts)):
+            break
+        texts = [f"{v:,.{(0 if v >= 100 else 1 if v >= 10 else 2) + extra}f}" for v in values]
+    return texts
 
 
 def upgrade_json(
