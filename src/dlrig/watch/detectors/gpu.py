@@ -11,7 +11,7 @@ from dlrig.enums import Modifier, Severity
 from dlrig.hardware.nvml import ClockEventReason, GpuReading
 from dlrig.units import bytes_to_gb
 from dlrig.watch.detectors.registry import Alarm, detector
-from dlrig.watch.detectors.series import gpu_alarms, gpu_series, has_reason, runs
+from dlrig.watch.detectors.series import gpu_alarms, gpu_series, has_reason
 from dlrig.watch.detectors.thresholds import (
     CLOCK_DROP_RATIO,
     GPU_BUSY_PCT,
@@ -49,44 +49,45 @@ def thermal_throttle(samples: Sequence[Sample]) -> list[Alarm]:
     """COOL.1: GPUs raise clocks until a temperature limit (usually 80 C), then slow down: 0-10%
     for one GPU, 10-25% when several heat each other. Seen as NVML's thermal slowdown bits, or
     (without them) as the SM clock falling while the GPU is at its hottest."""
-    alarms = []
+    peak_clock: dict[int, int] = {}
+    peak_temp: dict[int, int] = {}
     for index, series in gpu_series(samples).items():
         live = [r for _, r in series if not r.lost]
-        peak_clock = max((r.clock_sm_mhz or 0 for r in live), default=0)
-        peak_temp = max((r.temperature_c or 0 for r in live), default=0)
-        mask = [
-            not r.lost and (_thermal_bits(r) or _clock_falling_hot(r, peak_clock, peak_temp))
-            for _, r in series
-        ]
-        for first, last in runs(mask):
-            window = [r for _, r in series[first : last + 1]]
-            peak = max((r.temperature_c or 0) for r in window)
-            low = min((r.clock_sm_mhz or 0) for r in window)
-            clock_max = window[-1].clock_sm_max_mhz
-            of_max = f" of {clock_max}" if clock_max else ""
-            how = "slowdown bits" if any(_thermal_bits(r) for r in window) else "clock falling"
-            alarms.append(
-                Alarm(
-                    rule="COOL.1",
-                    name="thermal_throttle",
-                    severity=Severity.WARNING,
-                    start_s=series[first][0],
-                    end_s=series[last][0],
-                    gpu=index,
-                    modifier=Modifier.THERMAL_THROTTLE,
-                    message=f"GPU {index} throttles for heat ({how}): {peak} C, SM clock down "
-                    f"to {low}{of_max} MHz",
-                    fix="blower-style coolers for cards side by side, space between the cards, "
-                    "or water cooling for 4 GPUs (COOL.3, COOL.4); raise the case airflow",
-                    evidence={
-                        "temperature_c": peak,
-                        "clock_sm_mhz": low,
-                        "clock_sm_max_mhz": clock_max,
-                        "peak_clock_sm_mhz": peak_clock,
-                    },
-                )
-            )
-    return alarms
+        peak_clock[index] = max((r.clock_sm_mhz or 0 for r in live), default=0)
+        peak_temp[index] = max((r.temperature_c or 0 for r in live), default=0)
+
+    def hot(reading: GpuReading) -> bool:
+        return _thermal_bits(reading) or _clock_falling_hot(
+            reading, peak_clock[reading.index], peak_temp[reading.index]
+        )
+
+    def build(gpu: int, start: float, end: float, window: list[GpuReading]) -> Alarm:
+        peak = max((r.temperature_c or 0) for r in window)
+        low = min((r.clock_sm_mhz or 0) for r in window)
+        clock_max = window[-1].clock_sm_max_mhz
+        of_max = f" of {clock_max}" if clock_max else ""
+        how = "slowdown bits" if any(_thermal_bits(r) for r in window) else "clock falling"
+        return Alarm(
+            rule="COOL.1",
+            name="thermal_throttle",
+            severity=Severity.WARNING,
+            start_s=start,
+            end_s=end,
+            gpu=gpu,
+            modifier=Modifier.THERMAL_THROTTLE,
+            message=f"GPU {gpu} throttles for heat ({how}): {peak} C, SM clock down "
+            f"to {low}{of_max} MHz",
+            fix="blower-style coolers for cards side by side, space between the cards, "
+            "or water cooling for 4 GPUs (COOL.3, COOL.4); raise the case airflow",
+            evidence={
+                "temperature_c": peak,
+                "clock_sm_mhz": low,
+                "clock_sm_max_mhz": clock_max,
+                "peak_clock_sm_mhz": peak_clock[gpu],
+            },
+        )
+
+    return gpu_alarms(samples, hot, build)
 
 
 @detector("PSU.2", "power_brake")
@@ -307,9 +308,4 @@ def gpu_lost(samples: Sequence[Sample]) -> list[Alarm]:
             evidence={"error": window[0].error},
         )
 
-    alarms = []
-    for index, series in gpu_series(samples).items():
-        for first, last in runs([r.lost for _, r in series]):
-            window = [r for _, r in series[first : last + 1]]
-            alarms.append(build(index, series[first][0], series[last][0], window))
-    return alarms
+    return gpu_alarms(samples, lambda _: True, build, lost=True)

@@ -55,10 +55,15 @@ def gpu_alarms(
     samples: Sequence[Sample],
     predicate: Callable[[GpuReading], bool],
     build: Callable[[int, float, float, list[GpuReading]], Alarm],
+    *,
+    lost: bool = False,
 ) -> list[Alarm]:
+    """One alarm from `build(gpu, start_s, end_s, readings)` for each run of a GPU's readings
+    that match `predicate`. Only the readings of a GPU that answered are matched, since a lost
+    GPU's fields are all unknown; with `lost`, only those of a lost GPU (WATCH.4)."""
     alarms = []
     for index, series in gpu_series(samples).items():
-        mask = [not r.lost and predicate(r) for _, r in series]
+        mask = [r.lost == lost and predicate(r) for _, r in series]
         for first, last in runs(mask):
             window = [r for _, r in series[first : last + 1]]
             alarms.append(build(index, series[first][0], series[last][0], window))
