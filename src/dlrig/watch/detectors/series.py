@@ -1,5 +1,5 @@
 """Reading a run's samples for the detectors: runs of a condition, each GPU's series, the
-accelerator's busy share, a GPU's clock-event bits."""
+accelerator's busy share, a GPU's clock-event bits, and the alarms of a host or GPU condition."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from dlrig.hardware.nvml import ClockEventReason, GpuReading
 from dlrig.watch.detectors.registry import Alarm
+from dlrig.watch.detectors.thresholds import SUSTAINED_SAMPLES
 from dlrig.watch.samples import Sample
 
 
@@ -68,3 +69,14 @@ def gpu_alarms(
             window = [r for _, r in series[first : last + 1]]
             alarms.append(build(index, series[first][0], series[last][0], window))
     return alarms
+
+
+def host_alarms(
+    samples: Sequence[Sample],
+    predicate: Callable[[Sample], bool],
+    build: Callable[[Sequence[Sample]], Alarm],
+) -> list[Alarm]:
+    """One alarm from `build(window)` for each run of samples that match `predicate` for at
+    least `SUSTAINED_SAMPLES` in a row: a shorter one is a spike, not the job's steady state."""
+    mask = [predicate(s) for s in samples]
+    return [build(samples[first : last + 1]) for first, last in runs(mask, SUSTAINED_SAMPLES)]
