@@ -130,8 +130,3 @@ class PartKind(StrEnum):
     STORAGE = "storage"
     MEMORY = "memory"
     PLATFORMS = "platforms"
-
-
-class OutputFormat(StrEnum):
-    TEXT = "text"
-    JSON = "json"

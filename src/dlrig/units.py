@@ -21,7 +21,6 @@ MIB = 2**20
 GIB = 2**30
 
 TFLOPS = 1e12
-GBIT = 1e9
 GHZ = 1e9
 BITS_PER_BYTE = 8
 
@@ -53,16 +52,6 @@ def gb_to_bytes(gb: float) -> float:
 def bytes_to_gb(n_bytes: float) -> float:
     """Bytes to decimal gigabytes."""
     return n_bytes / GB
-
-
-def gib_to_bytes(gib: float) -> float:
-    """Binary gibibytes to bytes."""
-    return gib * GIB
-
-
-def bytes_to_gib(n_bytes: float) -> float:
-    """Bytes to binary gibibytes."""
-    return n_bytes / GIB
 
 
 def gbit_s_to_gb_s(gbit_s: float) -> float:

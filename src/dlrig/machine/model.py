@@ -201,10 +201,6 @@ class Build:
         return sum(g.count for g in self.gpus)
 
     @property
-    def total_gpu_count(self) -> int:
-        return self.gpu_count * self.nodes
-
-    @property
     def largest_gpu_memory_gb(self) -> float | None:
         return max((g.gpu.memory_gb for g in self.gpus), default=None)
 

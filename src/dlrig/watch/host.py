@@ -26,12 +26,6 @@ class HostSampler(Protocol):
     def sample(self) -> HostSample: ...
 
 
-class JobSampler(Protocol):
-    """Samples the watched process tree; None once it is gone."""
-
-    def sample(self) -> JobSample | None: ...
-
-
 class GpuSampler(Protocol):
     """Samples every GPU (an empty tuple on a host without them)."""
 

@@ -367,10 +367,6 @@ def _exit(code: int | None) -> str:
     return "did not finish under dlrig" if code is None else f"exit code {code}"
 
 
-def _disk_read(sample: Sample, disk: str) -> float | None:
-    return next((d.read_mb_s for d in sample.host.disks if d.name == disk), None)
-
-
 def watch_page(summary: WatchSummary, samples: Sequence[Sample]) -> str:
     """`dlrig watch --html`: the GPUs' utilisation, memory, power, temperature and clocks over
     the run with the alarms marked, the host's CPU and disks, and the verdict."""
