@@ -50,6 +50,8 @@ class GPUGroup:
 
     @property
     def cooler(self) -> CoolerType:
+        """The build file's `cooler` when it names one (an aftermarket or water block), else
+        the catalog card's."""
         return self.cooler_override or self.gpu.cooler
 
     @property
@@ -62,6 +64,9 @@ class GPUGroup:
 
 @dataclass(frozen=True)
 class MemoryConfig:
+    """System RAM of one node: `size_gb` in all, from the build's size or its kits times
+    `kit_count`."""
+
     size_gb: float
     memory_type: str | None = None
     speed_mt_s: int | None = None
@@ -72,6 +77,9 @@ class MemoryConfig:
 
 @dataclass(frozen=True)
 class StorageDevice:
+    """`count` identical drives; `holds_dataset` True or False when the build says so, None to
+    let `Build.dataset_storage` pick."""
+
     device: Storage
     count: int = 1
     holds_dataset: bool | None = None
@@ -79,6 +87,8 @@ class StorageDevice:
 
 @dataclass(frozen=True)
 class Network:
+    """Each node's link to the others: `adapters_per_node` adapters of `gbit_s` each."""
+
     kind: NetworkKind
     gbit_s: float
     adapters_per_node: int = 1
@@ -86,6 +96,8 @@ class Network:
 
 @dataclass(frozen=True)
 class Prices:
+    """What a run's energy costs and emits (the build's `prices`, in `currency` per kWh)."""
+
     electricity_per_kwh: float = 0.20
     currency: str = "USD"
     co2_kg_per_kwh: float = 0.4
@@ -202,10 +214,13 @@ class Build:
 
     @property
     def largest_gpu_memory_gb(self) -> float | None:
+        """The memory of the build's largest card, GB; None without GPUs."""
         return max((g.gpu.memory_gb for g in self.gpus), default=None)
 
     @property
     def psu_watts(self) -> float | None:
+        """What the node's supplies deliver together, W: the PSUs times their count, or the
+        platform's own; None when the build says neither."""
         if self.psu is not None:
             return self.psu.watts * self.psu_count
         if self.platform is not None:

@@ -24,6 +24,7 @@ class BuildPrice:
 
     @property
     def complete(self) -> bool:
+        """Every part of the build has a price."""
         return not self.unpriced
 
     def stale(self, today: dt.date) -> tuple[tuple[str, PartPrice], ...]:

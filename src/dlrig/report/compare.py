@@ -61,6 +61,7 @@ def compare_rows(items: Sequence[Compared]) -> list[dict[str, Any]]:
 
 
 def compare_json(workload: str, items: Sequence[Compared]) -> str:
+    """`dlrig compare --json`: the workload and one object a build, as `compare_rows`."""
     rows = [
         {**r, "exposed_s": {k.value: v for k, v in r["exposed_s"].items()}}
         for r in compare_rows(items)
@@ -69,6 +70,7 @@ def compare_json(workload: str, items: Sequence[Compared]) -> str:
 
 
 def compare_table(workload: str, items: Sequence[Compared]) -> Table:
+    """The builds side by side, one row each, in the order given."""
     table = Table(title=f"{len(items)} builds on {workload}", title_justify="left")
     for name, justify in (
         ("build", "left"),

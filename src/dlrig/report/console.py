@@ -4,18 +4,28 @@ notes about them (a page written)."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+
+def _write_line(stream: TextIO, text: str) -> None:
+    stream.write(text if text.endswith("\n") else text + "\n")
 
 
 def print_text(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    """A result on stdout, ending in one newline."""
+    _write_line(sys.stdout, text)
 
 
-def print_renderable(renderable: Any) -> None:
+def print_renderable(renderable: RenderableType) -> None:
+    """A rich table or panel on stdout, not wrapped (rich is imported only when used)."""
     from rich.console import Console
 
     Console(soft_wrap=False).print(renderable)
 
 
 def print_note(text: str) -> None:
-    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+    """A note about the results on stderr, ending in one newline."""
+    _write_line(sys.stderr, text)

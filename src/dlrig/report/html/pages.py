@@ -99,6 +99,8 @@ def stage_bars(est: Estimate) -> Markup:
 
 
 def memory_bar(est: Estimate) -> Markup:
+    """The memory one GPU (or, on a CPU, the RAM) needs: model states, activations and
+    overhead against its capacity."""
     m = est.memory
     where = "RAM" if est.device_is_cpu else "GPU memory"
     return stacked_bars(
@@ -120,6 +122,7 @@ def memory_bar(est: Estimate) -> Markup:
 
 
 def power_bar(est: Estimate) -> Markup:
+    """A node's peak draw beside the supply PSU.1 asks for and the one installed."""
     p = est.power
     bars = [
         Bar("peak draw", p.system_peak_w, style="s4"),

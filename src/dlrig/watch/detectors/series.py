@@ -48,6 +48,7 @@ def accelerator_busy(sample: Sample) -> float | None:
 
 
 def has_reason(reading: GpuReading, reasons: ClockEventReason) -> bool:
+    """Any of `reasons` among the reading's clock-event bits (False when NVML gave none)."""
     flags = reading.event_reasons
     return flags is not None and bool(flags & reasons)
 
