@@ -7,13 +7,12 @@ from typing import Annotated
 
 import typer
 
+from dlrig.commands.inputs import CatalogOption
+
 app = typer.Typer(
     help="List the parts dlrig knows: gpus, cpus, motherboards, psus, ...", no_args_is_help=True
 )
 
-CatalogOption = Annotated[
-    Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
-]
 JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
 
 

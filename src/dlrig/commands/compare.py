@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
-from dlrig.commands.inputs import BUILD_HELP, build_document
+from dlrig.commands.inputs import BUILD_HELP, CatalogOption, build_document
 
 
 def compare(
     builds: Annotated[list[str], typer.Argument(help=f"two or more builds; each {BUILD_HELP}")],
     workload: Annotated[str, typer.Option("--workload", "-w", help="zoo name or workload file")],
-    catalog: Annotated[
-        Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
-    ] = None,
+    catalog: CatalogOption = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
     html: HtmlOption = None,
 ) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
-from dlrig.commands.inputs import BUILD_HELP, build_document, finite
+from dlrig.commands.inputs import BUILD_HELP, CatalogOption, build_document, finite
 
 
 def estimate(
@@ -21,9 +21,7 @@ def estimate(
     compare: Annotated[
         str | None, typer.Option("--compare", help="KEY=V1,V2,...: one estimate per value")
     ] = None,
-    catalog: Annotated[
-        Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
-    ] = None,
+    catalog: CatalogOption = None,
     electricity_price: Annotated[
         float | None,
         typer.Option(

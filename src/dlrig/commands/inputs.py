@@ -1,5 +1,5 @@
 """What several commands share: the BUILD argument (a file, '-' for standard input, or
-probe:latest), the history path, finite numbers and the money options."""
+probe:latest), the --catalog file, the history path, finite numbers and the money options."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ FxRateOption = Annotated[
     typer.Option("--fx-rate", help="units of --currency per USD (default: dated ECB rate)"),
 ]
 BUILD_HELP = "build file (YAML or TOML), - for stdin, or probe:latest"
+CatalogOption = Annotated[
+    Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
+]
 
 
 def history_path() -> Path:
