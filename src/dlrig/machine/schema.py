@@ -16,6 +16,7 @@ from pydantic.config import JsonDict
 
 from dlrig.catalog.schema import CPU, GPU, PSU, Case, MemoryKit, Motherboard, Platform, Storage
 from dlrig.enums import CoolerType, NetworkKind, Precision
+from dlrig.machine.model import Prices
 from dlrig.machine.partial import inline_spec_model
 from dlrig.units import GbitPerSecond, GigaBytes, LinkLanes, PCIeGen, PriceUSD
 
@@ -193,9 +194,13 @@ class NetworkEntry(_Strict):
 
 
 class PricesEntry(_Strict):
-    electricity_per_kwh: Annotated[float, Field(ge=0, le=100)] = 0.20
-    currency: str = "USD"
-    co2_kg_per_kwh: Annotated[float, Field(ge=0, le=10)] = 0.4
+    """What a kWh costs (in `currency`) and emits (kg CO2): a run's energy cost and footprint."""
+
+    # The defaults are the domain's, so that a build file without prices and a planned build
+    # cost the same.
+    electricity_per_kwh: Annotated[float, Field(ge=0, le=100)] = Prices.electricity_per_kwh
+    currency: str = Prices.currency
+    co2_kg_per_kwh: Annotated[float, Field(ge=0, le=10)] = Prices.co2_kg_per_kwh
 
 
 # Bounds of measured figures: far above any machine (B200: 8,000 GB/s HBM, 4,500 dense FP8
