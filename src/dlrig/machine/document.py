@@ -125,10 +125,13 @@ def _spec(part: PartBase) -> dict[str, Any]:
     return dumped
 
 
+def _model_or_spec(part: PartBase, catalog: Catalog) -> dict[str, Any]:
+    """`{"model": name}` for a catalog part, else `{"spec": fields}`: the start of an entry."""
+    return {"model": part.name} if _in_catalog(part, catalog) else {"spec": _spec(part)}
+
+
 def _entry(part: PartBase, catalog: Catalog, *, count: int = 1) -> dict[str, Any] | str:
-    base: dict[str, Any] = (
-        {"model": part.name} if _in_catalog(part, catalog) else {"spec": _spec(part)}
-    )
+    base = _model_or_spec(part, catalog)
     if count != 1:
         base["count"] = count
     if list(base) == ["model"]:
@@ -137,9 +140,7 @@ def _entry(part: PartBase, catalog: Catalog, *, count: int = 1) -> dict[str, Any
 
 
 def _gpu_entry(group: GPUGroup, catalog: Catalog) -> dict[str, Any]:
-    entry: dict[str, Any] = (
-        {"model": group.gpu.name} if _in_catalog(group.gpu, catalog) else {"spec": _spec(group.gpu)}
-    )
+    entry = _model_or_spec(group.gpu, catalog)
     entry["count"] = group.count
     pcie = {
         k: v for k, v in (("gen", group.pcie_gen), ("lanes", group.pcie_lanes)) if v is not None
@@ -154,10 +155,7 @@ def _gpu_entry(group: GPUGroup, catalog: Catalog) -> dict[str, Any]:
 
 
 def _storage_entry(device: StorageDevice, catalog: Catalog) -> dict[str, Any]:
-    part = device.device
-    entry: dict[str, Any] = (
-        {"model": part.name} if _in_catalog(part, catalog) else {"spec": _spec(part)}
-    )
+    entry = _model_or_spec(device.device, catalog)
     if device.count != 1:
         entry["count"] = device.count
     if device.holds_dataset is not None:
