@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlrig.catalog.schema import PartBase
 from dlrig.report.jsonout import dumps
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 COLUMNS: dict[str, list[tuple[str, str]]] = {
     "gpus": [
@@ -100,7 +103,7 @@ def _field(part: PartBase, name: str) -> Any:
     return getattr(part, name, None)
 
 
-def catalog_table(kind: str, parts: Sequence[PartBase]) -> Any:
+def catalog_table(kind: str, parts: Sequence[PartBase]) -> Table:
     """A rich table of parts of one kind."""
     from rich.table import Table
 

@@ -10,6 +10,8 @@ from dlrig.enums import Severity
 from dlrig.report.jsonout import dumps
 
 if TYPE_CHECKING:
+    from rich.console import Group
+
     from dlrig.catalog.loader import Catalog
     from dlrig.machine.model import Build
     from dlrig.rules import CheckResult
@@ -56,7 +58,7 @@ def check_json(build: Build, result: CheckResult, catalog: Catalog | None = None
     return dumps(check_document(build, result, catalog))
 
 
-def check_renderable(build: Build, result: CheckResult, workload_name: str | None = None) -> Any:
+def check_renderable(build: Build, result: CheckResult, workload_name: str | None = None) -> Group:
     """A rich renderable: heading, findings table (errors, warnings, notes), verdict."""
     from rich.console import Group
     from rich.markup import escape

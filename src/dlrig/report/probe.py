@@ -4,11 +4,15 @@ command prints what these return."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlrig.probe.compare import Change
 from dlrig.probe.report import ProbeReport
 from dlrig.units import bytes_to_gb
+
+if TYPE_CHECKING:
+    from rich.console import Group
+    from rich.table import Table
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
@@ -43,7 +47,7 @@ def _gpu_row(gpu: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def probe_summary(report: ProbeReport) -> Any:
+def probe_summary(report: ProbeReport) -> Group:
     """The terminal summary of a probe: a table, verdicts, notes."""
     from rich.console import Group
     from rich.table import Table
@@ -126,7 +130,7 @@ def probe_summary(report: ProbeReport) -> Any:
     return Group(*parts)
 
 
-def history_table(rows: list[dict[str, Any]]) -> Any:
+def history_table(rows: list[dict[str, Any]]) -> Table:
     """Past probes, newest first."""
     from rich.table import Table
 
@@ -165,7 +169,7 @@ def _figure(value: object) -> str:
     return str(value)
 
 
-def compare_table(changes: tuple[Change, ...], before: str, after: str) -> Any:
+def compare_table(changes: tuple[Change, ...], before: str, after: str) -> Table:
     """What changed between two probes."""
     from rich.table import Table
 
@@ -180,7 +184,7 @@ def compare_table(changes: tuple[Change, ...], before: str, after: str) -> Any:
     return table
 
 
-def distributed_summary(data: dict[str, Any]) -> Any:
+def distributed_summary(data: dict[str, Any]) -> Group:
     """The cluster report of `probe --distributed`: ranks, all-reduce table, slow ranks."""
     from rich.console import Group
     from rich.table import Table
@@ -213,7 +217,7 @@ def distributed_summary(data: dict[str, Any]) -> Any:
     return Group(ranks, table, verdict, Text(data["method"], style="dim"))
 
 
-def train_summary(data: dict[str, Any]) -> Any:
+def train_summary(data: dict[str, Any]) -> Group:
     """`probe --train`: measured against estimated, stage by stage, and what stands in."""
     from rich.console import Group
     from rich.table import Table

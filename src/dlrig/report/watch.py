@@ -8,12 +8,15 @@ history with `--show` reads exactly like the run did.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlrig.report.jsonout import dumps
 from dlrig.units import GB
 from dlrig.watch.samples import Sample
 from dlrig.watch.summary import WatchSummary
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def _pct(ratio: float | None) -> str:
@@ -50,7 +53,7 @@ def plain_line(sample: Sample) -> str:
     return " | ".join(parts)
 
 
-def live_table(sample: Sample, command: str) -> Any:
+def live_table(sample: Sample, command: str) -> Table:
     """A rich table of the latest sample, redrawn in place on a terminal."""
     from rich.table import Table
 
@@ -153,7 +156,7 @@ def summary_json(summary: WatchSummary) -> str:
     return dumps(summary.model_dump(mode="json"))
 
 
-def runs_table(runs: Sequence[dict[str, Any]]) -> Any:
+def runs_table(runs: Sequence[dict[str, Any]]) -> Table:
     """Past runs: id, start, command, exit code, duration, samples, bottleneck."""
     from rich.table import Table
 
