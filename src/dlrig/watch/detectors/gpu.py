@@ -23,12 +23,6 @@ from dlrig.watch.detectors.thresholds import (
 from dlrig.watch.samples import Sample
 
 
-def _thermal_bits(reading: GpuReading) -> bool:
-    return has_reason(
-        reading, ClockEventReason.SW_THERMAL_SLOWDOWN | ClockEventReason.HW_THERMAL_SLOWDOWN
-    )
-
-
 def _clock_falling_hot(reading: GpuReading, peak_clock_mhz: int, peak_temp_c: int) -> bool:
     """Without reason bits (old drivers, some boards): the SM clock 10% under the GPU's highest
     of the run, under load, while at the run's highest temperature and at least COOL.1's usual
@@ -57,7 +51,7 @@ def thermal_throttle(samples: Sequence[Sample]) -> list[Alarm]:
         peak_temp[index] = max((r.temperature_c or 0 for r in live), default=0)
 
     def hot(reading: GpuReading) -> bool:
-        return _thermal_bits(reading) or _clock_falling_hot(
+        return bool(reading.thermal_throttled) or _clock_falling_hot(
             reading, peak_clock[reading.index], peak_temp[reading.index]
         )
 
@@ -66,7 +60,7 @@ def thermal_throttle(samples: Sequence[Sample]) -> list[Alarm]:
         low = min((r.clock_sm_mhz or 0) for r in window)
         clock_max = window[-1].clock_sm_max_mhz
         of_max = f" of {clock_max}" if clock_max else ""
-        how = "slowdown bits" if any(_thermal_bits(r) for r in window) else "clock falling"
+        how = "slowdown bits" if any(r.thermal_throttled for r in window) else "clock falling"
         return Alarm(
             rule="COOL.1",
             name="thermal_throttle",
