@@ -20,7 +20,8 @@ def print_text(text: str) -> None:
 
 
 def print_renderable(renderable: RenderableType) -> None:
-    """A rich table or panel on stdout, not wrapped (rich is imported only when used)."""
+    """A rich table or group on stdout, laid out to the terminal's width (rich is imported
+    only when something is printed with it)."""
     from rich.console import Console
 
     Console(soft_wrap=False).print(renderable)
