@@ -5,13 +5,12 @@ Exit codes: 0 no error-level finding, 1 errors found, 2 bad input (the CLI's Dlr
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
-from dlrig.commands.inputs import BUILD_HELP, build_document
+from dlrig.commands.inputs import BUILD_HELP, CatalogOption, build_document
 
 
 def check(
@@ -20,9 +19,7 @@ def check(
         str | None,
         typer.Option("--workload", "-w", help="zoo name or workload file: workload-aware rules"),
     ] = None,
-    catalog: Annotated[
-        Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
-    ] = None,
+    catalog: CatalogOption = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
     html: HtmlOption = None,
 ) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
-from dlrig.commands.inputs import CurrencyOption, FxRateOption, finite
+from dlrig.commands.inputs import CatalogOption, CurrencyOption, FxRateOption, finite
 from dlrig.enums import Vendor
 from dlrig.plan.kinds import BuildForm, ObjectiveKind
 
@@ -93,9 +93,7 @@ def plan(
     save: Annotated[
         Path | None, typer.Option("--save", help="write each result as a build file here")
     ] = None,
-    catalog: Annotated[
-        Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
-    ] = None,
+    catalog: CatalogOption = None,
     own: Annotated[
         Path | None,
         typer.Option(

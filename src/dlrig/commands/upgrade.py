@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from dlrig.commands.inputs import BUILD_HELP, CurrencyOption, FxRateOption, finite
+from dlrig.commands.inputs import BUILD_HELP, CatalogOption, CurrencyOption, FxRateOption, finite
 
 
 def upgrade(
@@ -17,9 +17,7 @@ def upgrade(
         float,
         typer.Option("--budget", help="the most to spend, USD (or --currency's)", callback=finite),
     ],
-    catalog: Annotated[
-        Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
-    ] = None,
+    catalog: CatalogOption = None,
     own: Annotated[
         Path | None,
         typer.Option(
