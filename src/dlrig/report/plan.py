@@ -159,7 +159,8 @@ def plan_json(
 def _search_line(result: PlanResult, seconds: float) -> Text:
     st = result.stats
     text = (
-        f"search: {st.groups} GPU groups in the space, {st.evaluated} builds evaluated "
+        f"search: {st.groups} GPU groups in the space, "
+        f"{st.evaluated} build{'' if st.evaluated == 1 else 's'} evaluated "
         f"({st.estimates} estimates, {st.checks} rule checks) in {seconds:.2f} s"
     )
     if st.unpriced:
