@@ -394,3 +394,18 @@ def test_convnet_widths_and_winograd_shares_are_counted_from_the_layer_shapes() 
         share = sum(c.flops for c in convs if c.kernel == 3 and c.stride1) / flops
         assert CLASSIC_STRUCTURE[name].conv_width == pytest.approx(width, abs=0.5)
         assert CLASSIC_STRUCTURE[name].winograd_share == pytest.approx(share, abs=0.0005)
+
+
+def test_lora_halves_the_linears_backward_not_the_attention_scores() -> None:
+    # Forward 1 + backward 2 per FLOP; LoRA drops the linears' weight gradients (backward 1)
+    # but QK^T and PV have no weights: dS, dV, dQ, dK stay 2x the forward. A recomputed
+    # forward adds 1 to both under activation checkpointing.
+    lora = make_workload("llama-3-8b-lora")
+    assert compute.training_flop_multiplier(lora) == 1.0 + 1.0 + float(
+        lora.activation_checkpointing
+    )
+    assert compute.attention_flop_multiplier(lora) == 1.0 + 2.0 + float(
+        lora.activation_checkpointing
+    )
+    full = make_workload("llama-3-8b")
+    assert compute.attention_flop_multiplier(full) == compute.training_flop_multiplier(full)
