@@ -217,6 +217,30 @@ def stacked_bars(
     return _svg(WIDTH, axis_y + AXIS_H, title, "".join(parts))
 
 
+# A point label's box: about 7 px a character of the 12 px label font, 12 px high.
+LABEL_CHAR_W, LABEL_H = 7.0, 12.0
+
+
+def _label_spot(
+    cx: float, cy: float, chars: int, placed: list[tuple[float, float, float, float]]
+) -> tuple[float, float]:
+    """Where a point's label goes (its text's left and baseline): above right of the point,
+    else the first of the other corners and further rows whose box overlaps no label placed
+    before (builds close in price and speed would print #2 over #3); the box is recorded."""
+    w = chars * LABEL_CHAR_W
+    spots = [(cx + 9, cy - 7), (cx + 9, cy + 7 + LABEL_H), (cx - 9 - w, cy - 7)]
+    spots += [(cx - 9 - w, cy + 7 + LABEL_H)]
+    spots += [(cx + 9, cy - 7 - k * LABEL_H) for k in range(1, 4)]
+    for x, y in spots:
+        box = (x, y - LABEL_H, x + w, y)
+        if all(box[2] <= a or box[0] >= c or box[3] <= b or box[1] >= d for a, b, c, d in placed):
+            placed.append(box)
+            return x, y
+    x, y = spots[0]
+    placed.append((x, y - LABEL_H, x + w, y))
+    return x, y
+
+
 def scatter(title: str, points: Sequence[Point], x_label: str, y_label: str) -> Markup:
     """Points on two value axes (price against throughput); chosen points are labelled."""
     height = 400
@@ -231,6 +255,7 @@ def scatter(title: str, points: Sequence[Point], x_label: str, y_label: str) -> 
     path = " ".join(f"{x0 + p.x * sx:.1f},{y0 - p.y * sy:.1f}" for p in ordered)
     if len(ordered) > 1:
         parts.append(f'<polyline class="frontier" points="{path}"/>')
+    placed: list[tuple[float, float, float, float]] = []
     for p in sorted(points, key=lambda p: p.chosen):
         cx, cy = x0 + p.x * sx, y0 - p.y * sy
         r, style = (7, "chosen") if p.chosen else (4.5, "other")
@@ -239,9 +264,9 @@ def scatter(title: str, points: Sequence[Point], x_label: str, y_label: str) -> 
             f"<title>{escape(p.hover)}</title></circle>"
         )
         if p.chosen:
+            lx, ly = _label_spot(cx, cy, len(p.label), placed)
             parts.append(
-                f'<text class="point-label" x="{cx + 9:.1f}" y="{cy - 7:.1f}">'
-                f"{escape(p.label)}</text>"
+                f'<text class="point-label" x="{lx:.1f}" y="{ly:.1f}">{escape(p.label)}</text>'
             )
     parts.append(_legend([("chosen", "ranked builds"), ("other", "frontier builds")], TOP - 6))
     return _svg(WIDTH, height, title, "".join(parts))
