@@ -126,11 +126,10 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
         if throttle < 1.0:
             mods.append(Modifier.THERMAL_THROTTLE)
     t_mm, t_mem = t_mm / throttle, t_mem / throttle
-    if job.training:  # data-parallel GPUs wait at every step's all-reduce for the slowest
+    gpus = job.n_node * job.build.nodes
+    if job.training and gpus > 1:  # data-parallel GPUs wait at each all-reduce for the slowest
         launch = compute.launch_s(job.work, w, batch, cal.compute, sixteen_bit=job.sixteen)
-        wait = interconnect.straggler_wait_s(
-            job.n_node * job.build.nodes, t_mm + t_mem, launch, w.gradient_accumulation
-        )
+        wait = interconnect.straggler_wait_s(gpus, t_mm + t_mem, launch, w.gradient_accumulation)
         if wait > 0:
             share = 1.0 + wait / (t_mm + t_mem)
             t_mm, t_mem = t_mm * share, t_mem * share
