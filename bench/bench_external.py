@@ -51,6 +51,12 @@ UNITS_PER_SAMPLE = {"transformerxllarge": 384.0}
 # (utils/proj_adaptive_softmax.py).
 ADAPTIVE_CUTOFFS = (19997, 39997, 199997)
 ADAPTIVE_DIV_VAL = {"transformerxlbase": 1, "transformerxllarge": 4}
+# Convnets DLE ran on NHWC tensors (torch.channels_last) where Lambda's runs kept PyTorch's NCHW
+# (logged "memory_format : nchw"): ResNet-50 with AMP (PyTorch/Classification/ConvNets/
+# configs.yml, every platform's AMP entry: `memory_format: nhwc`; FP32 and TF32 keep the default
+# nchw) and SSD in every precision (PyTorch/Detection/SSD main.py `--data-layout` defaults to
+# channels_last since its November 2021 release, container 21.11; these rows ran 22.10).
+CHANNELS_LAST = {("resnet50", "fp16"), ("ssd", "fp16"), ("ssd", "fp32"), ("ssd", "tf32")}
 
 
 def _harmonic(n: float) -> float:
@@ -130,6 +136,8 @@ def predict(row: Row) -> float:
         "dataset": "synthetic",
         **extra,
     }
+    if (row.model, row.precision) in CHANNELS_LAST:
+        doc["memory_format"] = "channels_last"
     workload = resolve_workload(doc, "external")
     if row.model in ADAPTIVE_DIV_VAL:
         workload = adaptive_softmax(workload, ADAPTIVE_DIV_VAL[row.model])

@@ -284,7 +284,8 @@ def _system(feats: list[RowFeatures], cap: float) -> tuple[np.ndarray, np.ndarra
 
 def _fit_at(feats: list[RowFeatures], cap: float) -> tuple[np.ndarray, float]:
     """Iteratively re-weighted NNLS (towards least absolute relative error). Returns x and the
-    median absolute relative error."""
+    mean absolute relative error (the L1 error: a median let one fold pick a scale whose fit
+    gave up TF32 convolutions, 0.37 against 0.61 in every other fold)."""
     a, b = _system(feats, cap)
     weights = np.ones(len(feats))
     x = np.zeros(WIDTH)
@@ -292,7 +293,7 @@ def _fit_at(feats: list[RowFeatures], cap: float) -> tuple[np.ndarray, float]:
         x = _nnls(a * weights[:, None], b * weights)
         weights = 1.0 / np.sqrt(np.maximum(np.abs(a @ x - b), 0.02))
     predicted = 1.0 - b + a @ x  # predicted / measured step time
-    return x, float(np.median(np.abs(1.0 / predicted - 1.0)))
+    return x, float(np.mean(np.abs(1.0 / predicted - 1.0)))
 
 
 def fit_compute(rows: list[LambdaRow], eff_cap: float) -> dict[str, Any]:

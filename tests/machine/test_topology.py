@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dlrig.catalog.loader import builtin_catalog
-from dlrig.catalog.schema import CPU, GPU, Motherboard, PCIeSlot
+from dlrig.catalog.schema import CPU, GPU, Motherboard, PCIeSlot, Platform
 from dlrig.enums import Modifier
 from dlrig.machine import load_build
 from dlrig.machine.document import build_to_document
@@ -166,3 +166,23 @@ def test_saved_plan_build_and_its_file_have_the_same_topology(tmp_path: Path) ->
     again = load_build(path)
     assert topology(again).links == topology(build).links
     assert topology(again).placement == topology(build).placement
+
+
+def test_gpus_fill_one_cpu_sockets_share_before_the_next() -> None:
+    """A dual-socket server wires its GPU positions evenly to its two CPUs (Supermicro
+    SYS-421GE-TNRT: 10 positions, 5 a socket); a workstation has no second socket to reach, and
+    a dual-socket board's slots do not say which CPU they hang off (taken at its best)."""
+    catalog = builtin_catalog()
+    gpu = catalog.find(GPU, "NVIDIA RTX A6000")
+    server = catalog.find(Platform, "Supermicro SYS-421GE-TNRT")
+    racked = topology(Build(name="8 in a server", gpus=(GPUGroup(gpu, 8),), platform=server))
+    assert racked.gpus_per_cpu_socket == 5
+    assert not racked.spans_cpu_sockets(5)
+    assert racked.spans_cpu_sockets(6)
+    desk = topology(Build(name="4 on a desk", gpus=(GPUGroup(gpu, 4),)))
+    assert not desk.spans_cpu_sockets(4)
+    slots = tuple(PCIeSlot(position=p, lanes=16, gen=4) for p in (1, 3, 5, 7))
+    dual = Motherboard(name="Dual board", socket="SP3", memory_type="DDR4", memory_slots=16,
+                       max_memory_gb=2048, x16_slots=slots, sockets=2)  # fmt: skip
+    board = topology(Build(name="4 on two sockets", gpus=(GPUGroup(gpu, 4),), motherboard=dual))
+    assert not board.spans_cpu_sockets(4)

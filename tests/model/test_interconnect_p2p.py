@@ -41,8 +41,24 @@ def _server(gpu: str, count: int) -> dict[str, Any]:
     ],
 )
 def test_which_pcie_cards_reach_their_peers(gpu: str, link: LinkClass) -> None:
-    build = make_build(None, **_server(gpu, 8))
-    assert intra_node_link(build, _catalog_gpu(gpu), 8) is link
+    """Four cards: one CPU socket's share of the 10-position server (below)."""
+    build = make_build(None, **_server(gpu, 4))
+    assert intra_node_link(build, _catalog_gpu(gpu), 4) is link
+
+
+@pytest.mark.parametrize(("count", "link"), [(5, LinkClass.PCIE), (8, LinkClass.PCIE_NO_P2P)])
+def test_a_ring_across_two_cpu_sockets_passes_through_host_memory(
+    count: int, link: LinkClass
+) -> None:
+    """The dual-socket server wires 5 of its 10 GPU positions to each CPU; NCCL uses P2P only
+    within a NUMA node by default (NCCL_P2P_LEVEL, PHB vs SYS: docs.nvidia.com/deeplearning/
+    nccl, env.html) and sends the hops between sockets through host memory. 8 RTX A6000 span
+    both sockets, 5 do not; the estimate says why."""
+    build = make_build(None, **_server("NVIDIA RTX A6000", count))
+    assert intra_node_link(build, _catalog_gpu("NVIDIA RTX A6000"), count) is link
+    job = make_workload("bert-base-squad", dataset="synthetic", precision="fp16")
+    notes = [a for a in estimate(build, job).assumptions if "CPU sockets" in a]
+    assert len(notes) == (link is LinkClass.PCIE_NO_P2P), notes
 
 
 def test_a_bridged_pair_of_geforce_cards_talks_over_nvlink() -> None:

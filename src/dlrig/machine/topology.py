@@ -4,6 +4,7 @@ disagree on a card's link)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -117,6 +118,7 @@ class Topology:
     cards: tuple[Card, ...]
     placement: Placement | None
     links: tuple[Link, ...] | None
+    gpus_per_cpu_socket: float = math.inf
 
     def card_link(self, i: int) -> Link:
         """Card i's link; where nothing says what the slot gives (no board, platform or CPU),
@@ -139,6 +141,11 @@ class Topology:
             gpu = next(c.gpu for c in self.cards if c.group == group)
             return Link(gpu.pcie_lanes, gpu.pcie_gen, NO_SLOT)
         return min(seated, key=lambda lk: (lk.lanes * 2**lk.gen, lk.lanes))
+
+    def spans_cpu_sockets(self, n: int) -> bool:
+        """n GPUs of the build hang off more than one CPU socket: n GPUs fill one socket's share
+        of the positions first (CUDA numbers GPUs in PCI order)."""
+        return n > self.gpus_per_cpu_socket
 
     def downgraded(self, group: int) -> bool:
         """The group's link is narrower or older than its cards can train at."""
@@ -187,7 +194,17 @@ def _compute(build: Build) -> Topology:
         for _ in range(g.count)
     )
     placement = _placement(build, cards)
-    return Topology(cards, placement, _links(build, cards, placement))
+    return Topology(cards, placement, _links(build, cards, placement), _gpus_per_cpu_socket(build))
+
+
+def _gpus_per_cpu_socket(build: Build) -> float:
+    """GPU positions wired to each CPU socket of a multi-socket server, which spreads its GPU
+    positions evenly over its sockets; infinite elsewhere (a board's slots do not say which CPU
+    they hang off, so a dual-socket board is taken at its best: the cards on one socket)."""
+    platform = build.platform
+    if platform is not None and platform.cpu_sockets > 1:
+        return math.ceil(platform.max_gpus / platform.cpu_sockets)
+    return math.inf
 
 
 def _placement(build: Build, cards: tuple[Card, ...]) -> Placement | None:

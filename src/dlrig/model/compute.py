@@ -38,6 +38,17 @@ OPTIMIZER_STEP_BYTES = {"sgd": 20.0, "adam": 28.0, "adamw": 28.0}
 # Convolutional Neural Networks", arXiv:1509.09308, table 1). Bounded at that factor: the
 # larger F(4x4, 3x3) tiles lose fp32 accuracy and cuDNN uses them rarely.
 WINOGRAD_FLOP_REDUCTION = 2.25
+# 16-bit tensor-core convolutions run on NHWC tensors; on PyTorch's default NCHW "the NCHW
+# tensor must be transposed to NHWC before the convolution and transposed back to NCHW after"
+# (MosaicML Composer, "Channels Last" method card, docs.mosaicml.com, after NVIDIA's diagram),
+# a read and a write of each: 4 element moves per output element in the forward, as many
+# again per backward pass (traffic_multiplier). Measured on the same GPUs, the same
+# DeepLearningExamples ResNet-50 with AMP: NHWC (its configs.yml, AMP: memory_format nhwc)
+# 1,200 img/s on V100 SXM2 16GB and 2,470 on A100 SXM4 80GB (bench/data/external_training.csv)
+# against Lambda's NCHW runs (no --memory-format: DLE's default nchw, logged as
+# "memory_format : nchw") 833 and 1,582 (shared/calibration, v1): 1.44x and 1.56x; FP32/TF32,
+# NCHW in both, agree within 1-12%. TF32 convolutions get no transposes here (no measurement).
+NCHW_TRANSPOSE_MOVES = 4.0
 # The backward pass moves about twice the forward's pointwise bytes (reads the saved input and
 # the incoming gradient, writes the outgoing one) and launches about twice its kernels.
 BACKWARD_TRAFFIC = 2.0
@@ -290,6 +301,8 @@ def class_times(
     pointwise = work.pointwise_elems * elem_bytes
     pointwise *= 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
     moved = pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0
+    if operand_bytes == 2.0 and not winograd and not workload.channels_last:
+        moved += NCHW_TRANSPOSE_MOVES * work.conv_output_elems * elem_bytes
     moved = moved * traffic * units + optimizer_bytes(workload, optimizer_params)
     return ClassTimes(
         gemm_s=(gemm * flop_mult + attention * attention_flop_multiplier(workload))

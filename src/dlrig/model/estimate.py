@@ -98,6 +98,11 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     bw = job.dev.bandwidth_gb_s
     if job.dev.group is not None:
         bw *= sustained_bandwidth_factor(job.dev.group.gpu, measured)
+    if job.work.conv_output_elems and path.value == "tensor_16bit" and not w.channels_last:
+        assumed.append(
+            "tensors in PyTorch's default NCHW layout: cuDNN transposes each 16-bit "
+            "convolution's input and output (memory_format: channels_last avoids it)"
+        )
     weight_bytes = 0.0
     if not job.training:
         weight_bytes = w.params * memory.frozen_weight_bytes_per_param(w.weight_bits, job.sixteen)
@@ -225,10 +230,11 @@ def _exchange_s(
     kind = interconnect.intra_node_link(build, group.gpu, job.n_node)
     if kind is interconnect.LinkClass.PCIE_NO_P2P and not notes:
         busbw = min(busbw, interconnect.no_p2p_busbw_gb_s(gen, lanes))
-        if job.n_node > 1:
+        reason = interconnect.host_staged_reason(build, group.gpu, job.n_node)
+        if job.n_node > 1 and reason:
             assumed.append(
-                f"{group.gpu.name}: no PCIe peer-to-peer on this GeForce generation, so the "
-                f"GPUs' collectives pass through host memory at {busbw:.1f} GB/s"
+                f"{group.gpu.name}: {reason}, so the GPUs' collectives pass through host "
+                f"memory at {busbw:.1f} GB/s"
             )
     nic_gb_s = 0.0
     if build.nodes > 1:

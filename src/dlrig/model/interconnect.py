@@ -39,7 +39,7 @@ class LinkClass(StrEnum):
 
     NVLINK = "nvlink"  # NVLink/NVSwitch mesh, or a bridged pair
     PCIE = "pcie"  # PCIe with peer-to-peer transfers
-    PCIE_NO_P2P = "pcie-no-p2p"  # PCIe through host memory (GeForce RTX 40 on: no P2P)
+    PCIE_NO_P2P = "pcie-no-p2p"  # PCIe with a hop through host memory (no P2P)
 
 
 # All-reduce bus bandwidth over its large-message plateau against the payload (bytes), inside
@@ -97,16 +97,31 @@ NO_P2P_GEFORCE_ARCHITECTURES = frozenset({"Turing", "Ampere", "Ada Lovelace", "B
 
 def intra_node_link(build: Build, gpu: GPU, n: int) -> LinkClass:
     """The link class n GPUs of a node all-reduce over: NVLink where the platform or the card
-    gives a mesh (a bridge joins a pair only); else PCIe, through host memory on GeForce cards
-    without peer-to-peer (NO_P2P_GEFORCE_ARCHITECTURES)."""
+    gives a mesh (a bridge joins a pair only); else PCIe, through host memory where a ring hop
+    has no peer-to-peer (`host_staged_reason`)."""
     kind = build.platform.interconnect if build.platform else gpu.interconnect
     mesh = kind in (Interconnect.NVSWITCH, Interconnect.NVLINK)
     if gpu.nvlink_gb_s and (mesh or (kind is Interconnect.NVLINK_BRIDGE and n == 2)):
         return LinkClass.NVLINK
-    geforce = gpu.vendor is Vendor.NVIDIA and gpu.segment is Segment.CONSUMER
-    if geforce and gpu.architecture in NO_P2P_GEFORCE_ARCHITECTURES:
+    if host_staged_reason(build, gpu, n) is not None:
         return LinkClass.PCIE_NO_P2P
     return LinkClass.PCIE
+
+
+def host_staged_reason(build: Build, gpu: GPU, n: int) -> str | None:
+    """Why n PCIe GPUs' ring passes through host memory, or None where every hop is
+    peer-to-peer: GeForce cards without P2P (NO_P2P_GEFORCE_ARCHITECTURES), or GPUs spread
+    over two CPU sockets, where NCCL uses P2P only within a NUMA node unless told otherwise
+    (NCCL_P2P_LEVEL: "PHB: use P2P when GPUs are on the same NUMA node", "SYS: ... crossing
+    the SMP interconnect (e.g. QPI/UPI)"; docs.nvidia.com/deeplearning/nccl, env.html) and
+    sends the hops between sockets through shared host memory (its SHM transport, "used
+    between devices when peer-to-peer cannot happen"): a ring is as fast as its slowest hop."""
+    geforce = gpu.vendor is Vendor.NVIDIA and gpu.segment is Segment.CONSUMER
+    if geforce and gpu.architecture in NO_P2P_GEFORCE_ARCHITECTURES:
+        return "no PCIe peer-to-peer on this GeForce generation"
+    if build.topology.spans_cpu_sockets(n):
+        return f"{n} GPUs span two CPU sockets and NCCL has no peer-to-peer between them"
+    return None
 
 
 def no_p2p_busbw_gb_s(gen: int, lanes: int) -> float:

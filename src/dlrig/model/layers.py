@@ -65,6 +65,10 @@ KERNELS_OUTSIDE_LAYERS = 14.0  # embeddings, LM head, loss
 # BatchNorm/activation (and read again for BN's statistics): 2.5 element moves per saved
 # element in the forward.
 POINTWISE_PASSES = 2.5
+# A convolution saves its input for its weight gradient and its BatchNorm saves the
+# convolution's output (the ReLU between runs in place): two saved tensors per convolution, so
+# the convolutions write half of the saved elements.
+SAVED_TENSORS_PER_CONV = 2.0
 DEFAULT_HEAD_DIM = 64
 
 
@@ -207,7 +211,9 @@ class LayerWork:
     the part of `gemm_flops` in the vocabulary projection, whose output width is
     `lm_head_width` (the vocabulary: dlrig.model.compute times a width that breaks the
     tensor cores' 16-byte alignment at a lower efficiency); `fused_attention`: the attention
-    FLOPs run in one fused kernel (flash), at a share of a GEMM's efficiency."""
+    FLOPs run in one fused kernel (flash), at a share of a GEMM's efficiency;
+    `conv_output_elems` the elements the convolutions of one sample write (what a
+    channels-first layout has cuDNN transpose)."""
 
     gemm_flops: float
     gemm_width_elems: float
@@ -227,6 +233,7 @@ class LayerWork:
     lm_head_flops: float = 0.0
     lm_head_width: int = 0
     fused_attention: bool = False
+    conv_output_elems: float = 0.0
 
 
 def structure_of(workload: Workload) -> Structure | None:
@@ -330,6 +337,10 @@ def classic_work(workload: Workload) -> LayerWork:
         tensor_elems=pointwise / POINTWISE_PASSES / max(found.kernels_forward, 1.0),
         gemm_rows_per_sample=found.gemm_rows_per_sample,
         amp_casts_per_kernel=found.amp_casts_per_kernel,
+        conv_output_elems=found.conv_share
+        * workload.activation_bytes_per_sample
+        / 4.0
+        / SAVED_TENSORS_PER_CONV,
     )
 
 

@@ -72,7 +72,8 @@ class Workload:
     `gated_mlp`, `dropout`, `flash_attention`, `vocab_size`, `tied_embeddings`, `memory_len`,
     and for encoder-decoder models `encoder_layers` over `encoder_seq_len` positions, the
     decoder being `num_layers` over `seq_len`) is the published config's; the activation memory
-    is computed from it. Run length
+    is computed from it. `channels_last`: convolutions run on NHWC tensors (PyTorch's default
+    is NCHW). Run length
     is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model states its
     default.
     """
@@ -124,6 +125,7 @@ class Workload:
     cpu_offload: bool = False
     gradient_accumulation: int = 1
     activation_checkpointing: bool = False
+    channels_last: bool = False
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0
     weight_bits: int | None = None

@@ -259,8 +259,8 @@ class ServeBlock(_Strict):
 
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
-    `similar_to`, `activation_checkpointing`, `gradient_accumulation`, `steps`, `sources`,
-    `notes`, and `parallel` as a block)."""
+    `similar_to`, `activation_checkpointing`, `memory_format`, `gradient_accumulation`, `steps`,
+    `sources`, `notes`, and `parallel` as a block)."""
 
     name: str | None = None
     model: str | ModelBlock
@@ -290,6 +290,11 @@ class WorkloadFile(_Strict):
     )
     activation_checkpointing: bool = Field(
         default=False, description="recompute activations in backward (one extra forward)"
+    )
+    memory_format: Literal["channels_first", "channels_last"] = Field(
+        default="channels_first",
+        description="convnet tensor layout: PyTorch's default NCHW (channels_first) or "
+        "NHWC (torch.channels_last), the tensor cores' own",
     )
     epochs: Annotated[float, Field(gt=0, le=1e6)] | None = None
     tokens: Annotated[float, Field(gt=0, le=1e16)] | None = None
