@@ -184,7 +184,7 @@ def model_block(row: Row) -> dict[str, Any]:
             "forward_flops_per_token": 2.0 * matmul + 4.0 * layers * s * h,
             "seq_len": s, "hidden_size": h, "num_layers": layers, "num_heads": heads,
             "ffn_hidden_size": 4 * h, "vocab_size": MPT_VOCAB, "tied_embeddings": True,
-            "dropout": False, "attention": "flash",
+            "dropout": False, "attention": attention_kernel(row),
         }  # fmt: skip
     params, h, layers, heads, kv_heads, ffn, vocab = DENSE[row.model]
     tied = row.model in TIED
@@ -195,7 +195,7 @@ def model_block(row: Row) -> dict[str, Any]:
         "forward_flops_per_token": 2.0 * matmul + 4.0 * layers * s * h,
         "seq_len": s, "hidden_size": h, "num_layers": layers, "num_heads": heads,
         "kv_heads": kv_heads, "ffn_hidden_size": ffn, "vocab_size": vocab, "gated_mlp": True,
-        "tied_embeddings": tied, "dropout": False, "attention": "flash",
+        "tied_embeddings": tied, "dropout": False, "attention": attention_kernel(row),
     }  # fmt: skip
 
 
@@ -300,12 +300,19 @@ def _scale(r: Row) -> str:
     return "16-64 GPUs" if r.gpus <= 64 else ">= 128 GPUs"
 
 
+def attention_kernel(r: Row) -> str:
+    """The workload's `attention` for the kernel the row's framework runs: Transformer Engine /
+    cuDNN fused attention (NeMo and Megatron, llm.q: "cudnn"), else FlashAttention-2 through
+    PyTorch SDPA or MosaicML's triton kernel ("flash"). NeMo AutoModel runs Hugging Face models
+    on SDPA (its llm_benchmark configs: `attn: sdpa`, the 70B pretrain `attn_implementation:
+    sdpa`; its PEFT configs name no TE attention; NVIDIA-NeMo/Automodel, read 2026-12-04)."""
+    if r.framework == "nemo-automodel":
+        return "flash"
+    return "cudnn" if r.framework.startswith(("nemo", "llm.q")) else "flash"
+
+
 def _attention_kernel(r: Row) -> str:
-    """The attention kernel the row's framework runs: Transformer Engine / cuDNN fused attention
-    (NeMo, Megatron, NeMo AutoModel, llm.q), else FlashAttention-2 through PyTorch SDPA or
-    MosaicML's triton kernel (dlrig.model.rates.flash_attention_share's question)."""
-    native = r.framework.startswith(("nemo", "llm.q"))
-    return "TE/cuDNN fused" if native else "FA2/SDPA/triton"
+    return {"cudnn": "TE/cuDNN fused", "flash": "FA2/SDPA/triton"}[attention_kernel(r)]
 
 
 GROUPS: list[tuple[str, Callable[[Row], str]]] = [

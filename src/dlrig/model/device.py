@@ -56,7 +56,7 @@ def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: lis
         share = compute.unaligned_gemm_share(sixteen, gpu.fp32_tflops * TFLOPS)
         return Device(
             gpu.name, False, peak, path, gpu.memory_bandwidth_gb_s, gpu.memory_gb, group, share,
-            flash_attention_share(gpu),
+            flash_attention_share(gpu, workload.native_attention),
         )  # fmt: skip
     cpu = build.cpu or DEFAULT_CPU
     if build.cpu is None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dlrig.workloads.model import Workload
+from dlrig.workloads.model import FinetuneMethod, Workload
 
 # Elements one transformer layer's pointwise ops move per token in the forward, eager PyTorch
 # (each op reads its inputs and writes its output): Q/K/V head transposes 6h, context
@@ -49,8 +49,9 @@ FLASH_ATTENTION_SHARE = 0.75
 # Measured: MosaicML MPT-1B on 8 H100 loses 0.64x of its GEMM rate in attention between 512
 # and 32k tokens where 8 A100 lose 0.87x; torchtitan's Llama 3 (SDPA) agrees, NeMo's cuDNN
 # fused attention (a wgmma kernel) does not (bench/bench_external_llm.py, /tmp/notes of the
-# 2026-12-03 session). Kernels written for these cards (FlashAttention-3, cuDNN) reach the
-# 0.75 above; PyTorch's default flash kernel is the one taken here.
+# 2026-12-03 session). Kernels written for these cards (FlashAttention-3: 740 TFLOPS, 75% of
+# H100's peak in its forward, Shah et al. 2024, abstract; cuDNN) reach the 0.75 above: a
+# workload's `attention: cudnn` takes it, `flash` (PyTorch's default kernel) this one.
 FLASH_ATTENTION_SHARE_WARPGROUP_MMA = 0.44
 # Eager attention moves the s x span score tensor of every head this many times in the forward
 # (HF/DLE BERT: QK^T write 1, scale 2, mask add 2, softmax 2, dropout 2.5, AV read 1).
@@ -262,6 +263,17 @@ def transformer_layer_width(h: float, f: float, kv_share: float) -> float:
     return sum(w for w, _ in parts) / sum(w / width for w, width in parts)
 
 
+def lora_adapter_elems(h: float, f: float, kv_share: float, gated: bool) -> float:
+    """Elements one token's LoRA adapters move in one layer's forward: an adapter (x A) B of
+    rank r runs far below the memory roofline, so each reads its linear's input and writes
+    into its output once more: n_in + n_out over every projection, as NeMo AutoModel (LoRA on
+    *_proj) and torchtune's Llama recipes (q, k, v, output and MLP projections) adapt them."""
+    kv = h * kv_share
+    attention = (h + h) + 2.0 * (h + kv) + (h + h)  # q, k, v, o
+    mlp = 3.0 * (h + f) if gated else 2.0 * (h + f)
+    return attention + mlp
+
+
 def transformer_work(workload: Workload) -> LayerWork:
     """A transformer's classes from hidden size h, layers L, sequence s, heads, FFN width f and
     vocabulary V: attention FLOPs 4 s span h per layer (Kaplan et al. 2020's 2 x 2 n_ctx
@@ -280,6 +292,8 @@ def transformer_work(workload: Workload) -> LayerWork:
     experts = (workload.experts_per_token or 1) if workload.experts else 1
     per_token = layers * (LAYER_ELEMS_PER_HIDDEN * h + LAYER_ELEMS_PER_FFN * f * experts)
     per_token += EMBEDDING_ELEMS_PER_HIDDEN * h
+    if workload.finetune is not FinetuneMethod.FULL:
+        per_token += layers * lora_adapter_elems(h, f * experts, kv_share, workload.gated_mlp)
     vocab = float(workload.vocab_size or (found.vocab if found is not None else 0) or 0)
     score = 0.0
     head_dim = h / heads

@@ -82,9 +82,12 @@ WARPGROUP_MMA_ARCHITECTURES = frozenset({"Hopper"})
 WARPGROUP_MMA_DATACENTER_ARCHITECTURES = frozenset({"Blackwell", "Blackwell Ultra"})
 
 
-def flash_attention_share(gpu: GPU) -> float:
+def flash_attention_share(gpu: GPU, native: bool = False) -> float:
     """Share of a large GEMM's efficiency a fused (flash) attention kernel reaches on `gpu`:
-    PyTorch's FlashAttention-2 kernel on warpgroup-MMA cards, else the Ampere-measured share."""
+    PyTorch's FlashAttention-2 kernel on warpgroup-MMA cards, else (or with a `native` kernel,
+    cuDNN or FlashAttention-3, written for those cards) the Ampere-measured share."""
+    if native:
+        return FLASH_ATTENTION_SHARE
     warpgroup = gpu.architecture in WARPGROUP_MMA_ARCHITECTURES or (
         gpu.architecture in WARPGROUP_MMA_DATACENTER_ARCHITECTURES
         and gpu.segment is Segment.DATACENTER

@@ -69,7 +69,9 @@ class Workload:
     says what data-parallel ranks shard (1 optimizer state, 2 + gradients, 3 + weights);
     `parallel_fixed` says the document chose the layout (else the model may shard a job that does
     not fit replicated). The transformer structure (`num_heads`, `kv_heads`, `ffn_hidden_size`,
-    `gated_mlp`, `dropout`, `flash_attention`, `vocab_size`, `tied_embeddings`, `memory_len`,
+    `gated_mlp`, `dropout`, `flash_attention` (`native_attention`: a fused kernel written for
+    the card's own MMA instructions, cuDNN or FlashAttention-3), `vocab_size`,
+    `tied_embeddings`, `memory_len`,
     and for encoder-decoder models `encoder_layers` over `encoder_seq_len` positions, the
     decoder being `num_layers` over `seq_len`) is the published config's; the activation memory
     is computed from it. `channels_last`: convolutions run on NHWC tensors (PyTorch's default
@@ -110,6 +112,7 @@ class Workload:
     experts: int | None = None
     experts_per_token: int | None = None
     flash_attention: bool = False
+    native_attention: bool = False
     gated_mlp: bool = False
     dropout: bool = True
     tied_embeddings: bool = False

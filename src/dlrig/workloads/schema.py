@@ -63,10 +63,12 @@ class ModelBlock(_Strict):
         default=None, description="feed-forward experts per layer (mixture of experts)"
     )
     experts_per_token: Annotated[int, Field(gt=0, le=10**5)] | None = None
-    attention: Literal["eager", "flash"] = Field(
+    attention: Literal["eager", "flash", "cudnn"] = Field(
         default="eager",
         description="attention kernel: eager keeps the score matrices for backward, flash "
-        "(FlashAttention, PyTorch SDPA) recomputes them",
+        "(FlashAttention-2, PyTorch SDPA) recomputes them, cudnn (cuDNN / Transformer Engine "
+        "fused attention as NeMo and Megatron run it, or FlashAttention-3) does too with the "
+        "warpgroup MMA of Hopper and data-centre Blackwell",
     )
     gated_mlp: bool = Field(
         default=False, description="gated feed-forward (SwiGLU, GeGLU): three matrices, not two"
