@@ -100,8 +100,9 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
         bw *= sustained_bandwidth_factor(job.dev.group.gpu, measured)
     if job.work.conv_output_elems and path.value == "tensor_16bit" and not w.channels_last:
         assumed.append(
-            "tensors in PyTorch's default NCHW layout: cuDNN transposes each 16-bit "
-            "convolution's input and output (memory_format: channels_last avoids it)"
+            "tensors in PyTorch's default NCHW layout: each 16-bit tensor-core convolution "
+            "transposes its input and output (measured on cuDNN; memory_format: channels_last "
+            "avoids it)"
         )
     weight_bytes = 0.0
     if not job.training:
