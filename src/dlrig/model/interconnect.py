@@ -111,11 +111,12 @@ def intra_node_link(build: Build, gpu: GPU, n: int) -> LinkClass:
 def host_staged_reason(build: Build, gpu: GPU, n: int) -> str | None:
     """Why n PCIe GPUs' ring passes through host memory, or None where every hop is
     peer-to-peer: GeForce cards without P2P (NO_P2P_GEFORCE_ARCHITECTURES), or GPUs spread
-    over two CPU sockets, where NCCL uses P2P only within a NUMA node unless told otherwise
-    (NCCL_P2P_LEVEL: "PHB: use P2P when GPUs are on the same NUMA node", "SYS: ... crossing
-    the SMP interconnect (e.g. QPI/UPI)"; docs.nvidia.com/deeplearning/nccl, env.html) and
-    sends the hops between sockets through shared host memory (its SHM transport, "used
-    between devices when peer-to-peer cannot happen"): a ring is as fast as its slowest hop."""
+    over two CPU sockets, where NCCL's default P2P level stops short of the SMP interconnect
+    (NCCL_P2P_LEVEL, docs.nvidia.com/deeplearning/nccl env.html: "SYS : Use P2P between NUMA
+    nodes, potentially crossing the SMP interconnect (e.g. QPI/UPI)" is opt-in; the 2.4 docs
+    give the default as 3, the same PCI root complex) and sends those hops through host memory
+    (its SHM transport, "used between devices when peer-to-peer cannot happen"): a ring is as
+    fast as its slowest hop."""
     geforce = gpu.vendor is Vendor.NVIDIA and gpu.segment is Segment.CONSUMER
     if geforce and gpu.architecture in NO_P2P_GEFORCE_ARCHITECTURES:
         return "no PCIe peer-to-peer on this GeForce generation"

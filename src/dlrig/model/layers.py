@@ -48,10 +48,10 @@ FLASH_ATTENTION_SHARE = 0.75
 # 80% (794.5 of 989.5 TFLOPS measured, model/data/achievable_rates.toml): 0.44 of a GEMM.
 # Measured: MosaicML MPT-1B on 8 H100 loses 0.64x of its GEMM rate in attention between 512
 # and 32k tokens where 8 A100 lose 0.87x; torchtitan's Llama 3 (SDPA) agrees, NeMo's cuDNN
-# fused attention (a wgmma kernel) does not (bench/bench_external_llm.py, /tmp/notes of the
-# 2026-12-03 session). Kernels written for these cards (FlashAttention-3: 740 TFLOPS, 75% of
-# H100's peak in its forward, Shah et al. 2024, abstract; cuDNN) reach the 0.75 above: a
-# workload's `attention: cudnn` takes it, `flash` (PyTorch's default kernel) this one.
+# fused attention (a wgmma kernel) does not (bench/bench_external_llm.py rows). Kernels
+# written for these cards (FlashAttention-3: 740 TFLOPS, 75% of H100's peak in its forward,
+# Shah et al. 2024, abstract; cuDNN) reach the 0.75 above: a workload's `attention: cudnn`
+# takes it, `flash` (PyTorch's default kernel) this one.
 FLASH_ATTENTION_SHARE_WARPGROUP_MMA = 0.44
 # Eager attention moves the s x span score tensor of every head this many times in the forward
 # (HF/DLE BERT: QK^T write 1, scale 2, mask add 2, softmax 2, dropout 2.5, AV read 1).
