@@ -230,6 +230,7 @@ def workload_doc(row: Row) -> dict[str, Any]:
         # Selective checkpointing (torchtitan's op policy) saves the matmul outputs and
         # recomputes the cheap ops: closer to none than to a full recompute.
         "activation_checkpointing": row.checkpointing == "true",
+        "fused_loss": fused_loss(row),
         **finetune,
     }
 
@@ -298,6 +299,14 @@ def _scale(r: Row) -> str:
     if r.gpus <= 8:
         return "8 GPUs"
     return "16-64 GPUs" if r.gpus <= 64 else ">= 128 GPUs"
+
+
+def fused_loss(r: Row) -> bool:
+    """The row's cross-entropy runs in one fused kernel from the 16-bit logits: llm-foundry's
+    MPT (modeling_mpt.py: `loss_fn='fused_crossentropy'`, flash-attn's kernel, the default the
+    benchmark tables ran) and llm.q (src/kernels/fused_classifier.cu). IST-DASLab/llmq and
+    mosaicml/llm-foundry, read 2026-12-04."""
+    return r.source in ("llm-foundry", "llm.q")
 
 
 def attention_kernel(r: Row) -> str:

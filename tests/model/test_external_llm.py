@@ -4,6 +4,7 @@ gives each model reproduce the MFU its publisher computed from the same throughp
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import sys
@@ -171,3 +172,16 @@ def test_lora_keeps_the_attention_backward(model: str, measured: float) -> None:
     row = _row("nemo-automodel", model, "H100 SXM5 80GB", 1, 4096)
     assert row.finetune == "lora" and row.measured == pytest.approx(measured, abs=1)
     assert abs(bench.predict(row).error) < 0.08
+
+
+def test_mpt_350m_fits_at_its_published_batch_with_llm_foundrys_fused_loss() -> None:
+    # MosaicML ran MPT-350M at 18 x 2,048 tokens per A100 40GB (llm-foundry benchmarking
+    # README, table "A100 40GB", 2023-05-03) with its default fused cross-entropy, which keeps
+    # the bf16 logits and no fp32 log-softmax: 18 x 2,048 x 50,368 x 4 B = 7.4 GB that the
+    # unfused loss would add. dlrig said "does not fit" before the loss kernel was modelled.
+    row = _row("llm-foundry", "mpt-350m", "A100 SXM4 40GB", 16, 2048)
+    assert row.micro_batch == 18 and bench.fused_loss(row)
+    assert bench.predict(row).fits
+    unfused = dataclasses.replace(row, source="plain torch")
+    assert not bench.fused_loss(unfused)
+    assert bench.predict(unfused).fits is False

@@ -38,6 +38,11 @@ EMBEDDING_ELEMS_PER_HIDDEN = 10.0
 # training step moves each logit ~7 times at 4 B (forward: the log-softmax write; backward:
 # zero-fill, scatter, two reads, a write, the cast back), 7/3 per forward-equivalent pass.
 LOSS_FP32_PASSES = 7.0 / 3.0
+# A fused cross-entropy kernel (flash-attn's CrossEntropyLoss with inplace_backward, llm-foundry's
+# default loss_fn for MPT: llmfoundry/models/mpt/modeling_mpt.py `loss_fn='fused_crossentropy'`)
+# reads each 16-bit logit once and writes its gradient in place: 4 bytes a logit a step, one
+# fp32-sized move, 1/3 per forward-equivalent pass.
+LOSS_FUSED_PASSES = 1.0 / 3.0
 # Fused attention (SDPA/FlashAttention-2) reaches 50-73% of A100 peak against ~85% for large
 # GEMMs (Dao 2023, "FlashAttention-2", arXiv:2307.08691, figs. 4-7): 0.75 of a large GEMM.
 FLASH_ATTENTION_SHARE = 0.75
@@ -317,7 +322,9 @@ def transformer_work(workload: Workload) -> LayerWork:
         attention_width_elems=attention_width,
         pointwise_elems=per_token * s,
         score_elems=score,
-        loss_fp32_elems=LOSS_FP32_PASSES * vocab * s,
+        loss_fp32_elems=(LOSS_FUSED_PASSES if workload.fused_loss else LOSS_FP32_PASSES)
+        * vocab
+        * s,
         kernels_forward=per_layer * layers + KERNELS_OUTSIDE_LAYERS,
         tensor_elems=s * h,
         lm_head_flops=min(2.0 * h * vocab * s, total),

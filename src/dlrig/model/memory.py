@@ -36,6 +36,9 @@ QLORA_BITS_PER_WEIGHT = 4.127
 GATHERED_UNITS = 2
 # Cross-entropy keeps the logits' log-softmax in fp32 (Korthikanti et al. 2022: 4 s b v bytes).
 LOSS_BYTES_PER_LOGIT = 4.0
+# A fused cross-entropy keeps no fp32 copy: its gradient overwrites the 16-bit logits in place,
+# and it saves one fp32 log-sum-exp per token (flash-attn ops/triton/cross_entropy.py).
+FUSED_LOSS_BYTES_PER_TOKEN = 4.0
 MASK_BYTES = 1.0  # a dropout mask keeps one byte per element
 
 
@@ -277,8 +280,9 @@ def transformer_activation_bytes_per_sample(
     its layers (each keeping only its input, e s h, under full activation checkpointing, plus
     one layer recomputed at a time in the backward), the embedding's dropout mask and the head
     (final norm and projection inputs, the logits and their fp32 log-softmax: Korthikanti's
-    4 s b v). Pipeline stages under 1F1B: the first holds min(micro-batches, stages) micro-batches
-    of its L/p layers, the last one micro-batch and the head. An encoder-decoder model adds its
+    4 s b v; a fused loss keeps the 16-bit logits and a log-sum-exp per token). Pipeline
+    stages under 1F1B: the first holds min(micro-batches, stages) micro-batches of its L/p
+    layers, the last one micro-batch and the head. An encoder-decoder model adds its
     encoder's layers and a cross-attention block per decoder layer (not pipelined here)."""
     w, e = workload, _element_bytes(sixteen_bit)
     s, h, layers = w.seq_len or 0, w.hidden_size or 0, w.num_layers or 0
@@ -298,7 +302,9 @@ def transformer_activation_bytes_per_sample(
     embedding = (MASK_BYTES * s * h if w.dropout else 0.0) / (t if sp else 1)
     head = 2.0 * e * s * h / (t if sp else 1)
     if w.vocab_size:
-        head += (e + LOSS_BYTES_PER_LOGIT) * s * w.vocab_size / t
+        loss = 0.0 if w.fused_loss else LOSS_BYTES_PER_LOGIT
+        head += (e + loss) * s * w.vocab_size / t
+        head += FUSED_LOSS_BYTES_PER_TOKEN * s if w.fused_loss else 0.0
     p = layout.pipeline_parallel
     stage_layers = layers / p
     if p == 1:

@@ -317,6 +317,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         gradient_accumulation=wf.gradient_accumulation,
         activation_checkpointing=wf.activation_checkpointing,
         channels_last=wf.memory_format == "channels_last",
+        fused_loss=wf.fused_loss,
         finetune=method,
         trainable_fraction=fraction,
         weight_bits=4 if method is FinetuneMethod.QLORA else None,

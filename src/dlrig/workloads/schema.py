@@ -261,7 +261,8 @@ class ServeBlock(_Strict):
 
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
-    `similar_to`, `activation_checkpointing`, `memory_format`, `gradient_accumulation`, `steps`,
+    `similar_to`, `activation_checkpointing`, `fused_loss`, `memory_format`,
+    `gradient_accumulation`, `steps`,
     `sources`, `notes`, and `parallel` as a block)."""
 
     name: str | None = None
@@ -292,6 +293,11 @@ class WorkloadFile(_Strict):
     )
     activation_checkpointing: bool = Field(
         default=False, description="recompute activations in backward (one extra forward)"
+    )
+    fused_loss: bool = Field(
+        default=False,
+        description="cross-entropy in one fused kernel from the 16-bit logits (flash-attn's, "
+        "llm-foundry's default, Liger): no fp32 log-softmax copy",
     )
     memory_format: Literal["channels_first", "channels_last"] = Field(
         default="channels_first",
