@@ -435,6 +435,8 @@ def test_channels_last_resnet50_runs_as_much_faster_as_dle_measured_over_lambda(
         assert 1.2 < gain < 1.6, (gpu_name, gain)
         assert any("NCHW" in a for a in estimate(build, nchw).assumptions)
         assert not any("NCHW" in a for a in estimate(build, nhwc).assumptions)
+        assert "channels_last" in estimate(build, nchw).advice  # what would move it
+        assert "channels_last" not in estimate(build, nhwc).advice
     fp32 = make_workload("resnet50", dataset="synthetic", precision="fp32", batch_size=112)
     fp32_nhwc = make_workload(
         "resnet50", dataset="synthetic", precision="fp32", batch_size=112,

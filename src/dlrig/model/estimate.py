@@ -98,7 +98,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     bw = job.dev.bandwidth_gb_s
     if job.dev.group is not None:
         bw *= sustained_bandwidth_factor(job.dev.group.gpu, measured)
-    if job.work.conv_output_elems and path.value == "tensor_16bit" and not w.channels_last:
+    if nchw_transposes(job.work, w, path.value):
         assumed.append(
             "tensors in PyTorch's default NCHW layout: each 16-bit tensor-core convolution "
             "transposes its input and output (measured on cuDNN; memory_format: channels_last "
@@ -352,7 +352,15 @@ def _run(
     )
 
 
-def advice(bottleneck: Bottleneck, workload: Workload, path: str, dev: Device) -> str:
+def nchw_transposes(work: LayerWork, workload: Workload, path: str) -> bool:
+    """16-bit tensor-core convolutions on PyTorch's default NCHW tensors, which cuDNN
+    transposes (compute.NCHW_TRANSPOSE_MOVES)."""
+    return work.conv_output_elems > 0 and path == "tensor_16bit" and not workload.channels_last
+
+
+def advice(
+    bottleneck: Bottleneck, workload: Workload, path: str, dev: Device, work: LayerWork
+) -> str:
     """What would move the bottleneck, given what the workload already does."""
     w = workload
     if bottleneck is Bottleneck.STORAGE:
@@ -377,8 +385,19 @@ def advice(bottleneck: Bottleneck, workload: Workload, path: str, dev: Device) -
         gpu = dev.group.gpu if dev.group is not None else None
         if path.startswith("simt") and gpu is not None and gpu.has_tensor_cores:
             return "train in 16-bit (bf16/fp16) on the GPU's tensor cores (GPU.3)"
+        if nchw_transposes(work, w, path):
+            # The transposes are memory time that adds to the compute's (the classes add).
+            return (
+                "a GPU with more TFLOPS at this precision (GPU.1), or more GPUs; "
+                "memory_format: channels_last also saves the convolutions' NCHW transposes"
+            )
         return "a GPU with more TFLOPS at this precision (GPU.1), or more GPUs"
     if bottleneck is Bottleneck.GPU_MEMORY_BANDWIDTH:
+        if nchw_transposes(work, w, path):
+            return (
+                "memory_format: channels_last (the convolutions then skip their NCHW "
+                "transposes), or a GPU with more memory bandwidth (GPU.1)"
+            )
         return "a GPU with more memory bandwidth (GPU.1); larger batches or fused kernels help"
     if bottleneck is Bottleneck.INTERCONNECT:
         return "NVLink/NVSwitch between the GPUs (DP.2), fewer GPUs, or larger batches per GPU"
@@ -494,7 +513,7 @@ def estimate(
         exposed_s=step.exposed_s,
         hidden=tuple(dict.fromkeys(hidden)),
         modifiers=tuple(dict.fromkeys(mods)),
-        advice=advice(step.bottleneck, workload, path, dev),
+        advice=advice(step.bottleneck, workload, path, dev, job.work),
         next_bottleneck=step.next_bottleneck,
         speedup_if_removed=step.speedup_if_removed,
         samples_per_s=samples_per_s,
