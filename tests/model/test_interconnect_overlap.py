@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dlrig.enums import Bottleneck
 from dlrig.model.interconnect import (
     Fabric,
     LinkClass,
@@ -53,3 +54,27 @@ def test_zero3_gathers_every_micro_batch_even_when_accumulating() -> None:
     one = data_parallel_exchange(traffic, 8, 1, fabric, 6e7, 0.3, 0.6, 1)
     eight = data_parallel_exchange(traffic, 8, 1, fabric, 6e7, 0.3, 0.6, 8)
     assert eight.intra_s == pytest.approx(one.intra_s)
+
+
+def test_ddp_copies_each_gradient_into_its_bucket_and_back() -> None:
+    """PyTorch DDP's default (gradient_as_bucket_view=False) copies every gradient into its
+    all-reduce bucket and back: 4 moves of the fp32 gradients a step on each of 2+ replicas
+    (BERT-large: 4 x 336M x 4 B = 5.4 GB), none on one GPU or under FSDP's in-place
+    reduce-scatter, and a 2-GPU BERT-large step grows by that traffic's memory time."""
+    from model_fixtures import RTX_A6000, make_build, make_workload
+
+    from dlrig.model import estimate
+    from dlrig.model.interconnect import ddp_bucket_copy_bytes
+    from dlrig.model.parallelism import layout
+
+    bert = make_workload("bert-large-squad", dataset="synthetic", precision="fp16")
+    two = layout(bert, 2, 1)
+    assert ddp_bucket_copy_bytes(bert, two, True) == pytest.approx(4 * bert.params * 4)
+    assert ddp_bucket_copy_bytes(bert, layout(bert, 1, 1), True) == 0.0
+    sharded = make_workload("bert-large-squad", dataset="synthetic", parallel="fsdp")
+    assert ddp_bucket_copy_bytes(sharded, two, True) == 0.0
+    one = estimate(make_build(RTX_A6000), bert).stages_s[Bottleneck.GPU_MEMORY_BANDWIDTH]
+    two_s = estimate(make_build(RTX_A6000, count=2), bert).stages_s[Bottleneck.GPU_MEMORY_BANDWIDTH]
+    copy_s = 4 * bert.params * 4 / 768e9  # the A6000's 768 GB/s, memory efficiency 1.0
+    # The rest of the difference is the wait for the slower GPU, a few percent of the step.
+    assert copy_s < two_s - one < copy_s + 0.05 * one

@@ -139,6 +139,11 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
         if wait > 0:
             share = 1.0 + wait / (t_mm + t_mem)
             t_mm, t_mem = t_mm * share, t_mem * share
+        lay = parallelism.layout(w, job.n_node, job.build.nodes)
+        copies = interconnect.ddp_bucket_copy_bytes(w, lay, job.sixteen)
+        t_mem += compute.bandwidth_time_s(copies, bw, cal.compute.memory_efficiency) / max(
+            1, w.gradient_accumulation
+        )
     return t_mm, t_mem, path.value
 
 

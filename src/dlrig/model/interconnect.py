@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from dlrig.catalog.schema import GPU
-from dlrig.enums import Interconnect, Segment, Vendor
+from dlrig.enums import Interconnect, Parallelism, Segment, Vendor
 from dlrig.machine.model import Build
 from dlrig.model import memory, parallelism, pcie
 from dlrig.model.parallelism import DataParallelTraffic, Layout
@@ -471,6 +471,28 @@ def training_exchange(
         shard, fabric.host_link_gb_s, backward_s, bucket_bytes, upload=stage < 3
     )
     return TrainingExchange(tp_s, data, off / k, off_exposed / k)
+
+
+# PyTorch DDP without `gradient_as_bucket_view` (its default: False) copies each gradient into
+# its bucket before the all-reduce and the reduced bucket back into the gradient after it
+# (torch.nn.parallel.DistributedDataParallel docs, gradient_as_bucket_view: with it
+# "gradients will be views pointing to different offsets of allreduce communication buckets
+# ... Moreover, it avoids the overhead of copying between gradients and allreduce
+# communication buckets"): a read and a write each way.
+DDP_BUCKET_COPY_MOVES = 4.0
+
+
+def ddp_bucket_copy_bytes(workload: Workload, lay: Layout, sixteen_bit: bool) -> float:
+    """GPU-memory bytes one GPU's DDP moves per optimizer step copying gradients into and out of
+    its all-reduce buckets; none on one replica or under sharding (FSDP/ZeRO reduce-scatter
+    in place)."""
+    ddp = workload.parallel is Parallelism.DDP and not parallelism.is_sharded(workload)
+    if lay.data <= 1 or not ddp:
+        return 0.0
+    grads = workload.params * workload.trainable_fraction / lay.replica_gpus
+    return (
+        DDP_BUCKET_COPY_MOVES * grads * parallelism.gradient_bytes_per_param(workload, sixteen_bit)
+    )
 
 
 def host_parameter_server_time_s(
