@@ -26,6 +26,7 @@ import csv
 import datetime as dt
 import statistics
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -231,6 +232,7 @@ def workload_doc(row: Row) -> dict[str, Any]:
         # recomputes the cheap ops: closer to none than to a full recompute.
         "activation_checkpointing": row.checkpointing == "true",
         "fused_loss": fused_loss(row),
+        "pure_16bit": row.pure_16bit,
         **finetune,
     }
 
@@ -272,12 +274,10 @@ def predict(row: Row) -> Prediction:
     est = estimate(resolve_build(build_doc(row), "external_llm"),
                    resolve_workload(workload_doc(row), "external_llm"))  # fmt: skip
     assert est.tokens_per_s is not None
-    # Context parallelism splits every sequence's activations over its ranks, selective
-    # checkpointing drops most of them, and pure 16-bit training keeps no fp32 master copy: the
-    # job dlrig is given keeps more, so its memory verdict says nothing about the published one.
-    modelled = (
-        row.context_parallel == 1 and row.checkpointing in ("true", "false") and not row.pure_16bit
-    )
+    # Context parallelism splits every sequence's activations over its ranks and selective
+    # checkpointing drops most of them: the job dlrig is given keeps more, so its memory
+    # verdict says nothing about the published one.
+    modelled = row.context_parallel == 1 and row.checkpointing in ("true", "false")
     fits = est.memory.fits if modelled else None
     return Prediction(row, est.tokens_per_s / est.gpus, fits, str(est.bottleneck))
 
@@ -391,6 +391,7 @@ def main() -> None:
     rows = [r for r in every if not r.flag]
     preds = [predict(r) for r in rows]
     not_fit = [p for p in preds if p.fits is False]
+    by_source = Counter(p.row.source for p in not_fit)
     worst = sorted(preds, key=lambda p: -abs(p.error))[:10]
     head = [
         f"Command: `.venv/bin/python bench/bench_external_llm.py` ({dt.date.today()}, "
@@ -421,8 +422,10 @@ def main() -> None:
         "",
         f"Rows where dlrig says the published job does not fit in GPU memory: {len(not_fit)}"
         + (
-            " (" + ", ".join(f"{p.row.model} s{p.row.seq_len} mb{p.row.micro_batch} on "
-                             f"{p.row.gpu}" for p in not_fit[:8]) + ")"
+            " (by source: "
+            + ", ".join(f"{s} {n}" for s, n in sorted(by_source.items()))
+            + "; " + ", ".join(f"{p.row.model} s{p.row.seq_len} mb{p.row.micro_batch} on "
+                               f"{p.row.gpu}" for p in not_fit[:8]) + ")"
             if not_fit else ""
         )
         + ".",

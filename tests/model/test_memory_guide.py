@@ -61,3 +61,23 @@ def test_largest_batch_is_consistent_with_fits() -> None:
     biggest = est.memory.max_batch_per_gpu
     assert estimate(build, make_workload("resnet50", batch_size=biggest)).memory.fits
     assert not estimate(build, make_workload("resnet50", batch_size=biggest + 1)).memory.fits
+
+
+def test_pure_bf16_adam_keeps_8_bytes_per_parameter_and_no_fp32_copy() -> None:
+    """Pure 16-bit training (as llm.q trains: bench/data/external_llm.csv, pure_16bit) keeps
+    16-bit weights, gradients and Adam moments and no fp32 master copy: 2 + 2 + 2 x 2 = 8 B a
+    parameter where mixed precision keeps 16 (ZeRO's 2 + 2 + 4 + 8); its gradients all-reduce
+    in 16 bits and its optimizer step moves half the bytes. An fp32 run ignores the flag."""
+    from dlrig.model import compute, parallelism
+
+    assert trainable_state_bytes_per_param("adamw", True, pure_16bit=True) == 8
+    assert trainable_state_bytes_per_param("sgd", True, pure_16bit=True) == 6
+    doc = {"model": {"params": 7e9, "forward_flops_per_token": 14e9, "seq_len": 2048},
+           "precision": "bf16", "optimizer": "adamw"}  # fmt: skip
+    mixed = resolve_workload(doc, "test")
+    pure = resolve_workload({**doc, "pure_16bit": True}, "test")
+    assert model_state_bytes(pure, True, MemoryLayout())[0] == pytest.approx(8 * 7e9)
+    assert parallelism.gradient_bytes_per_param(pure, sixteen_bit=True) == 2.0
+    assert parallelism.gradient_bytes_per_param(mixed, sixteen_bit=True) == 4.0
+    assert compute.optimizer_bytes(pure, 7e9) == compute.optimizer_bytes(mixed, 7e9) / 2
+    assert not resolve_workload({**doc, "precision": "fp32", "pure_16bit": True}, "t").pure_16bit

@@ -52,7 +52,10 @@ def job_files(workload: Workload) -> JobFiles:
         return JobFiles(weights / GB, 0.0, 0)
     gradient_bytes = 2.0 if sixteen else 4.0
     per_param = (
-        memory.trainable_state_bytes_per_param(workload.optimizer.value, sixteen) - gradient_bytes
+        memory.trainable_state_bytes_per_param(
+            workload.optimizer.value, sixteen, workload.pure_16bit
+        )
+        - gradient_bytes
     )
     trainable = workload.params * workload.trainable_fraction
     return JobFiles(weights / GB, trainable * per_param / GB, KEPT_CHECKPOINTS)

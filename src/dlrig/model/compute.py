@@ -201,7 +201,9 @@ def optimizer_bytes(workload: Workload, trainable_params: float) -> float:
     """Bytes the optimizer step moves (0 for inference)."""
     if workload.mode is Mode.INFERENCE:
         return 0.0
-    return OPTIMIZER_STEP_BYTES[workload.optimizer.value] * trainable_params
+    # Pure 16-bit training moves every one of those values in 16 bits.
+    share = 0.5 if workload.pure_16bit else 1.0
+    return OPTIMIZER_STEP_BYTES[workload.optimizer.value] * trainable_params * share
 
 
 def decode_bytes_per_step(workload: Workload, weight_bytes: float, batch: int) -> float:

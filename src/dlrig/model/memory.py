@@ -92,16 +92,22 @@ class MemoryNeed:
         return tensors * (1.0 + self.allocator_overhead_fraction) + self.context_bytes
 
 
-def optimizer_state_bytes_per_param(optimizer: str) -> float:
-    """fp32 optimizer state per trainable parameter: Adam/AdamW two moments, SGD one."""
-    return 8.0 if optimizer in ("adam", "adamw") else 4.0
+def optimizer_state_bytes_per_param(optimizer: str, pure_16bit: bool = False) -> float:
+    """Optimizer state per trainable parameter: Adam/AdamW two moments, SGD one, each fp32, or
+    16-bit when the run keeps everything in 16 bits."""
+    moments = 2.0 if optimizer in ("adam", "adamw") else 1.0
+    return moments * (2.0 if pure_16bit else 4.0)
 
 
-def trainable_state_bytes_per_param(optimizer: str, sixteen_bit: bool) -> float:
+def trainable_state_bytes_per_param(
+    optimizer: str, sixteen_bit: bool, pure_16bit: bool = False
+) -> float:
     """Weights + gradients + optimizer state per trainable parameter (16 B for Adam, both
-    fp32 and mixed precision; 12 B for SGD)."""
-    weights_and_grads = (2.0 + 2.0 + 4.0) if sixteen_bit else (4.0 + 4.0)
-    return weights_and_grads + optimizer_state_bytes_per_param(optimizer)
+    fp32 and mixed precision; 12 B for SGD; 8 B for Adam in pure 16-bit: 16-bit weights,
+    gradients and moments, no fp32 master copy)."""
+    pure = pure_16bit and sixteen_bit
+    weights_and_grads = 4.0 if pure else (2.0 + 2.0 + 4.0) if sixteen_bit else (4.0 + 4.0)
+    return weights_and_grads + optimizer_state_bytes_per_param(optimizer, pure)
 
 
 def frozen_weight_bytes_per_param(weight_bits: int | None, sixteen_bit: bool) -> float:
@@ -142,7 +148,9 @@ def model_state_bytes(
         return weights / split, 0.0
     trainable = workload.params * workload.trainable_fraction
     weight_b, grad_b = (2.0, 2.0) if sixteen_bit else (4.0, 4.0)
-    state_b = trainable_state_bytes_per_param(workload.optimizer.value, sixteen_bit)
+    state_b = trainable_state_bytes_per_param(
+        workload.optimizer.value, sixteen_bit, workload.pure_16bit
+    )
     weights = trainable * weight_b + frozen_weight_bytes(
         workload, workload.params - trainable, sixteen_bit
     )

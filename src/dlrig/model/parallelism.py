@@ -117,10 +117,10 @@ def gradient_bytes_per_param(workload: Workload, sixteen_bit: bool) -> float:
     precision keeps fp32 parameters, so its gradients and their all-reduce are fp32 (PyTorch
     AMP: "parameters ... remain float32"); sharded data parallelism (FSDP, ZeRO) reduces in
     the 16-bit training precision (FSDP MixedPrecision reduce_dtype, DeepSpeed's fp16/bf16
-    gradients)."""
+    gradients); pure 16-bit training has no fp32 copy to reduce."""
     if not sixteen_bit:
         return 4.0
-    return 2.0 if is_sharded(workload) else 4.0
+    return 2.0 if is_sharded(workload) or workload.pure_16bit else 4.0
 
 
 def is_sharded(workload: Workload) -> bool:

@@ -318,6 +318,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         activation_checkpointing=wf.activation_checkpointing,
         channels_last=wf.memory_format == "channels_last",
         fused_loss=wf.fused_loss,
+        pure_16bit=wf.pure_16bit and precision in (Precision.FP16, Precision.BF16, Precision.FP8),
         finetune=method,
         trainable_fraction=fraction,
         weight_bits=4 if method is FinetuneMethod.QLORA else None,

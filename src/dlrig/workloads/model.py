@@ -75,9 +75,10 @@ class Workload:
     and for encoder-decoder models `encoder_layers` over `encoder_seq_len` positions, the
     decoder being `num_layers` over `seq_len`) is the published config's; the activation memory
     is computed from it. `channels_last`: convolutions run on NHWC tensors (PyTorch's default
-    is NCHW); `fused_loss`: the cross-entropy runs in one kernel from the 16-bit logits. Run length
-    is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model states its
-    default.
+    is NCHW); `fused_loss`: the cross-entropy runs in one kernel from the 16-bit logits;
+    `pure_16bit`: a 16-bit run keeps its weights, gradients and optimizer state in 16 bits.
+    Run length is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model
+    states its default.
     """
 
     name: str
@@ -130,6 +131,7 @@ class Workload:
     activation_checkpointing: bool = False
     channels_last: bool = False
     fused_loss: bool = False
+    pure_16bit: bool = False
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0
     weight_bits: int | None = None

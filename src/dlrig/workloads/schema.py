@@ -261,7 +261,7 @@ class ServeBlock(_Strict):
 
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
-    `similar_to`, `activation_checkpointing`, `fused_loss`, `memory_format`,
+    `similar_to`, `activation_checkpointing`, `pure_16bit`, `fused_loss`, `memory_format`,
     `gradient_accumulation`, `steps`,
     `sources`, `notes`, and `parallel` as a block)."""
 
@@ -293,6 +293,11 @@ class WorkloadFile(_Strict):
     )
     activation_checkpointing: bool = Field(
         default=False, description="recompute activations in backward (one extra forward)"
+    )
+    pure_16bit: bool = Field(
+        default=False,
+        description="weights, gradients and optimizer state all in the 16-bit precision "
+        "(as llm.q trains): no fp32 master copy",
     )
     fused_loss: bool = Field(
         default=False,
