@@ -68,6 +68,18 @@ def test_gpu4_llama_8b_full_training_does_not_fit_a_24gb_card() -> None:
     assert finding.evidence["gpu_memory_gb"] == 24
 
 
+def test_gpu4_fix_leaves_out_what_the_job_already_does() -> None:
+    """The fix names only what the job does not do yet: a mixed-precision bf16 job is already
+    16-bit (pure 16-bit drops its fp32 master copy); an fp32 job hears 16-bit (GPU.3)."""
+    w = load_workload("llama-3-8b")
+    fix = check(desktop(), w).by_rule("GPU.4")[0].fix
+    assert "16-bit training (GPU.3)" not in fix and "pure 16-bit" in fix
+    pure = dataclasses.replace(w, pure_16bit=True)
+    assert "pure 16-bit" not in check(desktop(), pure).by_rule("GPU.4")[0].fix
+    fp32 = dataclasses.replace(w, precision=Precision.FP32)
+    assert "16-bit training (GPU.3)" in check(desktop(), fp32).by_rule("GPU.4")[0].fix
+
+
 def test_gpu4_resnet50_fits_a_24gb_card() -> None:
     finding = check(desktop(), load_workload("resnet50")).by_rule("GPU.4")[0]
     assert finding.severity is Severity.INFO

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dlrig.enums import Parallelism, Precision
 from dlrig.rules.engine import Judgement, error, info, rule, warning
 from dlrig.rules.facts import Facts
+from dlrig.workloads.model import FinetuneMethod, Mode, Workload
 
 
 @rule("GPU.3")
@@ -87,7 +88,7 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
         yield error(
             message + ": it does not fit even at batch 1",
             evidence,
-            "GPUs with more memory, 16-bit training (GPU.3), or sharding (fsdp)",
+            _memory_fixes(w, plan.layout.effective_stage, plan.layout.cpu_offload),
         )
     else:
         yield warning(
@@ -95,6 +96,22 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
             evidence,
             f"batch {max_batch} with gradient accumulation, or GPUs with more memory",
         )
+
+
+def _memory_fixes(w: Workload, stage: int, offloaded: bool) -> str:
+    """What would make a job fit, leaving out what it already does."""
+    fixes = ["GPUs with more memory"]
+    if w.precision is Precision.FP32:
+        fixes.append("16-bit training (GPU.3)")
+    elif w.mode is Mode.TRAINING and not w.pure_16bit and w.finetune is FinetuneMethod.FULL:
+        fixes.append("pure 16-bit training (no fp32 master copy)")
+    if w.mode is Mode.TRAINING and w.has_transformer_structure and not w.activation_checkpointing:
+        fixes.append("activation checkpointing")
+    if stage < 3:
+        fixes.append("sharding (fsdp)")
+    elif not offloaded:
+        fixes.append("CPU offload of the sharded state")
+    return ", ".join(fixes[:-1]) + f", or {fixes[-1]}" if len(fixes) > 1 else fixes[0]
 
 
 @rule("DP.1")
