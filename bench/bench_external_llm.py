@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import datetime as dt
 import statistics
 import sys
@@ -148,7 +149,30 @@ class Row:
     notes: str
 
 
+# llm.q's tables ran "a total batch size of 524288 for <= 3B (single-GPU 7B uses half the total
+# batch size)" in tokens (IST-DASLab/llmq README @f14f5e1, the table rows' source), reached by
+# gradient accumulation over the micro-batches the tables list: the optimizer step and the
+# gradient exchange run once per that many micro-batches, not every one.
+LLMQ_TOTAL_BATCH_TOKENS = 524_288
+
+
+def llmq_grad_accum(r: Row) -> int:
+    """Micro-batches per optimizer step of an llm.q table row."""
+    total = LLMQ_TOTAL_BATCH_TOKENS
+    if r.gpus == 1 and r.model == "qwen2.5-7b":
+        total //= 2
+    return max(1, total // (r.seq_len * r.micro_batch * r.gpus))
+
+
 def read_rows(path: Path) -> list[Row]:
+    rows = _read_csv(path)
+    return [
+        dataclasses.replace(r, grad_accum=llmq_grad_accum(r)) if r.source == "llm.q" else r
+        for r in rows
+    ]
+
+
+def _read_csv(path: Path) -> list[Row]:
     with path.open() as fh:
         return [
             Row(

@@ -185,3 +185,11 @@ def test_mpt_350m_fits_at_its_published_batch_with_llm_foundrys_fused_loss() -> 
     unfused = dataclasses.replace(row, source="plain torch")
     assert not bench.fused_loss(unfused)
     assert bench.predict(unfused).fits is False
+
+
+def test_llmq_rows_accumulate_to_the_readmes_total_batch() -> None:
+    # llm.q README @f14f5e1: "a total batch size of 524288 for <= 3B (single-GPU 7B uses half
+    # the total batch size)": Qwen2.5-0.5B on 4 RTX 4090 at 8 x 1,024 tokens accumulates 16
+    # micro-batches, Qwen2.5-7B on one H100 at 4 x 1,024 accumulates 64.
+    assert _row("llm.q", "qwen2.5-0.5b", "GeForce RTX 4090", 4, 1024).grad_accum == 16
+    assert _row("llm.q", "qwen2.5-7b", "H100 SXM5 80GB", 1, 1024).grad_accum == 64

@@ -81,3 +81,16 @@ def test_pure_bf16_adam_keeps_8_bytes_per_parameter_and_no_fp32_copy() -> None:
     assert parallelism.gradient_bytes_per_param(mixed, sixteen_bit=True) == 4.0
     assert compute.optimizer_bytes(pure, 7e9) == compute.optimizer_bytes(mixed, 7e9) / 2
     assert not resolve_workload({**doc, "precision": "fp32", "pure_16bit": True}, "t").pure_16bit
+
+
+def test_the_optimizer_step_is_shared_by_the_accumulated_micro_batches() -> None:
+    """With k micro-batches per optimizer step the step's traffic (Adam: 28 B a parameter,
+    compute.OPTIMIZER_STEP_BYTES) runs once per k, so each micro-batch carries 1/k of it."""
+    from dlrig.model import compute
+
+    doc = {"model": {"params": 7e9, "forward_flops_per_token": 14e9, "seq_len": 2048},
+           "precision": "bf16", "optimizer": "adamw"}  # fmt: skip
+    once = resolve_workload(doc, "test")
+    eight = resolve_workload({**doc, "gradient_accumulation": 8}, "test")
+    assert compute.optimizer_bytes(once, 7e9) == pytest.approx(28 * 7e9)
+    assert compute.optimizer_bytes(eight, 7e9) == pytest.approx(28 * 7e9 / 8)

@@ -198,12 +198,14 @@ def moves_16bit_activations(sixteen_bit: bool, path: str) -> bool:
 
 
 def optimizer_bytes(workload: Workload, trainable_params: float) -> float:
-    """Bytes the optimizer step moves (0 for inference)."""
+    """Bytes the optimizer step moves per micro-batch (0 for inference): the step runs once
+    per `gradient_accumulation` micro-batches, so each carries 1/k of it."""
     if workload.mode is Mode.INFERENCE:
         return 0.0
     # Pure 16-bit training moves every one of those values in 16 bits.
     share = 0.5 if workload.pure_16bit else 1.0
-    return OPTIMIZER_STEP_BYTES[workload.optimizer.value] * trainable_params * share
+    per_step = OPTIMIZER_STEP_BYTES[workload.optimizer.value] * trainable_params * share
+    return per_step / max(1, workload.gradient_accumulation)
 
 
 def decode_bytes_per_step(workload: Workload, weight_bytes: float, batch: int) -> float:
