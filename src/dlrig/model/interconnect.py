@@ -117,12 +117,28 @@ def host_staged_reason(build: Build, gpu: GPU, n: int) -> str | None:
     give the default as 3, the same PCI root complex) and sends those hops through host memory
     (its SHM transport, "used between devices when peer-to-peer cannot happen"): a ring is as
     fast as its slowest hop."""
-    geforce = gpu.vendor is Vendor.NVIDIA and gpu.segment is Segment.CONSUMER
-    if geforce and gpu.architecture in NO_P2P_GEFORCE_ARCHITECTURES:
+    if every_hop_host_staged(gpu):
         return "no PCIe peer-to-peer on this GeForce generation"
     if build.topology.spans_cpu_sockets(n):
         return f"{n} GPUs span two CPU sockets and NCCL has no peer-to-peer between them"
     return None
+
+
+def every_hop_host_staged(gpu: GPU) -> bool:
+    """Cards with no peer-to-peer path at all (NO_P2P_GEFORCE_ARCHITECTURES): NCCL stages every
+    byte of every hop through host memory, and its kernels hold their SMs while the bytes
+    cross PCIe twice, so the collectives do not run beside the backward. Lambda's GeForce rows
+    show the whole all-reduce added to the step: 2 RTX 4090 keep 0.63 of their per-GPU rate on
+    BERT-large (TF32: 1.36 GB of fp32 gradients, 0.22 s more a step, 6 GB/s) and 0.56 on GNMT,
+    2 RTX 2080 Ti 0.71 on GNMT, where an overlapped exchange says 0.93-0.96; a server whose
+    ring crosses its sockets (P2P on the other hops) keeps it hidden: 8 RTX 6000 Ada scale
+    ResNet-50 8.04x (shared/calibration, v1). llm.q moves its collectives with cudaMemcpy,
+    which "does not consume SM resources" (IST-DASLab/llmq README, --memcpy-all-gather)."""
+    return (
+        gpu.vendor is Vendor.NVIDIA
+        and gpu.segment is Segment.CONSUMER
+        and gpu.architecture in NO_P2P_GEFORCE_ARCHITECTURES
+    )
 
 
 def no_p2p_busbw_gb_s(gen: int, lanes: int) -> float:
@@ -149,13 +165,15 @@ class Fabric:
     """What the collectives of one job run on: the node's link class, its large-message bus
     bandwidth, the fixed time of one collective on a curve-less link, each GPU's share of its
     node's network (0 on one node), and each GPU's pinned copy rate to host memory (for CPU
-    offload)."""
+    offload); `overlaps_compute` False where the node's collectives cannot run beside the
+    compute (`every_hop_host_staged`)."""
 
     link: LinkClass
     busbw_gb_s: float
     latency_s: float
     nic_gb_s_per_gpu: float = 0.0
     host_link_gb_s: float = 0.0
+    overlaps_compute: bool = True
 
 
 def intra_collective_time_s(payload_bytes: float, bus_factor: float, fabric: Fabric) -> float:
@@ -340,6 +358,8 @@ def data_parallel_exchange(
         a, b, ea, eb = _split(times, exposed)
         intra, inter = intra + a, inter + b
         exposed_intra, exposed_inter = exposed_intra + ea, exposed_inter + eb
+    if not fabric.overlaps_compute:
+        exposed_intra = intra
     return Exchange(intra, inter, exposed_intra, exposed_inter)
 
 
