@@ -68,7 +68,7 @@ def test_a_difference_beyond_the_interval_is_no_tie() -> None:
 
 def test_builds_of_one_gpu_model_tie_only_within_the_narrower_same_gpu_band() -> None:
     # A same-GPU band of 0.876 (calibration.toml [uncertainty] same_gpu_ratio_low of an
-    # earlier fit, 0.8666 now: the scaling error's 80th percentile); the GPU's own error
+    # earlier fit, 0.8762 now: the scaling error's 80th percentile); the GPU's own error
     # cancels between two builds of the same card.
     four = build("four", "4x 4090", 9_000, 1_000, same_gpu_low=0.876)
     three = build("three", "3x 4090", 7_000, 800, same_gpu_low=0.876)
