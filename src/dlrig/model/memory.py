@@ -106,7 +106,7 @@ def trainable_state_bytes_per_param(
     fp32 and mixed precision; 12 B for SGD; 8 B for Adam in pure 16-bit: 16-bit weights,
     gradients and moments, no fp32 master copy)."""
     pure = pure_16bit and sixteen_bit
-    weights_and_grads = 4.0 if pure else (2.0 + 2.0 + 4.0) if sixteen_bit else (4.0 + 4.0)
+    weights_and_grads = (2.0 + 2.0) if pure else (2.0 + 2.0 + 4.0) if sixteen_bit else (4.0 + 4.0)
     return weights_and_grads + optimizer_state_bytes_per_param(optimizer, pure)
 
 

@@ -71,14 +71,13 @@ class Workload:
     not fit replicated). The transformer structure (`num_heads`, `kv_heads`, `ffn_hidden_size`,
     `gated_mlp`, `dropout`, `flash_attention` (`native_attention`: a fused kernel written for
     the card's own MMA instructions, cuDNN or FlashAttention-3), `vocab_size`,
-    `tied_embeddings`, `memory_len`,
-    and for encoder-decoder models `encoder_layers` over `encoder_seq_len` positions, the
-    decoder being `num_layers` over `seq_len`) is the published config's; the activation memory
-    is computed from it. `channels_last`: convolutions run on NHWC tensors (PyTorch's default
-    is NCHW); `fused_loss`: the cross-entropy runs in one kernel from the 16-bit logits;
-    `pure_16bit`: a 16-bit run keeps its weights, gradients and optimizer state in 16 bits.
-    Run length is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model
-    states its default.
+    `tied_embeddings`, `memory_len`, and for encoder-decoder models `encoder_layers` over
+    `encoder_seq_len` positions, the decoder being `num_layers` over `seq_len`) is the published
+    config's; the activation memory is computed from it. `channels_last`: convolutions run on
+    NHWC tensors (PyTorch's default is NCHW); `fused_loss`: the cross-entropy runs in one
+    kernel from the 16-bit logits; `pure_16bit`: a 16-bit run keeps its weights, gradients and
+    optimizer state in 16 bits. Run length is `epochs` over the dataset, or `tokens`, or
+    `steps`; None of them: the model states its default.
     """
 
     name: str

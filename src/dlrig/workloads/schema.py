@@ -262,8 +262,7 @@ class ServeBlock(_Strict):
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
     `similar_to`, `activation_checkpointing`, `pure_16bit`, `fused_loss`, `memory_format`,
-    `gradient_accumulation`, `steps`,
-    `sources`, `notes`, and `parallel` as a block)."""
+    `gradient_accumulation`, `steps`, `sources`, `notes`, and `parallel` as a block)."""
 
     name: str | None = None
     model: str | ModelBlock
