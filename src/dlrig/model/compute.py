@@ -197,6 +197,15 @@ def moves_16bit_activations(sixteen_bit: bool, path: str) -> bool:
     return sixteen_bit and path != "simt_16bit"
 
 
+def nchw_transposes(
+    work: LayerWork, workload: Workload, operand_bytes: float, *, on_shader_cores: bool
+) -> bool:
+    """16-bit tensor-core convolutions on PyTorch's default NCHW tensors, which cuDNN
+    transposes (NCHW_TRANSPOSE_MOVES)."""
+    sixteen_bit_tensor = operand_bytes == 2.0 and not on_shader_cores
+    return work.conv_output_elems > 0 and sixteen_bit_tensor and not workload.channels_last
+
+
 def optimizer_bytes(workload: Workload, trainable_params: float) -> float:
     """Bytes the optimizer step moves per micro-batch (0 for inference): the step runs once
     per `gradient_accumulation` micro-batches, so each carries 1/k of it."""
@@ -305,7 +314,7 @@ def class_times(
     pointwise = work.pointwise_elems * elem_bytes
     pointwise *= 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
     moved = pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0
-    if operand_bytes == 2.0 and not winograd and not workload.channels_last:
+    if nchw_transposes(work, workload, operand_bytes, on_shader_cores=winograd):
         moved += NCHW_TRANSPOSE_MOVES * work.conv_output_elems * elem_bytes
     moved = moved * traffic * units + optimizer_bytes(workload, optimizer_params)
     return ClassTimes(

@@ -80,6 +80,7 @@ class _Job:
     training: bool
     trainable: float
     shards: int
+    lay: parallelism.Layout
 
 
 def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[float, float, str]:
@@ -98,7 +99,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     bw = job.dev.bandwidth_gb_s
     if job.dev.group is not None:
         bw *= sustained_bandwidth_factor(job.dev.group.gpu, measured)
-    if nchw_transposes(job.work, w, path.value):
+    if _nchw_transposes(job.work, w, path.value):
         assumed.append(
             "tensors in PyTorch's default NCHW layout: each 16-bit tensor-core convolution "
             "transposes its input and output (measured on cuDNN; memory_format: channels_last "
@@ -139,8 +140,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
         if wait > 0:
             share = 1.0 + wait / (t_mm + t_mem)
             t_mm, t_mem = t_mm * share, t_mem * share
-        lay = parallelism.layout(w, job.n_node, job.build.nodes)
-        copies = interconnect.ddp_bucket_copy_bytes(w, lay, job.sixteen)
+        copies = interconnect.ddp_bucket_copy_bytes(w, job.lay, job.sixteen)
         t_mem += compute.bandwidth_time_s(copies, bw, cal.compute.memory_efficiency) / max(
             1, w.gradient_accumulation
         )
@@ -257,9 +257,8 @@ def _exchange_s(
             and interconnect.every_hop_host_staged(group.gpu)
         ),
     )  # fmt: skip
-    lay = parallelism.layout(w, job.n_node, build.nodes)
     ex = interconnect.training_exchange(
-        w, lay, fabric, job.sixteen, cal.bucket_bytes, forward_s, backward_s
+        w, job.lay, fabric, job.sixteen, cal.bucket_bytes, forward_s, backward_s
     )
     return (
         ex.interconnect_s, ex.exposed_interconnect_s, ex.data.inter_s, ex.data.exposed_inter_s,
@@ -336,7 +335,7 @@ def _run(
     assumed: list[str],
 ) -> RunEstimate:
     """The whole run on every node: time, wall energy, its cost and CO2 (PSU.3, CO2.1)."""
-    replicas = parallelism.layout(job.workload, job.n_node, job.build.nodes).data
+    replicas = job.lay.data
     build, global_batch = job.build, job.batch * replicas
     samples = _run_samples(job.workload, global_batch, assumed)
     hours = run_time_h(samples, rate_per_s)
@@ -363,10 +362,10 @@ def _run(
     )
 
 
-def nchw_transposes(work: LayerWork, workload: Workload, path: str) -> bool:
-    """16-bit tensor-core convolutions on PyTorch's default NCHW tensors, which cuDNN
-    transposes (compute.NCHW_TRANSPOSE_MOVES)."""
-    return work.conv_output_elems > 0 and path == "tensor_16bit" and not workload.channels_last
+def _nchw_transposes(work: LayerWork, workload: Workload, path: str) -> bool:
+    return compute.nchw_transposes(
+        work, workload, compute.operand_bytes(path), on_shader_cores=path.startswith("simt")
+    )
 
 
 def advice(
@@ -396,7 +395,7 @@ def advice(
         gpu = dev.group.gpu if dev.group is not None else None
         if path.startswith("simt") and gpu is not None and gpu.has_tensor_cores:
             return "train in 16-bit (bf16/fp16) on the GPU's tensor cores (GPU.3)"
-        if nchw_transposes(work, w, path):
+        if _nchw_transposes(work, w, path):
             # The transposes are memory time that adds to the compute's (the classes add).
             return (
                 "a GPU with more TFLOPS at this precision (GPU.1), or more GPUs; "
@@ -404,7 +403,7 @@ def advice(
             )
         return "a GPU with more TFLOPS at this precision (GPU.1), or more GPUs"
     if bottleneck is Bottleneck.GPU_MEMORY_BANDWIDTH:
-        if nchw_transposes(work, w, path):
+        if _nchw_transposes(work, w, path):
             return (
                 "memory_format: channels_last (the convolutions then skip their NCHW "
                 "transposes), or a GPU with more memory bandwidth (GPU.1)"
@@ -450,6 +449,7 @@ def estimate(
         sixteen=is_16bit(workload.precision), training=training,
         trainable=workload.params * workload.trainable_fraction if training else 0.0,
         shards=lay.data if parallelism.is_sharded(workload) else 1,  # ZeRO: 1/data each
+        lay=lay,
     )  # fmt: skip
 
     t_compute, t_mem, path = _gpu_work_s(job, mods, assumed)

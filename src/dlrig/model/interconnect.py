@@ -473,7 +473,7 @@ def training_exchange(
     stage = parallelism.zero_stage(w)
     data = Exchange(0.0, 0.0, 0.0, 0.0)
     if lay.data > 1:
-        grad_bytes = trainable * parallelism.gradient_bytes_per_param(w, sixteen_bit) / split
+        grad_bytes = parallelism.replica_gradient_bytes(w, lay, sixteen_bit)
         param_bytes = gathered_param_bytes(w, stage, trainable, sixteen_bit) / split
         traffic = parallelism.data_parallel_traffic(stage, grad_bytes, param_bytes)
         chunk = bucket_bytes
@@ -509,10 +509,7 @@ def ddp_bucket_copy_bytes(workload: Workload, lay: Layout, sixteen_bit: bool) ->
     ddp = workload.parallel is Parallelism.DDP and not parallelism.is_sharded(workload)
     if lay.data <= 1 or not ddp:
         return 0.0
-    grads = workload.params * workload.trainable_fraction / lay.replica_gpus
-    return (
-        DDP_BUCKET_COPY_MOVES * grads * parallelism.gradient_bytes_per_param(workload, sixteen_bit)
-    )
+    return DDP_BUCKET_COPY_MOVES * parallelism.replica_gradient_bytes(workload, lay, sixteen_bit)
 
 
 def host_parameter_server_time_s(

@@ -123,6 +123,13 @@ def gradient_bytes_per_param(workload: Workload, sixteen_bit: bool) -> float:
     return 2.0 if is_sharded(workload) or workload.pure_16bit else 4.0
 
 
+def replica_gradient_bytes(workload: Workload, lay: Layout, sixteen_bit: bool) -> float:
+    """Gradient bytes one GPU produces a step: its 1/(tensor x pipeline) of the trainable
+    parameters at gradient_bytes_per_param."""
+    trainable = workload.params * workload.trainable_fraction
+    return trainable * gradient_bytes_per_param(workload, sixteen_bit) / lay.replica_gpus
+
+
 def is_sharded(workload: Workload) -> bool:
     """Data-parallel ranks shard model states (ZeRO stage >= 1 or FSDP)."""
     return workload.parallel is Parallelism.FSDP or workload.zero_stage >= 1
