@@ -15,10 +15,10 @@ from dlrig.report.estimate import estimate_dict
 from dlrig.workloads import resolve_workload
 
 
-def run(gpu_name: str, workload: str, count: int = 1) -> Estimate:
+def run(gpu_name: str, workload: str, count: int = 1, **fields: object) -> Estimate:
     gpu = load_catalog().find(GPU, gpu_name)
     build = Build(name=f"{count}x {gpu_name}", gpus=(GPUGroup(gpu, count),))
-    return estimate(build, resolve_workload({"model": workload}, "test"))
+    return estimate(build, resolve_workload({"model": workload, **fields}, "test"))
 
 
 @pytest.mark.parametrize("count", [1, 2])
@@ -69,3 +69,23 @@ def test_every_estimate_carries_the_leave_one_architecture_out_interval() -> Non
     assert doc["step"]["time_s_high"] == est.step_time_s_high
     assert doc["throughput"]["samples_per_s_low"] == est.samples_per_s_low
     assert doc["throughput"]["samples_per_s_high"] == est.samples_per_s_high
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known miss (issue 10, left open): Lambda's 2024 run measured the RTX 4090 at least "
+    "as fast as the RTX 6000 Ada on every job (BERT-large fp16 93 samples/s at batch 28 "
+    "against 79 at batch 64; ResNet-50 fp16 1,301 against 1,146 img/s; GNMT fp16 159,511 "
+    "against 160,184 tok/s; shared/calibration/lambda_pytorch_train_v1_2024.csv), and llm.q "
+    "measured 40,000 tok/s on a 4090 against 42,000 on the same-chip L40S for Qwen2.5-0.5B bf16 "
+    "(bench/data/external_llm.csv); the model gives the 6000 Ada 1.04x the 4090 at the same "
+    "batch, 0.94-1.5x at Lambda's batches, and predicts the 4090 ~20% slow on both sources. "
+    "Neither a stronger L2 term nor a lower 6000 Ada clock nor overlapping kernel launches "
+    "with GPU work fixed it (each tried on these rows: issue 10, note of 2026-12-04)",
+)
+def test_rtx_4090_at_least_matches_rtx_6000_ada_on_bert_large() -> None:
+    # Same batch (28): the 6000 Ada's measured 79 samples/s came at batch 64, where a step
+    # amortises its fixed costs better, so at 28 the measured ratio is above 93 / 79 = 1.18.
+    consumer = run("GeForce RTX 4090", "bert-large-squad", batch_size=28)
+    workstation = run("NVIDIA RTX 6000 Ada Generation", "bert-large-squad", batch_size=28)
+    assert consumer.samples_per_s > 1.1 * workstation.samples_per_s
