@@ -44,7 +44,10 @@ def test_no_ranked_build_is_a_dearer_copy_of_an_earlier_one_with_the_same_gpus(
     assert len(builds) == 3
     for i, first in enumerate(builds):
         for later in builds[i + 1 :]:
-            if later["gpus"] != first["gpus"] or len(later["warnings"]) < len(first["warnings"]):
+            # A warning more or fewer makes another offer, not a copy (plan.ties.copy_of): 2x
+            # RX 7900 XTX at 3,244 USD with one warning ranks before the same GPUs at 3,104
+            # with two, whose value (1.4682) fell just under its leader's band (1.4683).
+            if later["gpus"] != first["gpus"] or len(later["warnings"]) != len(first["warnings"]):
                 continue
             assert later["price_usd"] >= first["price_usd"] - 0.005  # ties go to the cheaper
             # Larger is better for every objective's value once signed: throughput as is,

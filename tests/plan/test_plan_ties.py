@@ -95,3 +95,19 @@ def test_the_ranking_is_a_total_order_whatever_the_pool_order() -> None:
     for _ in range(5):
         rng.shuffle(pool)
         assert names(pool, 10) == first
+
+
+def test_a_cheaper_twin_just_outside_the_leaders_same_gpu_band_still_ranks_first() -> None:
+    # plan --objective time-to-train -w gpt2 --budget 60000: the leader (4x RTX PRO 6000 Max-Q,
+    # 38,294 USD, 5.47 h) tied a twin at 37,254 USD (6.20 h) within its same-GPU band and not
+    # the one at 37,147 (6.26 h, 1% slower, 0.6% past the band): the dearer twin was #1 and
+    # the cheaper #3. The cheaper one makes the chosen twin a copy, so it takes its place; the
+    # leader, 13% faster than it (past the same-GPU band), is no copy of it and ranks next.
+    leader = build("leader", "4x Max-Q", 38_294, 1 / 5.47, ("PSU.1",), same_gpu_low=0.88)
+    dear = build("dear", "4x Max-Q", 37_254, 1 / 6.20, same_gpu_low=0.88)
+    cheap = build("cheap", "4x Max-Q", 37_147, 1 / 6.26, same_gpu_low=0.88)
+    assert ties(leader, dear) and not ties(leader, cheap)
+    ranked = rank([leader, dear, cheap], 3)
+    assert [str(r.build.candidate.key) for r in ranked] == ["cheap", "leader"]
+    assert ranked[0].leader is leader
+    assert ranked[0].floor <= cheap.value  # the search must have held every build above it

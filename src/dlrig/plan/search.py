@@ -434,7 +434,7 @@ class Planner:
             # The pool holds every build down to floor: enough when each step's leader tied
             # only builds above it. A ranked build's copies leave the ranking (plan.ties.
             # copy_of), so it may reach below the k leading builds' floor: then search lower.
-            need = min(band_floor(r.leader or r.build) for r in ranked)
+            need = min(r.floor for r in ranked)
             if not below(need, floor) and (len(ranked) >= k or len(leading) < wanted):
                 return ranked
             if len(ranked) < k and len(leading) >= wanted:

@@ -2,7 +2,7 @@
 
 The model states how far it may misjudge one GPU against another on the same job: in 80% of
 such comparisons (leave-one-architecture-out, model/data/calibration.toml [uncertainty]
-comparison_ratio_low, 0.78x today) the ratio of two estimates is off by no more than that;
+comparison_ratio_low, 0.82x today) the ratio of two estimates is off by no more than that;
 errors both builds share (the job's own) cancel, so this is narrower than one estimate's
 interval. A build ties with a better-valued one when its value reaches the better one's value
 at that ratio (`value_low`). Against a build of the same GPU model (another count, cooling or
@@ -21,7 +21,13 @@ step by step, which makes it a total order:
         fewer warnings and better only inside the same-GPU band);
       the leader: the candidate with the best value;
       next in the ranking: of the candidates that tie with the leader (the leader included),
-        the first by `order_key` (price, warnings, better value, name).
+        the first by `order_key` (price, warnings, better value, name); then, while a
+        candidate earlier by `order_key` would make that one a copy (`copy_of`: the same
+        GPUs, no dearer, no more warnings, worse only inside the same-GPU band), that one.
+
+The second step closes a gap the first leaves: a leader's same-GPU band is narrower than its
+comparison band, so of two builds of the leader's GPUs 1% apart, the dearer may tie the leader
+and the cheaper fall just outside, and the dearer was ranked first with the cheaper next to it.
 
 Without ties (an objective the model's speed does not enter, or an interval of 1.0x) this is
 the plain order by value, then price.
@@ -89,13 +95,21 @@ def band_floor(leader: Scored) -> float:
     return min(leader.value_low, leader.value)
 
 
+def copy_floor(s: Scored) -> float:
+    """The lowest value of a build that would make s its copy (copy_of: s's same-GPU band)."""
+    low = s.value_low if s.value_low_same_gpu is None else s.value_low_same_gpu
+    return min(low, s.value)
+
+
 @dataclass(frozen=True)
 class Ranked:
     """A ranked build and the better-valued leader it tied with and was ranked before (None
-    when it was the leader itself)."""
+    when it was the leader itself); `floor`: the lowest value a build needed to take part in
+    the choice (a search must hold every build above it for the ranking to be exact)."""
 
     build: Scored
     leader: Scored | None
+    floor: float
 
 
 def rank(pool: Sequence[Scored], k: int) -> list[Ranked]:
@@ -105,6 +119,13 @@ def rank(pool: Sequence[Scored], k: int) -> list[Ranked]:
     while left and len(ranked) < k:
         leader = left[0]
         chosen = min((s for s in left if ties(leader, s)), key=order_key)
-        ranked.append(Ranked(chosen, None if chosen is leader else leader))
+        floor = band_floor(leader)
+        while True:
+            floor = min(floor, copy_floor(chosen))
+            earlier = [s for s in left if order_key(s) < order_key(chosen) and copy_of(s, chosen)]
+            if not earlier:
+                break
+            chosen = min(earlier, key=order_key)
+        ranked.append(Ranked(chosen, None if chosen is leader else leader, floor))
         left = [s for s in left if s is not chosen and not copy_of(chosen, s)]
     return ranked
