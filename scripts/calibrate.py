@@ -208,8 +208,9 @@ GEMM_COLUMNS = {ComputePath.TENSOR_16BIT: 0, ComputePath.TENSOR_TF32: 1, Compute
 CONV_COLUMNS = {ComputePath.TENSOR_16BIT: 3, ComputePath.TENSOR_TF32: 4, ComputePath.SIMT_FP32: 5}
 MEMORY_COLUMN, KERNEL_COLUMN, WIDTH = 6, 7, 8
 # Intensity scales tried (the ridge point's multiplier in compute.width_factor; 1 is the plain
-# roofline, below 1 what caches and fusion save): the one with the least L1 error is kept.
-INTENSITY_SCALES = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
+# roofline, below 1 what caches and fusion save): the one whose fits best predict the
+# architectures left out of them is kept (fit_compute).
+INTENSITY_SCALES = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 3.0)
 # How much longer a step took on Lambda's 2022 software than on its 2024 software (the
 # `older_stack` rows), tried like the intensity scale: the model is fitted to the newer
 # software, and predicts a 2022 row through this factor. Measured directly: on the 54 jobs
@@ -289,34 +290,47 @@ def _system(feats: list[RowFeatures], cap: float) -> tuple[np.ndarray, np.ndarra
     return a, b
 
 
-def _fit_at(feats: list[RowFeatures], cap: float) -> tuple[np.ndarray, float]:
-    """Iteratively re-weighted NNLS (towards least absolute relative error). Returns x and the
-    mean absolute relative error (the L1 error: a median let one fold pick a scale whose fit
-    gave up TF32 convolutions, 0.37 against 0.61 in every other fold)."""
-    a, b = _system(feats, cap)
-    weights = np.ones(len(feats))
+def _irls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Iteratively re-weighted NNLS of a @ x = b, towards the least absolute relative error."""
+    weights = np.ones(len(b))
     x = np.zeros(WIDTH)
     for _ in range(20):
         x = _nnls(a * weights[:, None], b * weights)
         weights = 1.0 / np.sqrt(np.maximum(np.abs(a @ x - b), 0.02))
-    predicted = 1.0 - b + a @ x  # predicted / measured step time
-    return x, float(np.mean(np.abs(1.0 / predicted - 1.0)))
+    return x
+
+
+def _held_out_error(a: np.ndarray, b: np.ndarray, groups: np.ndarray) -> float:
+    """Mean absolute relative throughput error of every row, each predicted by the fit on the
+    rows of the other groups (architectures): what a GPU generation the fit never saw gets."""
+    errors = np.zeros(len(b))
+    for g in np.unique(groups):
+        out = groups == g
+        x = _irls(a[~out], b[~out])
+        predicted = 1.0 - b[out] + a[out] @ x  # predicted / measured step time
+        errors[out] = np.abs(1.0 / predicted - 1.0)
+    return float(np.mean(errors))
 
 
 def fit_compute(rows: list[LambdaRow], eff_cap: float) -> dict[str, Any]:
     """Fit the shared compute parameters on relative step-time error: GEMM and convolution
-    efficiency per path (16-bit tensor, TF32 tensor, shader cores), the memory efficiency, the
-    seconds per kernel launch, and by search the intensity scale and the older software's time
-    factor (OLDER_STACK_TIME_FACTORS). Nothing per model."""
-    best: tuple[float, float, float, np.ndarray] | None = None
+    efficiency per path (16-bit tensor, TF32 tensor, shader cores), the memory efficiency and
+    the seconds per kernel launch by least absolute error; the intensity scale and the older
+    software's time factor (OLDER_STACK_TIME_FACTORS) by search, the pair whose fits predict
+    each architecture left out of them best (the in-sample error is nearly flat between
+    scales 1 and 1.5 and let a 0.3-point change pick either, while held-out LLM rows moved 1.4
+    points between them). Nothing per model."""
+    groups = np.array([r.gpu.architecture for r in rows])
+    best: tuple[float, float, float, np.ndarray, np.ndarray] | None = None
     for scale in INTENSITY_SCALES:
         for stack in OLDER_STACK_TIME_FACTORS:
-            feats = [row_features(r, scale, stack) for r in rows]
-            x, err = _fit_at(feats, eff_cap)
+            a, b = _system([row_features(r, scale, stack) for r in rows], eff_cap)
+            err = _held_out_error(a, b, groups)
             if best is None or err < best[0]:
-                best = (err, scale, stack, x)
+                best = (err, scale, stack, a, b)
     assert best is not None
-    _, scale, stack, x = best
+    _, scale, stack, a, b = best
+    x = _irls(a, b)
 
     def eff(col: int) -> float:
         return round(1.0 / (1.0 / eff_cap + float(x[col])), 4)

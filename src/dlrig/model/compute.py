@@ -312,6 +312,8 @@ def class_times(
         conv *= 1.0 - work.winograd_share * (1.0 - 1.0 / WINOGRAD_FLOP_REDUCTION)
     elem_bytes = 2.0 if sixteen_traffic else 4.0
     pointwise = work.pointwise_elems * elem_bytes
+    if sixteen_traffic:
+        pointwise += work.autocast_fp32_elems * (4.0 - elem_bytes)
     pointwise *= 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
     moved = pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0
     if nchw_transposes(work, workload, operand_bytes, on_shader_cores=winograd):

@@ -83,7 +83,13 @@ class Structure:
     """Layer counts of a model the workload fields do not describe (classic zoo entries):
     FLOP shares by class, kernels per step, and for attention models the implementation.
     `gemm_rows_per_sample`: rows one sample adds to a GEMM call (inf: many, as tokens or
-    pixels); `amp_casts_per_kernel`: cast kernels its mixed-precision recipe adds per op."""
+    pixels); `amp_casts_per_kernel`: cast kernels its mixed-precision recipe adds per op;
+    `autocast_fp32_elems`: of the pointwise elements, those a mixed-precision run still moves
+    in fp32. Autocast runs only the ops on its fp16 list (linear, matmul, convolutions) in 16
+    bits and the others in their input's type; an embedding table is fp32 (the master
+    weights), so its lookups and the ops they feed stay fp32 until a linear casts them (PyTorch
+    docs, "Automatic Mixed Precision package - torch.amp", CUDA op-specific behavior:
+    embedding is on no list, cat promotes to its widest input)."""
 
     family: str = "convnet"
     conv_share: float = 1.0
@@ -99,6 +105,7 @@ class Structure:
     score_passes: float = EAGER_SCORE_PASSES
     gemm_rows_per_sample: float = math.inf
     amp_casts_per_kernel: float = 0.0
+    autocast_fp32_elems: float = 0.0
     source: str = ""
 
 
@@ -173,10 +180,14 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
     # DLE NCF (NeuMF): 4 embedding lookups, MLP 256-256-128-64 with ReLU, MF product, concat,
     # output, loss: ~40 kernels; GEMMs as narrow as 64-256 (width ~170). Pointwise elements
     # per sample in the forward: gathers 384, concat 512, ReLUs 896, MF product 192, final
-    # concat and output 256 = 2240.
+    # concat and output 256 = 2240. Under autocast the embedding rows come out in fp32 and
+    # all before the first linear stays so (Structure.autocast_fp32_elems): gathers, concat,
+    # MF product, the final concat (cat promotes to its widest input, the fp32 MF branch) =
+    # 1344, plus the casts' fp32 reads into the first and the final linear (256 + 128) = 1728.
     "ncf": Structure(
         family="mlp", conv_share=0.0, kernels_forward=40.0, gemm_width=170.0,
-        pointwise_elems=2240.0, source=_DLE + "Recommendation/NCF neumf.py (counted)",
+        pointwise_elems=2240.0, autocast_fp32_elems=1728.0,
+        source=_DLE + "Recommendation/NCF neumf.py (counted)",
     ),
     # HF/DLE BERT computes softmax(QK^T) explicitly (eager attention); SQuAD's head has 2
     # outputs (no vocabulary logits).
@@ -219,7 +230,8 @@ class LayerWork:
     tensor cores' 16-byte alignment at a lower efficiency); `fused_attention`: the attention
     FLOPs run in one fused kernel (flash), at a share of a GEMM's efficiency;
     `conv_output_elems` the elements the convolutions of one sample write (what a
-    channels-first layout has cuDNN transpose)."""
+    channels-first layout has cuDNN transpose); `autocast_fp32_elems` the pointwise elements
+    a mixed-precision run still moves in fp32 (Structure)."""
 
     gemm_flops: float
     gemm_width_elems: float
@@ -240,6 +252,7 @@ class LayerWork:
     lm_head_width: int = 0
     fused_attention: bool = False
     conv_output_elems: float = 0.0
+    autocast_fp32_elems: float = 0.0
 
 
 def structure_of(workload: Workload) -> Structure | None:
@@ -358,6 +371,7 @@ def classic_work(workload: Workload) -> LayerWork:
         tensor_elems=pointwise / POINTWISE_PASSES / max(found.kernels_forward, 1.0),
         gemm_rows_per_sample=found.gemm_rows_per_sample,
         amp_casts_per_kernel=found.amp_casts_per_kernel,
+        autocast_fp32_elems=found.autocast_fp32_elems,
         conv_output_elems=found.conv_share
         * workload.activation_bytes_per_sample
         / 4.0
