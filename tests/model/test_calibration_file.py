@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
 import pytest
 
+from dlrig.catalog import load_catalog
 from dlrig.model.calibration import default_calibration, parse_calibration
 from dlrig.model.rates import ComputePath
 
@@ -51,3 +53,37 @@ def test_calibrate_script_regenerates_the_shipped_factors() -> None:
     assert fresh.conv_efficiency == pytest.approx(shipped.conv_efficiency, rel=0.25)
     assert fresh.kernel_launch_s == pytest.approx(shipped.kernel_launch_s, rel=0.25)
     assert fresh.memory_efficiency == pytest.approx(shipped.memory_efficiency, rel=0.25)
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
+def test_the_older_software_factor_is_below_what_the_same_jobs_measure() -> None:
+    """Lambda's 2024 software runs the 54 jobs both of its runs timed on the same GPU, batch and
+    precision a median 1.08x faster than its 2022 software (A100, RTX A6000, Quadro RTX 8000);
+    the fitted factor for the 2022 rows lies between no change and that, and a 2022 row is
+    predicted through it."""
+    import statistics
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibrate import predicted_units_per_s
+    from calibration_data import read_lambda_rows
+
+    rows, _ = read_lambda_rows(DATA, load_catalog())
+    by_job: dict[tuple[str, str, int, str], dict[str, list[float]]] = {}
+    for r in rows:
+        key = (r.lambda_model, r.workload.precision.value, r.workload.batch_size, r.gpu.name)
+        by_job.setdefault(key, {}).setdefault(r.version, []).append(r.measured_units_per_s)
+    ratios = [
+        statistics.median(v["v1"]) / statistics.median(v["v0"])
+        for v in by_job.values()
+        if "v0" in v and "v1" in v
+    ]
+    assert len(ratios) == 54
+    assert statistics.median(ratios) == pytest.approx(1.08, abs=0.005)
+    cal = default_calibration()
+    factor = float(cal.meta["older_stack_time_factor"])
+    assert 1.0 <= factor <= statistics.median(ratios)
+    old = next(r for r in rows if r.older_stack)
+    newer = dataclasses.replace(old, version="v1")
+    assert predicted_units_per_s(old, cal) == pytest.approx(
+        predicted_units_per_s(newer, cal) / factor
+    )
