@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 from calibrate import leave_one_architecture_out, predicted_units_per_s
-from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, read_lambda_rows
+from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, job_key, read_lambda_rows
 from machine_info import machine
 
 from dlrig.catalog import load_catalog
@@ -40,12 +40,6 @@ MAX_GPUS_IN_NODE = 8  # v0's 16-GPU rows span two nodes: not a one-node build
 
 def model_key(row: LambdaRow) -> str:
     return f"{row.lambda_model} {row.workload.precision.value}"
-
-
-def job_key(row: LambdaRow) -> tuple[str, str, int, str, str]:
-    """Same job on the same GPU in the same Lambda run: what a scaling factor divides by."""
-    w = row.workload
-    return (row.lambda_model, w.precision.value, w.batch_size, row.gpu.name, row.version)
 
 
 def stats(errors: list[float]) -> tuple[int, float, float]:

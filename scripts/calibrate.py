@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import datetime as dt
 import re
 import statistics
@@ -228,7 +229,7 @@ class RowFeatures:
     measured_s: float
 
 
-def row_features(row: LambdaRow, scale: float, older_stack: float = 1.0) -> RowFeatures:
+def row_features(row: LambdaRow, scale: float) -> RowFeatures:
     """The class seconds of one Lambda row at its GPU's sustained rates, as the estimate
     computes them (dlrig.model.estimate: datasheet x the card's sustained factors)."""
     w = row.workload
@@ -245,8 +246,15 @@ def row_features(row: LambdaRow, scale: float, older_stack: float = 1.0) -> RowF
     )  # fmt: skip
     if path is ComputePath.SIMT_16BIT:
         path = ComputePath.SIMT_FP32  # one shader-core efficiency
-    stack = older_stack if row.older_stack else 1.0
-    return RowFeatures(path, times, w.batch_size / row.measured_samples_per_s / stack)
+    return RowFeatures(path, times, w.batch_size / row.measured_samples_per_s)
+
+
+def on_newer_stack(f: RowFeatures, row: LambdaRow, older_stack: float) -> RowFeatures:
+    """A row's features with its measured step as the newer software would have run it: a
+    2022 row's step `older_stack` times shorter."""
+    if not row.older_stack:
+        return f
+    return dataclasses.replace(f, measured_s=f.measured_s / older_stack)
 
 
 def mamf_efficiency_cap(data_dir: Path) -> float:
@@ -323,8 +331,10 @@ def fit_compute(rows: list[LambdaRow], eff_cap: float) -> dict[str, Any]:
     groups = np.array([r.gpu.architecture for r in rows])
     best: tuple[float, float, float, np.ndarray, np.ndarray] | None = None
     for scale in INTENSITY_SCALES:
+        feats = [row_features(r, scale) for r in rows]
         for stack in OLDER_STACK_TIME_FACTORS:
-            a, b = _system([row_features(r, scale, stack) for r in rows], eff_cap)
+            newer = [on_newer_stack(f, r, stack) for f, r in zip(feats, rows, strict=True)]
+            a, b = _system(newer, eff_cap)
             err = _held_out_error(a, b, groups)
             if best is None or err < best[0]:
                 best = (err, scale, stack, a, b)

@@ -323,10 +323,10 @@ def _without_superlinear(rows: list[LambdaRow], skipped: dict[str, int]) -> list
     single: dict[tuple[str, str, int, str, str], list[float]] = {}
     for r in rows:
         if r.num_gpus == 1:
-            single.setdefault(_job(r), []).append(r.measured_units_per_s)
+            single.setdefault(job_key(r), []).append(r.measured_units_per_s)
     kept = []
     for r in rows:
-        alone = single.get(_job(r))
+        alone = single.get(job_key(r))
         per_gpu = r.measured_units_per_s / r.num_gpus
         if r.num_gpus > 1 and alone and per_gpu > SUPERLINEAR_PER_GPU * statistics.median(alone):
             reason = "superlinear: a GPU above 1.1x its 1-GPU rate (the file's flag, every system)"
@@ -336,9 +336,10 @@ def _without_superlinear(rows: list[LambdaRow], skipped: dict[str, int]) -> list
     return kept
 
 
-def _job(r: LambdaRow) -> tuple[str, str, int, str, str]:
-    w = r.workload
-    return (r.lambda_model, w.precision.value, w.batch_size, r.gpu.name, r.version)
+def job_key(row: LambdaRow) -> tuple[str, str, int, str, str]:
+    """Same job on the same GPU in the same Lambda run: what a scaling factor divides by."""
+    w = row.workload
+    return (row.lambda_model, w.precision.value, w.batch_size, row.gpu.name, row.version)
 
 
 def _skip_reason(rec: dict[str, str]) -> str | None:

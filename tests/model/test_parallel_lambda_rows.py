@@ -40,7 +40,7 @@ def test_no_data_parallel_gpu_beats_its_one_gpu_rate() -> None:
     import statistics
 
     sys.path.insert(0, str(REPO / "scripts"))
-    from calibration_data import SUPERLINEAR_PER_GPU, read_lambda_rows
+    from calibration_data import SUPERLINEAR_PER_GPU, job_key, read_lambda_rows
 
     rows, skipped = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
     reason = next(k for k in skipped if k.startswith("superlinear: "))
@@ -48,11 +48,9 @@ def test_no_data_parallel_gpu_beats_its_one_gpu_rate() -> None:
     single: dict[tuple[str, str, int, str, str], list[float]] = {}
     for r in rows:
         if r.num_gpus == 1:
-            key = (r.lambda_model, r.workload.precision.value, r.workload.batch_size, r.gpu.name)
-            single.setdefault((*key, r.version), []).append(r.measured_units_per_s)
+            single.setdefault(job_key(r), []).append(r.measured_units_per_s)
     for r in rows:
-        key = (r.lambda_model, r.workload.precision.value, r.workload.batch_size, r.gpu.name)
-        alone = single.get((*key, r.version))
+        alone = single.get(job_key(r))
         if r.num_gpus > 1 and alone:
             per_gpu = r.measured_units_per_s / r.num_gpus
             assert per_gpu <= SUPERLINEAR_PER_GPU * statistics.median(alone)
