@@ -256,6 +256,7 @@ def workload_doc(row: Row) -> dict[str, Any]:
         # recomputes the cheap ops: closer to none than to a full recompute.
         "activation_checkpointing": row.checkpointing == "true",
         "fused_loss": fused_loss(row),
+        "fused_activation": fused_activation(row),
         "pure_16bit": row.pure_16bit,
         **finetune,
     }
@@ -331,6 +332,13 @@ def fused_loss(r: Row) -> bool:
     benchmark tables ran) and llm.q (src/kernels/fused_classifier.cu). IST-DASLab/llmq and
     mosaicml/llm-foundry, read 2026-12-04."""
     return r.source in ("llm-foundry", "llm.q")
+
+
+def fused_activation(r: Row) -> bool:
+    """The row's SwiGLU runs in one kernel whose backward recomputes the SiLU from the saved
+    gate and up outputs: llm.q (src/kernels/swiglu.cu, swiglu_backward takes only the input;
+    IST-DASLab/llmq @b77d969, read 2026-12-04). PyTorch eager keeps the SiLU output too."""
+    return r.source == "llm.q"
 
 
 def attention_kernel(r: Row) -> str:

@@ -128,3 +128,14 @@ def test_similar_to_names_a_zoo_model() -> None:
     assert job.similar_to == "resnet50"
     with pytest.raises(UnknownWorkloadError):
         resolve_workload({"model": "resnet50", "similar_to": "resnet5000"}, "t")
+
+
+def test_activation_assumption_only_where_the_figure_is_used() -> None:
+    # A training transformer's activations come from its layers (model.memory, Korthikanti et
+    # al.); the FLOPs / 80 stand-in is then never used, so no assumption may claim it.
+    structure = {"params": 1.5e9, "forward_flops_per_token": 3e9, "seq_len": 1024,
+                 "hidden_size": 1536, "num_layers": 28, "num_heads": 12}  # fmt: skip
+    transformer = resolve_workload({"model": structure}, "t")
+    assert not any("activation bytes" in a for a in transformer.assumptions)
+    bare = resolve_workload({"model": {"params": 1e8, "forward_flops_per_sample": 1e10}}, "t")
+    assert any("activation bytes per sample not given" in a for a in bare.assumptions)

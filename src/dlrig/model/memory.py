@@ -39,6 +39,15 @@ LOSS_BYTES_PER_LOGIT = 4.0
 # A fused cross-entropy keeps no fp32 copy: its gradient overwrites the 16-bit logits in place,
 # and it saves one fp32 log-sum-exp per token (flash-attn ops/triton/cross_entropy.py).
 FUSED_LOSS_BYTES_PER_TOKEN = 4.0
+# f-wide tensors a gated MLP saves. Eager PyTorch's down(silu(gate(x)) * up(x)) keeps SiLU's
+# input (the gate output), both operands of the product (SiLU's output and the up output) and
+# the down projection's input (the product): 4. A fused SwiGLU whose backward recomputes the
+# SiLU from the gate and up outputs keeps those two and the product: 3 (llm.q's
+# swiglu_backward(dinp, dout, inp) takes only the 2f-wide input, IST-DASLab/llmq
+# src/kernels/swiglu.cu @b77d969; its run state keeps MlpUp (2f) and SwiGLu (f) per layer,
+# src/models/llama_run_state.h).
+GATED_MLP_SAVED = 4.0
+GATED_MLP_SAVED_FUSED = 3.0
 MASK_BYTES = 1.0  # a dropout mask keeps one byte per element
 
 
@@ -200,6 +209,7 @@ def transformer_layer_activation_bytes(
     element_bytes: float = 2.0,
     key_len: int | None = None,
     experts_per_token: int = 1,
+    fused_activation: bool = False,
 ) -> float:
     """Activations one transformer layer saves for the backward pass, per sample (Korthikanti
     et al. 2022, sec. 4.1). With its defaults (16-bit, MHA, a 4h GeLU MLP, dropout) this is the
@@ -209,7 +219,8 @@ def transformer_layer_activation_bytes(
     and the dropout masks after them (10 s h); sequence parallelism divides those too;
     selective recomputation, or flash attention, keeps no score matrices (flash keeps its fp32
     log-sum-exp, 4 a s bytes). Grouped-query attention shrinks K and V to kv_heads, a gated MLP
-    (SwiGLU) keeps its input and four f-wide tensors, and `key_len` > s (Transformer-XL's
+    (SwiGLU) keeps its input and four f-wide tensors (three when `fused_activation` recomputes
+    the SiLU in the backward), and `key_len` > s (Transformer-XL's
     memory) widens K, V and the scores. A mixture of experts keeps the MLP's tensors once per
     expert a token is routed to."""
     s, h, t, e = float(seq_len), float(hidden_size), float(tensor_parallel), element_bytes
@@ -222,7 +233,8 @@ def transformer_layer_activation_bytes(
     # the attention and MLP inputs, and the masks of the dropouts after each block.
     replicated = 4.0 * e * s * h + 2.0 * mask * s * h
     attention = e * s * h + 2.0 * e * k * h_kv + e * s * h  # Q, K, V, projection input
-    mlp = (4.0 if gated_mlp else 2.0) * e * s * f * experts_per_token
+    gated = GATED_MLP_SAVED_FUSED if fused_activation else GATED_MLP_SAVED
+    mlp = (gated if gated_mlp else 2.0) * e * s * f * experts_per_token
     # softmax output (also the input of the product with V), then the dropout's mask and output
     per_score = e + (mask + e if dropout else 0.0)
     scores = 0.0 if selective_recompute else a * s * k * per_score
@@ -299,7 +311,7 @@ def transformer_activation_bytes_per_sample(
         s, h, w.num_heads or 1, t, sp, w.flash_attention,
         kv_heads=w.kv_heads, ffn_hidden_size=w.ffn_hidden_size, gated_mlp=w.gated_mlp,
         dropout=w.dropout, element_bytes=e, key_len=s + (w.memory_len or 0),
-        experts_per_token=w.experts_per_token or 1,
+        experts_per_token=w.experts_per_token or 1, fused_activation=w.fused_activation,
     )  # fmt: skip
     if w.flash_attention:
         full += 4.0 * (w.num_heads or 1) * s / t  # the kernel's fp32 log-sum-exp per row

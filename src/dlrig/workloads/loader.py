@@ -172,6 +172,12 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         activation_bytes = m.activation_bytes_per_sample
     else:
         activation_bytes = flops_per_sample / FLOPS_PER_ACTIVATION_BYTE
+    # A training transformer's activations follow from its structure (model.memory); the
+    # FLOPs-based figure is then unused and no assumption of the user's job.
+    from_structure = wf.mode is Mode.TRAINING and bool(
+        m.num_layers and m.hidden_size and m.num_heads and seq_len
+    )
+    if m.activation_bytes_per_sample is None and not from_structure:
         assumed.append(
             f"activation bytes per sample not given: {activation_bytes / MB:.0f} MB assumed "
             f"(forward FLOPs / {FLOPS_PER_ACTIVATION_BYTE:.0f}, as ResNet-50 and BERT)"
@@ -318,6 +324,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         activation_checkpointing=wf.activation_checkpointing,
         channels_last=wf.memory_format == "channels_last",
         fused_loss=wf.fused_loss,
+        fused_activation=wf.fused_activation,
         pure_16bit=wf.pure_16bit and precision in (Precision.FP16, Precision.BF16, Precision.FP8),
         finetune=method,
         trainable_fraction=fraction,

@@ -75,7 +75,8 @@ class Workload:
     `encoder_seq_len` positions, the decoder being `num_layers` over `seq_len`) is the published
     config's; the activation memory is computed from it. `channels_last`: convolutions run on
     NHWC tensors (PyTorch's default is NCHW); `fused_loss`: the cross-entropy runs in one
-    kernel from the 16-bit logits; `pure_16bit`: a 16-bit run keeps its weights, gradients and
+    kernel from the 16-bit logits; `fused_activation`: a gated MLP's SiLU and product run in one
+    kernel that saves only its input; `pure_16bit`: a 16-bit run keeps its weights, gradients and
     optimizer state in 16 bits. Run length is `epochs` over the dataset, or `tokens`, or
     `steps`; None of them: the model states its default.
     """
@@ -130,6 +131,7 @@ class Workload:
     activation_checkpointing: bool = False
     channels_last: bool = False
     fused_loss: bool = False
+    fused_activation: bool = False
     pure_16bit: bool = False
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0

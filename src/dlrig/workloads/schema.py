@@ -261,7 +261,8 @@ class ServeBlock(_Strict):
 
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
-    `similar_to`, `activation_checkpointing`, `pure_16bit`, `fused_loss`, `memory_format`,
+    `similar_to`, `activation_checkpointing`, `pure_16bit`, `fused_loss`, `fused_activation`,
+    `memory_format`,
     `gradient_accumulation`, `steps`, `sources`, `notes`, and `parallel` as a block)."""
 
     name: str | None = None
@@ -302,6 +303,11 @@ class WorkloadFile(_Strict):
         default=False,
         description="cross-entropy in one fused kernel from the 16-bit logits (flash-attn's, "
         "llm-foundry's default, Liger): no fp32 log-softmax copy",
+    )
+    fused_activation: bool = Field(
+        default=False,
+        description="a gated MLP's activation (SwiGLU) in one kernel that recomputes the SiLU "
+        "in the backward (llm.q, Liger Kernel): 3 saved f-wide tensors, not 4",
     )
     memory_format: Literal["channels_first", "channels_last"] = Field(
         default="channels_first",
