@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from model_fixtures import make_build, make_workload
+from model_fixtures import CPU_16, make_build, make_workload
 from test_interconnect_sync import H100_SXM
 
 from dlrig.enums import Bottleneck
@@ -213,13 +213,16 @@ def test_estimate_json_has_the_parallel_object(tmp_path: Path) -> None:
     )
 
 
-def _offload_added_s(parallel: dict[str, Any]) -> tuple[float, float, float]:
+def _offload_added_s(parallel: dict[str, Any], **build: Any) -> tuple[float, float, float, float]:
     """(communication added, its exposed part, seconds per GB of a shard at the GPU's pinned
-    copy rate) when the job's `parallel` block turns CPU offload on, 8 H100, Llama 3 8B."""
+    copy rate, the CPU's optimizer step) when the job's `parallel` block turns CPU offload on,
+    8 H100, Llama 3 8B. The step streams every rank's shard through the node's RAM: mixed
+    precision AdamW's 28 bytes a parameter (compute.OPTIMIZER_STEP_BYTES) over 60 GB/s, MEM.1's
+    figure for a host whose memory speed is not given."""
     plain = make_workload("llama-3-8b", parallel=parallel)
     off = make_workload("llama-3-8b", parallel={**parallel, "cpu_offload": True})
-    a = estimate(make_build(H100_SXM, count=8), plain)
-    b = estimate(make_build(H100_SXM, count=8), off)
+    a = estimate(make_build(H100_SXM, count=8, **build), plain)
+    b = estimate(make_build(H100_SXM, count=8, **build), off)
     assert a.parallel is not None and b.parallel is not None
     assert b.pcie_gen is not None and b.pcie_lanes is not None
     link = pcie_effective_gb_s(
@@ -228,7 +231,8 @@ def _offload_added_s(parallel: dict[str, Any]) -> tuple[float, float, float]:
     shard_s = off.params / 8 / 1e9 / link
     added = b.parallel.communication_s - a.parallel.communication_s
     exposed = b.parallel.communication_exposed_s - a.parallel.communication_exposed_s
-    return added, exposed, shard_s
+    cpu_step_s = 28.0 * off.params / 60e9 if not build else 0.0
+    return added, exposed, shard_s, cpu_step_s
 
 
 def test_zero_offload_copies_gradients_down_and_parameters_back() -> None:
@@ -236,9 +240,9 @@ def test_zero_offload_copies_gradients_down_and_parameters_back() -> None:
     gradient shard goes to host memory during the backward and its updated 16-bit parameters
     come back after the CPU's step: 4 bytes per shard parameter over the GPU's PCIe link at
     the pinned copy rate, the return trip exposed."""
-    added, exposed, shard_s = _offload_added_s({"zero_stage": 2})
-    assert added == pytest.approx(4 * shard_s, rel=1e-6)
-    assert exposed >= 2 * shard_s
+    added, exposed, shard_s, cpu_step_s = _offload_added_s({"zero_stage": 2})
+    assert added == pytest.approx(4 * shard_s + cpu_step_s, rel=1e-6)
+    assert exposed >= 2 * shard_s + cpu_step_s
 
 
 def test_fsdp_parameter_offload_copies_each_shard_up_before_its_gathers() -> None:
@@ -247,9 +251,27 @@ def test_fsdp_parameter_offload_copies_each_shard_up_before_its_gathers() -> Non
     GPU copies its 16-bit parameter shard up before every unit's gather, in the forward and
     again in the backward, and its 16-bit gradient shard down: 2 + 2 + 2 bytes per shard
     parameter. The copies ride with the prefetched gathers, so most of them hide."""
-    added, exposed, shard_s = _offload_added_s({"strategy": "fsdp"})
-    assert added == pytest.approx(6 * shard_s, rel=1e-6)
-    assert 0 < exposed < added / 2
+    added, exposed, shard_s, cpu_step_s = _offload_added_s({"strategy": "fsdp"})
+    assert added - cpu_step_s == pytest.approx(6 * shard_s, rel=1e-6)
+    assert cpu_step_s < exposed < cpu_step_s + 3 * shard_s
+
+
+def test_cpu_offload_optimizer_step_streams_the_hosts_ram() -> None:
+    """CPU offload's optimizer step is a pass over every rank's shard in host memory (torchtune:
+    "The CPU optimizer step is often the bottleneck when optimizer CPU offload is used"), after
+    the backward with nothing to hide it. Llama 3 8B (8.03e9 parameters), mixed-precision
+    AdamW, 28 B a parameter: 3.75 s per step at MEM.1's 60 GB/s, 0.49 s on two sockets of
+    eight DDR5-4800 channels (16 x 4800 MT/s x 8 B = 614 GB/s peak x 0.75, STREAM's share)."""
+    _, exposed, _, cpu_step_s = _offload_added_s({"zero_stage": 2})
+    assert cpu_step_s == pytest.approx(3.75, abs=0.01)
+    server_cpu = {**CPU_16, "memory_channels": 8}
+    server = {"cpu": {"spec": server_cpu, "count": 2},
+              "memory": {"size_gb": 512, "speed_mt_s": 4800}}  # fmt: skip
+    fast, fast_exposed, fast_shard_s, _ = _offload_added_s({"zero_stage": 2}, **server)
+    host_step_s = 28.0 * 8.03e9 / (16 * 4800 * 8 / 1000 * 0.75 * 1e9)
+    assert host_step_s == pytest.approx(0.49, abs=0.01)
+    assert fast == pytest.approx(4 * fast_shard_s + host_step_s, rel=0.01)
+    assert fast_exposed < exposed - 3.0
 
 
 def test_estimate_text_names_the_layout_and_its_communication(tmp_path: Path) -> None:
@@ -260,3 +282,12 @@ def test_estimate_text_names_the_layout_and_its_communication(tmp_path: Path) ->
     text = " ".join(out.stdout.split())
     assert "parallel: data 2 x tensor 1 x pipeline 1; communication" in text
     assert "not hidden by compute" in text
+
+
+def test_offload_bound_step_is_advised_away_from_offload_not_toward_nvlink() -> None:
+    # 8 H100 SXM already share NVSwitch; what holds this step back is the host's optimizer
+    # step at MEM.1's 60 GB/s (3.75 s for Llama 3 8B), so NVLink is no remedy.
+    job = make_workload("llama-3-8b", parallel={"zero_stage": 2, "cpu_offload": True})
+    est = estimate(make_build(H100_SXM, count=8), job)
+    assert est.bottleneck is Bottleneck.INTERCONNECT
+    assert "no CPU offload" in est.advice and "NVLink" not in est.advice

@@ -11,6 +11,7 @@ from dlrig.machine.model import Build, GPUGroup
 from dlrig.machine.topology import topology
 from dlrig.model import compute, pcie
 from dlrig.model.calibration import Calibration
+from dlrig.model.host import host_memory_bandwidth
 from dlrig.model.layers import FLASH_ATTENTION_SHARE
 from dlrig.model.rates import ComputePath, cpu_peak_flops_s, flash_attention_share, matmul_peak
 from dlrig.units import TFLOPS
@@ -66,13 +67,10 @@ def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: lis
         ram_gb = DEFAULT_RAM_GB
         assumed.append(f"RAM size not given: {DEFAULT_RAM_GB:.0f} GB assumed")
     peak = cpu_peak_flops_s(cpu, build.cpu_count, cal.cpu_flops_per_cycle)
-    ram_gb_s = cal.host_memory_bandwidth_gb_s
-    measured = build.measured
-    if measured is not None and measured.ram_bandwidth_gb_s is not None:
-        ram_gb_s = measured.ram_bandwidth_gb_s  # this machine's own STREAM figure
-        assumed.append(f"RAM bandwidth from probe measurement {measured.date}: {ram_gb_s:g} GB/s")
+    ram = host_memory_bandwidth(build, cal.host_memory_bandwidth_gb_s)
+    assumed.append(ram.assumed or f"RAM bandwidth {ram.gb_s:.0f} GB/s ({ram.provenance})")
     return Device(
-        f"CPU: {cpu.name}", True, peak, ComputePath.CPU, ram_gb_s, ram_gb, None,
+        f"CPU: {cpu.name}", True, peak, ComputePath.CPU, ram.gb_s, ram_gb, None,
     )  # fmt: skip
 
 

@@ -35,6 +35,7 @@ from dlrig.model.device import (
     pick_device,
 )
 from dlrig.model.energy import co2_kg, energy_cost, run_time_h, wall_energy_kwh
+from dlrig.model.host import host_memory_bandwidth
 from dlrig.model.layers import LayerWork, layer_work
 from dlrig.model.power import size_build_psu
 from dlrig.model.power_limit import power_limit_factor
@@ -113,7 +114,8 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     )
     t_mm, t_mem = compute.gpu_step_s(
         job.work, w, batch, rates, cal.compute,
-        optimizer_params=job.trainable / job.shards, sixteen_bit=job.sixteen,
+        optimizer_params=0.0 if w.cpu_offload else job.trainable / job.shards,
+        sixteen_bit=job.sixteen,
         weight_bytes=weight_bytes,
     )  # fmt: skip
     throttle = 1.0
@@ -226,8 +228,11 @@ def _exchange_s(
         return 0.0, 0.0, 0.0, 0.0, 0.0
     if w.parallel is Parallelism.HOST_PS:
         link = pcie.pcie_effective_gb_s(gen, lanes, cal.pcie_pinned_efficiency)
+        ram = host_memory_bandwidth(build, cal.host_memory_bandwidth_gb_s)
+        if ram.assumed:
+            assumed.append(ram.assumed)
         t_ic = interconnect.host_parameter_server_time_s(
-            job.trainable * 4.0, job.n_node, link, cal.host_memory_bandwidth_gb_s
+            job.trainable * 4.0, job.n_node, link, ram.gb_s
         )
         return t_ic, t_ic, 0.0, 0.0, 0.0  # DP.1's server waits for every GPU's gradients
     busbw = busbw_gb_s(build, group.gpu, job.n_node, gen, lanes, cal)
@@ -257,8 +262,17 @@ def _exchange_s(
             and interconnect.every_hop_host_staged(group.gpu)
         ),
     )  # fmt: skip
+    host = None
+    if w.cpu_offload:
+        ram = host_memory_bandwidth(build, cal.host_memory_bandwidth_gb_s)
+        assumed.append(
+            ram.assumed
+            or f"CPU offload: the optimizer step streams the host's RAM at "
+            f"{ram.gb_s:.0f} GB/s ({ram.provenance})"
+        )
+        host = interconnect.HostStep(ram.gb_s, job.n_node)
     ex = interconnect.training_exchange(
-        w, job.lay, fabric, job.sixteen, cal.bucket_bytes, forward_s, backward_s
+        w, job.lay, fabric, job.sixteen, cal.bucket_bytes, forward_s, backward_s, host
     )
     return (
         ex.interconnect_s, ex.exposed_interconnect_s, ex.data.inter_s, ex.data.exposed_inter_s,
@@ -410,6 +424,12 @@ def advice(
             )
         return "a GPU with more memory bandwidth (GPU.1); larger batches or fused kernels help"
     if bottleneck is Bottleneck.INTERCONNECT:
+        if w.cpu_offload:
+            # The offload's copies and the CPU's optimizer step run once per optimizer step.
+            return (
+                "no CPU offload (more GPUs or a smaller optimizer state), more micro-batches "
+                "per optimizer step (gradient_accumulation), or host RAM with more channels"
+            )
         return "NVLink/NVSwitch between the GPUs (DP.2), fewer GPUs, or larger batches per GPU"
     return "a faster network between the nodes (InfiniBand), or larger batches per GPU"
 

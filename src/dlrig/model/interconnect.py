@@ -28,6 +28,7 @@ from dlrig.catalog.schema import GPU
 from dlrig.enums import Interconnect, Parallelism, Segment, Vendor
 from dlrig.machine.model import Build
 from dlrig.model import memory, parallelism, pcie
+from dlrig.model.compute import optimizer_bytes
 from dlrig.model.parallelism import DataParallelTraffic, Layout
 from dlrig.units import gb_s_to_bytes_s
 from dlrig.workloads.model import Workload
@@ -450,12 +451,14 @@ def training_exchange(
     bucket_bytes: float,
     forward_s: float,
     backward_s: float,
+    host: HostStep | None = None,
 ) -> TrainingExchange:
     """Everything one GPU exchanges per micro-batch under the job's layout: Megatron's
     activation collectives over the tensor group, the data-parallel exchange of its
     1/(tensor x pipeline) of the model over the data-parallel group, in DDP buckets or, under
     ZeRO-3, per layer (FSDP wraps each transformer block), and under CPU offload the copies of
-    its optimizer shard's gradients and parameters to and from host memory."""
+    its optimizer shard's gradients and parameters to and from host memory and the CPU's
+    optimizer step between them (`host`: the node's RAM and GPUs; none given, no step timed)."""
     w = workload
     value_bytes = 2.0 if sixteen_bit else 4.0
     tp_s = 0.0
@@ -490,7 +493,28 @@ def training_exchange(
     off, off_exposed = offload_copy_s(
         shard, fabric.host_link_gb_s, backward_s, bucket_bytes, upload=stage < 3
     )
-    return TrainingExchange(tp_s, data, off / k, off_exposed / k)
+    cpu_step = host.optimizer_step_s(workload, shard) if host is not None else 0.0
+    return TrainingExchange(tp_s, data, off / k + cpu_step, off_exposed / k + cpu_step)
+
+
+@dataclass(frozen=True)
+class HostStep:
+    """Where CPU offload's optimizer step runs: the node's RAM bandwidth (GB/s), shared by
+    the `node_gpus` ranks that step their shards at the same time."""
+
+    memory_gb_s: float
+    node_gpus: int
+
+    def optimizer_step_s(self, workload: Workload, shard_params: float) -> float:
+        """Seconds per micro-batch of the CPU's optimizer step: a memory-bound pass over
+        every rank's shard (weights, gradients and moments read, weights and moments written:
+        compute.optimizer_bytes), after the backward with nothing beside it; torchtune: "The
+        CPU optimizer step is often the bottleneck when optimizer CPU offload is used"
+        (docs/source/tutorials/memory_optimizations.rst @bd2a0fc)."""
+        if self.memory_gb_s <= 0 or shard_params <= 0:
+            return 0.0
+        moved = optimizer_bytes(workload, shard_params) * self.node_gpus
+        return moved / gb_s_to_bytes_s(self.memory_gb_s)
 
 
 # PyTorch DDP without `gradient_as_bucket_view` (its default: False) copies each gradient into

@@ -26,6 +26,7 @@ from dlrig.model import pcie
 from dlrig.model import serving_memory as mem
 from dlrig.model.calibration import Calibration, default_calibration
 from dlrig.model.device import busbw_gb_s, pcie_link
+from dlrig.model.host import host_memory_bandwidth
 from dlrig.model.interconnect import ring_allreduce_bus_factor
 from dlrig.model.rates import achievable_matmul_tflops, achievable_memory_bandwidth_gb_s
 from dlrig.units import (
@@ -396,7 +397,8 @@ def serving_estimate(
     asked = spec.users
     spec = replace(spec, users=math.ceil(asked / replicas))
     scale = asked / spec.users  # copies' users add up to the asked users
-    host_gb_s = cal.host_memory_bandwidth_gb_s
+    host = host_memory_bandwidth(build, cal.host_memory_bandwidth_gb_s)
+    host_gb_s = host.gb_s
     notes: list[str] = []
     fit = mem.max_users_fit(spec, memory_gb, c.count)
     weights = mem.weight_bytes(spec)
@@ -408,7 +410,7 @@ def serving_estimate(
     if offloaded > 0:
         notes.append(
             f"{offloaded:.0%} of the weights stay in system RAM, read at "
-            f"{host_gb_s:.0f} GB/s by the CPU"
+            f"{host_gb_s:.0f} GB/s by the CPU ({host.assumed or host.provenance})"
         )
         if ram_gb is not None and gb_to_bytes(ram_gb) < weights * offloaded:
             fits = False
