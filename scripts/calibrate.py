@@ -11,8 +11,11 @@ What is fitted, and how (few parameters, physical forms, so that other GPUs are 
   Peaks and bandwidths come from the catalog and the per-card sustained factors, so a GPU
   enters only through its datasheet. Fitted, shared by every model and GPU: e_gemm and
   e_conv on 16-bit tensor cores, TF32 tensor cores and shader cores, e_mem, tau (seconds per
-  kernel) and the intensity scale (searched over INTENSITY_SCALES) that sets how a layer's
-  width against the device's ridge point lowers its efficiency. Every efficiency is at most
+  kernel), the intensity scale (searched over INTENSITY_SCALES) that sets how a layer's
+  width against the device's ridge point lowers its efficiency, and the lane-instructions an
+  NCHW transpose spends per element it moves (searched over TRANSPOSE_INSTRUCTIONS), which
+  bound the transposes on cards whose SMs issue few instructions per byte of memory
+  bandwidth (dlrig.model.compute.transposes_s). Every efficiency is at most
   its cap (the best single-GEMM share of peak, MAMF data; 1 for memory): the fit is linear in
   1/e - 1/cap >= 0 and tau, by non-negative least squares on relative error re-weighted
   towards the median (L1). Nothing is fitted per model. Data: every usable single-GPU row of
@@ -54,6 +57,7 @@ from dlrig.model.rates import (
     ComputePath,
     is_16bit,
     matmul_peak,
+    shader_issue_rate,
     sustained_bandwidth_factor,
     sustained_rate_factor,
 )
@@ -218,6 +222,10 @@ INTENSITY_SCALES = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 3.0)
 # both runs timed on the same GPU at the same batch and precision (A100, RTX A6000, Quadro RTX
 # 8000), the 2024 throughput is a median 1.08x the 2022 one (0.91-1.57x).
 OLDER_STACK_TIME_FACTORS = (1.0, 1.04, 1.08, 1.12, 1.16)
+# Lane-instructions of index arithmetic per element an NCHW transpose moves
+# (compute.transposes_s), tried like the intensity scale; 0 leaves the transposes to their
+# bytes alone.
+TRANSPOSE_INSTRUCTIONS = (0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0)
 
 
 @dataclass(frozen=True)
@@ -229,7 +237,7 @@ class RowFeatures:
     measured_s: float
 
 
-def row_features(row: LambdaRow, scale: float) -> RowFeatures:
+def row_features(row: LambdaRow, scale: float, transpose_instructions: float) -> RowFeatures:
     """The class seconds of one Lambda row at its GPU's sustained rates, as the estimate
     computes them (dlrig.model.estimate: datasheet x the card's sustained factors)."""
     w = row.workload
@@ -243,6 +251,7 @@ def row_features(row: LambdaRow, scale: float) -> RowFeatures:
         optimizer_params=w.params * w.trainable_fraction, intensity_scale=scale,
         l2_bytes=(row.gpu.l2_cache_mb or 0.0) * MIB, mixed_precision=is_16bit(w.precision),
         unaligned_share=compute.unaligned_gemm_share(peak_at_boost, row.gpu.fp32_tflops * TFLOPS),
+        issue_rate=shader_issue_rate(row.gpu), transpose_instructions=transpose_instructions,
     )  # fmt: skip
     if path is ComputePath.SIMT_16BIT:
         path = ComputePath.SIMT_FP32  # one shader-core efficiency
@@ -323,23 +332,25 @@ def _held_out_error(a: np.ndarray, b: np.ndarray, groups: np.ndarray) -> float:
 def fit_compute(rows: list[LambdaRow], eff_cap: float) -> dict[str, Any]:
     """Fit the shared compute parameters on relative step-time error: GEMM and convolution
     efficiency per path (16-bit tensor, TF32 tensor, shader cores), the memory efficiency and
-    the seconds per kernel launch by least absolute error; the intensity scale and the older
-    software's time factor (OLDER_STACK_TIME_FACTORS) by search, the pair whose fits predict
-    each architecture left out of them best (the in-sample error is nearly flat between
+    the seconds per kernel launch by least absolute error; the intensity scale, the
+    transposes' instructions per element moved and the older software's time factor
+    (OLDER_STACK_TIME_FACTORS) by search, the triple whose fits predict each architecture
+    left out of them best (the in-sample error is nearly flat between
     scales 1 and 1.5 and let a 0.3-point change pick either, while held-out LLM rows moved 1.4
     points between them). Nothing per model."""
     groups = np.array([r.gpu.architecture for r in rows])
-    best: tuple[float, float, float, np.ndarray, np.ndarray] | None = None
+    best: tuple[float, float, float, float, np.ndarray, np.ndarray] | None = None
     for scale in INTENSITY_SCALES:
-        feats = [row_features(r, scale) for r in rows]
-        for stack in OLDER_STACK_TIME_FACTORS:
-            newer = [on_newer_stack(f, r, stack) for f, r in zip(feats, rows, strict=True)]
-            a, b = _system(newer, eff_cap)
-            err = _held_out_error(a, b, groups)
-            if best is None or err < best[0]:
-                best = (err, scale, stack, a, b)
+        for instructions in TRANSPOSE_INSTRUCTIONS:
+            feats = [row_features(r, scale, instructions) for r in rows]
+            for stack in OLDER_STACK_TIME_FACTORS:
+                newer = [on_newer_stack(f, r, stack) for f, r in zip(feats, rows, strict=True)]
+                a, b = _system(newer, eff_cap)
+                err = _held_out_error(a, b, groups)
+                if best is None or err < best[0]:
+                    best = (err, scale, instructions, stack, a, b)
     assert best is not None
-    _, scale, stack, a, b = best
+    _, scale, instructions, stack, a, b = best
     x = _irls(a, b)
 
     def eff(col: int) -> float:
@@ -353,6 +364,7 @@ def fit_compute(rows: list[LambdaRow], eff_cap: float) -> dict[str, Any]:
         "memory_efficiency": round(1.0 / (1.0 + float(x[MEMORY_COLUMN])), 4),
         "kernel_launch_s": round(float(x[KERNEL_COLUMN]), 8),
         "intensity_scale": scale,
+        "transpose_instructions_per_move": instructions,
         "older_stack_time_factor": stack,
     }
 
@@ -403,6 +415,7 @@ def calibrate(
             "memory_efficiency": fit["memory_efficiency"],
             "kernel_launch_s": fit["kernel_launch_s"],
             "intensity_scale": fit["intensity_scale"],
+            "transpose_instructions_per_move": fit["transpose_instructions_per_move"],
             "matmul_efficiency": complete_efficiencies(fit["matmul_efficiency"]),
             "conv_efficiency": complete_efficiencies(fit["conv_efficiency"]),
         },
@@ -548,7 +561,8 @@ def main() -> None:
         )
     header = (
         "# Generated by scripts/calibrate.py from shared/calibration/*.csv; do not edit by hand.\n"
-        "# Fitted: compute (shared per-path efficiencies, seconds per kernel, intensity scale),\n"
+        "# Fitted: compute (shared per-path efficiencies, seconds per kernel, intensity scale,\n"
+        "# instructions per NCHW transpose move),\n"
         "# pcie, collectives; meta.older_stack_time_factor, how much longer Lambda's 2022\n"
         "# software ran a step than its 2024 software (the model predicts the newer).\n"
         "# Set by hand with sources in scripts/calibrate.py: cpu, memory,\n"

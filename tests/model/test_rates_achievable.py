@@ -12,6 +12,7 @@ from dlrig.model.rates import (
     achievable_matmul_tflops,
     achievable_memory_bandwidth_gb_s,
     matmul_peak,
+    shader_issue_rate,
 )
 from dlrig.units import TFLOPS
 
@@ -145,3 +146,21 @@ def test_cards_with_a_published_rate_carry_no_clock_note() -> None:
     from dlrig.model.rates import sustained_clock_notes
 
     assert sustained_clock_notes(gpu("H100 SXM5 80GB"), Precision.BF16) == ()
+
+
+@pytest.mark.parametrize(
+    ("name", "issue_t"),
+    [
+        # 4 warp schedulers x 32 lanes per SM per clock: FP32 TFLOPS x 64 / FP32 lanes per SM.
+        ("Tesla V100 SXM2 16GB", 15.7),  # GV100: 64 FP32 lanes, issue = 15.7 FP32 TFLOPS
+        ("A100 SXM4 80GB", 19.5),  # GA100 (HBM): 64 lanes, 108 SMs x 128 x 1.41 GHz
+        ("NVIDIA A30", 10.3),  # GA100 too
+        ("GeForce RTX 3090", 17.8),  # GA102: 128 lanes, 82 SMs x 128 x 1.695 GHz
+        ("GeForce RTX 4090", 41.3),  # AD102: 128 SMs x 128 x 2.52 GHz
+        ("H100 SXM5 80GB", 33.5),  # GH100: 128 lanes, half its 67 FP32 TFLOPS
+        ("GeForce GTX 1080 Ti", 5.67),  # GP102: 28 SMs x 128 x 1.582 GHz
+        ("AMD Radeon RX 7900 XTX", 0.0),  # not modelled: no instruction bound
+    ],
+)
+def test_shader_issue_rate_from_fp32_lanes_per_sm(name: str, issue_t: float) -> None:
+    assert shader_issue_rate(gpu(name)) / TFLOPS == pytest.approx(issue_t, rel=1e-3)

@@ -27,6 +27,7 @@ class Calibration:
     memory_efficiency: float
     kernel_launch_s: float
     intensity_scale: float
+    transpose_instructions_per_move: float
     pcie_pinned_efficiency: float
     pcie_pageable_efficiency: float
     nvlink_busbw_efficiency: float
@@ -59,7 +60,7 @@ class Calibration:
         """The shared factors of the per-layer-class compute model."""
         return ComputeFactors(
             self.matmul_efficiency, self.conv_efficiency, self.memory_efficiency,
-            self.kernel_launch_s, self.intensity_scale,
+            self.kernel_launch_s, self.intensity_scale, self.transpose_instructions_per_move,
         )  # fmt: skip
 
 
@@ -82,6 +83,7 @@ def parse_calibration(doc: dict[str, Any], source: str) -> Calibration:
             memory_efficiency=float(compute["memory_efficiency"]),
             kernel_launch_s=float(compute["kernel_launch_s"]),
             intensity_scale=float(compute["intensity_scale"]),
+            transpose_instructions_per_move=float(compute["transpose_instructions_per_move"]),
             pcie_pinned_efficiency=float(pcie["pinned_efficiency"]),
             pcie_pageable_efficiency=float(pcie["pageable_efficiency"]),
             nvlink_busbw_efficiency=float(coll["nvlink_busbw_efficiency"]),

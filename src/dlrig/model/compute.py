@@ -206,6 +206,27 @@ def nchw_transposes(
     return work.conv_output_elems > 0 and sixteen_bit_tensor and not workload.channels_last
 
 
+def transposes_s(
+    element_moves: float,
+    elem_bytes: float,
+    bandwidth_bytes_s: float,
+    issue_rate: float,
+    instructions_per_move: float,
+) -> float:
+    """Seconds of cuDNN's NCHW <-> NHWC transposes: each element move is a DRAM read or write,
+    and each costs `instructions_per_move` lane-instructions of index arithmetic (a transform
+    kernel finds an element's place in the other layout by dividing its index by the tensor's
+    dimensions); the slower bound holds. On cards that issue few instructions per byte of
+    memory bandwidth (A100: 19.5 T a second for 2,039 GB/s; H100 SXM: 33.5 T for 3,352) the
+    instructions bind: Lambda's NCHW ResNet-50 and SSD300 in fp16 ran 1.2-1.4x slower on A100
+    and H100 than their bytes allowed, where the same jobs on V100 and GeForce cards did not.
+    `issue_rate` 0 (unknown): the bytes alone."""
+    memory = element_moves * elem_bytes / bandwidth_bytes_s
+    if issue_rate <= 0:
+        return memory
+    return max(memory, element_moves * instructions_per_move / issue_rate)
+
+
 def optimizer_bytes(workload: Workload, trainable_params: float) -> float:
     """Bytes the optimizer step moves per micro-batch (0 for inference): the step runs once
     per `gradient_accumulation` micro-batches, so each carries 1/k of it."""
@@ -280,6 +301,8 @@ def class_times(
     mixed_precision: bool = False,
     unaligned_share: float = UNALIGNED_GEMM_SHARE,
     attention_share: float = FLASH_ATTENTION_SHARE,
+    issue_rate: float = 0.0,
+    transpose_instructions: float = 0.0,
 ) -> ClassTimes:
     """Seconds per class for `batch` samples at `flops_s` (the path's rate) and
     `bandwidth_gb_s` (achievable), before efficiencies. `winograd`: convolutions run on shader
@@ -287,7 +310,9 @@ def class_times(
     one matmul operand element on this path (2 for 16-bit, 4 for TF32/FP32).
     `mixed_precision`: a 16-bit run, whose recipe may add cast kernels per op.
     `unaligned_share`: see unaligned_gemm_share. `attention_share`: a fused attention
-    kernel's share of a GEMM's efficiency on this card (dlrig.model.rates.flash_attention_share)."""
+    kernel's share of a GEMM's efficiency on this card (dlrig.model.rates.flash_attention_share).
+    `issue_rate` (lane-instructions per second, dlrig.model.rates.shader_issue_rate) and
+    `transpose_instructions` (per element moved) bound the NCHW transposes (transposes_s)."""
     flop_mult = training_flop_multiplier(workload)
     traffic = traffic_multiplier(workload)
     units = float(batch)
@@ -316,15 +341,19 @@ def class_times(
         pointwise += work.autocast_fp32_elems * (4.0 - elem_bytes)
     pointwise *= 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
     moved = pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0
-    if nchw_transposes(work, workload, operand_bytes, on_shader_cores=winograd):
-        moved += NCHW_TRANSPOSE_MOVES * work.conv_output_elems * elem_bytes
     moved = moved * traffic * units + optimizer_bytes(workload, optimizer_params)
+    transposes = 0.0
+    if nchw_transposes(work, workload, operand_bytes, on_shader_cores=winograd):
+        element_moves = NCHW_TRANSPOSE_MOVES * work.conv_output_elems * traffic * units
+        transposes = transposes_s(
+            element_moves, elem_bytes, bandwidth, issue_rate, transpose_instructions
+        )
     return ClassTimes(
         gemm_s=(gemm * flop_mult + attention * attention_flop_multiplier(workload))
         * units
         / flops_s,
         conv_s=conv * flop_mult * units / flops_s,
-        memory_s=moved / bandwidth,
+        memory_s=moved / bandwidth + transposes,
         kernels=step_kernels(work, workload, batch, mixed_precision=mixed_precision),
     )
 
@@ -345,6 +374,7 @@ class Rates:
     l2_bytes: float = 0.0
     unaligned_share: float = UNALIGNED_GEMM_SHARE
     attention_share: float = FLASH_ATTENTION_SHARE
+    issue_rate: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -356,6 +386,7 @@ class ComputeFactors:
     memory_efficiency: float
     kernel_launch_s: float
     intensity_scale: float
+    transpose_instructions_per_move: float = 0.0
 
 
 def gpu_step_s(
@@ -380,6 +411,8 @@ def gpu_step_s(
         optimizer_params=optimizer_params, intensity_scale=factors.intensity_scale,
         l2_bytes=rates.l2_bytes, mixed_precision=sixteen_bit,
         unaligned_share=rates.unaligned_share, attention_share=rates.attention_share,
+        issue_rate=rates.issue_rate,
+        transpose_instructions=factors.transpose_instructions_per_move,
     )  # fmt: skip
     t_flops = t.gemm_s / factors.matmul_efficiency[path]
     t_flops += t.conv_s / factors.conv_efficiency[path]

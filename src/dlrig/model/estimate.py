@@ -42,6 +42,7 @@ from dlrig.model.power_limit import power_limit_factor
 from dlrig.model.rates import (
     is_16bit,
     measured_rate_notes,
+    shader_issue_rate,
     sustained_bandwidth_factor,
     sustained_clock_notes,
     sustained_rate_factor,
@@ -109,9 +110,11 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     weight_bytes = 0.0
     if not job.training:
         weight_bytes = w.params * memory.frozen_weight_bytes_per_param(w.weight_bits, job.sixteen)
+    issue = shader_issue_rate(job.dev.group.gpu) if job.dev.group is not None else 0.0
     rates = compute.Rates(
-        peak, path.value, bw, _l2_bytes(job.dev), job.dev.unaligned_share, job.dev.attention_share
-    )
+        peak, path.value, bw, _l2_bytes(job.dev), job.dev.unaligned_share,
+        job.dev.attention_share, issue,
+    )  # fmt: skip
     t_mm, t_mem = compute.gpu_step_s(
         job.work, w, batch, rates, cal.compute,
         optimizer_params=0.0 if w.cpu_offload else job.trainable / job.shards,

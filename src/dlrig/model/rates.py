@@ -440,3 +440,28 @@ def sustained_bandwidth_factor(gpu: GPU, measured: Measured | None = None) -> fl
     measured against NVIDIA's median 0.87); the fitted memory efficiency applies on top."""
     reference = min(_table().memory_efficiency[Vendor.NVIDIA], 1.0)
     return achievable_memory_bandwidth_gb_s(gpu, measured) / (gpu.memory_bandwidth_gb_s * reference)
+
+
+# FP32 lanes per SM (NVIDIA architecture whitepapers: Pascal GP102, Ampere GA102, Ada, Hopper
+# GH100 and Blackwell 128; Volta GV100, Turing and Ampere GA100 64). Every one of these SMs
+# issues at most 4 warp instructions (4 x 32 lanes) a clock, so a card's instruction rate is
+# its FP32 rate (2 FLOPs per FMA lane) x 64 / lanes: an A100 issues 19.5 T lane-instructions a
+# second for 2,039 GB/s of HBM, an RTX 3090 17.8 T for 936 GB/s.
+FP32_LANES_PER_SM = {
+    "Pascal": 128, "Volta": 64, "Turing": 64, "Ampere": 128, "Ada Lovelace": 128,
+    "Hopper": 128, "Blackwell": 128, "Blackwell Ultra": 128,
+}  # fmt: skip
+ISSUE_LANES_PER_SM_CLOCK = 128
+# The HBM dies of Pascal and Ampere (GP100, GA100: P100, A100, A30) keep 64 FP32 lanes per SM.
+HBM_DIE_FP32_LANES = {"Pascal": 64, "Ampere": 64}
+
+
+def shader_issue_rate(gpu: GPU) -> float:
+    """Lane-instructions per second the card's SMs issue at boost clock; 0 where unknown
+    (other vendors, unlisted architectures)."""
+    lanes = FP32_LANES_PER_SM.get(gpu.architecture)
+    if gpu.vendor is not Vendor.NVIDIA or lanes is None:
+        return 0.0
+    if gpu.memory_type.upper().startswith("HBM"):
+        lanes = HBM_DIE_FP32_LANES.get(gpu.architecture, lanes)
+    return gpu.fp32_tflops * TFLOPS * ISSUE_LANES_PER_SM_CLOCK / (2.0 * lanes)
