@@ -102,3 +102,14 @@ def test_why_mentions_memory_when_the_job_fits_the_smaller_card() -> None:
         "2x Fast 24 is worth more than 2x Blower 48 here because the job fits in 24 GB (it "
         "needs 8.0 GB per GPU): 2,667 vs 1,636 samples/s for 4,230 USD less"
     )
+
+
+def test_nothing_at_all_names_the_rule_that_stopped_every_group() -> None:
+    # Four open-air cards on one board fail COOL.3 (toy rule, as the guide's), and four of
+    # them draw more than the fake catalog's largest PSU (PSU.1): with only the open-air
+    # "Fast 24" allowed at 4 GPUs even the group's best parts fail both, and the answer says
+    # which rules stopped it rather than only that nothing passed.
+    result = run("vision", 40_000, Constraints(gpus=4, include=("Fast 24",)))
+    assert result.builds == () and result.cheapest is None
+    assert {b.split(" ")[0] for b in result.stats.blocked} == {"PSU.1", "COOL.3"}
+    assert infeasible_message(result).endswith(f"; most often {result.stats.blocked[0]}")

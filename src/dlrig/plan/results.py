@@ -47,13 +47,15 @@ class Scored:
 @dataclass(frozen=True)
 class SearchStats:
     """What the search did: groups in the space, candidates it scored, distinct model and rule
-    calls, and the parts it could not price."""
+    calls, the parts it could not price, and the rule errors that stopped whole GPU groups (even
+    their best parts failed them), most often first, each with one finding's words."""
 
     groups: int
     evaluated: int
     estimates: int
     checks: int
     unpriced: tuple[str, ...] = ()
+    blocked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

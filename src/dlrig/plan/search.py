@@ -120,6 +120,9 @@ class Planner:
         self._rules_ok: dict[Hashable, bool] = {}
         self._families: dict[float, list[Family]] = {}
         self._calls: set[tuple[str, Hashable]] = set()
+        # The errors that stopped a group's best parts, by rule (groups, first finding's words):
+        # what no build of those groups could get past.
+        self._blocked: dict[str, tuple[int, str]] = {}
         self.counter = _Counter()
 
     # --- bounds and scoring ------------------------------------------------------------------
@@ -186,6 +189,13 @@ class Planner:
             self._ideals[memo_key] = found
         return found
 
+    def _record_block(self, key: Hashable, build: Build) -> None:
+        found = {f.rule: f.message for w in self.workloads
+                 for f in self.evaluator.errors(key, build, w.workload)}  # fmt: skip
+        for rule, message in found.items():
+            count, first = self._blocked.get(rule, (0, message))
+            self._blocked[rule] = (count + 1, first)
+
     def _any_error(self, key: Hashable, build: Build) -> bool:
         self._count("check", key)
         return any(self.evaluator.errors(key, build, w.workload) for w in self.workloads)
@@ -199,6 +209,8 @@ class Planner:
         if memo_key not in self._opened:
             _, ideal = self._ideal(cut)
             failed = self._any_error(("ideal", memo_key), ideal)
+            if failed:
+                self._record_block(("ideal", memo_key), ideal)
             self._opened[memo_key] = None if failed else cut
             if not failed:
                 self._probes[memo_key] = {kind: probe for kind, probe in probe_table(cut)}
@@ -733,6 +745,10 @@ class Planner:
             estimates=self.counter.estimates,
             checks=self.counter.checks,
             unpriced=self.space.unpriced,
+            blocked=tuple(
+                f"{rule} ({message})"
+                for rule, (_, message) in sorted(self._blocked.items(), key=lambda kv: -kv[1][0])
+            ),
         )
 
 

@@ -47,9 +47,10 @@ def infeasible_message(result: PlanResult, currency: Currency = USD) -> str:
     head = f"nothing under {currency.format(result.budget_usd)} fits {names}"
     cheapest = result.cheapest
     if cheapest is None:
+        why = f"; most often {result.stats.blocked[0]}" if result.stats.blocked else ""
         return (
             f"{head}: no build the catalog and these constraints allow passes the rules and "
-            "holds the job in GPU memory"
+            f"holds the job in GPU memory{why}"
         )
     g = cheapest.candidate.group
     o = cheapest.outcomes[0]
