@@ -190,8 +190,10 @@ class Planner:
         return found
 
     def _record_block(self, key: Hashable, build: Build) -> None:
-        found = {f.rule: f.message for w in self.workloads
-                 for f in self.evaluator.errors(key, build, w.workload)}  # fmt: skip
+        found: dict[str, str] = {}
+        for w in self.workloads:
+            for finding in self.evaluator.errors(key, build, w.workload):
+                found.setdefault(finding.rule, finding.message)
         for rule, message in found.items():
             count, first = self._blocked.get(rule, (0, message))
             self._blocked[rule] = (count + 1, first)
