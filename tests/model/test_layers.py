@@ -456,8 +456,8 @@ def test_channels_last_resnet50_runs_as_much_faster_as_dle_measured_over_lambda(
     [
         # Lambda's v1 NCHW ResNet-50, fp16, batch 1280 (shared/calibration/
         # lambda_pytorch_train_v1_2024.csv): A100 SXM4 80GB 1,582 img/s; H100 SXM5 80GB
-        # 2,616-2,791 img/s over its six servers (2,700 here). Before the transposes' index
-        # arithmetic bound their time the model said 1.25x and 1.33x these.
+        # 2,616-2,791 img/s over its six servers (2,700 here). Their bytes alone do not hold
+        # these cards back enough: the transposes' index arithmetic does (compute.transposes_s).
         ("A100 SXM4 80GB", 1582.0),
         ("H100 SXM5 80GB", 2700.0),
     ],

@@ -20,7 +20,14 @@ from dlrig.errors import UnknownWorkloadError, ValidationError
 from dlrig.io.documents import read_document
 from dlrig.io.validation import closest, validate_document
 from dlrig.units import MB, s_to_ms
-from dlrig.workloads.model import Dataset, FinetuneMethod, Mode, Workload, WorkloadKind
+from dlrig.workloads.model import (
+    Dataset,
+    FinetuneMethod,
+    Mode,
+    Workload,
+    WorkloadKind,
+    transformer_structure_known,
+)
 from dlrig.workloads.schema import (
     DTYPE_BYTES,
     InputBlock,
@@ -174,8 +181,8 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         activation_bytes = flops_per_sample / FLOPS_PER_ACTIVATION_BYTE
     # A training transformer's activations follow from its structure (model.memory); the
     # FLOPs-based figure is then unused and no assumption of the user's job.
-    from_structure = wf.mode is Mode.TRAINING and bool(
-        m.num_layers and m.hidden_size and m.num_heads and seq_len
+    from_structure = wf.mode is Mode.TRAINING and transformer_structure_known(
+        m.num_layers, m.hidden_size, m.num_heads, seq_len
     )
     if m.activation_bytes_per_sample is None and not from_structure:
         assumed.append(

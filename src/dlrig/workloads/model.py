@@ -57,6 +57,13 @@ class Dataset:
         return self.samples * self.bytes_per_sample / GB
 
 
+def transformer_structure_known(
+    num_layers: int | None, hidden_size: int | None, num_heads: int | None, seq_len: int | None
+) -> bool:
+    """Layers, width, heads and tokens all given: a transformer's activations follow from them."""
+    return bool(num_layers and hidden_size and num_heads and seq_len)
+
+
 @dataclass(frozen=True)
 class Workload:
     """One job: the model's size and cost, the batch, the precision and the input pipeline.
@@ -159,7 +166,9 @@ class Workload:
     @property
     def has_transformer_structure(self) -> bool:
         """Layers, width, heads and tokens known: activations follow from the structure."""
-        return bool(self.num_layers and self.hidden_size and self.num_heads and self.seq_len)
+        return transformer_structure_known(
+            self.num_layers, self.hidden_size, self.num_heads, self.seq_len
+        )
 
     @property
     def model_parallel_gpus(self) -> int:
