@@ -11,7 +11,7 @@ from pathlib import Path
 
 from dlrig.catalog.loader import Catalog
 from dlrig.catalog.schema import GPU, Platform
-from dlrig.enums import FormFactor, Interconnect, Precision
+from dlrig.enums import CoolerType, FormFactor, Interconnect, Precision
 from dlrig.errors import UnknownPartError
 from dlrig.machine.model import Build, GPUGroup
 from dlrig.workloads import Workload, resolve_workload
@@ -241,6 +241,24 @@ def lambda_platform(label: str, gpu: GPU, num_gpus: int, catalog: Catalog) -> Pl
     return server
 
 
+# A workstation board has 7 expansion slots (ATX). Three RTX 3090 Founders Editions take 9, so
+# Lambda's 3x RTX 3090 workstation cannot have held the catalog's 3-slot open-air board: such
+# builds used the 2-slot blower editions (Gigabyte GeForce RTX 3090 TURBO 24G, the card of
+# Puget Systems' 4x RTX 3090 workstation, thefpsreview.com, 2020-10-22; Lambda: "3x is likely
+# possible with liquid cooling/PCIe extendors", lambdalabs.com/blog/deep-learning-hardware-
+# deep-dive-rtx-30xx). Blower is the milder assumption of the two.
+WORKSTATION_BOARD_SLOTS = 7
+
+
+def workstation_edition(gpu: GPU, num_gpus: int, platform: Platform | None) -> GPU:
+    """The card as a workstation row ran it: a 2-slot blower edition where `num_gpus` of the
+    catalog's reference board would not fit a workstation's slots."""
+    too_wide = num_gpus * (gpu.slots or 0) > WORKSTATION_BOARD_SLOTS
+    if platform is None and too_wide and gpu.cooler is CoolerType.OPEN_AIR:
+        return gpu.model_copy(update={"cooler": CoolerType.BLOWER, "slots": 2})
+    return gpu
+
+
 def read_lambda_rows(
     data_dir: Path, catalog: Catalog, *, multi_gpu: bool = False
 ) -> tuple[list[LambdaRow], dict[str, int]]:
@@ -279,6 +297,8 @@ def read_lambda_rows(
                     continue
                 if rec["gpu"].strip().endswith("NVLink"):  # cards bridged in pairs
                     gpu = gpu.model_copy(update={"interconnect": Interconnect.NVLINK_BRIDGE})
+                platform = lambda_platform(rec["gpu"], gpu, int(rec["num_gpus"]), catalog)
+                gpu = workstation_edition(gpu, int(rec["num_gpus"]), platform)
                 zoo_name, units, extra = LAMBDA_MODELS[rec["model"]]
                 precision = lambda_precision(rec["model"], rec["precision"])
                 batch = int(float(rec["batch_size_per_gpu"]))
@@ -303,7 +323,7 @@ def read_lambda_rows(
                         float(rec["throughput"]),
                         int(rec["num_gpus"]),
                         version,
-                        lambda_platform(rec["gpu"], gpu, int(rec["num_gpus"]), catalog),
+                        platform,
                     )
                 )
     return _without_superlinear(rows, skipped), skipped

@@ -54,3 +54,23 @@ def test_no_data_parallel_gpu_beats_its_one_gpu_rate() -> None:
         if r.num_gpus > 1 and alone:
             per_gpu = r.measured_units_per_s / r.num_gpus
             assert per_gpu <= SUPERLINEAR_PER_GPU * statistics.median(alone)
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
+def test_three_rtx_3090_in_a_workstation_ran_blower_editions() -> None:
+    """Three 3-slot RTX 3090 Founders Editions need 9 expansion slots, more than a workstation
+    board's 7, so Lambda's 18 rows of 3 RTX 3090 (lambda_pytorch_train_v0_2022.csv) map to
+    the 2-slot blower edition (scripts/calibration_data.py WORKSTATION_BOARD_SLOTS); its pairs
+    keep the catalog's open-air board."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibration_data import read_lambda_rows
+
+    from dlrig.enums import CoolerType
+
+    rows, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
+    by_count = {
+        n: [r for r in rows if r.gpu.name == "GeForce RTX 3090" and r.num_gpus == n] for n in (2, 3)
+    }
+    assert len(by_count[3]) == 18
+    assert {(r.gpu.cooler, r.gpu.slots) for r in by_count[3]} == {(CoolerType.BLOWER, 2)}
+    assert {r.gpu.cooler for r in by_count[2]} == {CoolerType.OPEN_AIR}
