@@ -26,7 +26,8 @@ import math
 from dataclasses import dataclass
 
 from dlrig.model.layers import FLASH_ATTENTION_SHARE, LayerWork
-from dlrig.units import gb_s_to_bytes_s
+from dlrig.model.memory import QLORA_BITS_PER_WEIGHT
+from dlrig.units import BITS_PER_BYTE, gb_s_to_bytes_s
 from dlrig.workloads.model import FinetuneMethod, Mode, Workload
 
 # Optimizer-step bytes moved per trainable parameter (read + write of weights, gradient and
@@ -238,6 +239,20 @@ def optimizer_bytes(workload: Workload, trainable_params: float) -> float:
     return per_step / max(1, workload.gradient_accumulation)
 
 
+def dequantize_bytes(workload: Workload, quantized_params: float) -> float:
+    """Bytes one step moves turning 4-bit weights back into 16-bit ones: QLoRA training
+    dequantizes each frozen weight before every matmul that multiplies by it, in the forward,
+    in the backward's input gradient and in a recomputed forward (bitsandbytes
+    `MatMul4Bit`: "1. Dequantize 2. Matmul", `F.dequantize_4bit` then `F.linear`, and again
+    in its backward; bitsandbytes/autograd/_functions.py), reading the packed weight and
+    writing a 16-bit copy that the matmul then reads as LoRA's would. Per pass, not per
+    sample: a short micro-batch pays it in full."""
+    if workload.mode is Mode.INFERENCE or workload.finetune is not FinetuneMethod.QLORA:
+        return 0.0
+    per_weight = QLORA_BITS_PER_WEIGHT / BITS_PER_BYTE + 2.0
+    return quantized_params * per_weight * training_flop_multiplier(workload)
+
+
 def decode_bytes_per_step(workload: Workload, weight_bytes: float, batch: int) -> float:
     """Bytes read per decoding step of a language model: every weight once, plus each
     sequence's KV cache over its context."""
@@ -303,6 +318,7 @@ def class_times(
     attention_share: float = FLASH_ATTENTION_SHARE,
     issue_rate: float = 0.0,
     transpose_instructions: float = 0.0,
+    quantized_params: float = 0.0,
 ) -> ClassTimes:
     """Seconds per class for `batch` samples at `flops_s` (the path's rate) and
     `bandwidth_gb_s` (achievable), before efficiencies. `winograd`: convolutions run on shader
@@ -312,7 +328,8 @@ def class_times(
     `unaligned_share`: see unaligned_gemm_share. `attention_share`: a fused attention
     kernel's share of a GEMM's efficiency on this card (dlrig.model.rates.flash_attention_share).
     `issue_rate` (lane-instructions per second, dlrig.model.rates.shader_issue_rate) and
-    `transpose_instructions` (per element moved) bound the NCHW transposes (transposes_s)."""
+    `transpose_instructions` (per element moved) bound the NCHW transposes (transposes_s).
+    `quantized_params`: 4-bit weights on this device that QLoRA dequantizes (dequantize_bytes)."""
     flop_mult = training_flop_multiplier(workload)
     traffic = traffic_multiplier(workload)
     units = float(batch)
@@ -342,6 +359,7 @@ def class_times(
     pointwise *= 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
     moved = pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0
     moved = moved * traffic * units + optimizer_bytes(workload, optimizer_params)
+    moved += dequantize_bytes(workload, quantized_params)
     transposes = 0.0
     if nchw_transposes(work, workload, operand_bytes, on_shader_cores=winograd):
         element_moves = NCHW_TRANSPOSE_MOVES * work.conv_output_elems * traffic * units
@@ -399,6 +417,7 @@ def gpu_step_s(
     optimizer_params: float,
     sixteen_bit: bool,
     weight_bytes: float = 0.0,
+    quantized_params: float = 0.0,
 ) -> tuple[float, float]:
     """(compute seconds incl. kernel launches, memory-bound seconds) of one step on one device.
     Decoding (`weight_bytes` > 0 and a KV cache) waits on reading every weight when that takes
@@ -413,6 +432,7 @@ def gpu_step_s(
         unaligned_share=rates.unaligned_share, attention_share=rates.attention_share,
         issue_rate=rates.issue_rate,
         transpose_instructions=factors.transpose_instructions_per_move,
+        quantized_params=quantized_params,
     )  # fmt: skip
     t_flops = t.gemm_s / factors.matmul_efficiency[path]
     t_flops += t.conv_s / factors.conv_efficiency[path]

@@ -120,6 +120,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
         optimizer_params=0.0 if w.cpu_offload else job.trainable / job.shards,
         sixteen_bit=job.sixteen,
         weight_bytes=weight_bytes,
+        quantized_params=memory.quantized_params(w, w.params) / job.lay.replica_gpus,
     )  # fmt: skip
     throttle = 1.0
     if job.dev.group is not None:

@@ -136,14 +136,20 @@ def embedding_params(workload: Workload) -> float:
     return float(workload.vocab_size * workload.hidden_size * matrices)
 
 
+def quantized_params(workload: Workload, frozen_params: float) -> float:
+    """Frozen parameters stored in 4 bits: under QLoRA the linear layers, not the embeddings
+    (Llama 3 70B: 2.1e9 of 70.6e9 parameters stay 16-bit); none otherwise."""
+    if workload.weight_bits != 4:
+        return 0.0
+    return frozen_params - min(embedding_params(workload), frozen_params)
+
+
 def frozen_weight_bytes(workload: Workload, frozen_params: float, sixteen_bit: bool) -> float:
     """Bytes of the frozen weights: under 4-bit QLoRA the linear layers are quantized and the
-    embeddings stay 16-bit (Llama 3 70B: 2.1e9 of 70.6e9 parameters, 4.2 GB of ~40)."""
+    embeddings stay 16-bit (Llama 3 70B: 4.2 GB of ~40)."""
     per_param = frozen_weight_bytes_per_param(workload.weight_bits, sixteen_bit)
-    if workload.weight_bits != 4:
-        return frozen_params * per_param
-    embeddings = min(embedding_params(workload), frozen_params)
-    return (frozen_params - embeddings) * per_param + embeddings * 2.0
+    quantized = quantized_params(workload, frozen_params)
+    return quantized * per_param + (frozen_params - quantized) * (2.0 if quantized else per_param)
 
 
 def model_state_bytes(
