@@ -38,6 +38,11 @@ def test_plan_json_has_the_design_keys() -> None:
     prices = [p["price_usd"] for p in doc["pareto"]]
     speeds = [p["weighted_samples_per_s"] for p in doc["pareto"]]
     assert prices == sorted(prices) and speeds == sorted(speeds)
+    # Cards a server would hold, a card of each affordable at 8,000 USD (A100 SXM4 80GB at its
+    # 8,000 USD street price, NVIDIA A40), named since no server for them has a price.
+    homeless = doc["search"]["gpus_without_priced_server"]
+    assert {"A100 SXM4 80GB", "NVIDIA A40"} <= set(homeless)
+    assert "NVIDIA L40S" not in homeless  # 8,500 USD a card: beyond the budget
 
 
 def test_nothing_fits_is_a_result_with_exit_1() -> None:

@@ -47,8 +47,9 @@ class Scored:
 @dataclass(frozen=True)
 class SearchStats:
     """What the search did: groups in the space, candidates it scored, distinct model and rule
-    calls, the parts it could not price, and the rule errors that stopped whole GPU groups (even
-    their best parts failed them), most often first, each with one finding's words."""
+    calls, the parts it could not price, the rule errors that stopped whole GPU groups (even
+    their best parts failed them), most often first, each with one finding's words, and the
+    priced GPUs (name, USD) no priced server holds (plan.space.SearchSpace.no_priced_server)."""
 
     groups: int
     evaluated: int
@@ -56,6 +57,7 @@ class SearchStats:
     checks: int
     unpriced: tuple[str, ...] = ()
     blocked: tuple[str, ...] = ()
+    no_priced_server: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -747,6 +747,7 @@ class Planner:
             estimates=self.counter.estimates,
             checks=self.counter.checks,
             unpriced=self.space.unpriced,
+            no_priced_server=self.space.no_priced_server,
             blocked=tuple(
                 f"{rule} ({message})"
                 for rule, (_, message) in sorted(self._blocked.items(), key=lambda kv: -kv[1][0])

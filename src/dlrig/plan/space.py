@@ -18,7 +18,7 @@ from dlrig.catalog.schema import (
     Case,
     PartBase,
 )
-from dlrig.enums import CoolerType
+from dlrig.enums import CoolerType, FormFactor
 from dlrig.plan.assembles import (
     cpu_fits_chassis,
     gpu_fits_chassis,
@@ -53,10 +53,13 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class SearchSpace:
-    """Every group the constraints allow, and what was left out for lack of a price."""
+    """Every group the constraints allow, and what was left out for lack of a price:
+    `unpriced` parts, and `no_priced_server`, the priced GPUs (name, USD) that only a server
+    platform holds where the catalog's servers for them have no price."""
 
     groups: tuple[Group, ...]
     unpriced: tuple[str, ...]
+    no_priced_server: tuple[tuple[str, float], ...] = ()
 
 
 def chassis_options(catalog: Catalog, constraints: Constraints, allow: PartFilter) -> list[Chassis]:
@@ -224,7 +227,27 @@ def search_space(
                         known_prices=group_prices,
                     )
                 )
-    return SearchSpace(groups=tuple(groups), unpriced=tuple(unpriced))
+    homeless: tuple[tuple[str, float], ...] = ()
+    if constraints.form in (None, BuildForm.SERVER):
+        in_servers = {g.gpu.name for g in groups if g.chassis.platform is not None}
+        homeless = _without_priced_server(catalog, gpus, in_servers)
+    return SearchSpace(groups=tuple(groups), unpriced=tuple(unpriced), no_priced_server=homeless)
+
+
+def needs_server(gpu: GPU) -> bool:
+    """A passive PCIe card (no fan: COOL.1 wants a server's airflow) or an SXM/OAM module."""
+    return gpu.form is not FormFactor.PCIE or gpu.cooler is CoolerType.PASSIVE
+
+
+def _without_priced_server(
+    catalog: Catalog, gpus: Sequence[GPU], in_servers: set[str]
+) -> tuple[tuple[str, float], ...]:
+    """The priced GPUs that need a server and are in no server's group, where an unpriced
+    server takes their form: what a quote for that server (--catalog) would bring into the
+    plan. Dearest first: the cards a buyer at that budget would look for."""
+    forms = {p.gpu_form for p in catalog.platforms if not priced(p)}
+    left = [g for g in gpus if needs_server(g) and g.name not in in_servers and g.form in forms]
+    return tuple((g.name, price_of(g)) for g in sorted(left, key=price_of, reverse=True))
 
 
 def _gpu_choices(

@@ -145,6 +145,7 @@ def plan_json(
             "estimates": result.stats.estimates,
             "checks": result.stats.checks,
             "unpriced_parts": list(result.stats.unpriced),
+            "gpus_without_priced_server": affordable_without_server(result),
         },
     }
     if not result.builds:
@@ -166,7 +167,21 @@ def _search_line(result: PlanResult, seconds: float) -> Text:
     )
     if st.unpriced:
         text += f"; {len(st.unpriced)} catalog parts without a price left out"
+    serverless = affordable_without_server(result)
+    if serverless:
+        shown = ", ".join(serverless[:3]) + (
+            f" and {len(serverless) - 3} more" * (len(serverless) > 3)
+        )
+        text += (
+            f"; not planned for want of a priced server: {shown} (the catalog's servers for "
+            "them have no public price: give a quote with --catalog)"
+        )
     return Text(text, style="dim")
+
+
+def affordable_without_server(result: PlanResult) -> list[str]:
+    """The GPUs a card of which the budget affords that no priced server could hold."""
+    return [n for n, usd in result.stats.no_priced_server if usd <= result.budget_usd]
 
 
 def plan_renderable(
