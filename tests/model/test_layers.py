@@ -50,11 +50,23 @@ def test_eager_attention_materialises_the_scores_and_flash_does_not() -> None:
     job = make_workload("bert-base-squad")
     eager = layer_work(job)
     assert eager.score_elems == pytest.approx(EAGER_SCORE_PASSES * 12 * 384 * 384 * 12)
-    fused = transformer_work(dataclasses.replace(job, model_name="x", name="x"))
+    fused = transformer_work(
+        dataclasses.replace(job, model_name="x", name="x", flash_attention=True)
+    )
     assert fused.score_elems == 0.0
     assert eager.kernels_forward - fused.kernels_forward == pytest.approx(
         12 * (KERNELS_PER_LAYER_EAGER - KERNELS_PER_LAYER_FUSED)
     )
+
+
+def test_a_models_own_attention_field_sets_its_kernels() -> None:
+    """A transformer outside the classic zoo runs the attention its file states: `attention:
+    eager` (the schema's default) moves the scores in compute as memory.py keeps them, where
+    compute used to take every such model as fused."""
+    job = make_workload("bert-base-squad")
+    renamed = dataclasses.replace(job, model_name="x", name="x")
+    assert not renamed.flash_attention
+    assert transformer_work(renamed).score_elems == pytest.approx(layer_work(job).score_elems)
 
 
 def test_attention_share_grows_with_sequence_length() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -72,6 +73,33 @@ def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: lis
     return Device(
         f"CPU: {cpu.name}", True, peak, ComputePath.CPU, ram.gb_s, ram_gb, None,
     )  # fmt: skip
+
+
+# PyTorch on ROCm turns its fused SDPA kernels (flash and memory-efficient, from AOTriton) off on
+# RDNA 3 (gfx1100) unless TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1 is set: "Flash attention
+# support on Navi31 GPU is still experimental" (pytorch/pytorch PR #134498, 2024-09-10,
+# sdp_utils.cpp check_flash_attention_hardware_support; still experimental in ROCm/TheRock PR
+# #1437, 2025-09-09), and FlashAttention-2's ROCm build targets the Instinct cards. Attention
+# then runs SDPA's math path: the score matrices are written, kept and read like eager ones
+# (ROCm/aotriton issue 16, 2024-04-19: a 7900 XTX at 1.6 it/s where a 4090 runs 3, "the lack
+# of memory efficient flash attention is hindering").
+NO_FUSED_ATTENTION_ARCHITECTURES = frozenset({"RDNA 3"})
+
+
+def attention_as_run(workload: Workload, dev: Device, assumed: list[str]) -> Workload:
+    """The workload as the device runs its attention: a fused kernel asked of a GPU without
+    one in its default PyTorch build runs eager (NO_FUSED_ATTENTION_ARCHITECTURES), said so."""
+    gpu = dev.group.gpu if dev.group is not None else None
+    if gpu is None or gpu.architecture not in NO_FUSED_ATTENTION_ARCHITECTURES:
+        return workload
+    if not workload.flash_attention:
+        return workload
+    assumed.append(
+        f"{gpu.name} ({gpu.architecture}): PyTorch's ROCm build has no fused attention kernel "
+        "for it by default, so attention runs eager, its score matrices kept in GPU memory "
+        "(TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1 tries the experimental one)"
+    )
+    return dataclasses.replace(workload, flash_attention=False, native_attention=False)
 
 
 def pcie_link(build: Build, group: GPUGroup, mods: list[Modifier]) -> tuple[int, int]:

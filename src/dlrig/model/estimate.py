@@ -29,6 +29,7 @@ from dlrig.model.checkpoint import job_io
 from dlrig.model.device import (
     DEFAULT_CPU,
     Device,
+    attention_as_run,
     busbw_gb_s,
     measured_busbw_notes,
     pcie_link,
@@ -451,6 +452,7 @@ def estimate(
     assumed: list[str] = [*workload.assumptions, *build.assumed_fields]
     mods: list[Modifier] = []
     dev = pick_device(build, workload, cal, assumed)
+    workload = attention_as_run(workload, dev, assumed)
     if dev.is_cpu:
         assumed.append("no GPU in the build: the device computing is the CPU")
     n_node = 1 if dev.is_cpu else build.gpu_count

@@ -303,7 +303,7 @@ def transformer_work(workload: Workload) -> LayerWork:
     kv_share = float(workload.kv_heads or heads) / heads
     f = float(workload.ffn_hidden_size or 4 * h)
     found = structure_of(workload)
-    eager = found is not None and found.attention == "eager"
+    eager = found.attention == "eager" if found is not None else not workload.flash_attention
     span = s * (found.attention_span if found is not None else 1.0)
     total = workload.forward_flops_per_sample
     attention = min(4.0 * s * span * h * layers, total)
