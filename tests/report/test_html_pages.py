@@ -85,3 +85,15 @@ def test_html_never_overwrites_a_file_dlrig_did_not_write(tmp_path: Path) -> Non
     assert mine.read_text() == "<p>my notes</p>"
     folder = dlrig("check", str(SPACED), "--html", str(tmp_path))
     assert folder.returncode == 2 and "is a folder" in folder.stderr
+
+
+def test_plan_page_names_the_cards_no_priced_server_holds(tmp_path: Path) -> None:
+    """The page says what the terminal's search line says, every name listed: at 8,000 USD a
+    card of the A100 SXM4 80GB (its 8,000 USD street price) or the A40 fits the budget, but no
+    server in the catalog that holds them has a price."""
+    page = tmp_path / "plan.html"
+    out = dlrig("plan", "--workload", "resnet50", "--budget", "8000", "--html", str(page))
+    assert out.returncode == 0, out.stderr
+    html = page.read_text()
+    assert "not planned for want of a priced server: A100 SXM4 80GB" in html
+    assert "NVIDIA A40" in html and "give a quote with --catalog" in html

@@ -167,21 +167,27 @@ def _search_line(result: PlanResult, seconds: float) -> Text:
     )
     if st.unpriced:
         text += f"; {len(st.unpriced)} catalog parts without a price left out"
-    serverless = affordable_without_server(result)
+    serverless = without_server_line(result, shown=3)
     if serverless:
-        shown = ", ".join(serverless[:3]) + (
-            f" and {len(serverless) - 3} more" * (len(serverless) > 3)
-        )
-        text += (
-            f"; not planned for want of a priced server: {shown} (the catalog's servers for "
-            "them have no public price: give a quote with --catalog)"
-        )
+        text += f"; {serverless}"
     return Text(text, style="dim")
 
 
 def affordable_without_server(result: PlanResult) -> list[str]:
     """The GPUs a card of which the budget affords that no priced server could hold."""
     return [n for n, usd in result.stats.no_priced_server if usd <= result.budget_usd]
+
+
+def without_server_line(result: PlanResult, shown: int) -> str:
+    """What the plan left out for want of a priced server, naming `shown` GPUs ("" if none)."""
+    names = affordable_without_server(result)
+    if not names:
+        return ""
+    listed = ", ".join(names[:shown]) + (f" and {len(names) - shown} more" * (len(names) > shown))
+    return (
+        f"not planned for want of a priced server: {listed} (the catalog's servers for them "
+        "have no public price: give a quote with --catalog)"
+    )
 
 
 def plan_renderable(

@@ -26,6 +26,7 @@ from dlrig.report.html.charts import (
     stacked_bars,
     timeline,
 )
+from dlrig.report.plan import without_server_line
 from dlrig.report.prices import PriceView, age_line, currency_line, stale_warning
 
 if TYPE_CHECKING:
@@ -264,7 +265,11 @@ def plan_page(
     ]
     notes = [
         line
-        for line in (currency_line(view), stale_warning((s.build for s in result.builds), view))
+        for line in (
+            currency_line(view),
+            stale_warning((s.build for s in result.builds), view),
+            without_server_line(result, shown=len(result.stats.no_priced_server)),
+        )
         if line
     ]
     return _render(
