@@ -147,6 +147,9 @@ class Row:
     measured: float  # tokens/s per GPU
     published_mfu: float | None
     notes: str
+    optimizer: str = "adamw"  # adamw | adamw8bit
+    paged_optimizer: bool = False  # bitsandbytes Paged* optimizer: state pages to host RAM
+    optimizer_in_backward: bool = False  # torchtune optimizer_in_bwd
 
 
 # llm.q's tables ran "a total batch size of 524288 for <= 3B (single-GPU 7B uses half the total
@@ -188,6 +191,8 @@ def _read_csv(path: Path) -> list[Row]:
                 float(r["power_limit_w"]) if r["power_limit_w"] else None,
                 float(r["measured_tokens_per_s_per_gpu"]),
                 float(r["published_mfu"]) if r["published_mfu"] else None, r["notes"],
+                r["optimizer"] or "adamw", r["paged_optimizer"] == "true",
+                r["optimizer_in_backward"] == "true",
             )
             for r in csv.DictReader(fh)
         ]  # fmt: skip
@@ -249,7 +254,9 @@ def workload_doc(row: Row) -> dict[str, Any]:
         "batch_size": row.micro_batch,
         "gradient_accumulation": row.grad_accum,
         "precision": row.precision,
-        "optimizer": "adamw",
+        "optimizer": row.optimizer,
+        "optimizer_in_backward": row.optimizer_in_backward,
+        "paged_optimizer": row.paged_optimizer,
         "dataset": "synthetic",
         "parallel": parallel,
         # Selective checkpointing (torchtitan's op policy) saves the matmul outputs and

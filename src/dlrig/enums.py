@@ -100,6 +100,9 @@ class Optimizer(StrEnum):
     SGD = "sgd"
     ADAM = "adam"
     ADAMW = "adamw"
+    # AdamW with both moments in 8 bits (bitsandbytes AdamW8bit / PagedAdamW8bit, torchao
+    # AdamW8bit; dlrig.model.memory.EIGHT_BIT_STATE_BYTES).
+    ADAMW_8BIT = "adamw8bit"
 
 
 class Parallelism(StrEnum):

@@ -85,7 +85,7 @@ def test_pure_bf16_adam_keeps_8_bytes_per_parameter_and_no_fp32_copy() -> None:
 
 def test_the_optimizer_step_is_shared_by_the_accumulated_micro_batches() -> None:
     """With k micro-batches per optimizer step the step's traffic (Adam: 28 B a parameter,
-    compute.OPTIMIZER_STEP_BYTES) runs once per k, so each micro-batch carries 1/k of it."""
+    compute.optimizer_bytes) runs once per k, so each micro-batch carries 1/k of it."""
     from dlrig.model import compute
 
     doc = {"model": {"params": 7e9, "forward_flops_per_token": 14e9, "seq_len": 2048},

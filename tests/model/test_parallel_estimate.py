@@ -220,7 +220,7 @@ def _offload_added_s(
     copy rate, the CPU's optimizer step) when the job's `parallel` block turns CPU offload on,
     8 H100, Llama 3 8B. The step streams every rank's shard through the node's RAM at
     `host_gb_s` (60: MEM.1's figure for a host whose memory speed is not given): mixed
-    precision AdamW's 28 bytes a parameter (compute.OPTIMIZER_STEP_BYTES)."""
+    precision AdamW's 28 bytes a parameter (compute.optimizer_step_bytes_per_param)."""
     plain = make_workload("llama-3-8b", parallel=parallel)
     off = make_workload("llama-3-8b", parallel={**parallel, "cpu_offload": True})
     a = estimate(make_build(H100_SXM, count=8, **build), plain)

@@ -25,15 +25,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dlrig.model import memory
 from dlrig.model.layers import FLASH_ATTENTION_SHARE, LayerWork
 from dlrig.model.memory import QLORA_BITS_PER_WEIGHT
 from dlrig.units import BITS_PER_BYTE, gb_s_to_bytes_s
 from dlrig.workloads.model import FinetuneMethod, Mode, Workload
 
-# Optimizer-step bytes moved per trainable parameter (read + write of weights, gradient and
-# state): SGD momentum reads w, g, m and writes w, m (5 x 4 B); Adam adds the second moment
-# (7 x 4 B). The 16-bit working copy adds a 2-byte write under mixed precision.
-OPTIMIZER_STEP_BYTES = {"sgd": 20.0, "adam": 28.0, "adamw": 28.0}
 # cuDNN runs 3x3 stride-1 convolutions on shader cores with Winograd F(2x2, 3x3), 2.25x fewer
 # multiplications than the counted direct convolution (Lavin & Gray 2016, "Fast Algorithms for
 # Convolutional Neural Networks", arXiv:1509.09308, table 1). Bounded at that factor: the
@@ -228,15 +225,23 @@ def transposes_s(
     return max(memory, element_moves * instructions_per_move / issue_rate)
 
 
+def optimizer_step_bytes_per_param(optimizer: str, pure_16bit: bool) -> float:
+    """Bytes an optimizer step moves per trainable parameter: the weight and its gradient read
+    and the weight written (fp32, or 16-bit in pure 16-bit training), each moment read and
+    written at its width (memory.moment_bytes): SGD momentum 5 x 4 B, Adam 7 x 4 B, AdamW
+    8-bit 3 x 4 + 4 x 1 B."""
+    value = 2.0 if pure_16bit else 4.0
+    moments = memory.optimizer_moments(optimizer)
+    return 3.0 * value + 2.0 * moments * memory.moment_bytes(optimizer, pure_16bit)
+
+
 def optimizer_bytes(workload: Workload, trainable_params: float) -> float:
     """Bytes the optimizer step moves per micro-batch (0 for inference): the step runs once
     per `gradient_accumulation` micro-batches, so each carries 1/k of it."""
     if workload.mode is Mode.INFERENCE:
         return 0.0
-    # Pure 16-bit training moves every one of those values in 16 bits.
-    share = 0.5 if workload.pure_16bit else 1.0
-    per_step = OPTIMIZER_STEP_BYTES[workload.optimizer.value] * trainable_params * share
-    return per_step / max(1, workload.gradient_accumulation)
+    per_param = optimizer_step_bytes_per_param(workload.optimizer.value, workload.pure_16bit)
+    return per_param * trainable_params / max(1, workload.gradient_accumulation)
 
 
 def dequantize_bytes(workload: Workload, quantized_params: float) -> float:

@@ -84,6 +84,7 @@ class _Job:
     trainable: float
     shards: int
     lay: parallelism.Layout
+    paged_bytes: float = 0.0
 
 
 def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[float, float, str]:
@@ -277,8 +278,9 @@ def _exchange_s(
         )
         host = interconnect.HostStep(ram.gb_s, job.n_node)
     ex = interconnect.training_exchange(
-        w, job.lay, fabric, job.sixteen, cal.bucket_bytes, forward_s, backward_s, host
-    )
+        w, job.lay, fabric, job.sixteen, cal.bucket_bytes, forward_s, backward_s, host,
+        job.paged_bytes,
+    )  # fmt: skip
     return (
         ex.interconnect_s, ex.exposed_interconnect_s, ex.data.inter_s, ex.data.exposed_inter_s,
         ex.tensor_parallel_s,
@@ -435,6 +437,11 @@ def advice(
                 "no CPU offload (more GPUs or a smaller optimizer state), more micro-batches "
                 "per optimizer step (gradient_accumulation), or host RAM with more channels"
             )
+        if w.paged_optimizer:
+            return (
+                "a GPU with more memory, or a smaller optimizer state (adamw8bit, "
+                "optimizer_in_backward, LoRA), so that the paged optimizer stops paging"
+            )
         return "NVLink/NVSwitch between the GPUs (DP.2), fewer GPUs, or larger batches per GPU"
     return "a faster network between the nodes (InfiniBand), or larger batches per GPU"
 
@@ -475,7 +482,7 @@ def estimate(
         sixteen=is_16bit(workload.precision), training=training,
         trainable=workload.params * workload.trainable_fraction if training else 0.0,
         shards=lay.data if parallelism.is_sharded(workload) else 1,  # ZeRO: 1/data each
-        lay=lay,
+        lay=lay, paged_bytes=plan.need.paged_bytes,
     )  # fmt: skip
 
     t_compute, t_mem, path = _gpu_work_s(job, mods, assumed)

@@ -452,13 +452,16 @@ def training_exchange(
     forward_s: float,
     backward_s: float,
     host: HostStep | None = None,
+    paged_bytes: float = 0.0,
 ) -> TrainingExchange:
     """Everything one GPU exchanges per micro-batch under the job's layout: Megatron's
     activation collectives over the tensor group, the data-parallel exchange of its
     1/(tensor x pipeline) of the model over the data-parallel group, in DDP buckets or, under
     ZeRO-3, per layer (FSDP wraps each transformer block), and under CPU offload the copies of
     its optimizer shard's gradients and parameters to and from host memory and the CPU's
-    optimizer step between them (`host`: the node's RAM and GPUs; none given, no step timed)."""
+    optimizer step between them (`host`: the node's RAM and GPUs; none given, no step timed),
+    and a paged optimizer's `paged_bytes` of state brought to the GPU for its step and sent
+    back (paged_copy_s)."""
     w = workload
     value_bytes = 2.0 if sixteen_bit else 4.0
     tp_s = 0.0
@@ -486,15 +489,26 @@ def training_exchange(
             traffic, lay.data_in_node, lay.data_nodes, fabric, chunk, forward_s, backward_s,
             w.gradient_accumulation, params_in_host_memory=w.cpu_offload and stage >= 3,
         )  # fmt: skip
-    if not w.cpu_offload:
-        return TrainingExchange(tp_s, data)
-    shard = trainable / split / (lay.data if stage >= 1 else 1)
     k = max(1, w.gradient_accumulation)  # the optimizer step runs once per k micro-batches
+    paging = paged_copy_s(paged_bytes, fabric.host_link_gb_s) / k
+    if not w.cpu_offload:
+        return TrainingExchange(tp_s, data, paging, paging)
+    shard = trainable / split / (lay.data if stage >= 1 else 1)
     off, off_exposed = offload_copy_s(
         shard, fabric.host_link_gb_s, backward_s, bucket_bytes, upload=stage < 3
     )
     cpu_step = host.optimizer_step_s(workload, shard) if host is not None else 0.0
-    return TrainingExchange(tp_s, data, off / k + cpu_step, off_exposed / k + cpu_step)
+    extra = cpu_step + paging
+    return TrainingExchange(tp_s, data, off / k + extra, off_exposed / k + extra)
+
+
+def paged_copy_s(paged_bytes: float, host_link_gb_s: float) -> float:
+    """Seconds a paged optimizer's spilled state takes to reach the GPU for its step and go
+    back to make room for the next step's activations: twice its bytes over the GPU's host
+    link, on the step's critical path (the step reads every page it updates)."""
+    if paged_bytes <= 0 or host_link_gb_s <= 0:
+        return 0.0
+    return 2.0 * paged_bytes / gb_s_to_bytes_s(host_link_gb_s)
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,8 @@ class MemoryLayout:
 @dataclass(frozen=True)
 class MemoryNeed:
     """Bytes one GPU holds, by part; the caching allocator adds a share on top of the tensors.
-    `host_bytes`: what CPU offload keeps in the host's RAM for this GPU."""
+    `host_bytes`: what CPU offload keeps in the host's RAM for this GPU; `paged_bytes`: the
+    part of it a paged optimizer moves to the GPU and back each step."""
 
     model_states_bytes: float
     activation_bytes_per_sample: float
@@ -94,6 +95,7 @@ class MemoryNeed:
     context_bytes: float
     allocator_overhead_fraction: float
     host_bytes: float = 0.0
+    paged_bytes: float = 0.0
 
     @property
     def total_bytes(self) -> float:
@@ -101,11 +103,28 @@ class MemoryNeed:
         return tensors * (1.0 + self.allocator_overhead_fraction) + self.context_bytes
 
 
+# 8-bit optimizers keep each moment in one byte, block-wise quantized: blocks of 2,048 values
+# share one fp32 normalisation constant (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
+# Quantization", arXiv:2110.02861, sec. 2.1; bitsandbytes AdamW8bit, PagedAdamW8bit).
+EIGHT_BIT_STATE_BYTES = 1.0 + 4.0 / 2048.0
+
+
+def optimizer_moments(optimizer: str) -> float:
+    """Moments kept per trainable parameter: two for the Adam family, one for SGD momentum."""
+    return 1.0 if optimizer == "sgd" else 2.0
+
+
+def moment_bytes(optimizer: str, pure_16bit: bool = False) -> float:
+    """Bytes of one moment value: 1 (and its share of a block constant) for an 8-bit optimizer,
+    else fp32, or 16-bit when the run keeps everything in 16 bits."""
+    if optimizer == "adamw8bit":
+        return EIGHT_BIT_STATE_BYTES
+    return 2.0 if pure_16bit else 4.0
+
+
 def optimizer_state_bytes_per_param(optimizer: str, pure_16bit: bool = False) -> float:
-    """Optimizer state per trainable parameter: Adam/AdamW two moments, SGD one, each fp32, or
-    16-bit when the run keeps everything in 16 bits."""
-    moments = 2.0 if optimizer in ("adam", "adamw") else 1.0
-    return moments * (2.0 if pure_16bit else 4.0)
+    """Optimizer state per trainable parameter: its moments at their width (moment_bytes)."""
+    return optimizer_moments(optimizer) * moment_bytes(optimizer, pure_16bit)
 
 
 def trainable_state_bytes_per_param(
@@ -170,6 +189,11 @@ def model_state_bytes(
         workload, workload.params - trainable, sixteen_bit
     )
     grads = trainable * grad_b
+    if workload.optimizer_in_backward and workload.num_layers:
+        # Each weight steps in its gradient hook and frees the gradient (torchtune's
+        # OptimizerInBackward, docs/source/tutorials/memory_optimizations.rst @bd2a0fc:
+        # "completely removing the buffer of gradients"): one layer's live at a time.
+        grads /= workload.num_layers
     optimizer = trainable * (state_b - weight_b - grad_b)
     ranks, stage = float(layout.shard_ranks), layout.effective_stage
     on_gpu = {
@@ -455,6 +479,10 @@ def memory_plan(
 
     declared = declared_layout(workload, max(1, gpus_per_node), max(1, nodes))
     kept = MemoryPlan(declared, need_under(declared), capacity, gpus_per_node)
+    if not kept.fits and workload.paged_optimizer and workload.mode is Mode.TRAINING:
+        paged = paged_plan(kept, optimizer_state_bytes(workload, declared))
+        if paged is not None:
+            return paged
     can_plan = (
         workload.mode is Mode.TRAINING
         and not workload.parallel_fixed
@@ -483,6 +511,41 @@ def memory_plan(
             )
             return dataclasses.replace(plan, note=note)
     return kept
+
+
+def optimizer_state_bytes(workload: Workload, layout: MemoryLayout) -> float:
+    """The optimizer state one GPU holds under the layout (none when CPU offload keeps it)."""
+    if layout.cpu_offload:
+        return 0.0
+    trainable = workload.params * workload.trainable_fraction
+    state = trainable * optimizer_state_bytes_per_param(
+        workload.optimizer.value, workload.pure_16bit
+    )
+    ranks = float(layout.shard_ranks) if layout.effective_stage >= 1 else 1.0
+    return state / ranks / float(layout.tensor_parallel * layout.pipeline_parallel)
+
+
+def paged_plan(plan: MemoryPlan, state_bytes: float) -> MemoryPlan | None:
+    """The plan with a paged optimizer's state spilled to host RAM as far as the GPU runs
+    short: bitsandbytes' paged optimizers keep it in CUDA unified memory, which "will only
+    offload to CPU when there is not enough GPU available" (torchtune
+    docs/source/tutorials/memory_optimizations.rst @bd2a0fc). None when even all of it in
+    host RAM leaves the job too big."""
+    need = plan.need
+    short = (need.total_bytes - plan.capacity_bytes) / (1.0 + need.allocator_overhead_fraction)
+    if short <= 0 or short > state_bytes:
+        return None
+    paged = dataclasses.replace(
+        need,
+        model_states_bytes=need.model_states_bytes - short,
+        host_bytes=need.host_bytes + short,
+        paged_bytes=short,
+    )
+    note = (
+        f"paged optimizer: {capacity_gb(short):.1f} GB of its state does not fit the GPU, "
+        "lives in host RAM and pages over PCIe to the GPU and back each optimizer step"
+    )
+    return dataclasses.replace(plan, need=paged, note=note)
 
 
 def sharded_workload(workload: Workload, layout: MemoryLayout) -> Workload:

@@ -84,7 +84,9 @@ class Workload:
     NHWC tensors (PyTorch's default is NCHW); `fused_loss`: the cross-entropy runs in one
     kernel from the 16-bit logits; `fused_activation`: a gated MLP's SiLU and product run in one
     kernel that saves only its input; `pure_16bit`: a 16-bit run keeps its weights, gradients and
-    optimizer state in 16 bits. Run length is `epochs` over the dataset, or `tokens`, or
+    optimizer state in 16 bits; `optimizer_in_backward`: each weight steps and frees its
+    gradient during the backward; `paged_optimizer`: the optimizer state pages to host RAM
+    where the GPU cannot hold it. Run length is `epochs` over the dataset, or `tokens`, or
     `steps`; None of them: the model states its default.
     """
 
@@ -140,6 +142,8 @@ class Workload:
     fused_loss: bool = False
     fused_activation: bool = False
     pure_16bit: bool = False
+    optimizer_in_backward: bool = False
+    paged_optimizer: bool = False
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0
     weight_bits: int | None = None

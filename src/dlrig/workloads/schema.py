@@ -299,6 +299,17 @@ class WorkloadFile(_Strict):
         description="weights, gradients and optimizer state all in the 16-bit precision "
         "(as llm.q trains): no fp32 master copy",
     )
+    optimizer_in_backward: bool = Field(
+        default=False,
+        description="each weight steps as soon as its gradient is ready and frees it "
+        "(torchtune optimizer_in_bwd): about one layer's gradients held at a time; no "
+        "gradient accumulation",
+    )
+    paged_optimizer: bool = Field(
+        default=False,
+        description="optimizer state in CUDA unified memory (bitsandbytes Paged* optimizers): "
+        "what does not fit the GPU pages to host RAM and back over PCIe each step",
+    )
     fused_loss: bool = Field(
         default=False,
         description="cross-entropy in one fused kernel from the 16-bit logits (flash-attn's, "
@@ -327,3 +338,12 @@ class WorkloadFile(_Strict):
         if isinstance(data, dict) and isinstance(data.get("name"), int | float):
             return {**data, "name": str(data["name"])}
         return data
+
+    @model_validator(mode="after")
+    def _optimizer_in_backward_alone(self) -> WorkloadFile:
+        if self.optimizer_in_backward and self.gradient_accumulation > 1:
+            raise ValueError(
+                "'optimizer_in_backward' steps each weight during the backward, so it cannot "
+                "accumulate gradients: set 'gradient_accumulation' to 1"
+            )
+        return self
