@@ -12,7 +12,7 @@ import pytest
 from probe_helpers import scenario_result
 
 from dlrig.catalog import load_catalog
-from dlrig.enums import Precision
+from dlrig.enums import Optimizer, Precision
 from dlrig.hardware.torch_train import TrainTiming
 from dlrig.machine import resolve_build
 from dlrig.probe import train as tr
@@ -45,6 +45,20 @@ def test_resnet50_stands_in_as_8_conv_layers_with_its_params_and_flops() -> None
 def test_a_cpu_loop_trains_in_fp32() -> None:
     standin = tr.stand_in(load_workload("resnet50"), 8, on_cpu=True, max_params=1e12)
     assert standin.spec.precision is Precision.FP32
+
+
+def test_an_8bit_optimizer_stands_in_as_torchs_adamw() -> None:
+    """torch has no 8-bit AdamW (bitsandbytes and torchao are not dependencies): the loop
+    trains AdamW, and the estimate beside it counts AdamW's state and step bytes too."""
+    import dataclasses
+
+    job = dataclasses.replace(
+        load_workload("gpt2"), optimizer=Optimizer.ADAMW_8BIT, paged_optimizer=True
+    )
+    standin = tr.stand_in(job, 4, on_cpu=False, max_params=1e12)
+    assert standin.spec.optimizer is Optimizer.ADAMW
+    ran = tr.stand_in_workload(job, standin, synthetic=True)
+    assert ran.optimizer is Optimizer.ADAMW and not ran.paged_optimizer
 
 
 def test_gpt2_stands_in_as_its_transformer_blocks() -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlrig.catalog.loader import Catalog
-from dlrig.enums import Bottleneck, Precision
+from dlrig.enums import Bottleneck, Optimizer, Precision
 from dlrig.hardware.host import CpuInfo, MemoryInfo
 from dlrig.hardware.nvml import GpuReading, NvmlSystem
 from dlrig.hardware.torch_cuda import CudaStatus
@@ -70,6 +70,12 @@ class StandIn:
     description: str
 
 
+def runnable(optimizer: Optimizer) -> Optimizer:
+    """The optimizer the stand-in trains with: torch's own, so an 8-bit AdamW (bitsandbytes,
+    torchao: not dependencies) runs as AdamW, and the estimate beside it counts the same."""
+    return Optimizer.ADAMW if optimizer is Optimizer.ADAMW_8BIT else optimizer
+
+
 def _conv(workload: Workload, batch: int, precision: Precision, max_params: float) -> StandIn:
     target = min(workload.params, max_params)
     width = max(_MIN_WIDTH, round(math.sqrt(target / (9 * CONV_LAYERS))))
@@ -80,7 +86,7 @@ def _conv(workload: Workload, batch: int, precision: Precision, max_params: floa
     # each layer saves its convolution's and its batch norm's outputs for the backward pass
     activations = CONV_LAYERS * 2 * width * size**2 * _FP32_BYTES
     spec = TrainSpec(
-        "conv", CONV_LAYERS, width, size, batch, precision, workload.optimizer,
+        "conv", CONV_LAYERS, width, size, batch, precision, runnable(workload.optimizer),
         classes=CONV_CLASSES, input_bytes=workload.input_bytes_per_sample,
         pin_memory=workload.pin_memory,
     )  # fmt: skip
@@ -110,7 +116,8 @@ def _transformer(
     saved = tokens * width * (_KORTHIKANTI_BYTES + _KORTHIKANTI_ATTENTION * heads * tokens / width)
     activations = kept * saved * 2.0
     spec = TrainSpec(
-        "transformer", kept, width, tokens, batch, precision, workload.optimizer, heads=heads,
+        "transformer", kept, width, tokens, batch, precision, runnable(workload.optimizer),
+        heads=heads,
         input_bytes=workload.input_bytes_per_sample, pin_memory=workload.pin_memory,
     )  # fmt: skip
     cut = f" ({kept} of its {layers} layers: what fits this device)" if kept < layers else ""
@@ -156,6 +163,9 @@ def stand_in_workload(workload: Workload, standin: StandIn, synthetic: bool) -> 
         zero_stage=0,
         cpu_offload=False,
         activation_checkpointing=False,
+        optimizer=spec.optimizer,
+        optimizer_in_backward=False,
+        paged_optimizer=False,
         serve=None,
     )
     if spec.kind != "transformer":
