@@ -151,3 +151,18 @@ def test_workloads_command_lists_the_modern_zoo() -> None:
     assert out.returncode == 0, out.stderr
     for name in MODERN:
         assert f'"{name}"' in out.stdout
+
+
+def test_llama_3_8b_full_single_is_torchtunes_single_device_recipe() -> None:
+    """torchtune recipes/configs/llama3_1/8B_full_single_device.yaml @bd2a0fc: batch 2,
+    bitsandbytes PagedAdamW8bit, optimizer_in_bwd, no gradient accumulation, activation
+    checkpointing, bf16 throughout. On one 24 GB card it fits only by paging (dlrig's
+    assumption says how much)."""
+    w = load_workload("llama-3-8b-full-single")
+    assert (w.batch_size, w.optimizer.value, w.gradient_accumulation) == (2, "adamw8bit", 1)
+    assert w.optimizer_in_backward and w.paged_optimizer and w.pure_16bit
+    assert w.activation_checkpointing
+    build = resolve_build({"name": "one 4090", "gpus": [{"model": "GeForce RTX 4090"}]}, "t")
+    est = estimate(build, w)
+    assert est.memory.fits
+    assert any(a.startswith("paged optimizer") for a in est.assumptions)
