@@ -277,10 +277,24 @@ def step_kernels(
 ) -> float:
     """Kernels one step launches: the forward's, plus those launched once per sample, times
     the backward's and any recompute's share, times the casts a function-patching
-    mixed-precision recipe adds beside each op."""
+    mixed-precision recipe adds beside each op, plus QLoRA's dequantisations."""
     casts = 1.0 + (work.amp_casts_per_kernel if mixed_precision else 0.0)
     forward = work.kernels_forward + work.kernels_per_sample * batch
-    return forward * traffic_multiplier(workload) * casts
+    return forward * traffic_multiplier(workload) * casts + dequantize_kernels(work, workload)
+
+
+# bitsandbytes' `dequantize_4bit` on double-quantized NF4 weights launches three kernels: the
+# blockwise dequantisation of the 8-bit absmax constants, the add of their offset, and the NF4
+# dequantisation itself (bitsandbytes/functional.py dequantize_4bit, `quant_state.nested`).
+DEQUANTIZE_KERNELS = 3.0
+
+
+def dequantize_kernels(work: LayerWork, workload: Workload) -> float:
+    """Kernels QLoRA's dequantisations launch in a step: DEQUANTIZE_KERNELS per linear layer
+    per pass that multiplies by its weight (dequantize_bytes)."""
+    if workload.mode is Mode.INFERENCE or workload.finetune is not FinetuneMethod.QLORA:
+        return 0.0
+    return work.linears * DEQUANTIZE_KERNELS * training_flop_multiplier(workload)
 
 
 def launch_s(

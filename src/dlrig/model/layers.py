@@ -67,6 +67,8 @@ EAGER_SCORE_PASSES = 10.5
 KERNELS_PER_LAYER_EAGER = 27.0
 KERNELS_PER_LAYER_FUSED = 21.0
 KERNELS_OUTSIDE_LAYERS = 14.0  # embeddings, LM head, loss
+# Linear layers in a transformer block: Q, K, V, O and the MLP's two (a gated MLP adds its gate).
+LINEARS_PER_LAYER = 6.0
 # Convnets: each saved activation is written by its producer and then read and written by a
 # BatchNorm/activation (and read again for BN's statistics): 2.5 element moves per saved
 # element in the forward.
@@ -231,7 +233,8 @@ class LayerWork:
     FLOPs run in one fused kernel (flash), at a share of a GEMM's efficiency;
     `conv_output_elems` the elements the convolutions of one sample write (what a
     channels-first layout has cuDNN transpose); `autocast_fp32_elems` the pointwise elements
-    a mixed-precision run still moves in fp32 (Structure)."""
+    a mixed-precision run still moves in fp32 (Structure); `linears` the linear layers a
+    forward runs through (what QLoRA dequantises, one by one)."""
 
     gemm_flops: float
     gemm_width_elems: float
@@ -253,6 +256,7 @@ class LayerWork:
     fused_attention: bool = False
     conv_output_elems: float = 0.0
     autocast_fp32_elems: float = 0.0
+    linears: float = 0.0
 
 
 def structure_of(workload: Workload) -> Structure | None:
@@ -343,6 +347,7 @@ def transformer_work(workload: Workload) -> LayerWork:
         lm_head_flops=min(2.0 * h * vocab * s, total),
         lm_head_width=int(vocab),
         fused_attention=not eager,
+        linears=layers * (LINEARS_PER_LAYER + (1.0 if workload.gated_mlp else 0.0)),
     )
 
 
