@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 from dlrig.model import memory
 from dlrig.model.layers import FLASH_ATTENTION_SHARE, LayerWork
-from dlrig.model.memory import QLORA_BITS_PER_WEIGHT
 from dlrig.units import BITS_PER_BYTE, gb_s_to_bytes_s
 from dlrig.workloads.model import FinetuneMethod, Mode, Workload
 
@@ -244,6 +243,11 @@ def optimizer_bytes(workload: Workload, trainable_params: float) -> float:
     return per_param * trainable_params / max(1, workload.gradient_accumulation)
 
 
+def dequantizes(workload: Workload) -> bool:
+    """QLoRA training: the frozen 4-bit weights are dequantized for every matmul pass."""
+    return workload.mode is Mode.TRAINING and workload.finetune is FinetuneMethod.QLORA
+
+
 def dequantize_bytes(workload: Workload, quantized_params: float) -> float:
     """Bytes one step moves turning 4-bit weights back into 16-bit ones: QLoRA training
     dequantizes each frozen weight before every matmul that multiplies by it, in the forward,
@@ -252,9 +256,9 @@ def dequantize_bytes(workload: Workload, quantized_params: float) -> float:
     in its backward; bitsandbytes/autograd/_functions.py), reading the packed weight and
     writing a 16-bit copy that the matmul then reads as LoRA's would. Per pass, not per
     sample: a short micro-batch pays it in full."""
-    if workload.mode is Mode.INFERENCE or workload.finetune is not FinetuneMethod.QLORA:
+    if not dequantizes(workload):
         return 0.0
-    per_weight = QLORA_BITS_PER_WEIGHT / BITS_PER_BYTE + 2.0
+    per_weight = memory.QLORA_BITS_PER_WEIGHT / BITS_PER_BYTE + 2.0
     return quantized_params * per_weight * training_flop_multiplier(workload)
 
 
@@ -292,7 +296,7 @@ DEQUANTIZE_KERNELS = 3.0
 def dequantize_kernels(work: LayerWork, workload: Workload) -> float:
     """Kernels QLoRA's dequantisations launch in a step: DEQUANTIZE_KERNELS per linear layer
     per pass that multiplies by its weight (dequantize_bytes)."""
-    if workload.mode is Mode.INFERENCE or workload.finetune is not FinetuneMethod.QLORA:
+    if not dequantizes(workload):
         return 0.0
     return work.linears * DEQUANTIZE_KERNELS * training_flop_multiplier(workload)
 

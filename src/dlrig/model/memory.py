@@ -168,7 +168,8 @@ def frozen_weight_bytes(workload: Workload, frozen_params: float, sixteen_bit: b
     embeddings stay 16-bit (Llama 3 70B: 4.2 GB of ~40)."""
     per_param = frozen_weight_bytes_per_param(workload.weight_bits, sixteen_bit)
     quantized = quantized_params(workload, frozen_params)
-    return quantized * per_param + (frozen_params - quantized) * (2.0 if quantized else per_param)
+    rest = 2.0 if workload.weight_bits == 4 else per_param  # QLoRA keeps embeddings 16-bit
+    return quantized * per_param + (frozen_params - quantized) * rest
 
 
 def model_state_bytes(
