@@ -34,6 +34,9 @@ def test_qlora_trains_slower_than_lora_by_at_most_the_measured_gap() -> None:
     qlora = estimate(build, make_workload("llama-3-8b-qlora", batch_size=2))
     ratio = qlora.samples_per_s / lora.samples_per_s
     assert 2413 / 3083 <= ratio < 0.99
+    said = [a for a in qlora.assumptions if a.startswith("QLoRA: each 4-bit weight")]
+    assert said and "2,016 kernels a step" in said[0]
+    assert not any(a.startswith("QLoRA") for a in lora.assumptions)
 
 
 def test_qlora_launches_three_dequantize_kernels_per_linear_per_pass() -> None:

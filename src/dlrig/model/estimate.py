@@ -113,6 +113,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     if not job.training:
         weight_bytes = w.params * memory.frozen_weight_bytes_per_param(w.weight_bits, job.sixteen)
     issue = shader_issue_rate(job.dev.group.gpu) if job.dev.group is not None else 0.0
+    quantized = memory.quantized_params(w, w.params) / job.lay.replica_gpus
     rates = compute.Rates(
         peak, path.value, bw, _l2_bytes(job.dev), job.dev.unaligned_share,
         job.dev.attention_share, issue,
@@ -122,8 +123,14 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
         optimizer_params=0.0 if w.cpu_offload else job.trainable / job.shards,
         sixteen_bit=job.sixteen,
         weight_bytes=weight_bytes,
-        quantized_params=memory.quantized_params(w, w.params) / job.lay.replica_gpus,
+        quantized_params=quantized,
     )  # fmt: skip
+    if compute.dequantizes(w) and quantized > 0:
+        assumed.append(
+            f"QLoRA: each 4-bit weight is dequantized to 16-bit before every matmul pass "
+            f"(bitsandbytes): {compute.dequantize_bytes(w, quantized) / 1e9:.1f} GB and "
+            f"{compute.dequantize_kernels(job.work, w):,.0f} kernels a step"
+        )
     throttle = 1.0
     if job.dev.group is not None:
         # None: no board named, so the pair's seating is unknown; assumed a slot apart.
