@@ -4,6 +4,7 @@ zoo's convention; memory against published measurements where they exist."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -166,3 +167,9 @@ def test_llama_3_8b_full_single_is_torchtunes_single_device_recipe() -> None:
     est = estimate(build, w)
     assert est.memory.fits
     assert any(a.startswith("paged optimizer") for a in est.assumptions)
+    listing = subprocess.run(
+        [sys.executable, "-m", "dlrig", "workloads"], capture_output=True, text=True,
+        check=False, env={**os.environ, "COLUMNS": "160"},
+    )  # fmt: skip
+    row = next(line for line in listing.stdout.splitlines() if "llama-3-8b-full-single" in line)
+    assert "paged optimizer" in row  # its GPU GB column counts the state a card may spill

@@ -363,6 +363,8 @@ def workloads_table(items: Sequence[tuple[Workload, float | None]]) -> Table:
             extra.append(w.mode.value)
         if w.finetune.value != "full":
             extra.append(w.finetune.value)
+        if w.paged_optimizer:
+            extra.append("paged optimizer")  # GPU GB counts it all; a short card spills it
         if w.seq_len:
             extra.append(f"{w.seq_len} tokens")
         table.add_row(
