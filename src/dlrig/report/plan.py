@@ -178,11 +178,13 @@ def affordable_without_server(result: PlanResult) -> list[str]:
     return [n for n, usd in result.stats.no_priced_server if usd <= result.budget_usd]
 
 
-def without_server_line(result: PlanResult, shown: int) -> str:
-    """What the plan left out for want of a priced server, naming `shown` GPUs ("" if none)."""
+def without_server_line(result: PlanResult, shown: int | None = None) -> str:
+    """What the plan left out for want of a priced server, naming `shown` GPUs (None: all of
+    them; "" if none)."""
     names = affordable_without_server(result)
     if not names:
         return ""
+    shown = len(names) if shown is None else shown
     listed = ", ".join(names[:shown]) + (f" and {len(names) - shown} more" * (len(names) > shown))
     return (
         f"not planned for want of a priced server: {listed} (the catalog's servers for them "

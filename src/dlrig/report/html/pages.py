@@ -268,7 +268,7 @@ def plan_page(
         for line in (
             currency_line(view),
             stale_warning((s.build for s in result.builds), view),
-            without_server_line(result, shown=len(result.stats.no_priced_server)),
+            without_server_line(result),
         )
         if line
     ]
