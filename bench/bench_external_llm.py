@@ -14,7 +14,9 @@ AutoModel's H100 LoRA and pre-training tables (Llama 3.x 8B/70B, Qwen2.5 7B/32B,
 6000 Blackwell and H100, 1 and 4 GPUs, bf16 and fp8). Each row is
 predicted with the shipped model and calibration (fitted on Lambda's rows only): a workload
 built from the model's published structure at the row's sequence length, the row's micro-batch,
-accumulation, precision and parallel layout, on 8-GPU nodes of the row's card. Writes
+accumulation, precision and parallel layout, with the kernels its framework runs (fused loss and
+activation, cuDNN or flash attention, CUDA graphs: `fused_loss` and below), on 8-GPU nodes of
+the row's card. Writes
 bench/results/external_llm.md (median and 90th percentile of |predicted / measured - 1| by
 group) and bench/results/external_llm_rows.md (every row).
 """
@@ -264,6 +266,7 @@ def workload_doc(row: Row) -> dict[str, Any]:
         "activation_checkpointing": row.checkpointing == "true",
         "fused_loss": fused_loss(row),
         "fused_activation": fused_activation(row),
+        "cuda_graphs": cuda_graphs(row),
         "pure_16bit": row.pure_16bit,
         **finetune,
     }
@@ -345,6 +348,14 @@ def fused_activation(r: Row) -> bool:
     """The row's SwiGLU runs in one kernel whose backward recomputes the SiLU from the saved
     gate and up outputs: llm.q (src/kernels/swiglu.cu, swiglu_backward takes only the input;
     IST-DASLab/llmq @b77d969, read 2026-12-04). PyTorch eager keeps the SiLU output too."""
+    return r.source == "llm.q"
+
+
+def cuda_graphs(r: Row) -> bool:
+    """The row replays each transformer block as a CUDA graph: llm.q, whose benchmark command
+    lines all pass `--use-cuda-graphs` (benchmarks/4090x1.md, 4090x4.md, H100x1.md,
+    Pro6000x1.md, Pro6000x4.md: ARGS; scripts/train.py defaults it on; IST-DASLab/llmq
+    @b77d969, read 2026-12-04)."""
     return r.source == "llm.q"
 
 

@@ -54,6 +54,12 @@ BACKWARD_TRAFFIC = 2.0
 # + torch.compile: 1.65x LLM Decode Speedup", read 2026-12-03): launch-bound, 8.4 ms over the
 # 686 kernels dlrig.model.layers counts for that forward = 12 us per kernel.
 DECODE_LAUNCH_S = 12e-6
+# That 12 us is the host's dispatch of one eager kernel. A step replayed as a captured CUDA
+# graph (torch.compile mode="reduce-overhead", llm.q's --use-cuda-graphs) is launched by one
+# host call: its kernels pay only the rest of the fitted per-kernel figure, their GPU-side ramp
+# and tail, and a decode step's tiny kernels nothing beyond the weight reads (the graphed
+# 5.1 ms above is Llama 3.1 8B's 16 GB at the H100's achievable 3 TB/s).
+HOST_DISPATCH_S = DECODE_LAUNCH_S
 # Half of the pointwise moves are reads of the tensor the previous kernel just wrote; those hit
 # L2 when the tensor fits in it (Ada's 72-96 MB L2 holds a layer's activations that GA102's 6 MB
 # cannot). Writes still reach DRAM when the lines are evicted.
@@ -301,12 +307,23 @@ def dequantize_kernels(work: LayerWork, workload: Workload) -> float:
     return work.linears * DEQUANTIZE_KERNELS * training_flop_multiplier(workload)
 
 
+def kernel_s(workload: Workload, factors: ComputeFactors) -> float:
+    """Seconds each kernel of a training step costs beyond its FLOPs and bytes: the fitted
+    figure, less the host's dispatch (HOST_DISPATCH_S) when the step replays as a CUDA graph."""
+    if workload.cuda_graphs:
+        return max(factors.kernel_launch_s - HOST_DISPATCH_S, 0.0)
+    return factors.kernel_launch_s
+
+
 def launch_s(
     work: LayerWork, workload: Workload, batch: int, factors: ComputeFactors, *, sixteen_bit: bool
 ) -> float:
-    """Seconds one step spends on kernel launches (step_kernels x the fitted seconds per
-    kernel): the host-bound share of gpu_step_s's compute seconds, without its roofline. Not
-    for decoding, whose launches queue behind the weight reads (gpu_step_s)."""
+    """Seconds the host spends launching one step's kernels (step_kernels x the fitted seconds
+    per kernel): the host-bound share of gpu_step_s's compute seconds, without its roofline;
+    none for a step replayed as a CUDA graph, which the host launches in one call. Not for
+    decoding, whose launches queue behind the weight reads (gpu_step_s)."""
+    if workload.cuda_graphs:
+        return 0.0
     return step_kernels(work, workload, batch, mixed_precision=sixteen_bit) * (
         factors.kernel_launch_s
     )
@@ -459,14 +476,15 @@ def gpu_step_s(
     )  # fmt: skip
     t_flops = t.gemm_s / factors.matmul_efficiency[path]
     t_flops += t.conv_s / factors.conv_efficiency[path]
-    t_launch = t.kernels * factors.kernel_launch_s
+    t_launch = t.kernels * kernel_s(workload, factors)
     t_mem = t.memory_s / factors.memory_efficiency
     if decoding(workload) and weight_bytes > 0:
         read = decode_bytes_per_step(workload, weight_bytes, batch)
         t_weights = bandwidth_time_s(read, rates.bandwidth_gb_s, factors.memory_efficiency)
         if t_weights > t_flops:
             # The matmuls wait on their weights; the host's launches of these tiny kernels
-            # queue behind the reads and cost only what exceeds them.
-            t_launch = t.kernels * min(factors.kernel_launch_s, DECODE_LAUNCH_S)
+            # queue behind the reads and cost only what exceeds them (nothing from a graph).
+            per_kernel = 0.0 if workload.cuda_graphs else DECODE_LAUNCH_S
+            t_launch = t.kernels * min(factors.kernel_launch_s, per_kernel)
             return max(t_launch - t_weights, 0.0), t_mem + t_weights
     return t_flops + t_launch, t_mem

@@ -131,6 +131,13 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
             f"(bitsandbytes): {compute.dequantize_bytes(w, quantized) / 1e9:.1f} GB and "
             f"{compute.dequantize_kernels(job.work, w):,.0f} kernels a step"
         )
+    if w.cuda_graphs and not compute.decoding(w):
+        kernels = compute.step_kernels(job.work, w, batch, mixed_precision=job.sixteen)
+        assumed.append(
+            f"CUDA graphs: the host launches each step's {kernels:,.0f} kernels in one call, "
+            f"each then costs {compute.kernel_s(w, cal.compute) * 1e6:.0f} us on the GPU "
+            f"(eager: {cal.compute.kernel_launch_s * 1e6:.0f} us with the host's dispatch)"
+        )
     throttle = 1.0
     if job.dev.group is not None:
         # None: no board named, so the pair's seating is unknown; assumed a slot apart.

@@ -335,6 +335,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         pure_16bit=wf.pure_16bit and precision in (Precision.FP16, Precision.BF16, Precision.FP8),
         optimizer_in_backward=wf.optimizer_in_backward,
         paged_optimizer=wf.paged_optimizer,
+        cuda_graphs=wf.cuda_graphs,
         finetune=method,
         trainable_fraction=fraction,
         weight_bits=4 if method is FinetuneMethod.QLORA else None,

@@ -86,8 +86,9 @@ class Workload:
     kernel that saves only its input; `pure_16bit`: a 16-bit run keeps its weights, gradients and
     optimizer state in 16 bits; `optimizer_in_backward`: each weight steps and frees its
     gradient during the backward; `paged_optimizer`: the optimizer state pages to host RAM
-    where the GPU cannot hold it. Run length is `epochs` over the dataset, or `tokens`, or
-    `steps`; None of them: the model states its default.
+    where the GPU cannot hold it; `cuda_graphs`: each step replays a captured CUDA graph, so
+    the host does not dispatch its kernels one by one. Run length is `epochs` over the dataset,
+    or `tokens`, or `steps`; None of them: the model states its default.
     """
 
     name: str
@@ -144,6 +145,7 @@ class Workload:
     pure_16bit: bool = False
     optimizer_in_backward: bool = False
     paged_optimizer: bool = False
+    cuda_graphs: bool = False
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0
     weight_bits: int | None = None

@@ -262,7 +262,7 @@ class ServeBlock(_Strict):
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
     `similar_to`, `activation_checkpointing`, `pure_16bit`, `fused_loss`, `fused_activation`,
-    `memory_format`,
+    `cuda_graphs`, `memory_format`,
     `gradient_accumulation`, `steps`, `sources`, `notes`, and `parallel` as a block)."""
 
     name: str | None = None
@@ -319,6 +319,12 @@ class WorkloadFile(_Strict):
         default=False,
         description="a gated MLP's activation (SwiGLU) in one kernel that recomputes the SiLU "
         "in the backward (llm.q, Liger Kernel): 3 saved f-wide tensors, not 4",
+    )
+    cuda_graphs: bool = Field(
+        default=False,
+        description="each step replays a captured CUDA graph (torch.compile "
+        "mode='reduce-overhead', llm.q --use-cuda-graphs): the host launches the step once, "
+        "not kernel by kernel",
     )
     memory_format: Literal["channels_first", "channels_last"] = Field(
         default="channels_first",
