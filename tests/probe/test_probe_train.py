@@ -61,6 +61,16 @@ def test_an_8bit_optimizer_stands_in_as_torchs_adamw() -> None:
     assert ran.optimizer is Optimizer.ADAMW and not ran.paged_optimizer
 
 
+def test_a_graphed_job_stands_in_as_the_eager_loop_that_ran() -> None:
+    """The probe's loop launches its kernels one by one: the estimate beside it is of an eager
+    step, whatever the workload's `cuda_graphs` says."""
+    import dataclasses
+
+    job = dataclasses.replace(load_workload("gpt2"), cuda_graphs=True)
+    standin = tr.stand_in(job, 4, on_cpu=False, max_params=1e12)
+    assert not tr.stand_in_workload(job, standin, synthetic=True).cuda_graphs
+
+
 def test_gpt2_stands_in_as_its_transformer_blocks() -> None:
     # GPT-2 small: 12 layers, width 768, 12 heads, 1024 tokens (zoo, from its HF config)
     standin = tr.stand_in(load_workload("gpt2"), 4, on_cpu=False, max_params=1e12)

@@ -141,7 +141,8 @@ def stand_in(workload: Workload, batch: int, on_cpu: bool, max_params: float) ->
 
 def stand_in_workload(workload: Workload, standin: StandIn, synthetic: bool) -> Workload:
     """The workload as the loop ran it: the stand-in's counts, its batch and precision, all
-    weights trained, one GPU; with synthetic data, or (`synthetic` False) the workload's."""
+    weights trained, one GPU, eager (no CUDA graph); with synthetic data, or (`synthetic`
+    False) the workload's."""
     spec = standin.spec
     ran = dataclasses.replace(
         workload,
@@ -166,6 +167,7 @@ def stand_in_workload(workload: Workload, standin: StandIn, synthetic: bool) -> 
         optimizer=spec.optimizer,
         optimizer_in_backward=False,
         paged_optimizer=False,
+        cuda_graphs=False,
         serve=None,
     )
     if spec.kind != "transformer":
