@@ -169,6 +169,18 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     return t_mm, t_mem, path.value
 
 
+def _launches(job: _Job, compute_s: float) -> tuple[float, float]:
+    """(kernels a step launches, the share of the device's compute seconds the host spends
+    launching them); none for the CPU, for decoding (its launches queue behind the weight
+    reads) and for a step replayed as a CUDA graph."""
+    w = job.workload
+    if job.dev.is_cpu or compute.decoding(w) or compute_s <= 0:
+        return 0.0, 0.0
+    kernels = compute.step_kernels(job.work, w, job.batch, mixed_precision=job.sixteen)
+    host_s = compute.launch_s(job.work, w, job.batch, job.cal.compute, sixteen_bit=job.sixteen)
+    return kernels, host_s / compute_s
+
+
 def _l2_bytes(dev: Device) -> float:
     """The GPU's L2 cache in bytes; 0 for the CPU or a GPU the catalog gives none."""
     gpu = dev.group.gpu if dev.group is not None else None
@@ -403,10 +415,22 @@ def _nchw_transposes(work: LayerWork, workload: Workload, path: str) -> bool:
     )
 
 
+# The host's kernel launches are most of the compute stage from this share on: a faster GPU
+# then barely shortens the step.
+LAUNCH_BOUND_SHARE = 0.5
+
+
 def advice(
-    bottleneck: Bottleneck, workload: Workload, path: str, dev: Device, work: LayerWork
+    bottleneck: Bottleneck,
+    workload: Workload,
+    path: str,
+    dev: Device,
+    work: LayerWork,
+    launches: tuple[float, float] = (0.0, 0.0),
 ) -> str:
-    """What would move the bottleneck, given what the workload already does."""
+    """What would move the bottleneck, given what the workload already does. `launches`: the
+    kernels one step launches and the share of the compute stage the host spends launching
+    them (compute.launch_s)."""
     w = workload
     if bottleneck is Bottleneck.STORAGE:
         return (
@@ -428,6 +452,16 @@ def advice(
         if dev.is_cpu:
             return "a GPU: the CPU computes at a small fraction of a GPU's rate (MEM.1)"
         gpu = dev.group.gpu if dev.group is not None else None
+        kernels, share = launches
+        if share >= LAUNCH_BOUND_SHARE:
+            twice = 1.0 / (share + (1.0 - share) / 2.0)
+            return (
+                f"the CPU launching {kernels:,.0f} kernels one by one is {share:.0%} of the "
+                f"compute (CPU.2): a GPU twice as fast would run it only {twice:.2f}x faster. "
+                "Replay the step as a CUDA graph (torch.compile mode='reduce-overhead'; "
+                "workload key cuda_graphs), launch fewer, larger kernels (a larger batch, "
+                "torch.compile), or use a CPU with faster cores"
+            )
         if path.startswith("simt") and gpu is not None and gpu.has_tensor_cores:
             return "train in 16-bit (bf16/fp16) on the GPU's tensor cores (GPU.3)"
         if _nchw_transposes(work, w, path):
@@ -500,6 +534,7 @@ def estimate(
     )  # fmt: skip
 
     t_compute, t_mem, path = _gpu_work_s(job, mods, assumed)
+    launches = _launches(job, t_compute)
     gen, lanes = pcie_link(build, dev.group, mods) if dev.group is not None else (3, 16)
     t_pcie, t_storage, t_cpu = _input_pipeline_s(job, gen, lanes, assumed)
     # Each GPU computes its 1/(tensor x pipeline) of the replica's work, and a pipeline idles
@@ -571,7 +606,7 @@ def estimate(
         exposed_s=step.exposed_s,
         hidden=tuple(dict.fromkeys(hidden)),
         modifiers=tuple(dict.fromkeys(mods)),
-        advice=advice(step.bottleneck, workload, path, dev, job.work),
+        advice=advice(step.bottleneck, workload, path, dev, job.work, launches),
         next_bottleneck=step.next_bottleneck,
         speedup_if_removed=step.speedup_if_removed,
         samples_per_s=samples_per_s,
