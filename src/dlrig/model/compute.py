@@ -308,8 +308,9 @@ def dequantize_kernels(work: LayerWork, workload: Workload) -> float:
 
 
 def kernel_s(workload: Workload, factors: ComputeFactors) -> float:
-    """Seconds each kernel of a training step costs beyond its FLOPs and bytes: the fitted
-    figure, less the host's dispatch (HOST_DISPATCH_S) when the step replays as a CUDA graph."""
+    """Seconds each kernel of a step costs beyond its FLOPs and bytes (a decoding step's are
+    gpu_step_s's own): the fitted figure, less the host's dispatch (HOST_DISPATCH_S) when the
+    step replays as a CUDA graph."""
     if workload.cuda_graphs:
         return max(factors.kernel_launch_s - HOST_DISPATCH_S, 0.0)
     return factors.kernel_launch_s

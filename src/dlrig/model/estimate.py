@@ -171,8 +171,8 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
 
 def _launches(job: _Job, compute_s: float) -> tuple[float, float]:
     """(kernels a step launches, the share of the device's compute seconds the host spends
-    launching them); none for the CPU, for decoding (its launches queue behind the weight
-    reads) and for a step replayed as a CUDA graph."""
+    launching them); (0, 0) for the CPU and for decoding (its launches queue behind the weight
+    reads), a share of 0 for a step replayed as a CUDA graph (compute.launch_s)."""
     w = job.workload
     if job.dev.is_cpu or compute.decoding(w) or compute_s <= 0:
         return 0.0, 0.0
