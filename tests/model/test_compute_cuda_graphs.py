@@ -31,7 +31,7 @@ def test_a_graph_saves_the_hosts_dispatch_of_every_kernel() -> None:
     """BERT-large fp16 at batch 8 launches (27 x 24 + 14) x 3 = 1,986 kernels a step
     (test_layers); replayed as a graph each costs 12 us less, the host dispatch of an eager
     kernel measured on Llama 3.1 8B's decode step (8.4 ms eager, 5.1 ms graphed, 686 kernels:
-    compute.DECODE_LAUNCH_S)."""
+    compute.HOST_DISPATCH_S)."""
     cal = default_calibration().compute
     saved = _step_s(False, cal) - _step_s(True, cal)
     assert saved == pytest.approx(1986 * 12e-6)

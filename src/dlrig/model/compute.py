@@ -49,17 +49,16 @@ NCHW_TRANSPOSE_MOVES = 4.0
 # The backward pass moves about twice the forward's pointwise bytes (reads the saved input and
 # the incoming gradient, writes the outgoing one) and launches about twice its kernels.
 BACKWARD_TRAFFIC = 2.0
-# A decoding step's kernels are tiny: each costs its host dispatch only. Llama 3.1 8B's eager
-# decode step took 8.4 ms on an H100 SXM5 and 5.1 ms as a CUDA graph (cloudai.pt, "CUDA Graphs
-# + torch.compile: 1.65x LLM Decode Speedup", read 2026-12-03): launch-bound, 8.4 ms over the
-# 686 kernels dlrig.model.layers counts for that forward = 12 us per kernel.
-DECODE_LAUNCH_S = 12e-6
-# That 12 us is the host's dispatch of one eager kernel. A step replayed as a captured CUDA
-# graph (torch.compile mode="reduce-overhead", llm.q's --use-cuda-graphs) is launched by one
-# host call: its kernels pay only the rest of the fitted per-kernel figure, their GPU-side ramp
-# and tail, and a decode step's tiny kernels nothing beyond the weight reads (the graphed
-# 5.1 ms above is Llama 3.1 8B's 16 GB at the H100's achievable 3 TB/s).
-HOST_DISPATCH_S = DECODE_LAUNCH_S
+# The host's dispatch of one eager kernel. A decoding step's kernels are tiny: each costs this
+# only. Llama 3.1 8B's eager decode step took 8.4 ms on an H100 SXM5 and 5.1 ms as a CUDA graph
+# (cloudai.pt, "CUDA Graphs + torch.compile: 1.65x LLM Decode Speedup", read 2026-12-03):
+# launch-bound, 8.4 ms over the 686 kernels dlrig.model.layers counts for that forward = 12 us
+# per kernel. A step replayed as a captured CUDA graph (torch.compile mode="reduce-overhead",
+# llm.q's --use-cuda-graphs) is launched by one host call: its kernels pay only the rest of the
+# fitted per-kernel figure, their GPU-side ramp and tail, and a decode step's tiny kernels
+# nothing beyond the weight reads (the graphed 5.1 ms is Llama 3.1 8B's 16 GB at the H100's
+# achievable 3 TB/s).
+HOST_DISPATCH_S = 12e-6
 # Half of the pointwise moves are reads of the tensor the previous kernel just wrote; those hit
 # L2 when the tensor fits in it (Ada's 72-96 MB L2 holds a layer's activations that GA102's 6 MB
 # cannot). Writes still reach DRAM when the lines are evicted.
@@ -485,7 +484,7 @@ def gpu_step_s(
         if t_weights > t_flops:
             # The matmuls wait on their weights; the host's launches of these tiny kernels
             # queue behind the reads and cost only what exceeds them (nothing from a graph).
-            per_kernel = 0.0 if workload.cuda_graphs else DECODE_LAUNCH_S
+            per_kernel = 0.0 if workload.cuda_graphs else HOST_DISPATCH_S
             t_launch = t.kernels * min(factors.kernel_launch_s, per_kernel)
             return max(t_launch - t_weights, 0.0), t_mem + t_weights
     return t_flops + t_launch, t_mem

@@ -534,7 +534,7 @@ def estimate(
     )  # fmt: skip
 
     t_compute, t_mem, path = _gpu_work_s(job, mods, assumed)
-    launches = _launches(job, t_compute)
+    device_compute_s = t_compute
     gen, lanes = pcie_link(build, dev.group, mods) if dev.group is not None else (3, 16)
     t_pcie, t_storage, t_cpu = _input_pipeline_s(job, gen, lanes, assumed)
     # Each GPU computes its 1/(tensor x pipeline) of the replica's work, and a pipeline idles
@@ -589,6 +589,9 @@ def estimate(
             tensor_parallel_s=t_tp, communication_s=t_ic + t_net,
             communication_exposed_s=exposed_ic + exposed_net,
         )  # fmt: skip
+    launches = (0.0, 0.0)
+    if step.bottleneck is Bottleneck.GPU_COMPUTE:  # only its advice reads the launches
+        launches = _launches(job, device_compute_s)
     return Estimate(
         build=build.name,
         workload=workload.name,
