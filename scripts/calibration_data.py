@@ -79,13 +79,17 @@ def _mislabeled(rec: dict[str, str]) -> str | None:
 TRANSFORMER_XL_REPLICAS = {"transformerxlbase", "transformerxllarge"}
 
 
-# Lambda's v0 WaveGlow "fp16" runs on Turing and Volta did run mixed precision, unlike the
-# rest (NOT_MIXED_PRECISION): in the v0 file their throughput is 2.0-2.07x the fp32 run's on
-# V100 32GB, Quadro RTX 8000/6000/5000 and TITAN RTX (1.7x on the RTX 2080 Ti), which full
-# precision cannot reach on a card without TF32, while on every Ampere card in the same run it
-# is 0.91-1.17x (the AMP flag ignored, TF32 both ways) and in v1 the two labels give the same
-# step on the same Turing/Volta cards.
-AMP_RAN_ARCHITECTURES = {"Turing", "Volta"}
+# Lambda's v0 Tacotron2 and WaveGlow "fp16" runs on its 2020 systems did run mixed precision,
+# unlike the rest (NOT_MIXED_PRECISION): their logs record `"amp_run": true` (or `amp : True`)
+# and apex's "Selected optimization level O1" on every GTX 1080 Ti, Turing, V100, RTX 3070 and
+# RTX 3080 system, single and multi-GPU, and `amp : False` on the RTX 3090, A100, RTX A-series,
+# RTX 3080 Max-Q and every v1 system (lambdal/deeplearning-benchmark pytorch/results/*/
+# PyTorch_{tacotron2,waveglow}_FP16/*.txt @aa5addb6, read 2026-12-04). The throughputs agree:
+# WaveGlow fp16 over fp32 is 2.0-2.07x on V100 32GB, Quadro RTX 8000/6000/5000 and TITAN RTX,
+# which full precision cannot reach on a card without TF32; Tacotron2's fp16 iteration on the
+# Quadro RTX 8000 (batch 336, 6.05 s) is 3x faster per sample than its fp32 one (168, 9.3 s).
+AMP_RAN_ARCHITECTURES = {"Pascal", "Turing", "Volta"}
+AMP_RAN_GPUS = {"GeForce RTX 3070", "GeForce RTX 3080"}
 
 
 # Lambda's v0 Transformer-XL fp16 runs on Turing and Volta (NGC 20.01, the container before
@@ -101,12 +105,12 @@ SLOW_FP16_STACK_ARCHITECTURES = {"Turing", "Volta"}
 
 def _mislabeled_for(rec: dict[str, str], gpu: GPU, version: str) -> str | None:
     if (
-        rec["model"] == "waveglow"
+        rec["model"] in NOT_MIXED_PRECISION
         and rec["precision"].startswith("fp16")
         and version == "v0"
-        and gpu.architecture in AMP_RAN_ARCHITECTURES
+        and (gpu.architecture in AMP_RAN_ARCHITECTURES or gpu.name in AMP_RAN_GPUS)
     ):
-        return "mislabeled waveglow fp16 ran mixed precision on v0 Turing/Volta (2.0x fp32)"
+        return "mislabeled tacotron2/waveglow fp16 ran apex amp O1 on v0 2020 systems (logs)"
     if (
         rec["model"] in TRANSFORMER_XL_REPLICAS
         and rec["precision"].startswith("fp16")
