@@ -146,6 +146,9 @@ def _precision_group(precision: Precision) -> bool:
     return precision is Precision.FP8
 
 
+_OWN_CARD_ONLY = (Precision.TF32, Precision.FP32)
+
+
 @functools.cache
 def _table() -> _RateTable:
     from dlrig.catalog.loader import builtin_catalog
@@ -162,8 +165,11 @@ def _table() -> _RateTable:
         row["gpu"]: _Measured(row["gpu"], "", float(row["gb_s"]), row["source"], row["date"])
         for row in raw["memory"]
     }
+    # The rules for unmeasured cards come from the 16-bit and FP8 rows; a TF32 row speaks only
+    # for its own card (TF32 without one takes the 16-bit ratio, _software_efficiency).
+    ruled = {k: m for k, m in matmul.items() if Precision(k[1]) not in _OWN_CARD_ONLY}
     ratios: dict[tuple[Vendor, bool], list[float]] = {}
-    for (name, prec), m in matmul.items():
+    for (name, prec), m in ruled.items():
         gpu, precision = gpus[name], Precision(prec)
         peak, _, _ = matmul_peak(gpu, precision)
         ratios.setdefault((gpu.vendor, _precision_group(precision)), []).append(
@@ -171,14 +177,14 @@ def _table() -> _RateTable:
         )
     matmul_efficiency = {k: statistics.median(v) for k, v in ratios.items()}
     geforce: dict[tuple[str, bool], list[float]] = {}
-    for (name, prec), m in matmul.items():
+    for (name, prec), m in ruled.items():
         gpu, precision = gpus[name], Precision(prec)
         if _geforce(gpu):
             peak, _, _ = matmul_peak(gpu, precision)
             key = (gpu.architecture, _precision_group(precision))
             geforce.setdefault(key, []).append(m.value * TFLOPS / peak)
     per_tflops: dict[tuple[str, bool], tuple[float, str]] = {}
-    for (name, prec), m in matmul.items():
+    for (name, prec), m in ruled.items():
         gpu, precision = gpus[name], Precision(prec)
         peak, _, _ = matmul_peak(gpu, precision)
         group = _precision_group(precision)
