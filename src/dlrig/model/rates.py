@@ -317,7 +317,8 @@ def achievable_matmul(
 ) -> AchievableRate:
     """Sustained dense matmul TFLOPS `gpu` reaches at `precision` (FP32 accumulate for 16-bit).
 
-    A published measurement of this card (model/data/achievable_rates.toml) is used as is.
+    A published measurement of this card (model/data/achievable_rates.toml) is used as is;
+    TF32 on a card whose 16-bit rate alone is measured follows that rate (`_tf32_from_16bit`).
     Elsewhere: the datasheet peak of the path that runs it (GPU.3; the catalog's 16-bit tensor
     rate is the FP32-accumulate rate, half the FP16-accumulate figure on GeForce cards) times
     the median measured/datasheet ratio of its vendor, or of the measured GeForce cards of its
@@ -343,6 +344,9 @@ def achievable_matmul(
         return AchievableRate(
             fallback.value, "TFLOPS", f"no FP8 tensor cores: {fallback.provenance}"
         )
+    own_16bit = _tf32_from_16bit(table, gpu, precision)
+    if own_16bit is not None:
+        return own_16bit
     peak, path, _ = matmul_peak(gpu, precision)
     efficiency, which = _software_efficiency(table, gpu, precision)
     clock = sustained_clock(gpu, precision)
@@ -352,6 +356,30 @@ def achievable_matmul(
     if clock.mhz is not None:
         provenance += f"; sustained clock {clock.mhz:.0f} MHz"
     return AchievableRate(peak / TFLOPS * efficiency * clock.share, "TFLOPS", provenance)
+
+
+def _tf32_from_16bit(table: _RateTable, gpu: GPU, precision: Precision) -> AchievableRate | None:
+    """TF32 on an NVIDIA card whose 16-bit rate is measured: that rate x the datasheet's
+    TF32 / 16-bit ratio. The same tensor cores at the same clock: on the five cards measured
+    both ways (zzc0721/torch-performance-test-data @9d82827) TF32 reaches 0.45-0.51 of the
+    card's own 16-bit rate where the datasheets say 0.5 (H100 SXM 402 of 798, H100 PCIe 240 of
+    496, RTX 4090 85.7 of 170, A100 PCIe 108 of 241, L4 31.9 of 70.9), where the vendor
+    median gives a GeForce card's boost or a power-limited card's clock neither. None
+    elsewhere."""
+    if precision is not Precision.TF32 or gpu.vendor is not Vendor.NVIDIA:
+        return None
+    if not gpu.tf32_tensor_tflops or not gpu.bf16_tensor_tflops:
+        return None
+    sixteen = table.matmul.get((gpu.name, Precision.BF16.value))
+    if sixteen is None:
+        return None
+    value = sixteen.value * gpu.tf32_tensor_tflops / gpu.bf16_tensor_tflops
+    return AchievableRate(
+        value,
+        "TFLOPS",
+        f"measured bf16 {sixteen.value:g} TFLOPS x datasheet TF32/bf16 "
+        f"{gpu.tf32_tensor_tflops:g}/{gpu.bf16_tensor_tflops:g}: {sixteen.source} ({sixteen.date})",
+    )
 
 
 def achievable_matmul_tflops(
@@ -412,10 +440,12 @@ def sustained_clock_notes(
     gpu: GPU, precision: Precision, measured: Measured | None = None
 ) -> tuple[str, ...]:
     """The estimate's assumption on the clock behind a rule-derived matmul rate (none where a
-    measured rate, the build's probe or a published row, already includes it)."""
+    measured rate, the build's probe, a published row or the TF32 carried from one, already
+    includes it)."""
     if measured is not None and measured.matmul_tflops(gpu.name, precision) is not None:
         return ()
-    if (gpu.name, precision.value) in _table().matmul:
+    table = _table()
+    if (gpu.name, precision.value) in table.matmul or _tf32_from_16bit(table, gpu, precision):
         return ()
     clock = sustained_clock(gpu, precision)
     if clock.mhz is None:
