@@ -1,0 +1,66 @@
+"""What Lambda's Tacotron2 and WaveGlow "fp16" rows ran: apex amp O1 on its 2020 systems (their
+logs record `"amp_run": true` or `amp : True` and "Selected optimization level O1" on every GTX
+1080 Ti, Turing, V100, RTX 3070 and RTX 3080 system), full precision everywhere else (`amp :
+False` on the RTX 3090, A100, RTX A-series, RTX 3080 Max-Q and every v1 system;
+lambdal/deeplearning-benchmark pytorch/results/*/PyTorch_{tacotron2,waveglow}_FP16/*.txt
+@aa5addb6, read 2026-12-04). The mixed-precision rows are left out and counted; the rest are
+read as the TF32 (Ampere+) or FP32 runs they were."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from dlrig.catalog import load_catalog
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO.parent / "shared" / "calibration"
+REASON = "mislabeled tacotron2/waveglow fp16 ran apex amp O1 on v0 2020 systems (logs)"
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
+def test_the_2020_speech_rows_that_ran_amp_are_left_out_and_counted() -> None:
+    """69 rows of 1-16 GPUs, 20 of them single-GPU (the calibration's own count,
+    model/data/calibration.toml [meta.lambda_rows_skipped]). Among them the v0 Quadro RTX 8000
+    Tacotron2 "fp16" run: batch 336 at 31,664 frames/s, its 6.05 s iteration 3x faster per
+    sample than the fp32 run's 9.3 s at batch 168, which full precision on Turing cannot do."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibration_data import read_lambda_rows
+
+    rows, skipped = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
+    assert skipped[REASON] == 69
+    _, single_skipped = read_lambda_rows(DATA, load_catalog())
+    assert single_skipped[REASON] == 20
+    kept = {(r.lambda_model, r.gpu.name, r.version, r.workload.batch_size) for r in rows}
+    assert ("tacotron2", "Quadro RTX 8000", "v0", 336) not in kept
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
+def test_speech_rows_that_ran_full_precision_stay_as_tf32() -> None:
+    """The RTX A6000's v0 Tacotron2 "fp16" run logs `amp : False` (batch 148, 23,068 frames/s,
+    within 5% of its fp32 run's 24,085): kept, and read as TF32. So are the RTX 3080 Max-Q's
+    (a 2021 laptop run without amp) and the v1 RTX 4090's."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibration_data import read_lambda_rows
+
+    rows, _ = read_lambda_rows(DATA, load_catalog())
+    speech = [r for r in rows if r.lambda_model in ("tacotron2", "waveglow")]
+    assert all(r.workload.precision.value == "tf32" for r in speech)
+    a6000 = [
+        r for r in speech
+        if r.gpu.name == "NVIDIA RTX A6000" and r.version == "v0" and r.workload.batch_size == 148
+        and r.lambda_model == "tacotron2"
+    ]  # fmt: skip
+    assert [r.measured_units_per_s for r in a6000] == [23068.0, 22639.0]
+    laptop = sorted(
+        r.measured_units_per_s for r in speech
+        if r.gpu.name == "GeForce RTX 3080 Laptop GPU" and r.lambda_model == "tacotron2"
+    )  # fmt: skip
+    assert laptop == [9254.0, 9486.0]  # its "fp16" and fp32 runs, both batch 2
+    rtx4090 = sorted(
+        r.measured_units_per_s for r in speech
+        if r.gpu.name == "GeForce RTX 4090" and r.lambda_model == "tacotron2"
+    )  # fmt: skip
+    assert rtx4090 == [32661.0, 32910.0]  # v1 "fp16" (amp : False) and fp32, both batch 88
