@@ -197,3 +197,17 @@ def test_tf32_holds_the_clock_the_cards_measured_16bit_rate_holds() -> None:
     assert achievable_matmul_tflops(gpu("A100 SXM4 80GB"), Precision.TF32) == pytest.approx(135.6)
     # A card's own TF32 measurement comes first (H100 PCIe 240.43, not 495.93 / 2).
     assert achievable_matmul_tflops(gpu("H100 PCIe 80GB"), Precision.TF32) == 240.43
+
+
+def test_a_probed_bf16_rate_carries_to_tf32_before_a_published_one() -> None:
+    # The build's own probe is this machine: an RTX 4090 probed at 150 bf16 TFLOPS (a card
+    # held below its boost) runs TF32 at 150 x 82.6 / 165.2 = 75, not the published 85.65
+    # measured on another machine.
+    from dlrig.machine.model import Measured, MeasuredGPU
+
+    probe = Measured(
+        taken="2026-12-04", gpus=(MeasuredGPU("GeForce RTX 4090", ((Precision.BF16, 150.0),)),)
+    )
+    tf32 = achievable_matmul(gpu("GeForce RTX 4090"), Precision.TF32, probe)
+    assert tf32.value == pytest.approx(75.0)
+    assert tf32.provenance.startswith("probe measurement 2026-12-04: bf16 150 TFLOPS")

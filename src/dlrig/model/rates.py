@@ -334,6 +334,9 @@ def achievable_matmul(
     if own is not None and measured is not None:
         return AchievableRate(own, "TFLOPS", f"probe measurement {measured.date}")
     table = _table()
+    carried = _tf32_from_16bit(table, gpu, precision, measured)
+    if carried is not None and carried.provenance.startswith("probe"):
+        return carried  # this machine's own bf16 rate beats another machine's TF32
     published = table.matmul.get((gpu.name, precision.value))
     if published is not None:
         return AchievableRate(
@@ -344,9 +347,8 @@ def achievable_matmul(
         return AchievableRate(
             fallback.value, "TFLOPS", f"no FP8 tensor cores: {fallback.provenance}"
         )
-    own_16bit = _tf32_from_16bit(table, gpu, precision)
-    if own_16bit is not None:
-        return own_16bit
+    if carried is not None:
+        return carried
     peak, path, _ = matmul_peak(gpu, precision)
     efficiency, which = _software_efficiency(table, gpu, precision)
     clock = sustained_clock(gpu, precision)
@@ -358,27 +360,34 @@ def achievable_matmul(
     return AchievableRate(peak / TFLOPS * efficiency * clock.share, "TFLOPS", provenance)
 
 
-def _tf32_from_16bit(table: _RateTable, gpu: GPU, precision: Precision) -> AchievableRate | None:
-    """TF32 on an NVIDIA card whose 16-bit rate is measured: that rate x the datasheet's
-    TF32 / 16-bit ratio. The same tensor cores at the same clock: on the five cards measured
-    both ways (zzc0721/torch-performance-test-data @9d82827) TF32 reaches 0.45-0.51 of the
-    card's own 16-bit rate where the datasheets say 0.5 (H100 SXM 402 of 798, H100 PCIe 240 of
-    496, RTX 4090 85.7 of 170, A100 PCIe 108 of 241, L4 31.9 of 70.9), where the vendor
-    median gives a GeForce card's boost or a power-limited card's clock neither. None
-    elsewhere."""
+def _tf32_from_16bit(
+    table: _RateTable, gpu: GPU, precision: Precision, measured: Measured | None = None
+) -> AchievableRate | None:
+    """TF32 on an NVIDIA card whose bf16 rate is measured (the build's probe first, else a
+    published row): that rate x the datasheet's TF32 / bf16 ratio. The same tensor cores at
+    the same clock: on the five cards measured both ways (zzc0721/torch-performance-test-data
+    @9d82827) TF32 reaches 0.45-0.51 of the card's own 16-bit rate where the datasheets say 0.5
+    (H100 SXM 402 of 798, H100 PCIe 240 of 496, RTX 4090 85.7 of 170, A100 PCIe 108 of 241, L4
+    31.9 of 70.9). The vendor median would miss a GeForce card's boost above its datasheet and
+    a power-limited card's lower clock alike. None elsewhere."""
     if precision is not Precision.TF32 or gpu.vendor is not Vendor.NVIDIA:
         return None
     if not gpu.tf32_tensor_tflops or not gpu.bf16_tensor_tflops:
         return None
+    ratio = gpu.tf32_tensor_tflops / gpu.bf16_tensor_tflops
+    why = f"x datasheet TF32/bf16 {gpu.tf32_tensor_tflops:g}/{gpu.bf16_tensor_tflops:g}"
+    own = measured.matmul_tflops(gpu.name, Precision.BF16) if measured is not None else None
+    if own is not None and measured is not None:
+        return AchievableRate(
+            own * ratio, "TFLOPS", f"probe measurement {measured.date}: bf16 {own:g} TFLOPS {why}"
+        )
     sixteen = table.matmul.get((gpu.name, Precision.BF16.value))
     if sixteen is None:
         return None
-    value = sixteen.value * gpu.tf32_tensor_tflops / gpu.bf16_tensor_tflops
     return AchievableRate(
-        value,
+        sixteen.value * ratio,
         "TFLOPS",
-        f"measured bf16 {sixteen.value:g} TFLOPS x datasheet TF32/bf16 "
-        f"{gpu.tf32_tensor_tflops:g}/{gpu.bf16_tensor_tflops:g}: {sixteen.source} ({sixteen.date})",
+        f"measured bf16 {sixteen.value:g} TFLOPS {why}: {sixteen.source} ({sixteen.date})",
     )
 
 
@@ -445,7 +454,9 @@ def sustained_clock_notes(
     if measured is not None and measured.matmul_tflops(gpu.name, precision) is not None:
         return ()
     table = _table()
-    if (gpu.name, precision.value) in table.matmul or _tf32_from_16bit(table, gpu, precision):
+    if (gpu.name, precision.value) in table.matmul or _tf32_from_16bit(
+        table, gpu, precision, measured
+    ):
         return ()
     clock = sustained_clock(gpu, precision)
     if clock.mhz is None:
