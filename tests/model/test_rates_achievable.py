@@ -211,3 +211,10 @@ def test_a_probed_bf16_rate_carries_to_tf32_before_a_published_one() -> None:
     tf32 = achievable_matmul(gpu("GeForce RTX 4090"), Precision.TF32, probe)
     assert tf32.value == pytest.approx(75.0)
     assert tf32.provenance.startswith("probe measurement 2026-12-04: bf16 150 TFLOPS")
+    from dlrig.model.rates import measured_rate_notes
+
+    notes = measured_rate_notes(probe, gpu("GeForce RTX 4090"), Precision.TF32)
+    assert notes == (
+        "matmul tf32 75.0 TFLOPS from probe measurement 2026-12-04: bf16 150 TFLOPS x datasheet "
+        "TF32/bf16 82.6/165.2",
+    )

@@ -430,12 +430,15 @@ def measured_rate_notes(
         return ()
     notes = []
     matmul = measured.matmul_tflops(gpu.name, precision)
+    carried = _tf32_from_16bit(_table(), gpu, precision, measured)
     if matmul is not None:
         peak, _, _ = matmul_peak(gpu, precision)
         notes.append(
             f"matmul {precision.value} from probe measurement {measured.date}: {matmul:g} "
             f"TFLOPS ({gpu.name} datasheet {peak / TFLOPS:g})"
         )
+    elif carried is not None and carried.provenance.startswith("probe"):
+        notes.append(f"matmul tf32 {carried.value:.1f} TFLOPS from {carried.provenance}")
     memory = measured.memory_bandwidth_gb_s(gpu.name)
     if memory is not None:
         notes.append(
