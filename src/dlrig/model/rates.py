@@ -318,7 +318,7 @@ def achievable_matmul(
     """Sustained dense matmul TFLOPS `gpu` reaches at `precision` (FP32 accumulate for 16-bit).
 
     A published measurement of this card (model/data/achievable_rates.toml) is used as is;
-    TF32 on a card whose 16-bit rate alone is measured follows that rate (`_tf32_from_16bit`).
+    TF32 on a card whose bf16 rate alone is measured follows that rate (`_tf32_carried`).
     Elsewhere: the datasheet peak of the path that runs it (GPU.3; the catalog's 16-bit tensor
     rate is the FP32-accumulate rate, half the FP16-accumulate figure on GeForce cards) times
     the median measured/datasheet ratio of its vendor, or of the measured GeForce cards of its
@@ -333,10 +333,10 @@ def achievable_matmul(
     own = measured.matmul_tflops(gpu.name, precision) if measured is not None else None
     if own is not None and measured is not None:
         return AchievableRate(own, "TFLOPS", f"probe measurement {measured.date}")
+    probed = _probed_tf32(gpu, precision, measured)
+    if probed is not None:  # this machine's own bf16 rate beats another machine's TF32
+        return probed
     table = _table()
-    carried = _tf32_from_16bit(table, gpu, precision, measured)
-    if carried is not None and carried.provenance.startswith("probe"):
-        return carried  # this machine's own bf16 rate beats another machine's TF32
     published = table.matmul.get((gpu.name, precision.value))
     if published is not None:
         return AchievableRate(
@@ -347,6 +347,7 @@ def achievable_matmul(
         return AchievableRate(
             fallback.value, "TFLOPS", f"no FP8 tensor cores: {fallback.provenance}"
         )
+    carried = _published_tf32(table, gpu, precision)
     if carried is not None:
         return carried
     peak, path, _ = matmul_peak(gpu, precision)
@@ -360,34 +361,48 @@ def achievable_matmul(
     return AchievableRate(peak / TFLOPS * efficiency * clock.share, "TFLOPS", provenance)
 
 
-def _tf32_from_16bit(
-    table: _RateTable, gpu: GPU, precision: Precision, measured: Measured | None = None
+def _tf32_carried(
+    gpu: GPU, precision: Precision, bf16_tflops: float | None, source: str
 ) -> AchievableRate | None:
-    """TF32 on an NVIDIA card whose bf16 rate is measured (the build's probe first, else a
-    published row): that rate x the datasheet's TF32 / bf16 ratio. The same tensor cores at
-    the same clock: on the five cards measured both ways (zzc0721/torch-performance-test-data
-    @9d82827) TF32 reaches 0.45-0.51 of the card's own 16-bit rate where the datasheets say 0.5
-    (H100 SXM 402 of 798, H100 PCIe 240 of 496, RTX 4090 85.7 of 170, A100 PCIe 108 of 241, L4
-    31.9 of 70.9). The vendor median would miss a GeForce card's boost above its datasheet and
-    a power-limited card's lower clock alike. None elsewhere."""
-    if precision is not Precision.TF32 or gpu.vendor is not Vendor.NVIDIA:
+    """TF32 on an NVIDIA card whose bf16 rate is measured: that rate x the datasheet's TF32 /
+    bf16 ratio. The same tensor cores at the same clock: on the five cards measured both ways
+    (zzc0721/torch-performance-test-data @9d82827) TF32 reaches 0.45-0.51 of the card's own
+    16-bit rate where the datasheets say 0.5 (H100 SXM 402 of 798, H100 PCIe 240 of 496, RTX
+    4090 85.7 of 170, A100 PCIe 108 of 241, L4 31.9 of 70.9). The vendor median would miss a
+    GeForce card's boost above its datasheet and a power-limited card's lower clock alike.
+    None for another precision, vendor or card, or without a bf16 measurement."""
+    if bf16_tflops is None or precision is not Precision.TF32 or gpu.vendor is not Vendor.NVIDIA:
         return None
     if not gpu.tf32_tensor_tflops or not gpu.bf16_tensor_tflops:
         return None
-    ratio = gpu.tf32_tensor_tflops / gpu.bf16_tensor_tflops
-    why = f"x datasheet TF32/bf16 {gpu.tf32_tensor_tflops:g}/{gpu.bf16_tensor_tflops:g}"
-    own = measured.matmul_tflops(gpu.name, Precision.BF16) if measured is not None else None
-    if own is not None and measured is not None:
-        return AchievableRate(
-            own * ratio, "TFLOPS", f"probe measurement {measured.date}: bf16 {own:g} TFLOPS {why}"
-        )
-    sixteen = table.matmul.get((gpu.name, Precision.BF16.value))
-    if sixteen is None:
+    return AchievableRate(
+        bf16_tflops * gpu.tf32_tensor_tflops / gpu.bf16_tensor_tflops,
+        "TFLOPS",
+        f"{source}bf16 {bf16_tflops:g} TFLOPS x datasheet TF32/bf16 "
+        f"{gpu.tf32_tensor_tflops:g}/{gpu.bf16_tensor_tflops:g}",
+    )
+
+
+def _probed_tf32(
+    gpu: GPU, precision: Precision, measured: Measured | None
+) -> AchievableRate | None:
+    """TF32 carried from the build's own probed bf16 rate (_tf32_carried)."""
+    if measured is None:
+        return None
+    bf16 = measured.matmul_tflops(gpu.name, Precision.BF16)
+    return _tf32_carried(gpu, precision, bf16, f"probe measurement {measured.date}: ")
+
+
+def _published_tf32(table: _RateTable, gpu: GPU, precision: Precision) -> AchievableRate | None:
+    """TF32 carried from a published bf16 measurement of the card (_tf32_carried)."""
+    row = table.matmul.get((gpu.name, Precision.BF16.value))
+    if row is None:
+        return None
+    carried = _tf32_carried(gpu, precision, row.value, "measured ")
+    if carried is None:
         return None
     return AchievableRate(
-        sixteen.value * ratio,
-        "TFLOPS",
-        f"measured bf16 {sixteen.value:g} TFLOPS {why}: {sixteen.source} ({sixteen.date})",
+        carried.value, carried.unit, f"{carried.provenance}: {row.source} ({row.date})"
     )
 
 
@@ -430,15 +445,15 @@ def measured_rate_notes(
         return ()
     notes = []
     matmul = measured.matmul_tflops(gpu.name, precision)
-    carried = _tf32_from_16bit(_table(), gpu, precision, measured)
+    probed = _probed_tf32(gpu, precision, measured)
     if matmul is not None:
         peak, _, _ = matmul_peak(gpu, precision)
         notes.append(
             f"matmul {precision.value} from probe measurement {measured.date}: {matmul:g} "
             f"TFLOPS ({gpu.name} datasheet {peak / TFLOPS:g})"
         )
-    elif carried is not None and carried.provenance.startswith("probe"):
-        notes.append(f"matmul tf32 {carried.value:.1f} TFLOPS from {carried.provenance}")
+    elif probed is not None:
+        notes.append(f"matmul tf32 {probed.value:.1f} TFLOPS from {probed.provenance}")
     memory = measured.memory_bandwidth_gb_s(gpu.name)
     if memory is not None:
         notes.append(
@@ -457,9 +472,8 @@ def sustained_clock_notes(
     if measured is not None and measured.matmul_tflops(gpu.name, precision) is not None:
         return ()
     table = _table()
-    if (gpu.name, precision.value) in table.matmul or _tf32_from_16bit(
-        table, gpu, precision, measured
-    ):
+    carried = _probed_tf32(gpu, precision, measured) or _published_tf32(table, gpu, precision)
+    if (gpu.name, precision.value) in table.matmul or carried is not None:
         return ()
     clock = sustained_clock(gpu, precision)
     if clock.mhz is None:
