@@ -1,0 +1,309 @@
+"""Real training jobs on a lent GPU, timed, to hold dlrig's estimates against (scripts/gpu-check).
+
+    python scripts/gpu_jobs.py --out jobs.json [--only resnet50,gpt2]
+
+Each job builds the real network (torchvision, transformers, peft: present on the lent machine,
+not dlrig dependencies) with random weights and synthetic data on the GPU, so the step time is
+the GPU's alone, at the batch, precision and settings of the dlrig zoo entry it stands for. Each
+step is timed between two `torch.cuda.synchronize()` calls after warm-up steps. One job feeds
+its batches through a DataLoader timed by `dlrig.torch.StepTimer` (the in-process path), and
+`dlrig.torch.describe` counts two networks on the meta device (the zoo's counts, checked).
+A failing job is recorded with its error and the others still run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import socket
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+Step = Callable[[], None]
+
+
+def timed(step: Step, warmup: int, steps: int) -> dict[str, Any]:
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+    ordered = sorted(times)
+    return {
+        "warmup_steps": warmup,
+        "step_s": [round(t, 6) for t in times],
+        "median_step_s": ordered[len(ordered) // 2],
+        "peak_allocated_gb": torch.cuda.max_memory_allocated() / 1e9,
+        "peak_reserved_gb": torch.cuda.max_memory_reserved() / 1e9,
+    }
+
+
+def vision_step(model: torch.nn.Module, batch: int, side: int, precision: torch.dtype) -> Step:
+    """SGD with momentum, autocast with a gradient scaler, channels_last (NVIDIA DLE's recipe)."""
+    model = model.cuda().to(memory_format=torch.channels_last)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    scaler = torch.amp.GradScaler("cuda", enabled=precision == torch.float16)
+    images = torch.randn(batch, 3, side, side, device="cuda").to(memory_format=torch.channels_last)
+    labels = torch.randint(0, 1000, (batch,), device="cuda")
+
+    def step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=precision):
+            loss = torch.nn.functional.cross_entropy(model(images), labels)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+    return step
+
+
+def hf_step(
+    model: torch.nn.Module, inputs: dict[str, torch.Tensor], precision: torch.dtype, autocast: bool
+) -> Step:
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=1e-5, fused=True)
+    scaler = torch.amp.GradScaler("cuda", enabled=autocast and precision == torch.float16)
+
+    def step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=precision, enabled=autocast):
+            out = model(**inputs)
+        scaler.scale(out.loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+    return step
+
+
+def resnet50() -> dict[str, Any]:
+    import torchvision
+
+    step = vision_step(torchvision.models.resnet50(), 256, 224, torch.float16)
+    return {
+        "zoo": "resnet50",
+        "batch": 256,
+        "precision": "fp16 (autocast, GradScaler)",
+        "settings": "torchvision resnet50, channels_last, SGD momentum, cudnn.benchmark",
+        **timed(step, 8, 20),
+    }
+
+
+def vit_b16() -> dict[str, Any]:
+    import torchvision
+
+    step = vision_step(torchvision.models.vit_b_16(), 256, 224, torch.float16)
+    return {
+        "zoo": "vit-b16",
+        "batch": 256,
+        "precision": "fp16 (autocast, GradScaler)",
+        "settings": "torchvision vit_b_16 (SDPA attention), SGD momentum",
+        **timed(step, 5, 15),
+    }
+
+
+def tokens(batch: int, seq: int, vocab: int) -> torch.Tensor:
+    return torch.randint(0, vocab, (batch, seq), device="cuda")
+
+
+def bert_large_squad() -> dict[str, Any]:
+    from transformers import BertConfig, BertForQuestionAnswering
+
+    config = BertConfig(
+        hidden_size=1024,
+        num_hidden_layers=24,
+        num_attention_heads=16,
+        intermediate_size=4096,
+        attn_implementation="sdpa",
+    )
+    model = BertForQuestionAnswering(config).cuda()
+    ids = tokens(32, 384, config.vocab_size)
+    inputs = {
+        "input_ids": ids,
+        "start_positions": torch.zeros(32, dtype=torch.long, device="cuda"),
+        "end_positions": torch.ones(32, dtype=torch.long, device="cuda"),
+    }
+    step = hf_step(model, inputs, torch.float16, autocast=True)
+    return {
+        "zoo": "bert-large-squad",
+        "batch": 32,
+        "seq_len": 384,
+        "precision": "fp16 (autocast, GradScaler)",
+        "settings": "transformers BERT-large, SDPA attention, fused AdamW, fp32 weights",
+        **timed(step, 5, 15),
+    }
+
+
+def gpt2() -> dict[str, Any]:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(n_positions=1024, attn_implementation="sdpa")
+    model = GPT2LMHeadModel(config).cuda()
+    ids = tokens(12, 1024, config.vocab_size)
+    step = hf_step(model, {"input_ids": ids, "labels": ids}, torch.bfloat16, autocast=True)
+    return {
+        "zoo": "gpt2",
+        "batch": 12,
+        "seq_len": 1024,
+        "precision": "bf16 (autocast)",
+        "settings": "transformers GPT-2 124M, SDPA attention, fused AdamW, fp32 weights",
+        **timed(step, 5, 15),
+    }
+
+
+def llama_3_8b_lora() -> dict[str, Any]:
+    from peft import LoraConfig, get_peft_model
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=128256,
+        hidden_size=4096,
+        intermediate_size=14336,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        max_position_embeddings=8192,
+        rope_theta=500000.0,
+        attn_implementation="sdpa",
+    )
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        with torch.device("cuda"):
+            base = LlamaForCausalLM(config)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    base.enable_input_require_grads()
+    targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    model = get_peft_model(base, LoraConfig(r=16, lora_alpha=32, target_modules=targets))
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    ids = tokens(2, 2048, config.vocab_size)
+    step = hf_step(model, {"input_ids": ids, "labels": ids}, torch.bfloat16, autocast=False)
+    return {
+        "zoo": "llama-3-8b-lora",
+        "batch": 2,
+        "seq_len": 2048,
+        "precision": "bf16 weights (no autocast)",
+        "trainable_params": trainable,
+        "settings": "transformers Llama-3-8B shape, peft LoRA r=16 on all 7 projections, "
+        "gradient checkpointing (non-reentrant), SDPA attention, fused AdamW",
+        **timed(step, 3, 8),
+    }
+
+
+def resnet50_through_steptimer() -> dict[str, Any]:
+    """ResNet-50 fed by a DataLoader of pinned CPU batches, timed by dlrig.torch.StepTimer."""
+    import torchvision
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from dlrig.torch import StepTimer
+
+    model = torchvision.models.resnet50().cuda().to(memory_format=torch.channels_last)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    scaler = torch.amp.GradScaler("cuda")
+    data = TensorDataset(torch.randn(2048, 3, 224, 224), torch.randint(0, 1000, (2048,)))
+    loader = DataLoader(data, batch_size=128, num_workers=4, pin_memory=True)
+    timer = StepTimer("cuda")
+    for images, labels in timer.loader(loader):
+        with timer.h2d():
+            images = images.cuda(non_blocking=True).to(memory_format=torch.channels_last)
+            labels = labels.cuda(non_blocking=True)
+        with timer.step():
+            optimizer.zero_grad(set_to_none=True)
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = torch.nn.functional.cross_entropy(model(images), labels)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+    report = timer.report()
+    return {"report": report.to_dict(), "text": str(report)}
+
+
+def described() -> dict[str, Any]:
+    """dlrig.torch.describe on real networks: the zoo's parameter and FLOP counts, checked."""
+    import torchvision
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from dlrig.torch import describe
+
+    conv = describe(torchvision.models.resnet50(), torch.randn(1, 3, 224, 224))
+    lm = describe(GPT2LMHeadModel(GPT2Config()), torch.randint(0, 50257, (1, 1024)))
+    return {"resnet50": _jsonable(conv), "gpt2": _jsonable(lm)}
+
+
+def _jsonable(value: Any) -> Any:
+    from dlrig.jsonable import to_jsonable
+
+    return to_jsonable(value)
+
+
+JOBS: dict[str, Callable[[], dict[str, Any]]] = {
+    "resnet50": resnet50,
+    "vit-b16": vit_b16,
+    "bert-large-squad": bert_large_squad,
+    "gpt2": gpt2,
+    "llama-3-8b-lora": llama_3_8b_lora,
+    "steptimer": resnet50_through_steptimer,
+    "describe": described,
+}
+
+
+def device_facts() -> dict[str, Any]:
+    props = torch.cuda.get_device_properties(0)
+    return {
+        "name": props.name,
+        "multiprocessors": props.multi_processor_count,
+        "memory_gb": props.total_memory / 1e9,
+        "l2_cache_mb": getattr(props, "L2_cache_size", 0) / 2**20,
+        "capability": f"{props.major}.{props.minor}",
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--only", default="", help="comma-separated job names")
+    args = parser.parse_args()
+    names = [n for n in args.only.split(",") if n] or list(JOBS)
+    torch.backends.cudnn.benchmark = True
+    doc: dict[str, Any] = {
+        "provenance": f"measured by dlrig scripts/gpu_jobs.py on {socket.gethostname()} at "
+        f"{dt.datetime.now(dt.UTC).isoformat()}",
+        "device": device_facts(),
+        "jobs": {},
+    }
+    for name in names:
+        start = time.perf_counter()
+        try:
+            doc["jobs"][name] = JOBS[name]()
+        except Exception as exc:  # a diagnostic run: keep the error, run the next job
+            doc["jobs"][name] = {"error": repr(exc), "trace": traceback.format_exc()}
+        doc["jobs"][name]["wall_s"] = round(time.perf_counter() - start, 2)
+        torch.cuda.empty_cache()
+        args.out.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+        print(
+            name,
+            {
+                k: v
+                for k, v in doc["jobs"][name].items()
+                if k in ("median_step_s", "peak_allocated_gb", "error", "wall_s")
+            },
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
