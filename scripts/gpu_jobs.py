@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import re
 import socket
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -46,6 +48,70 @@ def timed(step: Step, warmup: int, steps: int) -> dict[str, Any]:
         "median_step_s": ordered[len(ordered) // 2],
         "peak_allocated_gb": torch.cuda.max_memory_allocated() / 1e9,
         "peak_reserved_gb": torch.cuda.max_memory_reserved() / 1e9,
+        "profile": profiled(step, 3),
+    }
+
+
+# Kernel names by layer class (cuBLAS on Hopper names its GEMMs nvjet_*, CUTLASS sm90_xmma_*).
+KERNEL_CLASSES = (
+    ("attention", re.compile(r"flash|fmha|attention|efficient_attention", re.I)),
+    ("conv", re.compile(r"conv|fprop|dgrad|wgrad|cudnn", re.I)),
+    ("gemm", re.compile(r"gemm|nvjet|xmma|cutlass|matmul", re.I)),
+    ("optimizer", re.compile(r"multi_tensor|adam|sgd", re.I)),
+)
+
+
+def kernel_class(name: str) -> str:
+    return next((label for label, pattern in KERNEL_CLASSES if pattern.search(name)), "other")
+
+
+def profiled(step: Step, steps: int) -> dict[str, Any]:
+    """`steps` steps under torch.profiler: kernels per step, GPU-busy share of the wall time
+    (the union of kernel intervals: what launch overhead leaves idle), seconds by class."""
+    from torch.profiler import ProfilerActivity, profile
+
+    trace = Path(tempfile.mkdtemp()) / "trace.json"
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+        wall_s = time.perf_counter() - start
+    prof.export_chrome_trace(str(trace))
+    events = json.loads(trace.read_text())["traceEvents"]
+    trace.unlink()
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    launches = sum(
+        1 for e in events if e.get("cat") == "cuda_runtime" and "Launch" in e.get("name", "")
+    )
+    by_class: dict[str, float] = {}
+    by_name: dict[str, list[float]] = {}
+    for k in kernels:
+        by_class[kernel_class(k["name"])] = by_class.get(kernel_class(k["name"]), 0.0) + k["dur"]
+        by_name.setdefault(k["name"], []).append(k["dur"])
+    busy_us, end_us = 0.0, -1.0
+    for k in sorted(kernels, key=lambda e: e["ts"]):
+        begin, finish = k["ts"], k["ts"] + k["dur"]
+        busy_us += max(0.0, finish - max(begin, end_us))
+        end_us = max(end_us, finish)
+    top = sorted(by_name.items(), key=lambda item: -sum(item[1]))[:12]
+    return {
+        "steps": steps,
+        "wall_s_per_step": wall_s / steps,
+        "kernels_per_step": len(kernels) / steps,
+        "launch_calls_per_step": launches / steps,
+        "gpu_busy_s_per_step": busy_us / 1e6 / steps,
+        "kernel_s_per_step_by_class": {c: t / 1e6 / steps for c, t in sorted(by_class.items())},
+        "top_kernels": [
+            {
+                "name": n[:120],
+                "class": kernel_class(n),
+                "calls_per_step": len(d) / steps,
+                "s_per_step": sum(d) / 1e6 / steps,
+            }
+            for n, d in top
+        ],
     }
 
 
@@ -116,7 +182,7 @@ def tokens(batch: int, seq: int, vocab: int) -> torch.Tensor:
     return torch.randint(0, vocab, (batch, seq), device="cuda")
 
 
-def bert_large_squad() -> dict[str, Any]:
+def bert_large_squad(attention: str = "sdpa") -> dict[str, Any]:
     from transformers import BertConfig, BertForQuestionAnswering
 
     config = BertConfig(
@@ -124,7 +190,7 @@ def bert_large_squad() -> dict[str, Any]:
         num_hidden_layers=24,
         num_attention_heads=16,
         intermediate_size=4096,
-        attn_implementation="sdpa",
+        attn_implementation=attention,
     )
     model = BertForQuestionAnswering(config).cuda()
     ids = tokens(32, 384, config.vocab_size)
@@ -139,15 +205,21 @@ def bert_large_squad() -> dict[str, Any]:
         "batch": 32,
         "seq_len": 384,
         "precision": "fp16 (autocast, GradScaler)",
-        "settings": "transformers BERT-large, SDPA attention, fused AdamW, fp32 weights",
+        "settings": f"transformers BERT-large, {attention} attention, fused AdamW, fp32 weights",
         **timed(step, 5, 15),
     }
 
 
-def gpt2() -> dict[str, Any]:
+def gpt2(dropout: float = 0.1) -> dict[str, Any]:
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    config = GPT2Config(n_positions=1024, attn_implementation="sdpa")
+    config = GPT2Config(
+        n_positions=1024,
+        attn_implementation="sdpa",
+        resid_pdrop=dropout,
+        embd_pdrop=dropout,
+        attn_pdrop=dropout,
+    )
     model = GPT2LMHeadModel(config).cuda()
     ids = tokens(12, 1024, config.vocab_size)
     step = hf_step(model, {"input_ids": ids, "labels": ids}, torch.bfloat16, autocast=True)
@@ -156,7 +228,8 @@ def gpt2() -> dict[str, Any]:
         "batch": 12,
         "seq_len": 1024,
         "precision": "bf16 (autocast)",
-        "settings": "transformers GPT-2 124M, SDPA attention, fused AdamW, fp32 weights",
+        "settings": f"transformers GPT-2 124M, SDPA attention, dropout {dropout}, fused AdamW, "
+        "fp32 weights",
         **timed(step, 5, 15),
     }
 
@@ -251,7 +324,9 @@ JOBS: dict[str, Callable[[], dict[str, Any]]] = {
     "resnet50": resnet50,
     "vit-b16": vit_b16,
     "bert-large-squad": bert_large_squad,
+    "bert-large-squad-eager": lambda: bert_large_squad("eager"),
     "gpt2": gpt2,
+    "gpt2-no-dropout": lambda: gpt2(0.0),
     "llama-3-8b-lora": llama_3_8b_lora,
     "steptimer": resnet50_through_steptimer,
     "describe": described,

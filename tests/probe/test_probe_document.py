@@ -68,3 +68,23 @@ def test_a_cpu_the_catalog_lacks_is_kept_as_a_partial_inline_spec() -> None:
     assert build.cpu is not None and build.cpu.cores == 32 and build.cpu_count == 2
     assert "pcie_lanes" in build.cpu.unknown_fields
     assert any(f.message.startswith("unknown:") for f in check_build(build).findings)
+
+
+def test_an_uncatalogued_cpu_takes_the_pcie_gen_its_gpus_links_read() -> None:
+    """Recorded on a lent H200 VM (tests/fixtures/nvml/h200_recorded_under_load.json): /proc
+    names the CPU only "Intel(R) Xeon(R) Processor", and NVML reads the card's maximum link as
+    Gen5 x16, which is "possible with this device and system". dlrig assumed Gen4 for the
+    unknown CPU, and `probe --train` then estimated a batch's copy at 6.4 ms where it took
+    2.8 ms (55 GB/s pinned, measured there). The CPU now takes Gen5 from the link."""
+    from dataclasses import replace
+
+    from dlrig.machine.topology import topology
+
+    result = scenario_result("h200_recorded_under_load", loaded=True)
+    result = replace(result, cpu=replace(result.cpu, model="Intel(R) Xeon(R) Processor"))
+    doc = probe_build_document(result, CATALOG)
+    assert doc["build"]["gpus"] == [{"model": "H200 SXM 141GB", "count": 1}]
+    assert doc["build"]["cpu"]["spec"]["pcie_gen"] == 5
+    assert any("PCIe Gen5 as its GPUs' links read" in a for a in doc["assumptions"])
+    (link,) = topology(resolve_build(doc["build"], "probe", CATALOG)).links
+    assert (link.gen, link.lanes) == (5, 16)

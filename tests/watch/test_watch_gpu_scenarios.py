@@ -106,3 +106,19 @@ def test_driver_lacking_a_call_still_reads_reasons_from_the_older_call() -> None
     samples = replayed_samples("driver_lacking_a_call", 2)
     assert samples[0].gpus[0].clocks_event_reasons is not None
     assert not _by_rule(detect_all(samples), "COOL.1")
+
+
+def test_h200_recorded_under_fp16_matmuls_holds_its_700_w_cap() -> None:
+    """Recorded on a real H200 (tests/fixtures/nvml/h200_under_matmul_time_series.json, by
+    scripts/gpu-check): back-to-back 8192^3 fp16 matmuls draw the card to its 700 W limit and
+    NVML sets SW_POWER_CAP from the second sample, the SM clock at 1440-1500 of 1980 MHz, at
+    56-60 C. A power cap at full load is information, not heat and not a fault."""
+    samples = replayed_samples("h200_under_matmul_time_series", 10)
+    alarms = detect_all(samples)
+    (cap,) = _by_rule(alarms, "WATCH.2")
+    assert cap.severity is Severity.INFO and cap.gpu == 0
+    assert "701 W of its 700 W limit" in cap.message
+    assert not _by_rule(alarms, "COOL.1") and not _by_rule(alarms, "WATCH.1")
+    verdict = judge(samples, alarms)
+    assert verdict.bottleneck is Bottleneck.GPU_COMPUTE
+    assert verdict.modifiers == (Modifier.POWER_CAP,)

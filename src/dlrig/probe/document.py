@@ -115,10 +115,21 @@ def _storage_entry(disk: DiskProbe, catalog: Catalog, assumed: list[str]) -> dic
     }
 
 
-def _inline_cpu(cpu: CpuInfo) -> dict[str, Any]:
-    """A partial inline CPU spec (one socket's share) from what the host reports."""
+def host_pcie_gen(gpus: tuple[GpuProbe, ...]) -> int | None:
+    """The PCIe generation the host's root ports reach, read through its GPUs: NVML's maximum
+    link generation is "possible with this device and system" (nvmlDeviceGetMaxPcieLinkGeneration),
+    the lower of the card's and the host's, so a card that reads Gen5 sits on a Gen5 port."""
+    gens = [g.reading.pcie_gen_max for g in gpus if g.reading.pcie_gen_max and not g.reading.lost]
+    return max(gens) if gens else None
+
+
+def _inline_cpu(cpu: CpuInfo, pcie_gen: int | None) -> dict[str, Any]:
+    """A partial inline CPU spec (one socket's share) from what the host reports, and the PCIe
+    generation its GPUs' links show (host_pcie_gen)."""
     sockets = cpu.sockets or 1
     spec: dict[str, Any] = {"name": cpu.model}
+    if pcie_gen:
+        spec["pcie_gen"] = pcie_gen
     if cpu.cores:
         spec["cores"] = max(1, cpu.cores // sockets)
     if cpu.threads:
@@ -215,11 +226,13 @@ def probe_build_document(result: ProbeResult, catalog: Catalog) -> dict[str, Any
             }
         )
     elif result.cpu.model:
-        doc["cpu"] = _inline_cpu(result.cpu)
+        pcie_gen = host_pcie_gen(result.gpus)
+        doc["cpu"] = _inline_cpu(result.cpu, pcie_gen)
+        read = f", and its PCIe Gen{pcie_gen} as its GPUs' links read" if pcie_gen else ""
         assumed.append(
             f"CPU '{result.cpu.model}' is not in the catalog: an inline spec of what /proc "
-            "gives (cores, threads, clocks); its PCIe lanes, memory channels, TDP and socket are "
-            "unknown, and the rules that need them say so"
+            f"gives (cores, threads, clocks){read}; its PCIe lanes, memory channels, TDP and "
+            "socket are unknown, and the rules that need them say so"
         )
     if result.memory.total_bytes:
         doc["memory"] = {"size_gb": round(bytes_to_gb(result.memory.total_bytes), 1)}
