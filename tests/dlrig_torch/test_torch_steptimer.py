@@ -185,3 +185,14 @@ def test_lightning_callback_hooks_time_a_fake_trainer(monkeypatch: pytest.Monkey
     assert report.loader_cpu_busy is not None and report.loader_cpu_busy < 0.5
     assert report.bottleneck is Bottleneck.STORAGE
     monkeypatch.delitem(sys.modules, "dlrig.torch.lightning")
+
+
+def test_a_plain_cuda_device_is_reported_with_its_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a lent H200, StepTimer("cuda") reported "cuda (NVIDIA H200)": on an 8-GPU box the
+    # report must say which card (scripts/gpu-check, pytest -m gpu). CUDA is faked here.
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 3)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA H200")
+    timer = StepTimer("cuda")
+    assert timer._resolved_device() == torch.device("cuda", 3)
+    assert StepTimer("cuda:1")._resolved_device() == torch.device("cuda", 1)
+    assert StepTimer("cpu")._resolved_device() == torch.device("cpu")

@@ -111,6 +111,20 @@ def test_exit_code_and_json_summary_and_history(isolated_dlrig_home: Path) -> No
     assert shown == summary
 
 
+def test_json_stdout_holds_the_summary_alone_and_the_job_prints_to_stderr(
+    isolated_dlrig_home: Path,
+) -> None:
+    # Seen on a lent H200: `watch --json` over a training script that prints each job's timing
+    # gave a stdout that no JSON parser read (scripts/gpu-check).
+    result = _dlrig(
+        isolated_dlrig_home, "watch", "--interval", "0.2", "--json", "--",
+        sys.executable, "-c", "print('step 1: 0.044 s')",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["exit_code"] == 0
+    assert "step 1: 0.044 s" in result.stderr
+
+
 def test_command_options_after_the_command_belong_to_it(isolated_dlrig_home: Path) -> None:
     # `--json` after the command's first word is the command's, not dlrig's.
     result = _dlrig(isolated_dlrig_home, "watch", "--interval", "0.2", "--", "echo", "--json")

@@ -214,6 +214,8 @@ def _run(
             on_sample=None if view is None else view.update,
             on_warning=_warn,
             host=PsutilHostSampler(limits),
+            # With --json, stdout carries the summary alone: the job prints to stderr.
+            child_stdout=sys.stderr.fileno() if as_json else None,
         )
     except CommandStartError:
         if conn is not None and run_id is not None:

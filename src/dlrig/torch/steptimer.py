@@ -193,11 +193,13 @@ class StepTimer:
         )
 
     def _resolved_device(self) -> torch.device:
-        if self._device is not None:
-            return self._device
-        if torch.cuda.is_available() and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
+        device = self._device
+        if device is None:
+            cuda = torch.cuda.is_available() and torch.cuda.is_initialized()  # type: ignore[no-untyped-call]
+            device = torch.device("cuda" if cuda else "cpu")
+        if device.type == "cuda" and device.index is None:  # the current device: name its index
             return torch.device("cuda", torch.cuda.current_device())
-        return torch.device("cpu")
+        return device
 
     def _synchronize(self) -> None:
         device = self._resolved_device()

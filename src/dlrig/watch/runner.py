@@ -72,16 +72,19 @@ def exit_code_of(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def spawn(command: Sequence[str], *, shell: bool) -> subprocess.Popen[bytes]:
-    """Start the command (through /bin/sh only with `shell`); CommandStartError if it cannot."""
+def spawn(
+    command: Sequence[str], *, shell: bool, stdout: int | None = None
+) -> subprocess.Popen[bytes]:
+    """Start the command (through /bin/sh only with `shell`), its standard output to the file
+    descriptor `stdout` (None: ours); CommandStartError if it cannot."""
     if not command:
         raise CommandStartError(
             "no command to watch", hint="put it after --: dlrig watch -- python train.py"
         )
     try:
         if shell:
-            return subprocess.Popen(" ".join(command), shell=True)
-        return subprocess.Popen(list(command))
+            return subprocess.Popen(" ".join(command), shell=True, stdout=stdout)
+        return subprocess.Popen(list(command), stdout=stdout)
     except FileNotFoundError as exc:
         raise CommandStartError(
             f"cannot start {command[0]!r}: no such file or command",
@@ -145,8 +148,10 @@ def run_watch(
     on_sample: Callable[[Sample], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
     host: HostSampler | None = None,
+    child_stdout: int | None = None,
 ) -> WatchResult:
     """Run `command`, sampling every `interval_s`, and judge the run when it exits.
+    `child_stdout`: the file descriptor the command's standard output goes to (None: ours).
 
     Call from the main thread (signal handlers are installed for the run and restored after).
     """
@@ -162,7 +167,7 @@ def run_watch(
             on_warning(message)
 
     start_s = time.monotonic()
-    child = spawn(command, shell=shell)
+    child = spawn(command, shell=shell, stdout=child_stdout)
     job = PsutilJobSampler(child.pid)
     job.sample()  # prime the per-process counters
     interrupted = False
