@@ -22,6 +22,7 @@ ORDER = [
     "accuracy",
     "external",
     "external_llm",
+    "h200",
     "memory",
     "plan",
     "probe",

@@ -234,42 +234,83 @@ def gpt2(dropout: float = 0.1) -> dict[str, Any]:
     }
 
 
-def llama_3_8b_lora() -> dict[str, Any]:
-    from peft import LoraConfig, get_peft_model
-    from transformers import LlamaConfig, LlamaForCausalLM
+LLAMA_3_8B = {
+    "vocab_size": 128256,
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "max_position_embeddings": 8192,
+    "rope_theta": 500000.0,
+}
+LLAMA_3_2_1B = {
+    **LLAMA_3_8B,
+    "hidden_size": 2048,
+    "intermediate_size": 8192,
+    "num_hidden_layers": 16,
+    "num_key_value_heads": 8,
+    "tie_word_embeddings": True,
+}
+QWEN2_5_7B = {
+    "vocab_size": 152064,
+    "hidden_size": 3584,
+    "intermediate_size": 18944,
+    "num_hidden_layers": 28,
+    "num_attention_heads": 28,
+    "num_key_value_heads": 4,
+    "max_position_embeddings": 32768,
+    "rope_theta": 1000000.0,
+}
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
-    config = LlamaConfig(
-        vocab_size=128256,
-        hidden_size=4096,
-        intermediate_size=14336,
-        num_hidden_layers=32,
-        num_attention_heads=32,
-        num_key_value_heads=8,
-        max_position_embeddings=8192,
-        rope_theta=500000.0,
-        attn_implementation="sdpa",
-    )
-    torch.set_default_dtype(torch.bfloat16)
+
+def decoder_lm(
+    zoo: str,
+    shape: dict[str, Any],
+    batch: int,
+    *,
+    lora: bool,
+    checkpointing: bool,
+    qwen: bool = False,
+) -> dict[str, Any]:
+    """A Llama-shaped (or Qwen2) causal LM of random weights: LoRA r=16 on all 7 projections
+    over frozen bf16 weights, or full fine-tuning of fp32 weights under bf16 autocast."""
+    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+    config = (Qwen2Config if qwen else LlamaConfig)(**shape, attn_implementation="sdpa")
+    architecture = Qwen2ForCausalLM if qwen else LlamaForCausalLM
+    torch.set_default_dtype(torch.bfloat16 if lora else torch.float32)
     try:
         with torch.device("cuda"):
-            base = LlamaForCausalLM(config)
+            model = architecture(config)
     finally:
         torch.set_default_dtype(torch.float32)
-    base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    base.enable_input_require_grads()
-    targets = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-    model = get_peft_model(base, LoraConfig(r=16, lora_alpha=32, target_modules=targets))
+    if checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.enable_input_require_grads()
+    if lora:
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules=LORA_TARGETS))
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    ids = tokens(2, 2048, config.vocab_size)
-    step = hf_step(model, {"input_ids": ids, "labels": ids}, torch.bfloat16, autocast=False)
+    ids = tokens(batch, 2048, config.vocab_size)
+    step = hf_step(model, {"input_ids": ids, "labels": ids}, torch.bfloat16, autocast=not lora)
+    method = (
+        "peft LoRA r=16 on all 7 projections, bf16 weights"
+        if lora
+        else ("full fine-tuning, fp32 weights under bf16 autocast")
+    )
     return {
-        "zoo": "llama-3-8b-lora",
-        "batch": 2,
+        "zoo": zoo,
+        "batch": batch,
         "seq_len": 2048,
-        "precision": "bf16 weights (no autocast)",
+        "precision": "bf16",
         "trainable_params": trainable,
-        "settings": "transformers Llama-3-8B shape, peft LoRA r=16 on all 7 projections, "
-        "gradient checkpointing (non-reentrant), SDPA attention, fused AdamW",
+        "activation_checkpointing": checkpointing,
+        "settings": f"transformers {architecture.__name__}, {method}, "
+        f"{'gradient checkpointing (non-reentrant), ' if checkpointing else ''}"
+        "SDPA attention, fused AdamW",
         **timed(step, 3, 8),
     }
 
@@ -327,7 +368,18 @@ JOBS: dict[str, Callable[[], dict[str, Any]]] = {
     "bert-large-squad-eager": lambda: bert_large_squad("eager"),
     "gpt2": gpt2,
     "gpt2-no-dropout": lambda: gpt2(0.0),
-    "llama-3-8b-lora": llama_3_8b_lora,
+    "llama-3-8b-lora": lambda: decoder_lm(
+        "llama-3-8b-lora", LLAMA_3_8B, 2, lora=True, checkpointing=True
+    ),
+    "llama-3-8b-lora-b4-no-checkpointing": lambda: decoder_lm(
+        "llama-3-8b-lora", LLAMA_3_8B, 4, lora=True, checkpointing=False
+    ),
+    "qwen2.5-7b-lora": lambda: decoder_lm(
+        "qwen2.5-7b-lora", QWEN2_5_7B, 2, lora=True, checkpointing=True, qwen=True
+    ),
+    "llama-3.2-1b-full": lambda: decoder_lm(
+        "llama-3.2-1b (full)", LLAMA_3_2_1B, 8, lora=False, checkpointing=False
+    ),
     "steptimer": resnet50_through_steptimer,
     "describe": described,
 }

@@ -83,7 +83,7 @@ DEFAULT_HEAD_DIM = 64
 @dataclass(frozen=True)
 class Structure:
     """Layer counts of a model the workload fields do not describe (classic zoo entries):
-    FLOP shares by class, kernels per step, and for attention models the implementation.
+    FLOP shares by class, kernels per step, and for attention models the score passes.
     `gemm_rows_per_sample`: rows one sample adds to a GEMM call (inf: many, as tokens or
     pixels); `amp_casts_per_kernel`: cast kernels its mixed-precision recipe adds per op;
     `autocast_fp32_elems`: of the pointwise elements, those a mixed-precision run still moves
@@ -102,7 +102,6 @@ class Structure:
     kernels_per_sample: float = 0.0
     vocab: int | None = None
     pointwise_elems: float | None = None
-    attention: str = "fused"
     attention_span: float = 1.0
     score_passes: float = EAGER_SCORE_PASSES
     gemm_rows_per_sample: float = math.inf
@@ -194,11 +193,11 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
     # HF/DLE BERT computes softmax(QK^T) explicitly (eager attention); SQuAD's head has 2
     # outputs (no vocabulary logits).
     "bert-base-squad": Structure(
-        family="transformer", conv_share=0.0, attention="eager",
+        family="transformer", conv_share=0.0,
         source=_DLE + "LanguageModeling/BERT modeling.py",
     ),
     "bert-large-squad": Structure(
-        family="transformer", conv_share=0.0, attention="eager",
+        family="transformer", conv_share=0.0,
         source=_DLE + "LanguageModeling/BERT modeling.py",
     ),
     # DLE Transformer-XL: eager attention over target + memory (tgt_len = mem_len: span 2s),
@@ -206,12 +205,12 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
     # copy (3) and the sum (3) on top of BERT's 10.5 passes = 17.5. Lambda runs the full
     # 267735-word WikiText-103 softmax (adaptive off).
     "transformer-xl-base": Structure(
-        family="transformer", conv_share=0.0, attention="eager", attention_span=2.0,
+        family="transformer", conv_share=0.0, attention_span=2.0,
         score_passes=17.5, vocab=267735,
         source=_DLE + "LanguageModeling/Transformer-XL mem_transformer.py",
     ),
     "transformer-xl-large": Structure(
-        family="transformer", conv_share=0.0, attention="eager", attention_span=2.0,
+        family="transformer", conv_share=0.0, attention_span=2.0,
         score_passes=17.5, vocab=267735,
         source=_DLE + "LanguageModeling/Transformer-XL mem_transformer.py",
     ),
@@ -307,7 +306,9 @@ def transformer_work(workload: Workload) -> LayerWork:
     kv_share = float(workload.kv_heads or heads) / heads
     f = float(workload.ffn_hidden_size or 4 * h)
     found = structure_of(workload)
-    eager = found.attention == "eager" if found is not None else not workload.flash_attention
+    # The workload's own attention field decides (the classic entries state none: eager, as
+    # DLE's BERT and Transformer-XL run), so `--set model.attention=flash` reaches the compute.
+    eager = not workload.flash_attention
     span = s * (found.attention_span if found is not None else 1.0)
     total = workload.forward_flops_per_sample
     attention = min(4.0 * s * span * h * layers, total)

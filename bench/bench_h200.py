@@ -1,0 +1,185 @@
+"""dlrig's estimates against real training jobs timed on a lent H200 (bench/data/h200_gpu_check.json).
+
+    .venv/bin/python bench/bench_h200.py
+
+scripts/gpu-check ran scripts/gpu_jobs.py on a single H200: the real networks (torchvision,
+transformers, peft) with random weights and synthetic data on the GPU, each step timed between
+device synchronisations, then three steps under torch.profiler (kernels per step, GPU-busy
+time). No H200 row is in any calibration (Lambda's runs have none), so every figure here is
+held out. This script predicts each job with the shipped calibration on a 1x H200 SXM build,
+at the job's batch, precision and settings, and compares step time, peak memory and kernel
+count; and the matmul and memory rates dlrig assumes for the card against the ones measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime as dt
+import json
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from machine_info import machine
+
+from dlrig.catalog import load_catalog
+from dlrig.catalog.schema import GPU
+from dlrig.enums import Precision
+from dlrig.machine.model import Build, GPUGroup
+from dlrig.model import compute, estimate, layers
+from dlrig.model.calibration import default_calibration
+from dlrig.model.rates import achievable_matmul, achievable_memory_bandwidth
+from dlrig.workloads import Workload, resolve_workload
+from dlrig.workloads.loader import zoo_document
+
+BENCH_DIR = Path(__file__).resolve().parent
+DATA = BENCH_DIR / "data" / "h200_gpu_check.json"
+OUT = BENCH_DIR / "results" / "h200.md"
+GPU_NAME = "H200 SXM 141GB"
+
+# Each recorded job as a zoo entry with the job's settings (scripts/gpu_jobs.py): its batch and
+# precision, channels_last for the torchvision jobs, SGD where the job used it, the attention
+# kernel transformers ran (SDPA: fused) and GPT-2's dropout (transformers' default 0.1).
+JOBS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
+    "resnet50": ("resnet50", {"batch_size": 256, "precision": "fp16",
+                              "memory_format": "channels_last"}, {}),
+    "vit-b16": ("vit-b16", {"batch_size": 256, "precision": "fp16", "optimizer": "sgd",
+                            "memory_format": "channels_last"}, {}),
+    "bert-large-squad": ("bert-large-squad", {"batch_size": 32, "optimizer": "adamw"},
+                         {"attention": "flash"}),
+    "bert-large-squad-eager": ("bert-large-squad", {"batch_size": 32, "optimizer": "adamw"},
+                               {"attention": "eager"}),
+    "gpt2": ("gpt2", {"batch_size": 12}, {"dropout": True}),
+    "gpt2-no-dropout": ("gpt2", {"batch_size": 12}, {"dropout": False}),
+    "llama-3-8b-lora": ("llama-3-8b-lora", {"batch_size": 2}, {}),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Compared:
+    job: str
+    measured_s: tuple[float, ...]
+    predicted_s: float
+    low_s: float
+    high_s: float
+    measured_gb: float
+    predicted_gb: float
+    measured_kernels: float
+    predicted_kernels: float
+    gpu_busy_share: float
+
+    @property
+    def error(self) -> float:
+        return self.predicted_s / statistics.median(self.measured_s) - 1.0
+
+    @property
+    def within(self) -> bool:
+        return any(self.low_s <= m <= self.high_s for m in self.measured_s)
+
+
+def workload_of(job: str) -> Workload:
+    zoo_name, fields, model = JOBS[job]
+    doc = copy.deepcopy(zoo_document(zoo_name))
+    doc.update(fields, name=f"{job} (H200 job)", dataset="synthetic")
+    doc["model"] = {**doc["model"], **model}
+    return resolve_workload(doc, "bench_h200")
+
+
+def compare(job: str, recorded: dict[str, Any], build: Build) -> Compared:
+    workload = workload_of(job)
+    est = estimate(build, workload)
+    work = layers.layer_work(workload)
+    sixteen = workload.precision in (Precision.FP16, Precision.BF16)
+    kernels = compute.step_kernels(work, workload, workload.batch_size, mixed_precision=sixteen)
+    runs = tuple(t for t in (recorded.get("median_step_s_run1"), recorded["median_step_s"]) if t)
+    profile = recorded["profile"]
+    return Compared(
+        job, runs, est.step_time_s, est.step_time_s_low, est.step_time_s_high,
+        recorded["peak_allocated_gb"], est.memory.gpu_required_gb,
+        profile["kernels_per_step"], kernels,
+        profile["gpu_busy_s_per_step"] / profile["wall_s_per_step"],
+    )  # fmt: skip
+
+
+def rate_rows(data: dict[str, Any], gpu: GPU) -> list[str]:
+    rows = []
+    for name, runs in data["matmul_tflops"].items():
+        assumed = achievable_matmul(gpu, Precision(name))
+        measured = statistics.mean(runs)
+        rows.append(
+            f"| matmul {name} | {' / '.join(f'{r:,.1f}' for r in runs)} TFLOPS | "
+            f"{assumed.value:,.1f} TFLOPS ({assumed.provenance}) | "
+            f"{assumed.value / measured - 1:+.1%} |"
+        )
+    bandwidth = achievable_memory_bandwidth(gpu)
+    runs = data["device_memory_gb_s"]
+    rows.append(
+        f"| memory | {' / '.join(f'{r:,.0f}' for r in runs)} GB/s (device copy) | "
+        f"{bandwidth.value:,.0f} GB/s ({bandwidth.provenance}) | "
+        f"{bandwidth.value / statistics.mean(runs) - 1:+.1%} |"
+    )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    data = json.loads(DATA.read_text())
+    gpu = load_catalog().find(GPU, GPU_NAME)
+    build = Build(name=f"1x {gpu.name}", gpus=(GPUGroup(gpu, 1),))
+    default_calibration()
+    results = [compare(job, data["jobs"][job], build) for job in JOBS]
+    errors = [abs(r.error) for r in results]
+    lines = [
+        "# dlrig's estimates against real training jobs on an H200",
+        "",
+        f"Command: `.venv/bin/python bench/bench_h200.py` ({dt.date.today()}, {machine()}).",
+        "",
+        f"Data: `bench/data/h200_gpu_check.json`, {data['provenance']}. No H200 row is in any "
+        "calibration: every figure is held out. Each job is its zoo entry at the job's batch, "
+        "precision and settings (bench_h200.JOBS), predicted on a 1x H200 SXM build with the "
+        "shipped calibration. Measured: the median step of each run (run 1 / run 2); peak "
+        "memory as torch.cuda.max_memory_allocated; kernels per step and the GPU-busy share "
+        "(the union of kernel intervals over the wall time) from three steps under "
+        "torch.profiler.",
+        "",
+        "| job | measured step (ms) | predicted (ms) [interval] | error | in interval | "
+        "peak memory measured / predicted (GB) | kernels per step measured / dlrig | GPU busy |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.job} | {' / '.join(f'{m * 1e3:.1f}' for m in r.measured_s)} | "
+            f"{r.predicted_s * 1e3:.1f} [{r.low_s * 1e3:.1f}, {r.high_s * 1e3:.1f}] | "
+            f"{r.error:+.1%} | {'yes' if r.within else 'no'} | "
+            f"{r.measured_gb:.1f} / {r.predicted_gb:.1f} | "
+            f"{r.measured_kernels:,.0f} / {r.predicted_kernels:,.0f} | {r.gpu_busy_share:.0%} |"
+        )
+    lines += [
+        "",
+        f"Step time: median |error| {statistics.median(errors):.1%}, largest "
+        f"{max(errors):.1%}; {sum(r.within for r in results)} of {len(results)} measured "
+        "steps inside dlrig's interval.",
+        "",
+        "## The card's rates: measured there, and what dlrig assumes",
+        "",
+        "| rate | measured (run 1 / run 2) | dlrig | dlrig vs measured |",
+        "|---|---|---|---|",
+        *rate_rows(data, gpu),
+        "",
+        f"Measured by {data['matmul_method']}.",
+        "",
+    ]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
