@@ -248,7 +248,10 @@ def workload_doc(row: Row) -> dict[str, Any]:
         parallel["micro_batches"] = row.virtual_pipeline * row.grad_accum
     finetune: dict[str, Any] = {}
     if row.finetune != "full":
-        finetune["finetune"] = {"method": row.finetune,
+        # None of these stacks is peft: torchtune's LoRALinear builds its adapters in the
+        # model's dtype, NeMo 1.x's Megatron adapters and NeMo AutoModel's (TE, triton
+        # kernels) run in the training precision.
+        finetune["finetune"] = {"method": row.finetune, "adapter_precision": "16bit",
                                 "trainable_fraction": row.trainable_fraction}  # fmt: skip
     return {
         "name": f"{row.model} s{row.seq_len} ({row.source})",

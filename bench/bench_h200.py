@@ -1,4 +1,4 @@
-"""dlrig's estimates against real training jobs timed on a lent H200 (bench/data/h200_gpu_check.json).
+"""dlrig against real training jobs timed on a lent H200 (bench/data/h200_gpu_check.json).
 
     .venv/bin/python bench/bench_h200.py
 

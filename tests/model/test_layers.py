@@ -489,10 +489,41 @@ def test_lora_adapters_move_each_projections_input_and_output_once_more() -> Non
 
     assert lora_adapter_elems(4096, 14336, 8 / 32, gated=True) == 81_920
     full = make_workload("llama-3-8b", batch_size=1)
-    lora = make_workload("llama-3-8b-lora", batch_size=1)
-    assert lora.seq_len == full.seq_len and lora.num_layers == 32
+    lora = make_workload(
+        "llama-3-8b-lora",
+        batch_size=1,
+        finetune={"method": "lora", "trainable_fraction": 0.005223, "adapter_precision": "16bit"},
+    )
+    assert lora.seq_len == full.seq_len and lora.num_layers == 32 and not lora.fp32_adapters
     extra = layer_work(lora).pointwise_elems - layer_work(full).pointwise_elems
     assert extra == pytest.approx(32 * 81_920 * full.seq_len)
+    assert layer_work(lora).adapter_fp32_elems == 0.0
+
+
+def test_peft_fp32_adapters_move_their_casts_and_fp32_updates() -> None:
+    """peft upcasts bf16 adapters to fp32 by default (get_peft_model autocast_adapter_dtype=True)
+    and its Linear.forward casts the input to fp32 and the update back. Llama 3.1 8B: inputs
+    q, k, v, o, gate, up 6 x 4,096 + down 14,336 = 38,912, outputs 2 x 4,096 + 2 x 1,024 +
+    2 x 14,336 + 4,096 = 43,008 a token a layer: 2 x 38,912 + 7 x 43,008 = 378,880 fp32 moves
+    and 43,008 more 16-bit ones. On a lent H200 the step went from dlrig's 423 ms (16-bit
+    adapters) to 594 ms against 641-650 ms measured (bench/bench_h200.py)."""
+    from dlrig.model.layers import fp32_adapter_elems
+
+    assert fp32_adapter_elems(4096, 14336, 8 / 32, gated=True) == (378_880, 43_008)
+    lora = make_workload("llama-3-8b-lora", batch_size=1)
+    assert lora.fp32_adapters  # the zoo entry states peft's default
+    unstated = make_workload("llama-3-8b-lora", finetune={"adapter_precision": None})
+    assert unstated.fp32_adapters
+    assert any("peft runs them by default" in a for a in unstated.assumptions)
+    work = layer_work(lora)
+    assert work.adapter_fp32_elems == pytest.approx(32 * 378_880 * lora.seq_len)
+    sixteen = make_workload(
+        "llama-3-8b-lora",
+        batch_size=1,
+        finetune={"method": "lora", "trainable_fraction": 0.005223, "adapter_precision": "16bit"},
+    )
+    extra = work.pointwise_elems - layer_work(sixteen).pointwise_elems
+    assert extra == pytest.approx(32 * 43_008 * lora.seq_len)
 
 
 def test_ncf_keeps_its_embedding_traffic_in_fp32_under_autocast() -> None:

@@ -397,7 +397,8 @@ def class_times(
     if sixteen_traffic:
         pointwise += work.autocast_fp32_elems * (4.0 - elem_bytes)
     pointwise *= 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
-    moved = pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0
+    moved = pointwise + work.score_elems * elem_bytes
+    moved += (work.loss_fp32_elems + work.adapter_fp32_elems) * 4.0
     moved = moved * traffic * units + optimizer_bytes(workload, optimizer_params)
     moved += dequantize_bytes(workload, quantized_params)
     transposes = 0.0

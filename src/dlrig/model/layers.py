@@ -233,7 +233,8 @@ class LayerWork:
     `conv_output_elems` the elements the convolutions of one sample write (what a
     channels-first layout has cuDNN transpose); `autocast_fp32_elems` the pointwise elements
     a mixed-precision run still moves in fp32 (Structure); `linears` the linear layers a
-    forward runs through (what QLoRA dequantises, one by one)."""
+    forward runs through (what QLoRA dequantises, one by one); `adapter_fp32_elems` the
+    elements fp32 LoRA adapters move beyond the pointwise ones (fp32_adapter_elems)."""
 
     gemm_flops: float
     gemm_width_elems: float
@@ -256,6 +257,7 @@ class LayerWork:
     conv_output_elems: float = 0.0
     autocast_fp32_elems: float = 0.0
     linears: float = 0.0
+    adapter_fp32_elems: float = 0.0
 
 
 def structure_of(workload: Workload) -> Structure | None:
@@ -284,15 +286,35 @@ def transformer_layer_width(h: float, f: float, kv_share: float) -> float:
     return sum(w for w, _ in parts) / sum(w / width for w, width in parts)
 
 
-def lora_adapter_elems(h: float, f: float, kv_share: float, gated: bool) -> float:
-    """Elements one token's LoRA adapters move in one layer's forward: an adapter (x A) B of
-    rank r runs far below the memory roofline, so each reads its linear's input and writes
-    into its output once more: n_in + n_out over every projection, as NeMo AutoModel (LoRA on
-    *_proj) and torchtune's Llama recipes (q, k, v, output and MLP projections) adapt them."""
+def lora_adapter_io(h: float, f: float, kv_share: float, gated: bool) -> tuple[float, float]:
+    """(input, output) elements of one token at one layer's LoRA adapters: an adapter (x A) B
+    of rank r runs far below the memory roofline, so each reads its linear's input and writes
+    into its output once more, over every projection, as NeMo AutoModel (LoRA on *_proj) and
+    torchtune's Llama recipes (q, k, v, output and MLP projections) adapt them."""
     kv = h * kv_share
-    attention = (h + h) + 2.0 * (h + kv) + (h + h)  # q, k, v, o
-    mlp = 3.0 * (h + f) if gated else 2.0 * (h + f)
-    return attention + mlp
+    inputs = 4.0 * h + (2.0 if gated else 1.0) * h  # q, k, v, o; the MLP's up (and gate)
+    outputs = 2.0 * h + 2.0 * kv + (2.0 if gated else 1.0) * f  # q, o; k, v; up (gate)
+    inputs += f  # the MLP's down projection reads f ...
+    outputs += h  # ... and writes h
+    return inputs, outputs
+
+
+def lora_adapter_elems(h: float, f: float, kv_share: float, gated: bool) -> float:
+    """Elements one token's 16-bit LoRA adapters move in one layer's forward (lora_adapter_io):
+    every adapted linear's input and output once."""
+    return sum(lora_adapter_io(h, f, kv_share, gated))
+
+
+def fp32_adapter_elems(h: float, f: float, kv_share: float, gated: bool) -> tuple[float, float]:
+    """(fp32, 16-bit) elements one token's fp32 LoRA adapters move in one layer's forward
+    beyond lora_adapter_elems, as peft runs them (tuners/lora/layer.py Linear.forward): the
+    input cast to fp32 is written and read by A (2 fp32 moves per input element); B writes its
+    fp32 update, the scaling reads and writes it, the add reads it with the 16-bit result and
+    writes fp32, the cast back reads it and writes 16-bit (7 fp32 and 1 more 16-bit move per
+    output element). Measured on a lent H200 (bench/data/h200_gpu_check.json): Llama-3-8B
+    LoRA's cast, fp32 add and fp32 SIMT GEMM kernels took ~210 of its 650 ms step."""
+    inputs, outputs = lora_adapter_io(h, f, kv_share, gated)
+    return 2.0 * inputs + 7.0 * outputs, outputs
 
 
 def transformer_work(workload: Workload) -> LayerWork:
@@ -315,8 +337,13 @@ def transformer_work(workload: Workload) -> LayerWork:
     experts = (workload.experts_per_token or 1) if workload.experts else 1
     per_token = layers * (LAYER_ELEMS_PER_HIDDEN * h + LAYER_ELEMS_PER_FFN * f * experts)
     per_token += EMBEDDING_ELEMS_PER_HIDDEN * h
+    adapter_fp32 = 0.0
     if workload.finetune is not FinetuneMethod.FULL:
         per_token += layers * lora_adapter_elems(h, f * experts, kv_share, workload.gated_mlp)
+        if workload.fp32_adapters:
+            fp32, sixteen = fp32_adapter_elems(h, f * experts, kv_share, workload.gated_mlp)
+            per_token += layers * sixteen
+            adapter_fp32 = layers * fp32 * s
     vocab = float(workload.vocab_size or (found.vocab if found is not None else 0) or 0)
     score = 0.0
     head_dim = h / heads
@@ -349,6 +376,7 @@ def transformer_work(workload: Workload) -> LayerWork:
         lm_head_width=int(vocab),
         fused_attention=not eager,
         linears=layers * (LINEARS_PER_LAYER + (1.0 if workload.gated_mlp else 0.0)),
+        adapter_fp32_elems=adapter_fp32,
     )
 
 

@@ -263,6 +263,14 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
     elif method is not FinetuneMethod.FULL:
         fraction = 0.005
         assumed.append("LoRA trainable fraction not given: 0.5% of parameters assumed")
+    adapter_precision = wf.finetune.adapter_precision if wf.finetune else None
+    if method is not FinetuneMethod.FULL and adapter_precision is None:
+        adapter_precision = "fp32"
+        assumed.append(
+            "LoRA adapters in fp32, as peft runs them by default (get_peft_model's "
+            "autocast_adapter_dtype=True): finetune.adapter_precision: 16bit for a stack that "
+            "keeps them in the training precision (torchtune, NeMo)"
+        )
 
     similar = None
     if wf.similar_to is not None:
@@ -338,6 +346,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         cuda_graphs=wf.cuda_graphs,
         finetune=method,
         trainable_fraction=fraction,
+        fp32_adapters=method is not FinetuneMethod.FULL and adapter_precision == "fp32",
         weight_bits=4 if method is FinetuneMethod.QLORA else None,
         model_name=_zoo_name(model_ref) if isinstance(model_ref, str) else wf.name,
         similar_to=similar,

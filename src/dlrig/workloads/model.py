@@ -148,6 +148,7 @@ class Workload:
     cuda_graphs: bool = False
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0
+    fp32_adapters: bool = False
     weight_bits: int | None = None
     model_name: str | None = None
     similar_to: str | None = None

@@ -219,6 +219,9 @@ def _parallel_form(value: Any) -> str:
 class FinetuneBlock(_Strict):
     method: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: Annotated[float, Field(gt=0, le=1)] | None = None
+    # fp32: peft's default (get_peft_model's autocast_adapter_dtype=True upcasts bf16/fp16
+    # adapters); 16bit: the training precision, as torchtune's LoRALinear and NeMo keep them.
+    adapter_precision: Literal["fp32", "16bit"] | None = None
 
 
 class ServeBlock(_Strict):
