@@ -118,6 +118,7 @@ class Structure:
 # scripts/count_conv_structure.py from every convolution's shape; its FLOP totals reproduce
 # the zoo's sourced ones (ResNet-50 8.17, ResNet-152 23.02, SSD300 40.30 GFLOPs).
 _DLE = "github.com/NVIDIA/DeepLearningExamples PyTorch/"
+STAND_IN_CONV = "probe conv stand-in"
 CLASSIC_STRUCTURE: dict[str, Structure] = {
     # torchvision resnet50: 53 convs + 53 BN + 49 ReLU + 16 adds + pools, fc, loss = 176
     # kernels. Counted: 36.8% of the FLOPs in 3x3 stride-1 convs (Winograd-eligible; the
@@ -125,6 +126,15 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
     "resnet50": Structure(
         winograd_share=0.368, kernels_forward=176.0, conv_width=407.0,
         source="torchvision.models.resnet50 (counted)",
+    ),
+    # `dlrig probe --train`'s stand-in for a convnet (dlrig.hardware.torch_train._network):
+    # 8 x (3x3 conv, batch norm, ReLU), pool, linear, log-softmax, NLL = 28 kernels; every conv
+    # 3x3 stride 1 (Winograd-eligible), C in and out channels: width 9 C, above any card's
+    # ridge for every zoo stand-in (C 564-5,270). Estimated with ResNet-50's 176 kernels and
+    # width 407, its step on a lent H200 came out at 38.9 ms against 19.1 ms measured.
+    STAND_IN_CONV: Structure(
+        winograd_share=1.0, kernels_forward=28.0, conv_width=math.inf,
+        source="dlrig.hardware.torch_train conv stand-in (counted)",
     ),
     # torchvision resnet152: 155 convs + 155 BN + 151 ReLU + 50 adds + pools, fc, loss = 516
     # kernels; the same bottlenecks (3, 8, 36, 3 per stage) weight the wider stages more.
