@@ -123,3 +123,21 @@ def test_a_disk_reading_at_its_measured_rate_is_saturated_however_busy_it_looks(
     assert verdict.bottleneck is Bottleneck.STORAGE
     assert verdict.evidence["disk_load_ratio"] == 2900.0 / 3000.0
     assert verdict.evidence["disk_measured_read_mb_s"] == 3000.0
+
+
+def test_a_saturated_main_thread_beside_idle_workers_is_not_told_to_add_workers() -> None:
+    """Seen on a lent H200 (scripts/gpu-check, `dlrig watch` over scripts/gpu_jobs.py): the GPU
+    computed 25% of 90 s while the main thread built models at a full core and the job's 4
+    DataLoader workers used 0.02 cores. More workers would not help: the fix names the main
+    thread. A serial loader (num_workers=0) keeps the workers fix (the test above)."""
+    job = dataclasses.replace(
+        light_job(), main_busiest_thread_cores=1.0, workers=4, workers_cpu_cores=0.02
+    )
+    samples = [dataclasses.replace(s, job=job) for s in _idle_gpu_samples()]
+    verdict = judge(samples, detect_all(samples))
+    assert verdict.bottleneck is Bottleneck.CPU_PREPROCESSING
+    assert verdict.fix is not None and verdict.fix.startswith("the training process's main thread")
+    serial = dataclasses.replace(light_job(), main_busiest_thread_cores=1.0)
+    samples = [dataclasses.replace(s, job=serial) for s in _idle_gpu_samples()]
+    fix = judge(samples, detect_all(samples)).fix
+    assert fix is not None and fix.startswith("more DataLoader workers")

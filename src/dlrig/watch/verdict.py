@@ -48,6 +48,14 @@ FIXES = {
     Bottleneck.GPU_MEMORY_BANDWIDTH: "bf16/fp16 halves the bytes moved (GPU.3); a GPU with more "
     "memory bandwidth (GPU.1)",
 }
+# Loader workers this idle (cores each) leave the main thread as the CPU the job waits on.
+IDLE_WORKER_CORES = 0.2
+MAIN_THREAD_FIX = (
+    "the training process's main thread is the limit while its loader workers idle: Python "
+    "work in the loop, or the job's own setup (building the model, tracing, saving); a "
+    "profiler (py-spy, torch.profiler) shows which; CUDA graphs or torch.compile for a loop "
+    "that launches many small kernels"
+)
 MODIFIER_FIXES = {
     Modifier.THERMAL_THROTTLE: "blower coolers, space between the cards or water cooling "
     "(COOL.3, COOL.4)",
@@ -126,10 +134,11 @@ def judge(samples: Sequence[Sample], alarms: Sequence[Alarm]) -> Verdict:
     stage = Bottleneck(stage_name)
     evidence.update(_stage_evidence(stage, waiting))
     evidence["stage_pressure"] = pressure
+    main_thread = stage is Bottleneck.CPU_PREPROCESSING and main_thread_bound(waiting)
     return Verdict(
         bottleneck=stage,
         evidence=evidence,
-        fix=FIXES[stage],
+        fix=MAIN_THREAD_FIX if main_thread else FIXES[stage],
         modifiers=modifiers,
         utilization=utilization,
         device_is_cpu=device_is_cpu,
@@ -137,6 +146,19 @@ def judge(samples: Sequence[Sample], alarms: Sequence[Alarm]) -> Verdict:
         f"{stage.value} ({pressure[stage_name]:.0%} of its capacity)",
         stage_pressure=pressure,
     )
+
+
+def main_thread_bound(samples: Sequence[Sample]) -> bool:
+    """CPU.1 from the main thread, not the loader: the training process's busiest thread at a
+    full core while the DataLoader workers it has sit idle. Seen on a lent H200 over real jobs
+    whose wall time was mostly building models (scripts/gpu-check): 4 workers at 0.02 cores."""
+    jobs = [s.job for s in samples if s.job is not None]
+    workers = max((j.workers for j in jobs), default=0)
+    if not jobs or workers == 0:
+        return False
+    idle = statistics.fmean(j.workers_cpu_cores for j in jobs) / workers < IDLE_WORKER_CORES
+    serial = statistics.fmean(j.main_busiest_thread_cores for j in jobs) >= SATURATED_RATIO
+    return idle and serial
 
 
 def _per_gpu_utilization(samples: Sequence[Sample]) -> dict[str, float | None]:
