@@ -57,6 +57,24 @@ def test_four_gpu_box_reads_four_idle_rtx_3090s_with_two_nvlink_bridges() -> Non
     assert pairs[(1, 3)].level is nv.TopologyLevel.NODE
 
 
+def test_h200_recorded_at_rest_reads_as_nvml_gave_it() -> None:
+    """Recorded by scripts/gpu-check on a lent H200 (driver 580.159.04): 143,771 MiB, a 700 W
+    limit, a Gen5 x16 link, ECC on, no fan and no NVLink answer (a passive card alone in a
+    VM), and the name the catalog's aliases take."""
+    from dlrig.catalog import load_catalog
+    from dlrig.probe.match import match_gpu
+
+    backend = replay_nvml("h200_recorded_idle")
+    system = backend.system()
+    assert (system.driver_version, system.cuda_driver_version) == ("580.159.04", "13.0")
+    (gpu,) = backend.read_gpus()
+    assert gpu.name == "NVIDIA H200" and gpu.memory_total_bytes == 143771 * 2**20
+    assert gpu.power_limit_w == 700.0 and (gpu.pcie_gen_max, gpu.pcie_width_max) == (5, 16)
+    assert gpu.ecc_enabled is True and gpu.unsupported == ("fan_speed_pct", "nvlink")
+    part = match_gpu(load_catalog(), gpu.name)
+    assert part is not None and part.name == "H200 SXM 141GB"
+
+
 def test_laptop_without_gpu_is_data_not_an_exception() -> None:
     backend = replay_nvml("laptop_without_gpu")
     system = backend.system()
