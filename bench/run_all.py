@@ -26,6 +26,7 @@ ORDER = [
     "memory",
     "plan",
     "probe",
+    "cpu_train",
     "watch",
     "watch_overhead",
     "serving",
