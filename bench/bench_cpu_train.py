@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from machine_info import machine
+from machine_info import machine, write_result
 
 from dlrig.hardware.host import read_cpu
 from dlrig.machine import resolve_build
@@ -130,9 +130,7 @@ def main() -> None:
         f"{flops / measured_s / peak:.2f} of {peak / 1e9:.0f} GFLOP/s |",
         "",
     ]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines))
-    print("\n".join(lines))
+    write_result(args.out, lines)
 
 
 if __name__ == "__main__":

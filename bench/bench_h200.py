@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from machine_info import machine
+from machine_info import machine, write_result
 
 from dlrig.catalog import load_catalog
 from dlrig.catalog.schema import GPU
@@ -176,9 +176,7 @@ def main() -> None:
         f"Measured by {data['matmul_method']}.",
         "",
     ]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines))
-    print("\n".join(lines))
+    write_result(args.out, lines)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
+from pathlib import Path
 
 
 def machine() -> str:
@@ -20,3 +21,10 @@ def machine() -> str:
     except OSError:
         pass
     return f"{model}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+
+
+def write_result(path: Path, lines: list[str]) -> None:
+    """Write a bench's result file (bench/results/<name>.md) and print it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines))
+    print("\n".join(lines))
