@@ -514,7 +514,7 @@ def test_peft_fp32_adapters_move_their_casts_and_fp32_updates() -> None:
     assert lora.fp32_adapters  # the zoo entry states peft's default
     unstated = make_workload("llama-3-8b-lora", finetune={"adapter_precision": None})
     assert unstated.fp32_adapters
-    assert any("peft runs them by default" in a for a in unstated.assumptions)
+    assert any("adapter precision not given: fp32 assumed" in a for a in unstated.assumptions)
     work = layer_work(lora)
     assert work.adapter_fp32_elems == pytest.approx(32 * 378_880 * lora.seq_len)
     sixteen = make_workload(
@@ -524,6 +524,12 @@ def test_peft_fp32_adapters_move_their_casts_and_fp32_updates() -> None:
     )
     extra = work.pointwise_elems - layer_work(sixteen).pointwise_elems
     assert extra == pytest.approx(32 * 43_008 * lora.seq_len)
+    # The estimate says so: 378,880 x 4 B x 32 layers x 2,048 tokens x 2 sequences x 4 passes
+    # (forward, recompute, backward's 2) = 794.6 GB.
+    h200 = Build(name="h200", gpus=(GPUGroup(_gpu("H200 SXM 141GB"), 1),))
+    notes = [a for a in estimate(h200, make_workload("llama-3-8b-lora")).assumptions if "peft" in a]
+    assert len(notes) == 1 and "794.6 GB of fp32 moved a step" in notes[0]
+    assert not any("peft" in a for a in estimate(h200, sixteen).assumptions)
 
 
 def test_ncf_keeps_its_embedding_traffic_in_fp32_under_autocast() -> None:

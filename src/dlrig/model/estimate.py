@@ -131,6 +131,13 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
             f"(bitsandbytes): {compute.dequantize_bytes(w, quantized) / 1e9:.1f} GB and "
             f"{compute.dequantize_kernels(job.work, w):,.0f} kernels a step"
         )
+    if job.work.adapter_fp32_elems > 0:
+        moved = job.work.adapter_fp32_elems * 4.0 * compute.traffic_multiplier(w) * batch
+        assumed.append(
+            f"LoRA adapters in fp32, as peft keeps them: each adapted linear casts its input to "
+            f"fp32 and its update back, {moved / 1e9:.1f} GB of fp32 moved a step "
+            "(finetune.adapter_precision: 16bit for torchtune or NeMo)"
+        )
     if w.cuda_graphs and not compute.decoding(w):
         kernels = compute.step_kernels(job.work, w, batch, mixed_precision=job.sixteen)
         assumed.append(

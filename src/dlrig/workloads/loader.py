@@ -267,9 +267,8 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
     if method is not FinetuneMethod.FULL and adapter_precision is None:
         adapter_precision = "fp32"
         assumed.append(
-            "LoRA adapters in fp32, as peft runs them by default (get_peft_model's "
-            "autocast_adapter_dtype=True): finetune.adapter_precision: 16bit for a stack that "
-            "keeps them in the training precision (torchtune, NeMo)"
+            "LoRA adapter precision not given: fp32 assumed, peft's default (get_peft_model's "
+            "autocast_adapter_dtype=True)"
         )
 
     similar = None
