@@ -134,9 +134,12 @@ def test_a_saturated_main_thread_beside_idle_workers_is_not_told_to_add_workers(
         light_job(), main_busiest_thread_cores=1.0, workers=4, workers_cpu_cores=0.02
     )
     samples = [dataclasses.replace(s, job=job) for s in _idle_gpu_samples()]
-    verdict = judge(samples, detect_all(samples))
+    alarms = detect_all(samples)
+    verdict = judge(samples, alarms)
     assert verdict.bottleneck is Bottleneck.CPU_PREPROCESSING
     assert verdict.fix is not None and verdict.fix.startswith("the training process's main thread")
+    (alarm,) = [a for a in alarms if a.rule == "CPU.1"]
+    assert "main thread is saturated" in alarm.message and alarm.fix == verdict.fix
     serial = dataclasses.replace(light_job(), main_busiest_thread_cores=1.0)
     samples = [dataclasses.replace(s, job=serial) for s in _idle_gpu_samples()]
     fix = judge(samples, detect_all(samples)).fix

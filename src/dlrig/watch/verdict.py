@@ -18,9 +18,11 @@ from dlrig.enums import Bottleneck, Modifier
 from dlrig.hardware.nvml import GpuReading
 from dlrig.units import KB, PCIE_GENS, gb_s_to_bytes_s, pcie_lane_gb_s
 from dlrig.watch.detectors.pressure import (
+    MAIN_THREAD_FIX,
     busiest_disk,
     cpu_saturation,
     job_read_share,
+    main_thread_bound,
     storage_pressure,
 )
 from dlrig.watch.detectors.registry import Alarm
@@ -48,14 +50,6 @@ FIXES = {
     Bottleneck.GPU_MEMORY_BANDWIDTH: "bf16/fp16 halves the bytes moved (GPU.3); a GPU with more "
     "memory bandwidth (GPU.1)",
 }
-# Loader workers this idle (cores each) leave the main thread as the CPU the job waits on.
-IDLE_WORKER_CORES = 0.2
-MAIN_THREAD_FIX = (
-    "the training process's main thread is the limit while its loader workers idle: Python "
-    "work in the loop, or the job's own setup (building the model, tracing, saving); a "
-    "profiler (py-spy, torch.profiler) shows which; CUDA graphs or torch.compile for a loop "
-    "that launches many small kernels"
-)
 MODIFIER_FIXES = {
     Modifier.THERMAL_THROTTLE: "blower coolers, space between the cards or water cooling "
     "(COOL.3, COOL.4)",
@@ -146,19 +140,6 @@ def judge(samples: Sequence[Sample], alarms: Sequence[Alarm]) -> Verdict:
         f"{stage.value} ({pressure[stage_name]:.0%} of its capacity)",
         stage_pressure=pressure,
     )
-
-
-def main_thread_bound(samples: Sequence[Sample]) -> bool:
-    """CPU.1 from the main thread, not the loader: the training process's busiest thread at a
-    full core while the DataLoader workers it has sit idle. Seen on a lent H200 over real jobs
-    whose wall time was mostly building models (scripts/gpu-check): 4 workers at 0.02 cores."""
-    jobs = [s.job for s in samples if s.job is not None]
-    workers = max((j.workers for j in jobs), default=0)
-    if not jobs or workers == 0:
-        return False
-    idle = statistics.fmean(j.workers_cpu_cores for j in jobs) / workers < IDLE_WORKER_CORES
-    serial = statistics.fmean(j.main_busiest_thread_cores for j in jobs) >= SATURATED_RATIO
-    return idle and serial
 
 
 def _per_gpu_utilization(samples: Sequence[Sample]) -> dict[str, float | None]:

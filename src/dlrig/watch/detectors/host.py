@@ -8,10 +8,12 @@ from collections.abc import Sequence
 
 from dlrig.enums import Bottleneck, Severity
 from dlrig.watch.detectors.pressure import (
+    MAIN_THREAD_FIX,
     accelerator_waiting,
     busiest_disk,
     cpu_saturation,
     job_read_share,
+    main_thread_bound,
 )
 from dlrig.watch.detectors.registry import Alarm, detector
 from dlrig.watch.detectors.series import host_alarms
@@ -31,6 +33,7 @@ def cpu_input_bound(samples: Sequence[Sample]) -> list[Alarm]:
     def build(window: Sequence[Sample]) -> Alarm:
         job = window[-1].job
         saturation = statistics.fmean(cpu_saturation(s) for s in window)
+        main_thread = main_thread_bound(window)
         return Alarm(
             rule="CPU.1",
             name="cpu_input_bound",
@@ -38,9 +41,11 @@ def cpu_input_bound(samples: Sequence[Sample]) -> list[Alarm]:
             start_s=window[0].t_s,
             end_s=window[-1].t_s,
             bottleneck=Bottleneck.CPU_PREPROCESSING,
-            message="the accelerator waits while the job's CPUs are saturated "
-            f"({saturation:.0%} busy)",
-            fix="more DataLoader workers (num_workers), preprocessing once before training, "
+            message="the accelerator waits while the job's "
+            f"{'main thread is' if main_thread else 'CPUs are'} saturated ({saturation:.0%} busy)",
+            fix=MAIN_THREAD_FIX
+            if main_thread
+            else "more DataLoader workers (num_workers), preprocessing once before training, "
             "or more CPU cores (CPU.1: at least 2 cores per GPU when preprocessing online)",
             evidence={
                 "cpu_saturation_ratio": saturation,

@@ -3,8 +3,11 @@ disk and the job's share of its reads): what the host detectors and the verdict 
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
+
 from dlrig.watch.detectors.series import accelerator_busy
-from dlrig.watch.detectors.thresholds import GPU_BUSY_PCT
+from dlrig.watch.detectors.thresholds import GPU_BUSY_PCT, SATURATED_RATIO
 from dlrig.watch.samples import Sample
 
 
@@ -52,3 +55,26 @@ def storage_pressure(sample: Sample) -> float:
     """How much the job is held by its disk, 0-1: the busiest disk's busy share, weighted by the
     job's share of that disk's reads."""
     return busiest_disk(sample)[1] * job_read_share(sample)
+
+
+# Loader workers this idle (cores each) leave the main thread as the CPU the job waits on.
+IDLE_WORKER_CORES = 0.2
+MAIN_THREAD_FIX = (
+    "the training process's main thread is the limit while its loader workers idle: Python "
+    "work in the loop, or the job's own setup (building the model, tracing, saving); a "
+    "profiler (py-spy, torch.profiler) shows which; CUDA graphs or torch.compile for a loop "
+    "that launches many small kernels"
+)
+
+
+def main_thread_bound(samples: Sequence[Sample]) -> bool:
+    """CPU.1 from the main thread, not the loader: the training process's busiest thread at a
+    full core while the DataLoader workers it has sit idle. Seen on a lent H200 over real jobs
+    whose wall time was mostly building models (scripts/gpu-check): 4 workers at 0.02 cores."""
+    jobs = [s.job for s in samples if s.job is not None]
+    workers = max((j.workers for j in jobs), default=0)
+    if not jobs or workers == 0:
+        return False
+    idle = statistics.fmean(j.workers_cpu_cores for j in jobs) / workers < IDLE_WORKER_CORES
+    serial = statistics.fmean(j.main_busiest_thread_cores for j in jobs) >= SATURATED_RATIO
+    return idle and serial
