@@ -48,8 +48,27 @@ def timed(step: Step, warmup: int, steps: int) -> dict[str, Any]:
         "median_step_s": ordered[len(ordered) // 2],
         "peak_allocated_gb": torch.cuda.max_memory_allocated() / 1e9,
         "peak_reserved_gb": torch.cuda.max_memory_reserved() / 1e9,
+        "saved_for_backward_gb": saved_for_backward_bytes(step) / 1e9,
         "profile": profiled(step, 3),
     }
+
+
+def saved_for_backward_bytes(step: Step) -> float:
+    """Bytes of the distinct storages autograd saves for the backward in one step, parameters
+    left out (autocast's 16-bit weight copies count): the activation memory the model
+    estimates, measured (torch.autograd.graph.saved_tensors_hooks)."""
+    storages: dict[int, int] = {}
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        if not isinstance(tensor, torch.nn.Parameter):
+            storage = tensor.untyped_storage()
+            storages[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        step()
+    torch.cuda.synchronize()
+    return float(sum(storages.values()))
 
 
 # Kernel names by layer class (cuBLAS on Hopper names its GEMMs nvjet_*, CUTLASS sm90_xmma_*).
