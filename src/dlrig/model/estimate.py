@@ -133,10 +133,13 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
         )
     if job.work.adapter_fp32_elems > 0:
         moved = job.work.adapter_fp32_elems * 4.0 * compute.traffic_multiplier(w) * batch
+        spent = compute.bandwidth_time_s(moved, bw, cal.compute.memory_efficiency)
         assumed.append(
             f"LoRA adapters in fp32, as peft keeps them: each adapted linear casts its input to "
             f"fp32 and its update back, {moved / 1e9:.1f} GB of fp32 moved a step "
-            "(finetune.adapter_precision: 16bit for torchtune or NeMo)"
+            f"({spent * 1e3:,.0f} ms at {bw:,.0f} GB/s); peft's "
+            "get_peft_model(..., autocast_adapter_dtype=False) keeps them in 16 bits "
+            "(finetune.adapter_precision: 16bit, as torchtune and NeMo run them)"
         )
     if w.cuda_graphs and not compute.decoding(w):
         kernels = compute.step_kernels(job.work, w, batch, mixed_precision=job.sixteen)
