@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from dlrig.report.html.charts import Point, scatter
+from dlrig.report.html.charts import Point, bar_value_label, scatter
 
 
 def _label_boxes(svg: str) -> list[tuple[float, float, float, float]]:
@@ -30,3 +30,14 @@ def test_labels_of_neighbouring_ranked_builds_do_not_overlap() -> None:
     for i, (a, b, c, d) in enumerate(boxes):
         for e, f, g, h in boxes[i + 1 :]:
             assert c <= e or a >= g or d <= f or b >= h, (boxes[i], (e, f, g, h))
+
+
+def test_bar_values_below_the_axis_resolution_read_as_an_upper_bound() -> None:
+    # An H200 LoRA estimate's stages: storage 0.00111 ms and pcie 0.000683 ms beside a 396 ms
+    # compute bar printed as raw floats; at the axis's resolution (3 significant figures of
+    # 396: 1 ms) they read "<1". A chart of small values keeps its figures.
+    assert bar_value_label(0.00111, 396.0) == "<1"
+    assert bar_value_label(0.1, 396.0) == "<1"
+    assert bar_value_label(197.0, 396.0) == "197"
+    assert bar_value_label(0.0, 396.0) == "0"
+    assert bar_value_label(0.02, 0.05) == "0.02"

@@ -92,6 +92,15 @@ def fmt(value: float) -> str:
     return f"{value:.3g}"
 
 
+def bar_value_label(value: float, high: float) -> str:
+    """A bar's value at the axis's resolution (3 significant figures of its largest bar): a
+    stage of 0.00111 ms beside one of 396 ms reads "<1", its hover keeping the figure."""
+    if value == 0 or high <= 0:
+        return fmt(value)
+    resolution = 10.0 ** (math.floor(math.log10(high)) - 2)
+    return fmt(value) if abs(value) >= resolution else f"<{fmt(resolution)}"
+
+
 def _svg(width: float, height: float, title: str, body: str) -> Markup:
     return Markup(
         f'<svg class="chart" viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" '
@@ -166,7 +175,8 @@ def bar_chart(
             )
             label_x = max(label_x, hi + 4)
         parts.append(
-            f'<text class="value" x="{label_x:.1f}" y="{y + BAR_H * 0.7:.1f}">{fmt(b.value)}</text>'
+            f'<text class="value" x="{label_x:.1f}" y="{y + BAR_H * 0.7:.1f}">'
+            f"{escape(bar_value_label(b.value, high))}</text>"
         )
     if line_at is not None:
         x = x0 + line_at * scale
