@@ -83,6 +83,25 @@ def test_sxm_modules_in_a_desktop_fail_compat_form() -> None:
     assert rules_of(result, "error") == {"COMPAT.form"}
 
 
+def test_a_probed_sxm_module_without_a_platform_is_not_an_error() -> None:
+    """`dlrig check` on the build a lent H200 VM's probe wrote (scripts/gpu-check): an H200 SXM,
+    the CPU, RAM and disk, no platform (the probe cannot see one). COMPAT.form called the
+    running module an error needing a baseboard; the probe saw it run, so it is information."""
+    doc = {
+        "name": "vm (probed)",
+        "gpus": [{"model": "H200 SXM 141GB", "count": 1}],
+        "cpu": {"spec": {"name": "Intel(R) Xeon(R) Processor", "cores": 16, "threads": 16}},
+        "memory": {"size_gb": 256},
+        "measured": {"taken": "2026-12-04T12:04:27+00:00", "source": "dlrig probe --quick on vm"},
+    }
+    result = check(doc)
+    assert "COMPAT.form" not in rules_of(result, "error")
+    (finding,) = result.by_rule("COMPAT.form")
+    assert finding.severity is Severity.INFO and "the probe saw running" in finding.message
+    del doc["measured"]  # the same parts as a plan: the baseboard must still be bought
+    assert "COMPAT.form" in rules_of(check(doc), "error")
+
+
 def test_mb1_three_slot_cards_on_two_slot_spacing_do_not_all_fit() -> None:
     """MB.1: slots at 1, 3, 5, 7 take four 2-slot cards but only two 3-slot cards."""
     result = check(desktop(gpu_fields={"slots": 3}))
