@@ -122,3 +122,13 @@ def test_h200_recorded_under_fp16_matmuls_holds_its_700_w_cap() -> None:
     verdict = judge(samples, alarms)
     assert verdict.bottleneck is Bottleneck.GPU_COMPUTE
     assert verdict.modifiers == (Modifier.POWER_CAP,)
+
+
+def test_a_cap_touched_in_bursts_is_not_read_as_a_lowered_limit() -> None:
+    """The same H200 recording: at its second sample the matmuls had just started, NVML set
+    SW_POWER_CAP while the sample's average draw was 448 W. "power-capped at 448 W of its
+    700 W limit" read like a lowered limit (seen over real jobs: "at 253 W")."""
+    (cap,) = _by_rule(detect_all(replayed_samples("h200_under_matmul_time_series", 2)), "WATCH.2")
+    assert cap.message == (
+        "GPU 0 is power-capped at its 700 W limit, in bursts (the sample's average draw: 448 W)"
+    )

@@ -137,6 +137,10 @@ def hw_slowdown(samples: Sequence[Sample]) -> list[Alarm]:
     return gpu_alarms(samples, only_hw, build)
 
 
+# A capped GPU drawing less than this share of its limit on average hit the cap in bursts.
+POWER_CAP_DRAW_SHARE = 0.9
+
+
 @detector("WATCH.2", "power_cap")
 def power_cap(samples: Sequence[Sample]) -> list[Alarm]:
     """WATCH.2: the GPU holds its clocks to stay within its power limit (SW_POWER_CAP). Normal
@@ -146,6 +150,11 @@ def power_cap(samples: Sequence[Sample]) -> list[Alarm]:
         draw = max((r.power_w or 0.0) for r in window)
         limit = window[-1].power_limit_w
         against = f"{draw:.0f} W of its {limit:.0f} W limit" if limit else f"{draw:.0f} W"
+        if limit and draw < POWER_CAP_DRAW_SHARE * limit:
+            # NVML's draw is a ~1 s average: a load ramping up touches the cap within it.
+            against = (
+                f"its {limit:.0f} W limit, in bursts (the sample's average draw: {draw:.0f} W)"
+            )
         return Alarm(
             rule="WATCH.2",
             name="power_cap",
