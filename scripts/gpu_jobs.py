@@ -172,29 +172,19 @@ def hf_step(
     return step
 
 
-def resnet50() -> dict[str, Any]:
+def torchvision_job(
+    zoo: str, network: str, settings: str, warmup: int, steps: int
+) -> dict[str, Any]:
+    """A torchvision network at batch 256, 224 x 224, fp16 autocast (vision_step)."""
     import torchvision
 
-    step = vision_step(torchvision.models.resnet50(), 256, 224, torch.float16)
+    step = vision_step(getattr(torchvision.models, network)(), 256, 224, torch.float16)
     return {
-        "zoo": "resnet50",
+        "zoo": zoo,
         "batch": 256,
         "precision": "fp16 (autocast, GradScaler)",
-        "settings": "torchvision resnet50, channels_last, SGD momentum, cudnn.benchmark",
-        **timed(step, 8, 20),
-    }
-
-
-def vit_b16() -> dict[str, Any]:
-    import torchvision
-
-    step = vision_step(torchvision.models.vit_b_16(), 256, 224, torch.float16)
-    return {
-        "zoo": "vit-b16",
-        "batch": 256,
-        "precision": "fp16 (autocast, GradScaler)",
-        "settings": "torchvision vit_b_16 (SDPA attention), SGD momentum",
-        **timed(step, 5, 15),
+        "settings": f"torchvision {network}, {settings}",
+        **timed(step, warmup, steps),
     }
 
 
@@ -382,8 +372,12 @@ def _jsonable(value: Any) -> Any:
 
 
 JOBS: dict[str, Callable[[], dict[str, Any]]] = {
-    "resnet50": resnet50,
-    "vit-b16": vit_b16,
+    "resnet50": lambda: torchvision_job(
+        "resnet50", "resnet50", "channels_last, SGD momentum, cudnn.benchmark", 8, 20
+    ),
+    "vit-b16": lambda: torchvision_job(
+        "vit-b16", "vit_b_16", "SDPA attention, channels_last, SGD momentum", 5, 15
+    ),
     "bert-large-squad": bert_large_squad,
     "bert-large-squad-eager": lambda: bert_large_squad("eager"),
     "gpt2": gpt2,

@@ -57,6 +57,10 @@ def test_the_conv_stand_in_is_estimated_with_its_own_28_kernels() -> None:
     assert 3 * tr.CONV_LAYERS + 4 == 28
     work = layers.layer_work(ran)
     assert compute.step_kernels(work, ran, 256) == 84
+    from dlrig.model import estimate
+
+    h200 = resolve_build({"name": "h200", "gpus": [{"model": "H200 SXM 141GB"}]}, "test")
+    assert 0.7 < estimate(h200, ran).step_time_s / 0.0191 < 1.3  # 19.1 ms measured (596 wide)
 
 
 def test_a_cpu_loop_trains_in_fp32() -> None:

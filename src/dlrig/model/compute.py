@@ -267,6 +267,12 @@ def dequantize_bytes(workload: Workload, quantized_params: float) -> float:
     return quantized_params * per_weight * training_flop_multiplier(workload)
 
 
+def adapter_fp32_bytes(work: LayerWork, workload: Workload, units: float) -> float:
+    """Bytes fp32 LoRA adapters move in a step of `units` samples beyond 16-bit ones
+    (layers.fp32_adapter_elems), over the forward, backward and any recompute."""
+    return work.adapter_fp32_elems * 4.0 * traffic_multiplier(workload) * units
+
+
 def decode_bytes_per_step(workload: Workload, weight_bytes: float, batch: int) -> float:
     """Bytes read per decoding step of a language model: every weight once, plus each
     sequence's KV cache over its context."""
@@ -397,10 +403,11 @@ def class_times(
     if sixteen_traffic:
         pointwise += work.autocast_fp32_elems * (4.0 - elem_bytes)
     pointwise *= 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
-    moved = pointwise + work.score_elems * elem_bytes
-    moved += (work.loss_fp32_elems + work.adapter_fp32_elems) * 4.0
+    moved = pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0
     moved = moved * traffic * units + optimizer_bytes(workload, optimizer_params)
-    moved += dequantize_bytes(workload, quantized_params)
+    moved += dequantize_bytes(workload, quantized_params) + adapter_fp32_bytes(
+        work, workload, units
+    )
     transposes = 0.0
     if nchw_transposes(work, workload, operand_bytes, on_shader_cores=winograd):
         element_moves = NCHW_TRANSPOSE_MOVES * work.conv_output_elems * traffic * units

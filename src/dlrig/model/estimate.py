@@ -132,7 +132,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
             f"{compute.dequantize_kernels(job.work, w):,.0f} kernels a step"
         )
     if job.work.adapter_fp32_elems > 0:
-        moved = job.work.adapter_fp32_elems * 4.0 * compute.traffic_multiplier(w) * batch
+        moved = compute.adapter_fp32_bytes(job.work, w, batch)
         spent = compute.bandwidth_time_s(moved, bw, cal.compute.memory_efficiency)
         assumed.append(
             f"LoRA adapters in fp32, as peft keeps them: each adapted linear casts its input to "

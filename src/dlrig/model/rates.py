@@ -330,26 +330,15 @@ def achievable_matmul(
     Before all of these: `measured`, the build's own probe of this card (its `measured:`
     block), which is this very machine's rate.
     """
-    own = measured.matmul_tflops(gpu.name, precision) if measured is not None else None
-    if own is not None and measured is not None:
-        return AchievableRate(own, "TFLOPS", f"probe measurement {measured.date}")
-    probed = _probed_tf32(gpu, precision, measured)
-    if probed is not None:  # this machine's own bf16 rate beats another machine's TF32
-        return probed
-    table = _table()
-    published = table.matmul.get((gpu.name, precision.value))
-    if published is not None:
-        return AchievableRate(
-            published.value, "TFLOPS", f"measured: {published.source} ({published.date})"
-        )
+    found = measured_matmul(gpu, precision, measured)
+    if found is not None:
+        return found
     if precision is Precision.FP8 and not gpu.fp8_tensor_tflops:
         fallback = achievable_matmul(gpu, Precision.BF16, measured)
         return AchievableRate(
             fallback.value, "TFLOPS", f"no FP8 tensor cores: {fallback.provenance}"
         )
-    carried = _published_tf32(table, gpu, precision)
-    if carried is not None:
-        return carried
+    table = _table()
     peak, path, _ = matmul_peak(gpu, precision)
     efficiency, which = _software_efficiency(table, gpu, precision)
     clock = sustained_clock(gpu, precision)
@@ -359,6 +348,28 @@ def achievable_matmul(
     if clock.mhz is not None:
         provenance += f"; sustained clock {clock.mhz:.0f} MHz"
     return AchievableRate(peak / TFLOPS * efficiency * clock.share, "TFLOPS", provenance)
+
+
+def measured_matmul(
+    gpu: GPU, precision: Precision, measured: Measured | None = None
+) -> AchievableRate | None:
+    """The rate measured on this card at `precision`, None where only a rule gives one: the
+    build's own probe, TF32 carried from its probed bf16 rate (this machine's own bf16 rate
+    beats another machine's TF32), a published measurement, TF32 carried from a published bf16
+    one (`_tf32_carried`)."""
+    own = measured.matmul_tflops(gpu.name, precision) if measured is not None else None
+    if own is not None and measured is not None:
+        return AchievableRate(own, "TFLOPS", f"probe measurement {measured.date}")
+    probed = _probed_tf32(gpu, precision, measured)
+    if probed is not None:
+        return probed
+    table = _table()
+    published = table.matmul.get((gpu.name, precision.value))
+    if published is not None:
+        return AchievableRate(
+            published.value, "TFLOPS", f"measured: {published.source} ({published.date})"
+        )
+    return _published_tf32(table, gpu, precision)
 
 
 def _tf32_carried(

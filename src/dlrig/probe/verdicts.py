@@ -19,7 +19,7 @@ from dlrig.enums import Precision, Severity
 from dlrig.hardware.nvml import GpuReading, NvmlSystem
 from dlrig.hardware.torch_cuda import CudaStatus, MatmulResult
 from dlrig.model.pcie import pcie_theoretical_gb_s
-from dlrig.model.rates import achievable_matmul
+from dlrig.model.rates import measured_matmul
 
 PASS_FRACTION = 0.75
 """DCGM's pass rule: below this fraction of the reference, a measured figure is a fault."""
@@ -209,18 +209,15 @@ _MATMUL_REFERENCE: dict[Precision, Callable[[GPU], float | None]] = {
 }
 
 
-def matmul_reference(part: GPU, precision: Precision) -> tuple[float | None, str]:
+def matmul_reference(part: GPU, precision: Precision, datasheet: float) -> tuple[float, str]:
     """(TFLOPS a healthy card reaches, what that figure is): the datasheet's dense figure, or
-    where real code measured less on this card (dlrig.model.rates.achievable_matmul, from a
-    measurement only), that rate. A lent H200 ran 16-bit torch.mm at 740-800 TFLOPS of 989.5,
-    held to its 700 W cap at 1,440-1,500 MHz (tests/fixtures/nvml/h200_under_matmul_time_series
-    .json): 75% of the datasheet is a healthy Hopper card, not a fault."""
-    datasheet = _MATMUL_REFERENCE[precision](part)
-    if datasheet is None:
-        return None, ""
-    achievable = achievable_matmul(part, precision)
-    if achievable.provenance.startswith("measured") and achievable.value < datasheet:
-        return achievable.value, f"what real code reaches on this card ({achievable.provenance})"
+    where real code measured less on this card (dlrig.model.rates.measured_matmul), that rate.
+    A lent H200 ran 16-bit torch.mm at 740-800 TFLOPS of 989.5, held to its 700 W cap at
+    1,440-1,500 MHz (tests/fixtures/nvml/h200_under_matmul_time_series.json): 75% of the
+    datasheet is a healthy Hopper card, not a fault."""
+    found = measured_matmul(part, precision)
+    if found is not None and found.value < datasheet:
+        return found.value, f"what real code reaches on this card ({found.provenance})"
     return datasheet, "datasheet"
 
 
@@ -229,10 +226,10 @@ def matmul_verdict(index: int, result: MatmulResult, part: GPU | None) -> Verdic
     DCGM's pass rule."""
     if result.tflops is None or part is None:
         return None
-    reference, basis = matmul_reference(part, result.precision)
     datasheet = _MATMUL_REFERENCE[result.precision](part)
-    if reference is None or datasheet is None:
+    if datasheet is None:
         return None
+    reference, basis = matmul_reference(part, result.precision, datasheet)
     share = _pct(result.tflops, datasheet)
     evidence = {
         "gpu": index,

@@ -171,20 +171,21 @@ def module_form(f: Facts) -> Iterator[Judgement]:
     modules = sorted({c.gpu.name for c in f.cards if c.gpu.form is not FormFactor.PCIE})
     platform = f.platform
     if platform is None:
-        if modules and f.build.measured is not None:
+        if not modules:
+            return
+        these = f"{', '.join(modules)} {'is a module' if len(modules) == 1 else 'are modules'}"
+        if f.build.measured is not None:
             # A probed machine: the module ran there, so its baseboard exists; the probe cannot
             # name it (PSU, case and board are not probed).
             yield info(
-                f"{', '.join(modules)} {'is a module' if len(modules) == 1 else 'are modules'} "
-                "(SXM/OAM) that the probe saw running: its server baseboard is there, though "
-                "the build does not name it",
+                f"{these} (SXM/OAM) that the probe saw running: its server baseboard is there, "
+                "though the build does not name it",
                 {"modules": modules, "probed": f.build.measured.date},
                 "name the platform (`platform:`) for the rules that read it",
             )
-        elif modules:
+        else:
             yield error(
-                f"{', '.join(modules)} {'is a module' if len(modules) == 1 else 'are modules'} "
-                "(SXM/OAM), not a PCIe card: it needs a server baseboard",
+                f"{these} (SXM/OAM), not a PCIe card: it needs a server baseboard",
                 {"modules": modules},
                 "a server platform of that form (HGX/OAM), or the PCIe version of the GPU",
             )
