@@ -22,6 +22,7 @@ ORDER = [
     "accuracy",
     "external",
     "external_llm",
+    "lambda_v2",
     "h200",
     "memory",
     "plan",

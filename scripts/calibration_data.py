@@ -141,6 +141,10 @@ LAMBDA_GPUS: dict[str, str] = {
     # Lambda v1 (2024) labels, after the system prefix and the "Nx " count are stripped.
     "H100 80GB SXM5": "H100 SXM5 80GB",
     "H100 80GB PCIe Gen5": "H100 PCIe 80GB",
+    # Lambda's 2025 labels (bench/data/lambda_v2_2025.csv): its "192GB" B200 is the HGX B200
+    # module, 180 GB usable (NVIDIA DGX B200 datasheet: 1,440 GB over eight GPUs).
+    "H100 80GB PCIe": "H100 PCIe 80GB",
+    "B200 192GB SXM5": "B200 SXM 180GB",
     "RTX 4090": "GeForce RTX 4090",
     "RTX 6000 Ada": "NVIDIA RTX 6000 Ada Generation",
     "A10": "NVIDIA A10",
@@ -167,14 +171,16 @@ LAMBDA_GPUS: dict[str, str] = {
 # The servers Lambda's multi-GPU rows ran in, as catalog platforms: SXM cards sit on their
 # vendor's baseboard (V100 SXM2: NVLink hybrid cube-mesh as in DGX-1 and AWS p3; A100 SXM4:
 # NVSwitch as in DGX A100 and AWS p4d; H100 SXM5: NVSwitch HGX boards, Lambda Hyperplane and
-# the Dell/Supermicro HGX systems its labels name). PCIe cards from 4 up, and every cloud or
-# vendor system, ran in rack servers (Lambda Blade/Scalar, cloud instances) whose fan wall
-# cools them; 2 or 3 PCIe cards ran in a desktop workstation (Lambda Vector): no platform.
+# the Dell/Supermicro HGX systems its labels name; B200: the HGX B200 board of DGX B200).
+# PCIe cards from 4 up, and every cloud or vendor system, ran in rack servers (Lambda
+# Blade/Scalar, cloud instances) whose fan wall cools them; 2 or 3 PCIe cards ran in a desktop
+# workstation (Lambda Vector): no platform.
 SXM_PLATFORMS = {
     "Tesla V100 SXM2 16GB": "NVIDIA DGX-1 (V100)",
     "A100 SXM4 40GB": "NVIDIA DGX A100 (320GB)",
     "A100 SXM4 80GB": "NVIDIA DGX A100 (320GB)",
     "H100 SXM5 80GB": "Supermicro SYS-821GE-TNHR",
+    "B200 SXM 180GB": "NVIDIA DGX B200",
 }
 PCIE_SERVER = "Supermicro SYS-421GE-TNRT"
 _SYSTEM_LABEL = re.compile(r"^(?:1CC|DellTexas|Dell|RAIDZ1|SMC|LambdaCloud|Linode|p3\.|p4d\.)")
@@ -264,17 +270,22 @@ def workstation_edition(gpu: GPU, num_gpus: int, platform: Platform | None) -> G
 
 
 def read_lambda_rows(
-    data_dir: Path, catalog: Catalog, *, multi_gpu: bool = False
+    data_dir: Path,
+    catalog: Catalog,
+    *,
+    multi_gpu: bool = False,
+    files: tuple[str, ...] = LAMBDA_FILES,
 ) -> tuple[list[LambdaRow], dict[str, int]]:
-    """Usable rows of both Lambda runs (v0 2022, v1 2024): batch given and > 0, GPU in the
-    catalog, not flagged; single-GPU only unless `multi_gpu`. A row repeated within or across
-    the files (same model, precision, batch, GPU, GPU count and throughput) counts once.
+    """Usable rows of `files` in `data_dir` (default: Lambda's v0 2022 and v1 2024 runs): batch
+    given and > 0, GPU in the catalog, not flagged; single-GPU only unless `multi_gpu`. A row
+    repeated within or across the files (same model, precision, batch, GPU, GPU count and
+    throughput) counts once.
     Returns the rows and the count of rows left out by reason."""
     rows: list[LambdaRow] = []
     skipped: dict[str, int] = {}
     seen: set[tuple[str, str, str, str, str, str]] = set()
     cache: dict[tuple[str, str, int], Workload] = {}
-    for name in LAMBDA_FILES:
+    for name in files:
         with (data_dir / name).open() as fh:
             for rec in csv.DictReader(fh):
                 if rec["mode"] != "train" or (rec["num_gpus"] != "1" and not multi_gpu):

@@ -57,6 +57,7 @@ UNPRICED = {
     "Supermicro SYS-421GE-TNRT",
     "Supermicro SYS-821GE-TNHR",
     "Supermicro SYS-4029GP-TVRT",
+    "NVIDIA DGX B200",
 }
 
 BOARD_FORMS = {"ssi-eeb", "ssi-ceb", "eatx", "atx", "micro-atx", "mini-itx"}
