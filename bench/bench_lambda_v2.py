@@ -6,7 +6,7 @@ GPUs (B200) and newer software than anything the calibration saw.
 Rows: bench/data/lambda_v2_2025.csv, the systems that only Lambda's 2025 tables hold
 (github.com/lambdal/deeplearning-benchmark @aa5addb6, pytorch/csv_v1_v2/pytorch-train-
 throughput-{fp16,fp32}.csv with the batch sizes of pytorch-train-bs-{fp16,fp32}.csv): a Lambda
-Cloud H100 PCIe and 1-8 H100 SXM5, one GH200 and 1-8 B200, run in NGC containers with Python
+Cloud H100 PCIe and 1-8 H100 SXM5, one GH200 (96 GB) and 1-8 B200, run in NGC containers with Python
 3.12 (their logs). scripts/calibrate.py fits on shared/calibration's 2022 and 2024 rows only, so
 every prediction here is the shipped calibration's, out of sample. The rows are read as the
 calibration reads Lambda's (calibration_data.read_lambda_rows: the same models, flags and

@@ -50,6 +50,8 @@ UNPRICED = (
         "H200 NVL 141GB",
         "AMD Instinct MI210",
         "AMD Instinct MI325X",
+        "GH200 96GB",
+        "GH200 144GB",
     }
     | UNPRICED_WORKSTATION
     | MOBILE
