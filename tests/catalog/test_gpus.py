@@ -52,6 +52,7 @@ UNPRICED = (
         "AMD Instinct MI325X",
         "GH200 96GB",
         "GH200 144GB",
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition",
     }
     | UNPRICED_WORKSTATION
     | MOBILE

@@ -62,18 +62,19 @@ def test_host_ram_too_small_for_the_offload_is_not_planned() -> None:
     assert not estimate(small, make_workload("llama-3-70b-qlora")).memory.fits
 
 
-def test_plan_finds_two_24_gb_cards_for_70b_qlora_under_3000_usd() -> None:
-    """Through the real CLI: `dlrig plan --workload llama-3-70b-qlora --budget 3000`."""
+def test_plan_finds_sharded_two_card_builds_for_70b_qlora_under_3000_usd() -> None:
+    """Through the real CLI: `dlrig plan --workload llama-3-70b-qlora --budget 3000`. Sharded with
+    host offload the job needs ~11 GB a GPU (above), so the plan's two-card builds may use 16 GB
+    cards (RTX A4000, RTX 5060 Ti 16GB) as well as 24 GB ones; each holds its share."""
     out = run_dlrig("plan", "--workload", "llama-3-70b-qlora", "--budget", "3000", "--json")
     assert out.returncode == 0, out.stderr
     builds = json.loads(out.stdout)["builds"]
     catalog = load_catalog()
-    pairs = [
-        b for b in builds
-        if sum(g["count"] for g in b["build"]["gpus"]) == 2
-        and all(catalog.find(GPU, g["model"]).memory_gb >= 24 for g in b["build"]["gpus"])
-    ]  # fmt: skip
+    pairs = [b for b in builds if sum(g["count"] for g in b["build"]["gpus"]) == 2]
     assert pairs and all(b["price_usd"] <= 3000 for b in pairs)
+    for b in pairs:
+        for g in b["build"]["gpus"]:
+            assert catalog.find(GPU, g["model"]).memory_gb >= 16
 
 
 def test_estimate_cli_says_the_job_is_sharded() -> None:
