@@ -152,6 +152,7 @@ class Row:
     optimizer: str = "adamw"  # adamw | adamw8bit
     paged_optimizer: bool = False  # bitsandbytes Paged* optimizer: state pages to host RAM
     optimizer_in_backward: bool = False  # torchtune optimizer_in_bwd
+    loss_chunks: int = 1  # llm.q --lmhead-chunks, where its benchmark command gives it
 
 
 # llm.q's tables ran "a total batch size of 524288 for <= 3B (single-GPU 7B uses half the total
@@ -194,7 +195,7 @@ def _read_csv(path: Path) -> list[Row]:
                 float(r["measured_tokens_per_s_per_gpu"]),
                 float(r["published_mfu"]) if r["published_mfu"] else None, r["notes"],
                 r["optimizer"] or "adamw", r["paged_optimizer"] == "true",
-                r["optimizer_in_backward"] == "true",
+                r["optimizer_in_backward"] == "true", int(r["loss_chunks"] or 1),
             )
             for r in csv.DictReader(fh)
         ]  # fmt: skip
@@ -268,6 +269,7 @@ def workload_doc(row: Row) -> dict[str, Any]:
         # recomputes the cheap ops: closer to none than to a full recompute.
         "activation_checkpointing": row.checkpointing == "true",
         "fused_loss": fused_loss(row),
+        "loss_chunks": row.loss_chunks,
         "fused_activation": fused_activation(row),
         "cuda_graphs": cuda_graphs(row),
         "pure_16bit": row.pure_16bit,

@@ -220,3 +220,20 @@ def test_llmq_rows_accumulate_to_the_readmes_total_batch() -> None:
     # micro-batches, Qwen2.5-7B on one H100 at 4 x 1,024 accumulates 64.
     assert _row("llm.q", "qwen2.5-0.5b", "GeForce RTX 4090", 4, 1024).grad_accum == 16
     assert _row("llm.q", "qwen2.5-7b", "H100 SXM5 80GB", 1, 1024).grad_accum == 64
+
+
+def test_llmq_5060_ti_fits_qwen_0_5b_at_batch_10_with_its_chunked_lm_head() -> None:
+    # llm.q trained Qwen2.5-0.5B in bf16 at 10 x 1,024 tokens on one 16 GB RTX 5060 Ti with
+    # --lmhead-chunks=5 (benchmarks/5060Ti.md @7f895bd): 2 of the 10 sequences' 16-bit logits
+    # (151,936 a token) alive at once, 8 x 1,024 x 151,936 x 2 B = 2.32 GiB fewer than a head
+    # that keeps them all, which does not fit.
+    row = _row("llm.q", "qwen2.5-0.5b", "GeForce RTX 5060 Ti 16GB", 1, 1024)
+    assert row.micro_batch == 10 and row.loss_chunks == 5
+    build = resolve_build(bench.build_doc(row), "test")
+    chunked = estimate(build, resolve_workload(bench.workload_doc(row), "test")).memory
+    whole_doc = {**bench.workload_doc(row), "loss_chunks": 1}
+    whole = estimate(build, resolve_workload(whole_doc, "test")).memory
+    assert chunked.fits and not whole.fits
+    assert whole.activations_gb - chunked.activations_gb == pytest.approx(
+        8 * 1024 * 151936 * 2 / 2**30, rel=1e-6
+    )

@@ -331,7 +331,8 @@ def transformer_activation_bytes_per_sample(
     its layers (each keeping only its input, e s h, under full activation checkpointing, plus
     one layer recomputed at a time in the backward), the embedding's dropout mask and the head
     (final norm and projection inputs, the logits and their fp32 log-softmax: Korthikanti's
-    4 s b v; a fused loss keeps the 16-bit logits and a log-sum-exp per token). Pipeline
+    4 s b v; a fused loss keeps the 16-bit logits and a log-sum-exp per token; a chunked head,
+    `loss_chunks`, holds 1/n of the logits at a time). Pipeline
     stages under 1F1B: the first holds min(micro-batches, stages) micro-batches of its L/p
     layers, the last one micro-batch and the head. An encoder-decoder model adds its
     encoder's layers and a cross-attention block per decoder layer (not pipelined here)."""
@@ -354,7 +355,7 @@ def transformer_activation_bytes_per_sample(
     head = 2.0 * e * s * h / (t if sp else 1)
     if w.vocab_size:
         loss = 0.0 if w.fused_loss else LOSS_BYTES_PER_LOGIT
-        head += (e + loss) * s * w.vocab_size / t
+        head += (e + loss) * s * w.vocab_size / t / w.loss_chunks
         head += FUSED_LOSS_BYTES_PER_TOKEN * s if w.fused_loss else 0.0
     p = layout.pipeline_parallel
     stage_layers = layers / p

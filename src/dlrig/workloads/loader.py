@@ -338,6 +338,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         activation_checkpointing=wf.activation_checkpointing,
         channels_last=wf.memory_format == "channels_last",
         fused_loss=wf.fused_loss,
+        loss_chunks=wf.loss_chunks,
         fused_activation=wf.fused_activation,
         pure_16bit=wf.pure_16bit and precision in (Precision.FP16, Precision.BF16, Precision.FP8),
         optimizer_in_backward=wf.optimizer_in_backward,

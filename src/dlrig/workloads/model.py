@@ -82,13 +82,15 @@ class Workload:
     `encoder_seq_len` positions, the decoder being `num_layers` over `seq_len`) is the published
     config's; the activation memory is computed from it. `channels_last`: convolutions run on
     NHWC tensors (PyTorch's default is NCHW); `fused_loss`: the cross-entropy runs in one
-    kernel from the 16-bit logits; `fused_activation`: a gated MLP's SiLU and product run in one
-    kernel that saves only its input; `pure_16bit`: a 16-bit run keeps its weights, gradients and
-    optimizer state in 16 bits; `optimizer_in_backward`: each weight steps and frees its
-    gradient during the backward; `paged_optimizer`: the optimizer state pages to host RAM
-    where the GPU cannot hold it; `cuda_graphs`: each step replays a captured CUDA graph, so
-    the host does not dispatch its kernels one by one. Run length is `epochs` over the dataset,
-    or `tokens`, or `steps`; None of them: the model states its default.
+    kernel from the 16-bit logits; `loss_chunks`: the LM head and loss run over that many chunks
+    of the micro-batch's tokens, one chunk's logits alive at a time; `fused_activation`: a gated
+    MLP's SiLU and product run in one kernel that saves only its input; `pure_16bit`: a 16-bit
+    run keeps its weights, gradients and optimizer state in 16 bits; `optimizer_in_backward`:
+    each weight steps and frees its gradient during the backward; `paged_optimizer`: the
+    optimizer state pages to host RAM where the GPU cannot hold it; `cuda_graphs`: each step
+    replays a captured CUDA graph, so the host does not dispatch its kernels one by one. Run
+    length is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model states
+    its default.
     """
 
     name: str
@@ -141,6 +143,7 @@ class Workload:
     activation_checkpointing: bool = False
     channels_last: bool = False
     fused_loss: bool = False
+    loss_chunks: int = 1
     fused_activation: bool = False
     pure_16bit: bool = False
     optimizer_in_backward: bool = False

@@ -264,7 +264,8 @@ class ServeBlock(_Strict):
 
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
-    `similar_to`, `activation_checkpointing`, `pure_16bit`, `fused_loss`, `fused_activation`,
+    `similar_to`, `activation_checkpointing`, `pure_16bit`, `fused_loss`, `loss_chunks`,
+    `fused_activation`,
     `cuda_graphs`, `memory_format`,
     `gradient_accumulation`, `steps`, `sources`, `notes`, and `parallel` as a block)."""
 
@@ -317,6 +318,13 @@ class WorkloadFile(_Strict):
         default=False,
         description="cross-entropy in one fused kernel from the 16-bit logits (flash-attn's, "
         "llm-foundry's default, Liger): no fp32 log-softmax copy",
+    )
+    loss_chunks: int = Field(
+        default=1,
+        ge=1,
+        description="the LM head and its cross-entropy run over this many chunks of the "
+        "micro-batch's tokens, each chunk's logits freed before the next (llm.q "
+        "--lmhead-chunks, Liger's fused linear cross-entropy): 1/n of the logits live at once",
     )
     fused_activation: bool = Field(
         default=False,
