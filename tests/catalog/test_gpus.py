@@ -53,6 +53,8 @@ UNPRICED = (
         "GH200 96GB",
         "GH200 144GB",
         "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+        "GB200 186GB",
+        "AMD Instinct MI355X",
     }
     | UNPRICED_WORKSTATION
     | MOBILE
