@@ -219,3 +219,23 @@ def test_a_probed_bf16_rate_carries_to_tf32_before_a_published_one() -> None:
         "matmul tf32 75.0 TFLOPS from probe measurement 2026-12-04: bf16 150 TFLOPS x datasheet "
         "TF32/bf16 82.6/165.2",
     )
+
+
+def test_the_2025_cards_use_their_published_matmul_measurements() -> None:
+    # stas00/ml-engineering MAMF tables: GB200 bf16 1,822.0 and fp8 3,615.6 TFLOPS (2025-09-17),
+    # GH200 (900 W, HBM3e) bf16 828.6 (2025-01-04), MI355X bf16 1,565.0 (ROCm 7.0.2,
+    # 2025-10-16); zzc0721: RTX PRO 6000 Blackwell Server Edition bf16 torch.mm 409.42
+    # (2025-10-06); QuantumDrizzy/BLACKWALL: RTX 5060 Ti cuBLAS fp32-accumulate 47.0 (2026-06-05).
+    measured = {
+        ("GB200 186GB", Precision.BF16): 1822.0,
+        ("GB200 186GB", Precision.FP8): 3615.6,
+        ("GH200 144GB", Precision.BF16): 828.6,
+        ("AMD Instinct MI355X", Precision.BF16): 1565.0,
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", Precision.BF16): 409.42,
+        ("GeForce RTX 5060 Ti 16GB", Precision.FP16): 47.0,
+    }
+    for (name, precision), tflops in measured.items():
+        assert achievable_matmul_tflops(gpu(name), precision) == tflops
+    # A GB200 is the B200's silicon at 1,200 W: it measures 1.04x the 1,000 W B200's 1,745.
+    b200 = achievable_matmul_tflops(gpu("B200 SXM 180GB"), Precision.BF16)
+    assert 1822.0 / b200 == pytest.approx(1.044, abs=0.001)
