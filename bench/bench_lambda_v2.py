@@ -4,14 +4,17 @@ GPUs (B200) and newer software than anything the calibration saw.
     .venv/bin/python bench/bench_lambda_v2.py [--out FILE]
 
 Rows: bench/data/lambda_v2_2025.csv, the systems that only Lambda's 2025 tables hold
-(github.com/lambdal/deeplearning-benchmark @aa5addb6, pytorch/csv_v1_v2/pytorch-train-
-throughput-{fp16,fp32}.csv with the batch sizes of pytorch-train-bs-{fp16,fp32}.csv): a Lambda
-Cloud H100 PCIe and 1-8 H100 SXM5, one GH200 (96 GB) and 1-8 B200, run in NGC containers with Python
-3.12 (their logs). scripts/calibrate.py fits on shared/calibration's 2022 and 2024 rows only, so
-every prediction here is the shipped calibration's, out of sample. The rows are read as the
-calibration reads Lambda's (calibration_data.read_lambda_rows: the same models, flags and
-superlinear rule; the SXM cards in their HGX servers) and each is predicted as bench_accuracy
-predicts one. Writes bench/results/lambda_v2.md.
+(github.com/lambdal/deeplearning-benchmark @aa5addb6): from pytorch/csv_v1_v2/pytorch-train-
+throughput-{fp16,fp32}.csv with the batch sizes of pytorch-train-bs-{fp16,fp32}.csv, a Lambda
+Cloud H100 PCIe, 1-8 H100 SXM5, one GH200 (96 GB) and 1-8 B200; from pytorch/pytorch-train-
+throughput-v2-{fp16,fp32}.csv, one and eight H200s of Lambda's bare-metal ENG04 host and eight
+of ASUS, Lenovo and Supermicro HGX H200 servers, each with the batch its results_v2/<system>/
+*/benchmark.para ran. All ran NGC containers with Python 3.12 (their logs). scripts/calibrate.py
+fits on shared/calibration's 2022 and 2024 rows only, so every prediction here is the shipped
+calibration's, out of sample. The rows are read as the calibration reads Lambda's
+(calibration_data.read_lambda_rows: the same models, flags and superlinear rule; the SXM cards
+in their HGX servers) and each is predicted as bench_accuracy predicts one. Writes
+bench/results/lambda_v2.md.
 """
 
 from __future__ import annotations
@@ -88,10 +91,10 @@ def main() -> None:
         "|---|---|---|---|---|",
     ]
     groups: list[tuple[str, list[LambdaRow]]] = [("single-GPU", single), ("multi-GPU", multi)]
-    for gpu in sorted({r.gpu.name for r in rows}):
-        for n in sorted({r.num_gpus for r in rows if r.gpu.name == gpu}):
-            subset = [r for r in rows if r.gpu.name == gpu and r.num_gpus == n]
-            groups.append((f"{n}x {gpu}", subset))
+    # One group per system as Lambda labels it: the same GPUs in other servers (four 8x H200
+    # systems) measure up to 1.5x apart on the same job, which the model cannot see.
+    for label in sorted({r.lambda_gpu.strip() for r in rows}):
+        groups.append((label, [r for r in rows if r.lambda_gpu.strip() == label]))
     for label, subset in groups:
         errs = [error(r) for r in subset]
         lines.append(f"| {label} | {_stats([abs(e) for e in errs])} | {_signed(errs)} |")

@@ -22,7 +22,8 @@ LAMBDA_FILES = ("lambda_pytorch_train_v0_2022.csv", "lambda_pytorch_train_v1_202
 
 # Vendor/cloud system prefixes and GPU counts in Lambda's `gpu` labels ("Dell 8x H100 80GB SXM5").
 _LABEL_PREFIX = re.compile(
-    r"^(?:1CC|DellTexas|Dell|RAIDZ1|SMC|LambdaCloud|Lambda Cloud —|Linode Cloud —)\s*"
+    r"^(?:1CC|DellTexas|Dell|RAIDZ1|SMC|LambdaCloud|Lambda Cloud —|Linode Cloud —|LambdaBM|ASUS"
+    r"|LENNOVO)\s*"
 )
 _LABEL_COUNT = re.compile(r"^\d+x\s*")
 
@@ -145,6 +146,7 @@ LAMBDA_GPUS: dict[str, str] = {
     # module, 180 GB usable (NVIDIA DGX B200 datasheet: 1,440 GB over eight GPUs).
     "H100 80GB PCIe": "H100 PCIe 80GB",
     "B200 192GB SXM5": "B200 SXM 180GB",
+    "H200 140GB SXM": "H200 SXM 141GB",
     "RTX 4090": "GeForce RTX 4090",
     "RTX 6000 Ada": "NVIDIA RTX 6000 Ada Generation",
     "A10": "NVIDIA A10",
@@ -181,6 +183,9 @@ SXM_PLATFORMS = {
     "A100 SXM4 80GB": "NVIDIA DGX A100 (320GB)",
     "H100 SXM5 80GB": "Supermicro SYS-821GE-TNHR",
     "B200 SXM 180GB": "NVIDIA DGX B200",
+    # HGX H200 keeps HGX H100's 8-GPU NVSwitch board (900 GB/s NVLink 4 a GPU: NVIDIA's HGX
+    # specification lists both at the same NVLink/NVSwitch figures).
+    "H200 SXM 141GB": "Supermicro SYS-821GE-TNHR",
 }
 PCIE_SERVER = "Supermicro SYS-421GE-TNRT"
 _SYSTEM_LABEL = re.compile(r"^(?:1CC|DellTexas|Dell|RAIDZ1|SMC|LambdaCloud|Linode|p3\.|p4d\.)")
