@@ -47,9 +47,9 @@ def test_one_h100_sxm5_on_2025_software_is_predicted_within_ten_percent() -> Non
     """The single H100 SXM5's 14 rows (seven models, two precisions; Lambda Cloud, 2025) are
     out of sample: their median |predicted / measured - 1| is 4.8% with the calibration of
     2026-12-04 (bench/results/lambda_v2.md); the bound is issue 10's 10% target."""
+    rows, _ = _rows()  # puts scripts/ on the path first
     from calibrate import predicted_units_per_s
 
-    rows, _ = _rows()
     cal = default_calibration()
     h100 = [r for r in rows if r.gpu.name == "H100 SXM5 80GB" and r.num_gpus == 1]
     assert len(h100) == 14
