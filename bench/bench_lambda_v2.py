@@ -77,7 +77,8 @@ def main() -> None:
             measured = r.measured_units_per_s / one.measured_units_per_s
             scaling.append(abs(predicted[id(r)] / predicted[id(one)] / measured - 1.0))
     lines = [
-        "# Accuracy of `dlrig estimate` on Lambda's 2025 runs (H100, B200; newer software)",
+        "# Accuracy of `dlrig estimate` on Lambda's 2025 runs (H100, GH200, H200, B200; newer "
+        "software)",
         "",
         f"Command: `.venv/bin/python bench/bench_lambda_v2.py` ({dt.date.today()}, {machine()}).",
         "",
@@ -112,13 +113,13 @@ def main() -> None:
             f"{r.workload.batch_size} | {r.measured_units_per_s:,.6g} | "
             f"{predicted[id(r)]:,.6g} | {error(r):+.1%} |"
         )
-    lines += ["", *_convnet_lines(single), ""]
+    lines += ["", *_convnet_lines(single, predicted), ""]
     write_result(args.out, lines)
 
 
-def _convnet_lines(single: list[LambdaRow]) -> list[str]:
+def _convnet_lines(single: list[LambdaRow], predicted: dict[int, float]) -> list[str]:
     """What the B200's convnet rows measure against the H100 SXM's, stated from the rows: the
-    figures behind the largest errors above."""
+    figures behind the largest errors above; `predicted`: dlrig's figure by id(row)."""
     out = []
     by = {(r.lambda_model, r.workload.precision.value, r.gpu.name): r for r in single}
     for model in ("resnet50", "ssd"):
@@ -126,20 +127,16 @@ def _convnet_lines(single: list[LambdaRow]) -> list[str]:
         if not all(k in by for k in keys):
             continue
         b16, h16, b32, h32 = (by[k].measured_samples_per_s for k in keys)
+        p16, p32 = (
+            predicted[id(by[(model, p, B200)])] / predicted[id(by[(model, p, H100)])]
+            for p in ("fp16", "tf32")
+        )
         out.append(
             f"- {model}: the B200 measures {b16 / h16:.2f}x the H100 SXM5 in fp16 and "
             f"{b32 / h32:.2f}x in TF32, and its fp16 run {b16 / b32:.2f}x its TF32 one (the "
-            f"H100's: {h16 / h32:.2f}x); dlrig predicts "
-            f"{_ratio(by, model, 'fp16'):.2f}x and {_ratio(by, model, 'tf32'):.2f}x."
+            f"H100's: {h16 / h32:.2f}x); dlrig predicts {p16:.2f}x and {p32:.2f}x."
         )
     return out
-
-
-def _ratio(by: dict[tuple[str, str, str], LambdaRow], model: str, precision: str) -> float:
-    cal = default_calibration()
-    b200 = predicted_units_per_s(by[(model, precision, B200)], cal)
-    h100 = predicted_units_per_s(by[(model, precision, H100)], cal)
-    return b200 / h100
 
 
 if __name__ == "__main__":
