@@ -104,6 +104,35 @@ AMP_RAN_GPUS = {"GeForce RTX 3070", "GeForce RTX 3080"}
 SLOW_FP16_STACK_ARCHITECTURES = {"Turing", "Volta"}
 
 
+# Lambda v0 runs that crashed: their logs end in "RuntimeError: CUDA out of memory" a few
+# iterations in, and the throughput Lambda tabulated averages those iterations, the first
+# (cuDNN's autotuning, 26.4 s on the RTX A4000 against ~2 s a step later) among them. WaveGlow
+# "fp16" at batch 10 on 1-16 RTX A4000 and on the RTX 3080 Max-Q (one iteration each: 3,029
+# samples/s on one A4000 against 24,262 at batch 5 in fp32), and at batch 32 on 1, 2 and 4
+# RTX A40 (19, 9 and 4 iterations). Found by scanning every pytorch/results/*/*.txt for the
+# error and matching the throughput it logged (lambdal/deeplearning-benchmark@aa5addb6, e.g.
+# results/A4000/PyTorch_waveglow_FP16/26-06-2021_15-54-57.txt, read 2026-12-04).
+CRASHED_RUNS = {
+    ("waveglow", "fp16", "RTX A4000", "10"),
+    ("waveglow", "fp16", "RTX 3080 Max-Q", "10"),
+    ("waveglow", "fp16", "RTX A40", "32"),
+}
+
+# Rows whose batch in Lambda's table is not the batch its logs ran: Tacotron2 on the RTX 3080
+# Max-Q is tabulated at batch 2, and its logs run `batch_size : 48` ("fp16") and 52 ("fp32"),
+# the throughputs 9,254 and 9,486 mel frames/s the table gives (results/3080Max-Q/
+# PyTorch_tacotron2_FP16/20-05-2021_06-19-51.txt and the three FP32 runs it averages, read
+# 2026-12-04). The logs' batch is used.
+BATCH_FROM_LOGS = {
+    ("tacotron2", "fp16", "RTX 3080 Max-Q", "2"): "48",
+    ("tacotron2", "fp32", "RTX 3080 Max-Q", "2"): "52",
+}
+
+
+def _run_key(rec: dict[str, str]) -> tuple[str, str, str, str]:
+    return (rec["model"], rec["precision"][:4], gpu_label(rec["gpu"]), rec["batch_size_per_gpu"])
+
+
 def _mislabeled_for(rec: dict[str, str], gpu: GPU, version: str) -> str | None:
     if (
         rec["model"] in NOT_MIXED_PRECISION
@@ -293,6 +322,9 @@ def read_lambda_rows(
     for name in files:
         with (data_dir / name).open() as fh:
             for rec in csv.DictReader(fh):
+                logged = BATCH_FROM_LOGS.get(_run_key(rec))
+                if logged is not None:
+                    rec = {**rec, "batch_size_per_gpu": logged}
                 if rec["mode"] != "train" or (rec["num_gpus"] != "1" and not multi_gpu):
                     continue
                 reason = _skip_reason(rec)
@@ -393,4 +425,6 @@ def _skip_reason(rec: dict[str, str]) -> str | None:
         return "no throughput"
     if rec["flag"]:
         return f"flagged {rec['flag'].split(';')[0].split('(')[0]}"
+    if _run_key(rec) in CRASHED_RUNS:
+        return "run crashed with CUDA out of memory a few iterations in (logs)"
     return _mislabeled(rec)
