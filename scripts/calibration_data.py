@@ -118,14 +118,45 @@ CRASHED_RUNS = {
     ("waveglow", "fp16", "RTX A40", "32"),
 }
 
-# Rows whose batch in Lambda's table is not the batch its logs ran: Tacotron2 on the RTX 3080
-# Max-Q is tabulated at batch 2, and its logs run `batch_size : 48` ("fp16") and 52 ("fp32"),
-# the throughputs 9,254 and 9,486 mel frames/s the table gives (results/3080Max-Q/
-# PyTorch_tacotron2_FP16/20-05-2021_06-19-51.txt and the three FP32 runs it averages, read
-# 2026-12-04). The logs' batch is used.
+# Rows whose batch Lambda's table gets wrong or leaves blank, taken from the logs of the runs
+# whose throughput it gives (lambdal/deeplearning-benchmark@aa5addb6, read 2026-12-04):
+# - Tacotron2 on the RTX 3080 Max-Q is tabulated at batch 2; its logs run `batch_size : 48`
+#   ("fp16") and 52 ("fp32") at the 9,254 and 9,486 mel frames/s the table gives
+#   (results/3080Max-Q/PyTorch_tacotron2_FP16/20-05-2021_06-19-51.txt and the three FP32 runs
+#   it averages).
+# - The v0 RTX 3090's single-GPU rows have no batch; each throughput is the mean of the two
+#   runs in results/3090/PyTorch_<model>_<precision>/ (ResNet-50 "fp16": 796.34 and 806.99
+#   img/s at `batch_size : 448`, tabulated 801), which ran the batches below. WaveGlow fp32
+#   averages a batch-10 and a batch-8 run, so it stays out.
 BATCH_FROM_LOGS = {
     ("tacotron2", "fp16", "RTX 3080 Max-Q", "2"): "48",
     ("tacotron2", "fp32", "RTX 3080 Max-Q", "2"): "52",
+    **{
+        (model, precision, "RTX 3090", ""): batch
+        for model, precision, batch in (
+            ("resnet50", "fp16", "448"),
+            ("resnet50", "fp32", "224"),
+            ("ssd", "fp16", "140"),
+            ("ssd", "fp32", "80"),
+            ("maskrcnn", "fp16", "16"),
+            ("maskrcnn", "fp32", "12"),
+            ("gnmt", "fp16", "464"),
+            ("gnmt", "fp32", "288"),
+            ("ncf", "fp16", "4278184"),
+            ("ncf", "fp32", "2516582"),
+            ("bert_base_squad", "fp16", "52"),
+            ("bert_base_squad", "fp32", "26"),
+            ("bert_large_squad", "fp16", "16"),
+            ("bert_large_squad", "fp32", "8"),
+            ("transformerxlbase", "fp16", "24"),
+            ("transformerxlbase", "fp32", "14"),
+            ("transformerxllarge", "fp16", "8"),
+            ("transformerxllarge", "fp32", "4"),
+            ("tacotron2", "fp16", "80"),
+            ("tacotron2", "fp32", "80"),
+            ("waveglow", "fp16", "12"),
+        )
+    },
 }
 
 

@@ -64,38 +64,3 @@ def test_speech_rows_that_ran_full_precision_stay_as_tf32() -> None:
         if r.gpu.name == "GeForce RTX 4090" and r.lambda_model == "tacotron2"
     )  # fmt: skip
     assert rtx4090 == [32661.0, 32910.0]  # v1 "fp16" (amp : False) and fp32, both batch 88
-
-
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
-def test_runs_that_crashed_out_of_memory_are_left_out_and_counted() -> None:
-    """WaveGlow "fp16" at batch 10 on 1-16 RTX A4000 and the RTX 3080 Max-Q, and at batch 32 on
-    1, 2 and 4 RTX A40: each log ends in "CUDA out of memory" one to 19 iterations in
-    (results/A4000/PyTorch_waveglow_FP16/26-06-2021_15-54-57.txt: one 26.4 s iteration, 3,029
-    samples/s, against 24,262 at batch 5 in fp32 on the same card). 9 rows, 3 single-GPU."""
-    sys.path.insert(0, str(REPO / "scripts"))
-    from calibration_data import read_lambda_rows
-
-    reason = "run crashed with CUDA out of memory a few iterations in (logs)"
-    rows, skipped = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
-    assert skipped[reason] == 9
-    assert read_lambda_rows(DATA, load_catalog())[1][reason] == 3
-    a4000 = {
-        (r.workload.batch_size, r.num_gpus) for r in rows
-        if r.lambda_model == "waveglow" and r.gpu.name == "NVIDIA RTX A4000"
-    }  # fmt: skip
-    assert a4000 == {(5, 1), (5, 2), (5, 4), (5, 8)}  # the fp32 runs (16 GPUs: a second node)
-
-
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
-def test_the_laptop_tacotron2_rows_take_the_batch_their_logs_ran() -> None:
-    """Lambda's table gives the RTX 3080 Max-Q's Tacotron2 batch 2; its logs run batch 48
-    ("fp16", 9,254 frames/s) and 52 ("fp32", 9,486: three runs averaged)."""
-    sys.path.insert(0, str(REPO / "scripts"))
-    from calibration_data import read_lambda_rows
-
-    rows, _ = read_lambda_rows(DATA, load_catalog())
-    laptop = {
-        (r.workload.batch_size, r.measured_units_per_s) for r in rows
-        if r.gpu.name == "GeForce RTX 3080 Laptop GPU" and r.lambda_model == "tacotron2"
-    }  # fmt: skip
-    assert laptop == {(48, 9254.0), (52, 9486.0)}
