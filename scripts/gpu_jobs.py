@@ -173,15 +173,16 @@ def hf_step(
 
 
 def torchvision_job(
-    zoo: str, network: str, settings: str, warmup: int, steps: int
+    zoo: str, network: str, settings: str, warmup: int, steps: int, batch: int = 256
 ) -> dict[str, Any]:
-    """A torchvision network at batch 256, 224 x 224, fp16 autocast (vision_step)."""
+    """A torchvision network at `batch` (256 unless told), 224 x 224, fp16 autocast
+    (vision_step)."""
     import torchvision
 
-    step = vision_step(getattr(torchvision.models, network)(), 256, 224, torch.float16)
+    step = vision_step(getattr(torchvision.models, network)(), batch, 224, torch.float16)
     return {
         "zoo": zoo,
-        "batch": 256,
+        "batch": batch,
         "precision": "fp16 (autocast, GradScaler)",
         "settings": f"torchvision {network}, {settings}",
         **timed(step, warmup, steps),
@@ -192,7 +193,7 @@ def tokens(batch: int, seq: int, vocab: int) -> torch.Tensor:
     return torch.randint(0, vocab, (batch, seq), device="cuda")
 
 
-def bert_large_squad(attention: str = "sdpa") -> dict[str, Any]:
+def bert_large_squad(attention: str = "sdpa", batch: int = 32) -> dict[str, Any]:
     from transformers import BertConfig, BertForQuestionAnswering
 
     config = BertConfig(
@@ -203,16 +204,16 @@ def bert_large_squad(attention: str = "sdpa") -> dict[str, Any]:
         attn_implementation=attention,
     )
     model = BertForQuestionAnswering(config).cuda()
-    ids = tokens(32, 384, config.vocab_size)
+    ids = tokens(batch, 384, config.vocab_size)
     inputs = {
         "input_ids": ids,
-        "start_positions": torch.zeros(32, dtype=torch.long, device="cuda"),
-        "end_positions": torch.ones(32, dtype=torch.long, device="cuda"),
+        "start_positions": torch.zeros(batch, dtype=torch.long, device="cuda"),
+        "end_positions": torch.ones(batch, dtype=torch.long, device="cuda"),
     }
     step = hf_step(model, inputs, torch.float16, autocast=True)
     return {
         "zoo": "bert-large-squad",
-        "batch": 32,
+        "batch": batch,
         "seq_len": 384,
         "precision": "fp16 (autocast, GradScaler)",
         "settings": f"transformers BERT-large, {attention} attention, fused AdamW, fp32 weights",
@@ -365,6 +366,19 @@ def described() -> dict[str, Any]:
     return {"resnet50": _jsonable(conv), "gpt2": _jsonable(lm)}
 
 
+def batch_sweep(job: Callable[[int], dict[str, Any]], batches: list[int]) -> dict[str, Any]:
+    """One job at several batches: how the step grows from the kernels' fixed cost (host
+    dispatch, launch, ramp) at a small batch to the FLOPs and bytes at a large one. Each batch
+    keeps its step times and profile summary, not the per-kernel list."""
+    runs = []
+    for batch in batches:
+        run = job(batch)
+        run["profile"] = {k: v for k, v in run["profile"].items() if k != "kernels"}
+        runs.append(run)
+        torch.cuda.empty_cache()
+    return {"zoo": runs[0]["zoo"], "settings": runs[0]["settings"], "runs": runs}
+
+
 def _jsonable(value: Any) -> Any:
     from dlrig.jsonable import to_jsonable
 
@@ -393,6 +407,15 @@ JOBS: dict[str, Callable[[], dict[str, Any]]] = {
     ),
     "llama-3.2-1b-full": lambda: decoder_lm(
         "llama-3.2-1b (full)", LLAMA_3_2_1B, 8, lora=False, checkpointing=False
+    ),
+    "resnet50-batches": lambda: batch_sweep(
+        lambda b: torchvision_job(
+            "resnet50", "resnet50", "channels_last, SGD momentum, cudnn.benchmark", 8, 20, b
+        ),
+        [8, 32, 64, 128],
+    ),
+    "bert-large-squad-batches": lambda: batch_sweep(
+        lambda b: bert_large_squad("sdpa", b), [1, 4, 8, 16]
     ),
     "steptimer": resnet50_through_steptimer,
     "describe": described,
