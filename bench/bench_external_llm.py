@@ -269,7 +269,8 @@ def workload_doc(row: Row) -> dict[str, Any]:
         # recomputes the cheap ops: closer to none than to a full recompute.
         "activation_checkpointing": row.checkpointing == "true",
         "fused_loss": fused_loss(row),
-        "loss_chunks": row.loss_chunks,
+        "loss_chunks": TORCHTUNE_LOSS_CHUNKS if row.source == "torchtune" else row.loss_chunks,
+        "chunked_logits_kept": row.source == "torchtune",
         "fused_activation": fused_activation(row),
         "cuda_graphs": cuda_graphs(row),
         "pure_16bit": row.pure_16bit,
@@ -339,6 +340,12 @@ def _scale(r: Row) -> str:
     if r.gpus <= 8:
         return "8 GPUs"
     return "16-64 GPUs" if r.gpus <= 64 else ">= 128 GPUs"
+
+
+# torchtune's recipes run CEWithChunkedOutputLoss: 8 chunks, each upcast to fp32 for its own
+# cross-entropy, every chunk's log-softmax saved (pytorch/torchtune
+# torchtune/modules/loss/ce_chunked_output_loss.py, num_output_chunks=8).
+TORCHTUNE_LOSS_CHUNKS = 8
 
 
 def fused_loss(r: Row) -> bool:

@@ -34,6 +34,7 @@ from dlrig.machine.model import Build, GPUGroup
 from dlrig.model import compute, estimate, layers
 from dlrig.model.calibration import default_calibration
 from dlrig.model.rates import achievable_matmul, achievable_memory_bandwidth
+from dlrig.units import GIB
 from dlrig.workloads import Workload, resolve_workload
 from dlrig.workloads.loader import zoo_document
 
@@ -41,6 +42,18 @@ BENCH_DIR = Path(__file__).resolve().parent
 DATA = BENCH_DIR / "data" / "h200_gpu_check.json"
 OUT = BENCH_DIR / "results" / "h200.md"
 GPU_NAME = "H200 SXM 141GB"
+
+# Llama 3.2 1B (huggingface.co/meta-llama/Llama-3.2-1B config.json: hidden 2048, intermediate
+# 8192, 16 layers, 32 heads, 8 KV heads, tied embeddings), the job's 1,235,814,400 parameters.
+# FLOPs per token: 2 x 1,235,746,816 matmul weights (16 x 60,817,408 in the layers, the
+# 2048 x 128,256 head) + 4 x L x S x d for attention = 2.740 G. Activations without
+# checkpointing, 34 s h L at 16-bit (Korthikanti et al. 2022) and the logits in bf16 and fp32:
+# 3.86 GB, doubled as the 32-bit reference.
+LLAMA_3_2_1B = {
+    "params": 1235814400, "forward_flops_per_token": 2.7399e9,
+    "activation_bytes_per_sample": 7.7e9, "hidden_size": 2048, "num_layers": 16,
+    "num_heads": 32, "kv_heads": 8, "ffn_hidden_size": 8192, "tied_embeddings": True,
+}  # fmt: skip
 
 # Each recorded job as a zoo entry with the job's settings (scripts/gpu_jobs.py): its batch and
 # precision, channels_last for the torchvision jobs, SGD where the job used it, the attention
@@ -57,6 +70,16 @@ JOBS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "gpt2": ("gpt2", {"batch_size": 12}, {"dropout": True}),
     "gpt2-no-dropout": ("gpt2", {"batch_size": 12}, {"dropout": False}),
     "llama-3-8b-lora": ("llama-3-8b-lora", {"batch_size": 2}, {}),
+    "llama-3-8b-lora-b4-no-checkpointing": ("llama-3-8b-lora", {
+        "batch_size": 4, "activation_checkpointing": False}, {}),
+    # The job's LoRA: r=16 on all 7 projections, 40,370,176 trainable parameters (its record),
+    # one micro-batch a step.
+    "qwen2.5-7b-lora": ("qwen2.5-7b-lora", {
+        "batch_size": 2, "gradient_accumulation": 1,
+        "finetune": {"method": "lora", "trainable_fraction": 40370176 / 7615616512,
+                     "adapter_precision": "fp32"}}, {}),
+    "llama-3.2-1b-full": ("llama-3-8b", {
+        "batch_size": 8, "activation_checkpointing": False, "parallel": "ddp"}, LLAMA_3_2_1B),
 }  # fmt: skip
 
 
@@ -84,6 +107,12 @@ class Compared:
 
 def workload_of(job: str) -> Workload:
     zoo_name, fields, model = JOBS[job]
+    return workload_from(zoo_name, fields, model, job)
+
+
+def workload_from(
+    zoo_name: str, fields: dict[str, Any], model: dict[str, Any], job: str
+) -> Workload:
     doc = copy.deepcopy(zoo_document(zoo_name))
     doc.update(fields, name=f"{job} (H200 job)", dataset="synthetic")
     doc["model"] = {**doc["model"], **model}
@@ -96,11 +125,12 @@ def compare(job: str, recorded: dict[str, Any], build: Build) -> Compared:
     work = layers.layer_work(workload)
     sixteen = workload.precision in (Precision.FP16, Precision.BF16)
     kernels = compute.step_kernels(work, workload, workload.batch_size, mixed_precision=sixteen)
-    runs = tuple(t for t in (recorded.get("median_step_s_run1"), recorded["median_step_s"]) if t)
+    runs = tuple(recorded["median_step_s_runs"])
     profile = recorded["profile"]
     return Compared(
         job, runs, est.step_time_s, est.step_time_s_low, est.step_time_s_high,
-        recorded["peak_allocated_gb"], est.memory.gpu_required_gb,
+        recorded["peak_allocated_gb"] * 1e9 / GIB,
+        est.memory.model_states_gb + est.memory.activations_gb,
         profile["kernels_per_step"], kernels,
         profile["gpu_busy_s_per_step"] / profile["wall_s_per_step"],
     )  # fmt: skip
@@ -132,6 +162,41 @@ def rate_rows(data: dict[str, Any], gpu: GPU) -> list[str]:
     return rows
 
 
+SWEEPS = {"resnet50-batches": "resnet50", "bert-large-squad-batches": "bert-large-squad"}
+
+
+def host_bound_note(data: dict[str, Any]) -> str:
+    """The host's time per kernel at each sweep's smallest batch, from its step and kernels."""
+    parts = []
+    for sweep, job in SWEEPS.items():
+        run = data["jobs"][sweep]["runs"][0]
+        profile = run["profile"]
+        parts.append(
+            f"{job} at batch {run['batch']} took {run['median_step_s'] * 1e3:.1f} ms with the "
+            f"GPU busy {profile['gpu_busy_s_per_step'] * 1e3:.1f} ms, "
+            f"{run['median_step_s'] / profile['kernels_per_step'] * 1e6:.0f} us for each of "
+            f"its {profile['kernels_per_step']:,.0f} kernels"
+        )
+    return "; ".join(parts) + "."
+
+
+def sweep_rows(data: dict[str, Any], build: Build) -> list[str]:
+    """Each batch of each sweep, and the sweep's job at its own batch, measured and predicted."""
+    rows = []
+    for sweep, job in SWEEPS.items():
+        recorded = [*data["jobs"][sweep]["runs"], data["jobs"][job]]
+        for run in recorded:
+            zoo_name, fields, model = JOBS[job]
+            workload = workload_from(zoo_name, {**fields, "batch_size": run["batch"]}, model, job)
+            predicted = estimate(build, workload).step_time_s
+            rows.append(
+                f"| {job} | {run['batch']} | {run['median_step_s'] * 1e3:.1f} | "
+                f"{run['profile']['gpu_busy_s_per_step'] * 1e3:.1f} | {predicted * 1e3:.1f} | "
+                f"{predicted / run['median_step_s'] - 1:+.1%} |"
+            )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
@@ -150,13 +215,15 @@ def main() -> None:
         f"Data: `bench/data/h200_gpu_check.json`, {data['provenance']}. No H200 row is in any "
         "calibration: every figure is held out. Each job is its zoo entry at the job's batch, "
         "precision and settings (bench_h200.JOBS), predicted on a 1x H200 SXM build with the "
-        "shipped calibration. Measured: the median step of each run (run 1 / run 2); peak "
-        "memory as torch.cuda.max_memory_allocated; kernels per step and the GPU-busy share "
+        "shipped calibration. Measured: the median step of each run (one figure per run, "
+        "oldest first); peak memory as torch.cuda.max_memory_allocated (tensors only, in GiB, "
+        "the unit dlrig's GB is) against dlrig's model states and activations (its total adds "
+        "the CUDA context and the allocator's share); kernels per step and the GPU-busy share "
         "(the union of kernel intervals over the wall time) from three steps under "
         "torch.profiler.",
         "",
         "| job | measured step (ms) | predicted (ms) [interval] | error | in interval | "
-        "peak memory measured / predicted (GB) | kernels per step measured / dlrig | GPU busy |",
+        "peak tensors measured / predicted (GiB) | kernels per step measured / dlrig | GPU busy |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
@@ -182,9 +249,23 @@ def main() -> None:
         "(torch.profiler's kernels outside matmuls, convolutions and attention): the open "
         "part of the gap.",
         "",
+        "## One job at several batches: the host's floor",
+        "",
+        "The same job at smaller batches (scripts/gpu_jobs.py `*-batches`, the newest run; the "
+        "largest batch is the job above). GPU busy is the profile's union of kernel intervals. "
+        "Where the step is much longer than it, the GPU waits on the host's Python and "
+        "dispatch: " + host_bound_note(data) + " dlrig adds its fitted "
+        f"{default_calibration().compute.kernel_launch_s * 1e6:.0f} us per kernel to the GPU's "
+        "work (Lambda's hosts, fitted), where this VM's host is a floor under it: the small "
+        "batches come out short, the largest long.",
+        "",
+        "| job | batch | measured step (ms) | GPU busy (ms) | predicted (ms) | error |",
+        "|---|---|---|---|---|---|",
+        *sweep_rows(data, build),
+        "",
         "## The card's rates: measured there, and what dlrig assumes",
         "",
-        "| rate | measured (run 1 / run 2) | dlrig | dlrig vs measured |",
+        "| rate | measured (one per run) | dlrig | dlrig vs measured |",
         "|---|---|---|---|",
         *rate_rows(data, gpu),
         "",

@@ -48,7 +48,11 @@ def test_estimates_are_finite_and_consistent(
     assert sum(est.exposed_s.values()) >= est.step_time_s * (1 - 1e-9)
     assert all(v >= 0 for v in est.stages_s.values())
     assert est.memory.fits == (est.memory.gpu_required_gb <= est.memory.gpu_available_gb)
-    assert est.memory.fits == (est.memory.max_batch_per_gpu >= batch)
+    # A batch that does not fit several GPUs may run split into micro-batches that do
+    # (memory._split_plan): the samples per optimizer step stay the asked batch's.
+    assert est.memory.fits == (est.memory.max_batch_per_gpu >= est.batch_per_gpu)
+    accumulation = est.parallel.gradient_accumulation if est.parallel else 1
+    assert est.batch_per_gpu * accumulation == batch * job.gradient_accumulation
     assert est.run.energy_kwh > 0 and est.power.psu_recommended_w >= est.power.system_peak_w
 
 

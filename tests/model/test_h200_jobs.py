@@ -46,8 +46,9 @@ def test_measured_step_lies_in_the_estimates_interval(job: str) -> None:
 
 
 def test_gemm_time_of_llama_lora_is_the_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The profile's GEMM kernels took 323.5 ms of the LoRA step; the model's matmul seconds
-    at its fitted efficiency (245.9 ms / 0.776 = 317 ms) are within 5% of it. What the model
+    """The newest run's profile: GEMM kernels took 320.8 ms of the LoRA step (323.5 ms in the
+    first run); the model's matmul seconds at its fitted efficiency (245.9 ms / 0.776 = 317 ms)
+    are within 5% of it. What the model
     had missed there was the fp32 adapters' casts and adds, not the matmuls."""
     from dlrig.model import compute, estimate
     from dlrig.model.calibration import default_calibration
@@ -64,5 +65,27 @@ def test_gemm_time_of_llama_lora_is_the_profiles(monkeypatch: pytest.MonkeyPatch
     efficiency = default_calibration().compute.matmul_efficiency["tensor_16bit"]
     modelled = seen[-1].gemm_s / efficiency
     measured = DATA["jobs"]["llama-3-8b-lora"]["profile"]["kernel_s_per_step_by_class"]["gemm"]
-    assert measured == pytest.approx(0.3235, abs=5e-4)
+    assert measured == pytest.approx(0.3208, abs=5e-4)
     assert modelled == pytest.approx(measured, rel=0.05)
+
+
+@pytest.mark.parametrize(
+    ("job", "measured_gib", "bound"),
+    [
+        ("llama-3-8b-lora", 23.40, 0.03),
+        ("qwen2.5-7b-lora", 23.71, 0.03),
+        ("llama-3-8b-lora-b4-no-checkpointing", 101.33, 0.12),
+    ],
+)
+def test_llm_jobs_peak_tensors_are_the_measured(
+    job: str, measured_gib: float, bound: float
+) -> None:
+    """torch.cuda.max_memory_allocated of the LoRA jobs (newest run, bytes / 2**30) against the
+    model states and activations dlrig predicts. The Llama 3 8B job at batch 2 set the loss's
+    gradient term (memory.LOSS_GRADIENT_COPIES); Qwen 2.5 7B, with its own vocabulary and
+    shapes, checks it. Without checkpointing peft's fp32 adapter inputs dominate
+    (memory.FP32_ADAPTER_INPUT_BYTES); transformers' fp32 RMSNorm inputs are not counted, so
+    that job is held to 12%, predicted low."""
+    result = bench.compare(job, DATA["jobs"][job], BUILD)
+    assert result.measured_gb == pytest.approx(measured_gib, abs=0.01)
+    assert result.predicted_gb == pytest.approx(measured_gib, rel=bound)

@@ -84,3 +84,21 @@ def test_estimate_cli_says_the_job_is_sharded() -> None:
     doc = json.loads(out.stdout)
     assert doc["memory"]["fits"]
     assert any("FSDP (ZeRO-3) over its 2 data-parallel GPUs" in a for a in doc["assumptions"])
+
+
+def test_a_batch_too_big_for_each_gpu_runs_split_before_it_is_sharded() -> None:
+    """Llama 3 8B LoRA (peft's fp32 adapters) at 2 x 2048 tokens held 23.4 GiB of tensors on a
+    lent H200 (bench/data/h200_gpu_check.json): more than a 24 GB card holds beside its CUDA
+    context. On two such cards dlrig runs each GPU's batch as two micro-batches of one with
+    their gradients accumulated (transformers' gradient_accumulation_steps), DDP's one small
+    LoRA all-reduce a step in place of FSDP's weight gathers; on one card it answers whether
+    batch 2 fits (no), and names batch 1."""
+    two = estimate(make_build(RTX_3090, count=2), make_workload("llama-3-8b-lora"))
+    assert two.memory.fits and two.batch_per_gpu == 1
+    assert two.parallel is not None and two.parallel.gradient_accumulation == 2
+    assert two.parallel.zero_stage == 0
+    assert any(a.startswith("micro-batch split: batch 2") for a in two.assumptions)
+    assert not any(a.startswith("sharded: ") for a in two.assumptions)
+    one = estimate(make_build(RTX_3090), make_workload("llama-3-8b-lora"))
+    assert not one.memory.fits and one.memory.max_batch_per_gpu == 1
+    assert one.batch_per_gpu == 2

@@ -75,15 +75,17 @@ def test_fused_activation_changes_nothing_without_a_gated_mlp() -> None:
 
 def test_full_checkpointing_keeps_one_input_per_layer() -> None:
     """With full activation checkpointing each layer keeps its 16-bit input (2 s h), one layer
-    is recomputed at a time, and the head keeps the logits and their fp32 log-softmax:
-    Llama 3 8B at s = 2048: 32 x 2 s h + 343.9 MB (+ flash's 4 a s log-sum-exp) + 2 x 2 s h
-    + 6 s v = 2.49 GB per sample."""
+    is recomputed at a time, and the head keeps the logits and their fp32 log-softmax (6 s v)
+    with a gradient of each beside them at the loss's backward (6 s v more: the 3.2e9 bytes
+    above the saved tensors a lent H200 measured for Llama 3 8B LoRA at 2 x 2048 tokens,
+    memory.LOSS_GRADIENT_COPIES): Llama 3 8B at s = 2048: 32 x 2 s h + 343.9 MB (+ flash's
+    4 a s log-sum-exp) + 2 x 2 s h + 12 s v = 4.07 GB per sample."""
     w = make_workload("llama-3-8b")
     s, h, v = 2048, 4096, 128256
     layer = 2048 * (13 * 4096 + 8 * 14336) + 4 * 32 * s
-    expected = 32 * 2 * s * h + layer + 2 * 2 * s * h + 6 * s * v
+    expected = 32 * 2 * s * h + layer + 2 * 2 * s * h + 12 * s * v
     assert per_sample_bytes(w, True, MemoryLayout()) == pytest.approx(expected)
-    assert expected == pytest.approx(2.49e9, rel=0.01)
+    assert expected == pytest.approx(4.07e9, rel=0.01)
 
 
 def test_zero_paper_figure_1_model_states_per_stage() -> None:
@@ -143,11 +145,12 @@ def test_pipeline_stage_memory_is_the_larger_of_first_and_last() -> None:
     """1F1B: the first of p stages holds p micro-batches of its L/p layers, i.e. L layers'
     worth of one micro-batch (Korthikanti et al. 2022, sec. 4.2.3); the last holds one
     micro-batch of its L/p layers and the head. GPT-2 (s 1024, v 50257): the head's logits and
-    fp32 log-softmax, 6 s v = 309 MB, outweigh 9 layers, so the last stage binds."""
+    fp32 log-softmax with their gradients at the loss's backward, 12 s v = 618 MB, outweigh 9
+    layers, so the last stage binds."""
     w = make_workload("gpt2")
     one = per_sample_bytes(w, True, MemoryLayout())
     four = per_sample_bytes(w, True, MemoryLayout(pipeline_parallel=4, micro_batches=16))
-    head = 2 * 2 * 1024 * 768 + 6 * 1024 * 50257
+    head = 2 * 2 * 1024 * 768 + 12 * 1024 * 50257
     layers = one - head
     assert four == pytest.approx(max(layers, layers / 4 + head), rel=1e-6)
     assert four == pytest.approx(layers / 4 + head, rel=1e-6)
@@ -161,3 +164,47 @@ def test_tensor_parallel_splits_states_and_activations() -> None:
     )
     assert two.model_states_bytes == pytest.approx(one.model_states_bytes / 2)
     assert two.activation_bytes_per_sample == pytest.approx(one.activation_bytes_per_sample / 2)
+
+
+def test_peft_fp32_adapters_keep_an_fp32_input_per_projection() -> None:
+    """peft's default fp32 LoRA casts each adapted projection's input to fp32 for its A matrix
+    (tuners/lora/layer.py); the frozen 16-bit weight's backward needs no input. Llama 3 8B
+    layer (s 2048, h 4096, 8 KV heads, f 14336, flash): 41 s h bytes as Korthikanti counts it
+    (the two norm inputs 4, Q K V and the projection input 5, the gated MLP's four f-wide
+    tensors 28) becomes 64 s h: the norms 4, attention 5 - 2 + 3 x 4 (Q, K, V copies) + 4 - 2
+    (output projection) = 17, MLP 28 + 2 x 4 (gate, up) + 3.5 x (4 - 2) (down) = 43."""
+    s, h = 2048, 4096
+    keys = dict(kv_heads=8, ffn_hidden_size=14336, gated_mlp=True, dropout=False,
+                selective_recompute=True)  # fmt: skip
+    assert transformer_layer_activation_bytes(s, h, 32, **keys) == 41 * s * h
+    assert transformer_layer_activation_bytes(
+        s, h, 32, fp32_adapter_inputs=True, **keys
+    ) == pytest.approx(64 * s * h)
+
+
+def test_transformer_xl_keeps_its_16_bit_log_softmax_under_apex_o2() -> None:
+    """NVIDIA's Transformer-XL runs --fp16 as apex amp O2 (pytorch/train.py defaults): the
+    whole model, its log-softmax included, in fp16, so the head keeps 2 bytes per logit and a
+    gradient of it (4 s v), not autocast's 16-bit logits and fp32 log-softmax with their
+    gradients (12 s v). At fp32 the field changes nothing."""
+    s, v = 192, 267735
+    o2 = make_workload("transformer-xl-base")
+    autocast = make_workload("transformer-xl-base", loss_precision="fp32")
+    saved = per_sample_bytes(autocast, True) - per_sample_bytes(o2, True)
+    assert saved == pytest.approx((12 - 4) * s * v)
+    fp32 = [per_sample_bytes(w, False) for w in (o2, autocast)]
+    assert fp32[0] == fp32[1]
+
+
+def test_torchtunes_chunked_loss_keeps_every_chunk_and_chunks_the_gradients() -> None:
+    """torchtune's CEWithChunkedOutputLoss (8 chunks): each chunk's fp32 log-softmax stays
+    saved beside the model's 16-bit logits (6 s v), the gradients exist one chunk at a time
+    (6 s v / 8); llm.q's chunked head recomputes, holding (6 + 6) s v / 8."""
+    s, v = 2048, 128256
+    whole = per_sample_bytes(make_workload("llama-3-8b"), True)
+    kept = per_sample_bytes(
+        make_workload("llama-3-8b", loss_chunks=8, chunked_logits_kept=True), True
+    )
+    recomputed = per_sample_bytes(make_workload("llama-3-8b", loss_chunks=8), True)
+    assert whole - kept == pytest.approx(6 * s * v * (1 - 1 / 8))
+    assert whole - recomputed == pytest.approx(12 * s * v * (1 - 1 / 8))

@@ -21,6 +21,7 @@ same unit.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from dlrig.enums import Parallelism
@@ -36,6 +37,17 @@ QLORA_BITS_PER_WEIGHT = 4.127
 GATHERED_UNITS = 2
 # Cross-entropy keeps the logits' log-softmax in fp32 (Korthikanti et al. 2022: 4 s b v bytes).
 LOSS_BYTES_PER_LOGIT = 4.0
+# The loss's backward makes a gradient the size of each logits tensor it saved (the fp32
+# log-softmax's, then the 16-bit logits') while those are still held: the step's peak. Measured
+# on a lent H200 (bench/data/h200_gpu_check.json): transformers' Llama 3 8B with peft LoRA at
+# batch 2 x 2048 peaked at 25.13e9 bytes allocated, 3.2e9 above its weights, adapter states and
+# the 4.29e9 bytes autograd saved; 2 x 2048 x 128,256 logits at 2 + 4 bytes are 3.15e9.
+LOSS_GRADIENT_COPIES = 1.0
+# peft's default fp32 adapters cast each adapted linear's input to fp32 for its LoRA A
+# (tuners/lora/layer.py Linear.forward, _cast_input_dtype): autograd saves that fp32 copy, once
+# per adapted projection, and not the 16-bit input, which the frozen base weight's backward
+# does not need.
+FP32_ADAPTER_INPUT_BYTES = 4.0
 # A fused cross-entropy keeps no fp32 copy: its gradient overwrites the 16-bit logits in place,
 # and it saves one fp32 log-sum-exp per token (flash-attn ops/triton/cross_entropy.py).
 FUSED_LOSS_BYTES_PER_TOKEN = 4.0
@@ -66,7 +78,8 @@ class MemoryLayout:
     """How the job spreads over its GPUs, as far as memory is concerned (parallelism.Layout
     says where its collectives run). `shard_ranks`: the data-parallel ranks the ZeRO
     partitions spread over; `planned`: dlrig chose the sharding because the job did not fit
-    replicated."""
+    replicated; `accumulation_split`: dlrig runs each of the job's micro-batches as this many
+    smaller ones, accumulating their gradients, because the whole one did not fit."""
 
     zero_stage: int = 0
     shard_ranks: int = 1
@@ -76,6 +89,7 @@ class MemoryLayout:
     micro_batches: int = 1
     cpu_offload: bool = False
     planned: bool = False
+    accumulation_split: int = 1
 
     @property
     def effective_stage(self) -> int:
@@ -241,6 +255,7 @@ def transformer_layer_activation_bytes(
     key_len: int | None = None,
     experts_per_token: int = 1,
     fused_activation: bool = False,
+    fp32_adapter_inputs: bool = False,
 ) -> float:
     """Activations one transformer layer saves for the backward pass, per sample (Korthikanti
     et al. 2022, sec. 4.1). With its defaults (16-bit, MHA, a 4h GeLU MLP, dropout) this is the
@@ -253,7 +268,9 @@ def transformer_layer_activation_bytes(
     (SwiGLU) keeps its input and four f-wide tensors (three when `fused_activation` recomputes
     the SiLU in the backward), and `key_len` > s (Transformer-XL's
     memory) widens K, V and the scores. A mixture of experts keeps the MLP's tensors once per
-    expert a token is routed to."""
+    expert a token is routed to. With `fp32_adapter_inputs` (peft's fp32 LoRA on every
+    projection of frozen weights) each projection keeps an fp32 copy of its input in place of
+    the shared 16-bit one (FP32_ADAPTER_INPUT_BYTES)."""
     s, h, t, e = float(seq_len), float(hidden_size), float(tensor_parallel), element_bytes
     a = float(num_heads)
     k = float(key_len or seq_len)
@@ -269,8 +286,26 @@ def transformer_layer_activation_bytes(
     # softmax output (also the input of the product with V), then the dropout's mask and output
     per_score = e + (mask + e if dropout else 0.0)
     scores = 0.0 if selective_recompute else a * s * k * per_score
+    if fp32_adapter_inputs:
+        attention, mlp, replicated = _fp32_adapter_inputs(
+            attention, mlp, replicated, s * h, s * f, e, gated_mlp
+        )
     sharded = attention + mlp + scores
     return sharded / t + replicated / (t if sequence_parallel else 1.0)
+
+
+def _fp32_adapter_inputs(
+    attention: float, mlp: float, replicated: float, sh: float, sf: float, e: float, gated: bool
+) -> tuple[float, float, float]:
+    """(attention, MLP, replicated) bytes with each projection's 16-bit input swapped for the
+    fp32 copies its adapters keep: Q, K and V each copy the attention input, the output
+    projection its input; the MLP's input is copied by gate and up (fc1 alone ungated), the
+    down projection's (fc2's) f-wide input by down."""
+    fp32 = FP32_ADAPTER_INPUT_BYTES
+    attention += (3.0 * fp32 - e) * sh + (fp32 - e) * sh
+    replicated -= 2.0 * e * sh  # the attention and MLP inputs, now fp32 copies
+    mlp += ((2.0 if gated else 1.0) * fp32) * sh + (fp32 - e) * sf
+    return attention, mlp, replicated
 
 
 def cross_attention_activation_bytes(
@@ -324,6 +359,22 @@ def _encoder_bytes(
     return per_layer * w.encoder_layers + kept, cross, full
 
 
+def _logit_bytes(workload: Workload, e: float) -> float:
+    """Bytes per logit of the whole micro-batch at the loss's backward: the 16-bit logits and
+    the fp32 log-softmax saved (Korthikanti's 4 s b v), or the 16-bit log-softmax alone where
+    the model runs the loss in 16 bits, each with a gradient of its size beside it
+    (LOSS_GRADIENT_COPIES); a fused loss keeps the logits and writes their gradient in place.
+    A chunked loss holds 1/n of it, or, with `chunked_logits_kept`, all that is saved and 1/n
+    of the gradients."""
+    chunks = float(workload.loss_chunks)
+    if workload.fused_loss:
+        return e / chunks
+    sixteen_bit_loss = not workload.fp32_loss and e < LOSS_BYTES_PER_LOGIT
+    saved = e if sixteen_bit_loss else e + LOSS_BYTES_PER_LOGIT
+    gradients = LOSS_GRADIENT_COPIES * saved / chunks
+    return saved + gradients if workload.chunked_logits_kept else saved / chunks + gradients
+
+
 def transformer_activation_bytes_per_sample(
     workload: Workload, sixteen_bit: bool, layout: MemoryLayout
 ) -> float:
@@ -331,7 +382,8 @@ def transformer_activation_bytes_per_sample(
     its layers (each keeping only its input, e s h, under full activation checkpointing, plus
     one layer recomputed at a time in the backward), the embedding's dropout mask and the head
     (final norm and projection inputs, the logits and their fp32 log-softmax: Korthikanti's
-    4 s b v; a fused loss keeps the 16-bit logits and a log-sum-exp per token; a chunked head,
+    4 s b v, and their gradients at the loss's backward, _logit_bytes; a fused loss keeps the
+    16-bit logits and a log-sum-exp per token; a chunked head,
     `loss_chunks`, holds 1/n of the logits at a time). Pipeline
     stages under 1F1B: the first holds min(micro-batches, stages) micro-batches of its L/p
     layers, the last one micro-batch and the head. An encoder-decoder model adds its
@@ -344,6 +396,7 @@ def transformer_activation_bytes_per_sample(
         kv_heads=w.kv_heads, ffn_hidden_size=w.ffn_hidden_size, gated_mlp=w.gated_mlp,
         dropout=w.dropout, element_bytes=e, key_len=s + (w.memory_len or 0),
         experts_per_token=w.experts_per_token or 1, fused_activation=w.fused_activation,
+        fp32_adapter_inputs=w.fp32_adapters,
     )  # fmt: skip
     if w.flash_attention:
         full += 4.0 * (w.num_heads or 1) * s / t  # the kernel's fp32 log-sum-exp per row
@@ -354,8 +407,7 @@ def transformer_activation_bytes_per_sample(
     embedding = (MASK_BYTES * s * h if w.dropout else 0.0) / (t if sp else 1)
     head = 2.0 * e * s * h / (t if sp else 1)
     if w.vocab_size:
-        loss = 0.0 if w.fused_loss else LOSS_BYTES_PER_LOGIT
-        head += (e + loss) * s * w.vocab_size / t / w.loss_chunks
+        head += _logit_bytes(w, e) * s * w.vocab_size / t
         head += FUSED_LOSS_BYTES_PER_TOKEN * s if w.fused_loss else 0.0
     p = layout.pipeline_parallel
     stage_layers = layers / p
@@ -465,18 +517,21 @@ def memory_plan(
     allocator_overhead_fraction: float,
     host_ram_gb: float | None = None,
 ) -> MemoryPlan:
-    """The one place that decides whether a job is sharded. A training job that does not fit
-    replicated on each GPU, whose document did not fix its parallel layout, is planned as
-    people run it: FSDP/ZeRO-3 over all its GPUs (QLoRA's 4-bit weights included, as in
-    Answer.AI's FSDP + QLoRA, 2024), then with parameters and optimizer state offloaded to the
-    host's RAM when that holds them. Nothing is planned on a single GPU. When no layout fits,
-    the workload's own layout is reported."""
+    """The one place that decides how a training job that does not fit each GPU as written
+    runs. On several data-parallel GPUs, when the document did not fix its parallel layout, it
+    is planned as people run it: first each micro-batch split into the fewest smaller ones that
+    fit, their gradients accumulated (_split_plan: DDP's one all-reduce per optimizer step
+    costs less than sharding's gathers each micro-batch); else FSDP/ZeRO-3 over all the GPUs
+    (QLoRA's 4-bit weights included, as in Answer.AI's FSDP + QLoRA, 2024), then with
+    parameters and optimizer state offloaded to the host's RAM when that holds them. Nothing
+    is planned on a single GPU: its answer is whether the batch asked for fits. When no layout
+    fits, the workload's own layout is reported."""
     capacity = gpu_capacity_bytes(memory_gb)
 
     def need_under(layout: MemoryLayout) -> MemoryNeed:
         return memory_need(
-            workload, workload.batch_size, sixteen_bit, layout, cuda_context_gb,
-            allocator_overhead_fraction,
+            workload, workload.batch_size // layout.accumulation_split, sixteen_bit, layout,
+            cuda_context_gb, allocator_overhead_fraction,
         )  # fmt: skip
 
     declared = declared_layout(workload, max(1, gpus_per_node), max(1, nodes))
@@ -493,6 +548,9 @@ def memory_plan(
     )
     if not can_plan:
         return kept
+    split = _split_plan(workload, declared, need_under, capacity, gpus_per_node)
+    if split is not None:
+        return split
     sharded = dataclasses.replace(declared, zero_stage=3, planned=True)
     for layout in (sharded, dataclasses.replace(sharded, cpu_offload=True)):
         plan = MemoryPlan(layout, need_under(layout), capacity, gpus_per_node)
@@ -513,6 +571,32 @@ def memory_plan(
             )
             return dataclasses.replace(plan, note=note)
     return kept
+
+
+def _split_plan(
+    workload: Workload,
+    declared: MemoryLayout,
+    need_under: Callable[[MemoryLayout], MemoryNeed],
+    capacity: float,
+    gpus_per_node: int,
+) -> MemoryPlan | None:
+    """The job with each micro-batch run as the fewest smaller ones that fit, their gradients
+    accumulated: what people do first when a batch runs out of memory (transformers'
+    `gradient_accumulation_steps`), the samples per optimizer step unchanged. None when even
+    one sample at a time does not fit."""
+    batch = workload.batch_size
+    for split in (n for n in range(2, batch + 1) if batch % n == 0):
+        layout = dataclasses.replace(declared, accumulation_split=split)
+        plan = MemoryPlan(layout, need_under(layout), capacity, gpus_per_node)
+        if plan.fits:
+            note = (
+                f"micro-batch split: batch {batch} does not fit each GPU, so it runs as "
+                f"{split} micro-batches of {batch // split} with their gradients accumulated "
+                "(the same samples per optimizer step); set batch_size and "
+                "gradient_accumulation to choose otherwise"
+            )
+            return dataclasses.replace(plan, note=note)
+    return None
 
 
 def optimizer_state_bytes(workload: Workload, layout: MemoryLayout) -> float:
@@ -552,7 +636,14 @@ def paged_plan(plan: MemoryPlan, state_bytes: float) -> MemoryPlan | None:
 
 def sharded_workload(workload: Workload, layout: MemoryLayout) -> Workload:
     """The workload as the planned layout runs it (FSDP, its ZeRO stage, offload), so that the
-    step's communication is that of the sharded job."""
+    step's communication is that of the sharded job; a split micro-batch runs its smaller
+    micro-batches, more of them per optimizer step."""
+    if layout.accumulation_split > 1:
+        workload = dataclasses.replace(
+            workload,
+            batch_size=workload.batch_size // layout.accumulation_split,
+            gradient_accumulation=workload.gradient_accumulation * layout.accumulation_split,
+        )
     if not layout.planned:
         return workload
     return dataclasses.replace(

@@ -82,8 +82,11 @@ class Workload:
     `encoder_seq_len` positions, the decoder being `num_layers` over `seq_len`) is the published
     config's; the activation memory is computed from it. `channels_last`: convolutions run on
     NHWC tensors (PyTorch's default is NCHW); `fused_loss`: the cross-entropy runs in one
-    kernel from the 16-bit logits; `loss_chunks`: the LM head and loss run over that many chunks
-    of the micro-batch's tokens, one chunk's logits alive at a time; `fused_activation`: a gated
+    kernel from the 16-bit logits; `fp32_loss`: at 16-bit the log-softmax keeps an fp32 copy
+    of the logits (autocast; apex O2 does not); `loss_chunks`: the LM head and loss run over
+    that many chunks of the micro-batch's tokens, one chunk's logits alive at a time
+    (`chunked_logits_kept`: all stay saved, only the upcast and gradients are per chunk);
+    `fused_activation`: a gated
     MLP's SiLU and product run in one kernel that saves only its input; `pure_16bit`: a 16-bit
     run keeps its weights, gradients and optimizer state in 16 bits; `optimizer_in_backward`:
     each weight steps and frees its gradient during the backward; `paged_optimizer`: the
@@ -143,7 +146,9 @@ class Workload:
     activation_checkpointing: bool = False
     channels_last: bool = False
     fused_loss: bool = False
+    fp32_loss: bool = True
     loss_chunks: int = 1
+    chunked_logits_kept: bool = False
     fused_activation: bool = False
     pure_16bit: bool = False
     optimizer_in_backward: bool = False

@@ -264,9 +264,8 @@ class ServeBlock(_Strict):
 
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
-    `similar_to`, `activation_checkpointing`, `pure_16bit`, `fused_loss`, `loss_chunks`,
-    `fused_activation`,
-    `cuda_graphs`, `memory_format`,
+    `similar_to`, `activation_checkpointing`, `pure_16bit`, `fused_loss`, `loss_precision`,
+    `loss_chunks`, `chunked_logits_kept`, `fused_activation`, `cuda_graphs`, `memory_format`,
     `gradient_accumulation`, `steps`, `sources`, `notes`, and `parallel` as a block)."""
 
     name: str | None = None
@@ -319,12 +318,25 @@ class WorkloadFile(_Strict):
         description="cross-entropy in one fused kernel from the 16-bit logits (flash-attn's, "
         "llm-foundry's default, Liger): no fp32 log-softmax copy",
     )
+    loss_precision: Literal["fp32", "16bit"] = Field(
+        default="fp32",
+        description="the precision a 16-bit run's cross-entropy log-softmax runs in: fp32 as "
+        "autocast and transformers run it (an fp32 copy of the logits), 16bit where the whole "
+        "model is 16-bit (apex amp O2, NVIDIA Deep Learning Examples' Transformer-XL); "
+        "ignored at fp32",
+    )
     loss_chunks: int = Field(
         default=1,
         ge=1,
         description="the LM head and its cross-entropy run over this many chunks of the "
         "micro-batch's tokens, each chunk's logits freed before the next (llm.q "
         "--lmhead-chunks, Liger's fused linear cross-entropy): 1/n of the logits live at once",
+    )
+    chunked_logits_kept: bool = Field(
+        default=False,
+        description="with loss_chunks: every chunk's logits and log-softmax stay saved for the "
+        "backward, only the fp32 upcast and its gradients are per chunk (torchtune's "
+        "CEWithChunkedOutputLoss); false: each chunk's logits are freed and recomputed",
     )
     fused_activation: bool = Field(
         default=False,
