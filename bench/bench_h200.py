@@ -162,6 +162,49 @@ def rate_rows(data: dict[str, Any], gpu: GPU) -> list[str]:
     return rows
 
 
+SUMMARY = BENCH_DIR / "data" / "h200_gpu_check_summary.json"
+
+
+def gpu_check_rows(summary: dict[str, Any]) -> list[str]:
+    """One row per scripts/gpu-check step of the newest run: clean or not, seconds, what it
+    read."""
+    rows = []
+    for step, record in summary["steps"].items():
+        detail = record.get("detail") or record.get("error", "")
+        rows.append(
+            f"| {step} | {'ok' if record['ok'] else 'FAILED'} | {record.get('seconds', 0):.1f} | "
+            f"{_step_reading(step, detail)} |"
+        )
+    return rows
+
+
+def _step_reading(step: str, detail: Any) -> str:
+    if not isinstance(detail, dict):
+        return str(detail)
+    if step == "real_jobs":
+        verdict = detail["watch_verdict"]
+        return (
+            f"{len(detail['jobs'])} jobs, exit {detail['exit']}; `dlrig watch` over the whole "
+            f"script: {verdict['summary']}"
+        )
+    if step == "probe":
+        return "; ".join(detail["verdicts"])
+    if step == "probe_train":
+        return "; ".join(
+            f"{stage}: measured {measured * 1e3:.1f} ms, estimated {estimated * 1e3:.1f} ms"
+            for stage, measured, estimated in detail["rows"]
+        )
+    if step == "disk":
+        return "; ".join(
+            f"{mode}: {v['qd1_mb_s']:,.0f} MB/s at queue depth 1, {v['deep_mb_s']:,.0f} at "
+            f"{v['depth']}"
+            for mode, v in detail.items()
+        )
+    if step == "pytest_gpu":
+        return f"exit {detail['exit']}: `{detail['first_line'].split()[0]}` (one dot a test)"
+    return ", ".join(f"{k} {v}" for k, v in detail.items() if v not in (None, [], ""))
+
+
 SWEEPS = {"resnet50-batches": "resnet50", "bert-large-squad-batches": "bert-large-squad"}
 
 
@@ -202,6 +245,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     data = json.loads(DATA.read_text())
+    summary = json.loads(SUMMARY.read_text())
     gpu = load_catalog().find(GPU, GPU_NAME)
     build = Build(name=f"1x {gpu.name}", gpus=(GPUGroup(gpu, 1),))
     default_calibration()
@@ -262,6 +306,15 @@ def main() -> None:
         "| job | batch | measured step (ms) | GPU busy (ms) | predicted (ms) | error |",
         "|---|---|---|---|---|---|",
         *sweep_rows(data, build),
+        "",
+        "## Every GPU code path: the newest gpu-check run",
+        "",
+        f"`bench/data/h200_gpu_check_summary.json`: {summary['provenance']}; started "
+        f"{summary['started_utc']}, finished {summary['finished_utc']}.",
+        "",
+        "| step | result | seconds | what it read |",
+        "|---|---|---|---|",
+        *gpu_check_rows(summary),
         "",
         "## The card's rates: measured there, and what dlrig assumes",
         "",
