@@ -284,6 +284,7 @@ def decoder_lm(
     lora: bool,
     checkpointing: bool,
     qwen: bool = False,
+    fp32_adapters: bool = True,
 ) -> dict[str, Any]:
     """A Llama-shaped (or Qwen2) causal LM of random weights: LoRA r=16 on all 7 projections
     over frozen bf16 weights, or full fine-tuning of fp32 weights under bf16 autocast."""
@@ -303,12 +304,14 @@ def decoder_lm(
     if lora:
         from peft import LoraConfig, get_peft_model
 
-        model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules=LORA_TARGETS))
+        lora_config = LoraConfig(r=16, lora_alpha=32, target_modules=LORA_TARGETS)
+        model = get_peft_model(model, lora_config, autocast_adapter_dtype=fp32_adapters)
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     ids = tokens(batch, 2048, config.vocab_size)
     step = hf_step(model, {"input_ids": ids, "labels": ids}, torch.bfloat16, autocast=not lora)
+    adapters = "fp32 adapters (peft's default)" if fp32_adapters else "bf16 adapters"
     method = (
-        "peft LoRA r=16 on all 7 projections, bf16 weights"
+        f"peft LoRA r=16 on all 7 projections, bf16 weights, {adapters}"
         if lora
         else ("full fine-tuning, fp32 weights under bf16 autocast")
     )
@@ -401,6 +404,15 @@ JOBS: dict[str, Callable[[], dict[str, Any]]] = {
     ),
     "llama-3-8b-lora-b4-no-checkpointing": lambda: decoder_lm(
         "llama-3-8b-lora", LLAMA_3_8B, 4, lora=True, checkpointing=False
+    ),
+    "llama-3-8b-lora-b1": lambda: decoder_lm(
+        "llama-3-8b-lora", LLAMA_3_8B, 1, lora=True, checkpointing=True
+    ),
+    "llama-3-8b-lora-bf16-adapters": lambda: decoder_lm(
+        "llama-3-8b-lora", LLAMA_3_8B, 2, lora=True, checkpointing=True, fp32_adapters=False
+    ),
+    "qwen2.5-7b-lora-b4-no-checkpointing": lambda: decoder_lm(
+        "qwen2.5-7b-lora", QWEN2_5_7B, 4, lora=True, checkpointing=False, qwen=True
     ),
     "qwen2.5-7b-lora": lambda: decoder_lm(
         "qwen2.5-7b-lora", QWEN2_5_7B, 2, lora=True, checkpointing=True, qwen=True

@@ -55,10 +55,11 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
         cal.cuda_context_gb, cal.allocator_overhead_fraction, f.ram_gb,
     )  # fmt: skip
     need_gb = capacity_gb(plan.need.total_bytes)
+    batch = plan.need.batch  # a split plan runs smaller micro-batches (memory_plan)
     evidence = {
         "needed_gb": round(need_gb, 2),
         "gpu_memory_gb": smallest.memory_gb,
-        "batch_per_gpu": w.batch_size,
+        "batch_per_gpu": batch,
         "shards": plan.layout.shard_ranks if plan.layout.effective_stage >= 3 else 1,
     }
     host_gb = plan.host_gb_per_node
@@ -72,7 +73,7 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
         return
     if plan.fits:
         yield info(
-            f"{w.name} needs {need_gb:.1f} GB per GPU at batch {w.batch_size}; "
+            f"{w.name} needs {need_gb:.1f} GB per GPU at batch {batch}; "
             f"{smallest.name} has {smallest.memory_gb:g} GB"
             + (f" ({plan.note})" if plan.note else ""),
             evidence,
