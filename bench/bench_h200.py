@@ -70,12 +70,20 @@ JOBS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "gpt2": ("gpt2", {"batch_size": 12}, {"dropout": True}),
     "gpt2-no-dropout": ("gpt2", {"batch_size": 12}, {"dropout": False}),
     "llama-3-8b-lora": ("llama-3-8b-lora", {"batch_size": 2}, {}),
+    "llama-3-8b-lora-b1": ("llama-3-8b-lora", {"batch_size": 1}, {}),
+    "llama-3-8b-lora-bf16-adapters": ("llama-3-8b-lora", {
+        "batch_size": 2, "finetune": {"method": "lora", "trainable_fraction": 0.005223,
+                                      "adapter_precision": "16bit"}}, {}),
     "llama-3-8b-lora-b4-no-checkpointing": ("llama-3-8b-lora", {
         "batch_size": 4, "activation_checkpointing": False}, {}),
     # The job's LoRA: r=16 on all 7 projections, 40,370,176 trainable parameters (its record),
     # one micro-batch a step.
     "qwen2.5-7b-lora": ("qwen2.5-7b-lora", {
         "batch_size": 2, "gradient_accumulation": 1,
+        "finetune": {"method": "lora", "trainable_fraction": 40370176 / 7615616512,
+                     "adapter_precision": "fp32"}}, {}),
+    "qwen2.5-7b-lora-b4-no-checkpointing": ("qwen2.5-7b-lora", {
+        "batch_size": 4, "gradient_accumulation": 1, "activation_checkpointing": False,
         "finetune": {"method": "lora", "trainable_fraction": 40370176 / 7615616512,
                      "adapter_precision": "fp32"}}, {}),
     "llama-3.2-1b-full": ("llama-3-8b", {

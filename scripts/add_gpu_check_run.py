@@ -2,10 +2,11 @@
 
     .venv/bin/python scripts/add_gpu_check_run.py GPU_CHECK_DIR
 
-GPU_CHECK_DIR is what scripts/gpu-check wrote (jobs.json, torch_cuda.json). Each job keeps its
-median step of every run in `median_step_s_runs` (oldest first) and the newest run's record
-(profile, memory); a job the older runs lacked starts its list here. Each rate keeps one
-reading per run. The file's provenance lists every run's start time.
+GPU_CHECK_DIR is what scripts/gpu-check wrote (jobs.json, torch_cuda.json), or a folder with
+only the jobs.json of `scripts/gpu_jobs.py --only ...` (then no rates are added). Each job
+keeps its median step of every run in `median_step_s_runs` (oldest first) and the newest run's
+record (profile, memory); a job the older runs lacked starts its list here. Each rate keeps one
+reading per gpu-check run. The file's provenance lists every run's start time.
 """
 
 from __future__ import annotations
@@ -25,16 +26,20 @@ PROVENANCE = (
 RATE_DIGITS = 1
 
 
-def merged(data: dict[str, Any], jobs: dict[str, Any], cuda: dict[str, Any]) -> dict[str, Any]:
-    """`data` with the run in `jobs` (gpu_jobs.py's output) and `cuda` (torch_cuda.json)."""
+def merged(
+    data: dict[str, Any], jobs: dict[str, Any], cuda: dict[str, Any] | None
+) -> dict[str, Any]:
+    """`data` with the run in `jobs` (gpu_jobs.py's output) and `cuda` (torch_cuda.json, None
+    for a run of jobs alone)."""
     started = jobs["provenance"].rsplit(" at ", 1)[1]
     runs = [*data.get("runs_started_utc", []), started]
     out = {**data, "runs_started_utc": runs, "provenance": PROVENANCE.format(runs=", ".join(runs))}
-    gpu = cuda["report"]["gpus"][0]
-    for row in gpu["matmul"]:
-        out["matmul_tflops"][row["precision"]].append(round(row["tflops"], RATE_DIGITS))
-    out["device_memory_gb_s"].append(round(gpu["device_memory_gb_s"], RATE_DIGITS))
-    out["h2d_pinned_gb_s"].append(round(gpu["h2d_pinned_gb_s"], RATE_DIGITS))
+    if cuda is not None:
+        gpu = cuda["report"]["gpus"][0]
+        for row in gpu["matmul"]:
+            out["matmul_tflops"][row["precision"]].append(round(row["tflops"], RATE_DIGITS))
+        out["device_memory_gb_s"].append(round(gpu["device_memory_gb_s"], RATE_DIGITS))
+        out["h2d_pinned_gb_s"].append(round(gpu["h2d_pinned_gb_s"], RATE_DIGITS))
     out["jobs"] = dict(data["jobs"])
     for name, job in jobs["jobs"].items():
         if name in ("steptimer", "describe"):
@@ -56,7 +61,8 @@ def main() -> None:
     args = parser.parse_args()
     data = json.loads(DATA.read_text())
     jobs = json.loads((args.gpu_check_dir / "jobs.json").read_text())
-    cuda = json.loads((args.gpu_check_dir / "torch_cuda.json").read_text())
+    rates = args.gpu_check_dir / "torch_cuda.json"
+    cuda = json.loads(rates.read_text()) if rates.exists() else None
     DATA.write_text(json.dumps(merged(data, jobs, cuda), indent=2) + "\n")
 
 
