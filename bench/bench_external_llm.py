@@ -319,7 +319,9 @@ def predict(row: Row) -> Prediction:
     # checkpointing drops most of them: the job dlrig is given keeps more, so its memory
     # verdict says nothing about the published one.
     modelled = row.context_parallel == 1 and row.checkpointing in ("true", "false")
-    fits = est.memory.fits if modelled else None
+    # At the published micro-batch: one that fits only split (memory_plan) does not.
+    as_written = est.memory.fits and est.batch_per_gpu == row.micro_batch
+    fits = as_written if modelled else None
     return Prediction(row, est.tokens_per_s / est.gpus, fits, str(est.bottleneck))
 
 

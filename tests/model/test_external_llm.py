@@ -19,7 +19,7 @@ import bench_external_llm as bench
 from dlrig.catalog import load_catalog
 from dlrig.catalog.schema import GPU
 from dlrig.machine import resolve_build
-from dlrig.model import estimate
+from dlrig.model import Estimate, estimate
 from dlrig.workloads import resolve_workload
 
 ROWS = bench.read_rows(bench.DATA)
@@ -205,13 +205,12 @@ def test_llmq_qwen_1_5b_fits_at_its_published_batch_with_its_fused_swiglu() -> N
     assert row.micro_batch == 32 and row.checkpointing == "false"
     assert bench.fused_activation(row)
     build = resolve_build(bench.build_doc(row), "test")
-    fused = estimate(build, resolve_workload(bench.workload_doc(row), "test")).memory
+    fused = estimate(build, resolve_workload(bench.workload_doc(row), "test"))
     eager_doc = {**bench.workload_doc(row), "fused_activation": False}
-    eager = estimate(build, resolve_workload(eager_doc, "test")).memory
-    assert fused.fits and not eager.fits
-    assert eager.activations_gb - fused.activations_gb == pytest.approx(
-        28 * 8960 * 2 * 32 * 1024 / 2**30, rel=1e-6
-    )
+    eager = estimate(build, resolve_workload(eager_doc, "test"))
+    assert fused.memory.max_batch_per_gpu >= row.micro_batch > eager.memory.max_batch_per_gpu
+    saved = _activations_gb_per_sample(eager) - _activations_gb_per_sample(fused)
+    assert saved * row.micro_batch == pytest.approx(28 * 8960 * 2 * 32 * 1024 / 2**30, rel=1e-6)
 
 
 def test_llmq_rows_accumulate_to_the_readmes_total_batch() -> None:
@@ -230,10 +229,15 @@ def test_llmq_5060_ti_fits_qwen_0_5b_at_batch_10_with_its_chunked_lm_head() -> N
     row = _row("llm.q", "qwen2.5-0.5b", "GeForce RTX 5060 Ti 16GB", 1, 1024)
     assert row.micro_batch == 10 and row.loss_chunks == 5
     build = resolve_build(bench.build_doc(row), "test")
-    chunked = estimate(build, resolve_workload(bench.workload_doc(row), "test")).memory
+    chunked = estimate(build, resolve_workload(bench.workload_doc(row), "test"))
     whole_doc = {**bench.workload_doc(row), "loss_chunks": 1}
-    whole = estimate(build, resolve_workload(whole_doc, "test")).memory
-    assert chunked.fits and not whole.fits
-    assert whole.activations_gb - chunked.activations_gb == pytest.approx(
-        8 * 1024 * 151936 * 2 / 2**30, rel=1e-6
-    )
+    whole = estimate(build, resolve_workload(whole_doc, "test"))
+    assert chunked.memory.max_batch_per_gpu >= row.micro_batch > whole.memory.max_batch_per_gpu
+    saved = _activations_gb_per_sample(whole) - _activations_gb_per_sample(chunked)
+    assert saved * row.micro_batch == pytest.approx(8 * 1024 * 151936 * 2 / 2**30, rel=1e-6)
+
+
+def _activations_gb_per_sample(est: Estimate) -> float:
+    """Activations per sample of the micro-batch the estimate ran (a batch that does not fit
+    runs split: memory_plan)."""
+    return est.memory.activations_gb / est.batch_per_gpu

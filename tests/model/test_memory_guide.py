@@ -67,11 +67,17 @@ def test_fsdp_shards_model_states_and_lora_shrinks_them() -> None:
 
 
 def test_largest_batch_is_consistent_with_fits() -> None:
+    """The largest batch runs as written; one more sample runs split into accumulated
+    micro-batches no larger than it (memory_plan)."""
     build = make_build(RTX_3090)
     est = estimate(build, make_workload("resnet50"))
     biggest = est.memory.max_batch_per_gpu
-    assert estimate(build, make_workload("resnet50", batch_size=biggest)).memory.fits
-    assert not estimate(build, make_workload("resnet50", batch_size=biggest + 1)).memory.fits
+    at = estimate(build, make_workload("resnet50", batch_size=biggest))
+    assert at.memory.fits and at.batch_per_gpu == biggest
+    over = estimate(build, make_workload("resnet50", batch_size=biggest + 1))
+    assert over.memory.fits and over.batch_per_gpu <= biggest
+    assert over.parallel is not None
+    assert over.batch_per_gpu * over.parallel.gradient_accumulation == biggest + 1
 
 
 def test_pure_bf16_adam_keeps_8_bytes_per_parameter_and_no_fp32_copy() -> None:

@@ -91,8 +91,8 @@ def test_a_batch_too_big_for_each_gpu_runs_split_before_it_is_sharded() -> None:
     lent H200 (bench/data/h200_gpu_check.json): more than a 24 GB card holds beside its CUDA
     context. On two such cards dlrig runs each GPU's batch as two micro-batches of one with
     their gradients accumulated (transformers' gradient_accumulation_steps), DDP's one small
-    LoRA all-reduce a step in place of FSDP's weight gathers; on one card it answers whether
-    batch 2 fits (no), and names batch 1."""
+    LoRA all-reduce a step in place of FSDP's weight gathers; one card runs the same split,
+    and check warns that batch 2 as written does not fit (GPU.4)."""
     two = estimate(make_build(RTX_3090, count=2), make_workload("llama-3-8b-lora"))
     assert two.memory.fits and two.batch_per_gpu == 1
     assert two.parallel is not None and two.parallel.gradient_accumulation == 2
@@ -100,5 +100,8 @@ def test_a_batch_too_big_for_each_gpu_runs_split_before_it_is_sharded() -> None:
     assert any(a.startswith("micro-batch split: batch 2") for a in two.assumptions)
     assert not any(a.startswith("sharded: ") for a in two.assumptions)
     one = estimate(make_build(RTX_3090), make_workload("llama-3-8b-lora"))
-    assert not one.memory.fits and one.memory.max_batch_per_gpu == 1
-    assert one.batch_per_gpu == 2
+    assert one.memory.fits and one.memory.max_batch_per_gpu == 1
+    assert one.batch_per_gpu == 1
+    gpu4 = check_build(make_build(RTX_3090), make_workload("llama-3-8b-lora")).by_rule("GPU.4")
+    assert [f.severity.value for f in gpu4] == ["warning"]
+    assert "at most batch 1 per GPU fits, so it runs as 2 micro-batches of 1" in gpu4[0].message

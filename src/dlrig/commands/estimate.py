@@ -164,10 +164,14 @@ def _one(
 
 
 def _misfit(est: Any, serving: Any, checked: Any) -> Any:
-    """check's GPU.4 finding when the job does not fit in the GPUs' memory, else None."""
-    if serving is not None or est.memory.fits:
+    """check's GPU.4 finding when the job as written does not fit in the GPUs' memory (also
+    when it then runs split into accumulated micro-batches), else None."""
+    if serving is not None:
         return None
-    return next(iter(checked.by_rule("GPU.4")), None)
+    finding = next(iter(checked.by_rule("GPU.4")), None)
+    if finding is None or (est.memory.fits and finding.severity.value == "info"):
+        return None
+    return finding
 
 
 def _print_serving(est: Any, serving: Any, json: bool) -> None:

@@ -518,14 +518,14 @@ def memory_plan(
     host_ram_gb: float | None = None,
 ) -> MemoryPlan:
     """The one place that decides how a training job that does not fit each GPU as written
-    runs. On several data-parallel GPUs, when the document did not fix its parallel layout, it
-    is planned as people run it: first each micro-batch split into the fewest smaller ones that
-    fit, their gradients accumulated (_split_plan: DDP's one all-reduce per optimizer step
-    costs less than sharding's gathers each micro-batch); else FSDP/ZeRO-3 over all the GPUs
-    (QLoRA's 4-bit weights included, as in Answer.AI's FSDP + QLoRA, 2024), then with
-    parameters and optimizer state offloaded to the host's RAM when that holds them. Nothing
-    is planned on a single GPU: its answer is whether the batch asked for fits. When no layout
-    fits, the workload's own layout is reported."""
+    runs, planned as people run it: first each micro-batch split into the fewest smaller ones
+    that fit, their gradients accumulated (_split_plan; on several GPUs DDP's one all-reduce
+    per optimizer step costs less than sharding's gathers each micro-batch); else, on several
+    data-parallel GPUs when the document did not fix its parallel layout, FSDP/ZeRO-3 over all
+    of them (QLoRA's 4-bit weights included, as in Answer.AI's FSDP + QLoRA, 2024), then with
+    parameters and optimizer state offloaded to the host's RAM when that holds them. When no
+    layout fits, the workload's own layout is reported. `check` says when the batch as written
+    does not fit (GPU.4)."""
     capacity = gpu_capacity_bytes(memory_gb)
 
     def need_under(layout: MemoryLayout) -> MemoryNeed:
@@ -540,17 +540,13 @@ def memory_plan(
         paged = paged_plan(kept, optimizer_state_bytes(workload, declared))
         if paged is not None:
             return paged
-    can_plan = (
-        workload.mode is Mode.TRAINING
-        and not workload.parallel_fixed
-        and declared.shard_ranks > 1
-        and not kept.fits
-    )
-    if not can_plan:
+    if workload.mode is not Mode.TRAINING or kept.fits:
         return kept
     split = _split_plan(workload, declared, need_under, capacity, gpus_per_node)
     if split is not None:
         return split
+    if workload.parallel_fixed or declared.shard_ranks <= 1:
+        return kept
     sharded = dataclasses.replace(declared, zero_stage=3, planned=True)
     for layout in (sharded, dataclasses.replace(sharded, cpu_offload=True)):
         plan = MemoryPlan(layout, need_under(layout), capacity, gpus_per_node)

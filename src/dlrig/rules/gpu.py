@@ -3,12 +3,18 @@ server (DP.1)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from dlrig.enums import Parallelism, Precision
 from dlrig.rules.engine import Judgement, error, info, rule, warning
 from dlrig.rules.facts import Facts
 from dlrig.workloads.model import FinetuneMethod, Mode, Workload
+
+if TYPE_CHECKING:
+    from dlrig.catalog.schema import GPU
+    from dlrig.model.memory import MemoryPlan
 
 
 @rule("GPU.3")
@@ -71,6 +77,9 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
             f"buy >= {host_gb:.0f} GB of RAM, or more GPUs to shard the state over",
         )
         return
+    if plan.layout.accumulation_split > 1:
+        yield _split_warning(w, plan, smallest)
+        return
     if plan.fits:
         yield info(
             f"{w.name} needs {need_gb:.1f} GB per GPU at batch {batch}; "
@@ -97,6 +106,36 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
             evidence,
             f"batch {max_batch} with gradient accumulation, or GPUs with more memory",
         )
+
+
+def _split_warning(w: Workload, plan: MemoryPlan, smallest: GPU) -> Judgement:
+    """GPU.4 for a batch that fits only split into accumulated micro-batches (memory_plan):
+    the batch as written does not fit, and dlrig estimates the job as it would then run."""
+    from dlrig.model.calibration import default_calibration
+    from dlrig.model.memory import capacity_gb, memory_need
+    from dlrig.model.rates import is_16bit
+
+    cal = default_calibration()
+    layout = dataclasses.replace(plan.layout, accumulation_split=1)
+    written = memory_need(
+        w, w.batch_size, is_16bit(w.precision), layout, cal.cuda_context_gb,
+        cal.allocator_overhead_fraction,
+    )  # fmt: skip
+    need_gb = capacity_gb(written.total_bytes)
+    split, batch = plan.layout.accumulation_split, plan.need.batch
+    return warning(
+        f"{w.name} needs {need_gb:.1f} GB per GPU at batch {w.batch_size}; {smallest.name} has "
+        f"{smallest.memory_gb:g} GB: at most batch {plan.max_batch_per_gpu} per GPU fits, so it "
+        f"runs as {split} micro-batches of {batch} with their gradients accumulated",
+        {
+            "needed_gb": round(need_gb, 2),
+            "gpu_memory_gb": smallest.memory_gb,
+            "batch_per_gpu": w.batch_size,
+            "max_batch_per_gpu": plan.max_batch_per_gpu,
+            "micro_batches": split,
+        },
+        f"batch {plan.max_batch_per_gpu} with gradient accumulation, or GPUs with more memory",
+    )
 
 
 def _memory_fixes(w: Workload, stage: int, offloaded: bool) -> str:
