@@ -23,6 +23,7 @@ import argparse
 import datetime as dt
 import statistics
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,7 @@ from calibration_data import REPO, LambdaRow, job_key, read_lambda_rows
 from machine_info import machine, write_result
 
 from dlrig.catalog import load_catalog
+from dlrig.model import estimate
 from dlrig.model.calibration import default_calibration
 
 DATA = REPO / "bench" / "data" / "lambda_v2_2025.csv"
@@ -100,7 +102,19 @@ def main() -> None:
         errs = [error(r) for r in subset]
         lines.append(f"| {label} | {_stats([abs(e) for e in errs])} | {_signed(errs)} |")
     lines.append(f"| scaling factor (n GPUs / 1) | {_stats(scaling)} | - |")
+    short = Counter(
+        f"{r.lambda_model} {r.workload.precision.value}"
+        for r in rows
+        if estimate(r.build(), r.workload, calibration=cal).memory.max_batch_per_gpu
+        < r.workload.batch_size
+    )
     lines += [
+        "",
+        f"Rows whose published batch dlrig says does not fit each GPU as written: "
+        f"{sum(short.values())} of {len(rows)}"
+        + (" (" + ", ".join(f"{k} {n}" for k, n in short.most_common()) + ")" if short else "")
+        + "; their estimates run the batch split into accumulated micro-batches that fit "
+        "(memory_plan), as a user would have to: a memory error of the model, left visible.",
         "",
         "Single-GPU rows:",
         "",
