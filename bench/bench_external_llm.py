@@ -320,8 +320,7 @@ def predict(row: Row) -> Prediction:
     # verdict says nothing about the published one.
     modelled = row.context_parallel == 1 and row.checkpointing in ("true", "false")
     # At the published micro-batch: one that fits only split (memory_plan) does not.
-    as_written = est.memory.fits and est.batch_per_gpu == row.micro_batch
-    fits = as_written if modelled else None
+    fits = est.memory.max_batch_per_gpu >= row.micro_batch if modelled else None
     return Prediction(row, est.tokens_per_s / est.gpus, fits, str(est.bottleneck))
 
 

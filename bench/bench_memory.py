@@ -57,13 +57,12 @@ def main() -> None:
     no_fit: list[LambdaRow] = []
     short: list[LambdaRow] = []
     for r in rows:
-        est = estimate(r.build(), r.workload, calibration=cal)
-        m = est.memory
+        m = estimate(r.build(), r.workload, calibration=cal).memory
         key = (r.lambda_model, r.workload.precision.value)
         tally = counts.setdefault(key, [0, 0])
         tally[0] += 1
         # A batch that fits only split into accumulated micro-batches does not fit as written.
-        if not m.fits or est.batch_per_gpu < r.workload.batch_size:
+        if m.max_batch_per_gpu < r.workload.batch_size:
             no_fit.append(r)
             tally[1] += 1
         if m.max_batch_per_gpu < r.workload.batch_size:

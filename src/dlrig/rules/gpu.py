@@ -111,17 +111,9 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
 def _split_warning(w: Workload, plan: MemoryPlan, smallest: GPU) -> Judgement:
     """GPU.4 for a batch that fits only split into accumulated micro-batches (memory_plan):
     the batch as written does not fit, and dlrig estimates the job as it would then run."""
-    from dlrig.model.calibration import default_calibration
-    from dlrig.model.memory import capacity_gb, memory_need
-    from dlrig.model.rates import is_16bit
+    from dlrig.model.memory import capacity_gb
 
-    cal = default_calibration()
-    layout = dataclasses.replace(plan.layout, accumulation_split=1)
-    written = memory_need(
-        w, w.batch_size, is_16bit(w.precision), layout, cal.cuda_context_gb,
-        cal.allocator_overhead_fraction,
-    )  # fmt: skip
-    need_gb = capacity_gb(written.total_bytes)
+    need_gb = capacity_gb(dataclasses.replace(plan.need, batch=w.batch_size).total_bytes)
     split, batch = plan.layout.accumulation_split, plan.need.batch
     return warning(
         f"{w.name} needs {need_gb:.1f} GB per GPU at batch {w.batch_size}; {smallest.name} has "

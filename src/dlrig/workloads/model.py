@@ -86,10 +86,10 @@ class Workload:
     of the logits (autocast; apex O2 does not); `loss_chunks`: the LM head and loss run over
     that many chunks of the micro-batch's tokens, one chunk's logits alive at a time
     (`chunked_logits_kept`: all stay saved, only the upcast and gradients are per chunk);
-    `fused_activation`: a gated
-    MLP's SiLU and product run in one kernel that saves only its input; `pure_16bit`: a 16-bit
-    run keeps its weights, gradients and optimizer state in 16 bits; `optimizer_in_backward`:
-    each weight steps and frees its gradient during the backward; `paged_optimizer`: the
+    `fused_activation`: a gated MLP's SiLU and product run in one kernel that saves only its
+    input; `pure_16bit`: a 16-bit run keeps its weights, gradients and optimizer state in 16
+    bits; `optimizer_in_backward`: each weight steps and frees its gradient during the
+    backward; `paged_optimizer`: the
     optimizer state pages to host RAM where the GPU cannot hold it; `cuda_graphs`: each step
     replays a captured CUDA graph, so the host does not dispatch its kernels one by one. Run
     length is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model states
