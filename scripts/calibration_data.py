@@ -11,7 +11,7 @@ from pathlib import Path
 
 from dlrig.catalog.loader import Catalog
 from dlrig.catalog.schema import GPU, Platform
-from dlrig.enums import CoolerType, FormFactor, Interconnect, Precision
+from dlrig.enums import CoolerType, FormFactor, Precision
 from dlrig.errors import UnknownPartError
 from dlrig.machine.model import Build, GPUGroup
 from dlrig.workloads import Workload, resolve_workload
@@ -301,19 +301,24 @@ def lambda_precision(lambda_model: str, label: str) -> Precision:
     return Precision.TF32
 
 
+# Lambda's 2020 "NVLink" servers (8x RTX 2080 Ti, 8x Quadro RTX 8000, cards bridged in pairs)
+# measured the same as the same servers unbridged on 2 GPUs: 18 of the 20 RTX 2080 Ti jobs
+# within 2.5% (GNMT fp16 59,398 against 59,568 tok/s, WaveGlow fp32 36,477 against 36,555), the
+# bridged run never more than 1.5% faster, where a bridge would give GNMT, which loses 29% of
+# its per-GPU rate to a host-staged all-reduce there, NVLink's peer-to-peer (v0 csv, "2x RTX
+# 2080Ti NVLink" against "2x RTX 2080Ti"). The two GPUs a 2-GPU run took were not a bridged
+# pair, so those rows run as the server unbridged; on 4 and 8 GPUs pairwise bridges form no
+# ring (interconnect.intra_node_link) either way.
 def lambda_platform(label: str, gpu: GPU, num_gpus: int, catalog: Catalog) -> Platform | None:
     """The server a multi-GPU row ran in (SXM_PLATFORMS, PCIE_SERVER), None for one GPU or a
-    workstation. Labels ending in "NVLink" had their PCIe cards bridged in pairs."""
+    workstation. Labels ending in "NVLink" run as the same server unbridged (the note above)."""
     if num_gpus < 2:
         return None
     if gpu.form is FormFactor.SXM:
         return catalog.find(Platform, SXM_PLATFORMS.get(gpu.name, PCIE_SERVER))
     if num_gpus < 4 and not _SYSTEM_LABEL.match(label.strip()):
         return None
-    server = catalog.find(Platform, PCIE_SERVER)
-    if label.strip().endswith("NVLink"):
-        return server.model_copy(update={"interconnect": Interconnect.NVLINK_BRIDGE})
-    return server
+    return catalog.find(Platform, PCIE_SERVER)
 
 
 # A workstation board has 7 expansion slots (ATX). Three RTX 3090 Founders Editions take 9, so
@@ -378,8 +383,6 @@ def read_lambda_rows(
                 if reason is not None or gpu is None:
                     skipped[reason or "unknown"] = skipped.get(reason or "unknown", 0) + 1
                     continue
-                if rec["gpu"].strip().endswith("NVLink"):  # cards bridged in pairs
-                    gpu = gpu.model_copy(update={"interconnect": Interconnect.NVLINK_BRIDGE})
                 platform = lambda_platform(rec["gpu"], gpu, int(rec["num_gpus"]), catalog)
                 gpu = workstation_edition(gpu, int(rec["num_gpus"]), platform)
                 zoo_name, units, extra = LAMBDA_MODELS[rec["model"]]

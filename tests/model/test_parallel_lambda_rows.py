@@ -74,3 +74,27 @@ def test_three_rtx_3090_in_a_workstation_ran_blower_editions() -> None:
     assert len(by_count[3]) == 18
     assert {(r.gpu.cooler, r.gpu.slots) for r in by_count[3]} == {(CoolerType.BLOWER, 2)}
     assert {r.gpu.cooler for r in by_count[2]} == {CoolerType.OPEN_AIR}
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
+def test_two_gpus_of_lambdas_nvlink_servers_run_as_the_server_unbridged() -> None:
+    """On 2 GPUs Lambda's "RTX 2080Ti NVLink" server measures what its unbridged twin does:
+    GNMT fp16 59,398 against 59,568 tok/s, WaveGlow fp32 36,477 against 36,555 (v0 csv), where
+    a bridge would give GNMT, which loses 29% of its per-GPU rate to the host-staged all-reduce
+    of a card without PCIe peer-to-peer, NVLink's. So both rows get the same estimate."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibrate import predicted_units_per_s
+    from calibration_data import read_lambda_rows
+
+    from dlrig.model.calibration import default_calibration
+
+    rows, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
+    pair = {
+        r.lambda_gpu.strip(): r for r in rows
+        if r.lambda_model == "gnmt" and r.workload.precision.value == "fp16" and r.num_gpus == 2
+        and r.gpu.name == "GeForce RTX 2080 Ti"
+    }  # fmt: skip
+    bridged, plain = pair["RTX 2080Ti NVLink"], pair["RTX 2080Ti"]
+    assert (bridged.measured_units_per_s, plain.measured_units_per_s) == (59398.0, 59568.0)
+    cal = default_calibration()
+    assert predicted_units_per_s(bridged, cal) == predicted_units_per_s(plain, cal)
