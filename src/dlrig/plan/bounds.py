@@ -18,7 +18,7 @@ from dlrig.machine.model import Build
 from dlrig.machine.topology import card_width_slots
 from dlrig.plan.assembles import memory_fits_cpu, place_gpus
 from dlrig.plan.evaluate import Outcome
-from dlrig.plan.groups import Candidate, Group, assemble, psu_floor_w
+from dlrig.plan.groups import Group, assemble
 from dlrig.plan.parts import Chassis, MemoryOption, efficiency_rank
 
 T = TypeVar("T")
@@ -373,25 +373,6 @@ def at_least_draw(fast: Outcome, lean: Outcome) -> Outcome:
 
 def _least(value: float | None, other: float) -> float:
     return other if value is None else min(value, other)
-
-
-def psu_can_pass(cand: Candidate) -> bool:
-    """PSU.1 as a necessary condition: the PSU covers this CPU's and these GPUs' draw plus
-    the guide's 10% and 10% (the rule engine errors below that)."""
-    if cand.psu is None:
-        return True
-    group = cand.group
-    floor = psu_floor_w(group.gpu, group.count, cand.cpu.tdp_w * group.chassis.cpu_count)
-    return cand.psu.watts >= floor
-
-
-def psu_can_pass_any(group: Group, psu: PSU | None) -> bool:
-    """PSU.1 as a necessary condition for the PSU with the group's least hungry CPU: a PSU
-    below that floor fails with every CPU of the group."""
-    if psu is None:
-        return True
-    cpu_w = min(c.tdp_w for c in group.cpus) * group.chassis.cpu_count
-    return psu.watts >= psu_floor_w(group.gpu, group.count, cpu_w)
 
 
 def option_sizes(group: Group) -> tuple[int, ...]:

@@ -94,6 +94,24 @@ class Group:
         )
 
     @functools.cached_property
+    def powered(self) -> tuple[tuple[bool, ...], ...]:
+        """PSU.1 as a necessary condition, per CPU option and PSU option: the PSU covers the
+        CPU's and the GPUs' draw plus the guide's 10% and 10% (the rule engine errors below
+        that); a platform's own supply (None) always does. Most combinations a walk meets
+        fail here, so they are left out before they become candidates."""
+        floors = [
+            psu_floor_w(self.gpu, self.count, c.tdp_w * self.chassis.cpu_count) for c in self.cpus
+        ]
+        return tuple(tuple(p is None or p.watts >= f for p in self.psus) for f in floors)
+
+    @functools.cached_property
+    def weak_psus(self) -> frozenset[int]:
+        """The PSU options that power none of the group's CPUs (no candidate may use them)."""
+        return frozenset(
+            j for j in range(len(self.psus)) if not any(row[j] for row in self.powered)
+        )
+
+    @functools.cached_property
     def fixed_price_usd(self) -> float:
         """One node's price of the chassis, GPUs (unless bundled) and water cooling."""
         bundled = self.chassis.platform is not None and self.chassis.platform.included_gpu
@@ -205,12 +223,15 @@ class Group:
     ) -> Iterator[Candidate]:
         """The group's candidates in non-decreasing price, up to max_price_usd; with `dead`, one
         collection of option indices per list (cpus, memory, storage, psus, cases) that the
-        caller may grow while it iterates, only those made of options not in it."""
-        prices = self.option_prices()
+        caller may grow while it iterates, only those made of options not in it. Only
+        candidates whose PSU can power them (`powered`) and whose CPU addresses their RAM."""
+        prices, powered = self.option_prices(), self.powered
         for total, index in cheapest_combinations(prices, dead):
             price = (self.fixed_price_usd + total) * self.nodes
             if price > max_price_usd + 1e-6:
                 return
+            if not powered[index[0]][index[3]]:
+                continue
             cand = self.candidate(index)  # type: ignore[arg-type]
             if cand.assembles:
                 yield cand

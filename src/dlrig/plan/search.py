@@ -42,8 +42,6 @@ from dlrig.plan.bounds import (
     option_sizes,
     parts_build,
     probe_table,
-    psu_can_pass,
-    psu_can_pass_any,
 )
 from dlrig.plan.constraints import Constraints, part_filter, validate_constraints
 from dlrig.plan.evaluate import Evaluator, Outcome
@@ -252,12 +250,15 @@ class Planner:
 
     def unbuildable(self, group: Group) -> tuple[set[int], ...]:
         """Per option list, the options that cannot go with any of the group's other parts
-        (the memory no CPU of the group addresses): no candidate may use them."""
+        (the memory no CPU of the group addresses, a PSU too small for every CPU): no
+        candidate may use them."""
         table = self._probes.get((group.key, option_sizes(group)), {})
-        return tuple(
+        out = tuple(
             {i for i, parts in enumerate(table.get(kind, ())) if parts is None}
             for kind in OPTION_LISTS
         )
+        out[OPTION_LISTS.index("psus")].update(group.weak_psus)
+        return out
 
     def option_bounds(
         self,
@@ -275,10 +276,6 @@ class Planner:
         more). Each part is probed once per group, when a candidate first uses it (most
         options are never reached). `dead`: per option list, where an option whose probe is
         useless or fails goes (the caller leaves it out of dearer candidates)."""
-        if not psu_can_pass(cand):
-            if dead is not None and not psu_can_pass_any(group, cand.psu):
-                dead[OPTION_LISTS.index("psus")].add(cand.index[OPTION_LISTS.index("psus")])
-            return None
         memo_key = (group.key, option_sizes(group))
         table = self._probes.get(memo_key)
         if table is None:
