@@ -322,20 +322,26 @@ def lambda_platform(label: str, gpu: GPU, num_gpus: int, catalog: Catalog) -> Pl
 
 
 # A workstation board has 7 expansion slots (ATX). Three RTX 3090 Founders Editions take 9, so
-# Lambda's 3x RTX 3090 workstation cannot have held the catalog's 3-slot open-air board: such
-# builds used the 2-slot blower editions (Gigabyte GeForce RTX 3090 TURBO 24G, the card of
-# Puget Systems' 4x RTX 3090 workstation, thefpsreview.com, 2020-10-22; Lambda: "3x is likely
-# possible with liquid cooling/PCIe extendors", lambdalabs.com/blog/deep-learning-hardware-
-# deep-dive-rtx-30xx). Blower is the milder assumption of the two.
+# Lambda's 3x RTX 3090 workstation cannot have held the catalog's 3-slot open-air board: "3x is
+# likely possible with liquid cooling/PCIe extendors" (lambdalabs.com/blog/deep-learning-
+# hardware-deep-dive-rtx-30xx). Its cards ran cool: the runs' monitor logs (nvidia-smi
+# temperature, utilization, memory each second) read a median 66 C and at most 71 C over the
+# 1,097 samples at 90% utilization or more, where Lambda's blower cards ran hot (4x RTX A5000
+# a median 84 C, 2x RTX 2080 Ti 86 C) and its two open-air RTX 3080 70 C, at most 80 C
+# (lambdal/deeplearning-benchmark@aa5addb6 pytorch/results/{3x3090,4xA5000,2x2080Ti_trt,2x3080}/
+# */*_monitor.csv, read 2026-12-04). Cards 15-20 C cooler than the crowded blowers COOL.6 costs
+# 10-15% did not lose that: they run as a water-cooled 2-slot edition (COOL.6, "water loses
+# nothing"), the catalog's word for cooling that costs no speed. The rows agree: on 3 RTX 3090
+# ResNet-50, SSD and Tacotron2, which exchange little, keep 0.95-1.03 of one card's rate a GPU.
 WORKSTATION_BOARD_SLOTS = 7
 
 
 def workstation_edition(gpu: GPU, num_gpus: int, platform: Platform | None) -> GPU:
-    """The card as a workstation row ran it: a 2-slot blower edition where `num_gpus` of the
-    catalog's reference board would not fit a workstation's slots."""
+    """The card as a workstation row ran it: a water-cooled 2-slot edition where `num_gpus` of
+    the catalog's reference board would not fit a workstation's slots (the note above)."""
     too_wide = num_gpus * (gpu.slots or 0) > WORKSTATION_BOARD_SLOTS
     if platform is None and too_wide and gpu.cooler is CoolerType.OPEN_AIR:
-        return gpu.model_copy(update={"cooler": CoolerType.BLOWER, "slots": 2})
+        return gpu.model_copy(update={"cooler": CoolerType.WATER, "slots": 2})
     return gpu
 
 
