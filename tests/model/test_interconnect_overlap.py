@@ -60,14 +60,18 @@ def test_ddp_copies_each_gradient_into_its_bucket_and_back() -> None:
     """PyTorch DDP's default (gradient_as_bucket_view=False) copies every gradient into its
     all-reduce bucket and back: 4 moves of the fp32 gradients a step on each of 2+ replicas
     (BERT-large: 4 x 336M x 4 B = 5.4 GB), none on one GPU or under FSDP's in-place
-    reduce-scatter, and a 2-GPU BERT-large step grows by that traffic's memory time."""
+    reduce-scatter, and a 2-GPU BERT-large step grows by that traffic's memory time. BERT-large
+    under autocast here (`gradient_precision = "fp32"`): the zoo's apex O2 run reduces 16-bit
+    gradients (tests/model/test_gradient_precision.py)."""
     from model_fixtures import RTX_A6000, make_build, make_workload
 
     from dlrig.model import estimate
     from dlrig.model.interconnect import ddp_bucket_copy_bytes
     from dlrig.model.parallelism import layout
 
-    bert = make_workload("bert-large-squad", dataset="synthetic", precision="fp16")
+    bert = make_workload(
+        "bert-large-squad", dataset="synthetic", precision="fp16", gradient_precision="fp32"
+    )
     two = layout(bert, 2, 1)
     assert ddp_bucket_copy_bytes(bert, two, True) == pytest.approx(4 * bert.params * 4)
     assert ddp_bucket_copy_bytes(bert, layout(bert, 1, 1), True) == 0.0

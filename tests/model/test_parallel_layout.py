@@ -84,7 +84,7 @@ def test_tensor_times_pipeline_must_divide_the_gpu_count() -> None:
 def test_ddp_under_mixed_precision_all_reduces_fp32_gradients() -> None:
     """PyTorch AMP keeps fp32 parameters, so DDP's gradients are fp32 (4 bytes); sharded data
     parallelism reduces in the 16-bit precision (2 bytes)."""
-    ddp = make_workload("bert-large-squad")
+    ddp = make_workload("resnet50")
     fsdp = make_workload("llama-3-8b")
     assert parallelism.gradient_bytes_per_param(ddp, sixteen_bit=True) == 4.0
     assert parallelism.gradient_bytes_per_param(fsdp, sixteen_bit=True) == 2.0

@@ -117,10 +117,12 @@ def gradient_bytes_per_param(workload: Workload, sixteen_bit: bool) -> float:
     precision keeps fp32 parameters, so its gradients and their all-reduce are fp32 (PyTorch
     AMP: "parameters ... remain float32"); sharded data parallelism (FSDP, ZeRO) reduces in
     the 16-bit training precision (FSDP MixedPrecision reduce_dtype, DeepSpeed's fp16/bf16
-    gradients); pure 16-bit training has no fp32 copy to reduce."""
+    gradients); pure 16-bit training has no fp32 copy to reduce, and a 16-bit model with fp32
+    master weights (apex amp O2: `gradients_16bit`) reduces its own 16-bit gradients."""
     if not sixteen_bit:
         return 4.0
-    return 2.0 if is_sharded(workload) or workload.pure_16bit else 4.0
+    sixteen = is_sharded(workload) or workload.pure_16bit or workload.gradients_16bit
+    return 2.0 if sixteen else 4.0
 
 
 def replica_gradient_bytes(workload: Workload, lay: Layout, sixteen_bit: bool) -> float:

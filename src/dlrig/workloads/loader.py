@@ -339,6 +339,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         channels_last=wf.memory_format == "channels_last",
         fused_loss=wf.fused_loss,
         fp32_loss=wf.loss_precision == "fp32",
+        gradients_16bit=wf.gradient_precision == "16bit",
         loss_chunks=wf.loss_chunks,
         chunked_logits_kept=wf.chunked_logits_kept,
         fused_activation=wf.fused_activation,

@@ -83,7 +83,9 @@ class Workload:
     config's; the activation memory is computed from it. `channels_last`: convolutions run on
     NHWC tensors (PyTorch's default is NCHW); `fused_loss`: the cross-entropy runs in one
     kernel from the 16-bit logits; `fp32_loss`: at 16-bit the log-softmax keeps an fp32 copy
-    of the logits (autocast; apex O2 does not); `loss_chunks`: the LM head and loss run over
+    of the logits (autocast; apex O2 does not); `gradients_16bit`: at 16-bit data-parallel
+    gradients are all-reduced in 16 bits (apex O2's 16-bit model; autocast's are fp32);
+    `loss_chunks`: the LM head and loss run over
     that many chunks of the micro-batch's tokens, one chunk's logits alive at a time
     (`chunked_logits_kept`: all stay saved, only the upcast and gradients are per chunk);
     `fused_activation`: a gated MLP's SiLU and product run in one kernel that saves only its
@@ -147,6 +149,7 @@ class Workload:
     channels_last: bool = False
     fused_loss: bool = False
     fp32_loss: bool = True
+    gradients_16bit: bool = False
     loss_chunks: int = 1
     chunked_logits_kept: bool = False
     fused_activation: bool = False

@@ -265,8 +265,9 @@ class ServeBlock(_Strict):
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
     `similar_to`, `activation_checkpointing`, `pure_16bit`, `fused_loss`, `loss_precision`,
-    `loss_chunks`, `chunked_logits_kept`, `fused_activation`, `cuda_graphs`, `memory_format`,
-    `gradient_accumulation`, `steps`, `sources`, `notes`, and `parallel` as a block)."""
+    `gradient_precision`, `loss_chunks`, `chunked_logits_kept`, `fused_activation`,
+    `cuda_graphs`, `memory_format`, `gradient_accumulation`, `steps`, `sources`, `notes`, and
+    `parallel` as a block)."""
 
     name: str | None = None
     model: str | ModelBlock
@@ -324,6 +325,14 @@ class WorkloadFile(_Strict):
         "autocast and transformers run it (an fp32 copy of the logits), 16bit where the whole "
         "model is 16-bit (apex amp O2, NVIDIA Deep Learning Examples' Transformer-XL); "
         "ignored at fp32",
+    )
+    gradient_precision: Literal["fp32", "16bit"] = Field(
+        default="fp32",
+        description="the precision a 16-bit run's data-parallel gradients are all-reduced in: "
+        "fp32 under autocast, whose parameters stay fp32; 16bit where the model itself is "
+        "16-bit and the optimizer keeps an fp32 master copy (apex amp O2, as NVIDIA Deep "
+        "Learning Examples' BERT and Transformer-XL run). Sharded and pure 16-bit runs reduce "
+        "in 16 bits either way; ignored at fp32",
     )
     loss_chunks: int = Field(
         default=1,
