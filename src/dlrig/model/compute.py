@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from dlrig.model import memory
 from dlrig.model.layers import FLASH_ATTENTION_SHARE, LayerWork
+from dlrig.model.rates import ComputePath
 from dlrig.units import BITS_PER_BYTE, gb_s_to_bytes_s
 from dlrig.workloads.model import FinetuneMethod, Mode, Workload
 
@@ -35,6 +36,16 @@ from dlrig.workloads.model import FinetuneMethod, Mode, Workload
 # Convolutional Neural Networks", arXiv:1509.09308, table 1). Bounded at that factor: the
 # larger F(4x4, 3x3) tiles lose fp32 accuracy and cuDNN uses them rarely.
 WINOGRAD_FLOP_REDUCTION = 2.25
+# Where a TF32 run's 3x3 convolutions take FP32 Winograd on the shaders (tf32_conv_s): Ampere,
+# whose GA10x shaders match (GeForce) or reach half (RTX A-series, A10, A40) their tensor
+# cores' dense TF32 rate. Lambda's TF32 rows show it (leave-one-architecture-out): the tensor
+# path alone predicted GeForce GA10x cards at 0.67-0.75 of their measured rate on SSD300 and
+# 0.76-0.85 on ResNet-50 and Mask R-CNN, with the choice 0.96-1.10; the A100 stays at
+# 0.81-1.14. Ada's cards, at the same shader-to-tensor ratios, ran what the tensor path alone
+# predicts (RTX 4090 ResNet-50 1.01, RTX 6000 Ada 1.16; with the shaders 1.20 and 1.24), so
+# cuDNN's kernels for Ada keep the tensor cores; Hopper's and Blackwell's tensor cores outrun
+# their shaders 7-14x and the choice never falls to the shaders.
+SHADER_WINOGRAD_ARCHITECTURES = frozenset({"Ampere"})
 # 16-bit tensor-core convolutions run on NHWC tensors; on PyTorch's default NCHW "the NCHW
 # tensor must be transposed to NHWC before the convolution and transposed back to NCHW after"
 # (MosaicML Composer, "Channels Last" method card, docs.mosaicml.com, after NVIDIA's diagram),
@@ -432,7 +443,8 @@ class Rates:
     the one a fused attention kernel keeps (dlrig.model.rates.flash_attention_share).
     TF32 convolutions run on the TF32 tensor cores: PyTorch's `torch.backends.cudnn.allow_tf32`
     defaults to True (PyTorch docs, CUDA semantics, "TensorFloat-32 (TF32) on Ampere (and
-    later) devices")."""
+    later) devices"), except the 3x3 ones that run faster as FP32 Winograd on the shader cores
+    at `shader_flops_s` (0: not an option; tf32_conv_s)."""
 
     flops_s: float
     path: str
@@ -441,6 +453,7 @@ class Rates:
     unaligned_share: float = UNALIGNED_GEMM_SHARE
     attention_share: float = FLASH_ATTENTION_SHARE
     issue_rate: float = 0.0
+    shader_flops_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -453,6 +466,24 @@ class ComputeFactors:
     kernel_launch_s: float
     intensity_scale: float
     transpose_instructions_per_move: float = 0.0
+
+
+def tf32_conv_s(
+    conv_s: float, winograd_share: float, rates: Rates, factors: ComputeFactors
+) -> float:
+    """A TF32 step's convolution seconds (`conv_s` at the tensor rate, before efficiency), each
+    3x3 convolution on whichever cuDNN finds faster: TF32 implicit GEMM on the tensor cores, or
+    FP32 Winograd on the shader cores (WINOGRAD_FLOP_REDUCTION fewer multiplications, at
+    `rates.shader_flops_s`). Where a card's FP32 shader rate matches its dense TF32 rate
+    (GeForce Ampere and Ada: RTX 3090 35.6 and 35.6 TFLOPS, NVIDIA's GA102 whitepaper) the
+    shaders win; where the tensor cores run 8x the shaders (A100: 156 against 19.5), they do."""
+    tensor_eff = factors.conv_efficiency[ComputePath.TENSOR_TF32]
+    on_tensor = conv_s * winograd_share / tensor_eff
+    on_shader = (
+        conv_s * winograd_share * (rates.flops_s / rates.shader_flops_s)
+        / WINOGRAD_FLOP_REDUCTION / factors.conv_efficiency[ComputePath.SIMT_FP32]
+    )  # fmt: skip
+    return conv_s * (1.0 - winograd_share) / tensor_eff + min(on_tensor, on_shader)
 
 
 def gpu_step_s(
@@ -483,7 +514,10 @@ def gpu_step_s(
         quantized_params=quantized_params,
     )  # fmt: skip
     t_flops = t.gemm_s / factors.matmul_efficiency[path]
-    t_flops += t.conv_s / factors.conv_efficiency[path]
+    if path == ComputePath.TENSOR_TF32 and rates.shader_flops_s > 0:
+        t_flops += tf32_conv_s(t.conv_s, work.winograd_share, rates, factors)
+    else:
+        t_flops += t.conv_s / factors.conv_efficiency[path]
     t_launch = t.kernels * kernel_s(workload, factors)
     t_mem = t.memory_s / factors.memory_efficiency
     if decoding(workload) and weight_bytes > 0:

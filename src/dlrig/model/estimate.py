@@ -19,6 +19,7 @@ from dlrig.enums import (
     CoolerType,
     Modifier,
     Parallelism,
+    Precision,
     PreprocessingStrategy,
 )
 from dlrig.machine.model import Build
@@ -41,7 +42,9 @@ from dlrig.model.layers import LayerWork, layer_work
 from dlrig.model.power import size_build_psu
 from dlrig.model.power_limit import power_limit_factor
 from dlrig.model.rates import (
+    ComputePath,
     is_16bit,
+    matmul_peak,
     measured_rate_notes,
     shader_issue_rate,
     sustained_bandwidth_factor,
@@ -116,7 +119,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     quantized = memory.quantized_params(w, w.params) / job.lay.replica_gpus
     rates = compute.Rates(
         peak, path.value, bw, _l2_bytes(job.dev), job.dev.unaligned_share,
-        job.dev.attention_share, issue,
+        job.dev.attention_share, issue, _shader_fp32_flops_s(job, path),
     )  # fmt: skip
     t_mm, t_mem = compute.gpu_step_s(
         job.work, w, batch, rates, cal.compute,
@@ -189,6 +192,20 @@ def _launches(job: _Job, compute_s: float) -> tuple[float, float]:
     kernels = compute.step_kernels(job.work, w, job.batch, mixed_precision=job.sixteen)
     host_s = compute.launch_s(job.work, w, job.batch, job.cal.compute, sixteen_bit=job.sixteen)
     return kernels, host_s / compute_s
+
+
+def _shader_fp32_flops_s(job: _Job, path: ComputePath) -> float:
+    """The sustained FP32 shader rate a TF32 run's 3x3 convolutions may take instead of the
+    tensor cores (compute.tf32_conv_s); 0 on another path, without a GPU or on an architecture
+    whose cuDNN keeps them on the tensor cores (compute.SHADER_WINOGRAD_ARCHITECTURES)."""
+    if path is not ComputePath.TENSOR_TF32 or job.dev.group is None:
+        return 0.0
+    gpu, measured = job.dev.group.gpu, job.build.measured
+    if gpu.architecture not in compute.SHADER_WINOGRAD_ARCHITECTURES:
+        return 0.0
+    peak, _, _ = matmul_peak(gpu, Precision.FP32)
+    limited, _ = power_limit_factor(job.dev.group, Precision.FP32, measured)
+    return peak * sustained_rate_factor(gpu, Precision.FP32, measured) * limited
 
 
 def _l2_bytes(dev: Device) -> float:

@@ -1,0 +1,54 @@
+"""A TF32 run's 3x3 convolutions take whichever cuDNN finds faster: TF32 implicit GEMM on the
+tensor cores or FP32 Winograd on the shader cores (2.25x fewer multiplications: Lavin & Gray
+2016). GA10x Ampere cards, whose shaders match (GeForce: RTX 3090 35.6 FP32 and 35.6 dense
+TF32 TFLOPS) or reach half their tensor cores, take the shaders; the A100 (19.5 against 156)
+and Ada's cards keep the tensor cores (compute.SHADER_WINOGRAD_ARCHITECTURES, where Lambda's
+rows that set this are cited)."""
+
+from __future__ import annotations
+
+import pytest
+from model_fixtures import make_build, make_workload
+
+from dlrig.model import compute, estimate
+from dlrig.model.calibration import default_calibration
+from dlrig.model.compute import WINOGRAD_FLOP_REDUCTION, Rates, tf32_conv_s
+from dlrig.model.rates import ComputePath
+
+FACTORS = default_calibration().compute
+TENSOR_EFF = FACTORS.conv_efficiency[ComputePath.TENSOR_TF32]
+SHADER_EFF = FACTORS.conv_efficiency[ComputePath.SIMT_FP32]
+
+
+def test_the_faster_unit_runs_the_3x3_share() -> None:
+    """1 s of convolutions at the tensor rate, 0.6 of them 3x3 (SSD300's winograd_share is
+    0.596): on an RTX 3090 the 3x3 share takes the shaders, on an A100 the tensor cores."""
+    rtx_3090 = Rates(35.6e12, ComputePath.TENSOR_TF32, 936.0, shader_flops_s=35.6e12)
+    a100 = Rates(156e12, ComputePath.TENSOR_TF32, 2039.0, shader_flops_s=19.5e12)
+    rest = 0.4 / TENSOR_EFF
+    assert tf32_conv_s(1.0, 0.6, rtx_3090, FACTORS) == pytest.approx(
+        rest + 0.6 / WINOGRAD_FLOP_REDUCTION / SHADER_EFF
+    )
+    assert tf32_conv_s(1.0, 0.6, a100, FACTORS) == pytest.approx(1.0 / TENSOR_EFF)
+
+
+def test_an_rtx_3090_runs_tf32_convnets_faster_than_its_tensor_cores_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ResNet-50 TF32 at batch 224 (Lambda's batch): the RTX 3090's estimate rises above what
+    its tensor cores alone would give; the A100's and the RTX 4090's do not move."""
+    job = make_workload("resnet50", dataset="synthetic", precision="tf32", batch_size=224)
+    gpus = ("GeForce RTX 3090", "A100 SXM4 80GB", "GeForce RTX 4090")
+
+    def rates() -> dict[str, float]:
+        return {
+            gpu: estimate(make_build(None, gpus=[{"model": gpu, "count": 1}]), job).samples_per_s
+            for gpu in gpus
+        }
+
+    chosen = rates()
+    monkeypatch.setattr(compute, "SHADER_WINOGRAD_ARCHITECTURES", frozenset())
+    tensor_only = rates()
+    assert chosen["GeForce RTX 3090"] > 1.1 * tensor_only["GeForce RTX 3090"]
+    assert chosen["A100 SXM4 80GB"] == pytest.approx(tensor_only["A100 SXM4 80GB"])
+    assert chosen["GeForce RTX 4090"] == pytest.approx(tensor_only["GeForce RTX 4090"])
