@@ -475,8 +475,8 @@ def tf32_conv_s(
     3x3 convolution on whichever cuDNN finds faster: TF32 implicit GEMM on the tensor cores, or
     FP32 Winograd on the shader cores (WINOGRAD_FLOP_REDUCTION fewer multiplications, at
     `rates.shader_flops_s`). Where a card's FP32 shader rate matches its dense TF32 rate
-    (GeForce Ampere and Ada: RTX 3090 35.6 and 35.6 TFLOPS, NVIDIA's GA102 whitepaper) the
-    shaders win; where the tensor cores run 8x the shaders (A100: 156 against 19.5), they do."""
+    (GeForce Ampere: RTX 3090 35.6 and 35.6 TFLOPS, NVIDIA's GA102 whitepaper) the shaders
+    win; where the tensor cores run 8x the shaders (A100: 156 against 19.5), they do."""
     tensor_eff = factors.conv_efficiency[ComputePath.TENSOR_TF32]
     on_tensor = conv_s * winograd_share / tensor_eff
     on_shader = (
