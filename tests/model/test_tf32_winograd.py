@@ -52,3 +52,19 @@ def test_an_rtx_3090_runs_tf32_convnets_faster_than_its_tensor_cores_alone(
     assert chosen["GeForce RTX 3090"] > 1.1 * tensor_only["GeForce RTX 3090"]
     assert chosen["A100 SXM4 80GB"] == pytest.approx(tensor_only["A100 SXM4 80GB"])
     assert chosen["GeForce RTX 4090"] == pytest.approx(tensor_only["GeForce RTX 4090"])
+
+
+def test_the_estimate_says_when_the_shaders_take_the_3x3_convolutions() -> None:
+    """The choice is an assumption the user sees: on an RTX 3090 with its rates, none on an
+    A100, an RTX 4090, or in fp16 (no TF32 path)."""
+
+    def notes(gpu: str, precision: str) -> list[str]:
+        job = make_workload("ssd300", dataset="synthetic", precision=precision)
+        est = estimate(make_build(None, gpus=[{"model": gpu, "count": 1}]), job)
+        return [a for a in est.assumptions if "Winograd" in a]
+
+    [line] = notes("GeForce RTX 3090", "tf32")
+    assert "60% of the convolution FLOPs" in line and "shader cores" in line
+    assert notes("A100 SXM4 80GB", "tf32") == []
+    assert notes("GeForce RTX 4090", "tf32") == []
+    assert notes("GeForce RTX 3090", "fp16") == []

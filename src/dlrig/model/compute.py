@@ -468,6 +468,18 @@ class ComputeFactors:
     transpose_instructions_per_move: float = 0.0
 
 
+def shaders_win_3x3(rates: Rates, factors: ComputeFactors) -> bool:
+    """A TF32 run's 3x3 convolutions are faster as FP32 Winograd on the shader cores than on
+    the tensor cores at these rates and efficiencies (tf32_conv_s)."""
+    if rates.shader_flops_s <= 0:
+        return False
+    shader = (
+        rates.flops_s / rates.shader_flops_s
+        / WINOGRAD_FLOP_REDUCTION / factors.conv_efficiency[ComputePath.SIMT_FP32]
+    )  # fmt: skip
+    return shader < 1.0 / factors.conv_efficiency[ComputePath.TENSOR_TF32]
+
+
 def tf32_conv_s(
     conv_s: float, winograd_share: float, rates: Rates, factors: ComputeFactors
 ) -> float:
@@ -478,12 +490,13 @@ def tf32_conv_s(
     (GeForce Ampere: RTX 3090 35.6 and 35.6 TFLOPS, NVIDIA's GA102 whitepaper) the shaders
     win; where the tensor cores run 8x the shaders (A100: 156 against 19.5), they do."""
     tensor_eff = factors.conv_efficiency[ComputePath.TENSOR_TF32]
-    on_tensor = conv_s * winograd_share / tensor_eff
+    if not shaders_win_3x3(rates, factors):
+        return conv_s / tensor_eff
     on_shader = (
         conv_s * winograd_share * (rates.flops_s / rates.shader_flops_s)
         / WINOGRAD_FLOP_REDUCTION / factors.conv_efficiency[ComputePath.SIMT_FP32]
     )  # fmt: skip
-    return conv_s * (1.0 - winograd_share) / tensor_eff + min(on_tensor, on_shader)
+    return conv_s * (1.0 - winograd_share) / tensor_eff + on_shader
 
 
 def gpu_step_s(
