@@ -60,3 +60,22 @@ def test_two_rtx_3090_without_peer_to_peer_keep_lambdas_bert_large_scaling() -> 
             r, workload=dataclasses.replace(r.workload, gradients_16bit=False)
         )
         assert predicted_units_per_s(fp32, cal) / predicted_units_per_s(s, cal) / 2 < per_gpu - 0.09
+
+
+def test_the_estimate_says_how_many_bytes_a_parameter_its_gradients_cross() -> None:
+    """Two GPUs: BERT-large (apex O2) exchanges 2 bytes a parameter, 335M x 2 = 0.67 GB;
+    ResNet-50 under autocast 4 bytes; one GPU exchanges nothing and says nothing."""
+    from model_fixtures import make_build, make_workload
+
+    from dlrig.model import estimate
+
+    def line(workload: str, count: int) -> list[str]:
+        job = make_workload(workload, dataset="synthetic", batch_size=16)
+        build = make_build(None, gpus=[{"model": "NVIDIA RTX A6000", "count": count}])
+        return [a for a in estimate(build, job).assumptions if a.startswith("gradients")]
+
+    [bert] = line("bert-large-squad", 2)
+    assert "2 bytes a parameter" in bert and "apex amp O2" in bert and "0.67 GB" in bert
+    [resnet] = line("resnet50", 2)
+    assert "4 bytes a parameter" in resnet and "autocast" in resnet
+    assert line("bert-large-squad", 1) == []

@@ -112,17 +112,28 @@ def tensor_parallel_message_bytes(
     return float(batch) * seq_len * hidden_size * bytes_per_value
 
 
-def gradient_bytes_per_param(workload: Workload, sixteen_bit: bool) -> float:
-    """Bytes per trainable parameter in the gradient exchange. DDP under automatic mixed
-    precision keeps fp32 parameters, so its gradients and their all-reduce are fp32 (PyTorch
-    AMP: "parameters ... remain float32"); sharded data parallelism (FSDP, ZeRO) reduces in
-    the 16-bit training precision (FSDP MixedPrecision reduce_dtype, DeepSpeed's fp16/bf16
-    gradients); pure 16-bit training has no fp32 copy to reduce, and a 16-bit model with fp32
-    master weights (apex amp O2: `gradients_16bit`) reduces its own 16-bit gradients."""
+def gradient_exchange_bytes(workload: Workload, sixteen_bit: bool) -> tuple[float, str]:
+    """(bytes per trainable parameter in the gradient exchange, why). DDP under automatic
+    mixed precision keeps fp32 parameters, so its gradients and their all-reduce are fp32
+    (PyTorch AMP: "parameters ... remain float32"); sharded data parallelism (FSDP, ZeRO)
+    reduces in the 16-bit training precision (FSDP MixedPrecision reduce_dtype, DeepSpeed's
+    fp16/bf16 gradients); pure 16-bit training has no fp32 copy to reduce, and a 16-bit model
+    with fp32 master weights (apex amp O2: `gradients_16bit`) reduces its own 16-bit
+    gradients."""
     if not sixteen_bit:
-        return 4.0
-    sixteen = is_sharded(workload) or workload.pure_16bit or workload.gradients_16bit
-    return 2.0 if sixteen else 4.0
+        return 4.0, "fp32 training"
+    if is_sharded(workload):
+        return 2.0, "sharded data parallelism reduces in the 16-bit precision"
+    if workload.pure_16bit:
+        return 2.0, "pure 16-bit training keeps no fp32 copy"
+    if workload.gradients_16bit:
+        return 2.0, "a 16-bit model beside fp32 master weights, as apex amp O2 trains"
+    return 4.0, "autocast keeps the parameters, so the gradients, in fp32"
+
+
+def gradient_bytes_per_param(workload: Workload, sixteen_bit: bool) -> float:
+    """Bytes per trainable parameter in the gradient exchange (gradient_exchange_bytes)."""
+    return gradient_exchange_bytes(workload, sixteen_bit)[0]
 
 
 def replica_gradient_bytes(workload: Workload, lay: Layout, sixteen_bit: bool) -> float:
