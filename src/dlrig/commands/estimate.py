@@ -9,6 +9,7 @@ import typer
 
 from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import BUILD_HELP, CatalogOption, build_document, finite
+from dlrig.enums import Severity
 
 
 def estimate(
@@ -169,7 +170,7 @@ def _misfit(est: Any, serving: Any, checked: Any) -> Any:
     if serving is not None:
         return None
     finding = next(iter(checked.by_rule("GPU.4")), None)
-    if finding is None or (est.memory.fits and finding.severity.value == "info"):
+    if finding is None or (est.memory.fits and finding.severity is Severity.INFO):
         return None
     return finding
 

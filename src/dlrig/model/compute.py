@@ -468,16 +468,24 @@ class ComputeFactors:
     transpose_instructions_per_move: float = 0.0
 
 
-def shaders_win_3x3(rates: Rates, factors: ComputeFactors) -> bool:
-    """A TF32 run's 3x3 convolutions are faster as FP32 Winograd on the shader cores than on
-    the tensor cores at these rates and efficiencies (tf32_conv_s)."""
+def _seconds_per_tensor_second(rates: Rates, factors: ComputeFactors) -> tuple[float, float]:
+    """(tensor cores, shader Winograd) seconds of a 3x3 convolution per second it takes at
+    the TF32 tensor rate before efficiency; the shaders' is infinite where they are no option."""
+    tensor = 1.0 / factors.conv_efficiency[ComputePath.TENSOR_TF32]
     if rates.shader_flops_s <= 0:
-        return False
+        return tensor, math.inf
     shader = (
         rates.flops_s / rates.shader_flops_s
         / WINOGRAD_FLOP_REDUCTION / factors.conv_efficiency[ComputePath.SIMT_FP32]
     )  # fmt: skip
-    return shader < 1.0 / factors.conv_efficiency[ComputePath.TENSOR_TF32]
+    return tensor, shader
+
+
+def shaders_win_3x3(rates: Rates, factors: ComputeFactors) -> bool:
+    """A TF32 run's 3x3 convolutions are faster as FP32 Winograd on the shader cores than on
+    the tensor cores at these rates and efficiencies (tf32_conv_s)."""
+    tensor, shader = _seconds_per_tensor_second(rates, factors)
+    return shader < tensor
 
 
 def tf32_conv_s(
@@ -489,14 +497,8 @@ def tf32_conv_s(
     `rates.shader_flops_s`). Where a card's FP32 shader rate matches its dense TF32 rate
     (GeForce Ampere: RTX 3090 35.6 and 35.6 TFLOPS, NVIDIA's GA102 whitepaper) the shaders
     win; where the tensor cores run 8x the shaders (A100: 156 against 19.5), they do."""
-    tensor_eff = factors.conv_efficiency[ComputePath.TENSOR_TF32]
-    if not shaders_win_3x3(rates, factors):
-        return conv_s / tensor_eff
-    on_shader = (
-        conv_s * winograd_share * (rates.flops_s / rates.shader_flops_s)
-        / WINOGRAD_FLOP_REDUCTION / factors.conv_efficiency[ComputePath.SIMT_FP32]
-    )  # fmt: skip
-    return conv_s * (1.0 - winograd_share) / tensor_eff + on_shader
+    tensor, shader = _seconds_per_tensor_second(rates, factors)
+    return conv_s * ((1.0 - winograd_share) * tensor + winograd_share * min(tensor, shader))
 
 
 def gpu_step_s(
