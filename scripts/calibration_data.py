@@ -248,6 +248,16 @@ SXM_PLATFORMS = {
     "H200 SXM 141GB": "Supermicro SYS-821GE-TNHR",
 }
 PCIE_SERVER = "Supermicro SYS-421GE-TNRT"
+# Lambda's LambdaCloud and Linode rows ran in KVM virtual machines: their logs name QEMU's CPU
+# models ("AMD EPYC Processor (with IBPB)", "Intel Core Processor (Broadwell)", "AMD
+# EPYC-Rome Processor") and no motherboard, where Lambda's own servers name theirs (Supermicro
+# H12DSG-O-CPU) (lambdal/deeplearning-benchmark@aa5addb6 pytorch/results/LambdaCloud_*/ and
+# Linode_*/sys_pytorch.txt, read 2026-12-04). A VM's PCIe GPUs have no peer-to-peer: "within a
+# virtual machine, information about the host PCIe bridge is lost" and "the NVIDIA driver does
+# not utilize PCIe P2P unless it detects hardware support" (cloud-hypervisor/cloud-hypervisor
+# PR #6235), so NCCL stages their collectives through host memory. Their PCIe rows run in the
+# PCIe server without it (Platform.peer_to_peer); NVLink between SXM cards needs no PCIe path.
+_CLOUD_VM_LABEL = re.compile(r"^(?:LambdaCloud|Linode)")
 _SYSTEM_LABEL = re.compile(r"^(?:1CC|DellTexas|Dell|RAIDZ1|SMC|LambdaCloud|Linode|p3\.|p4d\.)")
 
 
@@ -311,14 +321,20 @@ def lambda_precision(lambda_model: str, label: str) -> Precision:
 # ring (interconnect.intra_node_link) either way.
 def lambda_platform(label: str, gpu: GPU, num_gpus: int, catalog: Catalog) -> Platform | None:
     """The server a multi-GPU row ran in (SXM_PLATFORMS, PCIE_SERVER), None for one GPU or a
-    workstation. Labels ending in "NVLink" run as the same server unbridged (the note above)."""
+    workstation. Labels ending in "NVLink" run as the same server unbridged (the note above);
+    PCIe cards in a cloud VM (_CLOUD_VM_LABEL) as the server without peer-to-peer."""
     if num_gpus < 2:
         return None
     if gpu.form is FormFactor.SXM:
         return catalog.find(Platform, SXM_PLATFORMS.get(gpu.name, PCIE_SERVER))
     if num_gpus < 4 and not _SYSTEM_LABEL.match(label.strip()):
         return None
-    return catalog.find(Platform, PCIE_SERVER)
+    server = catalog.find(Platform, PCIE_SERVER)
+    if _CLOUD_VM_LABEL.match(label.strip()):
+        return server.model_copy(
+            update={"name": f"{server.name} as a cloud VM", "peer_to_peer": False}
+        )
+    return server
 
 
 # A workstation board has 7 expansion slots (ATX). Three RTX 3090 Founders Editions take 9, so

@@ -99,3 +99,28 @@ def test_two_gpus_of_lambdas_nvlink_servers_run_as_the_server_unbridged() -> Non
     assert (bridged.measured_units_per_s, plain.measured_units_per_s) == (59398.0, 59568.0)
     cal = default_calibration()
     assert predicted_units_per_s(bridged, cal) == predicted_units_per_s(plain, cal)
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
+def test_cloud_pcie_rows_run_without_peer_to_peer() -> None:
+    """LambdaCloud and Linode ran KVM virtual machines (QEMU CPU models, no motherboard in
+    their sys_pytorch.txt): their PCIe rows run in the server without P2P; their SXM V100s keep
+    NVLink, which needs no PCIe path; Lambda's own servers keep P2P."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibration_data import read_lambda_rows
+
+    from dlrig.catalog.schema import FormFactor
+    from dlrig.model.interconnect import LinkClass, intra_node_link
+
+    rows, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
+    vms = ("LambdaCloud", "Linode")
+    cloud = [r for r in rows if r.num_gpus > 1 and r.lambda_gpu.startswith(vms)]
+    pcie = [r for r in cloud if r.gpu.form is not FormFactor.SXM]
+    cards = {"Quadro RTX 6000", "NVIDIA RTX A6000", "GeForce GTX 1080 Ti"}
+    assert {r.gpu.name for r in pcie} == cards
+    for r in cloud:
+        link = intra_node_link(r.build(), r.gpu, r.num_gpus)
+        sxm = r.gpu.form is FormFactor.SXM
+        assert link is (LinkClass.NVLINK if sxm else LinkClass.PCIE_NO_P2P), r.lambda_gpu
+    own = [r for r in rows if r.lambda_gpu == "RTX A6000" and r.num_gpus == 4]
+    assert own and all(r.platform is not None and r.platform.peer_to_peer for r in own)

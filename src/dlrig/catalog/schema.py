@@ -307,6 +307,11 @@ class Platform(PartBase):
     gpu_max_slots: PositiveInt | None = Field(
         default=None, description="widest PCIe card (in expansion slots) each GPU position takes"
     )
+    peer_to_peer: bool = Field(
+        default=True,
+        description="False where the GPUs reach each other only through host memory: a cloud "
+        "instance whose PCIe GPUs are passed through to a virtual machine",
+    )
 
 
 PART_MODELS: dict[PartKind, type[PartBase]] = {

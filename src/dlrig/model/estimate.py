@@ -325,7 +325,7 @@ def _exchange_s(
         kind, busbw, cal.collective_latency_s, nic_gb_s, host_gb_s,
         overlaps_compute=not (
             kind is interconnect.LinkClass.PCIE_NO_P2P
-            and interconnect.every_hop_host_staged(group.gpu)
+            and interconnect.every_hop_host_staged(build, group.gpu)
         ),
     )  # fmt: skip
     host = None
