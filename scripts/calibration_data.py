@@ -28,6 +28,10 @@ _LABEL_PREFIX = re.compile(
 _LABEL_COUNT = re.compile(r"^\d+x\s*")
 
 # Lambda model name -> (zoo workload, throughput units per sample, document overrides).
+# Lambda's NCF is its DLE fork's, which trains "fp16" with apex amp O2 and apex's
+# DistributedDataParallel (LambdaLabsML/DeepLearningExamples@b5e1251 PyTorch/Recommendation/
+# NCF/ncf.py: `amp.initialize(model, optimizer, opt_level="O2")`, then `DDP(model)`), so its
+# all-reduce moves the 16-bit model's gradients; the zoo's NCF is NVIDIA's, under autocast.
 # Units per sample: workloads_reference.csv's forward_gflops_per_sample /
 # forward_gflops_per_throughput_unit (GNMT counts 100 source+target tokens per sentence pair,
 # Tacotron2 800 mel frames, WaveGlow 8000 audio samples, Transformer-XL target tokens).
@@ -43,7 +47,7 @@ LAMBDA_MODELS: dict[str, tuple[str, float, dict[str, object]]] = {
     "transformerxlbase": ("transformer-xl-base", 192.0, {}),
     # Lambda runs Transformer-XL large at tgt_len = mem_len = 256 (the zoo preset: DLE's 384).
     "transformerxllarge": ("transformer-xl-large", 256.0, {"seq_len": 256}),
-    "ncf": ("ncf", 1.0, {}),
+    "ncf": ("ncf", 1.0, {"gradient_precision": "16bit"}),
 }
 
 # Lambda's Tacotron2/WaveGlow "fp16" runs ignore their AMP flag (workloads_reference.csv).

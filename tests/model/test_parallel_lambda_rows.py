@@ -124,3 +124,28 @@ def test_cloud_pcie_rows_run_without_peer_to_peer() -> None:
         assert link is (LinkClass.NVLINK if sxm else LinkClass.PCIE_NO_P2P), r.lambda_gpu
     own = [r for r in rows if r.lambda_gpu == "RTX A6000" and r.num_gpus == 4]
     assert own and all(r.platform is not None and r.platform.peer_to_peer for r in own)
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
+def test_lambdas_ncf_exchanges_the_16bit_models_gradients() -> None:
+    """Lambda's DLE fork trains NCF "fp16" with apex amp O2 and apex DDP
+    (LambdaLabsML/DeepLearningExamples@b5e1251 Recommendation/NCF/ncf.py): 2 bytes a parameter
+    cross in its fp16 rows, 4 in its TF32 ones; the zoo's NCF (NVIDIA's, autocast) keeps 4."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibration_data import read_lambda_rows
+
+    from dlrig.model.parallelism import gradient_bytes_per_param
+    from dlrig.model.rates import is_16bit
+    from dlrig.workloads import resolve_workload
+
+    rows, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
+    ncf = [r for r in rows if r.lambda_model == "ncf" and r.num_gpus > 1]
+    crossing = {
+        (
+            r.workload.precision.value,
+            gradient_bytes_per_param(r.workload, is_16bit(r.workload.precision)),
+        )
+        for r in ncf
+    }
+    assert crossing == {("fp16", 2.0), ("tf32", 4.0)}
+    assert gradient_bytes_per_param(resolve_workload({"model": "ncf"}, "test"), True) == 4.0
