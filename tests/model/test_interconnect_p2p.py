@@ -185,3 +185,17 @@ def test_lambdas_cloud_quadros_lose_gnmt_throughput_to_the_vm() -> None:
 
     assert per_gpu(_server(gpu, 4)) > 0.9
     assert abs(per_gpu(_cloud_vm(gpu, 4)) - 61_747 / 21_014 / 4) < 0.1
+
+
+def test_a_probe_without_peer_access_stages_the_collectives_through_the_host() -> None:
+    """RTX A6000s have P2P on bare metal; a probe that found no pair with peer access
+    (`measured.peer_to_peer: false`, as on a cloud VM) makes their ring host-staged, and the
+    estimate names the probe as the reason."""
+    gpu = _catalog_gpu("NVIDIA RTX A6000")
+    probed = make_build(
+        None, **_server(gpu.name, 2), measured={"taken": "2026-12-04", "peer_to_peer": False}
+    )
+    assert intra_node_link(probed, gpu, 2) is LinkClass.PCIE_NO_P2P
+    job = make_workload("bert-base-squad", dataset="synthetic", precision="fp16")
+    [line] = [a for a in estimate(probed, job).assumptions if "peer-to-peer" in a]
+    assert "the probe of 2026-12-04 found no peer-to-peer between the GPUs" in line

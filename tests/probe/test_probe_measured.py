@@ -197,3 +197,16 @@ def test_catalog_spelling_of_a_measured_part_is_accepted() -> None:
         a == "all-reduce bus bandwidth from probe measurement 2026-12-03: 9 GB/s across 2 GPUs"
         for a in est.assumptions
     )
+
+
+def test_a_probe_that_finds_no_peer_access_says_so() -> None:
+    """Where no pair of GPUs can access its peer (torch.cuda.can_device_access_peer false for
+    every pair: a VM's passed-through GPUs, GeForce cards), the block says `peer_to_peer:
+    false` in place of a P2P rate, and the build read back carries it to the model."""
+    probed = dataclasses.replace(_probed(), p2p_gb_s=((None, None), (None, None)))
+    doc = probe_build_document(probed, CATALOG)["build"]
+    assert doc["measured"]["peer_to_peer"] is False
+    assert "p2p_gb_s" not in doc["measured"]
+    measured = resolve_build(doc, "probe", CATALOG).measured
+    assert measured is not None and measured.peer_to_peer is False
+    assert "peer_to_peer" not in probe_build_document(_probed(), CATALOG)["build"]["measured"]

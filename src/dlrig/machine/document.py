@@ -98,6 +98,7 @@ def _measured_entry(measured: Measured) -> dict[str, Any]:
                 for g in measured.gpus
             ],
             "p2p_gb_s": measured.p2p_gb_s,
+            "peer_to_peer": measured.peer_to_peer,
             "allreduce_busbw_gb_s": measured.allreduce_busbw_gb_s,
             "allreduce_gpus": measured.allreduce_gpus,
         }

@@ -149,6 +149,7 @@ def _measured(
             for i, g in enumerate(block.gpus)
         ),
         p2p_gb_s=block.p2p_gb_s,
+        peer_to_peer=block.peer_to_peer,
         allreduce_busbw_gb_s=block.allreduce_busbw_gb_s,
         allreduce_gpus=block.allreduce_gpus,
     )

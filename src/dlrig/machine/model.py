@@ -139,6 +139,7 @@ class Measured:
     storage: tuple[MeasuredDisk, ...] = ()
     gpus: tuple[MeasuredGPU, ...] = ()
     p2p_gb_s: float | None = None
+    peer_to_peer: bool | None = None
     allreduce_busbw_gb_s: float | None = None
     allreduce_gpus: int | None = None
 

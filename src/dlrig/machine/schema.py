@@ -246,6 +246,10 @@ class MeasuredBlock(_Strict):
     storage: list[MeasuredStorageEntry] = Field(default_factory=list)
     gpus: list[MeasuredGPUEntry] = Field(default_factory=list)
     p2p_gb_s: MeasuredGBs | None = None
+    peer_to_peer: bool | None = Field(
+        default=None,
+        description="false where no pair of the machine's GPUs has peer-to-peer access",
+    )
     allreduce_busbw_gb_s: MeasuredGBs | None = None
     allreduce_gpus: Annotated[int, Field(ge=2, le=MAX_PART_COUNT * MAX_NODES)] | None = None
 

@@ -111,16 +111,17 @@ def intra_node_link(build: Build, gpu: GPU, n: int) -> LinkClass:
 
 def host_staged_reason(build: Build, gpu: GPU, n: int) -> str | None:
     """Why n PCIe GPUs' ring passes through host memory, or None where every hop is
-    peer-to-peer: a platform without P2P (Platform.peer_to_peer: a virtual machine's
-    passed-through GPUs), GeForce cards without it (NO_P2P_GEFORCE_ARCHITECTURES), or GPUs spread
-    over two CPU sockets, where NCCL's default P2P level stops short of the SMP interconnect
-    (NCCL_P2P_LEVEL, docs.nvidia.com/deeplearning/nccl env.html: "SYS : Use P2P between NUMA
-    nodes, potentially crossing the SMP interconnect (e.g. QPI/UPI)" is opt-in; the 2.4 docs
-    give the default as 3, the same PCI root complex) and sends those hops through host memory
-    (its SHM transport, "used between devices when peer-to-peer cannot happen"): a ring is as
-    fast as its slowest hop."""
-    if build.platform is not None and not build.platform.peer_to_peer:
-        return f"{build.platform.name} gives its GPUs no PCIe peer-to-peer"
+    peer-to-peer: a machine without P2P (a virtual machine's platform, Platform.peer_to_peer,
+    or its probe's finding, Measured.peer_to_peer), GeForce cards without it
+    (NO_P2P_GEFORCE_ARCHITECTURES), or GPUs spread over two CPU sockets, where NCCL's default
+    P2P level stops short of the SMP interconnect (NCCL_P2P_LEVEL,
+    docs.nvidia.com/deeplearning/nccl env.html: "SYS : Use P2P between NUMA nodes, potentially
+    crossing the SMP interconnect (e.g. QPI/UPI)" is opt-in; the 2.4 docs give the default as
+    3, the same PCI root complex) and sends those hops through host memory (its SHM transport,
+    "used between devices when peer-to-peer cannot happen"): a ring is as fast as its slowest
+    hop."""
+    if (why := _machine_without_p2p(build)) is not None:
+        return why
     if _geforce_without_p2p(gpu):
         return "no PCIe peer-to-peer on this GeForce generation"
     if build.topology.spans_cpu_sockets(n):
@@ -129,8 +130,9 @@ def host_staged_reason(build: Build, gpu: GPU, n: int) -> str | None:
 
 
 def every_hop_host_staged(build: Build, gpu: GPU) -> bool:
-    """Cards with no peer-to-peer path at all (NO_P2P_GEFORCE_ARCHITECTURES), or any card on a
-    platform without it (a virtual machine's, Platform.peer_to_peer): NCCL stages every
+    """Cards with no peer-to-peer path at all (NO_P2P_GEFORCE_ARCHITECTURES), or any card of a
+    machine without it (a virtual machine's platform, Platform.peer_to_peer, or a probe that
+    found no pair with peer access, Measured.peer_to_peer): NCCL stages every
     byte of every hop through host memory, and its kernels hold their SMs while the bytes
     cross PCIe twice, so the collectives do not run beside the backward. Lambda's GeForce rows
     show the whole all-reduce added to the step: 2 RTX 4090 keep 0.63 of their per-GPU rate on
@@ -139,8 +141,17 @@ def every_hop_host_staged(build: Build, gpu: GPU) -> bool:
     ring crosses its sockets (P2P on the other hops) keeps it hidden: 8 RTX 6000 Ada scale
     ResNet-50 8.04x (shared/calibration, v1). llm.q moves its collectives with cudaMemcpy,
     which "does not consume SM resources" (IST-DASLab/llmq README, --memcpy-all-gather)."""
-    platform = build.platform
-    return (platform is not None and not platform.peer_to_peer) or _geforce_without_p2p(gpu)
+    return _machine_without_p2p(build) is not None or _geforce_without_p2p(gpu)
+
+
+def _machine_without_p2p(build: Build) -> str | None:
+    """Why none of the machine's GPUs reach a peer, by its platform's word or its probe's."""
+    if build.platform is not None and not build.platform.peer_to_peer:
+        return f"{build.platform.name} gives its GPUs no PCIe peer-to-peer"
+    measured = build.measured
+    if measured is not None and measured.peer_to_peer is False:
+        return f"the probe of {measured.date} found no peer-to-peer between the GPUs"
+    return None
 
 
 def _geforce_without_p2p(gpu: GPU) -> bool:

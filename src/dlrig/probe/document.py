@@ -205,6 +205,8 @@ def _measured_block(
     p2p = [x for row in result.p2p_gb_s for x in row if x]
     if p2p:
         block["p2p_gb_s"] = round(min(p2p), 2)  # a ring runs at its slowest link
+    elif len(result.p2p_gb_s) > 1:
+        block["peer_to_peer"] = False  # every pair off: NCCL stages every hop through the host
     return block
 
 
