@@ -3,6 +3,7 @@ through host memory; workstation and datacenter cards keep it; an NVLink bridge 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from model_fixtures import make_build, make_workload
 from dlrig.catalog import load_catalog
 from dlrig.catalog.schema import GPU, Platform
 from dlrig.enums import Interconnect
+from dlrig.machine import load_build
 from dlrig.model import estimate
 from dlrig.model.interconnect import LinkClass, intra_node_link
 
@@ -199,3 +201,18 @@ def test_a_probe_without_peer_access_stages_the_collectives_through_the_host() -
     job = make_workload("bert-base-squad", dataset="synthetic", precision="fp16")
     [line] = [a for a in estimate(probed, job).assumptions if "peer-to-peer" in a]
     assert "the probe of 2026-12-04 found no peer-to-peer between the GPUs" in line
+
+
+def test_the_cloud_vm_example_adds_its_all_reduce_to_the_step() -> None:
+    """examples/builds/4x-a6000-cloud-vm.yaml: the same PCIe server's 4 RTX A6000, once as a
+    VM whose probe found no peer access. Bare metal hides BERT-large's all-reduce behind the
+    backward; the VM stages it through host memory and adds all of it to the step."""
+    vm = load_build(Path(__file__).parents[2] / "examples" / "builds" / "4x-a6000-cloud-vm.yaml")
+    bare = make_build(None, **_server("NVIDIA RTX A6000", 4))
+    job = make_workload("bert-large-squad", dataset="synthetic", precision="fp16")
+    on_vm, on_metal = estimate(vm, job), estimate(bare, job)
+    assert on_vm.parallel is not None and on_metal.parallel is not None
+    exposed = on_vm.parallel.communication_exposed_s
+    assert exposed == pytest.approx(on_vm.parallel.communication_s) and exposed > 0.05
+    assert on_metal.parallel.communication_exposed_s < 0.05 * exposed  # the last bucket only
+    assert on_vm.samples_per_s < 0.9 * on_metal.samples_per_s
