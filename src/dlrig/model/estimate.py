@@ -344,11 +344,9 @@ def _exchange_s(
     if job.lay.data > 1:
         per_param, why = parallelism.gradient_exchange_bytes(w, job.sixteen)
         grads = parallelism.replica_gradient_bytes(w, job.lay, job.sixteen)
-        settable = job.sixteen and not (parallelism.is_sharded(w) or w.pure_16bit)
         assumed.append(
-            f"gradients exchanged at {per_param:.0f} bytes a parameter ({why}"
-            + ("; workload field gradient_precision" if settable else "")
-            + f"): {grads / 1e9:.2f} GB of them on each GPU a step"
+            f"gradients exchanged at {per_param:.0f} bytes a parameter ({why}): "
+            f"{grads / 1e9:.2f} GB of them on each GPU a step"
         )
     return (
         ex.interconnect_s, ex.exposed_interconnect_s, ex.data.inter_s, ex.data.exposed_inter_s,

@@ -126,9 +126,16 @@ def gradient_exchange_bytes(workload: Workload, sixteen_bit: bool) -> tuple[floa
         return 2.0, "sharded data parallelism reduces in the 16-bit precision"
     if workload.pure_16bit:
         return 2.0, "pure 16-bit training keeps no fp32 copy"
+    # Only here does the workload's own `gradient_precision` decide, so the reasons name it.
     if workload.gradients_16bit:
-        return 2.0, "a 16-bit model beside fp32 master weights, as apex amp O2 trains"
-    return 4.0, "autocast keeps the parameters, so the gradients, in fp32"
+        return 2.0, (
+            "a 16-bit model beside fp32 master weights, as apex amp O2 trains; "
+            "workload field gradient_precision"
+        )
+    return 4.0, (
+        "autocast keeps the parameters, so the gradients, in fp32; workload field "
+        "gradient_precision"
+    )
 
 
 def gradient_bytes_per_param(workload: Workload, sixteen_bit: bool) -> float:

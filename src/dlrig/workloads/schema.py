@@ -331,8 +331,8 @@ class WorkloadFile(_Strict):
         description="the precision a 16-bit run's data-parallel gradients are all-reduced in: "
         "fp32 under autocast, whose parameters stay fp32; 16bit where the model itself is "
         "16-bit and the optimizer keeps an fp32 master copy (apex amp O2, as NVIDIA Deep "
-        "Learning Examples' BERT and Transformer-XL run). Sharded and pure 16-bit runs reduce "
-        "in 16 bits either way; ignored at fp32",
+        "Learning Examples' BERT, GNMT and Transformer-XL run). Sharded and pure 16-bit runs "
+        "reduce in 16 bits either way; ignored at fp32",
     )
     loss_chunks: int = Field(
         default=1,
