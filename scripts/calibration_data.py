@@ -13,7 +13,7 @@ from dlrig.catalog.loader import Catalog
 from dlrig.catalog.schema import GPU, Platform
 from dlrig.enums import CoolerType, FormFactor, Precision
 from dlrig.errors import UnknownPartError
-from dlrig.machine.model import Build, GPUGroup
+from dlrig.machine.model import Build, GPUGroup, Measured
 from dlrig.workloads import Workload, resolve_workload
 
 REPO = Path(__file__).resolve().parents[1]
@@ -108,6 +108,17 @@ AMP_RAN_GPUS = {"GeForce RTX 3070", "GeForce RTX 3080"}
 SLOW_FP16_STACK_ARCHITECTURES = {"Turing", "Volta"}
 
 
+# The same v0 stack (NGC 20.01: PyTorch 1.4.0a0+a5b4d78, cuDNN 7.6.5 in every v0 Turing and
+# Volta system's sys_pytorch.txt) ran SSD300 in fp32 about 1.3-1.4x faster than the cuDNN 8
+# containers on the same cards, where mixed precision did not move. NVIDIA measured it on one
+# DGX-1: V100 SXM2 16GB, batch 32, fp32 133.67 img/s in NGC 19.08 and 108.27 in NGC 21.05
+# (mixed 215.30 and 212.95; NVIDIA/DeepLearningExamples PyTorch/Detection/SSD/README.md at
+# 4cce4d88 and 0b3f770b), 107.22 in 22.10 (bench/data/external_training.csv). Lambda's Quadro
+# RTX 8000 went from 116.8 (v0, batch 158) to 81.4 img/s (v1, batch 144; fp16 180 -> 182).
+# dlrig predicts the current cuDNN; the cuDNN 7 fp32 rows are that superseded stack.
+CUDNN7_FP32_SSD_ARCHITECTURES = {"Turing", "Volta"}
+
+
 # Lambda v0 runs that crashed: their logs end in "RuntimeError: CUDA out of memory" a few
 # iterations in, and the throughput Lambda tabulated averages those iterations, the first
 # (cuDNN's autotuning, 26.4 s on the RTX A4000 against ~2 s a step later) among them. WaveGlow
@@ -183,6 +194,13 @@ def _mislabeled_for(rec: dict[str, str], gpu: GPU, version: str) -> str | None:
         and gpu.architecture in SLOW_FP16_STACK_ARCHITECTURES
     ):
         return "transformer-xl fp16 on v0 Turing/Volta ran NGC 20.01 at half its v1 rate"
+    if (
+        rec["model"] == "ssd"
+        and rec["precision"].startswith("fp32")
+        and version == "v0"
+        and gpu.architecture in CUDNN7_FP32_SSD_ARCHITECTURES
+    ):
+        return "ssd fp32 on v0 Turing/Volta ran cuDNN 7.6.5 at 1.3-1.4x its cuDNN 8 rate"
     return None
 
 
@@ -264,6 +282,39 @@ PCIE_SERVER = "Supermicro SYS-421GE-TNRT"
 _CLOUD_VM_LABEL = re.compile(r"^(?:LambdaCloud|Linode)")
 _SYSTEM_LABEL = re.compile(r"^(?:1CC|DellTexas|Dell|RAIDZ1|SMC|LambdaCloud|Linode|p3\.|p4d\.)")
 
+# Lambda's benchmark script exported NCCL_P2P_DISABLE=1 before every job from 2022-10-16, when
+# it added the RTX 4090 (lambdal/deeplearning-benchmark 0a684b62, pytorch/scripts/
+# benchmark_pytorch.sh, eight `export NCCL_P2P_DISABLE=1` lines), until 2023-02-06, when it
+# commented them out (aad0d1cd). NCCL then "disables the peer to peer (P2P) transport, which
+# uses CUDA direct access between GPUs, using NVLink or PCI" (NCCL environment variables
+# docs), so every collective crossed host memory, NVLink or not. The multi-GPU v1 runs whose
+# logs are dated inside that window (results/<dir>/*/DD-MM-YYYY_*.txt, read 2026-12-04) and
+# that scale like it: the 2x/4x/8x A100 80GB SXM4 (2022-11-19; GNMT TF32 keeps 0.60 of its
+# 1-GPU rate a GPU on 2 NVSwitch-joined GPUs, where the H100 SXM5s run after the window keep
+# 0.96), 2x A100 80GB PCIe (2022-12-14), 2x RTX A6000 (2022-12-15; GNMT 0.64), LambdaCloud
+# 2x/4x/8x V100 (2022-12-16) and 2x RTX 6000 Ada (2023-01-12; GNMT 0.81, where its 4 and 8
+# GPUs of 2023-03-22 keep 0.96 and 0.91). The 2x RTX 3090 and 4090 (October 2022) have no P2P
+# anyway. The H100 PCIe runs (2022-11-30) show none of it (0.89-1.00 on 2-8 GPUs, BERT-large
+# and GNMT among them): they stay as run with P2P.
+NCCL_P2P_DISABLED_RUNS: dict[tuple[str, int], str] = {
+    **{("A100 80GB SXM4", n): "2022-11-19" for n in (2, 4, 8)},
+    ("A100 80GB PCIe", 2): "2022-12-14",
+    ("RTX A6000", 2): "2022-12-15",
+    ("LambdaCloud 2x V100 16GB", 2): "2022-12-16",
+    ("LambdaCloud 4xV100 16GB", 4): "2022-12-16",
+    ("LambdaCloud 8xV100 16GB", 8): "2022-12-16",
+    ("RTX 6000 Ada", 2): "2023-01-12",
+}
+
+
+def nccl_p2p_disabled(label: str, num_gpus: int, version: str) -> Measured | None:
+    """What the run's NCCL_P2P_DISABLE=1 leaves of its peer-to-peer (NCCL_P2P_DISABLED_RUNS):
+    none, as a probe finding no peer access records it; None for every other row."""
+    taken = NCCL_P2P_DISABLED_RUNS.get((label.strip(), num_gpus)) if version == "v1" else None
+    if taken is None:
+        return None
+    return Measured(taken=taken, source="Lambda's run with NCCL_P2P_DISABLE=1", peer_to_peer=False)
+
 
 @dataclass(frozen=True)
 class LambdaRow:
@@ -278,6 +329,7 @@ class LambdaRow:
     num_gpus: int = 1
     version: str = "v0"
     platform: Platform | None = None
+    measured: Measured | None = None
 
     @property
     def older_stack(self) -> bool:
@@ -298,6 +350,7 @@ class LambdaRow:
             name=f"{self.num_gpus}x {self.gpu.name}",
             gpus=(GPUGroup(self.gpu, self.num_gpus),),
             platform=self.platform,
+            measured=self.measured,
         )
 
 
@@ -436,6 +489,7 @@ def read_lambda_rows(
                         int(rec["num_gpus"]),
                         version,
                         platform,
+                        nccl_p2p_disabled(rec["gpu"], int(rec["num_gpus"]), version),
                     )
                 )
     return _without_superlinear(rows, skipped), skipped

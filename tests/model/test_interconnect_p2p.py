@@ -216,3 +216,15 @@ def test_the_cloud_vm_example_adds_its_all_reduce_to_the_step() -> None:
     assert exposed == pytest.approx(on_vm.parallel.communication_s) and exposed > 0.05
     assert on_metal.parallel.communication_exposed_s < 0.05 * exposed  # the last bucket only
     assert on_vm.samples_per_s < 0.9 * on_metal.samples_per_s
+
+
+def test_an_nvswitch_server_without_peer_to_peer_stages_through_the_host() -> None:
+    """NCCL's NVLink traffic rides its P2P transport (NCCL_P2P_DISABLE "disables the peer to
+    peer (P2P) transport, which uses CUDA direct access between GPUs, using NVLink or PCI"), so
+    a DGX A100 whose GPUs reach no peer loses NVLink too: its ring runs through host memory."""
+    gpu = _catalog_gpu("A100 SXM4 80GB")
+    doc = {"name": "8x A100", "gpus": [{"model": gpu.name, "count": 8}],
+           "platform": "NVIDIA DGX A100 (320GB)"}  # fmt: skip
+    assert intra_node_link(make_build(None, **doc), gpu, 8) is LinkClass.NVLINK
+    no_p2p = make_build(None, **doc, measured={"taken": "2022-11-19", "peer_to_peer": False})
+    assert intra_node_link(no_p2p, gpu, 8) is LinkClass.PCIE_NO_P2P

@@ -105,7 +105,8 @@ def test_two_gpus_of_lambdas_nvlink_servers_run_as_the_server_unbridged() -> Non
 def test_cloud_pcie_rows_run_without_peer_to_peer() -> None:
     """LambdaCloud and Linode ran KVM virtual machines (QEMU CPU models, no motherboard in
     their sys_pytorch.txt): their PCIe rows run in the server without P2P; their SXM V100s keep
-    NVLink, which needs no PCIe path; Lambda's own servers keep P2P."""
+    NVLink, which needs no PCIe path, except in the 2022-12 runs made with NCCL_P2P_DISABLE=1
+    (the test below); Lambda's own servers keep P2P."""
     sys.path.insert(0, str(REPO / "scripts"))
     from calibration_data import read_lambda_rows
 
@@ -120,7 +121,7 @@ def test_cloud_pcie_rows_run_without_peer_to_peer() -> None:
     assert {r.gpu.name for r in pcie} == cards
     for r in cloud:
         link = intra_node_link(r.build(), r.gpu, r.num_gpus)
-        sxm = r.gpu.form is FormFactor.SXM
+        sxm = r.gpu.form is FormFactor.SXM and r.measured is None
         assert link is (LinkClass.NVLINK if sxm else LinkClass.PCIE_NO_P2P), r.lambda_gpu
     own = [r for r in rows if r.lambda_gpu == "RTX A6000" and r.num_gpus == 4]
     assert own and all(r.platform is not None and r.platform.peer_to_peer for r in own)
@@ -149,3 +150,32 @@ def test_lambdas_ncf_exchanges_the_16bit_models_gradients() -> None:
     }
     assert crossing == {("fp16", 2.0), ("tf32", 4.0)}
     assert gradient_bytes_per_param(resolve_workload({"model": "ncf"}, "test"), True) == 4.0
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
+def test_runs_inside_lambdas_nccl_p2p_disable_window_have_no_peer_to_peer() -> None:
+    """Lambda's benchmark_pytorch.sh exported NCCL_P2P_DISABLE=1 from 2022-10-16 (0a684b62) to
+    2023-02-06 (aad0d1cd). The 2-GPU RTX 6000 Ada run (2023-01-12) falls inside it and keeps
+    0.81 of its 1-GPU GNMT TF32 rate a GPU; the 4-GPU run (2023-03-22) falls after it and keeps
+    0.96 (lambda_pytorch_train_v1_2024.csv). Those rows carry a measured block without P2P;
+    the H100 SXM5 rows, run after the window, and every v0 row do not."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibration_data import read_lambda_rows
+
+    rows, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
+
+    def gnmt_per_gpu(label: str, n: int) -> tuple[float, bool]:
+        [one] = [r for r in rows if r.lambda_gpu == label and r.num_gpus == 1
+                 and r.lambda_model == "gnmt" and r.version == "v1"
+                 and r.workload.precision.value == "tf32"]  # fmt: skip
+        [row] = [r for r in rows if r.lambda_gpu == label and r.num_gpus == n
+                 and r.lambda_model == "gnmt" and r.version == "v1"
+                 and r.workload.precision.value == "tf32"]  # fmt: skip
+        staged = row.measured is not None and row.measured.peer_to_peer is False
+        return row.measured_units_per_s / n / one.measured_units_per_s, staged
+
+    assert gnmt_per_gpu("RTX 6000 Ada", 2) == (pytest.approx(0.81, abs=0.01), True)
+    assert gnmt_per_gpu("RTX 6000 Ada", 4) == (pytest.approx(0.96, abs=0.01), False)
+    assert gnmt_per_gpu("A100 80GB SXM4", 2) == (pytest.approx(0.60, abs=0.01), True)
+    assert gnmt_per_gpu("H100 80GB SXM5", 2) == (pytest.approx(0.96, abs=0.01), False)
+    assert all(r.measured is None for r in rows if r.version == "v0")

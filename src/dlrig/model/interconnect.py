@@ -98,11 +98,14 @@ NO_P2P_GEFORCE_ARCHITECTURES = frozenset({"Turing", "Ampere", "Ada Lovelace", "B
 
 def intra_node_link(build: Build, gpu: GPU, n: int) -> LinkClass:
     """The link class n GPUs of a node all-reduce over: NVLink where the platform or the card
-    gives a mesh (a bridge joins a pair only); else PCIe, through host memory where a ring hop
-    has no peer-to-peer (`host_staged_reason`)."""
+    gives a mesh (a bridge joins a pair only) and the machine has peer-to-peer, which NCCL's
+    NVLink traffic rides on (NCCL_P2P_DISABLE "disables the peer to peer (P2P) transport, which
+    uses CUDA direct access between GPUs, using NVLink or PCI"); else PCIe, through host memory
+    where a ring hop has no peer-to-peer (`host_staged_reason`)."""
     kind = build.platform.interconnect if build.platform else gpu.interconnect
     mesh = kind in (Interconnect.NVSWITCH, Interconnect.NVLINK)
-    if gpu.nvlink_gb_s and (mesh or (kind is Interconnect.NVLINK_BRIDGE and n == 2)):
+    nvlink = gpu.nvlink_gb_s and (mesh or (kind is Interconnect.NVLINK_BRIDGE and n == 2))
+    if nvlink and _machine_without_p2p(build) is None:
         return LinkClass.NVLINK
     if host_staged_reason(build, gpu, n) is not None:
         return LinkClass.PCIE_NO_P2P
