@@ -179,3 +179,28 @@ def test_runs_inside_lambdas_nccl_p2p_disable_window_have_no_peer_to_peer() -> N
     assert gnmt_per_gpu("A100 80GB SXM4", 2) == (pytest.approx(0.60, abs=0.01), True)
     assert gnmt_per_gpu("H100 80GB SXM5", 2) == (pytest.approx(0.96, abs=0.01), False)
     assert all(r.measured is None for r in rows if r.version == "v0")
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
+def test_v0_ssd_fp32_on_cudnn_7_is_a_superseded_stack() -> None:
+    """NVIDIA's DGX-1 ran SSD300 fp32 at batch 32 at 133.67 img/s a V100 in NGC 19.08 (cuDNN 7)
+    and 108.27 in 21.05 (cuDNN 8), mixed precision 215.30 and 212.95 (DLE SSD README at 4cce4d88
+    and 0b3f770b). Lambda's Quadro RTX 8000 moved the same way: fp32 116.8 -> 81.4 img/s from v0
+    (cuDNN 7.6.5) to v1 in its logs (116 and 81 in its tables), fp16 180 -> 182. The 30 v0 fp32
+    rows on Turing and Volta are left out and counted; the fp16 ones and the Pascal and Ampere
+    fp32 ones stay."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibration_data import read_lambda_rows
+
+    rows, skipped = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
+    assert skipped["ssd fp32 on v0 Turing/Volta ran cuDNN 7.6.5 at 1.3-1.4x its cuDNN 8 rate"] == 30
+    ssd = [r for r in rows if r.lambda_model == "ssd" and r.version == "v0"]
+    kept = {(r.gpu.architecture, r.workload.precision.value) for r in ssd}
+    assert ("Turing", "fp16") in kept and ("Volta", "fp16") in kept
+    assert ("Pascal", "tf32") in kept and ("Ampere", "tf32") in kept
+    assert ("Turing", "tf32") not in kept and ("Volta", "tf32") not in kept
+    rtx8000 = {(r.version, r.workload.precision.value): r.measured_units_per_s for r in rows
+               if r.lambda_model == "ssd" and r.gpu.name == "Quadro RTX 8000" and r.num_gpus == 1}  # fmt: skip
+    assert (rtx8000[("v1", "tf32")], rtx8000[("v0", "fp16")], rtx8000[("v1", "fp16")]) == (
+        81.0, 180.0, 182.0
+    )
