@@ -210,3 +210,17 @@ def test_a_probe_that_finds_no_peer_access_says_so() -> None:
     measured = resolve_build(doc, "probe", CATALOG).measured
     assert measured is not None and measured.peer_to_peer is False
     assert "peer_to_peer" not in probe_build_document(_probed(), CATALOG)["build"]["measured"]
+
+
+def test_a_probe_under_nccl_p2p_disable_records_no_peer_to_peer() -> None:
+    """The cards reach their peers (a P2P rate is measured), but NCCL_P2P_DISABLE=1 in the
+    probe's environment turns NCCL's P2P transport off, NVLink included (NCCL environment
+    variables docs): the block keeps the measured rate and says `peer_to_peer: false`, and the
+    model stages the collectives through host memory. Lambda's 2022 runs under it kept 0.60 of
+    one A100's GNMT rate a GPU on two NVSwitch-joined A100s (scripts/calibration_data.py)."""
+    probed = dataclasses.replace(_probed(), nccl_p2p_disabled=True)
+    measured_block = probe_build_document(probed, CATALOG)["build"]["measured"]
+    assert measured_block["peer_to_peer"] is False
+    assert measured_block["p2p_gb_s"] == 11.0  # the matrix's slowest pair, as without it
+    measured = resolve_build(probe_build_document(probed, CATALOG)["build"], "probe", CATALOG)
+    assert measured.measured is not None and measured.measured.peer_to_peer is False

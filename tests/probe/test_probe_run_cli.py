@@ -210,3 +210,25 @@ def test_save_failing_after_the_measurement_keeps_the_probe_in_a_new_file(
     kept = Path(result.exception.message.split("the probe was written to ")[1])
     assert kept.parent == tmp_path and kept.name.startswith("dlrig-probe-")
     assert json.loads(kept.read_text())["gpus"][0]["reading"]["temperature_c"] == 83
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("value", "disabled"), [("1", True), ("0", False), ("yes", False)])
+def test_probe_reads_nccl_p2p_disable_from_its_environment(
+    tmp_path: Path,
+    small_probe: None,
+    monkeypatch: pytest.MonkeyPatch,
+    value: str,
+    disabled: bool,
+) -> None:
+    """NCCL reads NCCL_P2P_DISABLE as an integer, non-zero turning its P2P transport off; the
+    replayed 4x RTX 3090 box probed under it says so in its links and notes, and its build
+    records no peer-to-peer."""
+    _replaying(monkeypatch, "four_gpu_box")
+    monkeypatch.setenv("NCCL_P2P_DISABLE", value)
+    out = CliRunner().invoke(app, ["probe", "--quick", "--no-torch", "--json", "--path", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["links"]["nccl_p2p_disabled"] is disabled
+    assert any("NCCL_P2P_DISABLE is set here" in n for n in data["notes"]) is disabled
+    assert (data["build"]["measured"].get("peer_to_peer") is False) is disabled

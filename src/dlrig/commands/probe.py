@@ -57,6 +57,14 @@ def _home() -> Path | None:
     return Path(home) if home else None
 
 
+def _nccl_p2p_disabled() -> bool:
+    """NCCL_P2P_DISABLE as NCCL reads it: a non-zero integer turns its P2P transport off."""
+    try:
+        return int(os.environ.get("NCCL_P2P_DISABLE", "0")) != 0
+    except ValueError:
+        return False
+
+
 def _db_path() -> Path:
     from dlrig.history import db
 
@@ -131,7 +139,9 @@ def _measure(quick: bool, paths: tuple[Path, ...], torch: bool, quiet: bool) -> 
 
     catalog = load_catalog()
     nvml = open_nvml()
-    options = ProbeOptions(quick=quick, paths=paths, torch=torch)
+    options = ProbeOptions(
+        quick=quick, paths=paths, torch=torch, nccl_p2p_disabled=_nccl_p2p_disabled()
+    )
     try:
         if quiet:
             result = run_probe(options, nvml, catalog)

@@ -207,6 +207,11 @@ def _measured_block(
         block["p2p_gb_s"] = round(min(p2p), 2)  # a ring runs at its slowest link
     elif len(result.p2p_gb_s) > 1:
         block["peer_to_peer"] = False  # every pair off: NCCL stages every hop through the host
+    if result.nccl_p2p_disabled and len(result.gpus) > 1:
+        # The cards can reach their peers, NCCL is told not to: the rate stays as measured,
+        # the jobs get none of it (Lambda's 2022 runs under NCCL_P2P_DISABLE=1: GNMT on two
+        # NVSwitch-joined A100s kept 0.60 of its one-GPU rate a GPU).
+        block["peer_to_peer"] = False
     return block
 
 

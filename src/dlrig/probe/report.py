@@ -89,6 +89,7 @@ def _links_json(result: ProbeResult) -> dict[str, Any]:
         "pcie": pcie,
         "topology": to_jsonable(result.topology),
         "p2p_gb_s": to_jsonable(result.p2p_gb_s),
+        "nccl_p2p_disabled": result.nccl_p2p_disabled,
     }
 
 

@@ -45,7 +45,9 @@ class GpuProbe:
 
 @dataclass(frozen=True)
 class ProbeResult:
-    """Everything one probe measured or read, and what it could not (as `notes`)."""
+    """Everything one probe measured or read, and what it could not (as `notes`).
+    `nccl_p2p_disabled`: the probe's environment sets NCCL_P2P_DISABLE, so the jobs started
+    from it get no peer-to-peer from NCCL, over NVLink or PCIe."""
 
     host: str
     time_utc: str
@@ -60,6 +62,7 @@ class ProbeResult:
     topology: tuple[GpuPair, ...]
     cuda: CudaStatus
     p2p_gb_s: tuple[tuple[float | None, ...], ...] = ()
+    nccl_p2p_disabled: bool = False
     notes: tuple[str, ...] = ()
     stage_s: dict[str, float] = field(default_factory=dict)
     elapsed_s: float = 0.0

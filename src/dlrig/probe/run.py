@@ -48,6 +48,7 @@ class ProbeOptions:
     disk_bytes: int | None = None
     memory_array_bytes: int | None = None
     loader_window_s: float | None = None
+    nccl_p2p_disabled: bool = False
 
     @property
     def disk_file_bytes(self) -> int:
@@ -211,6 +212,12 @@ def run_probe(
         notes.append(f"no NVML: {system.error}")
     gpus, cuda, p2p = _gpu_stage(nvml, catalog, options, notes, progress)
     topology = nvml.topology() if len(gpus) > 1 else ()
+    if options.nccl_p2p_disabled and len(gpus) > 1:
+        notes.append(
+            "NCCL_P2P_DISABLE is set here: NCCL sends every collective of the jobs started "
+            "from this environment through host memory, NVLink included, so the build records "
+            "no peer-to-peer; unset it unless it works around a hang"
+        )
     timed("gpus", t)
 
     return ProbeResult(
@@ -227,6 +234,7 @@ def run_probe(
         topology=topology,
         cuda=cuda,
         p2p_gb_s=p2p,
+        nccl_p2p_disabled=options.nccl_p2p_disabled,
         notes=tuple(notes),
         stage_s=stage_s,
         elapsed_s=round(time.perf_counter() - began, 3),
