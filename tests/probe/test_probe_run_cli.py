@@ -226,7 +226,9 @@ def test_probe_reads_nccl_p2p_disable_from_its_environment(
     records no peer-to-peer."""
     _replaying(monkeypatch, "four_gpu_box")
     monkeypatch.setenv("NCCL_P2P_DISABLE", value)
-    out = CliRunner().invoke(app, ["probe", "--quick", "--no-torch", "--json", "--path", str(tmp_path)])
+    out = CliRunner().invoke(
+        app, ["probe", "--quick", "--no-torch", "--json", "--path", str(tmp_path)]
+    )
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     assert data["links"]["nccl_p2p_disabled"] is disabled

@@ -345,3 +345,40 @@ def test_show_of_an_unknown_run_is_one_line_exit_2(isolated_dlrig_home: Path) ->
     assert result.returncode == 2
     assert result.stderr.startswith("dlrig: error: no watched run 42")
     assert "hint: " in result.stderr and "Traceback" not in result.stderr
+
+
+def _busy_four_gpu_box(busy: int) -> dict[str, object]:
+    """The replayed 4x RTX 3090 box (fixture: built from a published nvidia-smi dump) with
+    `busy` of its GPUs computing 97% of the time, as a data-parallel job keeps them."""
+    from watch_helpers import fixture
+
+    scenario = fixture("four_gpu_box")
+    for gpu in scenario["gpus"][:busy]:  # type: ignore[index]
+        gpu["nvmlDeviceGetUtilizationRates"] = {"gpu": 97, "memory": 40}
+    return scenario
+
+
+@pytest.mark.parametrize(
+    ("busy", "disabled", "warned"), [(4, True, True), (1, True, False), (4, False, False)]
+)
+def test_a_multi_gpu_job_under_nccl_p2p_disable_is_warned(
+    busy: int, disabled: bool, warned: bool
+) -> None:
+    """NCCL_P2P_DISABLE in the job's environment sends its collectives through host memory,
+    NVLink included: a job that kept more than one GPU busy under it gets the warning; one GPU
+    (nothing to exchange) or the variable unset does not."""
+    from dlrig.watch.detectors.series import gpus_busy
+    from dlrig.watch.runner import NCCL_P2P_DISABLED_WARNING
+
+    scenario = _busy_four_gpu_box(busy)
+    assert gpus_busy(replayed_samples(scenario, 3)) == busy
+    warnings: list[str] = []
+    result = run_watch(
+        [sys.executable, "-c", "import time; time.sleep(0.3)"],
+        gpus=NvmlGpuSampler(replay_nvml(scenario)),
+        interval_s=0.1,
+        on_warning=warnings.append,
+        nccl_p2p_disabled=disabled,
+    )
+    assert (NCCL_P2P_DISABLED_WARNING in result.warnings) is warned
+    assert (NCCL_P2P_DISABLED_WARNING in warnings) is warned

@@ -37,6 +37,15 @@ def history_path() -> Path:
     return database_path(Path(home) if home else None)
 
 
+def nccl_p2p_disabled() -> bool:
+    """NCCL_P2P_DISABLE as NCCL reads it: a non-zero integer turns its P2P transport off, over
+    NVLink and PCIe alike, for the jobs started from this environment."""
+    try:
+        return int(os.environ.get("NCCL_P2P_DISABLE", "0")) != 0
+    except ValueError:
+        return False
+
+
 def build_document(ref: str) -> tuple[str, dict[str, Any]]:
     """(source, document) of a build file, standard input ('-'), or the last saved probe."""
     if ref != PROBE_LATEST:

@@ -57,14 +57,6 @@ def _home() -> Path | None:
     return Path(home) if home else None
 
 
-def _nccl_p2p_disabled() -> bool:
-    """NCCL_P2P_DISABLE as NCCL reads it: a non-zero integer turns its P2P transport off."""
-    try:
-        return int(os.environ.get("NCCL_P2P_DISABLE", "0")) != 0
-    except ValueError:
-        return False
-
-
 def _db_path() -> Path:
     from dlrig.history import db
 
@@ -131,6 +123,7 @@ def probe(
 
 def _measure(quick: bool, paths: tuple[Path, ...], torch: bool, quiet: bool) -> ProbeReport:
     from dlrig.catalog import load_catalog
+    from dlrig.commands.inputs import nccl_p2p_disabled
     from dlrig.hardware.nvml import open_nvml
     from dlrig.probe.document import probe_build_document
     from dlrig.probe.judge import judge
@@ -140,7 +133,7 @@ def _measure(quick: bool, paths: tuple[Path, ...], torch: bool, quiet: bool) -> 
     catalog = load_catalog()
     nvml = open_nvml()
     options = ProbeOptions(
-        quick=quick, paths=paths, torch=torch, nccl_p2p_disabled=_nccl_p2p_disabled()
+        quick=quick, paths=paths, torch=torch, nccl_p2p_disabled=nccl_p2p_disabled()
     )
     try:
         if quiet:

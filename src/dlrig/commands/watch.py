@@ -172,6 +172,7 @@ def _run(
 ) -> int:
     import socket
 
+    from dlrig.commands.inputs import nccl_p2p_disabled
     from dlrig.errors import HistoryError
     from dlrig.hardware.nvml import open_nvml
     from dlrig.history.runs import RunRecorder, discard_run, finish_run, start_run
@@ -216,6 +217,7 @@ def _run(
             host=PsutilHostSampler(limits),
             # With --json, stdout carries the summary alone: the job prints to stderr.
             child_stdout=sys.stderr.fileno() if as_json else None,
+            nccl_p2p_disabled=nccl_p2p_disabled(),
         )
     except CommandStartError:
         if conn is not None and run_id is not None:

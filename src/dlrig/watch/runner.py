@@ -23,6 +23,7 @@ from typing import Protocol
 
 from dlrig.errors import DlrigError
 from dlrig.watch.detectors import Alarm, detect_all
+from dlrig.watch.detectors.series import gpus_busy
 from dlrig.watch.host import (
     GpuSampler,
     HostSampler,
@@ -138,6 +139,15 @@ class _ExitWaiter:
             self._fd = None
 
 
+# The environment's NCCL_P2P_DISABLE turns NCCL's P2P transport off, NVLink included (NCCL
+# environment variables docs): Lambda's 2022 runs under it kept 0.60 of one A100's GNMT rate a
+# GPU on two NVSwitch-joined A100s, where P2P keeps 0.96 (scripts/calibration_data.py).
+NCCL_P2P_DISABLED_WARNING = (
+    "NCCL_P2P_DISABLE is set for this job: NCCL sent its collectives through host memory, "
+    "NVLink included; unset it unless it works around a hang"
+)
+
+
 def run_watch(
     command: Sequence[str],
     *,
@@ -149,9 +159,12 @@ def run_watch(
     on_warning: Callable[[str], None] | None = None,
     host: HostSampler | None = None,
     child_stdout: int | None = None,
+    nccl_p2p_disabled: bool = False,
 ) -> WatchResult:
     """Run `command`, sampling every `interval_s`, and judge the run when it exits.
     `child_stdout`: the file descriptor the command's standard output goes to (None: ours).
+    `nccl_p2p_disabled`: the command's environment sets NCCL_P2P_DISABLE (a warning when the
+    run kept more than one GPU busy).
 
     Call from the main thread (signal handlers are installed for the run and restored after).
     """
@@ -227,6 +240,8 @@ def run_watch(
             except DlrigError as exc:
                 warn(str(exc))
     duration_s = time.monotonic() - start_s
+    if nccl_p2p_disabled and gpus_busy(samples) > 1:
+        warn(NCCL_P2P_DISABLED_WARNING)
     alarms = detect_all(samples)
     return WatchResult(
         command=tuple(command),

@@ -47,6 +47,19 @@ def accelerator_busy(sample: Sample) -> float | None:
     return min(1.0, demand)
 
 
+def gpus_busy(samples: Sequence[Sample], threshold_pct: float = 50.0) -> int:
+    """How many GPUs computed at least `threshold_pct` of some interval of the run: the GPUs a
+    data-parallel job used, whatever else the machine holds."""
+    busy = {
+        g.index
+        for s in samples
+        for g in s.gpus
+        if not g.lost and g.utilization_gpu_pct is not None
+        and g.utilization_gpu_pct >= threshold_pct
+    }  # fmt: skip
+    return len(busy)
+
+
 def has_reason(reading: GpuReading, reasons: ClockEventReason) -> bool:
     """Any of `reasons` among the reading's clock-event bits (False when NVML gave none)."""
     flags = reading.event_reasons
