@@ -158,7 +158,8 @@ def test_runs_inside_lambdas_nccl_p2p_disable_window_have_no_peer_to_peer() -> N
     2023-02-06 (aad0d1cd). The 2-GPU RTX 6000 Ada run (2023-01-12) falls inside it and keeps
     0.81 of its 1-GPU GNMT TF32 rate a GPU; the 4-GPU run (2023-03-22) falls after it and keeps
     0.96 (lambda_pytorch_train_v1_2024.csv). Those rows carry a measured block without P2P;
-    the H100 SXM5 rows, run after the window, and every v0 row do not."""
+    the H100 SXM5 rows, run after the window, every v0 row, and the H100 PCIe rows (run inside
+    it, but scaling as with P2P) do not."""
     sys.path.insert(0, str(REPO / "scripts"))
     from calibration_data import read_lambda_rows
 
@@ -179,6 +180,8 @@ def test_runs_inside_lambdas_nccl_p2p_disable_window_have_no_peer_to_peer() -> N
     assert gnmt_per_gpu("A100 80GB SXM4", 2) == (pytest.approx(0.60, abs=0.01), True)
     assert gnmt_per_gpu("H100 80GB SXM5", 2) == (pytest.approx(0.96, abs=0.01), False)
     assert all(r.measured is None for r in rows if r.version == "v0")
+    # Inside the window by date, but scaling 0.89-1.00 a GPU on 2-8 GPUs: left as run with P2P.
+    assert all(r.measured is None for r in rows if r.lambda_gpu == "H100 80GB PCIe Gen5")
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
