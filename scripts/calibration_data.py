@@ -119,6 +119,18 @@ SLOW_FP16_STACK_ARCHITECTURES = {"Turing", "Volta"}
 CUDNN7_FP32_SSD_ARCHITECTURES = {"Turing", "Volta"}
 
 
+# Lambda's 2020 "fp16" BERT-large runs on 2, 4 and 8 RTX 2080 Ti (bridged or not, both runs of
+# each) started one process without torch.distributed.launch and without --fp16: every log
+# reads "python run_squad.py ... --train_batch_size=2" and "n_gpu: 1, distributed training:
+# False, 16-bits training: False", and the throughput stays at 6.05-6.41 sequences/s whatever
+# the GPU count (results/{2,4,8}x2080Ti{,NVlink}_trt{,2}/PyTorch_bert_large_squad_FP16/*.txt,
+# lambdal/deeplearning-benchmark@aa5addb6, read 2026-12-04). One GPU in fp32, labeled otherwise.
+SINGLE_PROCESS_RUNS = {
+    ("bert_large_squad", "fp16", "RTX 2080Ti"),
+    ("bert_large_squad", "fp16", "RTX 2080Ti NVLink"),
+}
+
+
 # Lambda v0 runs that crashed: their logs end in "RuntimeError: CUDA out of memory" a few
 # iterations in, and the throughput Lambda tabulated averages those iterations, the first
 # (cuDNN's autotuning, 26.4 s on the RTX A4000 against ~2 s a step later) among them. WaveGlow
@@ -194,6 +206,12 @@ def _mislabeled_for(rec: dict[str, str], gpu: GPU, version: str) -> str | None:
         and gpu.architecture in SLOW_FP16_STACK_ARCHITECTURES
     ):
         return "transformer-xl fp16 on v0 Turing/Volta ran NGC 20.01 at half its v1 rate"
+    if (
+        (rec["model"], rec["precision"][:4], gpu_label(rec["gpu"])) in SINGLE_PROCESS_RUNS
+        and rec["num_gpus"] != "1"
+        and version == "v0"
+    ):
+        return "bert-large fp16 on 2-8 RTX 2080 Ti ran one fp32 process (logs)"
     if (
         rec["model"] == "ssd"
         and rec["precision"].startswith("fp32")

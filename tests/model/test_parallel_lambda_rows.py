@@ -209,3 +209,24 @@ def test_v0_ssd_fp32_on_cudnn_7_is_a_superseded_stack() -> None:
     }
     assert rtx8000[("v1", "tf32")] == 81.0
     assert (rtx8000[("v0", "fp16")], rtx8000[("v1", "fp16")]) == (180.0, 182.0)
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
+def test_the_2080_ti_bert_large_fp16_multi_gpu_rows_ran_one_fp32_process() -> None:
+    """Every log of Lambda's 2020 "fp16" BERT-large runs on 2, 4 and 8 RTX 2080 Ti reads
+    "n_gpu: 1, distributed training: False, 16-bits training: False", and the bridged server's
+    table gives 6 sequences/s on 2, 4 and 8 GPUs alike (lambda_pytorch_train_v0_2022.csv): one
+    GPU in fp32. Its 3 rows leave, counted; no multi-GPU 2080 Ti BERT-large fp16 row stays."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibration_data import read_lambda_rows
+
+    rows, skipped = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
+    assert skipped["bert-large fp16 on 2-8 RTX 2080 Ti ran one fp32 process (logs)"] == 3
+    assert not [
+        r
+        for r in rows
+        if r.lambda_model == "bert_large_squad"
+        and r.gpu.name == "GeForce RTX 2080 Ti"
+        and r.workload.precision.value == "fp16"
+        and r.num_gpus > 1
+    ]
