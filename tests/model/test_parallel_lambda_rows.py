@@ -230,3 +230,34 @@ def test_the_2080_ti_bert_large_fp16_multi_gpu_rows_ran_one_fp32_process() -> No
         and r.workload.precision.value == "fp16"
         and r.num_gpus > 1
     ]
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
+def test_gnmt_and_waveglow_fp32_on_the_pytorch_1_9_ga10x_runs_are_a_superseded_stack() -> None:
+    """Same batch, one card a step up on another stack (lambda_pytorch_train_v0_2022.csv):
+    GNMT fp32 on the RTX A5000 (PyTorch 1.9.0a0) 27,205 tok/s against 47,266 on the A5500
+    (1.10): 1.74x, where GNMT fp16 differs 1.12x and ResNet-50 fp16 1.05x, the hardware's
+    gap. The A100 80GB SXM4 on the same stack ran GNMT TF32 at 124,186 against 129,911 tok/s
+    in 2024. The 25 GNMT and WaveGlow full-precision rows of the A4000, A5000 and A40 leave,
+    counted; their mixed-precision GNMT rows and their other jobs stay."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibration_data import read_lambda_rows
+
+    rows, skipped = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
+    reason = "gnmt/waveglow fp32 on v0 RTX A4000/A5000/A40 ran PyTorch 1.9 at 0.41-0.71 of its tier"
+    assert skipped[reason] == 25
+
+    def one_gpu(label: str, model: str, precision: str) -> float:
+        [rate] = [r.measured_units_per_s for r in rows if r.lambda_gpu == label
+                  and r.num_gpus == 1 and r.lambda_model == model and r.version == "v0"
+                  and r.workload.precision.value == precision]  # fmt: skip
+        return rate
+
+    assert one_gpu("RTX A5500", "gnmt", "tf32") == 47_266.0
+    assert one_gpu("RTX A5500", "gnmt", "fp16") / one_gpu("RTX A5000", "gnmt", "fp16") < 1.15
+    resnet = one_gpu("RTX A5500", "resnet50", "fp16") / one_gpu("RTX A5000", "resnet50", "fp16")
+    assert resnet == pytest.approx(1.05, abs=0.01)
+    kept = {(r.lambda_gpu, r.lambda_model) for r in rows if r.version == "v0"
+            and r.workload.precision.value == "tf32"}  # fmt: skip
+    assert not kept & {("RTX A5000", "gnmt"), ("RTX A4000", "waveglow"), ("RTX A40", "gnmt")}
+    assert ("RTX A5000", "resnet50") in kept  # full-precision convnets stay
