@@ -28,11 +28,11 @@ def test_runs_that_crashed_out_of_memory_are_left_out_and_counted() -> None:
     rows, skipped = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
     assert skipped[reason] == 9
     assert read_lambda_rows(DATA, load_catalog())[1][reason] == 3
-    a4000 = {
+    max_q = {
         (r.workload.batch_size, r.num_gpus) for r in rows
-        if r.lambda_model == "waveglow" and r.gpu.name == "NVIDIA RTX A4000"
+        if r.lambda_model == "waveglow" and r.gpu.name == "GeForce RTX 3080 Laptop GPU"
     }  # fmt: skip
-    assert a4000 == {(5, 1), (5, 2), (5, 4), (5, 8)}  # the fp32 runs (16 GPUs: a second node)
+    assert max_q == {(5, 1)}  # its fp32 run stays (the A4000's leave with PyTorch 1.9's stack)
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")

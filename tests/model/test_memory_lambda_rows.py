@@ -25,7 +25,7 @@ def test_every_lambda_row_fits_at_its_published_batch() -> None:
 
     rows, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
     rows = [r for r in rows if r.num_gpus <= MAX_GPUS]
-    assert len(rows) > 2200
+    assert len(rows) > 2000  # 2,076 after the left-out rows (bench/results/accuracy.md)
     wrong = []
     for r in rows:
         m = estimate(r.build(), r.workload).memory

@@ -68,8 +68,11 @@ def order_key(s: Scored) -> tuple[float, int, float, str]:
 
 
 def precedes(a: Scored, b: Scored) -> bool:
-    """a always ranks before b: whenever b is tied with a leader, a is too (its value is no
-    lower), and a comes first among them. Ranking b is then never needed while a is left."""
+    """a always ranks before b when both hold the same GPU model: whenever b is tied with a
+    leader, a is too (its value is no lower, against the same band), and a comes first among
+    them. Ranking b is then never needed while a is left. Across GPU models a leader of a's
+    model may judge a by its narrower same-GPU band and b by the wider one, so a must be worth
+    more (plan.search `across_models`)."""
     return a.value >= b.value and order_key(a) <= order_key(b)
 
 
