@@ -222,5 +222,7 @@ def test_a_probe_under_nccl_p2p_disable_records_no_peer_to_peer() -> None:
     measured_block = probe_build_document(probed, CATALOG)["build"]["measured"]
     assert measured_block["peer_to_peer"] is False
     assert measured_block["p2p_gb_s"] == 11.0  # the matrix's slowest pair, as without it
-    measured = resolve_build(probe_build_document(probed, CATALOG)["build"], "probe", CATALOG)
-    assert measured.measured is not None and measured.measured.peer_to_peer is False
+    build = resolve_build(probe_build_document(probed, CATALOG)["build"], "probe", CATALOG)
+    assert build.measured is not None and build.measured.peer_to_peer is False
+    [line] = [a for a in estimate(build, load_workload("gnmt")).assumptions if "NCCL" in a]
+    assert "measured peer-to-peer but recorded it off for NCCL (NCCL_P2P_DISABLE)" in line

@@ -117,12 +117,20 @@ def busbw_gb_s(build: Build, gpu: GPU, n: int, gen: int, lanes: int, cal: Calibr
     """Achievable all-reduce bus bandwidth per GPU: NVLink/NVSwitch (one direction's share of
     the card's NVLink bandwidth; a bridge joins pairs only), else the PCIe link. A build's
     probe of its own all-reduce across n GPUs replaces the model; a measured peer-to-peer rate
-    caps it (a ring's bus bandwidth is its slowest link's)."""
+    caps it (a ring's bus bandwidth is its slowest link's) unless NCCL was told not to use it
+    (`peer_to_peer: false` beside a rate: NCCL_P2P_DISABLE)."""
     measured = build.measured
     if measured is not None and (own := measured.allreduce_gb_s(n)) is not None:
         return own
-    cap = measured.p2p_gb_s if measured is not None and measured.p2p_gb_s else math.inf
-    return min(cap, _modelled_busbw_gb_s(build, gpu, n, gen, lanes, cal))
+    cap = _p2p_cap_gb_s(build)
+    return min(cap or math.inf, _modelled_busbw_gb_s(build, gpu, n, gen, lanes, cal))
+
+
+def _p2p_cap_gb_s(build: Build) -> float | None:
+    m = build.measured
+    if m is None or not m.p2p_gb_s or m.peer_to_peer is False:
+        return None
+    return m.p2p_gb_s
 
 
 def measured_busbw_notes(build: Build, n: int, busbw: float) -> tuple[str, ...]:
@@ -135,7 +143,7 @@ def measured_busbw_notes(build: Build, n: int, busbw: float) -> tuple[str, ...]:
             f"all-reduce bus bandwidth from probe measurement {m.date}: {busbw:g} GB/s across "
             f"{n} GPUs",
         )
-    if m.p2p_gb_s is not None and busbw == m.p2p_gb_s:
+    if _p2p_cap_gb_s(build) == busbw:
         return (
             f"all-reduce bus bandwidth capped at the probe's peer-to-peer measurement "
             f"{m.date}: {busbw:g} GB/s",

@@ -153,6 +153,11 @@ def _machine_without_p2p(build: Build) -> str | None:
         return f"{build.platform.name} gives its GPUs no PCIe peer-to-peer"
     measured = build.measured
     if measured is not None and measured.peer_to_peer is False:
+        if measured.p2p_gb_s:  # the cards reach their peers; NCCL was told not to use it
+            return (
+                f"the probe of {measured.date} measured peer-to-peer but recorded it off for "
+                "NCCL (NCCL_P2P_DISABLE)"
+            )
         return f"the probe of {measured.date} found no peer-to-peer between the GPUs"
     return None
 
