@@ -364,8 +364,8 @@ _SYSTEM_LABEL = re.compile(r"^(?:1CC|DellTexas|Dell|RAIDZ1|SMC|LambdaCloud|Linod
 # docs), so every collective crossed host memory, NVLink or not. The multi-GPU v1 runs whose
 # logs are dated inside that window (results/<dir>/*/DD-MM-YYYY_*.txt, read 2026-12-04) and
 # that scale like it: the 2x/4x/8x A100 80GB SXM4 (2022-11-19; GNMT TF32 keeps 0.60 of its
-# 1-GPU rate a GPU on 2 NVSwitch-joined GPUs, where the H100 SXM5s run after the window keep
-# 0.96), 2x A100 80GB PCIe (2022-12-14), 2x RTX A6000 (2022-12-15; GNMT 0.64), LambdaCloud
+# 1-GPU rate a GPU on 2 NVSwitch-joined GPUs, where the vendors' 2024 H100 SXM5 servers keep
+# 0.98-0.99), 2x A100 80GB PCIe (2022-12-14), 2x RTX A6000 (2022-12-15; GNMT 0.64), LambdaCloud
 # 2x/4x/8x V100 (2022-12-16) and 2x RTX 6000 Ada (2023-01-12; GNMT 0.81, where its 4 and 8
 # GPUs of 2023-03-22 keep 0.96 and 0.91). The 2x RTX 3090 and 4090 (October 2022) have no P2P
 # anyway. The H100 PCIe runs (2022-11-30) show none of it (0.89-1.00 on 2-8 GPUs, BERT-large

@@ -141,7 +141,8 @@ class _ExitWaiter:
 
 # The environment's NCCL_P2P_DISABLE turns NCCL's P2P transport off, NVLink included (NCCL
 # environment variables docs): Lambda's 2022 runs under it kept 0.60 of one A100's GNMT rate a
-# GPU on two NVSwitch-joined A100s, where P2P keeps 0.96 (scripts/calibration_data.py).
+# GPU on two NVSwitch-joined A100s, where the 2024 H100 SXM5 servers keep 0.98-0.99
+# (scripts/calibration_data.py).
 NCCL_P2P_DISABLED_WARNING = (
     "NCCL_P2P_DISABLE is set for this job: NCCL sent its collectives through host memory, "
     "NVLink included; unset it unless it works around a hang"
