@@ -248,7 +248,8 @@ class MeasuredBlock(_Strict):
     p2p_gb_s: MeasuredGBs | None = None
     peer_to_peer: bool | None = Field(
         default=None,
-        description="false where no pair of the machine's GPUs has peer-to-peer access",
+        description="false where no pair of the machine's GPUs has peer-to-peer access, or where "
+        "NCCL is told not to use it (NCCL_P2P_DISABLE)",
     )
     allreduce_busbw_gb_s: MeasuredGBs | None = None
     allreduce_gpus: Annotated[int, Field(ge=2, le=MAX_PART_COUNT * MAX_NODES)] | None = None

@@ -135,15 +135,15 @@ def host_staged_reason(build: Build, gpu: GPU, n: int) -> str | None:
 def every_hop_host_staged(build: Build, gpu: GPU) -> bool:
     """Cards with no peer-to-peer path at all (NO_P2P_GEFORCE_ARCHITECTURES), or any card of a
     machine without it (a virtual machine's platform, Platform.peer_to_peer, or a probe that
-    found no pair with peer access, Measured.peer_to_peer): NCCL stages every
-    byte of every hop through host memory, and its kernels hold their SMs while the bytes
-    cross PCIe twice, so the collectives do not run beside the backward. Lambda's GeForce rows
-    show the whole all-reduce added to the step: 2 RTX 4090 keep 0.63 of their per-GPU rate on
-    BERT-large (TF32: 1.36 GB of fp32 gradients, 0.22 s more a step, 6 GB/s) and 0.56 on GNMT,
-    2 RTX 2080 Ti 0.71 on GNMT, where an overlapped exchange says 0.93-0.96; a server whose
-    ring crosses its sockets (P2P on the other hops) keeps it hidden: 8 RTX 6000 Ada scale
-    ResNet-50 8.04x (shared/calibration, v1). llm.q moves its collectives with cudaMemcpy,
-    which "does not consume SM resources" (IST-DASLab/llmq README, --memcpy-all-gather)."""
+    found no pair with peer access or ran under NCCL_P2P_DISABLE, Measured.peer_to_peer): NCCL
+    stages every byte of every hop through host memory, and its kernels hold their SMs while the
+    bytes cross PCIe twice, so the collectives do not run beside the backward. Lambda's GeForce
+    rows show the whole all-reduce added to the step: 2 RTX 4090 keep 0.63 of their per-GPU rate
+    on BERT-large (TF32: 1.36 GB of fp32 gradients, 0.22 s more a step, 6 GB/s) and 0.56 on
+    GNMT, 2 RTX 2080 Ti 0.71 on GNMT, where an overlapped exchange says 0.93-0.96; a server
+    whose ring crosses its sockets (P2P on the other hops) keeps it hidden: 8 RTX 6000 Ada scale
+    ResNet-50 8.04x (shared/calibration, v1). llm.q moves its collectives with cudaMemcpy, which
+    "does not consume SM resources" (IST-DASLab/llmq README, --memcpy-all-gather)."""
     return _machine_without_p2p(build) is not None or _geforce_without_p2p(gpu)
 
 

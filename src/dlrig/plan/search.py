@@ -495,6 +495,19 @@ class Planner:
                 same is not None and same.best_at(at) > bound
             )
 
+        band_gap = max(
+            (o.same_gpu_ratio_low / o.comparison_ratio_low for s in seeds for o in s.outcomes),
+            default=1.0,
+        )
+
+        def across_models(bound: float) -> float:
+            """The value a build of other GPUs needs to precede every build worth at most
+            bound: a leader of its own GPU model judges it by the narrower same-GPU band
+            (plan.ties.ties), so it must still tie where a build worth bound ties by the wider
+            one: band_gap more (values scale with the speed, or against it for run time and
+            cost, which are negative)."""
+            return bound * band_gap if bound >= 0 else bound / band_gap
+
         def out_of_reach(bound: float, price_usd: float, gpus: Hashable) -> bool:
             if below(bound, floor) or preceded_by(gpus, bound, price_usd):
                 return True
@@ -542,19 +555,6 @@ class Planner:
 
         def skip_group(g: Group, best: tuple[Outcome, ...]) -> bool:
             return out_of_reach(obj.bound(g.min_price_usd, best), g.min_price_usd, g.gpu_set)
-
-        band_gap = max(
-            (o.same_gpu_ratio_low / o.comparison_ratio_low for s in seeds for o in s.outcomes),
-            default=1.0,
-        )
-
-        def across_models(bound: float) -> float:
-            """The value a build of other GPUs needs to precede every build worth at most
-            bound: a leader of its own GPU model judges it by the narrower same-GPU band
-            (plan.ties.ties), so it must still tie where a build worth bound ties by the wider
-            one: band_gap more (values scale with the speed, or against it for run time and
-            cost, which are negative)."""
-            return bound * band_gap if bound >= 0 else bound / band_gap
 
         kept: set[Hashable] = set()
         for seed in seeds:
