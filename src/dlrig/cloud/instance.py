@@ -16,6 +16,10 @@ from dlrig.machine.partial import resolve_spec
 
 # Cloud vCPUs are hardware threads: two to a core on the x86 servers these instances run on.
 THREADS_PER_CORE = 2
+# An offer that does not say its vCPUs is given the fewest per GPU of the snapshot's instances
+# that do (Azure ND96isr H100 v5: 96 vCPUs for 8 GPUs), not the model's 8 cores for a whole
+# machine: a renter's data loader is then judged on a share no provider undercuts.
+DEFAULT_VCPUS_PER_GPU = 12
 # More GPUs than this to a server sit on two CPU sockets (every 8-GPU HGX and PCIe server of
 # the platform catalog, platforms.toml, is dual-socket).
 GPUS_PER_SOCKET = 4
@@ -46,19 +50,22 @@ def instance_build(offer: CloudOffer, gpus: int, electricity_per_kwh: float = 0.
         },
         f"{offer.provider} {offer.instance}",
     )
-    cpu = None
+    # The instance's share of its host: vCPUs scale with the GPUs rented.
     if offer.vcpus:
-        # The instance's share of its host: vCPUs scale with the GPUs rented.
         vcpus = max(1, math.floor(offer.vcpus * gpus / offer.gpus))
-        cpu = resolve_spec(
-            CPU,
-            {
-                "name": f"{vcpus} vCPUs",
-                "cores": max(1, vcpus // THREADS_PER_CORE),
-                "threads": vcpus,
-            },
-            f"{offer.provider} {offer.instance} vCPUs",
-        )
+        cpu_name = f"{vcpus} vCPUs"
+    else:
+        vcpus = DEFAULT_VCPUS_PER_GPU * gpus
+        cpu_name = f"{vcpus} vCPUs (assumed: {DEFAULT_VCPUS_PER_GPU} a GPU)"
+    cpu = resolve_spec(
+        CPU,
+        {
+            "name": cpu_name,
+            "cores": max(1, vcpus // THREADS_PER_CORE),
+            "threads": vcpus,
+        },
+        f"{offer.provider} {offer.instance} vCPUs",
+    )
     memory = None
     if offer.ram_gb:
         memory = MemoryConfig(size_gb=offer.ram_gb * gpus / offer.gpus)

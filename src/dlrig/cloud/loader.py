@@ -138,9 +138,14 @@ def _own_csv(text: str, source: str, header: list[str]) -> tuple[OfferRow, ...]:
     """A CSV of dlrig's own fields, one offer a line; `gpu_counts` as '2;4;8'."""
     known = set(OfferRow.model_fields)
     unknown = [c for c in header if c not in known]
-    if not header or unknown:
+    if not header:
         raise ValidationError(
-            f"{source}: line 1: unknown column '{unknown[0] if unknown else ''}'",
+            f"{source}: no header row",
+            hint="dlrig's columns: " + ", ".join(OfferRow.model_fields),
+        )
+    if unknown:
+        raise ValidationError(
+            f"{source}: line 1: unknown column '{unknown[0]}'",
             hint="dlrig's columns: "
             + ", ".join(OfferRow.model_fields)
             + "; or SkyPilot's catalog CSV (InstanceType, AcceleratorName, ...)",

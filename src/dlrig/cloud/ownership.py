@@ -21,8 +21,9 @@ HOURS_PER_MONTH = 8760.0 / 12.0
 # https://www.calcbee.com/calculators/gaming/pc-hardware/used-gpu-value); the midpoints are
 # used, the first year's loss taken at once (a part is sold used the day it is bought). Checked
 # against the catalog's dated used prices: an RTX 3090 (1,499 USD in 2020-09) sold used at 800
-# in 2026-02, 0.53 of its price where the curve says 0.42; an A100 SXM4 80GB (15,000 USD) at
-# 4,000-9,000 used in 2026-03, where the curve says 5,900 (gpus.toml street_price sources).
+# in 2026-02, 0.53 of its price where the curve says 0.42; an A100 SXM4 80GB (15,000 USD,
+# released 2020-11) at 4,000-9,000 used in 2026-03, where the curve says 6,300 (gpus.toml
+# street_price sources).
 FIRST_YEAR_RETENTION = 0.75
 LATER_YEARLY_RETENTION = 0.875
 # The horizon past which a payback is not looked for: ten years outlive any GPU's useful life.

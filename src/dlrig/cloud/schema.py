@@ -4,9 +4,9 @@ rentable instance, validated at the file's edge; `offers.py` turns rows into off
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from dlrig.enums import Interconnect
 from dlrig.units import GigaBytes, LargeCount, PositiveSmallCount, PriceUSD
@@ -42,6 +42,14 @@ class OfferRow(BaseModel):
     vcpus: LargeCount | None = None
     ram_gb: GigaBytes | None = None
     notes: str = Field(default="", max_length=4000)
+
+    @field_validator("provider", "instance", "gpu", "region", mode="before")
+    @classmethod
+    def _names_may_be_numbers(cls, value: Any) -> Any:
+        """YAML reads `gpu: 4090` as a number; a name it is."""
+        return (
+            str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+        )
 
     @model_validator(mode="after")
     def _has_a_price(self) -> OfferRow:

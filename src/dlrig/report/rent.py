@@ -117,18 +117,17 @@ def rent_renderable(analysis: RentAnalysis) -> RenderableType:
         "holds it",
         title_justify="left",
     )
-    for col in ("provider", "instance", "GPUs", "USD/h", "h/run", "USD/run", "price date"):
+    for col in ("offer", "GPUs", "USD/h", "h/run", "USD/run", "priced"):
         table.add_column(col, justify="right" if col in ("USD/h", "h/run", "USD/run") else "left")
     for r in analysis.offers:
         o = r.offer
         table.add_row(
-            o.provider,
-            o.instance + (" (spot)" if o.spot else ""),
+            f"{o.provider} {o.instance}" + (" (spot)" if o.spot else ""),
             f"{r.gpus}x {o.gpu.name}",
             f"{r.price_per_hour_usd:,.2f}",
             f"{r.hours_per_run:,.2f}",
             f"{r.cost_per_run_usd:,.2f}",
-            o.price_date.isoformat() + (" (old)" if o.stale(analysis.today) else ""),
+            o.price_date.isoformat() + (" old" if o.stale(analysis.today) else ""),
         )
     parts.append(table)
     notes = [f"{analysis.priced} offers priced, {analysis.not_fitting} do not hold the job"]
