@@ -40,7 +40,7 @@ def spot_overhead_fraction() -> float:
 
 def spot_overhead_text() -> str:
     return (
-        f"spot runs take {spot_overhead_fraction():.1%} longer for restarts (one interruption "
+        f"spot runs take {spot_overhead_fraction():.2%} longer for restarts (one interruption "
         f"every {SPOT_HOURS_BETWEEN_INTERRUPTIONS:g} h assumed, each losing a "
         f"{SPOT_RESTART_MINUTES:g}-minute restart and half a "
         f"{SPOT_CHECKPOINT_INTERVAL_MINUTES:g}-minute checkpoint interval)"

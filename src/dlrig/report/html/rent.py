@@ -85,23 +85,15 @@ def _cost_chart(be: BreakEven) -> Markup:
     return timeline(
         title,
         [
-            Series(
-                f"owning {be.owned.name} (bought, powered, sold then)",
-                months,
-                [c.owning_usd for c in be.curve],
-                "s0",
-            ),
-            Series(
-                f"renting {be.against.label}",
-                months,
-                [c.renting_usd for c in be.curve],
-                "s1",
-            ),
+            Series("owning (bought, powered, resold then)", months,
+                   [c.owning_usd for c in be.curve], "s0"),
+            Series(f"renting ({be.against.offer.provider})", months,
+                   [c.renting_usd for c in be.curve], "s1"),
         ],
         "USD",
         marks=[(crossing, f"pays off after {crossing:.1f} months")] if crossing else [],
         x_label="months",
-    )
+    )  # fmt: skip
 
 
 def rent_section(analysis: RentAnalysis) -> Markup:
