@@ -182,13 +182,18 @@ def analyse(
     shown = tuple(cheapest_per_provider(runs))
     stale = tuple(dict.fromkeys(r.offer for r in shown if r.offer.stale(today)))
     said = list(notes)
+    if owned is not None and owned.unpriced:
+        said.append(
+            f"{owned.name} has parts without a price ({', '.join(owned.unpriced)}): no "
+            "break-even on a partial price; give them one with --catalog"
+        )
     if prices.left_out:
         named = ", ".join(f"{name} ({n})" for name, n in prices.left_out)
         said.append(
             f"{prices.user_file}: rows of accelerators dlrig does not know left out: {named}"
         )
     be = None
-    if owned is not None and runs:
+    if owned is not None and not owned.unpriced and runs:
         be = break_even(owned, runs, utilisation, horizon_months)
     return RentAnalysis(
         job=job.name,

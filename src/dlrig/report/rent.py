@@ -63,8 +63,6 @@ def verdict_lines(be: BreakEven) -> list[str]:
         f"({_usd(a.cost_per_run_usd)} a run, {be.rent_usd_per_busy_hour:.2f} USD for each hour "
         f"of the build's work)"
     ]
-    if o.unpriced:
-        lines.append(f"  the build's price leaves out parts without one: {', '.join(o.unpriced)}")
     u = be.break_even_utilisation
     energy = (
         f"energy {be.energy_usd_per_busy_hour:.2f} USD per busy hour at "
@@ -183,7 +181,6 @@ def break_even_json(be: BreakEven) -> dict[str, Any]:
         "at_utilisation": be.utilisation,
         "build": o.name,
         "build_price_usd": round(o.price_usd, 2),
-        "unpriced_parts": list(o.unpriced),
         "against": {
             "provider": a.offer.provider,
             "instance": a.offer.instance,
