@@ -103,12 +103,12 @@ def rent_renderable(analysis: RentAnalysis) -> RenderableType:
     """The offers table, the stale-price warning, the spot overhead and the verdict."""
     parts: list[RenderableType] = []
     if not analysis.offers:
-        parts.append(
-            Text(
-                f"renting {analysis.job}: none of the {analysis.priced} offers holds the job",
-                style="yellow",
-            )
+        said = (
+            "no offer in the price list rents those GPUs (--rent-gpu)"
+            if not analysis.priced
+            else f"none of the {analysis.priced} offers holds the job"
         )
+        parts.append(Text(f"renting {analysis.job}: {said}", style="yellow"))
         return RichGroup(*parts)
     table = Table(
         title=f"renting instead: {analysis.job} on the cheapest offer of each provider that "
