@@ -9,6 +9,16 @@ import typer
 
 from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import BUILD_HELP, CatalogOption, build_document, finite
+from dlrig.commands.rent import (
+    DEFAULT_HORIZON_MONTHS,
+    DEFAULT_UTILISATION,
+    HorizonOption,
+    LeadTimeOption,
+    PricesOption,
+    RentGpuOption,
+    RentOption,
+    UtilisationOption,
+)
 from dlrig.enums import Severity
 
 
@@ -40,8 +50,16 @@ def estimate(
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
     html: HtmlOption = None,
+    rent: RentOption = False,
+    prices_file: PricesOption = None,
+    utilisation: UtilisationOption = DEFAULT_UTILISATION,
+    horizon_months: HorizonOption = DEFAULT_HORIZON_MONTHS,
+    rent_gpu: RentGpuOption = None,
+    lead_time_days: LeadTimeOption = None,
 ) -> None:
-    """How fast BUILD runs the workload, which part holds it back, and what a run costs."""
+    """How fast BUILD runs the workload, which part holds it back, and what a run costs;
+    with --rent, what the run costs in the cloud and when owning BUILD pays off."""
+    from dlrig.commands.rent import print_rent, rent_html, with_rent
     from dlrig.errors import ValidationError
     from dlrig.io.overrides import Assignment, parse_assignment, parse_value
     from dlrig.report import estimate as report
@@ -60,6 +78,18 @@ def estimate(
             build_doc, build_source, workload_doc, workload_source, assignments, catalog, prices
         )
         misfit = _misfit(est, serving, checked)
+        renting = None
+        if rent:
+            from dlrig.commands.rent import rent_analysis, resolved_for_rent
+
+            owned, job, cat = resolved_for_rent(
+                build_doc, build_source, workload_doc, workload_source, assignments, catalog
+            )
+            renting = rent_analysis(
+                job, owned, cat, prices_file=prices_file, utilisation=utilisation,
+                horizon_months=horizon_months, rent_gpus=rent_gpu,
+                lead_time_days=lead_time_days, electricity_per_kwh=electricity_price,
+            )  # fmt: skip
         if misfit is not None and not json:
             # A job that does not fit is said first, in check's words (GPU.4), fix included.
             fix = f"; fix: {misfit.fix}" if misfit.fix else ""
@@ -69,17 +99,20 @@ def estimate(
         if serving is not None:
             _print_serving(est, serving, json)
         elif json:
-            print_text(report.estimate_json(est))
+            print_text(with_rent(report.estimate_json(est), renting))
         else:
             print_renderable(report.estimate_renderable(est))
+            print_rent(renting)
         if html is not None:
             from dlrig.report.html.pages import estimate_page
 
-            save_page(html, estimate_page(est))
+            save_page(html, estimate_page(est, rent_html(renting)))
         if misfit is not None and misfit.severity.value == "error":
             raise typer.Exit(1)  # as `dlrig check` exits on the same error
         return
 
+    if rent:
+        raise ValidationError("--rent prices one estimate; leave out --compare")
     key, sep, raw = compare.partition("=")
     if not sep or not raw.strip():
         raise ValidationError(

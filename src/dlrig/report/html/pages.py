@@ -134,8 +134,9 @@ def power_bar(est: Estimate) -> Markup:
     return bar_chart("Power per node", bars, "watts")
 
 
-def estimate_page(est: Estimate) -> str:
-    """`dlrig estimate --html`: the step's stages, the bottleneck, memory, power and the run."""
+def estimate_page(est: Estimate, rent: Markup | None = None) -> str:
+    """`dlrig estimate --html`: the step's stages, the bottleneck, memory, power and the run;
+    `rent`: the buy-or-rent section (report/html/rent.py) when `--rent` asked for it."""
     facts = [
         # The model's interval, as the terminal prints it.
         ("step", f"{fmt(_ms(est.step_time_s))} ms",
@@ -157,6 +158,7 @@ def estimate_page(est: Estimate) -> str:
         facts=facts,
         charts=[stage_bars(est), memory_bar(est), power_bar(est)],
         est=est,
+        rent=rent,
     )
 
 
@@ -201,12 +203,15 @@ def _parts_hover(s: Scored, view: PriceView) -> str:
 
 
 def plan_page(
-    result: PlanResult, estimates: Sequence[Estimate], view: PriceView | None = None
+    result: PlanResult,
+    estimates: Sequence[Estimate],
+    view: PriceView | None = None,
+    rent: Markup | None = None,
 ) -> str:
     """`dlrig plan --html`: the price/throughput frontier with the ranked builds marked, each
     ranked build's parts with their prices' age, stage bars and why it ranks where it does,
     money in the view's currency. `estimates`: the ranked builds' full estimates on the first
-    workload, in rank order."""
+    workload, in rank order; `rent`: the buy-or-rent section when `--rent` asked for it."""
     from dlrig.plan.explain import why
 
     view = view or PriceView()
@@ -280,6 +285,7 @@ def plan_page(
         builds=builds,
         currency=code,
         notes=notes,
+        rent=rent,
     )
 
 
