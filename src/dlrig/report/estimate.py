@@ -35,8 +35,15 @@ def _finite(x: float | None) -> float | None:
 
 
 def estimate_dict(est: Estimate) -> dict[str, Any]:
-    """The estimate as design.md's JSON object (plus extra keys beside the fixed ones)."""
-    return {
+    """The estimate as design.md's JSON object (plus extra keys beside the fixed ones). A job
+    that does not fit has no throughput or run figures (null); the serving figures, which
+    have no validated interval of their own, none either."""
+    runs, ranged = est.runs, est.runs and est.has_interval
+
+    def given(x: float | None, shown: bool = True) -> float | None:
+        return _finite(x) if shown else None
+
+    doc = {
         "build": est.build,
         "workload": est.workload,
         "device": {
@@ -51,8 +58,8 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
         },
         "step": {
             "time_s": est.step_time_s,
-            "time_s_low": est.step_time_s_low,
-            "time_s_high": est.step_time_s_high,
+            "time_s_low": given(est.step_time_s_low, est.has_interval),
+            "time_s_high": given(est.step_time_s_high, est.has_interval),
             "bottleneck": est.bottleneck.value,
             "stages_s": {b.value: est.stages_s[b] for b in STAGE_ORDER},
             "exposed_s": {b.value: est.exposed_s[b] for b in STAGE_ORDER},
@@ -63,10 +70,10 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
             "speedup_if_removed": _finite(est.speedup_if_removed),
         },
         "throughput": {
-            "samples_per_s": est.samples_per_s,
-            "samples_per_s_low": est.samples_per_s_low,
-            "samples_per_s_high": est.samples_per_s_high,
-            "tokens_per_s": est.tokens_per_s,
+            "samples_per_s": given(est.samples_per_s, runs),
+            "samples_per_s_low": given(est.samples_per_s_low, ranged),
+            "samples_per_s_high": given(est.samples_per_s_high, ranged),
+            "tokens_per_s": given(est.tokens_per_s, runs),
         },
         "memory": {
             "gpu_required_gb": est.memory.gpu_required_gb,
@@ -85,10 +92,10 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
             "psu_efficiency": est.power.psu_efficiency,
         },
         "run": {
-            "time_h": _finite(est.run.time_h),
-            "energy_kwh": _finite(est.run.energy_kwh),
-            "energy_cost": _finite(est.run.energy_cost),
-            "co2_kg": _finite(est.run.co2_kg),
+            "time_h": given(est.run.time_h, runs),
+            "energy_kwh": given(est.run.energy_kwh, runs),
+            "energy_cost": given(est.run.energy_cost, runs),
+            "co2_kg": given(est.run.co2_kg, runs),
             "currency": est.run.currency,
             "samples": est.run.samples,
             "steps": est.run.steps,
@@ -98,6 +105,11 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
         "parallel": _parallel(est.parallel),
         "assumptions": list(est.assumptions),
     }
+    if est.serving is not None:
+        from dlrig.report.serving import serving_dict
+
+        doc["serving"] = serving_dict(est, est.serving)
+    return doc
 
 
 def _parallel(par: ParallelEstimate | None) -> dict[str, Any] | None:
@@ -131,13 +143,15 @@ def compare_json(key: str, values: Sequence[Any], estimates: Sequence[Estimate])
 
 
 def ms(seconds: float) -> str:
-    """A duration per step for people: 1.23 ms, 216 ms, 1.2 s."""
+    """A duration per step for people, to three figures: 1.23 ms, 22.6 ms, 216 ms, 1.20 s."""
     if seconds >= 10:
         return f"{seconds:.0f} s"
     if seconds >= 1:
         return f"{seconds:.2f} s"
     value = s_to_ms(seconds)
-    return f"{value:.2f} ms" if value < 10 else f"{value:.0f} ms"
+    if value < 10:
+        return f"{value:.2f} ms"
+    return f"{value:.1f} ms" if value < 100 else f"{value:.0f} ms"
 
 
 def rate(x: float) -> str:
@@ -158,9 +172,10 @@ def hours(h: float) -> str:
     return f"{h:.1f} h" if h < 48 else f"{h / 24:.1f} days"
 
 
-def _stages_table(est: Estimate) -> Table:
+def stages_table(est: Estimate, title: str = "per step") -> Table:
+    """Each stage's time and what it adds after overlap, the bottleneck marked."""
     table = Table(
-        title="per step",
+        title=title,
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -187,18 +202,90 @@ def _stages_table(est: Estimate) -> Table:
     return table
 
 
+def power_line(est: Estimate) -> str:
+    """A node's peak draw and the PSU PSU.1 asks for, beside the one installed."""
+    p = est.power
+    installed = f", installed {p.psu_installed_w:g} W" if p.psu_installed_w else ""
+    return (
+        f"power: {p.system_peak_w:.0f} W peak per node; PSU needed {p.psu_recommended_w} W"
+        f"{installed} (PSU.1)"
+    )
+
+
+def memory_line(est: Estimate) -> str:
+    """The memory one GPU (on a CPU, the RAM) needs, what it has, and the largest batch."""
+    m = est.memory
+    fits = "fits" if m.fits else "DOES NOT FIT"
+    where = "RAM" if est.device_is_cpu else "GPU memory"
+    return (
+        f"{where}: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB ({fits}; "
+        f"states {m.model_states_gb:.1f}, activations {m.activations_gb:.1f}, overhead "
+        f"{m.overhead_gb:.1f}); largest batch that fits: {m.max_batch_per_gpu}"
+    )
+
+
+def throughput_line(est: Estimate) -> str:
+    """Samples/s with the model's interval, and tokens/s for a language model."""
+    line = (
+        f"throughput: {rate(est.samples_per_s)} samples/s "
+        f"({rate(est.samples_per_s_low)}-{rate(est.samples_per_s_high)}, 80% interval)"
+    )
+    if est.tokens_per_s is not None:
+        line += f", {rate(est.tokens_per_s)} tokens/s"
+    return line
+
+
+def run_line(est: Estimate) -> str:
+    """The whole run: time, wall energy, its cost and CO2."""
+    r, p = est.run, est.power
+    return (
+        f"run: {hours(r.time_h)} for {r.samples:,.0f} samples; {r.energy_kwh:,.1f} kWh at the "
+        f"wall ({p.psu_efficiency:.0%} PSU); {r.energy_cost:,.2f} {r.currency} at "
+        f"{r.electricity_per_kwh:g}/kWh; {r.co2_kg:,.1f} kg CO2 at {r.co2_kg_per_kwh:g} kg/kWh"
+    )
+
+
+def headline(est: Estimate) -> str:
+    """'resnet50 on X: 1 x GeForce RTX 3090, batch 64 per GPU, fp16 (tensor 16bit)'."""
+    return (
+        f"{est.workload} on {est.build}: {est.gpus} x {est.compute_device}, batch "
+        f"{est.batch_per_gpu} per GPU, {est.precision.value} "
+        f"({est.compute_path.replace('_', ' ')})"
+    )
+
+
 def estimate_renderable(est: Estimate) -> RenderableType:
-    """`dlrig estimate` for people: the step, the bottleneck, memory, power and the run."""
-    head = Text()
-    head.append(f"{est.workload}", style="bold")
-    head.append(f" on {est.build}: {est.gpus} x {est.compute_device}, batch {est.batch_per_gpu}")
-    head.append(f" per GPU, {est.precision.value} ({est.compute_path.replace('_', ' ')})")
-    parts: list[RenderableType] = [head, _stages_table(est)]
-    lines = Text()
-    lines.append(
+    """`dlrig estimate` for people: the step, the bottleneck, memory, power and the run; a
+    job that does not fit shows its memory and no speed or run; a serving workload its
+    serving figures (dlrig.report.serving)."""
+    if est.serving is not None:
+        from dlrig.report.serving import serving_renderable
+
+        return serving_renderable(est, est.serving)
+    head = Text(headline(est))
+    head.stylize("bold", 0, len(est.workload))
+    if not est.runs:
+        from dlrig.report.serving import cannot_run_line
+
+        lines = Text(f"{memory_line(est)}\n{cannot_run_line(est)}\n{power_line(est)}")
+        return Group(head, lines, *_assumptions(est))
+    return Group(head, stages_table(est), _figures(est), *_assumptions(est))
+
+
+def _assumptions(est: Estimate) -> list[RenderableType]:
+    if not est.assumptions:
+        return []
+    assumed = Text("assumptions:", style="dim")
+    for a in est.assumptions:
+        assumed.append(f"\n  - {a}", style="dim")
+    return [assumed]
+
+
+def _figures(est: Estimate) -> Text:
+    """The step line, the advice, the throughput, layout, memory, power and the run."""
+    lines = Text(
         f"step {ms(est.step_time_s)} ({ms(est.step_time_s_low)}-{ms(est.step_time_s_high)}); "
-        "bottleneck: ",
-        style="",
+        "bottleneck: "
     )
     lines.append(est.bottleneck.value, style="bold red")
     if est.modifiers:
@@ -209,42 +296,11 @@ def estimate_renderable(est: Estimate) -> RenderableType:
             f"\nremoving it entirely: {est.speedup_if_removed:.2f}x faster, then "
             f"{est.next_bottleneck.value} binds"
         )
-    tput = (
-        f"\nthroughput: {rate(est.samples_per_s)} samples/s "
-        f"({rate(est.samples_per_s_low)}-{rate(est.samples_per_s_high)}, 80% interval)"
-    )
-    if est.tokens_per_s is not None:
-        tput += f", {rate(est.tokens_per_s)} tokens/s"
-    lines.append(tput)
+    lines.append(f"\n{throughput_line(est)}")
     if est.parallel is not None and est.gpus > 1:
         lines.append(_parallel_line(est.parallel))
-    m = est.memory
-    fits = "fits" if m.fits else "DOES NOT FIT"
-    where = "RAM" if est.device_is_cpu else "GPU memory"
-    lines.append(
-        f"\n{where}: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB ({fits}; "
-        f"states {m.model_states_gb:.1f}, activations {m.activations_gb:.1f}, overhead "
-        f"{m.overhead_gb:.1f}); largest batch that fits: {m.max_batch_per_gpu}"
-    )
-    p = est.power
-    installed = f", installed {p.psu_installed_w:g} W" if p.psu_installed_w else ""
-    lines.append(
-        f"\npower: {p.system_peak_w:.0f} W peak per node; PSU needed {p.psu_recommended_w} W"
-        f"{installed} (PSU.1)"
-    )
-    r = est.run
-    lines.append(
-        f"\nrun: {hours(r.time_h)} for {r.samples:,.0f} samples; {r.energy_kwh:,.1f} kWh at the "
-        f"wall ({p.psu_efficiency:.0%} PSU); {r.energy_cost:,.2f} {r.currency} at "
-        f"{r.electricity_per_kwh:g}/kWh; {r.co2_kg:,.1f} kg CO2 at {r.co2_kg_per_kwh:g} kg/kWh"
-    )
-    parts.append(lines)
-    if est.assumptions:
-        assumed = Text("assumptions:", style="dim")
-        for a in est.assumptions:
-            assumed.append(f"\n  - {a}", style="dim")
-        parts.append(assumed)
-    return Group(*parts)
+    lines.append(f"\n{memory_line(est)}\n{power_line(est)}\n{run_line(est)}")
+    return lines
 
 
 def _parallel_line(par: ParallelEstimate) -> str:

@@ -223,7 +223,10 @@ def stacked_bars(
         )
     if capacity is not None:
         cx = x0 + capacity * scale
-        parts.append(_limit(cx, top - 4, axis_y, capacity_label, cx - 4, axis_y - 4, "end"))
+        # The label sits left of the line unless the line is too near the left edge for it.
+        left = cx - 4 - LABEL_CHAR_W * len(capacity_label) >= 0
+        lx, anchor = (cx - 4, "end") if left else (cx + 4, "start")
+        parts.append(_limit(cx, top - 4, axis_y, capacity_label, lx, axis_y - 4, anchor))
     return _svg(WIDTH, axis_y + AXIS_H, title, "".join(parts))
 
 

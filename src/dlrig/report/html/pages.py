@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 from markupsafe import Markup
+from rich.text import Text
 
 from dlrig import __version__
 from dlrig.enums import Bottleneck, Severity
@@ -26,6 +27,7 @@ from dlrig.report.html.charts import (
     stacked_bars,
     timeline,
 )
+from dlrig.report.html.terminal import terminal_html
 from dlrig.report.plan import without_server_line
 from dlrig.report.prices import PriceView, age_line, currency_line, stale_warning
 
@@ -77,42 +79,51 @@ def _waited(exposed_s: dict[Bottleneck, float]) -> list[Segment]:
 
 def stage_bars(est: Estimate) -> Markup:
     """Each stage's time per step (light) and the part of it that adds to the step after
-    overlap (dark): the waterfall of what the step is made of."""
+    overlap (solid): the waterfall of what the step is made of; the legend names each
+    stage's colour."""
+    from dlrig.report.estimate import ms
+
+    shown = [s for s in STAGE_STYLE if est.stages_s[s] > 0 or s is est.bottleneck]
     bars = [
         Bar(
             stage.value,
             _ms(est.stages_s[stage]),
             highlighted=_ms(est.exposed_s[stage]),
             hover=(
-                f"{stage.value}: {fmt(_ms(est.stages_s[stage]))} ms per step, "
-                f"{fmt(_ms(est.exposed_s[stage]))} ms of it not hidden by overlap"
+                f"{stage.value}: {ms(est.stages_s[stage])} per step, "
+                f"{ms(est.exposed_s[stage])} of it not hidden by overlap"
             ),
             style=STAGE_STYLE[stage],
         )
-        for stage in STAGE_STYLE
+        for stage in shown
     ]
+    what = "output token" if est.serving is not None else "step"
     return bar_chart(
-        f"Where a {fmt(_ms(est.step_time_s))} ms step goes (bottleneck: {est.bottleneck.value})",
+        f"Where a {ms(est.step_time_s)} {what} goes (bottleneck: {est.bottleneck.value})",
         bars,
-        "milliseconds per step",
-        legend=[("s0", "time the step waits for"), ("faint", "time hidden behind other work")],
+        f"milliseconds per {what} (solid: what it waits for; light: hidden behind other work)",
+        legend=[(STAGE_STYLE[s], s.value) for s in shown]
+        + [("faint", "hidden behind other work")],
     )
 
 
 def memory_bar(est: Estimate) -> Markup:
     """The memory one GPU (or, on a CPU, the RAM) needs: model states, activations and
-    overhead against its capacity."""
+    overhead (served: weights, KV cache and the engine's reserve) against its capacity."""
     m = est.memory
     where = "RAM" if est.device_is_cpu else "GPU memory"
+    names = ("model states", "activations", "overhead")
+    if est.serving is not None:
+        names = ("weights", f"KV cache ({_count(est.batch_per_gpu, 'user')})", "engine reserve")
     return stacked_bars(
         f"{where} per GPU: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB",
         [
             (
                 "",
                 [
-                    Segment("model states", m.model_states_gb, "s0"),
-                    Segment("activations", m.activations_gb, "s1"),
-                    Segment("overhead", m.overhead_gb, "s6"),
+                    Segment(names[0], m.model_states_gb, "s0"),
+                    Segment(names[1], m.activations_gb, "s1"),
+                    Segment(names[2], m.overhead_gb, "s6"),
                 ],
             )
         ],
@@ -134,66 +145,128 @@ def power_bar(est: Estimate) -> Markup:
     return bar_chart("Power per node", bars, "watts")
 
 
-def estimate_page(est: Estimate) -> str:
-    """`dlrig estimate --html`: the step's stages, the bottleneck, memory, power and the run."""
-    facts = [
-        # The model's interval, as the terminal prints it.
-        ("step", f"{fmt(_ms(est.step_time_s))} ms",
-         f"interval {fmt(_ms(est.step_time_s_low))}-{fmt(_ms(est.step_time_s_high))} ms"),
-        ("throughput", f"{fmt(est.samples_per_s)} samples/s",
-         f"interval {fmt(est.samples_per_s_low)}-{fmt(est.samples_per_s_high)}"),
+def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
+    """The headline figures, in the terminal's own words and rounding."""
+    from dlrig.report.estimate import hours, ms, rate
+
+    m = est.memory
+    memory = (
+        "memory",
+        "fits" if m.fits else "does not fit",
+        f"{m.gpu_required_gb:.1f} GB of {m.gpu_available_gb:g} GB per GPU",
+    )
+    if not est.runs:
+        return [memory, ("throughput", "none", "the job cannot run as asked")]
+    run = ("run", hours(est.run.time_h), f"{est.run.energy_cost:,.2f} {est.run.currency}")
+    s = est.serving
+    if s is not None:
+        return [
+            ("time to first token", ms(s.ttft_s), _count(s.users, "user")),
+            ("time per output token", ms(est.step_time_s), f"binds: {s.binding.value}"),
+            ("throughput", f"{est.samples_per_s:,.0f} tokens/s",
+             f"{s.tokens_per_s_per_user:,.1f} tokens/s per user"),
+            ("users that fit", f"{s.max_users_fit}", f"asked: {s.users}"),
+            memory, run,
+        ]  # fmt: skip
+    return [
+        ("step", ms(est.step_time_s),
+         f"interval {ms(est.step_time_s_low)}-{ms(est.step_time_s_high)}"),
+        ("throughput", f"{rate(est.samples_per_s)} samples/s",
+         f"interval {rate(est.samples_per_s_low)}-{rate(est.samples_per_s_high)}"),
         ("bottleneck", est.bottleneck.value, ", ".join(m.value for m in est.modifiers)),
-        ("memory", "fits" if est.memory.fits else "does not fit",
-         f"largest batch {est.memory.max_batch_per_gpu}"),
-        ("run", f"{fmt(est.run.time_h)} h", f"{est.run.energy_cost:,.2f} {est.run.currency}"),
+        (*memory[:2], f"{memory[2]}; largest batch {m.max_batch_per_gpu}"),
+        run,
     ]  # fmt: skip
+
+
+def estimate_page(est: Estimate, note: str | None = None) -> str:
+    """`dlrig estimate --html`: the headline figures, the step's stages, memory and power as
+    charts, and everything the terminal prints (`note`: the line it opens with, check's
+    GPU.4 finding when the job does not fit as written)."""
+    from dlrig.report.estimate import estimate_renderable
+
+    charts = [memory_bar(est), power_bar(est)]
+    if est.runs:
+        charts.insert(0, stage_bars(est))
+    subtitle = (
+        f"{est.gpus} x {est.compute_device}, batch {est.batch_per_gpu} per GPU, "
+        f"{est.precision.value}"
+    )
+    if est.serving is not None:
+        s = est.serving
+        subtitle = (
+            f"{s.gpus} x {s.gpu}, {s.engine} engine, {s.quantization} weights, "
+            f"{_count(s.users, 'user')}"
+        )
     return _render(
         "estimate.html.j2",
         title=f"{est.workload} on {est.build}",
-        subtitle=(
-            f"{est.gpus} x {est.compute_device}, batch {est.batch_per_gpu} per GPU, "
-            f"{est.precision.value}"
-        ),
-        facts=facts,
-        charts=[stage_bars(est), memory_bar(est), power_bar(est)],
+        subtitle=subtitle,
+        note=note,
+        facts=_estimate_facts(est),
+        charts=charts,
         est=est,
+        details=terminal_html(estimate_renderable(est)),
     )
 
 
-def estimate_compare_page(key: str, values: Sequence[Any], estimates: Sequence[Estimate]) -> str:
-    """`dlrig estimate --compare KEY=... --html`: the same figures per value, on shared axes."""
+def estimate_compare_page(
+    key: str,
+    values: Sequence[Any],
+    estimates: Sequence[Estimate],
+    as_built: Estimate | None = None,
+    refused: Sequence[str] = (),
+) -> str:
+    """`dlrig estimate --compare KEY=... --html`: the same figures per value, on shared axes,
+    and the terminal's table and refusals."""
+    from dlrig.report.estimate import compare_renderable
+
     labels = [f"{key}={v}" for v in values]
-    steps = stacked_bars(
-        "Step time by stage (time the step waits for)",
-        [(label, _waited(e.exposed_s)) for label, e in zip(labels, estimates, strict=True)],
-        "milliseconds per step",
-    )
-    throughput = bar_chart(
-        "Throughput",
-        [
-            Bar(
-                label,
-                e.samples_per_s,
-                hover=f"{label}: {fmt(e.samples_per_s)} samples/s",
-                low=e.samples_per_s_low,
-                high=e.samples_per_s_high,
+    runs = [(label, e) for label, e in zip(labels, estimates, strict=True) if e.runs]
+    charts = []
+    if runs:
+        charts.append(
+            stacked_bars(
+                "Step time by stage (time the step waits for)",
+                [(label, _waited(e.exposed_s)) for label, e in runs],
+                "milliseconds per step",
             )
-            for label, e in zip(labels, estimates, strict=True)
-        ],
-        "samples per second (whiskers: the model's 80% interval)",
-    )
-    rows = [
-        (label, e.samples_per_s, _ms(e.step_time_s), e.bottleneck.value, e.memory.fits)
-        for label, e in zip(labels, estimates, strict=True)
-    ]
+        )
+        charts.append(
+            bar_chart(
+                "Throughput",
+                [
+                    Bar(
+                        label,
+                        e.samples_per_s,
+                        hover=f"{label}: {fmt(e.samples_per_s)} {_unit(e)}",
+                        low=e.samples_per_s_low if e.has_interval else None,
+                        high=e.samples_per_s_high if e.has_interval else None,
+                    )
+                    for label, e in runs
+                ],
+                f"{_unit(runs[0][1])} (whiskers: the model's 80% interval)",
+            )
+        )
     first = estimates[0]
     return _render(
         "estimate_compare.html.j2",
         title=f"{first.workload}: {key} = {', '.join(str(v) for v in values)}",
         subtitle=f"one estimate per value of {key}; everything else as in the build",
-        charts=[steps, throughput],
-        rows=rows,
+        charts=charts,
+        details=terminal_html(
+            compare_renderable(key, values, estimates, as_built), *(Text(r) for r in refused)
+        ),
     )
+
+
+def _count(n: int, noun: str) -> str:
+    """'1 user', '16 users'."""
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def _unit(est: Estimate) -> str:
+    return "tokens/s" if est.serving is not None else "samples/s"
 
 
 def _parts_hover(s: Scored, view: PriceView) -> str:
