@@ -182,7 +182,7 @@ def plan(
 
         first = cast("Workload", result.workloads[0].workload)
         estimates = [estimate(s.build, first) for s in result.builds]
-        save_page(html, plan_page(result, estimates, view))
+        save_page(html, plan_page(result, estimates, view, seconds))
     if not result.builds:
         raise typer.Exit(1)
 

@@ -73,8 +73,7 @@ def objective_phrase(result: PlanResult, s: Scored, currency: Currency = USD) ->
         return f"{_significant(currency.from_usd(shown))} {currency.code} a run"
     if obj.kind is ObjectiveKind.PERF_PER_DOLLAR:
         return (
-            f"{_significant(shown / currency.per_usd)} {result.rate_unit} per 1,000 "
-            f"{currency.code}"
+            f"{_significant(shown / currency.per_usd)} {result.rate_unit} per 1,000 {currency.code}"
         )
     if obj.kind is ObjectiveKind.CHEAPEST:
         return f"{_significant(currency.from_usd(shown))} {currency.code}"

@@ -155,12 +155,12 @@ def ms(seconds: float) -> str:
 
 
 def rate(x: float) -> str:
-    """A throughput for people: 1.2k, 35.6k, 1.20M."""
+    """A throughput for people: 52.4, 1,234, 35.6k, 1.20M."""
     if x >= 1e6:
         return f"{x / 1e6:.2f}M"
     if x >= 1e4:
         return f"{x / 1e3:.1f}k"
-    return f"{x:.1f}" if x < 100 else f"{x:.0f}"
+    return f"{x:.1f}" if x < 100 else f"{x:,.0f}"
 
 
 def hours(h: float) -> str:

@@ -229,9 +229,7 @@ def plan_renderable(
             f"{gpu_set(s)}" + (" (water)" if s.candidate.group.water else ""),
             view.money(s.price_usd),
             rate(o.samples_per_s),
-            o.bottleneck.value
-            if o.serving_limit is None
-            else planned_serving_cell(o),
+            o.bottleneck.value if o.serving_limit is None else planned_serving_cell(o),
             *score,
         )
     parts.append(top)

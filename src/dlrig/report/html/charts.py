@@ -17,6 +17,8 @@ BAR_H = 22
 GAP = 8
 TOP = 34
 AXIS_H = 40
+# A label's box: about 7 px a character of the 11-12 px label fonts, 12 px high.
+LABEL_CHAR_W, LABEL_H = 7.0, 12.0
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,7 @@ def bar_chart(
     scale = (x1 - x0) / (ticks[-1] or 1.0)
     parts = [_legend(legend, TOP - 6)] if legend else []
     parts.append(_x_axis(ticks, x0, x1, axis_y, top, axis_label))
+    right = float(WIDTH)  # a value label past the last tick widens the chart to show it
     for i, b in enumerate(bars):
         y = top + i * (BAR_H + GAP)
         hover = escape(b.hover or f"{b.label}: {fmt(b.value)}")
@@ -174,14 +177,16 @@ def bar_chart(
                 f"<title>80% interval {fmt(b.low)} to {fmt(b.high)}</title></path>"
             )
             label_x = max(label_x, hi + 4)
+        value = bar_value_label(b.value, high)
+        right = max(right, label_x + LABEL_CHAR_W * len(value))
         parts.append(
             f'<text class="value" x="{label_x:.1f}" y="{y + BAR_H * 0.7:.1f}">'
-            f"{escape(bar_value_label(b.value, high))}</text>"
+            f"{escape(value)}</text>"
         )
     if line_at is not None:
         x = x0 + line_at * scale
         parts.append(_limit(x, top - 4, axis_y, line_label, x + 4, top + 10, "start"))
-    return _svg(WIDTH, axis_y + AXIS_H, title, "".join(parts))
+    return _svg(right, axis_y + AXIS_H, title, "".join(parts))
 
 
 def stacked_bars(
@@ -228,10 +233,6 @@ def stacked_bars(
         lx, anchor = (cx - 4, "end") if left else (cx + 4, "start")
         parts.append(_limit(cx, top - 4, axis_y, capacity_label, lx, axis_y - 4, anchor))
     return _svg(WIDTH, axis_y + AXIS_H, title, "".join(parts))
-
-
-# A point label's box: about 7 px a character of the 12 px label font, 12 px high.
-LABEL_CHAR_W, LABEL_H = 7.0, 12.0
 
 
 def _label_spot(

@@ -28,14 +28,14 @@ from dlrig.report.html.charts import (
     timeline,
 )
 from dlrig.report.html.terminal import terminal_html
-from dlrig.report.plan import without_server_line
-from dlrig.report.prices import PriceView, age_line, currency_line, stale_warning
+from dlrig.report.prices import PriceView
 
 if TYPE_CHECKING:
     from dlrig.machine.model import Build
     from dlrig.model import Estimate
     from dlrig.plan.results import PlanResult, Scored
     from dlrig.probe.report import ProbeReport
+    from dlrig.report.compare import Compared
     from dlrig.rules import CheckResult
     from dlrig.watch.samples import Sample
     from dlrig.watch.summary import WatchSummary
@@ -102,8 +102,7 @@ def stage_bars(est: Estimate) -> Markup:
         f"Where a {ms(est.step_time_s)} {what} goes (bottleneck: {est.bottleneck.value})",
         bars,
         f"milliseconds per {what} (solid: what it waits for; light: hidden behind other work)",
-        legend=[(STAGE_STYLE[s], s.value) for s in shown]
-        + [("faint", "hidden behind other work")],
+        legend=[(STAGE_STYLE[s], s.value) for s in shown] + [("faint", "hidden behind other work")],
     )
 
 
@@ -274,16 +273,22 @@ def _parts_hover(s: Scored, view: PriceView) -> str:
 
 
 def plan_page(
-    result: PlanResult, estimates: Sequence[Estimate], view: PriceView | None = None
+    result: PlanResult,
+    estimates: Sequence[Estimate],
+    view: PriceView | None = None,
+    seconds: float = 0.0,
 ) -> str:
-    """`dlrig plan --html`: the price/throughput frontier with the ranked builds marked, each
-    ranked build's parts with their prices' age, stage bars and why it ranks where it does,
-    money in the view's currency. `estimates`: the ranked builds' full estimates on the first
-    workload, in rank order."""
-    from dlrig.plan.explain import why
+    """`dlrig plan --html`: the price/throughput frontier with the ranked builds marked, what
+    each stage adds to each ranked build's step, and everything the terminal prints (each
+    build's parts, prices' age, why it ranks where it does and its warnings, the frontier and
+    the search), money in the view's currency. `estimates`: the ranked builds' full
+    estimates on the first workload, in rank order; `seconds`: the search's time."""
+    from dlrig.plan.explain import rate, why
+    from dlrig.report.plan import plan_renderable
 
     view = view or PriceView()
     code = view.currency.code
+    unit = result.rate_unit
     describe = [s.candidate.describe() for s in result.builds]
     chosen = {id(s) for s in result.builds}
     points = [
@@ -291,7 +296,7 @@ def plan_page(
             s.price_usd,
             s.throughput,
             f"#{i + 1}",
-            f"#{i + 1}: {name}\n{view.money(s.price_usd)}, {fmt(s.throughput)} samples/s\n"
+            f"#{i + 1}: {name}\n{view.money(s.price_usd)}, {rate(s.throughput)} {unit}\n"
             + _parts_hover(s, view),
             chosen=True,
         )
@@ -301,58 +306,44 @@ def plan_page(
             s.price_usd,
             s.throughput,
             "",
-            f"{view.money(s.price_usd)}, {fmt(s.throughput)} samples/s\n" + _parts_hover(s, view),
+            f"{view.money(s.price_usd)}, {rate(s.throughput)} {unit}\n" + _parts_hover(s, view),
         )
         for s in result.pareto
         if id(s) not in chosen
     ]
     names = ", ".join(w.workload.name for w in result.workloads)
-    frontier = scatter(
-        "Price against throughput: the frontier (no cheaper build is faster)",
-        points,
-        f"price ({code})",
-        "samples/s (weighted)",
-    )
-    stages = stacked_bars(
-        f"What each stage adds to a ranked build's step ({result.workloads[0].workload.name})",
-        [
-            (f"#{i + 1} ({e.bottleneck.value})", _waited(e.exposed_s))
-            for i, e in enumerate(estimates)
-        ],
-        "milliseconds per step",
-    )
-    builds = [
-        {
-            "rank": i + 1,
-            "name": name,
-            "price": view.money(s.price_usd),
-            "throughput": s.throughput,
-            "bottleneck": s.outcomes[0].bottleneck.value,
-            "parts": [(part, view.amount(price)) for part, price in s.candidate.price_lines()],
-            "age": age_line(s.build, view) or "",
-            "why": reason,
-        }
-        for i, (s, name, reason) in enumerate(
-            zip(result.builds, describe, why(result, currency=view.currency), strict=True)
+    charts = []
+    if points:
+        charts.append(
+            scatter(
+                "Price against throughput: the frontier (no cheaper build is faster)",
+                points,
+                f"price ({code})",
+                f"{unit} (weighted)" if result.weighted else unit,
+            )
         )
-    ]
-    notes = [
-        line
-        for line in (
-            currency_line(view),
-            stale_warning((s.build for s in result.builds), view),
-            without_server_line(result),
+    if estimates:
+        what = "output token" if estimates[0].serving is not None else "step"
+        charts.append(
+            stacked_bars(
+                f"What each stage adds to a ranked build's {what} "
+                f"({result.workloads[0].workload.name})",
+                [
+                    (f"#{i + 1} ({e.bottleneck.value})", _waited(e.exposed_s))
+                    for i, e in enumerate(estimates)
+                    if e.runs
+                ],
+                f"milliseconds per {what}",
+            )
         )
-        if line
-    ]
+    reasons = why(result, currency=view.currency) if result.builds else []
     return _render(
         "plan.html.j2",
         title=f"Plan for {names} under {view.money(result.budget_usd)}",
         subtitle=f"by {result.objective.kind.value}",
-        charts=[frontier, stages] if estimates else [frontier],
-        builds=builds,
-        currency=code,
-        notes=notes,
+        why=reasons[0] if reasons else "",
+        charts=charts,
+        details=terminal_html(plan_renderable(result, seconds, view)),
     )
 
 
@@ -389,44 +380,64 @@ def check_page(build: Build, result: CheckResult, verdict: str) -> str:
     )
 
 
-def compare_page(rows: Sequence[dict[str, Any]], workload: str) -> str:
-    """`dlrig compare --html`: builds side by side on one workload."""
-    throughput = bar_chart(
-        f"Throughput on {workload}",
-        [
-            Bar(
-                r["name"],
-                r["samples_per_s"],
-                style=f"s{i % 7}",
-                low=r["samples_per_s_low"],
-                high=r["samples_per_s_high"],
+def compare_page(items: Sequence[Compared], workload: str) -> str:
+    """`dlrig compare --html`: builds side by side on one workload, as charts and as the
+    terminal's table with each build's errors and warnings in full."""
+    from dlrig.report.compare import compare_rows, compare_table
+
+    rows = compare_rows(items)
+    runs = [r for r in rows if r["samples_per_s"] is not None]
+    unit = " or ".join(sorted({r["rate_unit"] for r in rows}))
+    charts = []
+    if runs:
+        charts.append(
+            bar_chart(
+                f"Throughput on {workload}",
+                [
+                    Bar(
+                        r["name"],
+                        r["samples_per_s"],
+                        style=f"s{i % 7}",
+                        low=r["samples_per_s_low"],
+                        high=r["samples_per_s_high"],
+                    )
+                    for i, r in enumerate(runs)
+                ],
+                f"{unit} (whiskers: the model's 80% interval)",
             )
-            for i, r in enumerate(rows)
-        ],
-        "samples per second (whiskers: the model's 80% interval)",
-    )
-    price = bar_chart(
-        "Price",
-        [Bar(r["name"], r["price_usd"] or 0.0, style=f"s{i % 7}") for i, r in enumerate(rows)],
-        "USD",
-    )
-    steps = stacked_bars(
-        "Step time by stage (time the step waits for)",
-        [
-            (
-                r["name"],
-                [Segment(s.value, _ms(r["exposed_s"][s]), STAGE_STYLE[s]) for s in STAGE_STYLE],
+        )
+    priced = [r for r in rows if r["price_usd"] is not None]
+    if priced:
+        charts.append(
+            bar_chart(
+                "Price",
+                [Bar(r["name"], r["price_usd"], style=f"s{i % 7}") for i, r in enumerate(priced)],
+                "USD",
             )
-            for r in rows
-        ],
-        "milliseconds per step",
-    )
+        )
+    if runs:
+        charts.append(
+            stacked_bars(
+                "Step time by stage (time the step waits for)",
+                [
+                    (
+                        r["name"],
+                        [
+                            Segment(s.value, _ms(r["exposed_s"][s]), STAGE_STYLE[s])
+                            for s in STAGE_STYLE
+                        ],
+                    )
+                    for r in runs
+                ],
+                "milliseconds per step",
+            )
+        )
     return _render(
         "compare.html.j2",
         title=f"{len(rows)} builds on {workload}",
         subtitle="side by side: price, speed, memory, power, findings, energy per run",
-        charts=[throughput, price, steps],
-        rows=rows,
+        charts=charts,
+        details=terminal_html(compare_table(workload, items)),
     )
 
 
