@@ -29,6 +29,9 @@ from dlrig.report.html.charts import (
 )
 from dlrig.report.html.terminal import terminal_html
 from dlrig.report.prices import PriceView
+from dlrig.report.probe import probe_summary
+from dlrig.report.watch import summary_text
+from dlrig.units import GB
 
 if TYPE_CHECKING:
     from dlrig.machine.model import Build
@@ -347,9 +350,13 @@ def plan_page(
     )
 
 
-def check_page(build: Build, result: CheckResult, verdict: str) -> str:
-    """`dlrig check --html`: the verdict, the findings by severity with each rule's reasoning,
-    and the board with the cards in their slots."""
+def check_page(
+    build: Build, result: CheckResult, verdict: str, workload_name: str | None = None
+) -> str:
+    """`dlrig check --html`: the terminal's heading and verdict, the findings by severity as
+    the terminal words them (fix included) beside each rule's reasoning, and the board with
+    the cards in their slots."""
+    from dlrig.report.check import check_heading
     from dlrig.rules import RULES
 
     reasons = {r.id: " ".join((r.check.__doc__ or r.title).split()) for r in RULES}
@@ -361,7 +368,7 @@ def check_page(build: Build, result: CheckResult, verdict: str) -> str:
                 {
                     "rule": f.rule,
                     "message": f.message,
-                    "fix": f.fix or "",
+                    "fix": f"fix: {f.fix}" if f.fix else "",
                     "reason": reasons.get(f.rule, ""),
                 }
                 for f in result.of(severity)
@@ -372,7 +379,7 @@ def check_page(build: Build, result: CheckResult, verdict: str) -> str:
     return _render(
         "check.html.j2",
         title=f"Check of {build.name}",
-        subtitle="the guide's rules on this build",
+        subtitle=check_heading(build, workload_name).plain,
         verdict=verdict,
         ok=result.ok,
         groups=groups,
@@ -496,7 +503,12 @@ def watch_page(summary: WatchSummary, samples: Sequence[Sample]) -> str:
             for i, name in enumerate(disks)
         ]
         charts.append(timeline("Disk reads", reads, "MB/s", marks=marks))
+    charts.extend(_job_charts(samples, marks))
     v = summary.verdict
+    bottleneck = v.bottleneck or "none found"
+    if v.device_is_cpu and v.bottleneck == Bottleneck.GPU_COMPUTE.value:
+        bottleneck += " (on the CPU)"  # design.md: the stage keeps its name, the page says so
+    device = "the CPU (no GPU)" if v.device_is_cpu else "the GPU(s)"
     return _render(
         "watch.html.j2",
         title=f"Watched: {summary.command}",
@@ -505,10 +517,50 @@ def watch_page(summary: WatchSummary, samples: Sequence[Sample]) -> str:
             f"every {summary.interval_s:g} s"
         ),
         verdict=v,
+        bottleneck=bottleneck,
+        device=device,
         alarms=summary.alarms,
         warnings=summary.warnings,
         charts=charts,
+        details=terminal_html(Text(summary_text(summary))),
     )
+
+
+def _job_charts(samples: Sequence[Sample], marks: Sequence[tuple[float, str]]) -> list[Markup]:
+    """The job's process tree over the run: CPU cores used by the main process and by its
+    workers, resident memory, and how many workers ran."""
+    jobs = [s for s in samples if s.job is not None]
+    if not jobs:
+        return []
+    xs = [s.t_s for s in jobs]
+
+    def series(name: str, field: str, style: str, scale: float = 1.0) -> Series:
+        return Series(name, xs, [float(getattr(s.job, field)) * scale for s in jobs], style)
+
+    return [
+        timeline(
+            "The job's CPU",
+            [
+                series("all its processes", "cpu_cores", "s0"),
+                series("main process", "main_cpu_cores", "s1"),
+                series("loader workers", "workers_cpu_cores", "s2"),
+            ],
+            "CPU cores busy",
+            marks=marks,
+        ),
+        timeline(
+            "The job's memory (RSS)",
+            [series("resident set, all processes", "rss_bytes", "s3", 1.0 / GB)],
+            "GB",
+            marks=marks,
+        ),
+        timeline(
+            "The job's processes",
+            [series("loader workers", "workers", "s2"), series("processes", "processes", "s6")],
+            "count",
+            marks=marks,
+        ),
+    ]
 
 
 # Measured/reference pairs in the probe's verdict evidence, with their unit.
@@ -542,9 +594,10 @@ def _measured_bars(report: ProbeReport) -> list[Bar]:
 
 
 def probe_page(report: ProbeReport) -> str:
-    """`dlrig probe --html`: each figure measured against its datasheet (a bar per figure with
-    the 0.75 line below which DCGM calls a part faulty), disk reads cold and warm, the loader's
-    scaling with workers, and the verdicts."""
+    """`dlrig probe --html`: each figure measured against its datasheet (a bar per figure
+    with the 0.75 line below which DCGM calls a part faulty), disk reads cold and warm, the
+    loader's scaling with workers, and everything the terminal prints of the probe (CPU, RAM
+    and its bandwidth, each disk's reads and 4K IOPS, the GPUs, verdicts and notes)."""
     charts = []
     bars = _measured_bars(report)
     if bars:
@@ -593,6 +646,5 @@ def probe_page(report: ProbeReport) -> str:
             f"{report.elapsed_s:.0f} s"
         ),
         charts=charts,
-        verdicts=report.verdicts,
-        notes=report.notes,
+        details=terminal_html(probe_summary(report)),
     )
