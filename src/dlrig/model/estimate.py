@@ -743,7 +743,10 @@ def _served_estimate(
 
 def workload_memory_gb(workload: Workload, *, calibration: Calibration | None = None) -> float:
     """GPU memory one GPU needs for `workload` at its own batch (no sharding), in GB as cards are
-    labelled."""
+    labelled; a serving workload's is one model copy's (dlrig.model.served.served_copy_gb):
+    its weights in their stored format, every asked user's KV cache and the prefill."""
+    if workload.serve is not None:
+        return served.served_copy_gb(workload.serve)
     cal = calibration or default_calibration()
     need = memory.memory_need(
         workload,

@@ -178,3 +178,11 @@ def served_memory(
 def served_advice(s: ServingEstimate) -> str:
     """What would move a serving build, by the limit that binds."""
     return ADVICE[s.binding]
+
+
+def served_copy_gb(spec: ServeSpec) -> float:
+    """GB one model copy holds, on however many cards: the weights in their stored format,
+    the KV cache of every asked user and one prefill chunk's activations (serving's units,
+    dlrig.model.serving_memory), before the engine keeps its reserve on each card."""
+    held = mem.weight_bytes(spec) + mem.kv_bytes_per_user(spec) * spec.users
+    return bytes_to_gb(held + mem.activation_bytes(spec))

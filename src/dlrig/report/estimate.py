@@ -328,33 +328,42 @@ def compare_renderable(
 ) -> Table:
     """`dlrig estimate --compare`: one row per value of KEY; with `as_built` (the build as its
     file has it) a first row for it, and each change against it (else against the first
-    value: one value alone read "+0.0%" for an RTX 4090 in place of a 3090)."""
+    value: one value alone read "+0.0%" for an RTX 4090 in place of a 3090). Figures are
+    never cut: each figure column is as wide as its widest cell and the value wraps, so 80
+    columns hold them; a value whose job does not fit has no speed or run."""
+    first = estimates[0] if estimates else as_built
+    unit = "tokens/s" if first is not None and first.serving is not None else "samples/s"
+    base_est = as_built if as_built is not None else (estimates[0] if estimates else None)
+    base = base_est.samples_per_s if base_est is not None and base_est.runs else 0.0
+    rows = list(zip(values, estimates, strict=True))
+    if as_built is not None:
+        rows.insert(0, ("(as built)", as_built))
+    cells = []
+    for v, e in rows:
+        if not e.runs:
+            speed, step, run, cost = "none", "-", "-", "-"
+        else:
+            change = "" if e is as_built or not base else f" ({e.samples_per_s / base - 1:+.1%})"
+            speed, step = f"{rate(e.samples_per_s)}{change}", ms(e.step_time_s)
+            run, cost = hours(e.run.time_h), f"{e.run.energy_cost:,.2f}"
+        fits = f"{e.memory.gpu_required_gb:.1f}" + ("" if e.memory.fits else " NO")
+        cells.append([str(v), step, speed, e.bottleneck.value, fits, run, cost])
+    currency = (first.run.currency if first is not None else "").strip()
+    headers = ["value", "step", unit, "bottleneck", "GB", "run", f"cost {currency}".strip()]
     table = Table(
         title=f"what if {key} = ...",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
-        collapse_padding=True,
+        padding=0,  # the box puts one space between columns
     )
-    table.add_column("value", no_wrap=True)
-    for col, justify in [
-        ("step", "right"), ("samples/s", "right"), ("change", "right"), ("bottleneck", "left"),
-        ("GB", "right"), ("fits", "left"), ("run", "right"),
-        (f"cost {estimates[0].run.currency if estimates else ''}".strip(), "right"),
-    ]:  # fmt: skip
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    base = estimates[0].samples_per_s if estimates else 0.0
-    rows = list(zip(values, estimates, strict=True))
-    if as_built is not None:
-        base = as_built.samples_per_s
-        rows.insert(0, ("(as built)", as_built))
-    for v, e in rows:
-        change = "" if e is as_built else f"{e.samples_per_s / base - 1:+.1%}" if base else ""
-        table.add_row(
-            str(v), ms(e.step_time_s), rate(e.samples_per_s), change, e.bottleneck.value,
-            f"{e.memory.gpu_required_gb:.1f}", "yes" if e.memory.fits else "NO",
-            hours(e.run.time_h), f"{e.run.energy_cost:,.2f}",
-        )  # fmt: skip
+    table.add_column(headers[0], overflow="fold")
+    for i, header in enumerate(headers[1:], start=1):
+        widest = max([len(row[i]) for row in cells] + [len(w) for w in header.split()])
+        justify = "left" if header == "bottleneck" else "right"
+        table.add_column(header, justify=justify, width=widest)  # type: ignore[arg-type]
+    for row in cells:
+        table.add_row(*row)
     return table
 
 
@@ -389,43 +398,56 @@ def workloads_json(items: Sequence[tuple[Workload, float | None]]) -> str:
     return dumps([workload_dict(w, m) for w, m in items])
 
 
-def _si(x: float) -> str:
-    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+def _si(x: float, billions: str = "G") -> str:
+    """3 significant figures with a suffix: 25.6M, 8.18G (parameters: 8.03B), 1.06P."""
+    for unit, scale in (("P", 1e15), ("T", 1e12), (billions, 1e9), ("M", 1e6), ("k", 1e3)):
         if x >= scale:
             return f"{x / scale:.3g}{unit}"
     return f"{x:.3g}"
 
 
 def workloads_table(items: Sequence[tuple[Workload, float | None]]) -> Table:
-    """`dlrig workloads`: name, kind, params, FLOPs, memory at the preset's batch."""
+    """`dlrig workloads`: name, parameters, FLOPs, batch, precision (a serving workload's
+    stored weights), memory at the preset's batch and notes, a section per kind in the zoo's
+    order; figures are never cut and notes wrap between words (80 columns hold them)."""
     table = Table(
         title="workload zoo",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
-        collapse_padding=True,
+        padding=0,  # the box puts one space between columns
     )
-    table.add_column(
-        "name", no_wrap=True, min_width=max((len(w.name) for w, _ in items), default=4)
-    )
-    for col, justify in [
-        ("kind", "left"), ("params", "right"), ("FLOPs", "right"), ("batch", "right"),
-        ("prec.", "left"), ("GPU GB", "right"), ("notes", "left"),
-    ]:  # fmt: skip
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    rows = {}
     for w, mem in items:
         extra = []
         if w.mode.value != "training":
-            extra.append(w.mode.value)
+            extra.append("serving" if w.serve is not None else w.mode.value)
         if w.finetune.value != "full":
             extra.append(w.finetune.value)
         if w.paged_optimizer:
             extra.append("paged optimizer")  # GPU GB counts it all; a short card spills it
         if w.seq_len:
             extra.append(f"{w.seq_len} tokens")
-        table.add_row(
-            w.name, w.kind.value, _si(w.params), _si(w.forward_flops_per_sample),
-            str(w.batch_size), w.precision.value, "" if mem is None else f"{mem:.1f}",
-            ", ".join(extra),
+        precision = w.precision.value if w.serve is None else w.serve.quantization.value
+        rows.setdefault(w.kind.value, []).append(
+            [
+                w.name, _si(w.params, "B"), _si(w.forward_flops_per_sample), str(w.batch_size),
+                precision, "" if mem is None else f"{mem:.1f}", ", ".join(extra),
+            ]
         )  # fmt: skip
+    cells = [row for group in rows.values() for row in group]
+    headers = ["name", "params", "FLOPs", "batch", "prec.", "GPU GB", "notes"]
+    for i, header in enumerate(headers):
+        if header == "notes":
+            table.add_column(header, overflow="fold")
+            continue
+        widest = max([len(row[i]) for row in cells] + [*map(len, header.split()), 1])
+        if header == "name":
+            widest = max(widest, *(len(k) for k in rows))
+        justify = "left" if header in ("name", "prec.") else "right"
+        table.add_column(header, justify=justify, width=widest)  # type: ignore[arg-type]
+    for kind, group in rows.items():
+        table.add_row(Text(kind, style="bold"))
+        for row in group:
+            table.add_row(*row)
     return table
