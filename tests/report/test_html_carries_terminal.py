@@ -82,7 +82,11 @@ CASES = {
     "estimate, does not fit": (["estimate", str(BUDGET), "--workload", "llama-3.1-405b-serve"], 1),
     "estimate --compare, refused values": (
         [
-            "estimate", str(SPACED), "--workload", "resnet50", "--compare",
+            "estimate",
+            str(SPACED),
+            "--workload",
+            "resnet50",
+            "--compare",
             "cpu=AMD Ryzen 9 7950X,AMD Ryzen Threadripper 7960X",
         ],
         0,

@@ -417,7 +417,7 @@ def workloads_table(items: Sequence[tuple[Workload, float | None]]) -> Table:
         pad_edge=False,
         padding=0,  # the box puts one space between columns
     )
-    rows = {}
+    rows: dict[str, list[list[str]]] = {}
     for w, mem in items:
         extra = []
         if w.mode.value != "training":

@@ -4,6 +4,7 @@ the terminal and `--json` do. Every string is escaped."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable
 
 from markupsafe import Markup, escape
@@ -31,19 +32,10 @@ def _cell(value: RenderableType) -> str:
 
 def _plain(renderable: RenderableType) -> str:
     """Anything else rich can print, as the text it prints (wide enough not to wrap)."""
-    console = Console(width=400, record=True, file=_Discard(), color_system=None)
+    console = Console(width=400, file=io.StringIO(), color_system=None)
     console.print(renderable)
-    return console.export_text()
-
-
-class _Discard:
-    """A file that keeps nothing: the console records what it prints instead."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-    def flush(self) -> None:
-        """Nothing is kept, so nothing is flushed."""
+    file = console.file
+    return file.getvalue() if isinstance(file, io.StringIO) else ""
 
 
 def _table(table: Table) -> str:
