@@ -363,8 +363,9 @@ def upgrade_renderable(
     the user's currency, with a warning naming the parts bought at prices over a year old."""
     view = view or PriceView()
     cur = result.current
+    unit = "samples/s" if cur.serving_limit is None else "tokens/s"  # a serving job's output
     now = (
-        f"now {rate(cur.samples_per_s)} samples/s, {cur.bottleneck.value}-bound"
+        f"now {rate(cur.samples_per_s)} {unit}, {cur.bottleneck.value}-bound"
         if cur.fits
         else f"the job does not fit now ({cur.gpu_required_gb:.1f} GB needed per GPU, "
         f"{cur.gpu_available_gb:g} GB there)"
@@ -384,7 +385,7 @@ def upgrade_renderable(
     if result.changes:
         table = Table(title="changes, most speed per dollar first", title_justify="left")
         per = f"per 1000 {view.currency.code}"
-        for col in ("#", "change", "cost", "samples/s", "speedup", per, "bottleneck"):
+        for col in ("#", "change", "cost", unit, "speedup", per, "bottleneck"):
             table.add_column(col, justify="left" if col in ("change", "bottleneck") else "right")
         for rank, c in enumerate(result.changes, start=1):
             table.add_row(
