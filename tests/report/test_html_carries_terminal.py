@@ -211,6 +211,10 @@ def test_the_probe_page_carries_the_probe_summary() -> None:
 
 
 def test_the_watch_page_carries_the_summary_and_the_jobs_timelines() -> None:
+    """A job computing on a host without GPU: one busy main process and two idle workers.
+    The page carries the terminal's summary, the job's CPU, memory and process timelines,
+    and says that its gpu_compute verdict ran on the CPU (design.md: the stage keeps its
+    name, the report says what computed)."""
     from test_html_probe_watch import _host
 
     from dlrig.report.html.pages import watch_page
@@ -219,14 +223,15 @@ def test_the_watch_page_carries_the_summary_and_the_jobs_timelines() -> None:
     from dlrig.watch.summary import judge_stored_run
 
     job = JobSample(
-        processes=5, cpu_cores=3.9, main_cpu_cores=1.0, main_busiest_thread_cores=1.0,
-        workers=4, workers_cpu_cores=2.9, rss_bytes=3 * 10**9, threads=40, read_mb_s=0.0,
+        processes=3, cpu_cores=1.1, main_cpu_cores=1.0, main_busiest_thread_cores=1.0,
+        workers=2, workers_cpu_cores=0.1, rss_bytes=3 * 10**9, threads=10, read_mb_s=0.0,
     )  # fmt: skip
     samples = [Sample(t_s=float(i + 1), host=_host(0.5), job=job) for i in range(10)]
     summary = judge_stored_run("python train.py", 1.0, samples, db=None, run_id=1)
+    assert summary.verdict.bottleneck == "gpu_compute" and summary.verdict.device_is_cpu
     page = watch_page(summary, samples)
     assert_carries(page, summary_text(summary))
     for title in ("The job&#39;s CPU", "The job&#39;s memory (RSS)", "The job&#39;s processes"):
         assert title in page
-    if summary.verdict.bottleneck == "gpu_compute":  # no GPU here: the page says so
-        assert "gpu_compute (on the CPU)" in page_text(page)
+    assert "gpu_compute (on the CPU)" in page_text(page)
+    assert "the CPU (no GPU)" in page_text(page)

@@ -245,6 +245,22 @@ def run_line(est: Estimate) -> str:
     )
 
 
+def cannot_run_line(est: Estimate) -> str:
+    """Why a job that does not fit has no speed, run time or energy."""
+    s = est.serving
+    if s is not None and s.binding.value == "kv_memory":
+        why = f"only {s.max_users_fit} of {s.users} users' contexts fit the KV cache"
+    elif s is not None and s.engine == "local" and s.offloaded_fraction >= 1.0:
+        why = "the users' KV cache alone fills the cards, with every layer in RAM"
+    elif s is not None and s.engine == "local":
+        why = "the layers left in RAM need more than the build's RAM"
+    elif s is not None:
+        why = "the weights do not fit the cards"
+    else:
+        why = "the job does not fit the memory it needs"
+    return f"cannot run as asked: {why}; no throughput, run time or energy is given (GPU.4)"
+
+
 def headline(est: Estimate) -> str:
     """'resnet50 on X: 1 x GeForce RTX 3090, batch 64 per GPU, fp16 (tensor 16bit)'."""
     return (
@@ -265,8 +281,6 @@ def estimate_renderable(est: Estimate) -> RenderableType:
     head = Text(headline(est))
     head.stylize("bold", 0, len(est.workload))
     if not est.runs:
-        from dlrig.report.serving import cannot_run_line
-
         lines = Text(f"{memory_line(est)}\n{cannot_run_line(est)}\n{power_line(est)}")
         return Group(head, lines, *_assumptions(est))
     return Group(head, stages_table(est), _figures(est), *_assumptions(est))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from dlrig.report.estimate import hours, ms, power_line, stages_table
+from dlrig.report.estimate import cannot_run_line, hours, ms, power_line, stages_table
 
 if TYPE_CHECKING:
     from dlrig.model.result import Estimate
@@ -134,18 +134,6 @@ def run_line(est: Estimate) -> str:
         f"{r.energy_cost:,.2f} {r.currency} at {r.electricity_per_kwh:g}/kWh; {r.co2_kg:,.1f} kg "
         f"CO2 at {r.co2_kg_per_kwh:g} kg/kWh"
     )
-
-
-def cannot_run_line(est: Estimate) -> str:
-    """Why a job that does not fit has no speed, run time or energy."""
-    s = est.serving
-    if s is not None and s.fits is False and s.binding.value == "kv_memory":
-        why = f"only {s.max_users_fit} of {s.users} users' contexts fit the KV cache"
-    elif s is not None:
-        why = "the weights do not fit the cards"
-    else:
-        why = "the job does not fit the memory it needs"
-    return f"cannot run as asked: {why}; no throughput, run time or energy is given (GPU.4)"
 
 
 def serving_renderable(est: Estimate, s: ServingEstimate) -> RenderableType:
