@@ -60,10 +60,8 @@ ADVICE = {
         "a GPU with more TFLOPS (prefill is compute-bound), shorter prompts, or fewer users "
         "per model copy (each prompt stalls the others' decoding)"
     ),
-    ServingLimit.INTERCONNECT: ("NVLink between the GPUs (DP.2), or fewer GPUs per model copy"),
-    ServingLimit.OFFLOAD: (
-        "more GPU memory or a smaller weight format, so that no layer stays in RAM"
-    ),
+    ServingLimit.INTERCONNECT: "NVLink between the GPUs (DP.2), or fewer GPUs per model copy",
+    ServingLimit.OFFLOAD: "more GPU memory or a smaller weight format, so that no layer stays in RAM",
     ServingLimit.ENGINE_OVERHEAD: (
         "a batched engine with CUDA graphs (serve.engine: batched), or more users per step"
     ),
