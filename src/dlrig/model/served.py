@@ -61,7 +61,7 @@ ADVICE = {
         "per model copy (each prompt stalls the others' decoding)"
     ),
     ServingLimit.INTERCONNECT: "NVLink between the GPUs (DP.2), or fewer GPUs per model copy",
-    ServingLimit.OFFLOAD: "more GPU memory or a smaller weight format, so that no layer stays in RAM",
+    ServingLimit.OFFLOAD: "more GPU memory or a smaller weight format: no layer left in RAM",
     ServingLimit.ENGINE_OVERHEAD: (
         "a batched engine with CUDA graphs (serve.engine: batched), or more users per step"
     ),
