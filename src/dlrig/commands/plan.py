@@ -215,7 +215,7 @@ def plan(
 
         first = cast("Workload", result.workloads[0].workload)
         estimates = [estimate(s.build, first) for s in result.builds]
-        save_page(html, plan_page(result, estimates, view, rent_html(renting)))
+        save_page(html, plan_page(result, estimates, view, seconds, rent_html(renting)))
     if not result.builds:
         raise typer.Exit(1)
 
