@@ -67,7 +67,9 @@ def upgrade(
         own_source, own_doc = read_document(own)
         cat = with_owned(cat, owned_parts(own_doc, own_source, cat))
     job = load_workload(workload)
-    result = run_upgrade(resolved, job, money.to_usd(budget), cat, ModelEvaluator(), money)
+    result = run_upgrade(
+        resolved, job, money.to_usd(budget), cat, ModelEvaluator(expert_bar=False), money
+    )
     view = PriceView(currency=money, today=dt.date.today())
     if json:
         print_text(upgrade_json(result, view, resolved))

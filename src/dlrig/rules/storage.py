@@ -1,6 +1,6 @@
 """Storage rules: feed rate (DISK.1), asynchronous loading (DISK.2), hard disks (DISK.3),
-capacity (DISK.4), and the job's own files (DISK.job: weights and checkpoints), judged against
-the workload when one is given."""
+capacity (DISK.4), the job's own files (DISK.job: weights and checkpoints) and the drive they
+belong on (DISK.nvme), judged against the workload when one is given."""
 
 from __future__ import annotations
 
@@ -239,6 +239,30 @@ def capacity(f: Facts) -> Iterator[Judgement]:
         )
     else:
         yield info(f"the {w.dataset.total_gb:,.0f} GB dataset fits with room to spare", evidence)
+
+
+@rule("DISK.nvme", reads=("storage.kind",), bar=True)
+def job_on_nvme(f: Facts) -> Iterator[Judgement]:
+    """The data in use, the weights and the checkpoints belong on a local NVMe drive, a hard
+    disk only as bulk storage (Puget Systems: "use fast NVMe storage whenever possible", HDDs
+    "for archival storage"; Stas Bekman: fast local disk for data and the last checkpoints)."""
+    drive = f.build.dataset_storage
+    if drive is None or not f.cards:
+        return  # DISK.3 says what it cannot judge
+    kind = drive.device.kind
+    evidence = {"drive": drive.device.name, "kind": kind.value}
+    if kind is StorageKind.NVME:
+        yield info(f"the job's files are on an NVMe drive ({drive.device.name})", evidence)
+        return
+    what = "hard disk" if kind is StorageKind.HDD else "SATA SSD"
+    yield warning(
+        f"the job's data, weights and checkpoints are on a {what} ({drive.device.name}): "
+        "workstation builders stage them on NVMe and keep hard disks for bulk storage",
+        evidence,
+        "an NVMe drive (2-4 TB) for the job; keep the "
+        + ("hard disk" if kind is StorageKind.HDD else "SATA drive")
+        + " for archives (holds_dataset: true on the NVMe)",
+    )
 
 
 @rule("DISK.job", reads=("storage.capacity_tb", "storage.write_mb_s"))
