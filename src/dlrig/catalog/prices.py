@@ -2,8 +2,10 @@
 
 A catalog part has a launch price (`price_usd`, `price_date`: the MSRP or first reported price)
 and, where one is published, a street price (`street_price_usd`, `street_price_date`,
-`street_market`: what it sells for now, new or used). Every price dlrig adds up comes from
-`price_in_use`: the street price when there is one, else the launch price.
+`street_market`: what it sells for now, new or used) and a used price beside it
+(`used_price_usd`, `used_price_date`). Every price dlrig adds up comes from `price_in_use`: the
+lower of the street and used prices when there are any (a buyer takes the cheaper market;
+`--new-only` drops the used ones: Catalog.without_used_prices), else the launch price.
 """
 
 from __future__ import annotations
@@ -45,25 +47,46 @@ class PartPrice:
 
 
 def price_in_use(part: PartBase) -> PartPrice | None:
-    """The price dlrig uses for one unit: the street price when the catalog has one, else the
-    launch price; None when the part has neither."""
-    if part.street_price_usd is not None:
-        return PartPrice(
-            usd=float(part.street_price_usd),
-            date=part.street_price_date,
-            kind="street",
-            market=part.street_market,
-        )
+    """The price dlrig uses for one unit: the lower of the street and used prices when the
+    catalog has any, else the launch price; None when the part has none."""
+    street = _street(part)
+    used = used_price(part)
+    current = [p for p in (street, used) if p is not None]
+    if current:
+        return min(current, key=lambda p: p.usd)
     if part.price_usd is not None:
         return PartPrice(usd=float(part.price_usd), date=part.price_date, kind="launch")
     return None
 
 
+def _street(part: PartBase) -> PartPrice | None:
+    if part.street_price_usd is None:
+        return None
+    return PartPrice(
+        usd=float(part.street_price_usd),
+        date=part.street_price_date,
+        kind="street",
+        market=part.street_market,
+    )
+
+
+def used_price(part: PartBase) -> PartPrice | None:
+    """What one unit sells for used: its used price, or its street price when that is from the
+    used market; None when the catalog knows none (upgrade's resale reads it)."""
+    if part.used_price_usd is not None:
+        return PartPrice(
+            usd=float(part.used_price_usd), date=part.used_price_date, kind="street", market="used"
+        )
+    street = _street(part)
+    return street if street is not None and street.market == "used" else None
+
+
 def unit_price_usd(part: PartBase) -> float | None:
     """price_in_use's USD figure (None when the part has no price); the planner asks it of
     every option, so it skips building the PartPrice."""
-    if part.street_price_usd is not None:
-        return float(part.street_price_usd)
+    street, used = part.street_price_usd, part.used_price_usd
+    if street is not None or used is not None:
+        return float(min(p for p in (street, used) if p is not None))
     return None if part.price_usd is None else float(part.price_usd)
 
 

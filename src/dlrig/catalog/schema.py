@@ -72,6 +72,12 @@ class PartBase(BaseModel):
     street_market: Literal["new", "used"] | None = Field(
         default=None, description="the market the street price is from"
     )
+    used_price_usd: PriceUSD | None = Field(
+        default=None,
+        description="what the part sells for used (a dated listing survey or report), USD, "
+        "beside a new street price; its source is `sources.used_price`",
+    )
+    used_price_date: dt.date | None = None
     sources: dict[str, str] = Field(default_factory=dict)
     notes: str = ""
     # Fields a user's partial inline spec left out; the part holds stated defaults for them
@@ -87,6 +93,8 @@ class PartBase(BaseModel):
             self.street_price_date is None or self.street_market is None
         ):
             raise ValueError("street_price_usd needs street_price_date and street_market")
+        if self.used_price_usd is not None and self.used_price_date is None:
+            raise ValueError("used_price_usd needs used_price_date")
         return self
 
     # Both read the private values from their dict: through BaseModel.__getattr__ a read costs

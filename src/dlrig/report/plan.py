@@ -26,9 +26,11 @@ from dlrig.report.prices import (
     build_price_json,
     change_price_json,
     currency_line,
+    mark_used,
     owned_names,
     stale_bought_warning,
     stale_warning,
+    used_names,
 )
 from dlrig.report.serving import planned_serving, planned_serving_cell
 
@@ -92,10 +94,7 @@ def _scored_json(
         "weighted_samples_per_s": s.throughput,
         "objective_value": result.objective.display(s.value),
         "workloads": _workload_rows(result, s),
-        "parts": [
-            {"part": part, "price_usd": round(price, 2)}
-            for part, price in s.candidate.price_lines()
-        ],
+        "parts": [{"part": part, "price_usd": round(price, 2)} for part, price in bom_lines(s)],
         "build": build_document(s.build, catalog),
     }
 
@@ -225,7 +224,7 @@ def plan_renderable(
         score = [objective_phrase(result, s, view.currency)] if extra else []
         top.add_row(
             str(rank),
-            f"{gpu_set(s)}" + (" (water)" if s.candidate.group.water else ""),
+            gpu_label(s),
             view.money(s.price_usd),
             rate(o.samples_per_s),
             o.bottleneck.value
@@ -242,7 +241,7 @@ def plan_renderable(
         bom = Table(title=f"#{rank}: {s.candidate.describe()}", title_justify="left", box=None)
         bom.add_column("part")
         bom.add_column(view.currency.code, justify="right")
-        for part, price in s.candidate.price_lines():
+        for part, price in bom_lines(s):
             bom.add_row(part, f"{view.currency.from_usd(price):,.0f}")
         if s.candidate.group.nodes > 1:
             bom.add_row(f"x {s.candidate.group.nodes} nodes", view.money(s.price_usd))
@@ -267,6 +266,22 @@ def plan_renderable(
     parts.append(pareto_table(result.pareto, several, view))
     parts.append(_search_line(result, seconds))
     return RichGroup(*parts)
+
+
+def bom_lines(s: Scored) -> list[tuple[str, float]]:
+    """The build's bill of materials, (part, USD), each part priced used marked so."""
+    used = used_names(s.build)
+    return [(mark_used(part, used), price) for part, price in s.candidate.price_lines()]
+
+
+def gpu_label(s: Scored) -> str:
+    """'3x GeForce RTX 3090 (used, water)': the GPUs, how they are bought and cooled."""
+    notes = []
+    if s.candidate.group.gpu.name in used_names(s.build):
+        notes.append("used")
+    if s.candidate.group.water:
+        notes.append("water")
+    return gpu_set(s) + (f" ({', '.join(notes)})" if notes else "")
 
 
 def _score_label(result: PlanResult) -> str:

@@ -122,7 +122,9 @@ class Rule:
 RULES: list[Rule] = []
 
 # Findings are reported in the guide's order of sections, then by id.
-SECTION_ORDER = ("DP", "GPU", "RAM", "PCIE", "CPU", "DISK", "PSU", "CO2", "COOL", "MB", "CASE")
+SECTION_ORDER = (
+    "DP", "GPU", "RAM", "PCIE", "CPU", "DISK", "PSU", "CO2", "COOL", "MB", "CASE", "SW",
+)  # fmt: skip
 
 
 def guide_order(r: Rule) -> tuple[int, str]:

@@ -26,7 +26,7 @@ from dlrig.report.html.charts import (
     stacked_bars,
     timeline,
 )
-from dlrig.report.plan import without_server_line
+from dlrig.report.plan import bom_lines, without_server_line
 from dlrig.report.prices import PriceView, age_line, currency_line, stale_warning
 
 if TYPE_CHECKING:
@@ -197,7 +197,7 @@ def estimate_compare_page(key: str, values: Sequence[Any], estimates: Sequence[E
 
 
 def _parts_hover(s: Scored, view: PriceView) -> str:
-    return "\n".join(f"{part}: {view.money(price)}" for part, price in s.candidate.price_lines())
+    return "\n".join(f"{part}: {view.money(price)}" for part, price in bom_lines(s))
 
 
 def plan_page(
@@ -255,7 +255,7 @@ def plan_page(
             "price": view.money(s.price_usd),
             "throughput": s.throughput,
             "bottleneck": s.outcomes[0].bottleneck.value,
-            "parts": [(part, view.amount(price)) for part, price in s.candidate.price_lines()],
+            "parts": [(part, view.amount(price)) for part, price in bom_lines(s)],
             "age": age_line(s.build, view) or "",
             "why": reason,
         }
