@@ -15,7 +15,16 @@ from rich.text import Text
 from dlrig.catalog.currency import USD, Currency
 from dlrig.catalog.loader import Catalog
 from dlrig.machine.model import Build
-from dlrig.plan.explain import gpu_set, objective_phrase, rate, warnings_of, why
+from dlrig.plan.explain import (
+    chances,
+    gpu_set,
+    objective_phrase,
+    odds_line,
+    rate,
+    value_pick_line,
+    warnings_of,
+    why,
+)
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.results import PlanResult, Scored
 from dlrig.plan.upgrade import UpgradeResult
@@ -110,6 +119,7 @@ def plan_json(
     user's currency (`currency`, `budget`, each build's `price`) with their age."""
     view = view or PriceView()
     reasons = why(result, currency=view.currency)
+    odds = chances(result)
     builds = []
     for rank, (s, reason) in enumerate(zip(result.builds, reasons, strict=True), start=1):
         warnings = [
@@ -122,6 +132,9 @@ def plan_json(
                 **_scored_json(result, s, catalog, view),
                 "why": reason,
                 "warnings": warnings,
+                "chance_ahead_of_next": None
+                if odds[rank - 1] is None
+                else round(odds[rank - 1], 4),
             }
         )
     out: dict[str, Any] = {
@@ -137,6 +150,7 @@ def plan_json(
         },
         "builds": builds,
         "pareto": [_scored_json(result, s, catalog, view) for s in result.pareto],
+        "value_pick": _value_pick_json(result, catalog, view),
         "search": {
             "evaluated": result.stats.evaluated,
             "seconds": round(seconds, 4),
@@ -155,6 +169,21 @@ def plan_json(
             else None,
         }
     return dumps(out)
+
+
+def _value_pick_json(
+    result: PlanResult, catalog: Catalog | None, view: PriceView
+) -> dict[str, Any] | None:
+    """The value pick (plan.ties.value_pick) with the sentence that names it; None: none."""
+    pick = result.value_pick
+    if pick is None:
+        return None
+    ranked = next((i for i, s in enumerate(result.builds, start=1) if s is pick), None)
+    return {
+        "rank": ranked,
+        **_scored_json(result, pick, catalog, view),
+        "why": value_pick_line(result, view.currency),
+    }
 
 
 def _search_line(result: PlanResult, seconds: float) -> Text:
@@ -233,6 +262,9 @@ def plan_renderable(
             *score,
         )
     parts.append(top)
+    for line in (odds_line(result), value_pick_line(result, view.currency)):
+        if line:
+            parts.append(Text(line, style="cyan"))
     stale = stale_warning((s.build for s in result.builds), view)
     if stale:
         parts.append(Text(stale, style="yellow"))

@@ -263,9 +263,13 @@ def plan_page(
             zip(result.builds, describe, why(result, currency=view.currency), strict=True)
         )
     ]
+    from dlrig.plan.explain import odds_line, value_pick_line
+
     notes = [
         line
         for line in (
+            odds_line(result),
+            value_pick_line(result, view.currency),
             currency_line(view),
             stale_warning((s.build for s in result.builds), view),
             without_server_line(result),
