@@ -25,10 +25,22 @@ COMPAT_RULES = {
 }  # fmt: skip
 # Rules that extend a guide rule past its text (the guide id they extend in their docstring).
 EXTENDING_RULES = {"DISK.job"}
+# Issue 35: the expert builders' bar (Puget Systems, Stas Bekman, D2L, Answer.AI) and what runs
+# on ROCm; `plan` refuses the warnings of the bar rules (engine.bar_rules).
+EXPERT_BAR_RULES = {"RAM.total", "CPU.cores", "PCIE.cpu", "DISK.nvme", "GPU.offload", "SW.rccl"}
+SOFTWARE_RULES = {"SW.rocm", "SW.rccl", "SW.bnb", "SW.flash"}
 
 
 def test_every_judgeable_guide_rule_and_the_compat_rules_are_registered() -> None:
-    assert {r.id for r in RULES} == GUIDE_RULES | COMPAT_RULES | EXTENDING_RULES
+    assert {r.id for r in RULES} == (
+        GUIDE_RULES | COMPAT_RULES | EXTENDING_RULES | EXPERT_BAR_RULES | SOFTWARE_RULES
+    )
+
+
+def test_the_expert_bar_is_the_issue_35_rules() -> None:
+    from dlrig.rules.engine import bar_rules
+
+    assert bar_rules() == EXPERT_BAR_RULES
 
 
 def test_rule_ids_are_unique_and_well_formed() -> None:

@@ -221,14 +221,16 @@ def software_clause(s: Scored) -> str:
     said = [
         f"{name}: {row.llvm_target}, {row.rocm_linux} on AMD's ROCm Linux list"
         if row is not None
-        else f"{name}: not in dlrig's ROCm table"
+        else f"{name}: not in dlrig's ROCm table, check AMD's list"
         for name, row in rows
     ]
     extra = ""
     radeon = [row for _, row in rows if row is not None and row.radeon]
     if radeon and s.build.gpu_count > 1:
         extra = "; several Radeon cards need CPU-wired slots of one width (RCCL), which it has"
-    return f"; it runs on ROCm ({'; '.join(said)}{extra})"
+    supported = all(row is not None and row.rocm_linux == "supported" for _, row in rows)
+    verb = "runs on" if supported else "needs"
+    return f"; it {verb} ROCm ({'; '.join(said)}{extra})"
 
 
 def why(

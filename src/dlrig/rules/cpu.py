@@ -1,5 +1,5 @@
 """CPU and PCIe rules: cores per GPU (CPU.1, and the workstation builders' CPU.cores), clock
-(CPU.3), oversized CPUs (CPU.4), lanes (PCIE.1-3, and PCIE.cpu_lanes for 3+ GPUs), and whether
+(CPU.3), oversized CPUs (CPU.4), lanes (PCIE.1-3, and PCIE.cpu for 3+ GPUs), and whether
 CPU and board or platform fit together (COMPAT.socket, COMPAT.lanes)."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ OVERSIZE_MIN_CORES = 16
 MULTI_GPU_LANES = 8
 MULTI_GPU_FROM = 4
 MIN_GPU_LANES = 4
-# CPU.cores and PCIE.cpu_lanes: Puget Systems, "Hardware Recommendations for Machine Learning /
+# CPU.cores and PCIE.cpu: Puget Systems, "Hardware Recommendations for Machine Learning /
 # AI" (Kinghorn; 2024-04-09 clip): "at least 4 cores for each GPU accelerator"; "a 16-core
 # processor would generally be considered minimal for this type of workstation"; Xeon W and
 # Threadripper PRO for "the PCIe lanes for multiple GPUs". Every 3+ GPU reference build of
@@ -190,7 +190,7 @@ def workstation_cores(f: Facts) -> Iterator[Judgement]:
 
 
 @rule(
-    "PCIE.cpu_lanes",
+    "PCIE.cpu",
     reads=(
         "motherboard.x16_slots",
         "cpu.pcie_lanes",
@@ -442,7 +442,7 @@ def cpu_supports_gpu_count(f: Facts) -> Iterator[Judgement]:
     if placement is None:
         return
     chipset = [s.card for s in placement.seats if not s.slot.from_cpu]
-    # With 3+ GPUs PCIE.cpu_lanes judges the chipset slots (the expert bar).
+    # With 3+ GPUs PCIE.cpu judges the chipset slots (the expert bar).
     if chipset and 1 < f.n_gpus < WORKSTATION_FROM_GPUS:
         yield warning(
             f"{len(chipset)} GPU{'s sit' if len(chipset) > 1 else ' sits'} in chipset-wired "
