@@ -8,6 +8,7 @@ cheapest build within that band of #1, is named instead of reordered."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import subprocess
@@ -62,7 +63,7 @@ def test_each_step_of_the_order_says_its_chance(workload: str, budget: str) -> N
     doc = _plan(workload, budget)
     builds = doc["builds"]
     sigma = -math.log(RATIO_LOW) / NormalDist().inv_cdf(0.9)
-    for a, b in zip(builds, builds[1:], strict=False):
+    for a, b in itertools.pairwise(builds):
         if a["gpus"].split("x ", 1)[1] == b["gpus"].split("x ", 1)[1]:
             continue  # one GPU model: the narrower same-GPU band
         expected = NormalDist().cdf(math.log(a["samples_per_s"] / b["samples_per_s"]) / sigma)
