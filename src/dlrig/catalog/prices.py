@@ -11,6 +11,8 @@ lower of the street and used prices when there are any (a buyer takes the cheape
 from __future__ import annotations
 
 import datetime as dt
+import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -102,3 +104,51 @@ def age_in_words(days: int) -> str:
     if days < 730:
         return f"{days / 30.44:.0f} months"
     return f"{days / 365.25:.1f} years"
+
+
+# A used price must be this many years after its launch price to say how fast value goes.
+MIN_DEPRECIATION_YEARS = 1.0
+DAYS_PER_YEAR = 365.25
+
+
+def retained_per_year(parts: Iterable[PartBase]) -> float | None:
+    """The share of its value a part keeps each year, from the catalog's own dated prices: the
+    median over parts with a launch price and a used price at least a year later of
+    (used / launch) ** (1 / years). None when no part has both."""
+    rates = []
+    for p in parts:
+        if p.used_price_usd is None or p.price_usd is None or p.price_date is None:
+            continue
+        if p.used_price_date is None:
+            continue
+        years = (p.used_price_date - p.price_date).days / DAYS_PER_YEAR
+        if years >= MIN_DEPRECIATION_YEARS:
+            rates.append((float(p.used_price_usd) / float(p.price_usd)) ** (1.0 / years))
+    return statistics.median(rates) if rates else None
+
+
+@dataclass(frozen=True)
+class Resale:
+    """What one unit of a part would sell for, and how dlrig knows."""
+
+    usd: float
+    basis: str
+
+
+def resale(part: PartBase, today: dt.date, retained: float | None) -> Resale | None:
+    """What one unit sells for used today: its dated used price, else its newest price (new
+    street, else launch) kept at `retained` a year since that price's date; None when the part
+    has no dated price or no rate is known."""
+    used = used_price(part)
+    if used is not None:
+        when = used.date.isoformat() if used.date else "undated"
+        return Resale(used.usd, f"its used price ({when})")
+    base = price_in_use(part)
+    if base is None or base.date is None or retained is None:
+        return None
+    years = max(0.0, (today - base.date).days / DAYS_PER_YEAR)
+    return Resale(
+        base.usd * retained**years,
+        f"its {base.label} of {base.date.isoformat()} less {1.0 - retained:.0%} a year (the "
+        "median loss of the catalog's cards with a dated used price)",
+    )

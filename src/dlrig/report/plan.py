@@ -376,6 +376,11 @@ def upgrade_json(
                     "steps": list(c.steps),
                     "price_usd": round(c.price_usd, 2),
                     "price": view.amount(c.price_usd),
+                    "resale_usd": round(c.resale_usd, 2),
+                    "resale_basis": c.resale_basis or None,
+                    "net_price_usd": round(c.net_price_usd, 2),
+                    "chance_faster": round(c.chance_faster, 4),
+                    "worth_it": c.worth_it,
                     **(change_price_json(before, c.build, view) if before is not None else {}),
                     "samples_per_s": c.outcome.samples_per_s,
                     "speedup": c.speedup,
@@ -421,7 +426,8 @@ def upgrade_renderable(
     if result.changes:
         table = Table(title="changes, most speed per dollar first", title_justify="left")
         per = f"per 1000 {view.currency.code}"
-        for col in ("#", "change", "cost", "samples/s", "speedup", per, "bottleneck"):
+        for col in ("#", "change", "cost", "resale", "samples/s", "speedup", "sure", per,
+                    "bottleneck"):  # fmt: skip
             table.add_column(col, justify="left" if col in ("change", "bottleneck") else "right")
         for rank, c in enumerate(result.changes, start=1):
             table.add_row(
@@ -429,8 +435,11 @@ def upgrade_renderable(
                 # a change that leaves the build failing check says so
                 c.summary + (f" (still fails {', '.join(sorted(c.errors))})" if c.errors else ""),
                 view.money(c.price_usd),
+                f"-{view.money(c.resale_usd)}" if c.resale_usd > 0 else "-",
                 rate(c.outcome.samples_per_s),
                 f"{c.speedup:.2f}x" if math.isfinite(c.speedup) else "fits now",
+                # how sure the model is that the change is faster at all
+                f"{c.chance_faster:.0%}" if math.isfinite(c.speedup) else "-",
                 # speed gained per 1000 units of the shown currency
                 f"+{c.gain_per_1000_usd / view.currency.per_usd:.1%}"
                 if math.isfinite(c.gain_per_1000_usd)
