@@ -238,11 +238,13 @@ def workstation_lanes(f: Facts) -> Iterator[Judgement]:
             "with a CPU-wired x8+ slot per GPU",
         )
     else:
-        yield info(
-            f"each of the {f.n_gpus} GPUs gets >= x{min(lk.lanes for lk in links)} from the "
-            "CPU's own lanes",
-            evidence,
-        )
+        seated = [lk.lanes for lk in links if lk.lanes > 0]
+        if seated:  # cards without a slot are MB.1's to report
+            yield info(
+                f"each seated GPU of the {f.n_gpus} gets >= x{min(seated)} from the CPU's own "
+                "lanes",
+                evidence,
+            )
 
 
 @rule(

@@ -110,9 +110,12 @@ def ram_for_all_gpus(f: Facts) -> Iterator[Judgement]:
         f" plus {offload:.0f} GB that CPU offload keeps in RAM" if offload else ""
     )
     if f.ram_gb < need:
+        total_need = f" ({need:,.0f} GB)" if offload else ""
         yield warning(
-            f"{f.ram_gb:g} GB RAM is below {of} ({need:,.0f} GB): loading the weights, "
-            "checkpoints and offloaded state need it (Stas Bekman)",
+            f"{f.ram_gb:g} GB RAM is below {of}{total_need}: loading the weights and "
+            "checkpoints"
+            + (" and holding the offloaded state" if offload else "")
+            + " need it (Stas Bekman)",
             evidence,
             f"buy >= {need:,.0f} GB of RAM (Puget recommends {puget:,.0f} GB: twice the GPU "
             "memory)",
