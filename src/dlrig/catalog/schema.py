@@ -273,6 +273,12 @@ class Storage(PartBase):
     capacity_tb: TeraBytes
     read_mb_s: MBPerSecond
     write_mb_s: MBPerSecond | None = None
+    random_read_iops: Annotated[float, Field(gt=0, le=1e8)] | None = Field(
+        default=None,
+        description="small random reads a second at a data loader's queue depth (files read "
+        "in random order each cost one), with `sources.random_read`; absent: the model's "
+        "figure for the drive's kind (model/pipeline.py)",
+    )
 
 
 class MemoryKit(PartBase):
