@@ -132,9 +132,7 @@ def plan_json(
                 **_scored_json(result, s, catalog, view),
                 "why": reason,
                 "warnings": warnings,
-                "chance_ahead_of_next": None
-                if odds[rank - 1] is None
-                else round(odds[rank - 1], 4),
+                "chance_ahead_of_next": _rounded(odds[rank - 1]),
             }
         )
     out: dict[str, Any] = {
@@ -169,6 +167,10 @@ def plan_json(
             else None,
         }
     return dumps(out)
+
+
+def _rounded(chance: float | None) -> float | None:
+    return None if chance is None else round(chance, 4)
 
 
 def _value_pick_json(

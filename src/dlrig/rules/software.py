@@ -209,12 +209,11 @@ def flash_attention_on_rocm(f: Facts) -> Iterator[Judgement]:
         if row is None:
             continue
         status = fa.status(row.llvm_target, table.read)
+        first_supported = fa.supported_since(row.llvm_target)
         evidence = {
             "gpu": name,
             "llvm_target": row.llvm_target,
-            "since": fa.supported_since(row.llvm_target).isoformat()
-            if fa.supported_since(row.llvm_target)
-            else None,
+            "since": first_supported.isoformat() if first_supported else None,
             "source": status.source if status else None,
         }
         if status is None:
@@ -223,10 +222,10 @@ def flash_attention_on_rocm(f: Facts) -> Iterator[Judgement]:
                 f"its README (read to {table.read}) does not name {row.llvm_target}",
             )
             continue
-        since = fa.supported_since(row.llvm_target)
+        since = first_supported or status.since
         yield info(
             f"FlashAttention-2 runs on {name} ({row.llvm_target}) since "
-            f"{since.isoformat() if since else status.since.isoformat()} (flash-attn's ROCm "
+            f"{since.isoformat()} (flash-attn's ROCm "
             "backends); the estimate follows PyTorch's own SDPA in its default ROCm build",
             evidence,
         )
