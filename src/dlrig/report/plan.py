@@ -103,7 +103,12 @@ def _scored_json(
         "weighted_samples_per_s": s.throughput,
         "objective_value": result.objective.display(s.value),
         "workloads": _workload_rows(result, s),
-        "parts": [{"part": part, "price_usd": round(price, 2)} for part, price in bom_lines(s)],
+        "parts": [
+            {"part": part, "price_usd": round(price, 2), "used": marked != part}
+            for (part, price), (marked, _) in zip(
+                s.candidate.price_lines(), bom_lines(s), strict=True
+            )
+        ],
         "build": build_document(s.build, catalog),
     }
 
