@@ -1,7 +1,8 @@
 """Issue 35: `upgrade` proposed a 1.03x GPU swap and ignored the old card's resale. A swap now
-credits the swapped cards at their resale (their dated used price, else their newest price less
-the yearly loss the catalog's own used prices show), and says "not worth it" when the model is
-not 90% sure the best affordable change is faster at all (its comparison band, calibration.toml
+credits the swapped cards at their resale (their dated used price, else their newest price on
+the used-GPU depreciation curve: "20-30% in the first year and 10-15% per year after that",
+calcbee.com, midpoints 25% and 12.5%), and says "not worth it" when the model is not 90% sure
+the best affordable change is faster at all (its comparison band, calibration.toml
 [uncertainty] comparison_ratio_low 0.8184, for a swap to another GPU model)."""
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from dlrig.catalog.loader import builtin_catalog
-from dlrig.catalog.prices import resale, retained_per_year
+from dlrig.catalog.prices import resale, retention
 from dlrig.catalog.schema import GPU
 
 BUDGET_3090 = Path(__file__).parents[2] / "examples" / "builds" / "budget-1gpu-3090.yaml"
@@ -68,30 +68,20 @@ def test_a_small_gain_is_not_worth_it() -> None:
         assert change["speedup"] < 1 / COMPARISON_LOW  # none clears the band here
 
 
-def test_the_yearly_loss_is_the_median_of_the_catalogs_used_prices() -> None:
-    # (used / launch) ** (1 / years) for the cards gpus.toml prices both ways:
-    def kept(used: float, used_on: str, launch: float, launched: str) -> float:
-        years = (dt.date.fromisoformat(used_on) - dt.date.fromisoformat(launched)).days / 365.25
-        return (used / launch) ** (1 / years)
-
-    rates = [
-        kept(700, "2026-05-01", 1499, "2020-09-24"),  # RTX 3090: runlocalai; Epoch AI MSRP
-        kept(700, "2026-05-01", 1999, "2022-03-29"),  # RTX 3090 Ti
-        kept(1400, "2026-05-01", 1599, "2022-10-12"),  # RTX 4090
-        kept(312, "2026-01-01", 10664, "2017-06-21"),  # V100 PCIe 16GB: GPU Poet; Microway
-        kept(703, "2026-01-01", 11458, "2018-03-27"),  # V100 PCIe 32GB
-    ]
-    assert retained_per_year(builtin_catalog().gpus) == pytest.approx(statistics.median(rates))
-    assert statistics.median(rates) == pytest.approx(0.774, abs=1e-3)  # the 3090 Ti's
+def test_the_depreciation_curve_is_calcbees_midpoints() -> None:
+    assert retention(0.0, bought_used=False) == 0.75  # the first year's loss at once
+    assert retention(1.0, bought_used=False) == 0.75
+    assert retention(3.0, bought_used=False) == pytest.approx(0.75 * 0.875**2)
+    assert retention(2.0, bought_used=True) == pytest.approx(0.875**2)
 
 
-def test_a_card_without_a_used_price_resells_at_its_newest_price_less_that_loss() -> None:
-    cat = builtin_catalog()
-    kept = retained_per_year(cat.gpus)
-    assert kept is not None
-    card = cat.find(GPU, "GeForce RTX 5090")  # new street USD 2,300 (runlocalai, 2026-05-01)
+def test_a_card_without_a_used_price_resells_on_the_curve_from_its_newest_price() -> None:
+    card = builtin_catalog().find(GPU, "GeForce RTX 5090")  # new USD 2,300 (runlocalai, 2026-05-01)
     today = dt.date(2027, 5, 1)
-    sold = resale(card, today, kept)
+    sold = resale(card, today)
     assert sold is not None
-    assert sold.usd == pytest.approx(2300 * kept ** ((today - dt.date(2026, 5, 1)).days / 365.25))
-    assert "less 23% a year" in sold.basis
+    years = (today - dt.date(2026, 5, 1)).days / 365.25
+    assert sold.usd == pytest.approx(2300 * 0.75 * 0.875 ** max(years - 1.0, 0.0))
+    assert "calcbee.com" in sold.basis
+    used = resale(builtin_catalog().find(GPU, "GeForce RTX 3090"), today)
+    assert used is not None and used.usd == USED_3090_USD  # the used market's own price

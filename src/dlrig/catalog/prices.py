@@ -11,8 +11,6 @@ lower of the street and used prices when there are any (a buyer takes the cheape
 from __future__ import annotations
 
 import datetime as dt
-import statistics
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -106,25 +104,21 @@ def age_in_words(days: int) -> str:
     return f"{days / 365.25:.1f} years"
 
 
-# A used price must be this many years after its launch price to say how fast value goes.
-MIN_DEPRECIATION_YEARS = 1.0
+# Resale: used GPUs "typically depreciate 20-30% in the first year and 10-15% per year after
+# that" (calcbee.com, used GPU value calculator, read 2026-12-06:
+# https://www.calcbee.com/calculators/gaming/pc-hardware/used-gpu-value); the midpoints, the
+# first year's loss taken at once (a part sells used the day it is bought). The same curve as
+# engineer h38's cloud/ownership.py (buy or rent), which may import it from here.
+FIRST_YEAR_RETENTION = 0.75
+LATER_YEARLY_RETENTION = 0.875
 DAYS_PER_YEAR = 365.25
 
 
-def retained_per_year(parts: Iterable[PartBase]) -> float | None:
-    """The share of its value a part keeps each year, from the catalog's own dated prices: the
-    median over parts with a launch price and a used price at least a year later of
-    (used / launch) ** (1 / years). None when no part has both."""
-    rates = []
-    for p in parts:
-        if p.used_price_usd is None or p.price_usd is None or p.price_date is None:
-            continue
-        if p.used_price_date is None:
-            continue
-        years = (p.used_price_date - p.price_date).days / DAYS_PER_YEAR
-        if years >= MIN_DEPRECIATION_YEARS:
-            rates.append((float(p.used_price_usd) / float(p.price_usd)) ** (1.0 / years))
-    return statistics.median(rates) if rates else None
+def retention(years: float, bought_used: bool) -> float:
+    """The share of its price a part resells for `years` after it was bought at that price."""
+    later = max(years, 0.0) if bought_used else max(years - 1.0, 0.0)
+    first = 1.0 if bought_used else FIRST_YEAR_RETENTION
+    return float(first * LATER_YEARLY_RETENTION**later)
 
 
 @dataclass(frozen=True)
@@ -135,20 +129,22 @@ class Resale:
     basis: str
 
 
-def resale(part: PartBase, today: dt.date, retained: float | None) -> Resale | None:
+def resale(part: PartBase, today: dt.date) -> Resale | None:
     """What one unit sells for used today: its dated used price, else its newest price (new
-    street, else launch) kept at `retained` a year since that price's date; None when the part
-    has no dated price or no rate is known."""
+    street, else launch) on the used-GPU depreciation curve since that price's date; None when
+    the part has no dated price."""
     used = used_price(part)
     if used is not None:
         when = used.date.isoformat() if used.date else "undated"
         return Resale(used.usd, f"its used price ({when})")
     base = price_in_use(part)
-    if base is None or base.date is None or retained is None:
+    if base is None or base.date is None:
         return None
     years = max(0.0, (today - base.date).days / DAYS_PER_YEAR)
+    kept = retention(years, bought_used=False)
     return Resale(
-        base.usd * retained**years,
-        f"its {base.label} of {base.date.isoformat()} less {1.0 - retained:.0%} a year (the "
-        "median loss of the catalog's cards with a dated used price)",
+        base.usd * kept,
+        f"its {base.label} of {base.date.isoformat()} at {kept:.0%} after {years:.1f} years "
+        f"(used GPUs lose {1 - FIRST_YEAR_RETENTION:.0%} the first year and "
+        f"{1 - LATER_YEARLY_RETENTION:.1%} a year after: calcbee.com)",
     )

@@ -7,8 +7,8 @@ draws more needs a PSU that PSU.1 accepts; a third open-air card needs water (CO
 a CPU for another socket needs a board for it, and that board may need other RAM. A change is
 kept when the rule engine finds no error on the new build that the old one did not have. The
 cost is what the new parts cost; swapped-out GPUs are credited at their resale (their dated used
-price, else their newest price less the yearly loss the catalog's used prices show:
-catalog/prices.resale), other parts taken out at nothing; parts the user owns beyond the build
+price, else their newest price on the used-GPU depreciation curve: catalog/prices.resale),
+other parts taken out at nothing; parts the user owns beyond the build
 (`upgrade --own FILE`, plan/owned.py) cost nothing up to the count owned; `upgrade --new-only`
 hands it a catalog without used-market prices (Catalog.without_used_prices), while the resale
 of the build's own cards still reads the used market. A change is worth it when the model is
@@ -28,7 +28,7 @@ from typing import TypeVar
 
 from dlrig.catalog.currency import USD, Currency
 from dlrig.catalog.loader import Catalog, normalize
-from dlrig.catalog.prices import Resale, resale, retained_per_year
+from dlrig.catalog.prices import Resale, resale
 from dlrig.catalog.schema import CPU, GPU, Case, Motherboard, PartBase
 from dlrig.enums import Bottleneck, CoolerType, FormFactor
 from dlrig.machine.model import Build, GPUGroup, MemoryConfig, StorageDevice
@@ -141,7 +141,6 @@ class _Upgrader:
         # Where the build's own cards sell (the used market, even under --new-only), and when.
         self.market = market or catalog
         self.today = today
-        self.retained = retained_per_year(self.market.gpus)
         # Spare parts the user owns (`--own`): the catalog's copies that know their count.
         self.owned = {
             normalize(p.name): p for items in catalog.parts.values() for p in items if p.owned_count
@@ -284,7 +283,7 @@ class _Upgrader:
         total, bases = 0.0, []
         for g in self.base.gpus:
             known = next((p for p in self.market.gpus if p.name == g.gpu.name), g.gpu)
-            each = resale(known, self.today, self.retained)
+            each = resale(known, self.today)
             if each is None:
                 return None
             total += each.usd * g.count
