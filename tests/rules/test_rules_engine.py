@@ -27,7 +27,9 @@ COMPAT_RULES = {
 EXTENDING_RULES = {"DISK.job"}
 # Issue 35: the expert builders' bar (Puget Systems, Stas Bekman, D2L, Answer.AI) and what runs
 # on ROCm; `plan` refuses the warnings of the bar rules (engine.bar_rules).
-EXPERT_BAR_RULES = {"RAM.total", "CPU.cores", "PCIE.cpu", "DISK.nvme", "GPU.offload", "SW.rccl"}
+EXPERT_BAR_RULES = {
+    "RAM.total", "CPU.cores", "PCIE.cpu", "DISK.nvme", "GPU.offload", "SW.rccl", "SW.bnb",
+}  # fmt: skip
 SOFTWARE_RULES = {"SW.rocm", "SW.rccl", "SW.bnb", "SW.flash"}
 
 

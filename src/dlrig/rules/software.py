@@ -143,7 +143,7 @@ def needs_bitsandbytes(w: Workload) -> str | None:
     return None
 
 
-@rule("SW.bnb")
+@rule("SW.bnb", bar=True)
 def bitsandbytes_on_rocm(f: Facts) -> Iterator[Judgement]:
     """QLoRA and the 8-bit optimizers run on bitsandbytes; on ROCm it was an alpha for a few
     Instinct and RDNA 3 targets from 2024-09 and supports RDNA and CDNA fully from 2025-12-11."""
@@ -168,10 +168,12 @@ def bitsandbytes_on_rocm(f: Facts) -> Iterator[Judgement]:
             "source": status.source if status else None,
         }
         if status is None:
-            yield unknown(
-                f"bitsandbytes on {name} ({row.llvm_target}) for {need}",
-                f"the bitsandbytes ROCm docs dlrig read (to {table.read}) do not name "
-                f"{row.llvm_target}",
+            # Not a confirmed "unsupported": the docs name the targets their ROCm wheels are
+            # built for, and this is not among them; a plan does not rest a job on it.
+            yield warning(
+                f"{need} need bitsandbytes, whose ROCm docs (read to {table.read}) do not name "
+                f"{name}'s {row.llvm_target} among the targets they build for: it may not run",
+                evidence,
                 "an NVIDIA GPU (CUDA), or an AMD GPU bitsandbytes builds for (RDNA 3/4, MI200, "
                 "MI300)",
             )
