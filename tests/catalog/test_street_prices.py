@@ -1,6 +1,8 @@
 """Issue 11: every street price in the catalog is dated within the year before the session that
 collected them (2026-12-03), says its market, and cites its source with a URL; the launch
-price stays beside it; and the one function that picks a price prefers the street price."""
+price stays beside it; and the one function that picks a price prefers the street price.
+Issue 35: a used price may stand beside a new street price (dated, sourced); the lower of the
+two is the price in use, and --new-only drops it."""
 
 from __future__ import annotations
 
@@ -26,10 +28,24 @@ def street_priced() -> list[tuple[str, object]]:
     ]
 
 
+def used_priced() -> list[tuple[str, object]]:
+    cat = builtin_catalog()
+    return [(p.name, p) for kind in cat.parts for p in cat.of(kind) if p.used_price_usd is not None]
+
+
 def test_the_biggest_money_gpus_have_street_prices() -> None:
-    names = {n for n, _ in street_priced()}
+    names = {n for n, _ in street_priced()} | {n for n, _ in used_priced()}
     # The cards the issue names (RTX 4090 at its 2022 MSRP) and the ones plans pick most.
     assert {"GeForce RTX 4090", "GeForce RTX 3090", "GeForce RTX 5090"} <= names
+
+
+@pytest.mark.parametrize(("name", "part"), used_priced())
+def test_each_used_price_is_dated_within_a_year_and_sourced(name: str, part: GPU) -> None:
+    assert part.used_price_date is not None
+    assert dt.timedelta(0) <= COLLECTED - part.used_price_date <= dt.timedelta(days=365)
+    assert "http" in part.sources["used_price"]
+    used = price_in_use(part)
+    assert used is not None and used.usd <= part.used_price_usd
 
 
 @pytest.mark.parametrize(("name", "part"), street_priced())
@@ -42,17 +58,33 @@ def test_each_street_price_is_dated_within_a_year_sourced_and_keeps_its_launch_p
     assert "http" in part.sources["street_price"]
     assert part.price_usd is not None and part.price_date is not None
     used = price_in_use(part)
-    assert used is not None and used.kind == "street" and used.usd == part.street_price_usd
+    cheaper = min(part.street_price_usd, part.used_price_usd or part.street_price_usd)
+    assert used is not None and used.kind == "street" and used.usd == cheaper
 
 
-def test_the_rtx_3090_is_priced_used_and_the_4090_new() -> None:
+def test_the_rtx_3090_and_4090_are_priced_used_and_new_only_prices_them_new() -> None:
     cat = builtin_catalog()
     p3090 = price_in_use(cat.find(GPU, "GeForce RTX 3090"))
     p4090 = price_in_use(cat.find(GPU, "GeForce RTX 4090"))
-    # GPUDojo (Feb 2026): RTX 3090 USD 800 second-hand; Of Zen and Computing (Mar 2026): RTX
-    # 4090 USD 2,749 new.
-    assert p3090 is not None and (p3090.usd, p3090.market) == (800.0, "used")
-    assert p4090 is not None and (p4090.usd, p4090.market) == (2749.0, "new")
+    p5090 = price_in_use(cat.find(GPU, "GeForce RTX 5090"))
+    # runlocalai, 'Best GPU for local AI in 2026' (May 2026): RTX 3090 used USD 700-1,000; RTX
+    # 4090 USD 1,800-2,000 new and 1,400-1,700 used; RTX 5090 USD 2,300-2,800 street (low ends).
+    assert p3090 is not None and (p3090.usd, p3090.market) == (700.0, "used")
+    assert p4090 is not None and (p4090.usd, p4090.market) == (1400.0, "used")
+    assert p5090 is not None and (p5090.usd, p5090.market) == (2300.0, "new")
+    new = cat.without_used_prices()
+    n4090 = price_in_use(new.find(GPU, "GeForce RTX 4090"))
+    n3090 = price_in_use(new.find(GPU, "GeForce RTX 3090"))
+    assert n4090 is not None and (n4090.usd, n4090.market) == (1800.0, "new")
+    # no new 3090 is sold: its 2020 launch price, with its age
+    assert n3090 is not None and (n3090.usd, n3090.kind) == (1499.0, "launch")
+
+
+def test_a_used_price_without_its_date_is_refused() -> None:
+    base = builtin_catalog().find(GPU, "GeForce RTX 4090").model_dump()
+    base.update(used_price_usd=1500, used_price_date=None)
+    with pytest.raises(pydantic.ValidationError, match="used_price_date"):
+        GPU.model_validate(base)
 
 
 def test_drives_with_a_dated_per_sku_street_price_use_it() -> None:
@@ -74,10 +106,10 @@ def test_drives_with_a_dated_per_sku_street_price_use_it() -> None:
 
 
 def test_a_part_without_a_street_price_keeps_its_launch_price_and_its_age() -> None:
-    v100 = builtin_catalog().find(GPU, "Tesla V100 PCIe 16GB")
-    used = price_in_use(v100)
+    titan = builtin_catalog().find(GPU, "NVIDIA TITAN V")
+    used = price_in_use(titan)
     assert used is not None and used.kind == "launch"
-    assert used.date == dt.date(2017, 6, 21) and used.stale(COLLECTED)
+    assert used.date == dt.date(2017, 12, 7) and used.stale(COLLECTED)
 
 
 def test_a_street_price_without_its_date_or_market_is_refused() -> None:

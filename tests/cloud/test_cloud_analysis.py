@@ -27,13 +27,13 @@ TODAY = dt.date(2026, 12, 6)
 
 
 def test_a_used_card_resells_on_the_used_curve_from_its_used_price() -> None:
-    """budget-1gpu-3090.yaml prices its RTX 3090 at the catalog's used street price (800 USD,
-    GPUDojo 2026-02): bought used, it keeps 0.875 a year of that, with no first-year drop."""
+    """budget-1gpu-3090.yaml prices its RTX 3090 at the catalog's used street price (700 USD,
+    runlocalai, May 2026): bought used, it keeps 0.875 a year of that, with no first-year drop."""
     cat = load_catalog()
     build = load_build(BUILDS / "budget-1gpu-3090.yaml", cat)
     owned = owned_from(build, estimate(build, load_workload("resnet50")))
-    card = next(p for p in owned.parts if p.price_usd == 800.0)
-    assert card.bought_used and card.used_market_usd == 800.0
+    card = next(p for p in owned.parts if p.price_usd == 700.0)
+    assert card.bought_used and card.used_market_usd == 700.0
     assert retention(12, card.bought_used) == pytest.approx(0.875)
     assert owned.lead_time_days == WORKSTATION_LEAD_TIME_DAYS
 

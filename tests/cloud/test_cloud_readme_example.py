@@ -59,8 +59,9 @@ def test_the_readme_block_is_what_the_computation_prints() -> None:
 def test_the_readme_prose_figures_are_the_computations() -> None:
     """8.6 h owned and 4.7 h rented a run; RunPod's H100 SXM (Community Cloud) at 2.69 USD/h
     (runpod.io/pricing, 2026-09-25): 12.64 USD a run, 1.46 USD per hour of the workstation's
-    work, against 0.24 USD of its electricity (0.2 USD/kWh); 9,980 USD bought, 5,731 resold
-    after 36 months (0.75 x 0.875^2 of the parts); break-even 13%, payback 5.6 months."""
+    work, against 0.24 USD of its electricity (0.2 USD/kWh); 7,282 USD bought (the cards at
+    their used price), resold after 36 months for 0.875^3 of the used cards and 0.75 x 0.875^2
+    of the parts bought new (catalog/prices.py's curve); break-even 9%, payback 2.7 months."""
     be = _analysis().break_even
     assert be is not None
     text = (REPO / "README.md").read_text()
@@ -74,7 +75,10 @@ def test_the_readme_prose_figures_are_the_computations() -> None:
     assert f"{be.energy_usd_per_busy_hour:.2f} USD of its electricity" in prose
     assert f"Its {be.owned.price_usd:,.0f} USD" in prose
     assert f"the {be.resale_usd:,.0f} USD it resells for" in prose
-    assert be.resale_usd == pytest.approx(be.owned.price_usd * 0.75 * 0.875**2)
+    assert any(p.bought_used for p in be.owned.parts)
+    assert be.resale_usd == pytest.approx(
+        sum(p.price_usd * (0.875**3 if p.bought_used else 0.75 * 0.875**2) for p in be.owned.parts)
+    )
     assert be.break_even_utilisation is not None
     assert f"above {be.break_even_utilisation:.0%} utilisation" in prose
     assert f"after {be.payback_months:.1f} months" in prose

@@ -89,11 +89,9 @@ def frontier(points: Sequence[Point]) -> list[tuple[float, float]]:
 
 def ranked_top(points: Sequence[Point], k: int) -> list[tuple[float, float]]:
     """(value, price) of the first k builds as plan.ties defines the ranking: the best value
-    left leads; of the builds whose value reaches the leader's at the model's comparison band
-    (the narrower same-GPU band when both hold the leader's GPU model), the cheapest
-    (then fewer warnings, better value, name) is ranked; builds of the ranked one's GPUs that
-    it precedes (no better value, no earlier in that order), or that cost no less, have no
-    fewer warnings and are better only inside the same-GPU band, are copies and leave."""
+    left leads; of the builds with the leader's GPUs whose value reaches the leader's at the
+    model's same-GPU band, the cheapest (then fewer warnings, better value, name) is ranked;
+    every other build with those GPUs is a copy and leaves (one build per GPU set)."""
 
     def order(p: Point) -> tuple[float, int, float, str]:
         return (round(p.price, 2), p.warnings, -p.value, p.name)
@@ -103,24 +101,8 @@ def ranked_top(points: Sequence[Point], k: int) -> list[tuple[float, float]]:
     while left and len(out) < k:
         best = max(p.value for p in left)
         leader = min((p for p in left if p.value == best), key=order)
-
-        def floor(p: Point, leader: Point = leader) -> float:
-            low = leader.value_low_same_gpu if p.gpu_model == leader.gpu_model else leader.value_low
-            return min(low, leader.value)
-
-        chosen = min((p for p in left if p.value >= floor(p)), key=order)
+        floor = min(leader.value_low_same_gpu, leader.value)
+        chosen = min((p for p in left if p.gpus == leader.gpus and p.value >= floor), key=order)
         out.append(chosen)
-
-        def copy(p: Point, chosen: Point = chosen) -> bool:
-            if p.gpus != chosen.gpus:
-                return False
-            if p.value <= chosen.value and order(chosen) <= order(p):
-                return True
-            return (
-                round(chosen.price, 2) <= round(p.price, 2)
-                and chosen.warnings <= p.warnings
-                and chosen.value >= min(p.value_low_same_gpu, p.value)
-            )
-
-        left = [p for p in left if p is not chosen and not copy(p)]
+        left = [p for p in left if p.gpus != chosen.gpus]
     return [(p.value, p.price) for p in out]

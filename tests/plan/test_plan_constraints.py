@@ -88,8 +88,11 @@ def test_why_a_second_card_beats_one_bigger_card() -> None:
     # Toy numbers at 4000 USD on "vision" (needs 8 GB): 2x Red 24 (2 x 30 TFLOPS) gives 2000
     # samples/s for 3010 USD, 50% more than 1x Fast 24 (40 TFLOPS: 1333 samples/s, 2460 USD).
     result = run("vision", 4000)
+    # Red 24 is the fake catalog's AMD card: an AMD pick names its software stack (issue 35),
+    # here a card dlrig's ROCm table does not know.
     assert why(result)[0] == (
-        "2x Red 24 beats 1x Fast 24 by 50%: 2,000 vs 1,333 samples/s for 550 USD more"
+        "2x Red 24 beats 1x Fast 24 by 50%: 2,000 vs 1,333 samples/s for 550 USD more; it needs "
+        "ROCm (Red 24: not in dlrig's ROCm table, check AMD's list)"
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-STREET_3090_USD = 800.0
+STREET_3090_USD = 700.0  # used, May 2026: runlocalai (catalog/data/gpus.toml)
 OWNED = {"gpus": [{"model": "GeForce RTX 3090", "count": 2}], "psu": "Corsair AX1600i"}
 
 

@@ -1,12 +1,12 @@
 """Issue 11, prices a buyer can trust: plans price parts at their dated street price where the
 catalog has one, show how old the prices are, and warn when they rest on prices over a year old.
 
-Street prices cited (catalog/data/gpus.toml, sources.street_price):
-- RTX 4090, new, USD 2,749: Of Zen and Computing, "12 Best Graphics Cards GPUs Workstation For
-  Deep Learning (March 2026)", https://www.ofzenandcomputing.com/best-graphics-cards-gpus-workstation-for-deep-learning
-  (its launch MSRP, USD 1,599 of 2022-10-12, was what plans used before).
-- RTX 3090, used, USD 800: GPUDojo, "Tesla P100 16GB" (last updated February 2026),
-  https://gpudojo.pages.dev/articles/tesla-p100-16gb-ai-review.html
+Street and used prices cited (catalog/data/gpus.toml, sources.street_price / used_price):
+- RTX 4090, new USD 1,800 and used USD 1,400 (May 2026): runlocalai, "Best GPU for local AI in
+  2026", https://runlocalai.co/guides/best-gpu-for-local-ai-2026 (its launch MSRP, USD 1,599 of
+  2022-10-12, was what plans used before issue 11; the plan takes the cheaper, used, price and
+  --new-only the new one).
+- RTX 3090, used, USD 700 (May 2026): the same page.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from typing import Any
 
 import yaml
 
-STREET_4090_USD = 2749.0
-STREET_3090_USD = 800.0
+STREET_4090_USD = 1800.0
+USED_4090_USD = 1400.0
+STREET_3090_USD = 700.0
 
 
 def run_dlrig(*args: str) -> subprocess.CompletedProcess[str]:
@@ -47,15 +48,25 @@ def test_plan_prices_a_4090_at_its_2026_street_price_not_its_2022_msrp() -> None
         "--budget", "6000", "--include", "GeForce RTX 4090", "--gpus", "1", "--top", "1"
     )
     (build,) = doc["builds"]
-    assert line(build, "1x GeForce RTX 4090") == STREET_4090_USD
+    assert line(build, "1x GeForce RTX 4090") == USED_4090_USD
     (card,) = [p for p in build["prices"] if p["part"] == "GeForce RTX 4090"]
     assert card == {
         "part": "GeForce RTX 4090",
-        "unit_price_usd": STREET_4090_USD,
-        "date": "2026-03-01",
+        "unit_price_usd": USED_4090_USD,
+        "date": "2026-05-01",
         "kind": "street",
-        "market": "new",
+        "market": "used",
     }
+    assert build["used_parts"] == ["GeForce RTX 4090"]
+    (gpus,) = [p for p in build["parts"] if p["part"] == "1x GeForce RTX 4090"]
+    assert gpus["used"] is True
+    new = plan_json(
+        "--budget", "6000", "--include", "GeForce RTX 4090", "--gpus", "1", "--top", "1",
+        "--new-only",
+    )  # fmt: skip
+    (build,) = new["builds"]
+    assert line(build, "1x GeForce RTX 4090") == STREET_4090_USD
+    assert build["used_parts"] == []
 
 
 def test_plan_shows_each_builds_price_age_and_warns_on_prices_older_than_a_year() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 BUDGET_3090 = Path(__file__).parents[2] / "examples" / "builds" / "budget-1gpu-3090.yaml"
-USED_3090_USD = 800.0  # gpus.toml street_price_usd, market "used"
+USED_3090_USD = 700.0  # gpus.toml used_price_usd (runlocalai, May 2026)
 NEW_3090_USD = 1499.0  # gpus.toml price_usd, NVIDIA's launch MSRP
 
 

@@ -4,6 +4,7 @@ stays text. Screenshots land in the test's tmp dir (look at them when a page cha
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -88,12 +89,17 @@ def test_html_never_overwrites_a_file_dlrig_did_not_write(tmp_path: Path) -> Non
 
 
 def test_plan_page_names_the_cards_no_priced_server_holds(tmp_path: Path) -> None:
-    """The page says what the terminal's search line says, every name listed: at 8,000 USD a
-    card of the A100 SXM4 80GB (its 8,000 USD street price) or the A40 fits the budget, but no
-    server in the catalog that holds them has a price."""
+    """The page says what the terminal's search line says: at 8,000 USD a card of the A100
+    SXM4 80GB (its 4,000 USD used price, AI Tool Discovery 2026-03-20), the MI100 or the A40
+    fits the budget, but no server in the catalog that holds them has a price; the terminal
+    names the first three and counts the rest, which --json lists in full."""
     page = tmp_path / "plan.html"
     out = dlrig("plan", "--workload", "resnet50", "--budget", "8000", "--html", str(page))
     assert out.returncode == 0, out.stderr
     html = page.read_text()
-    assert "not planned for want of a priced server: A100 SXM4 80GB" in html
-    assert "NVIDIA A40" in html and "give a quote with --catalog" in html
+    listed = json.loads(
+        dlrig("plan", "--workload", "resnet50", "--budget", "8000", "--json").stdout
+    )["search"]["gpus_without_priced_server"]
+    assert {"A100 SXM4 80GB", "AMD Instinct MI100", "NVIDIA A40"} <= set(listed)
+    assert "not planned for want of a priced server: " + ", ".join(listed[:3]) in html
+    assert f"and {len(listed) - 3} more" in html and "give a quote with --catalog" in html

@@ -26,6 +26,14 @@ COMPAT_RULES = {
 }  # fmt: skip
 # Rules that extend a guide rule past its text (the guide id they extend in their docstring).
 EXTENDING_RULES = {"DISK.job"}
+# Issue 35: the expert builders' bar (Puget Systems, Stas Bekman, D2L, Answer.AI) and what runs
+# on ROCm; `plan` refuses the warnings of the bar rules (engine.bar_rules).
+EXPERT_BAR_RULES = {
+    "RAM.total", "CPU.cores", "PCIE.cpu", "DISK.nvme", "GPU.offload", "SW.rccl", "SW.bnb",
+}  # fmt: skip
+SOFTWARE_RULES = {"SW.rocm", "SW.rccl", "SW.bnb", "SW.flash"}
+
+
 FACT_IDS = {"MEM.1", "GPU.1", "GPU.2", "CPU.2", "COOL.2", "COOL.5", "PSU.4", "MON.1"}
 GUIDE = Path(__file__).parents[2] / "docs" / "guide.md"
 
@@ -38,7 +46,15 @@ def test_the_guide_in_the_repository_defines_every_id_and_no_other() -> None:
 
 
 def test_every_judgeable_guide_rule_and_the_compat_rules_are_registered() -> None:
-    assert {r.id for r in RULES} == GUIDE_RULES | COMPAT_RULES | EXTENDING_RULES
+    assert {r.id for r in RULES} == (
+        GUIDE_RULES | COMPAT_RULES | EXTENDING_RULES | EXPERT_BAR_RULES | SOFTWARE_RULES
+    )
+
+
+def test_the_expert_bar_is_the_issue_35_rules() -> None:
+    from dlrig.rules.engine import bar_rules
+
+    assert bar_rules() == EXPERT_BAR_RULES
 
 
 def test_rule_ids_are_unique_and_well_formed() -> None:

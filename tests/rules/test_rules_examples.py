@@ -19,12 +19,14 @@ EXPECTED: dict[str, tuple[set[str], set[str]]] = {
     "2x-4090-spaced-workstation.yaml": (set(), {"CPU.4"}),
     "4x-blower-workstation.yaml": (set(), set()),
     "4x-open-air-workstation.yaml": ({"COOL.3"}, set()),
-    # 3 slots for 4 cards (MB.1); the third card's slot is x4 from the chipset (PCIE.2, PCIE.3).
-    "4x-on-desktop-cpu.yaml": ({"MB.1", "PCIE.2"}, {"PCIE.3"}),
+    # 3 slots for 4 cards (MB.1); the third card's slot is x4 from the chipset (PCIE.2, and
+    # PCIE.cpu: 3+ GPUs want the CPU's own lanes, Puget Systems).
+    "4x-on-desktop-cpu.yaml": ({"MB.1", "PCIE.2"}, {"PCIE.cpu"}),
     "2x-rtx6000-ada-xeon.toml": (set(), set()),
     "8x-l40s-pcie-server.yaml": (set(), set()),
     "8x-h100-hgx-server.yaml": (set(), set()),
-    "8x-v100-nvlink-server.yaml": (set(), set()),
+    # Its job drive is a SATA SSD (DISK.nvme: Puget stages jobs on NVMe).
+    "8x-v100-nvlink-server.yaml": (set(), {"DISK.nvme"}),
     # Its host server powers and cools the cards; no CPU, board or drive is the VM's to give.
     "4x-a6000-cloud-vm.yaml": (set(), set()),
 }

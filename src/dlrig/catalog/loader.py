@@ -63,13 +63,14 @@ class Catalog:
         """The catalog with every used-market street price dropped, so that a part is priced
         new (its new street price, else its launch price): for buyers who will not buy used."""
         unset = {"street_price_usd": None, "street_price_date": None, "street_market": None}
+        no_used = {"used_price_usd": None, "used_price_date": None}
+
+        def new_only(p: PartBase) -> PartBase:
+            drop = {**(unset if p.street_market == "used" else {}), **no_used}
+            return p.model_copy(update=drop) if p.street_market == "used" or p.used_price_usd else p
+
         return Catalog(
-            {
-                kind: tuple(
-                    p.model_copy(update=unset) if p.street_market == "used" else p for p in items
-                )
-                for kind, items in self.parts.items()
-            }
+            {kind: tuple(new_only(p) for p in items) for kind, items in self.parts.items()}
         )
 
     def of(self, kind: str) -> tuple[PartBase, ...]:
@@ -158,6 +159,12 @@ class Catalog:
                 if "price_usd" in entry and "street_price_usd" not in entry:
                     # The user's own price is the one to use, not the catalog's street price.
                     for key in ("street_price_usd", "street_price_date", "street_market"):
+                        base.pop(key, None)
+                if "used_price_usd" not in entry and (
+                    "price_usd" in entry or "street_price_usd" in entry
+                ):
+                    # ... nor the catalog's used price (a buyer's quote replaces both)
+                    for key in ("used_price_usd", "used_price_date"):
                         base.pop(key, None)
                 if "street_price_usd" in entry:
                     # A new street price brings its own date and market, not the catalog's.

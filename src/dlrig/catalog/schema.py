@@ -72,6 +72,12 @@ class PartBase(BaseModel):
     street_market: Literal["new", "used"] | None = Field(
         default=None, description="the market the street price is from"
     )
+    used_price_usd: PriceUSD | None = Field(
+        default=None,
+        description="what the part sells for used (a dated listing survey or report), USD, "
+        "beside a new street price; its source is `sources.used_price`",
+    )
+    used_price_date: dt.date | None = None
     sources: dict[str, str] = Field(default_factory=dict)
     notes: str = ""
     # Fields a user's partial inline spec left out; the part holds stated defaults for them
@@ -87,6 +93,8 @@ class PartBase(BaseModel):
             self.street_price_date is None or self.street_market is None
         ):
             raise ValueError("street_price_usd needs street_price_date and street_market")
+        if self.used_price_usd is not None and self.used_price_date is None:
+            raise ValueError("used_price_usd needs used_price_date")
         return self
 
     # Both read the private values from their dict: through BaseModel.__getattr__ a read costs
@@ -265,6 +273,12 @@ class Storage(PartBase):
     capacity_tb: TeraBytes
     read_mb_s: MBPerSecond
     write_mb_s: MBPerSecond | None = None
+    random_read_iops: Annotated[float, Field(gt=0, le=1e8)] | None = Field(
+        default=None,
+        description="small random reads a second at a data loader's queue depth (files read "
+        "in random order each cost one), with `sources.random_read`; absent: the model's "
+        "figure for the drive's kind (model/pipeline.py)",
+    )
 
 
 class MemoryKit(PartBase):

@@ -9,6 +9,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dlrig.catalog.prices import used_price
 from dlrig.catalog.schema import GPU
 from dlrig.cloud.loader import PriceList
 from dlrig.cloud.offers import CloudOffer
@@ -90,11 +91,8 @@ def owned_from(
     for (name, price), n in zip(bp.prices, bp.paid_counts, strict=True):
         units = n * build.nodes
         gpu = gpus.get(name)
-        used_market = (
-            float(gpu.street_price_usd) * units
-            if gpu is not None and gpu.street_market == "used" and gpu.street_price_usd
-            else None
-        )
+        used = used_price(gpu) if gpu is not None else None
+        used_market = used.usd * units if used is not None else None
         parts.append(OwnedPart(price.usd * units, price.market == "used", used_market))
     total = bp.total_usd if price_usd is None else price_usd
     if total > bp.total_usd + 0.5:

@@ -10,22 +10,18 @@ when idle, so its energy is paid only for busy hours.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from dlrig.catalog import prices
+
 HOURS_PER_MONTH = 8760.0 / 12.0
 
-# Resale: used GPUs "typically depreciate 20-30% in the first year and 10-15% per year after
-# that" (calcbee.com, used GPU value calculator, read 2026-12-06:
-# https://www.calcbee.com/calculators/gaming/pc-hardware/used-gpu-value); the midpoints are
-# used, the first year's loss taken at once (a part is sold used the day it is bought). Checked
-# against the catalog's dated used prices: an RTX 3090 (1,499 USD in 2020-09) sold used at 800
-# in 2026-02, 0.53 of its price where the curve says 0.42; an A100 SXM4 80GB (15,000 USD,
-# released 2020-11) at 4,000-9,000 used in 2026-03, where the curve says 6,300 (gpus.toml
-# street_price sources).
-FIRST_YEAR_RETENTION = 0.75
-LATER_YEARLY_RETENTION = 0.875
+# Resale follows catalog/prices.py's curve (calcbee.com's used-GPU depreciation, the first
+# year's loss taken at once), the one upgrade credits a swapped card with. Checked against the
+# catalog's dated used prices: an RTX 3090 (1,499 USD in 2020-09) sells used at 700 in
+# 2026-05, 0.47 of its price where the curve says 0.42; an A100 SXM4 80GB (15,000 USD, released
+# 2020-11) at 4,000-9,000 used in 2026-03, where the curve says 6,300 (gpus.toml sources).
 # The horizon past which a payback is not looked for: ten years outlive any GPU's useful life.
 MAX_PAYBACK_MONTHS = 120.0
 
@@ -43,10 +39,7 @@ class OwnedPart:
 
 def retention(months: float, bought_used: bool) -> float:
     """The share of its price a part resells for after `months` of ownership."""
-    years = max(months, 0.0) / 12.0
-    later_years = years if bought_used else max(years - 1.0, 0.0)
-    first = 1.0 if bought_used else FIRST_YEAR_RETENTION
-    return first * math.pow(LATER_YEARLY_RETENTION, later_years)
+    return prices.retention(months / 12.0, bought_used)
 
 
 def resale_value_usd(parts: Sequence[OwnedPart], months: float) -> float:

@@ -57,6 +57,7 @@ def upgrade(
     if not budget > 0:
         raise ValidationError(f"--budget must be a positive amount of {money.code}")
     cat = load_catalog(catalog)
+    market = cat  # the used market the build's own cards sell into, whatever the user buys
     if new_only:
         # before the build is resolved: "add 1x <the build's GPU>" prices the build's own card
         cat = cat.without_used_prices()
@@ -67,7 +68,16 @@ def upgrade(
         own_source, own_doc = read_document(own)
         cat = with_owned(cat, owned_parts(own_doc, own_source, cat))
     job = load_workload(workload)
-    result = run_upgrade(resolved, job, money.to_usd(budget), cat, ModelEvaluator(), money)
+    result = run_upgrade(
+        resolved,
+        job,
+        money.to_usd(budget),
+        cat,
+        ModelEvaluator(expert_bar=False),
+        money,
+        market=market,
+        today=dt.date.today(),
+    )
     view = PriceView(currency=money, today=dt.date.today())
     if json:
         print_text(upgrade_json(result, view, resolved))

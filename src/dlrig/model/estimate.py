@@ -274,7 +274,19 @@ def _input_pipeline_s(
         )
     if store is None:
         assumed.append(f"no storage given: a {DEFAULT_READ_MB_S:.0f} MB/s NVMe SSD assumed")
-    first = pipeline.storage_read_time_s(job.batch * job.n_node * ds.bytes_per_sample, read_mb_s)
+    samples = job.batch * job.n_node
+    first = pipeline.storage_read_time_s(samples * ds.bytes_per_sample, read_mb_s)
+    if store is not None and disk is None and ds.files_per_sample > 0:
+        # a probe's deep-queue read already holds the drive's access time; else a file read at
+        # random costs the drive one access (DISK.1, small files)
+        per_s = pipeline.random_reads_per_s(store.device)
+        seek_s = pipeline.file_access_time_s(samples * ds.files_per_sample, per_s)
+        if seek_s > 0:
+            first += seek_s
+            assumed.append(
+                f"{ds.files:,} files read in random order: {store.device.name} opens "
+                f"{per_s:,.0f} a second, {seek_s * 1000:,.0f} ms a step before the bytes stream"
+            )
     ram_gb = build.memory.size_gb if build.memory else 0.0
     if not ram_gb:
         assumed.append("RAM size not given: the dataset is read from storage every epoch")

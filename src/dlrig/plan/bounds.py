@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
 from dlrig.catalog.schema import CPU, PSU, Case, PCIeSlot, Storage
+from dlrig.enums import StorageKind
 from dlrig.machine.model import Build
 from dlrig.machine.topology import card_width_slots
 from dlrig.plan.assembles import memory_fits_cpu, place_gpus
+from dlrig.plan.dominance import STORAGE_KIND_RANK
 from dlrig.plan.evaluate import Outcome
 from dlrig.plan.groups import Group, assemble
 from dlrig.plan.parts import Chassis, MemoryOption, efficiency_rank
@@ -89,10 +91,12 @@ class _DriveFacts(NamedTuple):
     read_mb_s: float
     write_mb_s: float
     capacity_tb: float
+    kind: StorageKind
 
 
 def _drive_facts(drives: Sequence[Storage]) -> _DriveFacts:
     return _DriveFacts(
+        kind=max((s.kind for s in drives), key=lambda k: STORAGE_KIND_RANK[k]),
         top=max(drives, key=lambda s: s.read_mb_s),
         read_mb_s=max(s.read_mb_s for s in drives),
         # checkpoint saves (model/checkpoint.py) run at the write speed, else the read speed
@@ -195,6 +199,8 @@ def fused_parts(groups: Sequence[Group]) -> IdealParts:
             "read_mb_s": max(f.read_mb_s for f in drive_facts),
             "write_mb_s": max(f.write_mb_s for f in drive_facts),
             "capacity_tb": max(f.capacity_tb for f in drive_facts),
+            # DISK.nvme judges the kind: the best kind any drive of the groups has
+            "kind": max((f.kind for f in drive_facts), key=lambda k: STORAGE_KIND_RANK[k]),
         }
     )
     psu_facts: list[_PsuFacts] = [

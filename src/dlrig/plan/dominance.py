@@ -12,6 +12,7 @@ from dlrig.catalog.schema import (
     Case,
     Storage,
 )
+from dlrig.enums import StorageKind
 from dlrig.plan.parts import (
     MemoryOption,
     efficiency_rank,
@@ -52,9 +53,14 @@ def cpu_merit(cpu: CPU) -> tuple[float, ...]:
     )
 
 
+# DISK.nvme: the job's drive should be NVMe; a drive of a lesser kind never beats one.
+STORAGE_KIND_RANK = {StorageKind.HDD: 0, StorageKind.SATA_SSD: 1, StorageKind.NVME: 2}
+
+
 def storage_merit(s: Storage) -> tuple[float, ...]:
-    """Read rate (DISK.1/DISK.3) and capacity (DISK.4)."""
-    return (s.read_mb_s, s.capacity_tb, s.write_mb_s or 0.0)
+    """Read rate (DISK.1/DISK.3), capacity (DISK.4), write rate (DISK.job) and kind
+    (DISK.nvme)."""
+    return (s.read_mb_s, s.capacity_tb, s.write_mb_s or 0.0, STORAGE_KIND_RANK[s.kind])
 
 
 def psu_merit(p: PSU) -> tuple[float, ...]:

@@ -107,10 +107,15 @@ class Evaluator(Protocol):
 class ModelEvaluator:
     """The shipped evaluator: `dlrig.rules.check_build` and `dlrig.model.estimate`, memoised.
 
+    With `expert_bar` (the planner's), a warning of an expert-bar rule (`CheckResult.
+    below_bar`: RAM below the GPUs' memory, a 3+ GPU build on a desktop platform, the job on a
+    hard disk, ...) counts as an error: `check` accepts such a build, `plan` offers none.
+    Without it (`upgrade`, which judges the user's own build) only errors do.
     Counts the distinct calls it made (`estimates`, `checks`) for the search report.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, expert_bar: bool = True) -> None:
+        self.expert_bar = expert_bar
         self._errors: dict[tuple[Hashable, str], tuple[Finding, ...]] = {}
         self._warnings: dict[tuple[Hashable, str], tuple[str, ...]] = {}
         self._outcomes: dict[tuple[Hashable, str], Outcome] = {}
@@ -138,7 +143,7 @@ class ModelEvaluator:
                 self._errors[cache_key] = found
                 self._warnings[cache_key] = ()
                 return found
-            found = result.errors
+            found = result.errors + (result.below_bar if self.expert_bar else ())
             self._errors[cache_key] = found
         return found
 

@@ -8,6 +8,7 @@ is held back by something other than its GPUs, a further card adds little.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -15,7 +16,7 @@ from dlrig.catalog.currency import USD, Currency
 from dlrig.enums import Bottleneck
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.results import PlanResult, Scored
-from dlrig.plan.ties import same_gpu_model
+from dlrig.plan.ties import chance_ahead
 
 if TYPE_CHECKING:
     from dlrig.rules.engine import Finding
@@ -137,21 +138,15 @@ def _where(result: PlanResult, s: Scored, currency: Currency) -> str:
     return f"{gpu_set(s)} at {currency.format(s.price_usd)}"
 
 
-def _tie_clause(
-    result: PlanResult, s: Scored, leader: Scored, first: bool, currency: Currency
-) -> str:
-    """Why s ranks before the better-valued leader (plan.ties): within the model's
-    uncertainty of it, and cheaper (or as cheap with fewer warnings)."""
+def _tie_clause(result: PlanResult, s: Scored, leader: Scored, currency: Currency) -> str:
+    """Why s stands for its GPU set rather than the faster leader of the same GPUs (plan.ties):
+    within the model's same-GPU uncertainty of it, and cheaper (or as cheap with fewer
+    warnings)."""
     o = leader.outcomes[0]
     band = (
-        f"the model misjudges one GPU against another by up to {1 - o.comparison_ratio_low:.0%} "
-        "in 80% of comparisons"
+        f"the model misjudges builds of one GPU model against each other by up to "
+        f"{1 - o.same_gpu_ratio_low:.0%} in 80% of comparisons"
     )
-    if leader.value_low_same_gpu is not None and same_gpu_model(leader, s):
-        band = (
-            f"the model misjudges builds of one GPU model against each other by up to "
-            f"{1 - o.same_gpu_ratio_low:.0%} in 80% of comparisons"
-        )
     saving = leader.price_usd - s.price_usd
     money = (
         f"{currency.format(saving)} cheaper"
@@ -159,11 +154,85 @@ def _tie_clause(
         else f"as cheap with {len(s.warnings)} warnings against {len(leader.warnings)}"
     )
     return (
-        f"within the model's uncertainty of {_where(result, leader, currency)} "
-        f"({objective_phrase(result, leader, currency)} vs "
-        f"{objective_phrase(result, s, currency)}; {band}) "
-        f"and {money}: ranked {'first' if first else 'ahead of it'}"
+        f"the cheapest host of these GPUs within the model's uncertainty of the best one "
+        f"({_where(result, leader, currency)}: {objective_phrase(result, leader, currency)} vs "
+        f"{objective_phrase(result, s, currency)}; {band}), {money}"
     )
+
+
+# Below this chance that a build beats the next one, the order is called a near-tie.
+NEAR_TIE_CHANCE = 0.8
+
+
+def chances(result: PlanResult) -> tuple[float | None, ...]:
+    """Per ranked build, the chance that it is in fact better than the next one by the
+    objective (plan.ties.chance_ahead; None for the last)."""
+    builds = result.builds
+    return tuple(chance_ahead(a, b, result.objective) for a, b in itertools.pairwise(builds)) + (
+        (None,) if builds else ()
+    )
+
+
+def odds_line(result: PlanResult) -> str | None:
+    """'the order, as sure as the model's comparison error lets it be: #1 over #2 84%, #2 over
+    #3 55% (a near-tie)'; None with fewer than two builds or an objective speed does not
+    enter."""
+    pairs = [c for c in chances(result) if c is not None]
+    if not pairs or all(c in (0.0, 1.0) for c in pairs):
+        return None
+    said = []
+    for i, chance in enumerate(pairs, start=1):
+        tie = " (a near-tie)" if chance < NEAR_TIE_CHANCE else ""
+        said.append(f"#{i} over #{i + 1} {chance:.0%}{tie}")
+    return "the chance each build beats the next, from the model's comparison error: " + ", ".join(
+        said
+    )
+
+
+def value_pick_line(result: PlanResult, currency: Currency = USD) -> str | None:
+    """'value pick: 3x AMD Radeon RX 7900 XTX (#2) at 6,419 USD, 24% slower than #1 for 1,586
+    USD less, within the model's uncertainty of it (a 25% chance it is in fact faster)'."""
+    pick, builds = result.value_pick, result.builds
+    if pick is None or not builds:
+        return None
+    first = builds[0]
+    chance = chance_ahead(pick, first, result.objective)
+    gap = 1 - pick.throughput / first.throughput if first.throughput > 0 else 0.0
+    speed = f"{_percent(gap)} slower than #1" if gap >= 0.0005 else "as fast as #1"
+    where = _where(result, pick, currency)
+    at = f"({where})" if where.startswith("#") else f"at {currency.format(pick.price_usd)}"
+    return (
+        f"value pick: {gpu_set(pick)} {at}, {speed} for "
+        f"{currency.format(first.price_usd - pick.price_usd)} less and within the model's "
+        f"uncertainty of it (a {chance:.0%} chance it is in fact better by "
+        f"{result.objective.kind.value})"
+    )
+
+
+def software_clause(s: Scored) -> str:
+    """'; it runs on ROCm (AMD Radeon RX 7900 XTX: gfx1100 on AMD's ROCm Linux list; several
+    Radeon cards need CPU-wired slots of one width, which these have)' for an AMD build, naming
+    the libraries the job needs (SW.*); '' for other builds."""
+    amd = list(dict.fromkeys(g.gpu.name for g in s.build.gpus if g.gpu.vendor == "amd"))
+    if not amd:
+        return ""
+    from dlrig.catalog.software import software_table
+
+    table = software_table()
+    rows = [(name, table.rocm(name)) for name in amd]
+    said = [
+        f"{name}: {row.llvm_target}, {row.rocm_linux} on AMD's ROCm Linux list"
+        if row is not None
+        else f"{name}: not in dlrig's ROCm table, check AMD's list"
+        for name, row in rows
+    ]
+    extra = ""
+    radeon = [row for _, row in rows if row is not None and row.radeon]
+    if radeon and s.build.gpu_count > 1:
+        extra = "; several Radeon cards need CPU-wired slots of one width (RCCL), which it has"
+    supported = all(row is not None and row.rocm_linux == "supported" for _, row in rows)
+    verb = "runs on" if supported else "needs"
+    return f"; it {verb} ROCm ({'; '.join(said)}{extra})"
 
 
 def why(
@@ -186,35 +255,36 @@ def why(
     else:
         head = f"{gpu_set(first)} is the only GPU set that fits the job under this budget"
     leaders = result.leaders or (None,) * len(builds)
+    odds = chances(result)
     if leaders[0] is not None:
-        # The tie is the reason #1 is #1; it names the faster build and both figures.
-        head = _tie_clause(result, first, leaders[0], True, currency)
-    sentences = [head + _bottleneck_clause(first)]
+        head += f"; {_tie_clause(result, first, leaders[0], currency)}"
+    sentences = [head + _bottleneck_clause(first) + software_clause(first)]
     for rank, s in enumerate(builds[1:], start=2):
         slower = first.throughput > s.throughput
         saving = first.price_usd - s.price_usd
         if slower and saving > 0.5:
             gap = 1 - s.throughput / first.throughput
             text = (
-                f"{_percent(gap)} slower than #1 but {currency.format(saving)} cheaper"
+                f"{_percent(gap)} slower than #1 for {currency.format(saving)} less"
                 if gap >= 0.0005
                 else f"as fast as #1 (within 0.05%) for {currency.format(saving)} less"
             )
+        elif slower:
+            gap = 1 - s.throughput / first.throughput
+            text = f"{_percent(gap)} slower than #1 for {currency.format(-saving)} more"
         elif not slower and saving < -0.5:
             text = f"as fast or faster than #1 but {currency.format(-saving)} dearer"
         else:
             text = f"{objective_phrase(result, s, currency)} against {phrase_first} for #1"
+        before = odds[rank - 2]
+        if before is not None and 0.0 < before < 1.0:
+            text += f"; #{rank - 1} is ahead of it with a {before:.0%} chance" + (
+                " (a near-tie)" if before < NEAR_TIE_CHANCE else ""
+            )
         leader = leaders[rank - 1]
         if leader is not None:
-            text += f"; {_tie_clause(result, s, leader, False, currency)}"
-        passed = [f"#{r}" for r, lead in enumerate(leaders, start=1) if lead is s]
-        if passed:
-            verb = "ranks" if len(passed) == 1 else "rank"
-            text += (
-                f"; within the model's uncertainty of the cheaper {' and '.join(passed)}, "
-                f"which therefore {verb} ahead"
-            )
-        sentences.append(f"{gpu_set(s)}: {text}" + _bottleneck_clause(s))
+            text += f"; {_tie_clause(result, s, leader, currency)}"
+        sentences.append(f"{gpu_set(s)}: {text}" + _bottleneck_clause(s) + software_clause(s))
     return tuple(sentences)
 
 

@@ -65,8 +65,10 @@ class PlanResult:
     """The top builds (best first), the price/throughput frontier (cheapest first), and, when
     nothing fits the budget, the cheapest feasible build there is (None: nothing at all).
     `rival` is the best build with another GPU model than the winner's. `leaders[i]`: the
-    better-valued build that builds[i] tied with and was ranked before for being cheaper
-    (plan.ties), None where builds[i] was itself the best left."""
+    better-valued build of the same GPUs that builds[i] tied with and was ranked before for
+    being cheaper (plan.ties), None where builds[i] was itself the best left. `value_pick`: the
+    cheapest build within the model's comparison band of builds[0], when one is cheaper
+    (plan.ties.value_pick)."""
 
     workloads: tuple[WeightedWorkload, ...]
     budget_usd: float
@@ -77,6 +79,7 @@ class PlanResult:
     stats: SearchStats
     rival: Scored | None = None
     leaders: tuple[Scored | None, ...] = ()
+    value_pick: Scored | None = None
 
     @property
     def rate_unit(self) -> str:

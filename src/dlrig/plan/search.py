@@ -56,7 +56,7 @@ from dlrig.plan.results import (
     job_storage_gb,
 )
 from dlrig.plan.space import SearchSpace, search_space
-from dlrig.plan.ties import Ranked, band_floor, cents, rank
+from dlrig.plan.ties import Ranked, band_floor, cents, rank, value_pick
 
 # How far past k the top-k search may look for builds that are not dearer copies of better ones.
 MAX_TOP_SEARCH = 16
@@ -122,6 +122,8 @@ class Planner:
         # what no build of those groups could get past.
         self._blocked: dict[str, tuple[int, str]] = {}
         self.counter = _Counter()
+        # The value pick of the last ranking `top` made (plan.ties.value_pick).
+        self.value_pick: Scored | None = None
 
     # --- bounds and scoring ------------------------------------------------------------------
 
@@ -425,9 +427,10 @@ class Planner:
         return ranked[0] if ranked else None
 
     def top(self, budget_usd: float, k: int) -> list[Ranked]:
-        """The first k builds of the ranking (plan.ties: builds within the model's uncertainty
-        of the best one left are ties, and a tie goes to the cheaper build), each with the
-        leader it was ranked before.
+        """The first k builds of the ranking (plan.ties: the best value first; builds of one
+        GPU set within the model's same-GPU uncertainty of the best one left are ties, and a
+        tie goes to the cheaper build), each with the leader it was ranked before; and, in
+        `value_pick`, the cheapest build within the comparison band of the first.
 
         The leaders come from the k best builds by value (`_leading`): the k-th leader is
         worth at least the k-th of those, so no build below the low end of their intervals
@@ -446,7 +449,14 @@ class Planner:
             # only builds above it. A ranked build's copies leave the ranking (plan.ties.
             # copy_of), so it may reach below the k leading builds' floor: then search lower.
             need = min(r.floor for r in ranked)
+            if ranked:
+                # ... and it must reach the first build's comparison band, where the value pick
+                # lies (plan.ties.value_pick)
+                need = min(need, band_floor(ranked[0].build))
             if not below(need, floor) and (len(ranked) >= k or len(leading) < wanted):
+                # The floor is at or below the first build's comparison band: the pool holds
+                # the value pick (nothing cheaper and better-valued is left out of it).
+                self.value_pick = value_pick(list(pool.values()), ranked[0].build)
                 return ranked
             if len(ranked) < k and len(leading) >= wanted:
                 wanted *= 2
@@ -833,4 +843,5 @@ def plan(
         rival=rival,
         stats=planner.stats(),
         leaders=tuple(r.leader for r in ranking),
+        value_pick=planner.value_pick if builds else None,
     )

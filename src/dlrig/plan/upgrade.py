@@ -6,21 +6,29 @@ bigger PSU, water cooling, another CPU, another board) plus what it drags along:
 draws more needs a PSU that PSU.1 accepts; a third open-air card needs water (COOL.3/COOL.4);
 a CPU for another socket needs a board for it, and that board may need other RAM. A change is
 kept when the rule engine finds no error on the new build that the old one did not have. The
-cost is what the new parts cost (nothing is credited for the parts taken out); parts the user
-owns beyond the build (`upgrade --own FILE`, plan/owned.py) cost nothing up to the count owned;
-`upgrade --new-only` hands it a catalog without used-market prices (Catalog.without_used_prices).
+cost is what the new parts cost; swapped-out GPUs are credited at their resale (their dated used
+price, else their newest price on the used-GPU depreciation curve: catalog/prices.resale),
+other parts taken out at nothing; parts the user owns beyond the build
+(`upgrade --own FILE`, plan/owned.py) cost nothing up to the count owned; `upgrade --new-only`
+hands it a catalog without used-market prices (Catalog.without_used_prices), while the resale
+of the build's own cards still reads the used market. A change is worth it when the model is
+90% sure it makes the job faster at all (its same-GPU band for a change that keeps the GPU
+model, the comparison band for a swap to another: plan.ties): a 1.03x swap is not.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import math
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import TypeVar
 
 from dlrig.catalog.currency import USD, Currency
 from dlrig.catalog.loader import Catalog, normalize
+from dlrig.catalog.prices import Resale, resale
 from dlrig.catalog.schema import CPU, GPU, Case, Motherboard, PartBase
 from dlrig.enums import Bottleneck, CoolerType, FormFactor
 from dlrig.machine.model import Build, GPUGroup, MemoryConfig, StorageDevice
@@ -42,6 +50,10 @@ P = TypeVar("P", bound=PartBase)
 
 # A change must speed the job up by more than this to count as helping (model noise, rounding).
 MIN_SPEEDUP = 1.005
+# A change is worth its money when the model is this sure it makes the job faster at all: the
+# speedup clears the model's band (plan.ties: the band is the 10th percentile of the ratio
+# error, so this is the speedup 1 / band).
+WORTH_IT_CHANCE = 0.9
 
 
 @dataclass(frozen=True)
@@ -56,6 +68,11 @@ class Change:
     speedup: float
     # The rule errors the changed build still has (never more than the build had).
     errors: frozenset[str] = frozenset()
+    # What the parts it takes out sell for (the swapped GPUs), and how dlrig knows.
+    resale_usd: float = 0.0
+    resale_basis: str = ""
+    # The chance the change makes the job faster at all (the model's band: plan.ties).
+    chance_faster: float = 1.0
 
     @property
     def summary(self) -> str:
@@ -63,11 +80,23 @@ class Change:
         return " + ".join(self.steps)
 
     @property
+    def net_price_usd(self) -> float:
+        """What the change costs once the parts it takes out are sold."""
+        return self.price_usd - self.resale_usd
+
+    @property
+    def worth_it(self) -> bool:
+        """The model is WORTH_IT_CHANCE sure the change makes the job faster (or it makes the
+        job fit)."""
+        return math.isinf(self.speedup) or self.chance_faster >= WORTH_IT_CHANCE
+
+    @property
     def gain_per_1000_usd(self) -> float:
-        """Fraction of speed gained per 1000 USD spent (0.25: +25% per 1000 USD)."""
-        if self.price_usd <= 0:
+        """Fraction of speed gained per 1000 USD spent, net of the resale (0.25: +25% per 1000
+        USD)."""
+        if self.net_price_usd <= 0:
             return math.inf
-        return (self.speedup - 1.0) / (self.price_usd / 1000.0)
+        return (self.speedup - 1.0) / (self.net_price_usd / 1000.0)
 
 
 @dataclass(frozen=True)
@@ -92,16 +121,26 @@ class _Draft:
     steps: tuple[str, ...]
     price_usd: float
     build: Build
+    resale: Resale | None = None
 
 
 class _Upgrader:
     def __init__(
-        self, build: Build, workload: WorkloadLike, catalog: Catalog, evaluator: Evaluator
+        self,
+        build: Build,
+        workload: WorkloadLike,
+        catalog: Catalog,
+        evaluator: Evaluator,
+        market: Catalog | None = None,
+        today: dt.date | None = None,
     ) -> None:
         self.base = build
         self.workload = workload
         self.catalog = catalog
         self.evaluator = evaluator
+        # Where the build's own cards sell (the used market, even under --new-only), and when.
+        self.market = market or catalog
+        self.today = today
         # Spare parts the user owns (`--own`): the catalog's copies that know their count.
         self.owned = {
             normalize(p.name): p for items in catalog.parts.values() for p in items if p.owned_count
@@ -123,7 +162,7 @@ class _Upgrader:
             fixed = fix(draft)
             if fixed is None:
                 return None
-            draft = fixed
+            draft = dataclasses.replace(fixed, resale=draft.resale)
         return draft
 
     def _force_cooling(self, d: _Draft) -> _Draft | None:
@@ -236,10 +275,26 @@ class _Upgrader:
         yield from self._cooling_moves()
         yield from self._cpu_moves()
 
+    def _sold(self) -> Resale | None:
+        """What the build's GPUs sell for, all of them (None: one of them has no resale dlrig
+        can state, or no date to count from)."""
+        if not self.base.gpus or self.today is None:
+            return None
+        total, bases = 0.0, []
+        for g in self.base.gpus:
+            known = next((p for p in self.market.gpus if p.name == g.gpu.name), g.gpu)
+            each = resale(known, self.today)
+            if each is None:
+                return None
+            total += each.usd * g.count
+            bases.append(f"{g.count}x {g.gpu.name} at {each.usd:,.0f} USD each, {each.basis}")
+        return Resale(total, "; ".join(bases))
+
     def _gpu_moves(self) -> Iterator[_Draft]:
         b = self.base
         count = max(b.gpu_count, 1)
         names = {g.gpu.name for g in b.gpus}
+        sold = self._sold() if b.gpus else None
         for gpu in self.catalog.gpus:
             if not priced(gpu) or gpu.name in names or not self._fits_slots(b, gpu, count):
                 continue
@@ -250,7 +305,7 @@ class _Upgrader:
             if gpu.memory_gb < had_gb:
                 # GPU.2: too little memory is the second most costly GPU mistake; say it.
                 step += f" (LOSES GPU memory: {had_gb:g} -> {gpu.memory_gb:g} GB per GPU, GPU.2)"
-            yield _Draft((step,), price_of(gpu, count), new)
+            yield _Draft((step,), price_of(gpu, count), new, sold)
         if len(b.gpus) == 1:
             group = b.gpus[0]
             # the spare cards the user owns of the build's model are added first, for nothing
@@ -440,7 +495,32 @@ class _Upgrader:
             speedup = after.samples_per_s / before.samples_per_s
         else:
             speedup = math.inf
-        return Change(forced.steps, forced.price_usd, forced.build, after, speedup, frozenset(left))
+        sold = forced.resale
+        return Change(
+            forced.steps,
+            forced.price_usd,
+            forced.build,
+            after,
+            speedup,
+            frozenset(left),
+            resale_usd=sold.usd if sold is not None else 0.0,
+            resale_basis=sold.basis if sold is not None else "",
+            chance_faster=_chance_faster(self.base, forced.build, before, speedup),
+        )
+
+
+def _chance_faster(base: Build, changed: Build, before: Outcome, speedup: float) -> float:
+    """The chance the change makes the job faster at all: its speedup against the model's band
+    for the comparison (plan.ties.chance_ahead's normal log error), the narrower same-GPU band
+    when the GPU model stays."""
+    if not math.isfinite(speedup) or speedup <= 0:
+        return 1.0
+    same = {g.gpu.name for g in base.gpus} == {g.gpu.name for g in changed.gpus}
+    band = before.same_gpu_ratio_low if same else before.comparison_ratio_low
+    if band >= 1.0:
+        return 1.0 if speedup > 1.0 else 0.0
+    sigma = -math.log(band) / NormalDist().inv_cdf(WORTH_IT_CHANCE)
+    return NormalDist().cdf(math.log(speedup) / sigma)
 
 
 def _takes_memory(board: Motherboard, memory: MemoryConfig) -> bool:
@@ -470,11 +550,16 @@ def upgrade(
     catalog: Catalog,
     evaluator: Evaluator,
     currency: Currency = USD,
+    *,
+    market: Catalog | None = None,
+    today: dt.date | None = None,
 ) -> UpgradeResult:
     """Every single change to build (with what it forces) that speeds workload up, within
-    budget_usd, ranked by speed gained per dollar; and a verdict when none helps (its money in
-    currency)."""
-    up = _Upgrader(build, workload, catalog, evaluator)
+    budget_usd, ranked by speed gained per dollar net of the swapped GPUs' resale (`market`:
+    the catalog whose used prices they sell at, default `catalog`; `today`: the day their age
+    is counted to, None: no resale is credited); and a verdict, "not worth it" when the best
+    affordable change is within the model's uncertainty (its money in currency)."""
+    up = _Upgrader(build, workload, catalog, evaluator, market, today)
     before = evaluator.outcome(("upgrade", ("base",)), build, workload)
     helping: list[Change] = []
     repairs: list[Change] = []
@@ -486,7 +571,8 @@ def upgrade(
             helping.append(change)
         if up.base_rules and not change.errors:
             repairs.append(change)
-    helping.sort(key=lambda c: (-c.gain_per_1000_usd, c.price_usd, c.summary))
+    # worth-it changes first (the model is sure they help), then most speed per net dollar
+    helping.sort(key=lambda c: (not c.worth_it, -c.gain_per_1000_usd, c.price_usd, c.summary))
     affordable = tuple(c for c in helping if c.price_usd <= budget_usd + 1e-6)
     errors = tuple(sorted(up.base_rules))
     # A build that fails check is repaired first: the cheapest change that passes it, even
@@ -523,6 +609,14 @@ def _repair_line(errors: Sequence[str], repair: Change | None, currency: Currenc
     )
 
 
+def _net(change: Change, money: Callable[[float], str]) -> str:
+    """'700 USD after selling the old GPUs', or '1,200 USD back after selling them'."""
+    net = change.net_price_usd
+    if net < 0:
+        return f"{money(-net)} back after selling the old GPUs"
+    return f"{money(net)} after selling the old GPUs"
+
+
 def _verdict(
     before: Outcome,
     affordable: Sequence[Change],
@@ -531,12 +625,23 @@ def _verdict(
     currency: Currency,
 ) -> str:
     money = currency.format
+    worth = [c for c in affordable if c.worth_it]
+    if worth:
+        best = worth[0]
+        gain = "makes the job fit" if math.isinf(best.speedup) else f"{best.speedup:.2f}x"
+        net = f", {_net(best, money)}" if best.resale_usd > 0 else ""
+        return (
+            f"best next dollar: {best.summary} for {money(best.price_usd)}{net} ({gain}; now "
+            f"{best.outcome.bottleneck.value}-bound)"
+        )
     if affordable:
         best = affordable[0]
-        gain = "makes the job fit" if math.isinf(best.speedup) else f"{best.speedup:.2f}x"
+        net = f" ({_net(best, money)})" if best.resale_usd > 0 else ""
         return (
-            f"best next dollar: {best.summary} for {money(best.price_usd)} ({gain}; now "
-            f"{best.outcome.bottleneck.value}-bound)"
+            f"not worth it: no change under {money(budget_usd)} is faster beyond the model's "
+            f"uncertainty; the best, {best.summary}, is {best.speedup:.2f}x for "
+            f"{money(best.price_usd)}{net}, and the model is only {best.chance_faster:.0%} sure "
+            f"it is faster at all (it asks {WORTH_IT_CHANCE:.0%})"
         )
     if not before.fits:
         need = (

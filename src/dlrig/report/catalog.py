@@ -23,6 +23,7 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("cooler", "cooler"),
         ("price_usd", "USD"),
         ("street_price_usd", "street USD"),
+        ("used_price_usd", "used USD"),
     ],
     "cpus": [
         ("name", "name"),

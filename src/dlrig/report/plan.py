@@ -15,7 +15,16 @@ from rich.text import Text
 from dlrig.catalog.currency import USD, Currency
 from dlrig.catalog.loader import Catalog
 from dlrig.machine.model import Build
-from dlrig.plan.explain import gpu_set, objective_phrase, rate, warnings_of, why
+from dlrig.plan.explain import (
+    chances,
+    gpu_set,
+    objective_phrase,
+    odds_line,
+    rate,
+    value_pick_line,
+    warnings_of,
+    why,
+)
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.results import PlanResult, Scored
 from dlrig.plan.upgrade import UpgradeResult
@@ -26,9 +35,11 @@ from dlrig.report.prices import (
     build_price_json,
     change_price_json,
     currency_line,
+    mark_used,
     owned_names,
     stale_bought_warning,
     stale_warning,
+    used_names,
 )
 from dlrig.report.serving import planned_serving, planned_serving_cell
 
@@ -93,8 +104,10 @@ def _scored_json(
         "objective_value": result.objective.display(s.value),
         "workloads": _workload_rows(result, s),
         "parts": [
-            {"part": part, "price_usd": round(price, 2)}
-            for part, price in s.candidate.price_lines()
+            {"part": part, "price_usd": round(price, 2), "used": marked != part}
+            for (part, price), (marked, _) in zip(
+                s.candidate.price_lines(), bom_lines(s), strict=True
+            )
         ],
         "build": build_document(s.build, catalog),
     }
@@ -111,6 +124,7 @@ def plan_json(
     user's currency (`currency`, `budget`, each build's `price`) with their age."""
     view = view or PriceView()
     reasons = why(result, currency=view.currency)
+    odds = chances(result)
     builds = []
     for rank, (s, reason) in enumerate(zip(result.builds, reasons, strict=True), start=1):
         warnings = [
@@ -123,6 +137,7 @@ def plan_json(
                 **_scored_json(result, s, catalog, view),
                 "why": reason,
                 "warnings": warnings,
+                "chance_ahead_of_next": _rounded(odds[rank - 1]),
             }
         )
     out: dict[str, Any] = {
@@ -138,6 +153,7 @@ def plan_json(
         },
         "builds": builds,
         "pareto": [_scored_json(result, s, catalog, view) for s in result.pareto],
+        "value_pick": _value_pick_json(result, catalog, view),
         "search": {
             "evaluated": result.stats.evaluated,
             "seconds": round(seconds, 4),
@@ -156,6 +172,25 @@ def plan_json(
             else None,
         }
     return dumps(out)
+
+
+def _rounded(chance: float | None) -> float | None:
+    return None if chance is None else round(chance, 4)
+
+
+def _value_pick_json(
+    result: PlanResult, catalog: Catalog | None, view: PriceView
+) -> dict[str, Any] | None:
+    """The value pick (plan.ties.value_pick) with the sentence that names it; None: none."""
+    pick = result.value_pick
+    if pick is None:
+        return None
+    ranked = next((i for i, s in enumerate(result.builds, start=1) if s is pick), None)
+    return {
+        "rank": ranked,
+        **_scored_json(result, pick, catalog, view),
+        "why": value_pick_line(result, view.currency),
+    }
 
 
 def _search_line(result: PlanResult, seconds: float) -> Text:
@@ -226,13 +261,16 @@ def plan_renderable(
         score = [objective_phrase(result, s, view.currency)] if extra else []
         top.add_row(
             str(rank),
-            f"{gpu_set(s)}" + (" (water)" if s.candidate.group.water else ""),
+            gpu_label(s),
             view.money(s.price_usd),
             rate(o.samples_per_s),
             o.bottleneck.value if o.serving_limit is None else planned_serving_cell(o),
             *score,
         )
     parts.append(top)
+    for line in (odds_line(result), value_pick_line(result, view.currency)):
+        if line:
+            parts.append(Text(line, style="cyan"))
     stale = stale_warning((s.build for s in result.builds), view)
     if stale:
         parts.append(Text(stale, style="yellow"))
@@ -241,7 +279,7 @@ def plan_renderable(
         bom = Table(title=f"#{rank}: {s.candidate.describe()}", title_justify="left", box=None)
         bom.add_column("part")
         bom.add_column(view.currency.code, justify="right")
-        for part, price in s.candidate.price_lines():
+        for part, price in bom_lines(s):
             bom.add_row(part, f"{view.currency.from_usd(price):,.0f}")
         if s.candidate.group.nodes > 1:
             bom.add_row(f"x {s.candidate.group.nodes} nodes", view.money(s.price_usd))
@@ -269,6 +307,22 @@ def plan_renderable(
     parts.append(pareto_table(result.pareto, several, view, result.rate_unit))
     parts.append(_search_line(result, seconds))
     return RichGroup(*parts)
+
+
+def bom_lines(s: Scored) -> list[tuple[str, float]]:
+    """The build's bill of materials, (part, USD), each part priced used marked so."""
+    used = used_names(s.build)
+    return [(mark_used(part, used), price) for part, price in s.candidate.price_lines()]
+
+
+def gpu_label(s: Scored) -> str:
+    """'3x GeForce RTX 3090 (used, water)': the GPUs, how they are bought and cooled."""
+    notes = []
+    if s.candidate.group.gpu.name in used_names(s.build):
+        notes.append("used")
+    if s.candidate.group.water:
+        notes.append("water")
+    return gpu_set(s) + (f" ({', '.join(notes)})" if notes else "")
 
 
 def _score_label(result: PlanResult) -> str:
@@ -339,6 +393,11 @@ def upgrade_json(
                     "steps": list(c.steps),
                     "price_usd": round(c.price_usd, 2),
                     "price": view.amount(c.price_usd),
+                    "resale_usd": round(c.resale_usd, 2),
+                    "resale_basis": c.resale_basis or None,
+                    "net_price_usd": round(c.net_price_usd, 2),
+                    "chance_faster": round(c.chance_faster, 4),
+                    "worth_it": c.worth_it,
                     **(change_price_json(before, c.build, view) if before is not None else {}),
                     "samples_per_s": c.outcome.samples_per_s,
                     "speedup": c.speedup,
@@ -385,7 +444,8 @@ def upgrade_renderable(
     if result.changes:
         table = Table(title="changes, most speed per dollar first", title_justify="left")
         per = f"per 1000 {view.currency.code}"
-        for col in ("#", "change", "cost", unit, "speedup", per, "bottleneck"):
+        for col in ("#", "change", "cost", "resale", unit, "speedup", "sure", per,
+                    "bottleneck"):  # fmt: skip
             table.add_column(col, justify="left" if col in ("change", "bottleneck") else "right")
         for rank, c in enumerate(result.changes, start=1):
             table.add_row(
@@ -393,8 +453,11 @@ def upgrade_renderable(
                 # a change that leaves the build failing check says so
                 c.summary + (f" (still fails {', '.join(sorted(c.errors))})" if c.errors else ""),
                 view.money(c.price_usd),
+                f"-{view.money(c.resale_usd)}" if c.resale_usd > 0 else "-",
                 rate(c.outcome.samples_per_s),
                 f"{c.speedup:.2f}x" if math.isfinite(c.speedup) else "fits now",
+                # how sure the model is that the change is faster at all
+                f"{c.chance_faster:.0%}" if math.isfinite(c.speedup) else "-",
                 # speed gained per 1000 units of the shown currency
                 f"+{c.gain_per_1000_usd / view.currency.per_usd:.1%}"
                 if math.isfinite(c.gain_per_1000_usd)

@@ -4,7 +4,7 @@ on, and a one-line warning when some are older than a year."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,8 +52,19 @@ def build_price_json(build: Build, view: PriceView) -> dict[str, Any]:
         "stale_prices": [_price_json(n, p) for n, p in bp.stale(view.today)] if view.today else [],
         "prices": [_price_json(n, p) for n, p in bp.prices],
         "owned_parts": owned_names(build),
+        "used_parts": used_names(build),
     }
     return out
+
+
+def used_names(build: Build) -> list[str]:
+    """The parts of build priced on the used market (second-hand: no retail warranty)."""
+    return list(dict.fromkeys(name for name, p in build_price(build).prices if p.market == "used"))
+
+
+def mark_used(label: str, used: Sequence[str]) -> str:
+    """'2x GeForce RTX 3090' -> '2x GeForce RTX 3090 (used)' when that part is priced used."""
+    return f"{label} (used)" if any(label == n or label.endswith(f"x {n}") for n in used) else label
 
 
 def owned_names(build: Build) -> list[str]:

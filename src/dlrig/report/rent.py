@@ -11,9 +11,9 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from dlrig.catalog.prices import FIRST_YEAR_RETENTION, LATER_YEARLY_RETENTION
 from dlrig.cloud.analysis import CLOUD_START_MINUTES, BreakEven, RentAnalysis
 from dlrig.cloud.offers import STALE_AFTER_DAYS
-from dlrig.cloud.ownership import FIRST_YEAR_RETENTION, LATER_YEARLY_RETENTION
 from dlrig.cloud.rent import RentedRun, spot_overhead_fraction, spot_overhead_text
 
 DEPRECIATION_TEXT = (

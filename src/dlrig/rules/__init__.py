@@ -4,11 +4,11 @@ Importing this package registers every rule (one module per part of the guide); 
 order is the order findings are reported in.
 """
 
-from dlrig.rules import cooling, cpu, fit, gpu, memory, power, storage
+from dlrig.rules import cooling, cpu, fit, gpu, memory, power, software, storage
 from dlrig.rules.engine import RULES, CheckResult, Finding, Rule, check_build, guide_order
 
 # The modules are imported for their @rule registrations.
-_RULE_MODULES = (power, cpu, memory, cooling, fit, storage, gpu)
+_RULE_MODULES = (power, cpu, memory, cooling, fit, storage, gpu, software)
 RULES.sort(key=guide_order)
 
 __all__ = ["RULES", "CheckResult", "Finding", "Rule", "check_build"]

@@ -1,5 +1,6 @@
-"""CPU and PCIe rules: cores per GPU (CPU.1), clock (CPU.3), oversized CPUs (CPU.4), lanes
-(PCIE.1-3), and whether CPU and board or platform fit together (COMPAT.socket, COMPAT.lanes)."""
+"""CPU and PCIe rules: cores per GPU (CPU.1, and the workstation builders' CPU.cores), clock
+(CPU.3), oversized CPUs (CPU.4), lanes (PCIE.1-3, and PCIE.cpu for 3+ GPUs), and whether
+CPU and board or platform fit together (COMPAT.socket, COMPAT.lanes)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,14 @@ OVERSIZE_MIN_CORES = 16
 MULTI_GPU_LANES = 8
 MULTI_GPU_FROM = 4
 MIN_GPU_LANES = 4
+# CPU.cores and PCIE.cpu: Puget Systems, "Hardware Recommendations for Machine Learning /
+# AI" (Kinghorn; 2024-04-09 clip): "at least 4 cores for each GPU accelerator"; "a 16-core
+# processor would generally be considered minimal for this type of workstation"; Xeon W and
+# Threadripper PRO for "the PCIe lanes for multiple GPUs". Every 3+ GPU reference build of
+# expert_builds.md (tinybox, WOPR, Wallner, autonomous-ai) sits on EPYC, Threadripper or Xeon W.
+PUGET_CORES_PER_GPU = 4
+PUGET_MIN_CORES = 16
+WORKSTATION_FROM_GPUS = 3
 # CPU.4: "each core beyond the need adds 0-5% at most"; a smaller CPU that costs the model's
 # estimate more than this is not oversized for the workload.
 CORE_LOSS_TOLERATED = 0.05
@@ -151,6 +160,91 @@ def cores_per_gpu(f: Facts) -> Iterator[Judgement]:
         )
     else:
         yield info(f"{have}: enough even for preprocessing while training", evidence)
+
+
+@rule("CPU.cores", reads=("cpu.cores",), bar=True)
+def workstation_cores(f: Facts) -> Iterator[Judgement]:
+    """At least 4 CPU cores for each GPU, and 16 at least for a 3+ GPU workstation (Puget
+    Systems): the data loaders, the training processes and the OS share them."""
+    if not f.cards or f.cpu_cores is None:
+        return  # CPU.1 says what it cannot judge
+    n = f.n_gpus
+    need = PUGET_CORES_PER_GPU * n
+    if n >= WORKSTATION_FROM_GPUS:
+        need = max(need, PUGET_MIN_CORES)
+    evidence = {"cores": f.cpu_cores, "gpus": n, "needed": need}
+    have = f"{f.cpu_cores} cores for {n} GPU{'s' if n > 1 else ''}"
+    if f.cpu_cores < need:
+        floor = (
+            f" and {PUGET_MIN_CORES} at least with 3+ GPUs" if n >= WORKSTATION_FROM_GPUS else ""
+        )
+        yield warning(
+            f"{have}: workstation builders put {PUGET_CORES_PER_GPU} per GPU{floor} "
+            f"({need} here; Puget Systems)",
+            evidence,
+            f"a CPU with >= {need} cores"
+            + (" (Threadripper, Threadripper PRO, EPYC, Xeon W)" if n >= 3 else ""),
+        )
+    else:
+        yield info(f"{have}: >= {need}, the workstation builders' bar (Puget Systems)", evidence)
+
+
+@rule(
+    "PCIE.cpu",
+    reads=(
+        "motherboard.x16_slots",
+        "cpu.pcie_lanes",
+        "cpu.pcie_gen",
+    ),
+    bar=True,
+)
+def workstation_lanes(f: Facts) -> Iterator[Judgement]:
+    """With 3 or more GPUs, a workstation or server platform whose CPU lanes feed every GPU at
+    x8 or more, none behind the chipset (Puget Systems: Xeon W, Threadripper PRO)."""
+    if f.n_gpus < WORKSTATION_FROM_GPUS:
+        return
+    links = f.links
+    if links is None:
+        return  # PCIE.2/PCIE.3 say what they cannot judge
+    placement = f.placement
+    chipset = (
+        {s.card for s in placement.seats if not s.slot.from_cpu} if placement is not None else set()
+    )
+    # Below x8 with 4+ GPUs is PCIE.2's error; this rule adds what it leaves: the chipset, and
+    # the third card.
+    narrow = (
+        {i for i, lk in enumerate(links) if 0 < lk.lanes < MULTI_GPU_LANES}
+        if f.n_gpus < MULTI_GPU_FROM
+        else set()
+    )
+    short = sorted(chipset | narrow)
+    evidence = {
+        "gpus": f.n_gpus,
+        "lanes_per_gpu": [lk.lanes for lk in links],
+        "chipset_gpus": sorted(chipset),
+        "needed_per_gpu": MULTI_GPU_LANES,
+    }
+    if short:
+        where = []
+        if chipset:
+            where.append(f"{len(chipset)} behind the chipset")
+        if narrow - chipset:
+            where.append(f"{len(narrow - chipset)} at x{min(links[i].lanes for i in narrow)}")
+        yield warning(
+            f"{f.n_gpus} GPUs with {' and '.join(where)}: workstation builders feed each of 3+ "
+            f"GPUs from the CPU's own lanes at x{MULTI_GPU_LANES} or more",
+            evidence,
+            "a workstation or server platform (Threadripper, Threadripper PRO, EPYC, Xeon W) "
+            "with a CPU-wired x8+ slot per GPU",
+        )
+    else:
+        seated = [lk.lanes for lk in links if lk.lanes > 0]
+        if seated:  # cards without a slot are MB.1's to report
+            yield info(
+                f"each seated GPU of the {f.n_gpus} gets >= x{min(seated)} from the CPU's own "
+                "lanes",
+                evidence,
+            )
 
 
 @rule(
@@ -350,7 +444,8 @@ def cpu_supports_gpu_count(f: Facts) -> Iterator[Judgement]:
     if placement is None:
         return
     chipset = [s.card for s in placement.seats if not s.slot.from_cpu]
-    if chipset and f.n_gpus > 1:
+    # With 3+ GPUs PCIE.cpu judges the chipset slots (the expert bar).
+    if chipset and 1 < f.n_gpus < WORKSTATION_FROM_GPUS:
         yield warning(
             f"{len(chipset)} GPU{'s sit' if len(chipset) > 1 else ' sits'} in chipset-wired "
             "slots, sharing the chipset's link to the CPU with disks and network",

@@ -65,6 +65,13 @@ class CheckResult:
         """The findings of one rule id."""
         return tuple(f for f in self.findings if f.rule == rule_id)
 
+    @property
+    def below_bar(self) -> tuple[Finding, ...]:
+        """The warnings of the expert-bar rules (`bar_rules`): a build that works, but that the
+        experts' configurators would not sell; the planner offers none of them."""
+        bar = bar_rules()
+        return tuple(f for f in self.warnings if f.rule in bar)
+
 
 class Judgement(NamedTuple):
     """What a rule yields; the engine adds the rule id."""
@@ -107,12 +114,17 @@ class Rule:
     check: RuleCheck
     reads: tuple[str, ...] = ()
     errors: bool = True  # False: the rule never finds an error (check_build's errors_only skips it)
+    # True: the rule's warnings are the expert bar (Puget, Stas Bekman, D2L, Answer.AI): `check`
+    # reports them as warnings on a build that works, and `plan` offers no build that has one.
+    bar: bool = False
 
 
 RULES: list[Rule] = []
 
 # Findings are reported in the guide's order of sections, then by id.
-SECTION_ORDER = ("DP", "GPU", "RAM", "PCIE", "CPU", "DISK", "PSU", "CO2", "COOL", "MB", "CASE")
+SECTION_ORDER = (
+    "DP", "GPU", "RAM", "PCIE", "CPU", "DISK", "PSU", "CO2", "COOL", "MB", "CASE", "SW",
+)  # fmt: skip
 
 
 def guide_order(r: Rule) -> tuple[int, str]:
@@ -123,20 +135,26 @@ def guide_order(r: Rule) -> tuple[int, str]:
 
 
 def rule(
-    rule_id: str, *, reads: tuple[str, ...] = (), errors: bool = True
+    rule_id: str, *, reads: tuple[str, ...] = (), errors: bool = True, bar: bool = False
 ) -> Callable[[RuleCheck], RuleCheck]:
     """Register a check under rule_id; its docstring's first line becomes the title. `reads`
     names the part fields its judgement rests on (`gpu.tdp_w`, `cpu.socket`); `errors=False`
-    says the rule never finds an error."""
+    says the rule never finds an error; `bar=True` makes its warnings the expert bar the
+    planner holds builds to (`CheckResult.below_bar`)."""
 
     def register(check: RuleCheck) -> RuleCheck:
         if any(r.id == rule_id for r in RULES):
             raise ValueError(f"rule {rule_id} registered twice")  # a programming error
         doc = (check.__doc__ or rule_id).strip().splitlines()[0]
-        RULES.append(Rule(rule_id, doc, check, reads, errors))
+        RULES.append(Rule(rule_id, doc, check, reads, errors, bar))
         return check
 
     return register
+
+
+def bar_rules() -> frozenset[str]:
+    """The ids of the expert-bar rules."""
+    return frozenset(r.id for r in RULES if r.bar)
 
 
 def check_build(
@@ -149,7 +167,9 @@ def check_build(
     """Run every rule on build (and workload, when given); pure, no I/O. `errors_only`: only
     the errors are wanted (the planner's feasibility test): rules that never find one are
     skipped, and rules may skip work that only leads to warnings (`Facts.errors_only`).
-    `currency`: the one the command shows prices in; the rules' messages state money in it."""
+    `currency`: the one the command shows prices in; the rules' messages state money in it.
+    The expert-bar rules run under `errors_only` too: their warnings are what the planner
+    refuses (`CheckResult.below_bar`)."""
     from dlrig.rules.facts import Facts
 
     facts = Facts(build, workload, errors_only=errors_only, currency=currency)
@@ -157,7 +177,7 @@ def check_build(
     findings = [
         Finding(r.id, j.severity, j.message, j.evidence, j.fix)
         for r in RULES
-        if r.errors or not errors_only
+        if r.errors or r.bar or not errors_only
         for j in judge(r, facts)
     ]
     return CheckResult(tuple(findings))

@@ -1,9 +1,10 @@
-"""Workload-aware GPU rules: 16-bit support (GPU.3), memory (GPU.4) and the host parameter
-server (DP.1)."""
+"""Workload-aware GPU rules: 16-bit support (GPU.3), memory (GPU.4), weights that only fit by
+streaming them from host RAM (GPU.offload) and the host parameter server (DP.1)."""
 
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,31 @@ def sixteen_bit(f: Facts) -> Iterator[Judgement]:
         )
 
 
+# GPU.4 and RAM.total read the same memory plan of a build: computed once per Facts.
+_PLANS: weakref.WeakKeyDictionary[Facts, MemoryPlan] = weakref.WeakKeyDictionary()
+
+
+def training_memory_plan(f: Facts) -> MemoryPlan | None:
+    """The estimate's own memory decision for the build's training or inference job (sharded,
+    offloaded or not: model.memory.memory_plan), so that check and plan agree with it; None
+    without a workload or GPUs, and for serving jobs (GPU.4 judges those by their format)."""
+    w = f.workload
+    if w is None or not f.cards or w.serve is not None:
+        return None
+    if f not in _PLANS:
+        from dlrig.model.calibration import default_calibration
+        from dlrig.model.memory import memory_plan
+        from dlrig.model.rates import is_16bit
+
+        cal = default_calibration()
+        smallest = min(f.cards, key=lambda c: c.gpu.memory_gb).gpu
+        _PLANS[f] = memory_plan(
+            w, is_16bit(w.precision), f.n_gpus, f.build.nodes, smallest.memory_gb,
+            cal.cuda_context_gb, cal.allocator_overhead_fraction, f.ram_gb,
+        )  # fmt: skip
+    return _PLANS[f]
+
+
 @rule("GPU.4", reads=("gpu.memory_gb",))
 def gpu_memory(f: Facts) -> Iterator[Judgement]:
     """Too little memory is the second most costly GPU mistake (GPU.2); the workload's need is
@@ -49,17 +75,12 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
     if w.serve is not None:  # serving: weights in their format, split over the cards
         yield from _serving_memory(f)
         return
-    from dlrig.model.calibration import default_calibration
-    from dlrig.model.memory import capacity_gb, memory_plan
-    from dlrig.model.rates import is_16bit
+    from dlrig.model.memory import capacity_gb
 
-    cal = default_calibration()
     smallest = min(f.cards, key=lambda c: c.gpu.memory_gb).gpu
-    # The estimate's own decision (sharded or not), so that check and plan agree with it.
-    plan = memory_plan(
-        w, is_16bit(w.precision), f.n_gpus, f.build.nodes, smallest.memory_gb,
-        cal.cuda_context_gb, cal.allocator_overhead_fraction, f.ram_gb,
-    )  # fmt: skip
+    plan = training_memory_plan(f)
+    if plan is None:
+        return
     need_gb = capacity_gb(plan.need.total_bytes)
     batch = plan.need.batch  # a split plan runs smaller micro-batches (memory_plan)
     evidence = {
@@ -106,6 +127,39 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
             evidence,
             f"batch {max_batch} with gradient accumulation, or GPUs with more memory",
         )
+
+
+@rule("GPU.offload", reads=("gpu.memory_gb",), bar=True)
+def weights_in_gpu_memory(f: Facts) -> Iterator[Judgement]:
+    """A training job's weights, as it stores them, should fit in its GPUs' memory together:
+    Answer.AI's FSDP + QLoRA recipe trains a 70B model on two 24 GB GPUs (2024-03-06), and
+    below that every step streams the weights in from host RAM."""
+    w = f.workload
+    if w is None or not f.cards or w.serve is not None or w.mode is not Mode.TRAINING:
+        return
+    from dlrig.model.checkpoint import job_files
+    from dlrig.model.memory import capacity_gb
+    from dlrig.units import gb_to_bytes
+
+    weights_gb = capacity_gb(gb_to_bytes(job_files(w).weights_gb))
+    total_gb = sum(c.gpu.memory_gb for c in f.cards) * f.build.nodes
+    evidence = {
+        "weights_gb": round(weights_gb, 1),
+        "gpu_memory_total_gb": total_gb,
+        "gpus": f.n_gpus * f.build.nodes,
+    }
+    what = f"{w.name}'s weights as it stores them ({weights_gb:.1f} GB)"
+    if weights_gb > total_gb:
+        yield warning(
+            f"{what} exceed the GPUs' {total_gb:g} GB together: the job trains only by keeping "
+            "them in host RAM and streaming them in every step (FSDP CPU offload), far slower "
+            "than sharding them over GPUs that hold them (Answer.AI: 70B QLoRA on 2x 24 GB)",
+            evidence,
+            f"GPUs with >= {weights_gb:.0f} GB of memory together (e.g. 2x 24 GB for a 70B "
+            "model in 4 bits)",
+        )
+    else:
+        yield info(f"{what} fit in the GPUs' {total_gb:g} GB together", evidence)
 
 
 def _split_warning(w: Workload, plan: MemoryPlan, smallest: GPU) -> Judgement:

@@ -1,13 +1,21 @@
-"""RAM rules: size against the GPUs (RAM.2), speed (RAM.1), and fit with CPU and board
-(COMPAT.memory)."""
+"""RAM rules: size against the largest GPU (RAM.2) and against all of them (RAM.total), speed
+(RAM.1), and fit with CPU and board (COMPAT.memory)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from dlrig.machine.fit import memory_size_fits, memory_type_fits
-from dlrig.rules.engine import Judgement, error, info, rule, unknown
+from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
+from dlrig.rules.gpu import training_memory_plan
+
+# RAM.total: Stas Bekman, Machine Learning Engineering (compute/cpu-memory/README.md, 2023-11-07
+# to 2026-07-07): "at least as much CPU memory on each node as there is on the GPUs"; Puget
+# Systems' ML hardware recommendations (2024-04-09 clip): "at least double the amount of CPU
+# memory as there is total GPU memory" (2x RTX 3090, 48 GB, rounded up to 128 GB).
+STAS_RAM_PER_GPU_GB = 1.0
+PUGET_RAM_PER_GPU_GB = 2.0
 
 # JEDEC's standard speeds, MT/s: a kit above these is a "fast" (overclocked, XMP/EXPO) kit.
 JEDEC_MAX_MT_S = {"DDR3": 1600, "DDR4": 3200, "DDR5": 5600}
@@ -78,6 +86,48 @@ def _ram_per_socket(f: Facts, ram_gb: float, largest: float, sockets: int) -> It
             f">= the largest GPU's {largest:g} GB",
             evidence,
         )
+
+
+@rule("RAM.total", reads=("gpu.memory_gb",), bar=True)
+def ram_for_all_gpus(f: Facts) -> Iterator[Judgement]:
+    """At least as much RAM on each node as its GPUs hold together, and what CPU offload keeps
+    there on top (Stas Bekman); Puget Systems recommends twice the total GPU memory."""
+    if not f.cards or f.ram_gb is None:
+        return  # RAM.2 says what it cannot judge
+    total = sum(c.gpu.memory_gb for c in f.cards)
+    plan = training_memory_plan(f)
+    offload = plan.host_gb_per_node if plan is not None and plan.layout.cpu_offload else 0.0
+    need = STAS_RAM_PER_GPU_GB * total + offload
+    puget = PUGET_RAM_PER_GPU_GB * total + offload
+    evidence = {
+        "ram_gb": f.ram_gb,
+        "gpu_memory_total_gb": total,
+        "offload_gb": round(offload, 1),
+        "needed_gb": round(need, 1),
+        "recommended_gb": round(puget, 1),
+    }
+    of = f"the GPUs' {total:g} GB together" + (
+        f" plus {offload:.0f} GB that CPU offload keeps in RAM" if offload else ""
+    )
+    if f.ram_gb < need:
+        total_need = f" ({need:,.0f} GB)" if offload else ""
+        yield warning(
+            f"{f.ram_gb:g} GB RAM is below {of}{total_need}: loading the weights and "
+            "checkpoints"
+            + (" and holding the offloaded state" if offload else "")
+            + " need it (Stas Bekman)",
+            evidence,
+            f"buy >= {need:,.0f} GB of RAM (Puget recommends {puget:,.0f} GB: twice the GPU "
+            "memory)",
+        )
+    elif f.ram_gb < puget:
+        yield info(
+            f"{f.ram_gb:g} GB RAM covers {of}; Puget recommends twice the GPU memory "
+            f"({puget:,.0f} GB) where the budget allows",
+            evidence,
+        )
+    else:
+        yield info(f"{f.ram_gb:g} GB RAM is at least twice {of} (Puget)", evidence)
 
 
 @rule("RAM.1")

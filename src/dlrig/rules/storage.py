@@ -1,6 +1,6 @@
 """Storage rules: feed rate (DISK.1), asynchronous loading (DISK.2), hard disks (DISK.3),
-capacity (DISK.4), and the job's own files (DISK.job: weights and checkpoints), judged against
-the workload when one is given."""
+capacity (DISK.4), the job's own files (DISK.job: weights and checkpoints) and the drive they
+belong on (DISK.nvme), judged against the workload when one is given."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ class Feed:
     compute_s: float
     read_mb_s: float
     cached: bool
+    # of read_s, the drive's random accesses to files read in random order (DISK.1, small files)
+    seek_s: float = 0.0
 
     @property
     def need_mb_s(self) -> float:
@@ -42,6 +44,11 @@ class Feed:
     @property
     def samples_per_s(self) -> float:
         return self.samples_per_step / self.compute_s
+
+    @property
+    def delivered_mb_s(self) -> float:
+        """What the drive delivers of this dataset, its random accesses counted."""
+        return self.bytes_per_step / MB / self.read_s if self.read_s > 0 else self.read_mb_s
 
     @property
     def too_slow(self) -> bool:
@@ -57,7 +64,12 @@ def _feed(f: Facts) -> Feed | None:
         return None
     from dlrig.model.calibration import default_calibration
     from dlrig.model.compute import training_flop_multiplier
-    from dlrig.model.pipeline import dataset_fits_page_cache, storage_read_time_s
+    from dlrig.model.pipeline import (
+        dataset_fits_page_cache,
+        file_access_time_s,
+        random_reads_per_s,
+        storage_read_time_s,
+    )
     from dlrig.model.rates import matmul_peak
 
     efficiency = default_calibration().matmul_efficiency
@@ -76,13 +88,23 @@ def _feed(f: Facts) -> Feed | None:
     cached = f.ram_gb is not None and dataset_fits_page_cache(w.dataset.total_gb, f.ram_gb)
     # A run of more than one epoch reads the disk once when the dataset stays in RAM.
     cached = cached and (w.epochs is None or w.epochs > 1)
+    measured = f.build.measured is not None and f.build.measured.disk(drive.device.name)
+    # files read in random order each cost the drive an access (the model's own figure)
+    seek_s = (
+        0.0
+        if measured
+        else file_access_time_s(
+            samples * w.dataset.files_per_sample, random_reads_per_s(drive.device)
+        )
+    )
     return Feed(
         samples_per_step=samples,
         bytes_per_step=n_bytes,
-        read_s=storage_read_time_s(n_bytes, read_mb_s),
+        read_s=storage_read_time_s(n_bytes, read_mb_s) + seek_s,
         compute_s=compute_s,
         read_mb_s=read_mb_s,
         cached=cached,
+        seek_s=seek_s,
     )
 
 
@@ -122,10 +144,15 @@ def feed_rate(f: Facts) -> Iterator[Judgement]:
         "read_mb_s": feed.read_mb_s,
         "dataset_cached_in_ram": feed.cached,
     }
+    seeks = (
+        f", {s_to_ms(feed.seek_s):,.0f} ms of it reaching their files in random order"
+        if feed.seek_s > 0
+        else ""
+    )
     what = (
         f"a step's {feed.samples_per_step:,} samples ({feed.bytes_per_step / MB:,.1f} MB) take "
-        f"{s_to_ms(feed.read_s):,.1f} ms to read at {_mb_s(feed.read_mb_s)}; the GPUs compute "
-        f"them in >= {s_to_ms(feed.compute_s):,.1f} ms"
+        f"{s_to_ms(feed.read_s):,.1f} ms to read at {_mb_s(feed.read_mb_s)}{seeks}; the GPUs "
+        f"compute them in >= {s_to_ms(feed.compute_s):,.1f} ms"
     )
     if feed.cached:
         yield info(what + ", and the dataset fits in RAM after the first epoch", evidence)
@@ -186,11 +213,21 @@ def hard_disk(f: Facts) -> Iterator[Judgement]:
             "an NVMe SSD for the datasets in use (DISK.4)",
         )
         return
-    evidence.update(need_mb_s=round(feed.need_mb_s, 1), dataset_cached_in_ram=feed.cached)
+    evidence.update(
+        need_mb_s=round(feed.need_mb_s, 1),
+        dataset_cached_in_ram=feed.cached,
+        delivered_mb_s=round(feed.delivered_mb_s, 2),
+    )
     if feed.too_slow:
+        small = (
+            f" ({feed.delivered_mb_s:,.1f} MB/s of this dataset: its files are read in random "
+            "order, each a seek)"
+            if feed.seek_s > 0
+            else ""
+        )
         yield error(
             f"the GPUs can take {feed.need_mb_s:,.0f} MB/s; the hard disk reads "
-            f"{feed.read_mb_s:,.0f} MB/s: an SSD is required",
+            f"{feed.read_mb_s:,.0f} MB/s{small}: an SSD is required",
             evidence,
             "put the dataset on an NVMe SSD (or enough RAM to cache it)",
         )
@@ -239,6 +276,30 @@ def capacity(f: Facts) -> Iterator[Judgement]:
         )
     else:
         yield info(f"the {w.dataset.total_gb:,.0f} GB dataset fits with room to spare", evidence)
+
+
+@rule("DISK.nvme", reads=("storage.kind",), bar=True)
+def job_on_nvme(f: Facts) -> Iterator[Judgement]:
+    """The data in use, the weights and the checkpoints belong on a local NVMe drive, a hard
+    disk only as bulk storage (Puget Systems: "use fast NVMe storage whenever possible", HDDs
+    "for archival storage"; Stas Bekman: fast local disk for data and the last checkpoints)."""
+    drive = f.build.dataset_storage
+    if drive is None or not f.cards:
+        return  # DISK.3 says what it cannot judge
+    kind = drive.device.kind
+    evidence = {"drive": drive.device.name, "kind": kind.value}
+    if kind is StorageKind.NVME:
+        yield info(f"the job's files are on an NVMe drive ({drive.device.name})", evidence)
+        return
+    what = "hard disk" if kind is StorageKind.HDD else "SATA SSD"
+    yield warning(
+        f"the job's data, weights and checkpoints are on a {what} ({drive.device.name}): "
+        "workstation builders stage them on NVMe and keep hard disks for bulk storage",
+        evidence,
+        "an NVMe drive (2-4 TB) for the job; keep the "
+        + ("hard disk" if kind is StorageKind.HDD else "SATA drive")
+        + " for archives (holds_dataset: true on the NVMe)",
+    )
 
 
 @rule("DISK.job", reads=("storage.capacity_tb", "storage.write_mb_s"))

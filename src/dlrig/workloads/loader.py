@@ -220,7 +220,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         dataset = None
         assumed.append("dataset not given: synthetic inputs assumed (no storage/CPU/PCIe stage)")
     else:
-        dataset = Dataset(wf.dataset.samples, wf.dataset.bytes_per_sample)
+        dataset = Dataset(wf.dataset.samples, wf.dataset.bytes_per_sample, wf.dataset.files)
 
     pre = wf.preprocessing
     strategy = pre.strategy if pre else PreprocessingStrategy.ONLINE

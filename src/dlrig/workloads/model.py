@@ -46,10 +46,17 @@ class FinetuneMethod(StrEnum):
 
 @dataclass(frozen=True)
 class Dataset:
-    """The training data as stored: `samples` items of `bytes_per_sample` each on disk."""
+    """The training data as stored: `samples` items of `bytes_per_sample` each on disk, in
+    `files` files (None: read sequentially, as shards or one array)."""
 
     samples: int
     bytes_per_sample: float
+    files: int | None = None
+
+    @property
+    def files_per_sample(self) -> float:
+        """Files a sample's read opens at random (0: the data is read sequentially)."""
+        return 0.0 if self.files is None else self.files / self.samples
 
     @property
     def total_gb(self) -> float:

@@ -157,6 +157,13 @@ class InputBlock(_Strict):
 class DatasetBlock(_Strict):
     samples: Annotated[int, Field(gt=0, le=10**13)]
     bytes_per_sample: Annotated[float, Field(ge=1, le=MAX_INPUT_BYTES)]
+    files: Annotated[int, Field(gt=0, le=10**13)] | None = Field(
+        default=None,
+        description="the files the samples are stored in: one a sample (an ImageNet folder of "
+        "JPEGs) is read a file at a time in random order, each costing the drive a random "
+        "access; a few large shards or one tokenized array read sequentially (absent: read "
+        "sequentially)",
+    )
 
 
 class PreprocessingBlock(_Strict):

@@ -28,6 +28,7 @@ from dlrig.report.html.charts import (
     timeline,
 )
 from dlrig.report.html.terminal import terminal_html
+from dlrig.report.plan import bom_lines
 from dlrig.report.prices import PriceView
 from dlrig.report.probe import probe_summary
 from dlrig.report.watch import summary_text
@@ -274,7 +275,7 @@ def _unit(est: Estimate) -> str:
 
 
 def _parts_hover(s: Scored, view: PriceView) -> str:
-    return "\n".join(f"{part}: {view.money(price)}" for part, price in s.candidate.price_lines())
+    return "\n".join(f"{part}: {view.money(price)}" for part, price in bom_lines(s))
 
 
 def plan_page(
