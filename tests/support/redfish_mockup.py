@@ -75,7 +75,7 @@ def _handler(
     expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
     class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             """Quiet: the tests read `requests` instead."""
 
         def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
@@ -132,12 +132,12 @@ def _handler(
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up, as it should
 
-        do_GET = _answer  # noqa: N815
-        do_HEAD = _answer  # noqa: N815
-        do_POST = _answer  # noqa: N815
-        do_PATCH = _answer  # noqa: N815
-        do_PUT = _answer  # noqa: N815
-        do_DELETE = _answer  # noqa: N815
+        do_GET = _answer
+        do_HEAD = _answer
+        do_POST = _answer
+        do_PATCH = _answer
+        do_PUT = _answer
+        do_DELETE = _answer
 
     return Handler
 

@@ -81,10 +81,19 @@ class _Budget:
 def _bounded_adapter(budget: _Budget, connect_s: float, request_s: float) -> Any:
     """A requests adapter that sends only GET/HEAD, with the connect and read timeouts the
     budget leaves, and reads the body in chunks up to MAX_RESPONSE_BYTES before the deadline."""
+    from requests import PreparedRequest, Response
     from requests.adapters import HTTPAdapter
 
     class _BoundedAdapter(HTTPAdapter):
-        def send(self, request: Any, stream: bool = False, timeout: Any = None, **kwargs: Any) -> Any:
+        def send(
+            self,
+            request: PreparedRequest,
+            stream: bool = False,
+            timeout: float | tuple[float | None, float | None] | None = None,
+            verify: bool | str = True,
+            cert: str | tuple[str, str] | None = None,
+            proxies: dict[str, str] | None = None,
+        ) -> Response:
             if request.method not in _READ_METHODS:
                 raise _Refused(f"dlrig reads only; it refused a {request.method} request")
             left = budget.left_s()
@@ -92,7 +101,12 @@ def _bounded_adapter(budget: _Budget, connect_s: float, request_s: float) -> Any
                 raise _Refused(f"no answer within {budget.seconds:g} s")
             response_deadline = time.monotonic() + min(request_s, left)
             response = super().send(
-                request, stream=True, timeout=(min(connect_s, left), min(request_s, left)), **kwargs
+                request,
+                stream=True,
+                timeout=(min(connect_s, left), min(request_s, left)),
+                verify=verify,
+                cert=cert,
+                proxies=proxies,
             )
             chunks, size = [], 0
             for chunk in response.raw.stream(64 * 1024, decode_content=True):
@@ -100,15 +114,15 @@ def _bounded_adapter(budget: _Budget, connect_s: float, request_s: float) -> Any
                 if size > MAX_RESPONSE_BYTES:
                     response.close()
                     raise _Refused(
-                        f"{urlsplit(request.url).path} answered more than "
+                        f"{urlsplit(str(request.url)).path} answered more than "
                         f"{MAX_RESPONSE_BYTES // 2**20} MiB"
                     )
                 if time.monotonic() > response_deadline:
                     response.close()
-                    raise _Refused(f"{urlsplit(request.url).path} took over {request_s:g} s")
+                    raise _Refused(f"{urlsplit(str(request.url)).path} took over {request_s:g} s")
                 chunks.append(chunk)
             response._content = b"".join(chunks)
-            response._content_consumed = True
+            response._content_consumed = True  # type: ignore[attr-defined]
             return response
 
     return _BoundedAdapter(max_retries=0)
@@ -196,7 +210,7 @@ class RedfishSource:
     def _explain(self, exc: BaseException) -> SourceUnreachableError:
         import requests
         from redfish.rest.v1 import JsonDecodingError, ServerDownOrUnreachableError
-        from urllib3.exceptions import ProtocolError
+        from urllib3.exceptions import IncompleteRead, ProtocolError
 
         cause = _cause(exc)
         if isinstance(cause, _Refused):
@@ -211,7 +225,9 @@ class RedfishSource:
             return self._fail(f"no connection within {self.options.connect_timeout_s:g} s")
         if isinstance(cause, requests.exceptions.ReadTimeout):
             return self._fail(f"no answer within {self.options.request_timeout_s:g} s")
-        if isinstance(cause, ProtocolError | requests.exceptions.ChunkedEncodingError):
+        if isinstance(
+            cause, ProtocolError | IncompleteRead | requests.exceptions.ChunkedEncodingError
+        ):
             return self._fail("its answer was cut short")
         if isinstance(cause, requests.exceptions.ConnectionError):
             return self._fail("connection refused or dropped")
@@ -222,11 +238,11 @@ class RedfishSource:
         return self._fail(type(cause).__name__)
 
     def _connect(self) -> Any:
-        import requests
         from redfish.rest.v1 import AuthMethod, HttpClient, InvalidCredentialsError
+        from requests.utils import DEFAULT_CA_BUNDLE_PATH
 
         opts = self.options
-        cafile = None if opts.insecure else (opts.ca_file or requests.certs.where())
+        cafile = None if opts.insecure else (opts.ca_file or DEFAULT_CA_BUNDLE_PATH)
         client = HttpClient(
             base_url=opts.url,
             username=opts.user,
@@ -465,6 +481,12 @@ def _members_ok(links: list[Any], parts: list[dict[str, Any]]) -> tuple[tuple[st
     return tuple(names), ok
 
 
+_GROUP_NAMES = {
+    SensorKind.POWER_SUPPLY: "power-supply redundancy",
+    SensorKind.FAN: "fan redundancy",
+}
+
+
 def _redundancy_group(
     group: dict[str, Any], kind: SensorKind, chassis: str, parts: list[dict[str, Any]]
 ) -> Redundancy:
@@ -473,7 +495,8 @@ def _redundancy_group(
     needed = group.get("MinNeededInGroup")
     return Redundancy(
         kind=kind,
-        name=str(group.get("Name") or f"{kind.value} redundancy"),
+        # The newer RedundantGroup has no name of its own: it is named by what it groups.
+        name=str(group.get("Name") or _GROUP_NAMES[kind]),
         health=_health(group.get("Status")),
         enabled=enabled,
         mode=group.get("RedundancyType"),
@@ -492,7 +515,7 @@ def _legacy_redundancy(
     needed = group.get("MinNumNeeded")
     return Redundancy(
         kind=kind,
-        name=_name(group, f"{kind.value} redundancy"),
+        name=_name(group, _GROUP_NAMES[kind]),
         health=_health(group.get("Status")),
         enabled=enabled,
         mode=group.get("Mode"),
@@ -505,7 +528,8 @@ def _legacy_redundancy(
 
 def _fan(fan: dict[str, Any], chassis: str) -> BmcSensor:
     present, enabled = _state(fan.get("Status"))
-    speed = fan.get("SpeedPercent") if isinstance(fan.get("SpeedPercent"), dict) else {}
+    raw_speed = fan.get("SpeedPercent")
+    speed: dict[str, Any] = raw_speed if isinstance(raw_speed, dict) else {}
     rpm = _number(speed.get("SpeedRPM"))
     return BmcSensor(
         kind=SensorKind.FAN,
@@ -607,7 +631,8 @@ def _sensor(sensor: dict[str, Any], chassis: str, *, with_power: bool) -> BmcSen
     kind_units = _SENSOR_KINDS.get(str(sensor.get("ReadingType")))
     if kind_units is None or (kind_units[0] is SensorKind.POWER and not with_power):
         return None
-    limits = sensor.get("Thresholds") if isinstance(sensor.get("Thresholds"), dict) else {}
+    raw_limits = sensor.get("Thresholds")
+    limits: dict[str, Any] = raw_limits if isinstance(raw_limits, dict) else {}
     present, enabled = _state(sensor.get("Status"))
     return BmcSensor(
         kind=kind_units[0],

@@ -124,9 +124,12 @@ class PynvmlCalls:
                 if exc.kind == "Timeout":
                     break
                 raise
-            index = self._index_of(data.device)
             found.append(
-                {"gpu": index, "eventType": int(data.eventType), "eventData": int(data.eventData)}
+                {
+                    "gpu": self._index_of(data.device),
+                    "eventType": int(data.eventType),
+                    "eventData": int(data.eventData),
+                }
             )
             wait_ms = 0  # what else is queued, without waiting again
         return found
