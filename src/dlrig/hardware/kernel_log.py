@@ -143,6 +143,8 @@ def read_kernel_xids(kmsg: Path = KMSG, boot_id_path: Path = BOOT_ID) -> KernelX
                 if exc.errno == errno.EPIPE:
                     continue  # a record was overwritten while reading: the next one follows
                 return KernelXids(tuple(found), False, f"{kmsg}: {exc.strerror}", boot_id=boot_id)
+            if not record:
+                break  # end of file (a saved copy rather than the device)
             header, _, message = record.decode("utf-8", "replace").partition(";")
             fields = header.split(",")
             if len(fields) < 3:

@@ -289,7 +289,9 @@ def parse_ipmitool_sel(text: str) -> tuple[LogEntry, ...]:
         lowered = event.lower()
         asserted = "deasserted" not in lowered
         critical = asserted and (
-            any(f in lowered for f in _FAULT_EVENTS) or "critical going" in lowered
+            any(f in lowered for f in _FAULT_EVENTS)
+            or "critical going" in lowered
+            or "non-recoverable going" in lowered
         )
         entries.append(
             LogEntry(

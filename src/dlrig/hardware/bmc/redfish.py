@@ -56,6 +56,8 @@ MAX_LOG_ENTRIES = 64
 """The newest entries read of one log service."""
 
 _READ_METHODS = frozenset({"GET", "HEAD"})
+# A read timeout this close to the budget's end was the budget's, not the request's.
+_BUDGET_SLACK_S = 0.1
 
 # The library logs through "redfish.*" (an invalid-JSON error with the body, retries); dlrig
 # says what went wrong in one line of its own instead.
@@ -98,7 +100,7 @@ def _bounded_adapter(budget: _Budget, connect_s: float, request_s: float) -> Any
                 raise _Refused(f"dlrig reads only; it refused a {request.method} request")
             left = budget.left_s()
             if left <= 0:
-                raise _Refused(f"no answer within {budget.seconds:g} s")
+                raise _Refused(f"no full answer within the reading's {budget.seconds:g} s")
             response_deadline = time.monotonic() + min(request_s, left)
             response = super().send(
                 request,
@@ -224,6 +226,8 @@ class RedfishSource:
         if isinstance(cause, requests.exceptions.ConnectTimeout):
             return self._fail(f"no connection within {self.options.connect_timeout_s:g} s")
         if isinstance(cause, requests.exceptions.ReadTimeout):
+            if self._budget.left_s() < _BUDGET_SLACK_S:
+                return self._fail(f"no full answer within the reading's {self._budget.seconds:g} s")
             return self._fail(f"no answer within {self.options.request_timeout_s:g} s")
         if isinstance(
             cause, ProtocolError | IncompleteRead | requests.exceptions.ChunkedEncodingError
