@@ -70,9 +70,11 @@ def test_only_the_service_root_is_read_without_credentials() -> None:
 def _fails(
     name: str, password: str = PASSWORD, mis: Misbehaviour | None = None, **opts: float
 ) -> str:
-    with serve_mockup(name, user=USER, password=PASSWORD, misbehaviour=mis) as mockup:
-        with pytest.raises(SourceUnreachableError) as caught:
-            RedfishSource(RedfishOptions(mockup.url, USER, **opts), password).read()
+    with (
+        serve_mockup(name, user=USER, password=PASSWORD, misbehaviour=mis) as mockup,
+        pytest.raises(SourceUnreachableError) as caught,
+    ):
+        RedfishSource(RedfishOptions(mockup.url, USER, **opts), password).read()
     message = str(caught.value)
     assert "\n" not in message and password not in message and PASSWORD not in message
     return message
