@@ -100,6 +100,15 @@ def _grown(context: Context, key: str, now: float | None) -> float | None:
     return None if context.baseline is None else context.baseline.growth(key, now)
 
 
+def _new_or_since_boot(context: Context, key: str, now: float | None) -> tuple[float | None, str]:
+    """A counter's growth since the baseline, or (without one, or one that lacks this
+    counter) its count since boot: for counters whose every count is a fault."""
+    grown = _grown(context, key, now)
+    if grown is not None:
+        return grown, context.since
+    return now, "since boot"
+
+
 @check("HEALTH.1", "gpu_missing")
 def gpu_missing(inputs: HealthInputs, context: Context) -> list[Finding]:
     """A GPU that fell off the bus stops answering NVML (Xid 79, NVIDIA's catalog: RESTART_BM);
@@ -364,11 +373,16 @@ def gpu_xid(inputs: HealthInputs, context: Context) -> list[Finding]:
         groups.setdefault((where, event.xid), []).append(event)
     found = []
     for (where, code), events in groups.items():
-        last = events[-1]
+        # NVML's event and the kernel log's line are the same Xid seen twice: count the source
+        # that saw more of them.
+        sources = sorted({e.source for e in events})
+        count = max(sum(e.source == s for e in events) for s in sources)
+        logged = [e for e in events if e.source == "kernel_log"]
+        last = (logged or events)[-1]
         info, action = context.catalog.resolve(code, last.message)
         gpu = _xid_gpu(last, inputs)
         what = f"{info.mnemonic}: {info.description}" if info else "not in the catalog"
-        times = f"{len(events)} times, last" if len(events) > 1 else "at"
+        times = f"{count} times, last" if count > 1 else "at"
         when = f" ({times} {last.time_utc[:19]} UTC)" if last.time_utc else ""
         found.append(
             Finding(
@@ -376,12 +390,13 @@ def gpu_xid(inputs: HealthInputs, context: Context) -> list[Finding]:
                 "gpu_xid",
                 action.severity,
                 where,
-                last.source,
+                "+".join(sources),
                 f"{where}: Xid {code} ({what}){when}: {last.message}".rstrip(": "),
                 action.action,
                 {
                     "xid": code,
-                    "count": len(events),
+                    "count": count,
+                    "sources": sources,
                     "immediate": info.immediate if info else None,
                     "investigatory": info.investigatory if info else None,
                     "last_time_utc": last.time_utc,
@@ -524,9 +539,9 @@ def pcie_aer(inputs: HealthInputs, context: Context) -> list[Finding]:
         what = "NVIDIA GPU" if aer.is_nvidia_gpu else "root port" if aer.is_root_port else "device"
         part = f"PCIe {what} {aer.device}"
         for name, severity in (("fatal", Severity.ERROR), ("nonfatal", Severity.WARNING)):
-            value = getattr(aer, name)
-            new = _grown(context, f"aer/{aer.device}/{name}", value)
-            count = new if context.baseline is not None else value
+            count, since = _new_or_since_boot(
+                context, f"aer/{aer.device}/{name}", getattr(aer, name)
+            )
             if count:
                 found.append(
                     Finding(
@@ -535,8 +550,7 @@ def pcie_aer(inputs: HealthInputs, context: Context) -> list[Finding]:
                         severity,
                         part,
                         "sysfs",
-                        f"{part}: {count:.0f} {name} AER error(s) "
-                        f"{context.since if context.baseline else 'since boot'}"
+                        f"{part}: {count:.0f} {name} AER error(s) {since}"
                         + (f" (root port {aer.root_port})" if aer.root_port else ""),
                         "reseat the card and its riser; a fatal error on a GPU's link goes with "
                         "Xid 79 (check the kernel log)",
@@ -568,11 +582,7 @@ def host_memory_edac(inputs: HealthInputs, context: Context) -> list[Finding]:
     found = []
     for mc in inputs.edac or ():
         part = f"DIMM {mc.label} ({mc.name})" if mc.label else f"memory controller {mc.name}"
-        ue = (
-            mc.uncorrected
-            if context.baseline is None
-            else _grown(context, f"edac/{mc.name}/uncorrected", mc.uncorrected)
-        )
+        ue, since = _new_or_since_boot(context, f"edac/{mc.name}/uncorrected", mc.uncorrected)
         if ue:
             found.append(
                 Finding(
@@ -581,8 +591,7 @@ def host_memory_edac(inputs: HealthInputs, context: Context) -> list[Finding]:
                     Severity.ERROR,
                     part,
                     "sysfs",
-                    f"{part}: {ue:.0f} uncorrected memory error(s) "
-                    f"{context.since if context.baseline else 'since boot'}",
+                    f"{part}: {ue:.0f} uncorrected memory error(s) {since}",
                     "replace the DIMM the BMC's SEL or EDAC names; run a memory test",
                     {"uncorrected": mc.uncorrected},
                 )
@@ -620,11 +629,10 @@ def drive_health(inputs: HealthInputs, context: Context) -> list[Finding]:
             "pending_sectors": d.pending_sectors,
         }
         if d.passed is False or d.critical_warning:
-            why = (
-                "fails its SMART self-assessment"
-                if d.passed is False
-                else (f"sets NVMe critical warning 0x{d.critical_warning:02x}")
-            )
+            reasons = ["fails its SMART self-assessment"] if d.passed is False else []
+            if d.critical_warning:
+                reasons.append(f"sets NVMe critical warning 0x{d.critical_warning:02x}")
+            why = " and ".join(reasons)
             found.append(
                 Finding(
                     "HEALTH.11",

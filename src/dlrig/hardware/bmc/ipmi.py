@@ -306,7 +306,7 @@ def parse_ipmitool_sel(text: str) -> tuple[LogEntry, ...]:
     return tuple(entries)
 
 
-def _redundancy(sensors: tuple[BmcSensor, ...]) -> tuple[Redundancy, ...]:
+def redundancy_from_sensors(sensors: tuple[BmcSensor, ...]) -> tuple[Redundancy, ...]:
     """IPMI reports redundancy as a discrete sensor (`PS Redundancy`: Fully Redundant /
     Redundancy Lost); each becomes a group."""
     groups = []
@@ -415,7 +415,7 @@ class IpmiSource:
             source="freeipmi",
             address="local",
             sensors=sensors,
-            redundancy=_redundancy(sensors),
+            redundancy=redundancy_from_sensors(sensors),
             log_entries=entries,
             notes=tuple(notes),
         )
@@ -440,6 +440,6 @@ class IpmiSource:
             source="ipmitool",
             address=self.options.host or "local",
             sensors=sensors,
-            redundancy=_redundancy(sensors),
+            redundancy=redundancy_from_sensors(sensors),
             log_entries=entries,
         )
