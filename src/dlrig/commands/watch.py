@@ -14,10 +14,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from dlrig.commands.bmc import (
+    BmcCaFileOption,
+    BmcOption,
+    BmcTimeoutOption,
+    BmcUserOption,
+    InsecureOption,
+    IpmiOption,
+    bmc_source,
+)
 from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import finite
 
 if TYPE_CHECKING:
+    from dlrig.hardware.bmc import BmcSource
     from dlrig.watch.samples import Sample
 
 # Options after the first word of the command belong to the command, `--` or not.
@@ -61,8 +71,15 @@ def watch(
         int | None, typer.Option("--show", metavar="RUN_ID", help="replay a stored run's summary")
     ] = None,
     html: HtmlOption = None,
+    bmc: BmcOption = None,
+    ipmi: IpmiOption = None,
+    bmc_user: BmcUserOption = None,
+    insecure: InsecureOption = False,
+    bmc_ca_file: BmcCaFileOption = None,
+    bmc_timeout: BmcTimeoutOption = 20.0,
 ) -> None:
-    """Run a command and watch CPUs, disks, RAM and GPUs under it; alarms and a verdict."""
+    """Run a command and watch CPUs, disks, RAM and GPUs under it (and the GPUs' and, with
+    --bmc or --ipmi, the server's health); alarms and a verdict."""
     from dlrig.errors import ValidationError
 
     home = os.environ.get("DLRIG_HOME")
@@ -84,7 +101,8 @@ def watch(
         _show(home, show, json, html)
     else:
         metrics = None if prometheus is None else (address, prometheus)
-        raise typer.Exit(_run(command or [], home, interval, json, metrics, shell, html))
+        source = bmc_source(bmc, ipmi, bmc_user, insecure, bmc_ca_file, bmc_timeout)
+        raise typer.Exit(_run(command or [], home, interval, json, metrics, shell, html, source))
 
 
 def _listen_address(text: str) -> str:
@@ -169,19 +187,28 @@ def _run(
     metrics: tuple[str, int] | None,
     shell: bool,
     html: Path | None,
+    bmc: BmcSource | None = None,
 ) -> int:
     import socket
 
     from dlrig.commands.inputs import nccl_p2p_disabled
     from dlrig.errors import HistoryError
+    from dlrig.hardware.kernel_log import read_kernel_xids
     from dlrig.hardware.nvml import open_nvml
     from dlrig.history.runs import RunRecorder, discard_run, finish_run, start_run
     from dlrig.report.console import print_text
     from dlrig.report.watch import summary_json, summary_text
-    from dlrig.watch.host import NvmlGpuSampler, PsutilHostSampler
+    from dlrig.watch.host import HealthSampler, NvmlGpuSampler, PsutilHostSampler
     from dlrig.watch.runner import CommandStartError, SampleSink, run_watch
     from dlrig.watch.summary import watch_summary
 
+    nvml = open_nvml()
+    health = HealthSampler(nvml, bmc=bmc, kernel_log=read_kernel_xids)
+    try:
+        health.start()  # a BMC that cannot be read: one line, exit 2, before the job starts
+    except BaseException:
+        nvml.close()
+        raise
     sinks: list[SampleSink] = []
     server = None
     if metrics is not None:
@@ -203,7 +230,6 @@ def _run(
         _warn(f"{exc} (the run is not recorded)")
         conn = db_path = run_id = None
     limits = _disk_limits(conn)
-    nvml = open_nvml()
     view = None if as_json else _LiveView(" ".join(command))
     try:
         result = run_watch(
@@ -218,6 +244,7 @@ def _run(
             # With --json, stdout carries the summary alone: the job prints to stderr.
             child_stdout=sys.stderr.fileno() if as_json else None,
             nccl_p2p_disabled=nccl_p2p_disabled(),
+            health=health,
         )
     except CommandStartError:
         if conn is not None and run_id is not None:

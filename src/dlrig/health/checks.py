@@ -57,6 +57,8 @@ class Context:
         """Words for the span a growth covers."""
         if self.baseline is None:
             return "since the driver loaded"
+        if not self.baseline.taken_utc:
+            return f"since the {self.baseline.source}"
         return f"since the last {self.baseline.source} ({self.baseline.taken_utc[:16]} UTC)"
 
 
@@ -844,6 +846,14 @@ def _health_state(s: BmcSensor) -> tuple[Severity, str] | None:
     return None
 
 
+def sensor_state(s: BmcSensor) -> tuple[Severity, str] | None:
+    """A BMC sensor's fault, if any: a stopped fan, a reading past the BMC's own thresholds,
+    else the health the BMC reports; None when it is fine."""
+    if s.kind is SensorKind.FAN and s.reading == 0 and s.enabled and s.units == "RPM":
+        return Severity.ERROR, "stopped"
+    return _threshold_state(s) or _health_state(s)
+
+
 def _sensor_findings(
     inputs: HealthInputs, kind: SensorKind, check_id: str, name: str, fix: str
 ) -> list[Finding]:
@@ -851,9 +861,7 @@ def _sensor_findings(
     for s in inputs.bmc.sensors if inputs.bmc else ():
         if s.kind is not kind or not s.present:
             continue
-        state = _threshold_state(s) or _health_state(s)
-        if kind is SensorKind.FAN and s.reading == 0 and s.enabled and s.units == "RPM":
-            state = (Severity.ERROR, "stopped")
+        state = sensor_state(s)
         if state is None:
             continue
         units = f" {s.units}" if s.units else ""
@@ -951,7 +959,7 @@ def bmc_event_log(inputs: HealthInputs, context: Context) -> list[Finding]:
                 "HEALTH.18",
                 "bmc_log_entry",
                 Severity.ERROR if e.severity is BmcHealth.CRITICAL else Severity.WARNING,
-                e.sensor or e.log or "SEL",
+                f"{e.log or 'SEL'} entry {e.entry_id}" + (f" ({e.sensor})" if e.sensor else ""),
                 _bmc_source(inputs),
                 f"{e.log or 'SEL'} entry {e.entry_id} "
                 f"({e.created_utc[:19] + ' UTC' if e.created_utc else 'no time'}, "

@@ -320,7 +320,10 @@ class RedfishSource:
         return None
 
     def read(self) -> BmcReading:
-        """Every chassis' power, thermal and sensor resources and the log entries."""
+        """Every chassis' power, thermal and sensor resources and the log entries (each read
+        with a budget of its own, so that a watch can read the BMC again and again)."""
+        self._budget = _Budget(self.options.budget_s)
+        self._notes = []
         self._client = self._connect()
         try:
             root: dict[str, Any] = dict(self._client.root or {})
