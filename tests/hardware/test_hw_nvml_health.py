@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dlrig.hardware import sysfs_health
 from dlrig.hardware.nvml import NvmlCallError, PynvmlCalls
 from dlrig.hardware.nvml.health import read_gpu_health, xid_events
-from support.nvml_fakes import RecordingCalls, fixture_path, load_fixture, replay_calls, replay_nvml
+from support.nvml_fakes import (
+    RecordingCalls,
+    fixture_path,
+    kernel_log_text,
+    load_fixture,
+    replay_calls,
+    replay_nvml,
+    write_sysfs,
+)
 
 
 def test_dbe_scenario_reads_ecc_remap_replays_and_nvlink_counters() -> None:
@@ -125,3 +135,19 @@ def test_real_calls_layer_resolves_constant_names_and_integers(
     with pytest.raises(NvmlCallError) as missing:
         calls.device(0, "nvmlDeviceGetTotalEccErrors", "NVML_NO_SUCH_CONSTANT,NVML_VOLATILE_ECC")
     assert missing.value.kind == "FunctionNotFound"  # an older pynvml: unsupported, not a crash
+
+
+def test_recorder_format_of_scripts_gpu_health_record_replays(tmp_path: Path) -> None:
+    # health_h200_idle.json is in the form scripts/gpu_health_record.py writes (events as
+    # {"received": [...]}, kernel_log as {"nvrm_lines": [...]}, sysfs nested by kind): a real
+    # recording in that form drops in.
+    fixture = load_fixture(fixture_path("health_h200_idle"))
+    backend = replay_nvml(fixture)
+    (gpu,) = backend.read_health()
+    assert gpu.name == "NVIDIA H200"  # from the real recording
+    assert (gpu.ecc_volatile_uncorrected, gpu.remap_pending, gpu.pcie_replay_count) == (0, False, 0)
+    assert backend.xid_events() == ()
+    assert "NVRM: loading NVIDIA" in kernel_log_text(fixture)
+    root = write_sysfs(fixture, tmp_path)
+    (aer,) = sysfs_health.read_aer(root)
+    assert (aer.device, aer.fatal, aer.nonfatal, aer.correctable) == ("0000:00:06.0", 0, 0, 0)

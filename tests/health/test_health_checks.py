@@ -285,3 +285,8 @@ def test_report_verdict_names_the_failed_parts() -> None:
         "Redundancy', 'System Board Fan3A', 'System Board Inlet Temp'"
     )
     assert report.snapshot["taken_utc"] == NOW
+
+
+def test_healthy_h200_from_its_real_recording_has_no_alarm(tmp_path: Path) -> None:
+    report = judge_health(inputs_from("health_h200_idle", tmp_path), host="h200", baseline=None)
+    assert report.healthy and report.counts["warning"] == 0 and report.counts["error"] == 0

@@ -139,6 +139,8 @@ class ReplayCalls:
         event once)."""
         found: list[dict[str, Any]] = []
         base = self.fixture.get("events")
+        if isinstance(base, dict):  # scripts/gpu_health_record.py: {"received": [...], "wait": ...}
+            base = base.get("received")
         for where, records in ((-1, base), (self._sample, self._sample_events())):
             if where in self._events_given or not records:
                 continue
@@ -310,8 +312,11 @@ class RecordingCalls:
 
 
 def kernel_log_text(fixture: dict[str, Any]) -> str:
-    """A fixture's `kernel_log` as text ("" without one)."""
+    """A fixture's `kernel_log` as text ("" without one): text, a list of lines, or
+    scripts/gpu_health_record.py's `{"source", "nvrm_lines": [...]}`."""
     log = fixture.get("kernel_log") or ""
+    if isinstance(log, dict):
+        log = log.get("nvrm_lines") or []
     return "\n".join(str(line) for line in log) if isinstance(log, list) else str(log)
 
 
@@ -319,7 +324,10 @@ def write_sysfs(fixture: dict[str, Any], root: Path) -> Path:
     """Lay a fixture's `sysfs` files out under `root` (the readers' filesystem root); a value
     that is an object `{"link": "../../devices/..."}` becomes a symbolic link (PCI devices in
     /sys/bus/pci/devices are links into /sys/devices)."""
-    for name, content in (fixture.get("sysfs") or {}).items():
+    files = dict(fixture.get("sysfs") or {})
+    if isinstance(files.get("aer"), dict):
+        files = _recorded_sysfs_files(files)
+    for name, content in files.items():
         path = root / str(name).lstrip("/")
         path.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, dict) and "link" in content:
@@ -327,3 +335,33 @@ def write_sysfs(fixture: dict[str, Any], root: Path) -> Path:
         else:
             path.write_text(str(content))
     return root
+
+
+def _recorded_sysfs_files(sysfs: dict[str, Any]) -> dict[str, Any]:
+    """scripts/gpu_health_record.py's `sysfs` ({"aer": {address: {device path: {file: text}}},
+    "edac": {mc: {file: text}}, "thermal": {zone: {"type", "temp"}}}) as path -> content, with
+    each GPU's /sys/bus/pci/devices link to its device path; unreadable files are left out."""
+    files: dict[str, Any] = {}
+
+    def keep(path: str, text: Any) -> None:
+        if isinstance(text, str) and not text.startswith("<unreadable"):
+            files[path] = text
+
+    for address, chain in (sysfs.get("aer") or {}).items():
+        if not isinstance(chain, dict):
+            continue
+        for node, node_files in chain.items():
+            for name, text in (node_files or {}).items():
+                keep(f"{node}/{name}", text)
+        device = next((n for n in chain if n.endswith(address)), None)
+        if device is not None:
+            files[f"/sys/bus/pci/devices/{address}"] = {"link": "../../.." + device[len("/sys") :]}
+    for mc, mc_files in (
+        (sysfs.get("edac") or {}).items() if isinstance(sysfs.get("edac"), dict) else ()
+    ):
+        for name, text in (mc_files or {}).items():
+            keep(f"/sys/devices/system/edac/mc/{mc}/{name}", text)
+    for zone, zone_files in (sysfs.get("thermal") or {}).items():
+        for name, text in (zone_files or {}).items():
+            keep(f"/sys/class/thermal/{zone}/{name}", text)
+    return files
