@@ -4,6 +4,7 @@ provisioning form: a Prometheus query and a threshold on it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -27,8 +28,11 @@ def _exported() -> set[str]:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(collector)
     readings = replay_nvml("lost_gpu").read_gpus()
+    # A V100 beside the H100s: page retirement is reported before Ampere only.
+    (v100,) = replay_nvml("health_v100_retired_pages").read_health()
+    gpus = (*_gpus(), replace(v100, index=2))
     health = HealthSample(
-        gpus=_gpus(), xids=(XidEvent(79, "nvml", gpu=0),), bmc=_bmc("faulted_legacy")
+        gpus=gpus, xids=(XidEvent(79, "nvml", gpu=0),), bmc=_bmc("faulted_legacy")
     )
     collector.update(Sample(t_s=1.0, host=idle_host(), job=None, gpus=readings, health=health))
     text = generate_latest(registry).decode()
