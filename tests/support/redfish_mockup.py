@@ -174,3 +174,28 @@ def dead_address() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+def main() -> None:
+    """Serve a mockup until interrupted, for a try by hand (README's health sheet):
+    `cd tests && python -m support.redfish_mockup faulted_subsystems [PORT]`; user monitor,
+    password s3cret-Pa55."""
+    import sys
+
+    name = sys.argv[1] if len(sys.argv) > 1 else "faulted_subsystems"
+    port = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    directory = mockup_path(name)
+    seen: list[Recorded] = []
+    handler = _handler(directory, "monitor", "s3cret-Pa55", Misbehaviour(), seen)
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    print(f"serving {name} at http://127.0.0.1:{server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()

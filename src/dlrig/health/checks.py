@@ -383,9 +383,9 @@ def gpu_xid(inputs: HealthInputs, context: Context) -> list[Finding]:
         last = (logged or events)[-1]
         info, action = context.catalog.resolve(code, last.message)
         gpu = _xid_gpu(last, inputs)
-        what = f"{info.mnemonic}: {info.description}" if info else "not in the catalog"
+        what = info.description if info else "not in NVIDIA's catalog"
         times = f"{count} times, last" if count > 1 else "at"
-        when = f" ({times} {last.time_utc[:19]} UTC)" if last.time_utc else ""
+        when = f", {times} {last.time_utc[:19].replace('T', ' ')} UTC" if last.time_utc else ""
         found.append(
             Finding(
                 "HEALTH.5",
@@ -393,10 +393,12 @@ def gpu_xid(inputs: HealthInputs, context: Context) -> list[Finding]:
                 action.severity,
                 where,
                 "+".join(sources),
-                f"{where}: Xid {code} ({what}){when}: {last.message}".rstrip(": "),
+                f"{where}: Xid {code} ({what}{when})",
                 action.action,
                 {
                     "xid": code,
+                    "mnemonic": info.mnemonic if info else None,
+                    "log_text": last.message,
                     "count": count,
                     "sources": sources,
                     "immediate": info.immediate if info else None,
@@ -947,6 +949,10 @@ def bmc_event_log(inputs: HealthInputs, context: Context) -> list[Finding]:
         if context.baseline is not None
         else (now - dt.timedelta(hours=SEL_WINDOW_H) if now else None)
     )
+    # A part whose present state is already a fault (HEALTH.13-17) is judged there; its log
+    # entries are the history of it.
+    faulted = [s.name.lower() for s in inputs.bmc.sensors if s.present and sensor_state(s)]
+    faulted += [r.name.lower() for r in inputs.bmc.redundancy if r.health is BmcHealth.CRITICAL]
     found = []
     for e in inputs.bmc.log_entries:
         if e.severity not in (BmcHealth.CRITICAL, BmcHealth.WARNING):
@@ -954,17 +960,20 @@ def bmc_event_log(inputs: HealthInputs, context: Context) -> list[Finding]:
         created = _parse_utc(e.created_utc) if e.created_utc else None
         if since is not None and created is not None and created <= since:
             continue
+        known = any(name in e.message.lower() for name in faulted)
+        severity = Severity.ERROR if e.severity is BmcHealth.CRITICAL else Severity.WARNING
         found.append(
             Finding(
                 "HEALTH.18",
                 "bmc_log_entry",
-                Severity.ERROR if e.severity is BmcHealth.CRITICAL else Severity.WARNING,
+                Severity.INFO if known else severity,
                 f"{e.log or 'SEL'} entry {e.entry_id}" + (f" ({e.sensor})" if e.sensor else ""),
                 _bmc_source(inputs),
                 f"{e.log or 'SEL'} entry {e.entry_id} "
                 f"({e.created_utc[:19] + ' UTC' if e.created_utc else 'no time'}, "
-                f"{e.severity.value}): {e.message}",
-                "act on the part it names; clear the log once handled",
+                f"{e.severity.value}): {e.message}"
+                + (" (the part's present state is judged above)" if known else ""),
+                None if known else "act on the part it names; clear the log once handled",
                 {
                     "entry_id": e.entry_id,
                     "created_utc": e.created_utc,

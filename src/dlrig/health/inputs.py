@@ -47,6 +47,7 @@ class HealthInputs:
     drives: tuple[DriveHealth, ...] | None = None
     bmc: BmcReading | None = None
     notes: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()  # sources left out on purpose (`--sources`)
 
     @property
     def xids(self) -> tuple[XidEvent, ...]:

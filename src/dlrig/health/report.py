@@ -93,6 +93,12 @@ def _sources(inputs: HealthInputs) -> list[dict[str, Any]]:
         for entry in out:
             if entry["name"] == name and entry["status"] == "unavailable":
                 entry["detail"] = note.split(":", 1)[1].strip()
+    # A source left out on purpose is said so, not taken as unreadable.
+    named = {"sysfs": ("sysfs_aer", "sysfs_edac", "sysfs_thermal"), "smart": ("smartctl",)}
+    skipped = {n for s in inputs.skipped for n in named.get(s, (s,))}
+    for entry in out:
+        if entry["name"] in skipped:
+            entry.update(status="skipped", detail="--sources")
     return out
 
 

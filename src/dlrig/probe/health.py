@@ -70,8 +70,6 @@ def read_health_inputs(nvml: HealthNvml | None, options: HealthOptions) -> Healt
             nvml_xids += nvml.xid_events(0)
         else:
             nvml_error = system.error or "NVML unavailable"
-    elif HealthSource.NVML not in wanted:
-        nvml_error = "not asked (--sources)"
     log = None
     if HealthSource.KERNEL_LOG in wanted:
         if options.kernel_log_file is not None:
@@ -107,4 +105,5 @@ def read_health_inputs(nvml: HealthNvml | None, options: HealthOptions) -> Healt
         drives=drives,
         bmc=bmc,
         notes=tuple(notes),
+        skipped=tuple(s.value for s in HealthSource if s not in wanted),
     )

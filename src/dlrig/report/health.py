@@ -46,11 +46,14 @@ def _findings_table(report: HealthReport) -> Table:
         table.add_column(header, overflow="fold")
     for f in report.findings:
         severity = str(f.get("severity"))
+        part, message = str(f.get("part")), str(f.get("message"))
+        # The part has its own column: the message without it, where it opens with it.
+        message = message.removeprefix(f"{part}: ")
         table.add_row(
             f"[{_STYLE.get(severity, '')}]{_HEADINGS.get(severity, severity)}[/]",
             str(f.get("check")),
-            str(f.get("part")),
-            str(f.get("message")),
+            part,
+            message,
             str(f.get("action") or ""),
         )
     return table
@@ -161,11 +164,19 @@ def _bmc_table(bmc: dict[str, Any]) -> Table:
 
 
 def _sources_line(report: HealthReport) -> str:
-    parts = []
-    for s in report.sources:
-        mark = "read" if s["status"] == "read" else "not read"
-        parts.append(f"{s['name']} {mark}" + (f" ({s['detail']})" if s.get("detail") else ""))
-    return "sources: " + "; ".join(parts)
+    read = [s["name"] for s in report.sources if s["status"] == "read"]
+    unread = [
+        f"{s['name']} ({s['detail']})" if s.get("detail") else s["name"]
+        for s in report.sources
+        if s["status"] == "unavailable"
+    ]
+    skipped = [s["name"] for s in report.sources if s["status"] == "skipped"]
+    line = "read: " + (", ".join(read) or "nothing")
+    if unread:
+        line += "; not readable: " + "; ".join(unread)
+    if skipped:
+        line += "; left out (--sources): " + ", ".join(skipped)
+    return line
 
 
 def health_sheet(report: HealthReport) -> Group:
