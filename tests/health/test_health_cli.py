@@ -23,7 +23,7 @@ ISSUE_BOUND_S = 15.0
 def _dlrig(
     home: Path, *args: str, password: str | None = PASSWORD, timeout_s: float = 60
 ) -> tuple[subprocess.CompletedProcess[str], float]:
-    env = {**os.environ, "DLRIG_HOME": str(home), "COLUMNS": "160"}
+    env = {**os.environ, "DLRIG_HOME": str(home), "COLUMNS": "100"}
     env.pop("DLRIG_BMC_PASSWORD", None)
     if password is not None:
         env["DLRIG_BMC_PASSWORD"] = password
@@ -182,3 +182,20 @@ def test_html_page(tmp_path: Path, empty_root: str) -> None:
     html = page.read_text()
     assert "Temperatures as a share of the BMC&#39;s upper critical threshold" in html
     assert "PSU2" in html and "HEALTH.14" in html and PASSWORD not in html
+
+
+def test_readme_sheet_is_what_the_command_prints(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split("--kernel-log tests/fixtures/kernel_log/hgx_node07.log\n", 1)[1]
+    shown = block.split("\n```", 1)[0].splitlines()
+    log = Path(__file__).resolve().parents[1] / "fixtures" / "kernel_log" / "hgx_node07.log"
+    with serve_mockup("faulted_subsystems", user="monitor", password=PASSWORD) as bmc:
+        args = ("--bmc", bmc.url, "--bmc-user", "monitor", "--sources", "kernel_log,bmc")
+        done, _ = _dlrig(tmp_path, *args, "--kernel-log", str(log))
+    assert done.returncode == 1
+    printed = done.stdout.replace("\r", "").splitlines()
+    # The first line names the host and the time; the rest is the sheet, cut where README cuts.
+    assert shown[0].startswith("health of ") and printed[0].startswith("health of ")
+    assert [line.rstrip() for line in printed[1 : len(shown)]] == [
+        line.rstrip() for line in shown[1:]
+    ]
