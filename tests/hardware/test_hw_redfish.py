@@ -135,3 +135,14 @@ def test_url_rules() -> None:
 def test_the_source_never_shows_its_password() -> None:
     source = RedfishSource(RedfishOptions("https://10.0.0.21", USER), PASSWORD)
     assert PASSWORD not in repr(source) and PASSWORD not in str(vars(source.options))
+
+
+def test_collections_are_expanded_where_the_service_offers_it() -> None:
+    # healthy_subsystems' service root says ExpandQuery NoLinks (DSP0266's $expand=.); the
+    # mockup ignores the query, so the members are then fetched one by one all the same.
+    reading, requests = _read("healthy_subsystems")
+    expanded = [r.path for r in requests if "$expand" in r.path]  # type: ignore[attr-defined]
+    assert "/redfish/v1/Chassis/1/Sensors?$expand=.($levels=1)" in expanded
+    assert len(reading.sensors) == 17  # type: ignore[attr-defined]
+    _, legacy = _read("healthy_legacy")  # no ExpandQuery in its root: no $expand asked
+    assert not [r for r in legacy if "$expand" in r.path]  # type: ignore[attr-defined]

@@ -76,7 +76,7 @@ def watch(
     bmc_user: BmcUserOption = None,
     insecure: InsecureOption = False,
     bmc_ca_file: BmcCaFileOption = None,
-    bmc_timeout: BmcTimeoutOption = 20.0,
+    bmc_timeout: BmcTimeoutOption = 25.0,
 ) -> None:
     """Run a command and watch CPUs, disks, RAM and GPUs under it (and the GPUs' and, with
     --bmc or --ipmi, the server's health); alarms and a verdict."""

@@ -371,7 +371,12 @@ def gpu_xid(inputs: HealthInputs, context: Context) -> list[Finding]:
         if not _new_xid(event, context):
             continue
         gpu = _xid_gpu(event, inputs)
-        where = gpu.label if gpu else f"GPU at {event.pci_bus_id or event.gpu}"
+        if gpu is not None:
+            where = gpu.label
+        elif event.pci_bus_id:
+            where = f"GPU at {event.pci_bus_id}"
+        else:
+            where = f"GPU {event.gpu}" if event.gpu is not None else "a GPU NVML did not name"
         groups.setdefault((where, event.xid), []).append(event)
     found = []
     for (where, code), events in groups.items():

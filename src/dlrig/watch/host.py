@@ -284,6 +284,8 @@ class HealthSampler:
         with self._lock:
             fresh, self._bmc_new = self._bmc_new, None
         bmc, error = fresh if fresh is not None else (None, None)
+        if not (gpus or xids or bmc is not None or error is not None):
+            return None  # nothing to say (no GPU, no Xid, no BMC): no health in the sample
         return HealthSample(gpus=gpus, xids=xids, bmc=bmc, bmc_error=error)
 
     def close(self) -> None:
