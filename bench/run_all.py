@@ -30,6 +30,7 @@ ORDER = [
     "cpu_train",
     "watch",
     "watch_overhead",
+    "health",
     "serving",
     "report",
 ]

@@ -16,7 +16,6 @@ from pydantic import ValidationError as SchemaError
 from dlrig.errors import HistoryError
 from dlrig.health import Baseline, HealthReport, baseline_from_dict
 from dlrig.history.db import history_error, register_migration
-from dlrig.history.probes import latest_probe
 
 HEALTH_SCHEMA = (
     """
@@ -86,12 +85,32 @@ def health_baseline(conn: sqlite3.Connection, host: str) -> tuple[Baseline | Non
         found = _snapshot_baseline(saved.snapshot, "health reading")
         if found is not None:
             candidates.append(found)
-    probe = latest_probe(conn, host)
+    probe = _latest_probe_document(conn, host)
     expected = None
     if probe is not None:
-        expected = len(probe.report.gpus)
-        found = _snapshot_baseline((probe.report.health or {}).get("snapshot") or {}, "probe")
+        expected = len(probe.get("gpus") or ())
+        found = _snapshot_baseline((probe.get("health") or {}).get("snapshot") or {}, "probe")
         if found is not None:
             candidates.append(found)
     baseline = max(candidates, key=lambda b: b.taken_utc) if candidates else None
     return baseline, expected
+
+
+def _latest_probe_document(conn: sqlite3.Connection, host: str) -> dict[str, Any] | None:
+    """This host's newest saved probe as plain JSON (its GPUs and health summary are all a
+    baseline needs; reading it typed would load the probe's and the model's modules)."""
+    import json
+
+    try:
+        row = conn.execute(
+            "SELECT data FROM probes WHERE host = ? ORDER BY probe_id DESC LIMIT 1", (host,)
+        ).fetchone()
+    except sqlite3.Error as exc:
+        raise history_error(_path(conn), exc) from exc
+    if row is None:
+        return None
+    try:
+        data = json.loads(row[0])
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
