@@ -113,6 +113,11 @@ def test_html_instead_of_json_is_said() -> None:
     assert "not Redfish JSON" in _fails("healthy_legacy", mis=Misbehaviour(not_json=True))
 
 
+def test_fields_of_the_wrong_type_are_one_line() -> None:
+    message = _fails("healthy_legacy", mis=Misbehaviour(wrong_types=True), budget_s=5.0)
+    assert "answered a resource that is not Redfish as dlrig reads it" in message
+
+
 def test_whole_reading_has_a_budget() -> None:
     slow = Misbehaviour(delay_s=0.3)
     message = _fails("healthy_subsystems", mis=slow, budget_s=1.0, request_timeout_s=5.0)

@@ -33,6 +33,7 @@ class Misbehaviour:
     truncate: bool = False  # announce the full length, send half, close
     huge_bytes: int = 0  # answer resources (not the root) with this many bytes of JSON
     not_json: bool = False  # answer resources (not the root) with an HTML page
+    wrong_types: bool = False  # answer resources (not the root) with fields of the wrong type
 
 
 @dataclass
@@ -111,6 +112,11 @@ def _handler(
                 return
             if not is_root and mis.not_json:
                 self._send(200, b"<html><body>Login</body></html>", "text/html")
+                return
+            if not is_root and mis.wrong_types and "Sessions" not in path:
+                body = {"Members": [{"@odata.id": path + "/1"}], "Status": "OK", "Name": 7}
+                body |= {"Power": {"@odata.id": path + "/1"}, "PowerSupplies": "PSU1"}
+                self._send(200, json.dumps(body).encode())
                 return
             data = _resource(directory, path)
             if data is None:

@@ -359,6 +359,12 @@ class RedfishSource:
                 for owner in self._members(self._linked(root, key))
                 for entry in self._log_entries(owner)
             ]
+        except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
+            # A resource whose fields are not what DSP0268 says (a string for an object, a
+            # number for a list): one line, not a traceback.
+            raise self._fail(
+                f"answered a resource that is not Redfish as dlrig reads it ({type(exc).__name__})"
+            ) from None
         finally:
             self._client._session.close()
         return BmcReading(
