@@ -308,3 +308,19 @@ def test_watch_cli_with_a_faulted_bmc(tmp_path: Path) -> None:
     assert ("power_supply_redundancy_lost", "'System Board PS Redundancy'") in names
     assert ("temperature_high", "'System Board Inlet Temp'") in names
     assert summary["verdict"]["summary"].startswith("hardware faults during the run")
+
+
+def test_live_view_keeps_the_standing_faults_between_health_samples(run: list[Sample]) -> None:
+    from dlrig.commands.watch import _LiveView
+    from dlrig.report.watch import health_line, plain_line
+
+    assert run[6].health is not None and run[6].health.bmc is not None  # 30 s: the faulted BMC
+    assert "health: BMC: PSU2, FAN3, Inlet Temp" in plain_line(run[6])
+    view = _LiveView("python train.py")  # no terminal here: plain lines
+    for sample in run:
+        standing = view._standing(sample)
+    # At 45 s the sample has no health; the BMC's faults of 30 s and no Xid of the last minute
+    # but 63 (20 s) and 48 (10 s) are within it.
+    said = health_line(standing)
+    assert said is not None and "BMC: PSU2, FAN3, Inlet Temp" in said
+    assert "Xid 63 on GPU 1" in said

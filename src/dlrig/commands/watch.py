@@ -35,6 +35,8 @@ CONTEXT_SETTINGS = {"allow_interspersed_args": False, "ignore_unknown_options": 
 
 # Without a terminal, a status line at most this often keeps a job's log readable.
 PLAIN_LINE_EVERY_S = 10.0
+# A new Xid stays on the live view this long.
+XID_SHOWN_S = 60.0
 # The highest TCP port number (ports are 16-bit; 0 would mean "any free port", unknowable here).
 MAX_PORT = 65535
 
@@ -313,6 +315,8 @@ class _LiveView:
         self.command = command
         self.live: Any = None
         self._last_line_s = -PLAIN_LINE_EVERY_S
+        self._bmc: Any = None  # the health sample of the last BMC reading
+        self._xids: list[tuple[float, Any]] = []
         if sys.stderr.isatty():
             from rich.console import Console
             from rich.live import Live
@@ -323,14 +327,30 @@ class _LiveView:
     def update(self, sample: Sample) -> None:
         from dlrig.report.watch import live_table, plain_line
 
+        health = self._standing(sample)
         if self.live is not None:
-            self.live.update(live_table(sample, self.command), refresh=True)
+            self.live.update(live_table(sample, self.command, health), refresh=True)
             return
         now_s = time.monotonic()
         if now_s - self._last_line_s >= PLAIN_LINE_EVERY_S:
             self._last_line_s = now_s
-            sys.stderr.write(plain_line(sample) + "\n")
+            sys.stderr.write(plain_line(sample, health) + "\n")
             sys.stderr.flush()
+
+    def _standing(self, sample: Sample) -> Any:
+        """The health to show: the latest BMC reading (it comes every 30 s) and the Xids of the
+        last minute, so that a fault stays on screen between the health samples."""
+        from dataclasses import replace
+
+        from dlrig.watch.samples import HealthSample
+
+        if sample.health is not None:
+            if sample.health.bmc is not None or sample.health.bmc_error is not None:
+                self._bmc = sample.health
+            self._xids = [(t, x) for t, x in self._xids if sample.t_s - t < XID_SHOWN_S]
+            self._xids += [(sample.t_s, x) for x in sample.health.xids]
+        base = self._bmc if self._bmc is not None else HealthSample()
+        return replace(base, xids=tuple(x for _, x in self._xids))
 
     def stop(self) -> None:
         if self.live is not None:
