@@ -6,8 +6,9 @@ registered with its id (HEALTH.n), and the report (`report.HealthReport`).
   counter's growth since the last probe or saved reading is judged, not its lifetime total.
 - `xid`: NVIDIA's Xid catalog as data (`data/xid_catalog.toml`, source and date inside), each
   resolution bucket read as an action and a severity.
-- `checks`: the checks; `report`: `judge_health(...) -> HealthReport` and the summary that
-  `probe` and `check probe:latest` carry.
+- `checks`: the checks (`gpu_checks`, `host_checks`, `bmc_checks`, each on `findings`'
+  registry); `report`: `judge_health(...) -> HealthReport` and the summary that `probe` and
+  `check probe:latest` carry.
 """
 
 from dlrig.health.checks import CHECKS, Context, Finding, run_checks
