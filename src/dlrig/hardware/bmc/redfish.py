@@ -12,16 +12,15 @@ read-only and bounded.
 - The password lives in the client object only; no message, log record or reading carries it
   (the library's own logger is silenced; its debug log would redact it, but is never on).
 
-Resources read (DSP0268): each Chassis' `PowerSubsystem` (power supplies and their
-redundancy) or the older `Power` (power supplies, redundancy, voltages, power control),
-`ThermalSubsystem` (fans and fan redundancy) or the older `Thermal` (temperatures, fans), the
-`Sensors` collection (temperatures, voltages and power with their thresholds), and the log
+Resources read (DSP0268; `redfish_resources` turns each into a reading): each Chassis'
+`PowerSubsystem` (power supplies and their redundancy) or the older `Power` (power supplies,
+redundancy, voltages, power control), `ThermalSubsystem` (fans and fan redundancy) or the older
+`Thermal` (temperatures, fans), the `Sensors` collection (temperatures, voltages and power with their thresholds), and the log
 entries of every System's and Manager's log services (the SEL).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import ipaddress
 import logging
 import time
@@ -32,14 +31,18 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from dlrig.errors import SourceUnreachableError, ValidationError
-from dlrig.hardware.bmc.readings import (
-    BmcHealth,
-    BmcReading,
-    BmcSensor,
-    LogEntry,
-    Redundancy,
-    SensorKind,
-    Thresholds,
+from dlrig.hardware.bmc.readings import BmcReading, BmcSensor, LogEntry, Redundancy, SensorKind
+from dlrig.hardware.bmc.redfish_resources import (
+    fan,
+    legacy_fan,
+    legacy_redundancy,
+    legacy_temperature,
+    legacy_voltage,
+    log_entry,
+    power_control,
+    power_supply,
+    redundancy_group,
+    sensor,
 )
 
 CONNECT_TIMEOUT_S = 5.0
@@ -386,45 +389,45 @@ class RedfishSource:
         power = None if power_subsystem else self._linked(chassis, "Power")
         if power_subsystem is not None:
             psus = list(self._members(self._linked(power_subsystem, "PowerSupplies", expand=True)))
-            sensors.extend(_power_supply(p, name) for p in psus)
+            sensors.extend(power_supply(p, name) for p in psus)
             groups.extend(
-                _redundancy_group(g, SensorKind.POWER_SUPPLY, name, psus)
+                redundancy_group(g, SensorKind.POWER_SUPPLY, name, psus)
                 for g in power_subsystem.get("PowerSupplyRedundancy") or []
             )
         elif power is not None:
             psus = list(power.get("PowerSupplies") or [])
-            sensors.extend(_power_supply(p, name) for p in psus)
+            sensors.extend(power_supply(p, name) for p in psus)
             groups.extend(
-                _legacy_redundancy(g, SensorKind.POWER_SUPPLY, name, psus)
+                legacy_redundancy(g, SensorKind.POWER_SUPPLY, name, psus)
                 for g in power.get("Redundancy") or []
             )
-            sensors.extend(_legacy_voltage(v, name) for v in power.get("Voltages") or [])
-            sensors.extend(_power_control(c, name) for c in power.get("PowerControl") or [])
+            sensors.extend(legacy_voltage(v, name) for v in power.get("Voltages") or [])
+            sensors.extend(power_control(c, name) for c in power.get("PowerControl") or [])
         thermal_subsystem = self._linked(chassis, "ThermalSubsystem")
         thermal = self._linked(chassis, "Thermal") if "Sensors" not in chassis else None
         if thermal_subsystem is not None:
             fans = list(self._members(self._linked(thermal_subsystem, "Fans", expand=True)))
-            sensors.extend(_fan(f, name) for f in fans)
+            sensors.extend(fan(f, name) for f in fans)
             groups.extend(
-                _redundancy_group(g, SensorKind.FAN, name, fans)
+                redundancy_group(g, SensorKind.FAN, name, fans)
                 for g in thermal_subsystem.get("FanRedundancy") or []
             )
         elif "Thermal" in chassis:
             thermal = thermal or self._linked(chassis, "Thermal")
             if thermal is not None:
                 fans = list(thermal.get("Fans") or [])
-                sensors.extend(_legacy_fan(f, name) for f in fans)
+                sensors.extend(legacy_fan(f, name) for f in fans)
                 groups.extend(
-                    _legacy_redundancy(g, SensorKind.FAN, name, fans)
+                    legacy_redundancy(g, SensorKind.FAN, name, fans)
                     for g in thermal.get("Redundancy") or []
                 )
         if "Sensors" in chassis:
-            for sensor in self._members(self._linked(chassis, "Sensors", expand=True)):
-                converted = _sensor(sensor, name, with_power=power is None)
+            for resource in self._members(self._linked(chassis, "Sensors", expand=True)):
+                converted = sensor(resource, name, with_power=power is None)
                 if converted is not None:
                     sensors.append(converted)
         elif thermal is not None:
-            sensors.extend(_legacy_temperature(t, name) for t in thermal.get("Temperatures") or [])
+            sensors.extend(legacy_temperature(t, name) for t in thermal.get("Temperatures") or [])
         return sensors, groups
 
     def _log_entries(self, owner: dict[str, Any]) -> Iterator[LogEntry]:
@@ -435,277 +438,4 @@ class RedfishSource:
             members = list(entries.get("Members") or [])
             log_name = str(service.get("Name") or service.get("Id") or "log")
             for entry in self._members({"Members": members[-MAX_LOG_ENTRIES:]}):
-                yield _log_entry(entry, log_name)
-
-
-def _health(status: Any) -> BmcHealth | None:
-    if not isinstance(status, dict):
-        return None
-    value = status.get("Health")
-    try:
-        return BmcHealth(value) if value else None
-    except ValueError:
-        return None
-
-
-def _state(status: Any) -> tuple[bool, bool]:
-    """(present, enabled) from Redfish's Status.State."""
-    state = status.get("State") if isinstance(status, dict) else None
-    present = state != "Absent"
-    enabled = state not in ("Absent", "Disabled", "UnavailableOffline", "StandbyOffline")
-    return present, enabled
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, dict):
-        value = value.get("Reading")
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def _name(resource: dict[str, Any], fallback: str) -> str:
-    for key in ("Name", "FanName", "MemberId", "Id"):
-        if resource.get(key):
-            return str(resource[key])
-    return fallback
-
-
-def _power_supply(psu: dict[str, Any], chassis: str) -> BmcSensor:
-    present, enabled = _state(psu.get("Status"))
-    return BmcSensor(
-        kind=SensorKind.POWER_SUPPLY,
-        name=_name(psu, "power supply"),
-        reading=_number(psu.get("LastPowerOutputWatts")),
-        units="W",
-        health=_health(psu.get("Status")),
-        present=present,
-        enabled=enabled,
-        chassis=chassis,
-        source_id=psu.get("@odata.id"),
-        capacity_w=_number(psu.get("PowerCapacityWatts")),
-    )
-
-
-def _members_ok(links: list[Any], parts: list[dict[str, Any]]) -> tuple[tuple[str, ...], int]:
-    """The names of a redundancy group's members and how many are present and healthy."""
-    by_id = {str(p.get("@odata.id")): p for p in parts}
-    names, ok = [], 0
-    for link in links:
-        uri = link.get("@odata.id") if isinstance(link, dict) else None
-        part = by_id.get(str(uri)) if uri else None
-        if part is None:
-            # A legacy set names array members as ".../Power#/PowerSupplies/0".
-            index = str(uri).rsplit("/", 1)[-1] if uri else ""
-            part = parts[int(index)] if index.isdigit() and int(index) < len(parts) else None
-        if part is None:
-            continue
-        names.append(_name(part, "member"))
-        present, enabled = _state(part.get("Status"))
-        if present and enabled and _health(part.get("Status")) in (BmcHealth.OK, None):
-            ok += 1
-    return tuple(names), ok
-
-
-_GROUP_NAMES = {
-    SensorKind.POWER_SUPPLY: "power-supply redundancy",
-    SensorKind.FAN: "fan redundancy",
-}
-
-
-def _redundancy_group(
-    group: dict[str, Any], kind: SensorKind, chassis: str, parts: list[dict[str, Any]]
-) -> Redundancy:
-    members, ok = _members_ok(list(group.get("RedundancyGroup") or []), parts)
-    _, enabled = _state(group.get("Status"))
-    needed = group.get("MinNeededInGroup")
-    return Redundancy(
-        kind=kind,
-        # The newer RedundantGroup has no name of its own: it is named by what it groups.
-        name=str(group.get("Name") or _GROUP_NAMES[kind]),
-        health=_health(group.get("Status")),
-        enabled=enabled,
-        mode=group.get("RedundancyType"),
-        members=members,
-        members_ok=ok if members else None,
-        min_needed=int(needed) if isinstance(needed, int) else None,
-        chassis=chassis,
-    )
-
-
-def _legacy_redundancy(
-    group: dict[str, Any], kind: SensorKind, chassis: str, parts: list[dict[str, Any]]
-) -> Redundancy:
-    members, ok = _members_ok(list(group.get("RedundancySet") or []), parts)
-    _, enabled = _state(group.get("Status"))
-    needed = group.get("MinNumNeeded")
-    return Redundancy(
-        kind=kind,
-        name=_name(group, _GROUP_NAMES[kind]),
-        health=_health(group.get("Status")),
-        enabled=enabled,
-        mode=group.get("Mode"),
-        members=members,
-        members_ok=ok if members else None,
-        min_needed=int(needed) if isinstance(needed, int) else None,
-        chassis=chassis,
-    )
-
-
-def _fan(fan: dict[str, Any], chassis: str) -> BmcSensor:
-    present, enabled = _state(fan.get("Status"))
-    raw_speed = fan.get("SpeedPercent")
-    speed: dict[str, Any] = raw_speed if isinstance(raw_speed, dict) else {}
-    rpm = _number(speed.get("SpeedRPM"))
-    return BmcSensor(
-        kind=SensorKind.FAN,
-        name=_name(fan, "fan"),
-        reading=rpm if rpm is not None else _number(speed.get("Reading")),
-        units="RPM" if rpm is not None else "%",
-        health=_health(fan.get("Status")),
-        present=present,
-        enabled=enabled,
-        chassis=chassis,
-        source_id=fan.get("@odata.id"),
-    )
-
-
-def _legacy_thresholds(resource: dict[str, Any]) -> Thresholds:
-    return Thresholds(
-        upper_caution=_number(resource.get("UpperThresholdNonCritical")),
-        upper_critical=_number(resource.get("UpperThresholdCritical")),
-        upper_fatal=_number(resource.get("UpperThresholdFatal")),
-        lower_caution=_number(resource.get("LowerThresholdNonCritical")),
-        lower_critical=_number(resource.get("LowerThresholdCritical")),
-        lower_fatal=_number(resource.get("LowerThresholdFatal")),
-    )
-
-
-def _legacy_fan(fan: dict[str, Any], chassis: str) -> BmcSensor:
-    present, enabled = _state(fan.get("Status"))
-    units = fan.get("ReadingUnits")
-    return BmcSensor(
-        kind=SensorKind.FAN,
-        name=_name(fan, "fan"),
-        reading=_number(fan.get("Reading")),
-        units="%" if units == "Percent" else "RPM",
-        health=_health(fan.get("Status")),
-        present=present,
-        enabled=enabled,
-        thresholds=_legacy_thresholds(fan),
-        chassis=chassis,
-        source_id=fan.get("@odata.id"),
-    )
-
-
-def _legacy_temperature(temp: dict[str, Any], chassis: str) -> BmcSensor:
-    present, enabled = _state(temp.get("Status"))
-    return BmcSensor(
-        kind=SensorKind.TEMPERATURE,
-        name=_name(temp, "temperature"),
-        reading=_number(temp.get("ReadingCelsius")),
-        units="C",
-        health=_health(temp.get("Status")),
-        present=present,
-        enabled=enabled,
-        context=temp.get("PhysicalContext"),
-        thresholds=_legacy_thresholds(temp),
-        chassis=chassis,
-        source_id=temp.get("@odata.id"),
-    )
-
-
-def _legacy_voltage(volt: dict[str, Any], chassis: str) -> BmcSensor:
-    present, enabled = _state(volt.get("Status"))
-    return BmcSensor(
-        kind=SensorKind.VOLTAGE,
-        name=_name(volt, "voltage"),
-        reading=_number(volt.get("ReadingVolts")),
-        units="V",
-        health=_health(volt.get("Status")),
-        present=present,
-        enabled=enabled,
-        context=volt.get("PhysicalContext"),
-        thresholds=_legacy_thresholds(volt),
-        chassis=chassis,
-        source_id=volt.get("@odata.id"),
-    )
-
-
-def _power_control(control: dict[str, Any], chassis: str) -> BmcSensor:
-    return BmcSensor(
-        kind=SensorKind.POWER,
-        name=_name(control, "power"),
-        reading=_number(control.get("PowerConsumedWatts")),
-        units="W",
-        health=_health(control.get("Status")),
-        chassis=chassis,
-        source_id=control.get("@odata.id"),
-    )
-
-
-_SENSOR_KINDS = {
-    "Temperature": (SensorKind.TEMPERATURE, "C"),
-    "Voltage": (SensorKind.VOLTAGE, "V"),
-    "Power": (SensorKind.POWER, "W"),
-}
-
-
-def _sensor(sensor: dict[str, Any], chassis: str, *, with_power: bool) -> BmcSensor | None:
-    """A Sensor resource (temperature, voltage, power); fans and power supplies come from
-    their own resources, so rotational and other sensors are left out here."""
-    kind_units = _SENSOR_KINDS.get(str(sensor.get("ReadingType")))
-    if kind_units is None or (kind_units[0] is SensorKind.POWER and not with_power):
-        return None
-    raw_limits = sensor.get("Thresholds")
-    limits: dict[str, Any] = raw_limits if isinstance(raw_limits, dict) else {}
-    present, enabled = _state(sensor.get("Status"))
-    return BmcSensor(
-        kind=kind_units[0],
-        name=_name(sensor, "sensor"),
-        reading=_number(sensor.get("Reading")),
-        units=kind_units[1],
-        health=_health(sensor.get("Status")),
-        present=present,
-        enabled=enabled,
-        context=sensor.get("PhysicalContext"),
-        thresholds=Thresholds(
-            upper_caution=_number(limits.get("UpperCaution")),
-            upper_critical=_number(limits.get("UpperCritical")),
-            upper_fatal=_number(limits.get("UpperFatal")),
-            lower_caution=_number(limits.get("LowerCaution")),
-            lower_critical=_number(limits.get("LowerCritical")),
-            lower_fatal=_number(limits.get("LowerFatal")),
-        ),
-        chassis=chassis,
-        source_id=sensor.get("@odata.id"),
-    )
-
-
-def _utc(text: Any) -> str | None:
-    """An ISO 8601 time with its offset, in UTC; None when absent or unreadable."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return when.astimezone(dt.UTC).isoformat()
-
-
-def _log_entry(entry: dict[str, Any], log: str) -> LogEntry:
-    severity = entry.get("Severity")
-    try:
-        health = BmcHealth(severity) if severity else None
-    except ValueError:
-        health = None
-    return LogEntry(
-        entry_id=str(entry.get("Id") or entry.get("@odata.id") or ""),
-        message=str(entry.get("Message") or entry.get("Name") or ""),
-        severity=health,
-        created_utc=_utc(entry.get("Created")),
-        sensor=entry.get("SensorType"),
-        log=log,
-    )
+                yield log_entry(entry, log_name)
