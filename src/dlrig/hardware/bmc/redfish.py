@@ -15,8 +15,8 @@ read-only and bounded.
 Resources read (DSP0268; `redfish_resources` turns each into a reading): each Chassis'
 `PowerSubsystem` (power supplies and their redundancy) or the older `Power` (power supplies,
 redundancy, voltages, power control), `ThermalSubsystem` (fans and fan redundancy) or the older
-`Thermal` (temperatures, fans), the `Sensors` collection (temperatures, voltages and power with their thresholds), and the log
-entries of every System's and Manager's log services (the SEL).
+`Thermal` (temperatures, fans), the `Sensors` collection (temperatures, voltages and power with
+their thresholds), and the log entries of every System's and Manager's log services (the SEL).
 """
 
 from __future__ import annotations
