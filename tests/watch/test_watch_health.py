@@ -148,6 +148,17 @@ def test_alarms_survive_the_history_and_show_on_the_page(run: list[Sample]) -> N
     text = summary_text(summary)
     assert "HEALTH.15 30.0-40.0 s: fan 'FAN3' at 0 RPM: stopped" in text
     page = watch_page(summary, stored)
+    # Each listed alarm is on the page (its table and the timelines' marks), escaped.
+    for alarm in summary.alarms:
+        if alarm.rule in (
+            "HEALTH.2",
+            "HEALTH.3",
+            "HEALTH.5",
+            "HEALTH.14",
+            "HEALTH.15",
+            "HEALTH.16",
+        ):
+            assert alarm.message.replace("'", "&#39;") in page, alarm.message
     assert "fan &#39;FAN3&#39; at 0 RPM: stopped" in page
 
 
