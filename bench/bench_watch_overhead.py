@@ -91,6 +91,9 @@ class TimedCalls:
     def pair(self, a: int, b: int, call: str) -> Any:
         return self.inner.pair(a, b, call)
 
+    def events(self, timeout_ms: int) -> list[dict[str, Any]]:
+        return self.inner.events(timeout_ms)
+
     def begin_sample(self) -> None:
         self.inner.begin_sample()
 

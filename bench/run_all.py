@@ -31,6 +31,7 @@ ORDER = [
     "cpu_train",
     "watch",
     "watch_overhead",
+    "health",
     "serving",
     "report",
 ]

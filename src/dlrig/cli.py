@@ -15,6 +15,7 @@ from dlrig.commands import catalog as catalog_cmd
 from dlrig.commands import check as check_cmd
 from dlrig.commands import compare as compare_cmd
 from dlrig.commands import estimate as estimate_cmd
+from dlrig.commands import health as health_cmd
 from dlrig.commands import plan as plan_cmd
 from dlrig.commands import probe as probe_cmd
 from dlrig.commands import schema as schema_cmd
@@ -40,6 +41,7 @@ app.command("compare")(compare_cmd.compare)
 app.command("upgrade")(upgrade_cmd.upgrade)
 app.command("probe")(probe_cmd.probe)
 app.command("watch", context_settings=watch_cmd.CONTEXT_SETTINGS)(watch_cmd.watch)
+app.command("health")(health_cmd.health)
 app.add_typer(catalog_cmd.app, name="catalog")
 app.command("workloads")(workloads_cmd.workloads)
 app.command("schema")(schema_cmd.schema)

@@ -69,3 +69,9 @@ class HardwareError(DlrigError):
 
 class HistoryError(DlrigError):
     """The history database cannot be opened, is corrupt, or is locked."""
+
+
+class SourceUnreachableError(DlrigError):
+    """A source the user named (a BMC's address) cannot be read: no answer in time, refused
+    credentials, a certificate that does not verify, or an answer that is not what it should be.
+    The message names the source and never carries a credential."""

@@ -14,6 +14,22 @@ call takes an argument (`nvmlDeviceGetClockInfo:SM`, `nvmlDeviceGetTemperatureTh
 `{"nvml_error": "NotSupported"}` for an NVML error (the pynvml class name without `NVMLError_`).
 A key missing from a GPU is replayed as NotSupported, which is what NVML answers for a query
 that a device or driver lacks.
+
+A call with several constant arguments has the key `call:ARG1,ARG2`, each ARG the pynvml
+constant's name or an integer (`nvmlDeviceGetTotalEccErrors:NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+NVML_VOLATILE_ECC`, `nvmlDeviceGetNvLinkErrorCounter:0,NVML_NVLINK_ERROR_DL_REPLAY`,
+`nvmlDeviceGetRetiredPages:NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR`); the real calls
+layer resolves each by getattr on pynvml (an integer string by int), as it resolves the short
+aliases above. `nvmlDeviceGetRemappedRows` is its 4-tuple as a list (correctable, uncorrectable,
+pending, failure).
+
+Health recordings add top-level keys beside the NVML calls: `events` (what NVML event-set waits
+returned: a list of `{"gpu", "eventType", "eventData"}`, or `{"nvml_error": "Timeout"}` items;
+a sample of a time series may hold its own `events`, delivered while it is replayed),
+`kernel_log` (the kernel log's text as read, or a list of its lines) and `sysfs` (file path ->
+content as read, e.g. `/sys/bus/pci/devices/0000:1b:00.0/aer_dev_fatal`); `kernel_log_text()`
+and `write_sysfs()` hand those to the readers of `dlrig.hardware.kernel_log` and
+`dlrig.hardware.sysfs_health`.
 """
 
 from __future__ import annotations
@@ -55,6 +71,7 @@ class ReplayCalls:
         self._topology: dict[str, Any] = dict(fixture.get("topology", {}))
         self._samples: list[dict[str, Any]] = list(fixture.get("samples", []))
         self._sample = -1
+        self._events_given: set[int] = set()  # -1: the base events; i: sample i's
         self._lock = threading.Lock()  # the backend reads PCIe throughput on threads
         self.counts: Counter[str] = Counter()
         """How often each device call key was asked for (what the tests of the cadence count)."""
@@ -115,6 +132,27 @@ class ReplayCalls:
                 raise NvmlCallError("InvalidArgument", f"no NVLink {arg}")
             raise NvmlCallError("NotSupported")
         return _replayed(value)
+
+    def events(self, timeout_ms: int) -> list[dict[str, Any]]:
+        """Replay an event-set wait: the fixture's `events` at the first call, then each
+        sample's own `events` once while that sample is replayed (a real set delivers each
+        event once)."""
+        found: list[dict[str, Any]] = []
+        base = self.fixture.get("events")
+        if isinstance(base, dict):  # scripts/gpu_health_record.py: {"received": [...], "wait": ...}
+            base = base.get("received")
+        for where, records in ((-1, base), (self._sample, self._sample_events())):
+            if where in self._events_given or not records:
+                continue
+            self._events_given.add(where)
+            found.extend(r for r in records if isinstance(r, dict) and "nvml_error" not in r)
+        return found
+
+    def _sample_events(self) -> list[dict[str, Any]] | None:
+        if self._sample < 0 or not self._samples:
+            return None
+        events = self._samples[self._sample].get("events")
+        return list(events) if isinstance(events, list) else None
 
     def pair(self, a: int, b: int, call: str) -> Any:
         """Replay a pair call (only the topology ancestor is recorded)."""
@@ -207,6 +245,7 @@ class RecordingCalls:
         self._system: dict[str, Any] = {}
         self._gpus: dict[int, dict[str, Any]] = {}
         self._topology: dict[str, Any] = {}
+        self._events: list[Any] = []
 
     def _record(self, table: dict[str, Any], key: str, thunk: Callable[[], Any]) -> Any:
         try:
@@ -237,6 +276,16 @@ class RecordingCalls:
                 table["nvmlDeviceGetHandleByIndex"] = _recorded_error(exc)
             raise
 
+    def events(self, timeout_ms: int) -> list[dict[str, Any]]:
+        """Record what an event-set wait returned (under the fixture's `events`)."""
+        try:
+            found = self._inner.events(timeout_ms)
+        except NvmlCallError as exc:
+            self._events.append(_recorded_error(exc))
+            raise
+        self._events.extend(_jsonable(found))
+        return found
+
     def pair(self, a: int, b: int, call: str) -> Any:
         """Record a pair call (the topology ancestor)."""
         return self._record(self._topology, f"{a},{b}", lambda: self._inner.pair(a, b, call))
@@ -258,4 +307,61 @@ class RecordingCalls:
             "system": dict(self._system),
             "gpus": [dict(self._gpus.get(i, {})) for i in range(max(self._gpus, default=-1) + 1)],
             "topology": dict(self._topology),
+            **({"events": list(self._events)} if self._events else {}),
         }
+
+
+def kernel_log_text(fixture: dict[str, Any]) -> str:
+    """A fixture's `kernel_log` as text ("" without one): text, a list of lines, or
+    scripts/gpu_health_record.py's `{"source", "nvrm_lines": [...]}`."""
+    log = fixture.get("kernel_log") or ""
+    if isinstance(log, dict):
+        log = log.get("nvrm_lines") or []
+    return "\n".join(str(line) for line in log) if isinstance(log, list) else str(log)
+
+
+def write_sysfs(fixture: dict[str, Any], root: Path) -> Path:
+    """Lay a fixture's `sysfs` files out under `root` (the readers' filesystem root); a value
+    that is an object `{"link": "../../devices/..."}` becomes a symbolic link (PCI devices in
+    /sys/bus/pci/devices are links into /sys/devices)."""
+    files = dict(fixture.get("sysfs") or {})
+    if isinstance(files.get("aer"), dict):
+        files = _recorded_sysfs_files(files)
+    for name, content in files.items():
+        path = root / str(name).lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, dict) and "link" in content:
+            path.symlink_to(str(content["link"]))
+        else:
+            path.write_text(str(content))
+    return root
+
+
+def _recorded_sysfs_files(sysfs: dict[str, Any]) -> dict[str, Any]:
+    """scripts/gpu_health_record.py's `sysfs` ({"aer": {address: {device path: {file: text}}},
+    "edac": {mc: {file: text}}, "thermal": {zone: {"type", "temp"}}}) as path -> content, with
+    each GPU's /sys/bus/pci/devices link to its device path; unreadable files are left out."""
+    files: dict[str, Any] = {}
+
+    def keep(path: str, text: Any) -> None:
+        if isinstance(text, str) and not text.startswith("<unreadable"):
+            files[path] = text
+
+    for address, chain in (sysfs.get("aer") or {}).items():
+        if not isinstance(chain, dict):
+            continue
+        for node, node_files in chain.items():
+            for name, text in (node_files or {}).items():
+                keep(f"{node}/{name}", text)
+        device = next((n for n in chain if n.endswith(address)), None)
+        if device is not None:
+            files[f"/sys/bus/pci/devices/{address}"] = {"link": "../../.." + device[len("/sys") :]}
+    for mc, mc_files in (
+        (sysfs.get("edac") or {}).items() if isinstance(sysfs.get("edac"), dict) else ()
+    ):
+        for name, text in (mc_files or {}).items():
+            keep(f"/sys/devices/system/edac/mc/{mc}/{name}", text)
+    for zone, zone_files in (sysfs.get("thermal") or {}).items():
+        for name, text in (zone_files or {}).items():
+            keep(f"/sys/class/thermal/{zone}/{name}", text)
+    return files

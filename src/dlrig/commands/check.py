@@ -5,12 +5,12 @@ Exit codes: 0 no error-level finding, 1 errors found, 2 bad input (the CLI's Dlr
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
-from dlrig.commands.inputs import BUILD_HELP, CatalogOption, build_document
+from dlrig.commands.inputs import BUILD_HELP, PROBE_LATEST, CatalogOption, build_document
 
 
 def check(
@@ -39,10 +39,20 @@ def check(
 
         wl = load_workload(workload)
     result = check_build(resolved, wl)
+    health = _probe_health() if build == PROBE_LATEST else None
     if json:
-        print_text(report.check_json(resolved, result, cat))
+        from dlrig.report.jsonout import dumps
+
+        document = report.check_document(resolved, result, cat)
+        if build == PROBE_LATEST:
+            document["health"] = health
+        print_text(dumps(document))
     else:
         print_renderable(report.check_renderable(resolved, result, wl.name if wl else None))
+        if health is not None:
+            from dlrig.report.probe import health_lines
+
+            print_renderable(health_lines(health))
     if html is not None:
         from dlrig.report.html.pages import check_page
 
@@ -50,3 +60,17 @@ def check(
         save_page(html, check_page(resolved, result, report.verdict(result), name))
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _probe_health() -> dict[str, Any] | None:
+    """The health summary the last saved probe carries (None from a probe saved without one)."""
+    from dlrig.commands.inputs import history_path
+    from dlrig.history import db
+    from dlrig.history.probes import latest_probe
+
+    conn = db.connect(history_path(), create=False)
+    try:
+        row = latest_probe(conn)
+    finally:
+        conn.close()
+    return None if row is None else row.report.health

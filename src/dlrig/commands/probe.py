@@ -140,11 +140,30 @@ def _measure(quick: bool, paths: tuple[Path, ...], torch: bool, quiet: bool) -> 
             result = run_probe(options, nvml, catalog)
         else:
             result = _with_progress(lambda progress: run_probe(options, nvml, catalog, progress))
+        health = _health(nvml, quick, result.host)
     finally:
         nvml.close()
     document = probe_build_document(result, catalog)
     verdicts = judge(result, catalog, document["build"])
-    return probe_report(result, verdicts, document)
+    return probe_report(result, verdicts, document, health)
+
+
+def _health(nvml: Any, quick: bool, host: str) -> dict[str, Any]:
+    """The machine's health summary (`dlrig health` without a BMC; smartctl only in a full
+    probe), judged against this host's last saved reading; saved with the probe, it is the
+    next reading's baseline."""
+    from dlrig.commands.health import _baseline
+    from dlrig.commands.inputs import history_path
+    from dlrig.health import health_summary, judge_health
+    from dlrig.probe.health import HealthOptions, HealthSource, read_health_inputs
+
+    sources = [s for s in HealthSource if s is not HealthSource.BMC]
+    if quick:
+        sources.remove(HealthSource.SMART)
+    baseline, expected = _baseline(history_path(), host)
+    inputs = read_health_inputs(nvml, HealthOptions(tuple(sources)))
+    report = judge_health(inputs, host=host, baseline=baseline, expected_gpus=expected)
+    return health_summary(report)
 
 
 def _train(workload_ref: str, batch: int | None, steps: int, as_json: bool) -> None:

@@ -14,10 +14,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from dlrig.commands.bmc import (
+    BmcCaFileOption,
+    BmcOption,
+    BmcTimeoutOption,
+    BmcUserOption,
+    InsecureOption,
+    IpmiOption,
+    bmc_source,
+)
 from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import finite
 
 if TYPE_CHECKING:
+    from dlrig.hardware.bmc import BmcSource
     from dlrig.watch.samples import Sample
 
 # Options after the first word of the command belong to the command, `--` or not.
@@ -25,6 +35,8 @@ CONTEXT_SETTINGS = {"allow_interspersed_args": False, "ignore_unknown_options": 
 
 # Without a terminal, a status line at most this often keeps a job's log readable.
 PLAIN_LINE_EVERY_S = 10.0
+# A new Xid stays on the live view this long.
+XID_SHOWN_S = 60.0
 # The highest TCP port number (ports are 16-bit; 0 would mean "any free port", unknowable here).
 MAX_PORT = 65535
 
@@ -61,8 +73,15 @@ def watch(
         int | None, typer.Option("--show", metavar="RUN_ID", help="replay a stored run's summary")
     ] = None,
     html: HtmlOption = None,
+    bmc: BmcOption = None,
+    ipmi: IpmiOption = None,
+    bmc_user: BmcUserOption = None,
+    insecure: InsecureOption = False,
+    bmc_ca_file: BmcCaFileOption = None,
+    bmc_timeout: BmcTimeoutOption = 25.0,
 ) -> None:
-    """Run a command and watch CPUs, disks, RAM and GPUs under it; alarms and a verdict."""
+    """Run a command and watch CPUs, disks, RAM and GPUs under it (and the GPUs' and, with
+    --bmc or --ipmi, the server's health); alarms and a verdict."""
     from dlrig.errors import ValidationError
 
     home = os.environ.get("DLRIG_HOME")
@@ -84,7 +103,8 @@ def watch(
         _show(home, show, json, html)
     else:
         metrics = None if prometheus is None else (address, prometheus)
-        raise typer.Exit(_run(command or [], home, interval, json, metrics, shell, html))
+        source = bmc_source(bmc, ipmi, bmc_user, insecure, bmc_ca_file, bmc_timeout)
+        raise typer.Exit(_run(command or [], home, interval, json, metrics, shell, html, source))
 
 
 def _listen_address(text: str) -> str:
@@ -169,19 +189,28 @@ def _run(
     metrics: tuple[str, int] | None,
     shell: bool,
     html: Path | None,
+    bmc: BmcSource | None = None,
 ) -> int:
     import socket
 
     from dlrig.commands.inputs import nccl_p2p_disabled
     from dlrig.errors import HistoryError
+    from dlrig.hardware.kernel_log import read_kernel_xids
     from dlrig.hardware.nvml import open_nvml
     from dlrig.history.runs import RunRecorder, discard_run, finish_run, start_run
     from dlrig.report.console import print_text
     from dlrig.report.watch import summary_json, summary_text
-    from dlrig.watch.host import NvmlGpuSampler, PsutilHostSampler
+    from dlrig.watch.host import HealthSampler, NvmlGpuSampler, PsutilHostSampler
     from dlrig.watch.runner import CommandStartError, SampleSink, run_watch
     from dlrig.watch.summary import watch_summary
 
+    nvml = open_nvml()
+    health = HealthSampler(nvml, bmc=bmc, kernel_log=read_kernel_xids)
+    try:
+        health.start()  # a BMC that cannot be read: one line, exit 2, before the job starts
+    except BaseException:
+        nvml.close()
+        raise
     sinks: list[SampleSink] = []
     server = None
     if metrics is not None:
@@ -203,7 +232,6 @@ def _run(
         _warn(f"{exc} (the run is not recorded)")
         conn = db_path = run_id = None
     limits = _disk_limits(conn)
-    nvml = open_nvml()
     view = None if as_json else _LiveView(" ".join(command))
     try:
         result = run_watch(
@@ -218,6 +246,7 @@ def _run(
             # With --json, stdout carries the summary alone: the job prints to stderr.
             child_stdout=sys.stderr.fileno() if as_json else None,
             nccl_p2p_disabled=nccl_p2p_disabled(),
+            health=health,
         )
     except CommandStartError:
         if conn is not None and run_id is not None:
@@ -286,6 +315,8 @@ class _LiveView:
         self.command = command
         self.live: Any = None
         self._last_line_s = -PLAIN_LINE_EVERY_S
+        self._bmc: Any = None  # the health sample of the last BMC reading
+        self._xids: list[tuple[float, Any]] = []
         if sys.stderr.isatty():
             from rich.console import Console
             from rich.live import Live
@@ -296,14 +327,30 @@ class _LiveView:
     def update(self, sample: Sample) -> None:
         from dlrig.report.watch import live_table, plain_line
 
+        health = self._standing(sample)
         if self.live is not None:
-            self.live.update(live_table(sample, self.command), refresh=True)
+            self.live.update(live_table(sample, self.command, health), refresh=True)
             return
         now_s = time.monotonic()
         if now_s - self._last_line_s >= PLAIN_LINE_EVERY_S:
             self._last_line_s = now_s
-            sys.stderr.write(plain_line(sample) + "\n")
+            sys.stderr.write(plain_line(sample, health) + "\n")
             sys.stderr.flush()
+
+    def _standing(self, sample: Sample) -> Any:
+        """The health to show: the latest BMC reading (it comes every 30 s) and the Xids of the
+        last minute, so that a fault stays on screen between the health samples."""
+        from dataclasses import replace
+
+        from dlrig.watch.samples import HealthSample
+
+        if sample.health is not None:
+            if sample.health.bmc is not None or sample.health.bmc_error is not None:
+                self._bmc = sample.health
+            self._xids = [(t, x) for t, x in self._xids if sample.t_s - t < XID_SHOWN_S]
+            self._xids += [(sample.t_s, x) for x in sample.health.xids]
+        base = self._bmc if self._bmc is not None else HealthSample()
+        return replace(base, xids=tuple(x for _, x in self._xids))
 
     def stop(self) -> None:
         if self.live is not None:

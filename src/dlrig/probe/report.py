@@ -39,6 +39,7 @@ class ProbeReport(BaseModel):
     notes: tuple[str, ...] = ()
     build: dict[str, Any] = Field(default_factory=dict)
     assumptions: tuple[str, ...] = ()
+    health: dict[str, Any] | None = None
 
     @property
     def faults(self) -> int:
@@ -94,10 +95,14 @@ def _links_json(result: ProbeResult) -> dict[str, Any]:
 
 
 def probe_report(
-    result: ProbeResult, verdicts: tuple[Verdict, ...], document: dict[str, Any]
+    result: ProbeResult,
+    verdicts: tuple[Verdict, ...],
+    document: dict[str, Any],
+    health: dict[str, Any] | None = None,
 ) -> ProbeReport:
-    """The report of a probe: what it measured, the verdicts, and the build `document`
-    (`dlrig.probe.document.probe_build_document`: build and assumptions)."""
+    """The report of a probe: what it measured, the verdicts, the build `document`
+    (`dlrig.probe.document.probe_build_document`: build and assumptions), and the health
+    summary (`dlrig.health.health_summary`) when health was read."""
     cpu = to_jsonable(result.cpu)
     cpu["avx512"] = result.cpu.avx512
     cpu["amx"] = result.cpu.amx
@@ -134,4 +139,5 @@ def probe_report(
         notes=result.notes,
         build=document["build"],
         assumptions=tuple(document["assumptions"]),
+        health=health,
     )

@@ -13,6 +13,7 @@ from dlrig.units import bytes_to_gb
 if TYPE_CHECKING:
     from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
@@ -130,10 +131,30 @@ def probe_summary(report: ProbeReport) -> Group:
             if item.get("fix") and item["severity"] != "info":
                 lines.append(f"        fix: {item['fix']}\n", style="dim")
         parts.append(lines)
+    if report.health is not None:
+        parts.append(health_lines(report.health))
     if report.notes:
         parts.append(Text("\n".join(f"note: {n}" for n in report.notes), style="dim"))
     parts.append(Text(f"probe took {report.elapsed_s:.1f} s", style="dim"))
     return Group(*parts)
+
+
+def health_lines(health: dict[str, Any]) -> Text:
+    """A health summary (what `probe` carries) as lines: the verdict, then each error and
+    warning with what to do."""
+    from rich.text import Text
+
+    style = "green" if health.get("healthy") else "bold red"
+    lines = Text(f"health: {health.get('verdict')} ({health.get('taken_utc')})\n", style=style)
+    for f in health.get("findings") or ():
+        severity = str(f.get("severity"))
+        lines.append(
+            f"{severity:<7} {f.get('check'):<12} {f.get('message')}\n",
+            style=_SEVERITY_STYLE.get(severity, ""),
+        )
+        if f.get("action"):
+            lines.append(f"        do: {f['action']}\n", style="dim")
+    return lines
 
 
 def history_table(rows: list[dict[str, Any]]) -> Table:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from dlrig.health.checks import sensor_state
 from dlrig.report.jsonout import dumps
 from dlrig.units import GB
-from dlrig.watch.samples import Sample
+from dlrig.watch.samples import HealthSample, Sample
 from dlrig.watch.summary import WatchSummary
 
 if TYPE_CHECKING:
@@ -27,8 +28,28 @@ def _opt(value: Any, fmt: str = "{}") -> str:
     return "-" if value is None else fmt.format(value)
 
 
-def plain_line(sample: Sample) -> str:
-    """One line of status for a log (no terminal): time, CPUs, job, busiest disk, GPUs."""
+def health_line(health: HealthSample) -> str | None:
+    """What a health sample has to say at once: new Xids, the BMC's parts in fault, a BMC that
+    stopped answering (None when nothing)."""
+    parts = []
+    if health.xids:
+        xids = ", ".join(
+            f"Xid {x.xid} on GPU {x.gpu if x.gpu is not None else x.pci_bus_id}"
+            for x in health.xids[:4]
+        )
+        parts.append(xids)
+    if health.bmc is not None:
+        faults = [s.name for s in health.bmc.sensors if s.present and sensor_state(s)]
+        if faults:
+            parts.append("BMC: " + ", ".join(faults[:4]) + (" ..." if len(faults) > 4 else ""))
+    if health.bmc_error:
+        parts.append(f"BMC not answering: {health.bmc_error}")
+    return "; ".join(parts) or None
+
+
+def plain_line(sample: Sample, health: HealthSample | None = None) -> str:
+    """One line of status for a log (no terminal): time, CPUs, job, busiest disk, GPUs, and
+    what `health` (the standing health, else the sample's own) has to say."""
     host = sample.host
     parts = [
         f"t={sample.t_s:7.1f}s",
@@ -50,11 +71,16 @@ def plain_line(sample: Sample) -> str:
             f"gpu{g.index} {_opt(g.utilization_gpu_pct, '{}%')} {_opt(g.temperature_c, '{}C')} "
             f"{_opt(g.power_w, '{:.0f}W')} {_opt(g.clock_sm_mhz, '{}MHz')}"
         )
+    standing = health if health is not None else sample.health
+    said = None if standing is None else health_line(standing)
+    if said:
+        parts.append(f"health: {said}")
     return " | ".join(parts)
 
 
-def live_table(sample: Sample, command: str) -> Table:
-    """A rich table of the latest sample, redrawn in place on a terminal."""
+def live_table(sample: Sample, command: str, health: HealthSample | None = None) -> Table:
+    """A rich table of the latest sample, redrawn in place on a terminal, with what `health`
+    (the standing health, else the sample's own) has to say."""
     from rich.table import Table
 
     host = sample.host
@@ -108,6 +134,10 @@ def live_table(sample: Sample, command: str) -> Table:
             f"PCIe Gen{_opt(g.pcie_gen_current)} x{_opt(g.pcie_width_current)}, "
             f"events {reasons}",
         )
+    standing = health if health is not None else sample.health
+    said = None if standing is None else health_line(standing)
+    if said:
+        table.add_row("health", "FAULT", said)
     return table
 
 

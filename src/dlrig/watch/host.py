@@ -6,18 +6,24 @@ its last call; the first call only primes them (its rates are over the time sinc
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
+from dlrig.errors import DlrigError
+from dlrig.hardware.bmc import BmcReading, BmcSource
 from dlrig.hardware.counters import (
     ProcessCounters,
     ProcessTree,
     TreeCounters,
     read_host_counters,
 )
-from dlrig.hardware.nvml import GpuReading, NvmlBackend
+from dlrig.hardware.kernel_log import KernelXids
+from dlrig.hardware.nvml import GpuReading, Nvml, NvmlBackend
+from dlrig.hardware.nvml.health import GpuHealth, XidEvent
 from dlrig.units import MB, ms_to_s
-from dlrig.watch.samples import DiskSample, HostSample, JobSample
+from dlrig.watch.samples import DiskSample, HealthSample, HostSample, JobSample
 
 
 class HostSampler(Protocol):
@@ -179,3 +185,111 @@ class NvmlGpuSampler:
         if self._nvml.device_count() == 0:
             return ()
         return self._nvml.read_gpus()
+
+
+HEALTH_REFRESH_S = 10.0
+"""Health counters (ECC, remapped rows, NVLink and PCIe error counters: some 90 NVML calls per
+H100) and the kernel log are read at most this often; dcgm-exporter collects every 30 s."""
+BMC_REFRESH_S = 30.0
+"""A BMC is read at most this often, on a thread of its own: a Redfish walk is tens of requests
+that a BMC answers in seconds (ipmi_exporter and redfish_exporter scrape every 30-60 s)."""
+
+
+class HealthSampler:
+    """Health while a job runs: every `refresh_s` each GPU's counters and the Xids that came
+    since (NVML's event set and new `NVRM: Xid` lines of the kernel log); the BMC's newest
+    reading, read on a background thread every `bmc_refresh_s`, rides on the next health sample.
+    `sample()` returns None at the ticks in between."""
+
+    def __init__(
+        self,
+        nvml: Nvml | None,
+        *,
+        bmc: BmcSource | None = None,
+        kernel_log: Callable[[], KernelXids] | None = None,
+        refresh_s: float = HEALTH_REFRESH_S,
+        bmc_refresh_s: float = BMC_REFRESH_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._nvml = nvml
+        self._bmc = bmc
+        self._kernel_log = kernel_log
+        self._refresh_s = refresh_s
+        self._bmc_refresh_s = bmc_refresh_s
+        self._clock = clock
+        self._last_s: float | None = None
+        self._log_where: tuple[str | None, int | None] | None = None
+        self._lock = threading.Lock()
+        self._bmc_new: tuple[BmcReading | None, str | None] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started = False
+        self._early_xids: tuple[XidEvent, ...] = ()
+
+    def start(self) -> None:
+        """Note where the kernel log stands (older Xids are not this job's), register for
+        NVML's Xid events, read the BMC once (a BMC that cannot be read raises, before any job
+        starts) and go on reading it on a thread. A second call does nothing."""
+        if self._started:
+            return
+        self._started = True
+        if self._kernel_log is not None:
+            log = self._kernel_log()
+            self._log_where = (log.boot_id, log.last_seq)
+        if self._nvml is not None and self._nvml.device_count():
+            self._early_xids = self._nvml.xid_events(0)  # registers; kept for the first sample
+        if self._bmc is not None:
+            self._bmc_new = (self._bmc.read(), None)
+            self._thread = threading.Thread(target=self._read_bmc, name="dlrig-bmc", daemon=True)
+            self._thread.start()
+
+    def _read_bmc(self) -> None:
+        bmc = self._bmc
+        while bmc is not None and not self._stop.wait(self._bmc_refresh_s):
+            try:
+                reading: tuple[BmcReading | None, str | None] = (bmc.read(), None)
+            except DlrigError as exc:
+                reading = (None, str(exc))
+            with self._lock:
+                self._bmc_new = reading
+
+    def _new_log_xids(self) -> tuple[XidEvent, ...]:
+        if self._kernel_log is None:
+            return ()
+        log = self._kernel_log()
+        boot, last = self._log_where or (None, None)
+        fresh = tuple(
+            e
+            for e in log.events
+            if e.boot_id != boot or last is None or (e.seq is not None and e.seq > last)
+        )
+        if log.last_seq is not None:
+            self._log_where = (log.boot_id, log.last_seq)
+        return fresh
+
+    def sample(self, force: bool = False) -> HealthSample | None:
+        """Health now, when `refresh_s` has passed since the last (or `force`: the run's last
+        tick, so that a short job's Xids are not missed); None otherwise."""
+        now = self._clock()
+        due = self._last_s is None or now - self._last_s >= self._refresh_s - 0.05
+        if not (due or force):
+            return None
+        self._last_s = now
+        gpus: tuple[GpuHealth, ...] = ()
+        xids, self._early_xids = self._early_xids, ()
+        if self._nvml is not None and self._nvml.device_count():
+            gpus = self._nvml.read_health()
+            xids += self._nvml.xid_events(0)
+        xids += self._new_log_xids()
+        with self._lock:
+            fresh, self._bmc_new = self._bmc_new, None
+        bmc, error = fresh if fresh is not None else (None, None)
+        if not (gpus or xids or bmc is not None or error is not None):
+            return None  # nothing to say (no GPU, no Xid, no BMC): no health in the sample
+        return HealthSample(gpus=gpus, xids=xids, bmc=bmc, bmc_error=error)
+
+    def close(self) -> None:
+        """Stop the BMC thread (a reading under way finishes within its own budget)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)

@@ -20,15 +20,18 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from dlrig.enums import Bottleneck
+from dlrig.enums import Bottleneck, Severity
 from dlrig.errors import DlrigError
+from dlrig.hardware.bmc import BmcHealth, BmcReading, BmcSensor, SensorKind
 from dlrig.hardware.nvml import ClockEventReason, GpuReading
+from dlrig.hardware.nvml.health import GpuHealth
+from dlrig.health.checks import sensor_state
 from dlrig.units import MB, MIB
 from dlrig.watch.detectors.series import accelerator_busy
 from dlrig.watch.samples import Sample
@@ -159,6 +162,7 @@ class WatchCollector(Collector):
         self._totals = _Totals()
         # Labels of the GPUs seen so far, so a lost GPU keeps its UUID and model name.
         self._gpu_labels: dict[int, list[str]] = {}
+        self._health = HealthFamilies(hostname)
 
     def update(self, sample: Sample) -> None:
         """Take a new sample: the latest values, the totals, the stage window."""
@@ -172,6 +176,7 @@ class WatchCollector(Collector):
             for g in sample.gpus:
                 if not g.lost:
                     self._gpu_labels[g.index] = gpu_labels(g, self.hostname)
+            self._health.update(sample)
 
     def collect(self) -> Iterator[Metric]:
         """The families of the latest sample (only `dlrig_up` before the first)."""
@@ -191,6 +196,9 @@ class WatchCollector(Collector):
         yield from self._host_families(latest, disk_bytes)
         yield from self._job_families(latest, job_read_bytes)
         yield from self._stage_families(latest, window)
+        with self._lock:
+            health = list(self._health.families(labels))
+        yield from health
 
     def _gpu_families(
         self,
@@ -413,3 +421,281 @@ class MetricsServer:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
+
+
+# dcgm-exporter's health fields (its etc/default-counters.csv and dcp-metrics-included.csv),
+# exported as gauges so that their names are dcgm-exporter's exactly (prometheus_client would
+# append `_total` to a counter); each is the NVML figure of the latest health sample.
+_HEALTH_GAUGES: tuple[tuple[str, str, Callable[[GpuHealth], float | None]], ...] = (
+    (
+        "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+        "Total number of single-bit volatile ECC errors.",
+        lambda g: g.ecc_volatile_corrected,
+    ),
+    (
+        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+        "Total number of double-bit volatile ECC errors.",
+        lambda g: g.ecc_volatile_uncorrected,
+    ),
+    (
+        "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL",
+        "Total number of single-bit persistent ECC errors.",
+        lambda g: g.ecc_aggregate_corrected,
+    ),
+    (
+        "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL",
+        "Total number of double-bit persistent ECC errors.",
+        lambda g: g.ecc_aggregate_uncorrected,
+    ),
+    (
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+        "Number of remapped rows for correctable errors.",
+        lambda g: g.remapped_rows_correctable,
+    ),
+    (
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+        "Number of remapped rows for uncorrectable errors.",
+        lambda g: g.remapped_rows_uncorrectable,
+    ),
+    (
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+        "Whether remapping of rows has failed.",
+        lambda g: None if g.remap_failure is None else int(g.remap_failure),
+    ),
+    (
+        "DCGM_FI_DEV_ROW_REMAP_PENDING",
+        "Whether a row remapping waits for a GPU reset.",
+        lambda g: None if g.remap_pending is None else int(g.remap_pending),
+    ),
+    (
+        "DCGM_FI_DEV_RETIRED_SBE",
+        "Total number of retired pages due to single-bit errors.",
+        lambda g: g.retired_pages_sbe,
+    ),
+    (
+        "DCGM_FI_DEV_RETIRED_DBE",
+        "Total number of retired pages due to double-bit errors.",
+        lambda g: g.retired_pages_dbe,
+    ),
+    (
+        "DCGM_FI_DEV_RETIRED_PENDING",
+        "Whether a page retirement waits for a driver reload.",
+        lambda g: None if g.retired_pages_pending is None else int(g.retired_pages_pending),
+    ),
+    (
+        "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+        "Total number of PCIe retries.",
+        lambda g: g.pcie_replay_count,
+    ),
+    (
+        "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+        "Total number of NVLink flow-control CRC errors.",
+        lambda g: g.nvlink_total("crc_flit"),
+    ),
+    (
+        "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
+        "Total number of NVLink data CRC errors.",
+        lambda g: g.nvlink_total("crc_data"),
+    ),
+    (
+        "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+        "Total number of NVLink retries.",
+        lambda g: g.nvlink_total("replay"),
+    ),
+    (
+        "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
+        "Total number of NVLink recovery errors.",
+        lambda g: g.nvlink_total("recovery"),
+    ),
+)
+
+# ipmi_exporter's families (its `collector_ipmi.go`): a reading and its `_state` (0 nominal,
+# 1 warning, 2 critical) by sensor kind, labels `id` and `name`.
+_IPMI_FAMILIES = {
+    SensorKind.FAN: (
+        "ipmi_fan_speed_rpm",
+        "Fan speed in rotations per minute.",
+        "ipmi_fan_speed_state",
+    ),
+    SensorKind.TEMPERATURE: (
+        "ipmi_temperature_celsius",
+        "Temperature reading in degree Celsius.",
+        "ipmi_temperature_state",
+    ),
+    SensorKind.POWER: ("ipmi_power_watts", "Power reading in Watts.", "ipmi_power_state"),
+    SensorKind.VOLTAGE: ("ipmi_voltage_volts", "Voltage reading in Volts.", "ipmi_voltage_state"),
+}
+_STATE_VALUE = {Severity.WARNING: 1, Severity.ERROR: 2}
+BMC_LABELS = ("id", "name", "Hostname")
+
+
+def _health_labels(g: GpuHealth, known: dict[int, list[str]], hostname: str) -> list[str]:
+    """A GPU's dcgm-exporter labels: those its last reading gave, else from its health."""
+    if g.index in known:
+        return known[g.index]
+    return [
+        str(g.index),
+        g.uuid or "",
+        g.pci_bus_id or "",
+        f"nvidia{g.index}",
+        g.name or "",
+        hostname,
+    ]
+
+
+def _state(sensor: BmcSensor) -> int:
+    found = sensor_state(sensor)
+    return 0 if found is None else _STATE_VALUE.get(found[0], 0)
+
+
+class HealthFamilies:
+    """The health series of a watch: dcgm-exporter's ECC, remap, retirement, PCIe replay and
+    NVLink error fields and its last Xid, an Xid count per window and since the start, the
+    BMC's readings under ipmi_exporter's names, and the health alarms standing now."""
+
+    def __init__(self, hostname: str) -> None:
+        self.hostname = hostname
+        self._first: Sample | None = None
+        self._latest: Sample | None = None
+        self._bmc: BmcReading | None = None
+        self._bmc_up: int | None = None
+        self._xids: deque[tuple[float, int, int]] = deque()  # (t_s, gpu, xid), the last window
+        self._xid_totals: dict[tuple[int, int], int] = {}
+        self._last_xid: dict[int, int] = {}
+
+    def update(self, sample: Sample) -> None:
+        """Take a sample's health (most ticks have none)."""
+        h = sample.health
+        if h is None:
+            return
+        if self._first is None:
+            self._first = sample
+        self._latest = sample
+        if h.bmc is not None:
+            self._bmc, self._bmc_up = h.bmc, 1
+        elif h.bmc_error is not None:
+            self._bmc_up = 0
+        for x in h.xids:
+            gpu = x.gpu if x.gpu is not None else self._gpu_of(x.pci_bus_id, h.gpus)
+            if gpu is None:
+                continue
+            self._xids.append((sample.t_s, gpu, x.xid))
+            self._xid_totals[(gpu, x.xid)] = self._xid_totals.get((gpu, x.xid), 0) + 1
+            self._last_xid[gpu] = x.xid
+        while self._xids and sample.t_s - self._xids[0][0] > STAGE_WINDOW_S:
+            self._xids.popleft()
+
+    @staticmethod
+    def _gpu_of(bus: str | None, gpus: tuple[GpuHealth, ...]) -> int | None:
+        if not bus:
+            return None
+        tail = bus.lower().split(":", 1)[-1]
+        for g in gpus:
+            if g.pci_bus_id and g.pci_bus_id.lower().split(":", 1)[-1].startswith(tail):
+                return g.index
+        return None
+
+    def families(self, labels: dict[int, list[str]]) -> Iterator[Metric]:
+        """The health families of the latest health sample (none before the first)."""
+        latest = self._latest
+        if latest is None or latest.health is None:
+            return
+        gpus = [g for g in latest.health.gpus if not g.lost]
+        rows = {g.index: _health_labels(g, labels, self.hostname) for g in gpus}
+        for name, help_text, value_of in _HEALTH_GAUGES:
+            values = [(rows[g.index], value_of(g)) for g in gpus]
+            yield _gauge(
+                name, help_text, GPU_LABELS, [(lb, v) for lb, v in values if v is not None]
+            )
+        yield _gauge(
+            "DCGM_FI_DEV_XID_ERRORS",
+            "Value of the last XID error encountered.",
+            GPU_LABELS,
+            [(rows[g.index], self._last_xid.get(g.index, 0)) for g in gpus],
+        )
+        window: dict[tuple[int, int], int] = {}
+        for _, gpu, xid in self._xids:
+            window[(gpu, xid)] = window.get((gpu, xid), 0) + 1
+        yield _gauge(
+            "dlrig_gpu_xid_errors_window",
+            f"Xid events of each code over the last {STAGE_WINDOW_S:g} s.",
+            (*GPU_LABELS, "xid"),
+            [([*rows[g], str(x)], n) for (g, x), n in sorted(window.items()) if g in rows],
+        )
+        totals = CounterMetricFamily(
+            "dlrig_gpu_xid_errors",
+            "Xid events of each code since the watch started.",
+            labels=(*GPU_LABELS, "xid"),
+        )
+        for (g, x), n in sorted(self._xid_totals.items()):
+            if g in rows:
+                totals.add_metric([*rows[g], str(x)], n)
+        yield totals
+        yield from self._bmc_families()
+        yield from self._finding_families()
+
+    def _bmc_families(self) -> Iterator[Metric]:
+        if self._bmc_up is not None:
+            yield _gauge(
+                "dlrig_bmc_up",
+                "1 when the BMC's last reading succeeded.",
+                ["Hostname"],
+                [([self.hostname], self._bmc_up)],
+            )
+        bmc = self._bmc
+        if bmc is None:
+            return
+        sensors = [s for s in bmc.sensors if s.present]
+        for kind, (name, help_text, state_name) in _IPMI_FAMILIES.items():
+            mine = [s for s in sensors if s.kind is kind and s.units != "%"]
+            ids = [[s.source_id or s.name, s.name, self.hostname] for s in mine]
+            yield _gauge(
+                name,
+                help_text,
+                BMC_LABELS,
+                [(lb, s.reading) for lb, s in zip(ids, mine, strict=True) if s.reading is not None],
+            )
+            yield _gauge(
+                state_name,
+                f"Reported state of a {kind.value.replace('_', ' ')} sensor (0=nominal, "
+                "1=warning, 2=critical).",
+                BMC_LABELS,
+                [(lb, _state(s)) for lb, s in zip(ids, mine, strict=True)],
+            )
+        rows = [
+            ([s.source_id or s.name, s.name, "Power Supply", self.hostname], _state(s))
+            for s in sensors
+            if s.kind is SensorKind.POWER_SUPPLY
+        ]
+        rows += [
+            (
+                [r.name, r.name, "Redundancy", self.hostname],
+                2 if r.health is BmcHealth.CRITICAL else 1 if r.health is BmcHealth.WARNING else 0,
+            )
+            for r in bmc.redundancy
+        ]
+        yield _gauge(
+            "ipmi_sensor_state",
+            "Indicated state of the sensor (0=nominal, 1=warning, 2=critical).",
+            ("id", "name", "type", "Hostname"),
+            rows,
+        )
+
+    def _finding_families(self) -> Iterator[Metric]:
+        from dlrig.watch.detectors.health import run_findings
+
+        first, latest = self._first, self._latest
+        if first is None or latest is None:
+            return
+        pair = [first] if first is latest else [first, latest]
+        # The BMC reading stands on the latest health sample for judging.
+        if latest.health is not None and latest.health.bmc is None and self._bmc is not None:
+            pair[-1] = replace(latest, health=replace(latest.health, bmc=self._bmc))
+        findings = run_findings(pair)[-1][1]
+        yield _gauge(
+            "dlrig_health_findings",
+            "Health findings standing at the latest health reading, by severity (an error "
+            "needs an action on the machine).",
+            ["severity", "Hostname"],
+            [([s.value, self.hostname], sum(f.severity is s for f in findings)) for s in Severity],
+        )

@@ -26,6 +26,7 @@ from dlrig.watch.detectors import Alarm, detect_all
 from dlrig.watch.detectors.series import gpus_busy
 from dlrig.watch.host import (
     GpuSampler,
+    HealthSampler,
     HostSampler,
     PsutilHostSampler,
     PsutilJobSampler,
@@ -161,11 +162,13 @@ def run_watch(
     host: HostSampler | None = None,
     child_stdout: int | None = None,
     nccl_p2p_disabled: bool = False,
+    health: HealthSampler | None = None,
 ) -> WatchResult:
     """Run `command`, sampling every `interval_s`, and judge the run when it exits.
     `child_stdout`: the file descriptor the command's standard output goes to (None: ours).
     `nccl_p2p_disabled`: the command's environment sets NCCL_P2P_DISABLE (a warning when the
-    run kept more than one GPU busy).
+    run kept more than one GPU busy). `health`: reads health counters, Xids and the BMC at its
+    own pace; their alarms join the others (a BMC that fails to answer is a warning, once).
 
     Call from the main thread (signal handlers are installed for the run and restored after).
     """
@@ -180,6 +183,9 @@ def run_watch(
         if on_warning is not None:
             on_warning(message)
 
+    if health is not None:
+        health.start()
+    bmc_warned = False
     start_s = time.monotonic()
     child = spawn(command, shell=shell, stdout=child_stdout)
     job = PsutilJobSampler(child.pid)
@@ -212,7 +218,11 @@ def run_watch(
                 host=host_sampler.sample(),
                 job=job.sample(),
                 gpus=gpus.sample(),
+                health=None if health is None else health.sample(force=exited),
             )
+            if sample.health is not None and sample.health.bmc_error and not bmc_warned:
+                bmc_warned = True
+                warn(f"{sample.health.bmc_error} (the BMC's alarms are off until it answers)")
             count += 1
             if count % stride == 0:
                 samples.append(sample)
@@ -233,6 +243,8 @@ def run_watch(
     finally:
         returncode = child.wait()
         waiter.close()
+        if health is not None:
+            health.close()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         for sink in live_sinks:

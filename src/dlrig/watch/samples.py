@@ -8,10 +8,14 @@ previous sample; a ratio is in [0, 1] (a share of time or of capacity).
 from __future__ import annotations
 
 import dataclasses
+import enum
+import types
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
+from dlrig.hardware.bmc import BmcReading
 from dlrig.hardware.nvml import GpuReading
+from dlrig.hardware.nvml.health import GpuHealth, XidEvent
 
 
 @dataclass(frozen=True)
@@ -81,18 +85,33 @@ class HostSample:
 
 
 @dataclass(frozen=True)
+class HealthSample:
+    """Health at a tick where it was read (every `watch.host.HEALTH_REFRESH_S`): each GPU's
+    counters, the Xids seen since the previous health sample (NVML's events and new kernel-log
+    lines), and the BMC's latest reading when a BMC is watched (`bmc_error` when it failed)."""
+
+    gpus: tuple[GpuHealth, ...] = ()
+    xids: tuple[XidEvent, ...] = ()
+    bmc: BmcReading | None = None
+    bmc_error: str | None = None
+
+
+@dataclass(frozen=True)
 class Sample:
-    """One tick: seconds since the job started, the host, the job and the GPUs (may be empty)."""
+    """One tick: seconds since the job started, the host, the job and the GPUs (may be empty),
+    and health where it was read at this tick (None at the others)."""
 
     t_s: float
     host: HostSample
     job: JobSample | None
     gpus: tuple[GpuReading, ...] = ()
+    health: HealthSample | None = None
 
 
 def sample_to_dict(sample: Sample) -> dict[str, Any]:
-    """The JSON form of a sample; GPU fields that are None are left out."""
-    return {
+    """The JSON form of a sample; GPU fields that are None are left out, and `health` too
+    at a tick where it was not read."""
+    data = {
         "t_s": sample.t_s,
         "host": dataclasses.asdict(sample.host),
         "job": None if sample.job is None else dataclasses.asdict(sample.job),
@@ -101,6 +120,48 @@ def sample_to_dict(sample: Sample) -> dict[str, Any]:
             for g in sample.gpus
         ],
     }
+    if sample.health is not None:
+        data["health"] = _plain(dataclasses.asdict(sample.health))
+    return data
+
+
+def _plain(value: Any) -> Any:
+    """Enums as their values, for JSON."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _rebuild(kind: Any, value: Any) -> Any:
+    """A value of the JSON form back as the type its field declares: dataclasses, tuples of
+    them, enums and optional values (what the health sample's types hold)."""
+    if value is None:
+        return None
+    origin = get_origin(kind)
+    if origin in (Union, types.UnionType):
+        present = [a for a in get_args(kind) if a is not type(None)]
+        return _rebuild(present[0], value) if len(present) == 1 else value
+    if dataclasses.is_dataclass(kind) and isinstance(kind, type):
+        hints = get_type_hints(kind)
+        return kind(
+            **{
+                f.name: _rebuild(hints[f.name], value[f.name])
+                for f in dataclasses.fields(kind)
+                if f.name in value
+            }
+        )
+    if origin is tuple:
+        args = get_args(kind)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_rebuild(args[0], v) for v in value)
+        return tuple(_rebuild(a, v) for a, v in zip(args, value, strict=False))
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return kind(value)
+    return value
 
 
 def sample_from_dict(data: dict[str, Any]) -> Sample:
@@ -109,11 +170,13 @@ def sample_from_dict(data: dict[str, Any]) -> Sample:
     host["cpu_busy_ratio"] = tuple(host["cpu_busy_ratio"])
     host["disks"] = tuple(DiskSample(**d) for d in host.get("disks", ()))
     job = data.get("job")
+    health = data.get("health")
     return Sample(
         t_s=float(data["t_s"]),
         host=HostSample(**host),
         job=None if job is None else JobSample(**job),
         gpus=tuple(_gpu_from_dict(g) for g in data.get("gpus", ())),
+        health=None if health is None else _rebuild(HealthSample, health),
     )
 
 

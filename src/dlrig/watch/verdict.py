@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dlrig.enums import Bottleneck, Modifier
@@ -84,8 +84,36 @@ def pcie_ratio(reading: GpuReading) -> float | None:
     return rate_kb_s * KB / (gb_s_to_bytes_s(pcie_lane_gb_s(gen)) * width)
 
 
+HEALTH_RULE_PREFIX = "HEALTH."
+
+
 def judge(samples: Sequence[Sample], alarms: Sequence[Alarm]) -> Verdict:
-    """The run's verdict from its samples and the detectors' alarms."""
+    """The run's verdict from its samples and the detectors' alarms; hardware faults the health
+    checks raised (an Xid, an ECC error, a failed PSU or fan) are named in it, since the stage
+    that held the job back matters less than a part that needs an action."""
+    verdict = _judge_stages(samples, alarms)
+    faults = [
+        a for a in alarms if a.rule.startswith(HEALTH_RULE_PREFIX) and a.severity.value == "error"
+    ]
+    if not faults:
+        return verdict
+    parts = list(dict.fromkeys(str(a.evidence.get("part") or a.rule) for a in faults))
+    named = ", ".join(parts[:4]) + (f" and {len(parts) - 4} more" if len(parts) > 4 else "")
+    evidence = {
+        **verdict.evidence,
+        "health_faults": [{"rule": a.rule, "name": a.name, "message": a.message} for a in faults],
+    }
+    fix = faults[0].fix or "act on the health alarms"
+    return replace(
+        verdict,
+        evidence=evidence,
+        fix=f"{fix}; then {verdict.fix}" if verdict.fix else fix,
+        summary=f"hardware faults during the run ({named}); {verdict.summary}",
+    )
+
+
+def _judge_stages(samples: Sequence[Sample], alarms: Sequence[Alarm]) -> Verdict:
+    """The stage verdict: which input stage or the compute held the job back."""
     device_is_cpu = not any(s.gpus for s in samples)
     device = "cpu" if device_is_cpu else "gpu"
     busy = [b for b in (accelerator_busy(s) for s in samples) if b is not None]

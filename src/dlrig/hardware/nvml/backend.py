@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlrig.errors import HardwareError
 from dlrig.hardware.nvml.readings import (
@@ -18,6 +18,9 @@ from dlrig.hardware.nvml.readings import (
     NvmlSystem,
     TopologyLevel,
 )
+
+if TYPE_CHECKING:
+    from dlrig.hardware.nvml.health import GpuHealth, XidEvent
 
 # How often the slow or unchanging parts of a reading are read again; everything else is read
 # at every tick. Static fields (name, UUID, serial, max clocks, thresholds, power-limit range,
@@ -441,6 +444,22 @@ class Nvml:
         for (i, label), future in futures.items():
             windows.setdefault(i, {})[label] = future.result()
         return windows
+
+    def read_health(self) -> tuple[GpuHealth, ...]:
+        """Every GPU's health counters (ECC, remapped rows, retired pages, NVLink and PCIe
+        error counters, clock event reasons), each read afresh; () without NVML."""
+        from dlrig.hardware.nvml.health import read_gpu_health
+
+        return tuple(read_gpu_health(self._calls, i) for i in range(self.device_count()))
+
+    def xid_events(self, timeout_ms: int = 0) -> tuple[XidEvent, ...]:
+        """The Xid events NVML delivered since the first call (which registers for them);
+        () without NVML or where the driver delivers none."""
+        if self.device_count() == 0:
+            return ()
+        from dlrig.hardware.nvml.health import read_xid_events
+
+        return read_xid_events(self._calls, timeout_ms)
 
     def topology(self) -> tuple[GpuPair, ...]:
         """Each pair of GPUs: common PCIe ancestor and the NVLink links joining them."""

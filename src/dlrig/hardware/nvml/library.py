@@ -23,6 +23,11 @@ _ARG_CONSTANTS = {
 }
 
 
+# An event storm (a GPU throwing Xids in a loop) is read at most this many events a call; the
+# rest wait in NVML's queue for the next call.
+_MAX_EVENTS_PER_WAIT = 256
+
+
 def _error_kind(exc: BaseException) -> str:
     name = type(exc).__name__
     return name.removeprefix("NVMLError_") if name.startswith("NVMLError_") else name
@@ -34,6 +39,7 @@ class PynvmlCalls:
     def __init__(self) -> None:
         self._nvml: Any = None
         self._handles: dict[int, Any] = {}
+        self._event_set: Any = None
 
     def init(self) -> None:
         """Import pynvml and initialise NVML; a missing library or driver is an NvmlCallError."""
@@ -72,14 +78,67 @@ class PynvmlCalls:
             self._handles[index] = self._call(self._nvml.nvmlDeviceGetHandleByIndex, index)
         return self._handles[index]
 
+    def _argument(self, text: str) -> Any:
+        """One argument of a call key: a short alias (`SM`), an integer (a link), or the name
+        of a pynvml constant (`NVML_VOLATILE_ECC`), resolved on the installed pynvml."""
+        if text in _ARG_CONSTANTS:
+            return getattr(self._nvml, _ARG_CONSTANTS[text])
+        if text.lstrip("-").isdigit():
+            return int(text)
+        if not hasattr(self._nvml, text):
+            raise NvmlCallError("FunctionNotFound", f"{text} not in this nvidia-ml-py")
+        return getattr(self._nvml, text)
+
     def device(self, index: int, call: str, arg: str | None = None) -> Any:
-        """Call a device function by name on GPU `index`; `arg` is a constant name or a link."""
+        """Call a device function by name on GPU `index`; `arg` is its arguments after the
+        handle, comma-separated (`0,NVML_NVLINK_ERROR_DL_REPLAY`), each a constant or a link."""
         handle = self._handle(index)
         fn = self._function(call)
         if arg is None:
             return self._call(fn, handle)
-        value = getattr(self._nvml, _ARG_CONSTANTS[arg]) if arg in _ARG_CONSTANTS else int(arg)
-        return self._call(fn, handle, value)
+        return self._call(fn, handle, *(self._argument(part) for part in arg.split(",")))
+
+    def events(self, timeout_ms: int) -> list[dict[str, Any]]:
+        """The Xid events NVML queued since the first call (which registers every GPU for
+        them), waiting up to `timeout_ms` for the first: `[{"gpu", "eventType",
+        "eventData"}]`. NVML delivers only events that happen after the registration."""
+        nvml = self._nvml
+        if self._event_set is None:
+            self._event_set = self._call(nvml.nvmlEventSetCreate)
+            for index in range(int(self._call(nvml.nvmlDeviceGetCount))):
+                # A GPU without Xid events (a GeForce under an old driver) is left out.
+                with contextlib.suppress(NvmlCallError):
+                    handle = self._handle(index)
+                    self._call(
+                        nvml.nvmlDeviceRegisterEvents,
+                        handle,
+                        nvml.nvmlEventTypeXidCriticalError,
+                        self._event_set,
+                    )
+        found: list[dict[str, Any]] = []
+        wait_ms = timeout_ms
+        while len(found) < _MAX_EVENTS_PER_WAIT:
+            try:
+                data = self._call(nvml.nvmlEventSetWait_v2, self._event_set, wait_ms)
+            except NvmlCallError as exc:
+                if exc.kind == "Timeout":
+                    break
+                raise
+            found.append(
+                {
+                    "gpu": self._index_of(data.device),
+                    "eventType": int(data.eventType),
+                    "eventData": int(data.eventData),
+                }
+            )
+            wait_ms = 0  # what else is queued, without waiting again
+        return found
+
+    def _index_of(self, handle: Any) -> int | None:
+        try:
+            return int(self._call(self._nvml.nvmlDeviceGetIndex, handle))
+        except NvmlCallError:
+            return None
 
     def pair(self, a: int, b: int, call: str) -> Any:
         """Call a two-device function by name."""
@@ -91,6 +150,10 @@ class PynvmlCalls:
     def shutdown(self) -> None:
         """nvmlShutdown, when nvmlInit succeeded."""
         if self._nvml is not None:
+            if self._event_set is not None:
+                with contextlib.suppress(self._nvml.NVMLError):
+                    self._nvml.nvmlEventSetFree(self._event_set)
+                self._event_set = None
             # Shutting down a library that is already gone is not worth reporting.
             with contextlib.suppress(self._nvml.NVMLError):
                 self._nvml.nvmlShutdown()

@@ -35,6 +35,7 @@ from dlrig.report.watch import summary_text
 from dlrig.units import GB
 
 if TYPE_CHECKING:
+    from dlrig.health import HealthReport
     from dlrig.machine.model import Build
     from dlrig.model import Estimate
     from dlrig.plan.results import PlanResult, Scored
@@ -654,3 +655,136 @@ def probe_page(report: ProbeReport) -> str:
         charts=charts,
         details=terminal_html(probe_summary(report)),
     )
+
+
+def _health_reason(check_id: str) -> str:
+    from dlrig.health import CHECKS
+
+    for c in CHECKS:
+        if c.check_id == check_id:
+            return " ".join((c.run.__doc__ or "").split())
+    return ""
+
+
+def health_page(report: HealthReport) -> str:
+    """`dlrig health --html`: the verdict, the findings by severity with each check's
+    reasoning, the GPUs' counters, each BMC temperature against its own critical threshold,
+    and the BMC's parts."""
+    from dlrig.report.health import throttle_names
+
+    groups = [
+        (
+            SEVERITY_HEADING[severity],
+            severity.value,
+            [
+                {**f, "reason": _health_reason(str(f.get("check")))}
+                for f in report.findings
+                if f.get("severity") == severity.value
+            ],
+        )
+        for severity in SEVERITIES
+    ]
+    gpus = [
+        {
+            "index": g["index"],
+            "name": "LOST: " + str(g.get("error") or "") if g.get("lost") else g.get("name") or "?",
+            "ecc": f"{fmt_opt(g.get('ecc_volatile_uncorrected'))}/"
+            f"{fmt_opt(g.get('ecc_aggregate_uncorrected'))}",
+            "rows": f"{fmt_opt(g.get('remapped_rows_correctable'))}/"
+            f"{fmt_opt(g.get('remapped_rows_uncorrectable'))}",
+            "remap": "failed"
+            if g.get("remap_failure")
+            else "pending"
+            if g.get("remap_pending")
+            else "-",
+            "replays": fmt_opt(g.get("pcie_replay_count")),
+            "throttle": throttle_names(g.get("clocks_event_reasons")),
+        }
+        for g in report.gpus
+    ]
+    bmc = report.bmc or {}
+    sensors = [s for s in bmc.get("sensors") or () if s.get("present", True)]
+    bars = [
+        Bar(
+            s["name"],
+            100.0 * s["reading"] / s["thresholds"]["upper_critical"],
+            hover=f"{s['name']}: {s['reading']:g} C of its {s['thresholds']['upper_critical']:g} C "
+            "upper critical threshold",
+            style="s4" if s["reading"] >= s["thresholds"]["upper_critical"] else "s0",
+        )
+        for s in sensors
+        if s["kind"] == "temperature"
+        and s.get("reading") is not None
+        and (s.get("thresholds") or {}).get("upper_critical")
+    ]
+    charts = (
+        [
+            bar_chart(
+                "Temperatures as a share of the BMC's upper critical threshold",
+                bars,
+                "% of the critical threshold",
+                line_at=100.0,
+                line_label="critical",
+            )
+        ]
+        if bars
+        else []
+    )
+    bmc_rows = []
+    for s in sensors:
+        limits = {k: v for k, v in (s.get("thresholds") or {}).items() if v is not None}
+        health = s.get("health") or "-"
+        bmc_rows.append(
+            {
+                "kind": str(s["kind"]).replace("_", " "),
+                "name": s["name"],
+                "reading": "-"
+                if s.get("reading") is None
+                else f"{s['reading']:g} {s.get('units') or ''}",
+                "health": health,
+                "style": {"Critical": "sev-error", "Warning": "sev-warning"}.get(health, ""),
+                "limits": ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in limits.items()),
+            }
+        )
+    for r in bmc.get("redundancy") or ():
+        health = r.get("health") or "-"
+        bmc_rows.append(
+            {
+                "kind": "redundancy",
+                "name": r["name"],
+                "reading": f"{r.get('members_ok')}/{len(r.get('members') or ())} ok"
+                if r.get("members")
+                else "-",
+                "health": health,
+                "style": {"Critical": "sev-error", "Warning": "sev-warning"}.get(health, ""),
+                "limits": f"needs {r['min_needed']}" if r.get("min_needed") is not None else "",
+            }
+        )
+    against = (
+        f"Counters judged by their growth since the {report.baseline['source']} of "
+        f"{report.baseline['taken_utc']}."
+        if report.baseline
+        else "No earlier reading saved: counters since the driver loaded, logs of this boot."
+    )
+    return _render(
+        "health.html.j2",
+        title=f"Health of {report.host}",
+        subtitle=report.taken_utc,
+        verdict=report.verdict,
+        healthy=report.healthy,
+        against=against,
+        groups=groups,
+        gpus=gpus,
+        charts=charts,
+        bmc_title=f"BMC {bmc.get('address', '')} ({bmc.get('source', '')})"
+        + (f": {bmc['product']}" if bmc.get("product") else ""),
+        bmc_rows=bmc_rows,
+        sources=report.sources,
+        catalog_url=report.xid_catalog.get("url", ""),
+        catalog_read=report.xid_catalog.get("read", ""),
+    )
+
+
+def fmt_opt(value: Any) -> str:
+    """A value or "-" when unknown."""
+    return "-" if value is None else str(value)

@@ -9,9 +9,10 @@ whole series, so the same code serves the live run and `dlrig watch --show` on s
 - `series`: runs of a condition and each GPU's readings; `pressure`: the job's load on the
   host's input stages in one sample.
 - `gpu` and `host`: the detectors themselves, registered on import (here).
+- `health`: dlrig.health's checks over the run's health samples (HEALTH.1-18).
 """
 
-from dlrig.watch.detectors import gpu, host
+from dlrig.watch.detectors import gpu, health, host
 from dlrig.watch.detectors.registry import DETECTORS, Alarm, detect_all
 
-__all__ = ["DETECTORS", "Alarm", "detect_all", "gpu", "host"]
+__all__ = ["DETECTORS", "Alarm", "detect_all", "gpu", "health", "host"]
