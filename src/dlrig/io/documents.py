@@ -7,15 +7,21 @@ one-line error naming the file.
 
 from __future__ import annotations
 
+import errno
 import functools
 import io
 import json
+import os
+import select
+import stat
 import sys
 import tomllib
+import weakref
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from dlrig.errors import InputFileError, ParseError, ValidationError
+from dlrig.io.paths import shown
 from dlrig.units import MB
 
 MAX_DOCUMENT_BYTES = (
@@ -52,30 +58,110 @@ def read_text(path: str | Path, *, stdin_text: str | None = None) -> tuple[str, 
         if stdin_text is not None:
             data = _read_bounded(io.BytesIO(stdin_text.encode("utf-8", "replace")), "<stdin>")
         else:
+            _claim_stdin()
             data = _read_bounded(sys.stdin.buffer, "<stdin>")
         return "<stdin>", _decode("<stdin>", data)
     p = Path(path)
-    if not p.exists():
+    name = shown(p)
+    if not str(path).strip():
+        raise InputFileError("an empty file name", hint="give the path of a YAML or TOML file")
+    try:
+        # O_NONBLOCK: opening a named pipe that no process writes to returns at once instead
+        # of waiting for a writer for ever; regular files and devices ignore it.
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise _open_error(p, exc) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputFileError(f"{name}: is a directory, expected a YAML or TOML file")
+        if stat.S_ISFIFO(mode):
+            data = _read_pipe(fd, name)
+        else:
+            if stat.S_ISREG(mode):
+                size = os.fstat(fd).st_size
+                if size > MAX_DOCUMENT_BYTES:
+                    raise InputFileError(
+                        f"{name}: {size / MB:.0f} MB is larger than the "
+                        f"{MAX_DOCUMENT_BYTES / MB:.0f} MB a document may be"
+                    )
+            # A device (/dev/zero, a terminal) has no size: read it up to the limit.
+            os.set_blocking(fd, True)
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                data = _read_bounded(fh, name)
+    except OSError as exc:
+        raise InputFileError(f"{name}: cannot read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+    return name, _decode(name, data)
+
+
+# Standard input, once read, is empty: a second '-' (`compare - -`) would read nothing.
+_stdin_readers: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _claim_stdin() -> None:
+    stream = sys.stdin.buffer
+    if stream in _stdin_readers:
         raise InputFileError(
-            f"{p}: no such file",
+            "<stdin>: standard input is given twice ('-'); it can be read once",
+            hint="write one of the documents to a file",
+        )
+    _stdin_readers.add(stream)
+
+
+def _open_error(p: Path, exc: OSError) -> InputFileError:
+    """An error opening an input file, named for the user (not errno's words alone)."""
+    name = shown(p)
+    if exc.errno == errno.ENOENT:
+        return InputFileError(
+            f"{name}: no such file",
             hint="check the path; a build or workload may also be - for standard input",
         )
-    if p.is_dir():
-        raise InputFileError(f"{p}: is a directory, expected a YAML or TOML file")
-    try:
-        if p.is_file():
-            size = p.stat().st_size
-            if size > MAX_DOCUMENT_BYTES:
-                raise InputFileError(
-                    f"{p}: {size / MB:.0f} MB is larger than the "
-                    f"{MAX_DOCUMENT_BYTES / MB:.0f} MB a document may be"
-                )
-        # A device or a pipe (/dev/zero, <(yes)) has no size: read it up to the limit.
-        with p.open("rb") as fh:
-            data = _read_bounded(fh, str(p))
-    except OSError as exc:
-        raise InputFileError(f"{p}: cannot read ({exc.strerror})") from None
-    return str(p), _decode(str(p), data)
+    if exc.errno == errno.ENOTDIR:
+        return InputFileError(f"{name}: no such file (a part of the path is not a folder)")
+    if exc.errno == errno.ENXIO:  # a socket
+        return InputFileError(f"{name}: not a file that can be read (a socket?)")
+    return InputFileError(f"{name}: cannot read ({exc.strerror})")
+
+
+# A named pipe without a writer reads as empty at once; a writer started just after dlrig
+# (`dlrig check f & cat b.yaml > f`) gets this long to connect.
+PIPE_WRITER_GRACE_S = 1.0
+
+
+def _read_pipe(fd: int, name: str) -> bytes:
+    """A pipe's bytes, up to the size limit: waits for a writer's data as long as one holds
+    the pipe open (process substitution, a slow generator), but not for a writer that never
+    comes."""
+    chunks: list[bytes] = []
+    size = 0
+    waited_for_writer = False
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:  # a writer holds the pipe and has not written yet
+            select.select([fd], [], [])
+            continue
+        if not chunk:
+            if size == 0 and not waited_for_writer:
+                waited_for_writer = True
+                select.select([fd], [], [], PIPE_WRITER_GRACE_S)
+                continue
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_DOCUMENT_BYTES:
+            raise InputFileError(
+                f"{name}: larger than the {MAX_DOCUMENT_BYTES / MB:.0f} MB a document may be; "
+                "is this the right input?"
+            )
+    if size == 0:
+        raise InputFileError(
+            f"{name}: a pipe that nothing was written to",
+            hint="start the program that writes it first, or give a file",
+        )
+    return b"".join(chunks)
 
 
 def parse_text(name: str, text: str) -> dict[str, Any]:
