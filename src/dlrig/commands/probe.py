@@ -18,7 +18,9 @@ JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of 
 SaveOption = Annotated[bool, typer.Option("--save", help="store the probe in the history database")]
 PathOption = Annotated[
     list[Path] | None,
-    typer.Option("--path", help="measure the disk under this directory (repeatable)"),
+    typer.Option(
+        "--path", metavar="FOLDER", help="measure the disk under this directory (repeatable)"
+    ),
 ]
 HistoryOption = Annotated[bool, typer.Option("--history", help="list the saved probes")]
 CompareOption = Annotated[
@@ -218,8 +220,6 @@ def _print_cluster(cluster: dict[str, Any], as_json: bool) -> None:
 
 
 def _save(report: ProbeReport, quiet: bool) -> None:
-    import sys
-
     from dlrig.errors import HistoryError
     from dlrig.history import db
     from dlrig.history.probes import save_probe
@@ -238,7 +238,9 @@ def _save(report: ProbeReport, quiet: bool) -> None:
         where = f"the probe was written to {kept}" if kept else "no folder took the probe either"
         raise HistoryError(f"{exc.message}; {where}", hint=exc.hint) from exc
     if not quiet:
-        sys.stdout.write(f"saved probe {probe_id} to {path}\n")
+        from dlrig.report.console import print_text
+
+        print_text(f"saved probe {probe_id} to {path}")
 
 
 def _keep_report(report: ProbeReport) -> Path | None:
