@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from dlrig.commands.app import DlrigTyper
 from dlrig.commands.inputs import CatalogOption
 
-app = typer.Typer(
+app = DlrigTyper(
     help="List the parts dlrig knows: gpus, cpus, motherboards, psus, ...", no_args_is_help=True
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
 
 
-def _list(kind: str, catalog_file: Path | None, as_json: bool) -> None:
+def _list(kind: str, catalog_file: str | None, as_json: bool) -> None:
     from dlrig.catalog import load_catalog
     from dlrig.report.catalog import catalog_json, catalog_table
     from dlrig.report.console import print_renderable, print_text

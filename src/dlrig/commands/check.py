@@ -10,14 +10,20 @@ from typing import Annotated
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
-from dlrig.commands.inputs import BUILD_HELP, CatalogOption, build_document
+from dlrig.commands.inputs import BUILD_HELP, CatalogOption, build_document, complete_workload
 
 
 def check(
     build: Annotated[str, typer.Argument(help=BUILD_HELP)],
     workload: Annotated[
         str | None,
-        typer.Option("--workload", "-w", help="zoo name or workload file: workload-aware rules"),
+        typer.Option(
+            "--workload",
+            "-w",
+            metavar="WORKLOAD",
+            help="zoo name or workload file: workload-aware rules",
+            autocompletion=complete_workload,
+        ),
     ] = None,
     catalog: CatalogOption = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,

@@ -7,12 +7,14 @@ from typing import Annotated
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
-from dlrig.commands.inputs import BUILD_HELP, CatalogOption, build_document
+from dlrig.commands.inputs import BUILD_HELP, CatalogOption, WorkloadOption, build_document
 
 
 def compare(
-    builds: Annotated[list[str], typer.Argument(help=f"two or more builds; each {BUILD_HELP}")],
-    workload: Annotated[str, typer.Option("--workload", "-w", help="zoo name or workload file")],
+    builds: Annotated[
+        list[str], typer.Argument(metavar="BUILD", help=f"two or more builds; each {BUILD_HELP}")
+    ],
+    workload: WorkloadOption,
     catalog: CatalogOption = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
     html: HtmlOption = None,

@@ -2,31 +2,38 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
-from dlrig.commands.inputs import BUILD_HELP, CatalogOption, build_document, finite
+from dlrig.commands.inputs import BUILD_HELP, CatalogOption, WorkloadOption, build_document, finite
 from dlrig.enums import Severity
 
 
 def estimate(
     build: Annotated[str, typer.Argument(help=BUILD_HELP)],
-    workload: Annotated[str, typer.Option("--workload", "-w", help="zoo name or workload file")],
+    workload: WorkloadOption,
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help="KEY=VALUE what-if on the build or workload (repeatable)"),
+        typer.Option(
+            "--set",
+            metavar="KEY=VALUE",
+            help="KEY=VALUE what-if on the build or workload (repeatable)",
+        ),
     ] = None,
     compare: Annotated[
-        str | None, typer.Option("--compare", help="KEY=V1,V2,...: one estimate per value")
+        str | None,
+        typer.Option(
+            "--compare", metavar="KEY=V1,V2,...", help="KEY=V1,V2,...: one estimate per value"
+        ),
     ] = None,
     catalog: CatalogOption = None,
     electricity_price: Annotated[
         float | None,
         typer.Option(
             "--electricity-price",
+            metavar="PRICE",
             help="price per kWh (default: the build's prices)",
             callback=finite,
             min=0,
@@ -35,7 +42,11 @@ def estimate(
     co2_per_kwh: Annotated[
         float | None,
         typer.Option(
-            "--co2-per-kwh", help="grid intensity, kg CO2 per kWh", callback=finite, min=0
+            "--co2-per-kwh",
+            metavar="KG",
+            help="grid intensity, kg CO2 per kWh",
+            callback=finite,
+            min=0,
         ),
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
@@ -124,7 +135,7 @@ def _one(
     workload_doc: dict[str, Any],
     workload_source: str,
     assignments: list[Any],
-    catalog_file: Path | None,
+    catalog_file: str | None,
     prices: dict[str, float | None],
 ) -> Any:
     from dlrig.catalog import load_catalog

@@ -14,15 +14,47 @@ PROBE_LATEST = "probe:latest"
 
 # The money options `plan` and `upgrade` share.
 CurrencyOption = Annotated[
-    str, typer.Option("--currency", help="show prices and read --budget in this currency")
+    str,
+    typer.Option(
+        "--currency", metavar="CODE", help="show prices and read --budget in this currency"
+    ),
 ]
 FxRateOption = Annotated[
     float | None,
-    typer.Option("--fx-rate", help="units of --currency per USD (default: dated ECB rate)"),
+    typer.Option(
+        "--fx-rate", metavar="RATE", help="units of --currency per USD (default: dated ECB rate)"
+    ),
 ]
 BUILD_HELP = "build file (YAML or TOML), - for stdin, or probe:latest"
 CatalogOption = Annotated[
-    Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
+    str | None,
+    typer.Option("--catalog", metavar="FILE", help="YAML/TOML file of parts to add or override"),
+]
+
+
+def complete_workload(incomplete: str) -> list[str]:
+    """Shell completion of --workload: the zoo names that start so, else the paths that do
+    (folders end in '/', to go on into them)."""
+    import glob
+
+    from dlrig.workloads.loader import zoo_documents
+
+    names = [name for name in zoo_documents() if name.startswith(incomplete)]
+    if names:
+        return names
+    paths = sorted(glob.glob(glob.escape(incomplete) + "*"))
+    return [f"{p}/" if os.path.isdir(p) else p for p in paths]
+
+
+WorkloadOption = Annotated[
+    str,
+    typer.Option(
+        "--workload",
+        "-w",
+        metavar="WORKLOAD",
+        help="zoo name or workload file",
+        autocompletion=complete_workload,
+    ),
 ]
 
 

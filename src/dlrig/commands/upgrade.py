@@ -2,26 +2,38 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from dlrig.commands.inputs import BUILD_HELP, CatalogOption, CurrencyOption, FxRateOption, finite
+from dlrig.commands.inputs import (
+    BUILD_HELP,
+    CatalogOption,
+    CurrencyOption,
+    FxRateOption,
+    WorkloadOption,
+    finite,
+)
 
 
 def upgrade(
     build: Annotated[str, typer.Argument(help=BUILD_HELP)],
-    workload: Annotated[str, typer.Option("--workload", "-w", help="zoo name or workload file")],
+    workload: WorkloadOption,
     budget: Annotated[
         float,
-        typer.Option("--budget", help="the most to spend, USD (or --currency's)", callback=finite),
+        typer.Option(
+            "--budget",
+            metavar="AMOUNT",
+            help="the most to spend, USD (or --currency's)",
+            callback=finite,
+        ),
     ],
     catalog: CatalogOption = None,
     own: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--own",
+            metavar="FILE",
             help="YAML/TOML file of parts you have beyond the build's (cost 0; a build file works)",
         ),
     ] = None,
