@@ -53,8 +53,8 @@ def estimate(
     html: HtmlOption = None,
 ) -> None:
     """How fast BUILD runs the workload, which part holds it back, and what a run costs."""
+    from dlrig.commands.overrides import Assignment, parse_assignment, parse_value
     from dlrig.errors import ValidationError
-    from dlrig.io.overrides import Assignment, parse_assignment, parse_value
     from dlrig.report import estimate as report
     from dlrig.report.console import print_renderable, print_text
 
@@ -139,8 +139,8 @@ def _one(
     prices: dict[str, float | None],
 ) -> Any:
     from dlrig.catalog import load_catalog
+    from dlrig.commands.overrides import apply_overrides, blame
     from dlrig.errors import ValidationError
-    from dlrig.io.overrides import apply_overrides, blame
     from dlrig.machine import resolve_build
     from dlrig.model import estimate as run_estimate
     from dlrig.workloads import resolve_workload

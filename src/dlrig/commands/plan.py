@@ -232,8 +232,8 @@ def plan(
 def _workload(ref: str, edits: list[str]) -> Any:
     """The workload with the --set edits applied (only workload keys: the planner picks the
     build), e.g. `serve.users=50`."""
+    from dlrig.commands.overrides import apply_overrides, blame, parse_assignment
     from dlrig.errors import ValidationError
-    from dlrig.io.overrides import apply_overrides, blame, parse_assignment
     from dlrig.workloads import load_workload, resolve_workload, workload_document
 
     if not edits:
