@@ -53,7 +53,13 @@ def estimate(
     html: HtmlOption = None,
 ) -> None:
     """How fast BUILD runs the workload, which part holds it back, and what a run costs."""
-    from dlrig.commands.overrides import Assignment, parse_assignment, parse_value
+    from dlrig.commands.overrides import (
+        MAX_COMPARE_VALUES,
+        assignment,
+        parse_assignment,
+        parse_key,
+        parse_value,
+    )
     from dlrig.errors import ValidationError
     from dlrig.report import estimate as report
     from dlrig.report.console import print_renderable, print_text
@@ -96,14 +102,25 @@ def estimate(
         raise ValidationError(
             f"--compare {compare!r}: expected KEY=V1,V2,...", hint="e.g. gpus.0.pcie.lanes=4,8,16"
         )
-    values = parse_value(f"[{raw}]")
+    routed = parse_key(key, "--compare")
+    try:
+        values = parse_value(f"[{raw}]", "--compare")
+    except ValidationError:
+        values = None
     if not isinstance(values, list) or not values:
-        raise ValidationError(f"--compare {compare!r}: cannot read the values as a list")
-    base = parse_assignment(f"{key}=0")
+        raise ValidationError(
+            f"--compare {compare}: cannot read {raw!r} as a list of values",
+            hint="values are separated by commas, e.g. batch_size=32,64",
+        )
+    if len(values) > MAX_COMPARE_VALUES:
+        raise ValidationError(
+            f"--compare {key}: {len(values)} values; it takes at most {MAX_COMPARE_VALUES}"
+        )
+    key = key.strip()
+    compared = [assignment(routed, v, f"{key}={v}", "--compare") for v in values]
     estimates = []
     refused: list[str] = []
-    for v in values:
-        one = Assignment(base.target, base.path, v, f"{key}={v}")
+    for one, v in zip(compared, values, strict=True):
         est, _, checked = _one(
             build_doc, build_source, workload_doc, workload_source, [*assignments, one], catalog,
             prices,
@@ -144,6 +161,7 @@ def _one(
     from dlrig.machine import resolve_build
     from dlrig.model import estimate as run_estimate
     from dlrig.workloads import resolve_workload
+    from dlrig.workloads.loader import expand_document
 
     cat = load_catalog(catalog_file)
     bdoc, wdoc = apply_overrides(build_doc, workload_doc, assignments, cat)
@@ -154,11 +172,12 @@ def _one(
     try:
         resolved = resolve_build(bdoc, build_source, cat)
     except ValidationError as exc:
-        raise blame(exc, assignments, "build") from None
+        raise blame(exc, assignments, "build", build_doc) from None
     try:
         job = resolve_workload(wdoc, workload_source)
     except ValidationError as exc:
-        raise blame(exc, assignments, "workload") from None
+        before = expand_document(workload_doc, workload_source)
+        raise blame(exc, assignments, "workload", before) from None
     est = run_estimate(
         resolved,
         job,

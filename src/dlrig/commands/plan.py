@@ -235,6 +235,7 @@ def _workload(ref: str, edits: list[str]) -> Any:
     from dlrig.commands.overrides import apply_overrides, blame, parse_assignment
     from dlrig.errors import ValidationError
     from dlrig.workloads import load_workload, resolve_workload, workload_document
+    from dlrig.workloads.loader import expand_document
 
     if not edits:
         return load_workload(ref)
@@ -250,7 +251,7 @@ def _workload(ref: str, edits: list[str]) -> Any:
     try:
         return resolve_workload(wdoc, source)
     except ValidationError as exc:
-        raise blame(exc, assignments, "workload") from None
+        raise blame(exc, assignments, "workload", expand_document(doc, source)) from None
 
 
 def _with_owned(cat: Catalog, path: str) -> Catalog:

@@ -9,9 +9,19 @@ only `name` matters and even it has a default (machine/partial.py fills in the r
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    create_model,
+    model_validator,
+)
 from pydantic.config import JsonDict
 
 from dlrig.catalog.schema import CPU, GPU, PSU, Case, MemoryKit, Motherboard, Platform, Storage
@@ -232,11 +242,16 @@ class MeasuredStorageEntry(_Strict):
     read_mb_s_qd1: MeasuredMBs | None = None
 
 
+def _iso_text(value: Any) -> Any:
+    """A YAML or TOML date (`taken: 2026-12-03`, unquoted) as the ISO text it was written as."""
+    return value.isoformat() if isinstance(value, dt.date | dt.time) else value
+
+
 class MeasuredBlock(_Strict):
     """What a probe measured on this machine; `estimate`, `check` and `upgrade` use these
     figures in place of datasheet and achievable rates (docs/contracts.md, `measured:`)."""
 
-    taken: str = Field(
+    taken: Annotated[str, BeforeValidator(_iso_text)] = Field(
         pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}",
         description="when it was measured, ISO 8601 (the date at least)",
     )
