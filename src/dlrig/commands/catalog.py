@@ -17,11 +17,11 @@ JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of 
 
 
 def _list(kind: str, catalog_file: str | None, as_json: bool) -> None:
-    from dlrig.catalog import load_catalog
+    from dlrig.commands.inputs import user_catalog
     from dlrig.report.catalog import catalog_json, catalog_table
     from dlrig.report.console import print_renderable, print_text
 
-    parts = load_catalog(catalog_file).of(kind)
+    parts = user_catalog(catalog_file).of(kind)
     if as_json:
         print_text(catalog_json(parts))
     else:

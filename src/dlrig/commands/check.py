@@ -30,13 +30,13 @@ def check(
     html: HtmlOption = None,
 ) -> None:
     """Judge BUILD by the guide's rules: power, connectors, lanes, cores, RAM, cooling, fit."""
-    from dlrig.catalog import load_catalog
+    from dlrig.commands.inputs import user_catalog
     from dlrig.machine.loader import resolve_build
     from dlrig.report import check as report
     from dlrig.report.console import print_renderable, print_text
     from dlrig.rules import check_build
 
-    cat = load_catalog(catalog)
+    cat = user_catalog(catalog)
     source, doc = build_document(build)
     resolved = resolve_build(doc, source, cat)
     wl = None

@@ -21,7 +21,7 @@ def compare(
 ) -> None:
     """Two or more builds side by side on one workload: price, speed, bottleneck, memory,
     power, findings and what a run costs."""
-    from dlrig.catalog import load_catalog
+    from dlrig.commands.inputs import user_catalog
     from dlrig.errors import ValidationError
     from dlrig.machine.loader import resolve_build
     from dlrig.machine.price import build_price
@@ -35,7 +35,7 @@ def compare(
         raise ValidationError(
             "compare needs two or more builds", hint="dlrig compare a.yaml b.yaml"
         )
-    cat = load_catalog(catalog)
+    cat = user_catalog(catalog)
     job = load_workload(workload)
     items = []
     for ref in builds:

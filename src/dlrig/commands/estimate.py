@@ -155,7 +155,7 @@ def _one(
     catalog_file: str | None,
     prices: dict[str, float | None],
 ) -> Any:
-    from dlrig.catalog import load_catalog
+    from dlrig.commands.inputs import user_catalog
     from dlrig.commands.overrides import apply_overrides, blame
     from dlrig.errors import ValidationError
     from dlrig.machine import resolve_build
@@ -163,7 +163,7 @@ def _one(
     from dlrig.workloads import resolve_workload
     from dlrig.workloads.loader import expand_document
 
-    cat = load_catalog(catalog_file)
+    cat = user_catalog(catalog_file)
     bdoc, wdoc = apply_overrides(build_doc, workload_doc, assignments, cat)
     changed = [a.text for a in assignments if a.target == "build"]
     if changed:

@@ -6,10 +6,14 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+if TYPE_CHECKING:
+    from dlrig.catalog.loader import Catalog
+
+PROBE_PREFIX = "probe:"
 PROBE_LATEST = "probe:latest"
 
 # The money options `plan` and `upgrade` share.
@@ -25,7 +29,7 @@ FxRateOption = Annotated[
         "--fx-rate", metavar="RATE", help="units of --currency per USD (default: dated ECB rate)"
     ),
 ]
-BUILD_HELP = "build file (YAML or TOML), - for stdin, or probe:latest"
+BUILD_HELP = "build file (YAML or TOML), - for stdin, probe:latest or probe:ID"
 CatalogOption = Annotated[
     str | None,
     typer.Option("--catalog", metavar="FILE", help="YAML/TOML file of parts to add or override"),
@@ -58,6 +62,16 @@ WorkloadOption = Annotated[
 ]
 
 
+def user_catalog(path: str | None) -> Catalog:
+    """The catalog with the user's --catalog file, whose prices may not be dated in the
+    future (today is read here, in the command layer)."""
+    import datetime as dt
+
+    from dlrig.catalog import load_catalog
+
+    return load_catalog(path, today=dt.date.today())
+
+
 def history_path() -> Path:
     """The history database: $DLRIG_HOME/dlrig.sqlite3 or the user data dir.
 
@@ -79,20 +93,27 @@ def nccl_p2p_disabled() -> bool:
 
 
 def build_document(ref: str) -> tuple[str, dict[str, Any]]:
-    """(source, document) of a build file, standard input ('-'), or the last saved probe."""
-    if ref != PROBE_LATEST:
+    """(source, document) of a build file, standard input ('-'), or a saved probe
+    (probe:latest, probe:ID)."""
+    if not ref.startswith(PROBE_PREFIX):
         from dlrig.io.documents import read_document
 
         return read_document(ref)
-    from dlrig.errors import HistoryError
-    from dlrig.history.probes import latest_build_document
+    from dlrig.errors import HistoryError, ValidationError
+    from dlrig.history.probes import latest_build_document, probe_build_document
 
     path = history_path()
-    if not path.exists():
-        raise HistoryError(
-            "no saved probe to use as probe:latest", hint="run `dlrig probe --save` first"
+    which = ref.removeprefix(PROBE_PREFIX)
+    if which != "latest" and not which.isdigit():
+        raise ValidationError(
+            f"{ref}: expected probe:latest or probe:ID (a saved probe's number)",
+            hint="dlrig probe --history lists the saved probes; ./NAME for a file named so",
         )
-    return PROBE_LATEST, latest_build_document(path)
+    if not path.exists():
+        raise HistoryError(f"no saved probe to use as {ref}", hint="run `dlrig probe --save` first")
+    if which == "latest":
+        return PROBE_LATEST, latest_build_document(path)
+    return ref, probe_build_document(path, int(which))
 
 
 def finite(value: float | None) -> float | None:

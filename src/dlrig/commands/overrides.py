@@ -22,6 +22,7 @@ import yaml
 
 from dlrig.catalog.loader import Catalog
 from dlrig.errors import ValidationError
+from dlrig.io.characters import describe, first_hidden
 from dlrig.io.validation import closest
 from dlrig.machine.schema import BuildFile
 
@@ -230,6 +231,12 @@ def parse_assignment(text: str) -> Assignment:
             f"--set {text!r}: expected KEY=VALUE", hint="e.g. --set batch_size=64"
         )
     routed = parse_key(key)
+    hidden = first_hidden(raw, in_line=True)
+    if hidden is not None:
+        raise ValidationError(
+            f"--set {text}: the value holds {describe(hidden)}, a character that hides, breaks "
+            "or reorders text on a terminal and a page"
+        )
     if not raw.strip():
         raise ValidationError(
             f"--set {text}: no value after '='", hint=f"e.g. --set {key.strip()}=VALUE"

@@ -162,8 +162,8 @@ def plan(
     import datetime as dt
     import time
 
-    from dlrig.catalog import load_catalog
     from dlrig.catalog.currency import currency as find_currency
+    from dlrig.commands.inputs import user_catalog
     from dlrig.errors import ValidationError
     from dlrig.plan.constraints import Constraints
     from dlrig.plan.evaluate import ModelEvaluator
@@ -181,7 +181,7 @@ def plan(
         raise ValidationError("--electricity-price must be >= 0 and --lifetime-years > 0")
     if save is not None:
         _refuse_old_plans(Path(save))  # before the search, not after it
-    cat = load_catalog(catalog)
+    cat = user_catalog(catalog)
     if new_only:
         cat = cat.without_used_prices()
     if own is not None:

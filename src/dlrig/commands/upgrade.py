@@ -51,9 +51,8 @@ def upgrade(
     parts you own beyond the build's (--own) cost nothing; --new-only prices every part new."""
     import datetime as dt
 
-    from dlrig.catalog import load_catalog
     from dlrig.catalog.currency import currency as find_currency
-    from dlrig.commands.inputs import build_document
+    from dlrig.commands.inputs import build_document, user_catalog
     from dlrig.errors import ValidationError
     from dlrig.io.documents import read_document
     from dlrig.machine import resolve_build
@@ -68,7 +67,7 @@ def upgrade(
     money = find_currency(currency, fx_rate)
     if not budget > 0:
         raise ValidationError(f"--budget must be a positive amount of {money.code}")
-    cat = load_catalog(catalog)
+    cat = user_catalog(catalog)
     if new_only:
         # before the build is resolved: "add 1x <the build's GPU>" prices the build's own card
         cat = cat.without_used_prices()

@@ -30,9 +30,14 @@ def first_hidden(text: str, *, in_line: bool = False) -> str | None:
     return next((ch for ch in text if is_hidden(ch, in_line=in_line)), None)
 
 
+# Unicode gives the C0 controls no character name; these are their names in ISO 6429.
+_CONTROL_NAMES = {0x00: "NUL", 0x07: "BELL", 0x08: "BACKSPACE", 0x09: "TAB", 0x0A: "LINE FEED",
+                  0x0D: "CARRIAGE RETURN", 0x1B: "ESCAPE", 0x7F: "DELETE"}  # fmt: skip
+
+
 def describe(ch: str) -> str:
-    """'U+202E RIGHT-TO-LEFT OVERRIDE', 'U+0000' for one without a name."""
-    name = unicodedata.name(ch, "")
+    """'U+202E RIGHT-TO-LEFT OVERRIDE', 'U+0000 NUL'; 'U+0001' for one without a name."""
+    name = unicodedata.name(ch, "") or _CONTROL_NAMES.get(ord(ch), "")
     return f"U+{ord(ch):04X} {name}".rstrip()
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from dlrig.errors import InputFileError, ParseError, ValidationError
+from dlrig.io.characters import describe, first_hidden
 from dlrig.io.paths import shown
 from dlrig.units import MB
 
@@ -187,9 +188,50 @@ def parse_text(name: str, text: str) -> dict[str, Any]:
         raise ValidationError(f"{name}: the document is empty, expected a mapping of keys")
     if not isinstance(doc, dict):
         raise ValidationError(
-            f"{name}: the top level is a {type(doc).__name__}, expected a mapping of keys"
+            f"{name}: the top level is {_what(doc)}, expected a mapping of keys (key: value lines)"
         )
+    _refuse_hidden_characters(name, doc)
     return doc
+
+
+def _what(value: Any) -> str:
+    """A parsed value's kind in words: 'a number (42)', 'a list', 'a string ('abc')'."""
+    if isinstance(value, bool):
+        return f"a true/false value ({str(value).lower()})"
+    if isinstance(value, int | float):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({value[:40]!r})"
+    if isinstance(value, list):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+# Keys whose values are one-line names, shown in tables and page titles.
+NAME_KEYS = frozenset({"name", "model"})
+
+
+def _refuse_hidden_characters(name: str, doc: Any, where: tuple[str, ...] = ()) -> None:
+    """A ValidationError naming the first key or string that holds a control or bidirectional
+    formatting character (a name with a right-to-left override reads as another on a terminal
+    or a page); line breaks and tabs are allowed in free text, not in names or keys."""
+    items = (
+        doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    )
+    for key, value in items:
+        at = (*where, str(key))
+        bad = first_hidden(str(key), in_line=True) if isinstance(key, str) else None
+        if bad is None and isinstance(value, str):
+            bad = first_hidden(value, in_line=str(key) in NAME_KEYS)
+        if bad is not None:
+            raise ValidationError(
+                f"{name}: field '{'.'.join(at)}': holds {describe(bad)}, a character that "
+                "hides, breaks or reorders text on a terminal and a page",
+                hint="remove it (an editor that shows invisible characters finds it)",
+                field=".".join(at),
+                reason=f"holds {describe(bad)}",
+            )
+        _refuse_hidden_characters(name, value, at)
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -239,6 +281,14 @@ def _parse_yaml_or_toml(name: str, text: str) -> Any:
                 return tomllib.loads(text)
             except tomllib.TOMLDecodeError:
                 pass
+        if isinstance(yaml_exc, yaml.reader.ReaderError):
+            # A byte YAML refuses anywhere (NUL, other control characters): say which, and where.
+            line = text.count("\n", 0, yaml_exc.position) + 1
+            column = yaml_exc.position - (text.rfind("\n", 0, yaml_exc.position) + 1) + 1
+            raise ParseError(
+                f"{name}: invalid YAML at line {line}, column {column}: "
+                f"{describe(chr(yaml_exc.character))} is not allowed in a document"
+            ) from None
         mark = getattr(yaml_exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(yaml_exc, "problem", None) or "syntax error"

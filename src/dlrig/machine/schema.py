@@ -20,9 +20,11 @@ from pydantic import (
     Field,
     Tag,
     create_model,
+    field_validator,
     model_validator,
 )
 from pydantic.config import JsonDict
+from pydantic_core import PydanticCustomError
 
 from dlrig.catalog.schema import CPU, GPU, PSU, Case, MemoryKit, Motherboard, Platform, Storage
 from dlrig.enums import CoolerType, NetworkKind, Precision
@@ -209,8 +211,21 @@ class PricesEntry(_Strict):
     # The defaults are the domain's, so that a build file without prices and a planned build
     # cost the same.
     electricity_per_kwh: Annotated[float, Field(ge=0, le=100)] = Prices.electricity_per_kwh
-    currency: str = Prices.currency
+    currency: str = Field(default=Prices.currency, description="ISO 4217 code, e.g. USD, EUR")
     co2_kg_per_kwh: Annotated[float, Field(ge=0, le=10)] = Prices.co2_kg_per_kwh
+
+    @field_validator("currency")
+    @classmethod
+    def _iso_4217(cls, code: str) -> str:
+        from dlrig.catalog.currency import iso_currency
+        from dlrig.errors import ValidationError
+
+        try:
+            return iso_currency(code, "currency")
+        except ValidationError as exc:
+            raise PydanticCustomError(
+                "currency_code", "not an ISO 4217 currency code ({hint})", {"hint": exc.hint}
+            ) from None
 
 
 # Bounds of measured figures: far above any machine (B200: 8,000 GB/s HBM, 4,500 dense FP8
