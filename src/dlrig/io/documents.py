@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 from dlrig.errors import InputFileError, ParseError, ValidationError
 from dlrig.io.characters import describe, first_hidden
-from dlrig.io.paths import shown
+from dlrig.io.paths import not_a_folder, shown
 from dlrig.units import MB
 
 MAX_DOCUMENT_BYTES = (
@@ -120,7 +120,7 @@ def _open_error(p: Path, exc: OSError) -> InputFileError:
             hint="check the path; a build or workload may also be - for standard input",
         )
     if exc.errno == errno.ENOTDIR:
-        return InputFileError(f"{name}: no such file (a part of the path is not a folder)")
+        return InputFileError(f"{name}: no such file ({not_a_folder(p)})")
     if exc.errno == errno.ENXIO:  # a socket
         return InputFileError(f"{name}: not a file that can be read (a socket?)")
     return InputFileError(f"{name}: cannot read ({exc.strerror})")

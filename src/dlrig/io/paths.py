@@ -26,3 +26,22 @@ def is_there(path: str | Path) -> bool:
         return Path(path).exists()
     except (OSError, ValueError):  # ValueError: a NUL byte in the name
         return False
+
+
+def file_in_the_way(path: str | Path) -> Path | None:
+    """The first folder of path that is a file instead (`n.html` of `n.html/x.html`), if any."""
+    for parent in reversed(Path(path).parents):
+        try:
+            if parent.exists() and not parent.is_dir():
+                return parent
+        except OSError:
+            return None
+    return None
+
+
+def not_a_folder(path: str | Path) -> str:
+    """Why a path whose folder is a file cannot be used (the reason of ENOTDIR)."""
+    in_the_way = file_in_the_way(path)
+    if in_the_way is None:
+        return "a part of the path is not a folder"
+    return f"{shown(in_the_way)} is not a folder"

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 from dlrig.errors import InputFileError
-from dlrig.io.paths import shown
+from dlrig.io.paths import not_a_folder, shown
 
 
 def check_new_files_folder(text: str) -> Path:
@@ -139,7 +139,7 @@ def _check_folder(path: Path) -> None:
 
 def _path_error(path: Path, exc: OSError) -> InputFileError:
     if exc.errno == errno.ENOTDIR:
-        return InputFileError(f"{shown(path)}: a part of the path is not a folder")
+        return InputFileError(f"{shown(path)}: {not_a_folder(path)}")
     return InputFileError(f"{shown(path)}: cannot use this path ({exc.strerror})")
 
 
