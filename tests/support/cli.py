@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,20 +37,24 @@ def hang_guard(seconds: int = HANG_S) -> Iterator[None]:
 
 
 def run_in_process(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of `dlrig ARGS` run through `main` in this process."""
-    out, err = io.StringIO(), io.StringIO()
+    """(exit code, stdout, stderr) of `dlrig ARGS` run through `main` in this process. stdout
+    and stderr are real files, as a shell gives them (a watched job writes to their
+    descriptors)."""
     argv, stdin_before = sys.argv, sys.stdin
     sys.argv = ["dlrig", *args]
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin or b""))
-    try:
-        with hang_guard(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        sys.argv, sys.stdin = argv, stdin_before
-    return code, out.getvalue(), err.getvalue()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        try:
+            with hang_guard(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            sys.argv, sys.stdin = argv, stdin_before
+        out.seek(0)
+        err.seek(0)
+        return code, out.read(), err.read()
 
 
 def run_subprocess(
