@@ -198,13 +198,14 @@ def command_lines(draw: Draw, paths: dict[str, str], command: str) -> list[str]:
         if mode == "list":
             return ["watch", *head, "--list"]
         return ["watch", *head] + (["--", "true"] if mode == "run" else [])
-    # probe: only what answers without measuring this machine (a refused page path, the
-    # history, a --train that cannot start); a probe itself takes seconds.
+    # probe: only what answers without measuring this machine (a refused page path or folder,
+    # the history, a --train that cannot start); a probe itself takes seconds.
     bad_page = ["--html", paths[draw(st.sampled_from(OUTPUT_KINDS[1:12]))]]
     workload = draw(st.sampled_from(["", "nope", paths["fifo"], paths["scalar"]]))
     train = ["--train", workload, *_maybe(draw, "--steps", draw(number)),
              *_maybe(draw, "--batch", draw(number))]  # fmt: skip
-    return ["probe", *draw(st.sampled_from([bad_page, ["--history"], train])), *json]
+    bad_folder = ["--path", paths[draw(st.sampled_from([k for k in INPUT_KINDS if k != "folder"]))]]
+    return ["probe", *draw(st.sampled_from([bad_page, bad_folder, ["--history"], train])), *json]
 
 
 def _named_outputs(args: list[str]) -> list[str]:

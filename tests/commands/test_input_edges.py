@@ -40,8 +40,9 @@ def _files(folder: Path) -> set[str]:
         ["plan", "--workload", "resnet50", "--budget", "3000", "--own", LONG],
         ["check", str(BUILD), "--html", LONG + ".html"],
         ["plan", "--workload", "resnet50", "--budget", "3000", "--save", LONG],
+        ["probe", "--quick", "--path", LONG],
     ],
-    ids=["build", "workload", "catalog", "own", "html", "save"],
+    ids=["build", "workload", "catalog", "own", "html", "save", "probe-path"],
 )
 def test_a_path_over_255_bytes_is_one_line(
     args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch

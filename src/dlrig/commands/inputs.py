@@ -116,6 +116,27 @@ def build_document(ref: str) -> tuple[str, dict[str, Any]]:
     return ref, probe_build_document(path, int(which))
 
 
+def checked_folders(values: list[str] | None) -> list[str] | None:
+    """A callback for options that name folders to read (`probe --path`): each must be a
+    folder, checked before any work; the error names the path and why."""
+    from dlrig.errors import InputFileError
+    from dlrig.io.paths import shown
+
+    for value in values or ():
+        if not value.strip():
+            raise InputFileError("--path: an empty folder name", hint="e.g. --path /data")
+        try:
+            is_folder = Path(value).is_dir()
+        except OSError as exc:
+            raise InputFileError(
+                f"--path {shown(value)}: cannot use this path ({exc.strerror})"
+            ) from None
+        if not is_folder:
+            why = "not a folder" if Path(value).exists() else "no such folder"
+            raise InputFileError(f"--path {shown(value)}: {why}")
+    return values
+
+
 def finite(value: float | None) -> float | None:
     """A number option's value (a typer callback), refused when not finite: `--budget inf`."""
     if value is not None and not math.isfinite(value):

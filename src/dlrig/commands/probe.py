@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
+from dlrig.commands.inputs import checked_folders
 
 if TYPE_CHECKING:
     from dlrig.probe.report import ProbeReport
@@ -17,9 +18,12 @@ QuickOption = Annotated[bool, typer.Option("--quick", help="a short probe (under
 JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of tables")]
 SaveOption = Annotated[bool, typer.Option("--save", help="store the probe in the history database")]
 PathOption = Annotated[
-    list[Path] | None,
+    list[str] | None,
     typer.Option(
-        "--path", metavar="FOLDER", help="measure the disk under this directory (repeatable)"
+        "--path",
+        metavar="FOLDER",
+        help="measure the disk under this directory (repeatable)",
+        callback=checked_folders,
     ),
 ]
 HistoryOption = Annotated[bool, typer.Option("--history", help="list the saved probes")]
@@ -102,7 +106,7 @@ def probe(
         from dlrig.history import db
 
         db.check_writable(_db_path())  # before a measurement that would otherwise be lost
-    report = _measure(quick, tuple(path or ()), not no_torch, json)
+    report = _measure(quick, tuple(Path(p) for p in path or ()), not no_torch, json)
     if compare:
         _compare(report, json)
     elif json:
