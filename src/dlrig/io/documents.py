@@ -28,6 +28,8 @@ from dlrig.units import MB
 MAX_DOCUMENT_BYTES = (
     5_000_000  # a build or workload file is a few KB; anything this big is a mistake
 )
+# Windows has no O_NONBLOCK (nor named pipes in the file system to block on).
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def _read_bounded(stream: BinaryIO, name: str) -> bytes:
@@ -69,7 +71,7 @@ def read_text(path: str | Path, *, stdin_text: str | None = None) -> tuple[str, 
     try:
         # O_NONBLOCK: opening a named pipe that no process writes to returns at once instead
         # of waiting for a writer for ever; regular files and devices ignore it.
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(p, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise _open_error(p, exc) from None
     try:
@@ -87,7 +89,8 @@ def read_text(path: str | Path, *, stdin_text: str | None = None) -> tuple[str, 
                         f"{MAX_DOCUMENT_BYTES / MB:.0f} MB a document may be"
                     )
             # A device (/dev/zero, a terminal) has no size: read it up to the limit.
-            os.set_blocking(fd, True)
+            if _NONBLOCK:
+                os.set_blocking(fd, True)
             with os.fdopen(os.dup(fd), "rb") as fh:
                 data = _read_bounded(fh, name)
     except OSError as exc:

@@ -144,9 +144,14 @@ def _path_error(path: Path, exc: OSError) -> InputFileError:
 
 
 def _is_dlrig_page(path: Path) -> bool:
+    """Whether the file's head carries dlrig's generator tag. Opened without blocking and
+    read only when still a regular file (it may have become a pipe since it was looked at)."""
     try:
-        with path.open("rb") as fh:
-            head = fh.read(PAGE_HEAD_BYTES)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            head = os.read(fd, PAGE_HEAD_BYTES) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise InputFileError(f"{shown(path)}: cannot read ({exc.strerror})") from None
     return DLRIG_PAGE_MARK.encode() in head
