@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import io
+import os
 import resource
 import statistics
 import subprocess
@@ -187,7 +188,9 @@ def main() -> None:
     buf.write("# dlrig check: speed\n\n")
     buf.write(f"Command: `.venv/bin/python bench/bench_check.py --runs {args.runs} ")
     buf.write(f"--calls {args.calls}`  \n")
-    buf.write(f"Machine: {machine()}  \nDate: {dt.date.today().isoformat()}\n\n")
+    buf.write(f"Machine: {machine()}  \nDate: {dt.date.today().isoformat()}  \n")
+    # Other processes' load inflates every time below; say how much there was.
+    buf.write(f"Load: {os.getloadavg()[0]:.1f} (1-minute average) when it started\n\n")
     buf.write("| what | target | measured |\n|---|---|---|\n")
     buf.write(
         f"| `dlrig --help` wall time, best of {args.runs} (median) | < 0.5 s | "

@@ -94,7 +94,9 @@ def main() -> None:
     buf = io.StringIO()
     buf.write("# Hostile input: how fast dlrig refuses it (issue 39)\n\n")
     buf.write(f"Command: `.venv/bin/python bench/bench_edges.py --runs {args.runs}`  \n")
-    buf.write(f"Machine: {machine()}  \nDate: {dt.date.today().isoformat()}\n\n")
+    buf.write(f"Machine: {machine()}  \nDate: {dt.date.today().isoformat()}  \n")
+    # Other processes' load inflates every time below; say how much there was.
+    buf.write(f"Load: {os.getloadavg()[0]:.1f} (1-minute average) when it started\n\n")
     buf.write(f"Target: one line and exit 2 (or the documented code) within {TARGET_S:.0f} s. ")
     buf.write(f"Wall time of a fresh process, best of {args.runs}.\n\n")
     buf.write("| reproducer | exit | wall s | first line on stderr |\n|---|---|---|---|\n")

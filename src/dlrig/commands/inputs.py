@@ -1,5 +1,12 @@
-"""What several commands share: the BUILD argument (a file, '-' for standard input, or
-probe:latest), the --catalog file, the history path, finite numbers and the money options."""
+"""What several commands share on the input side: the BUILD argument (`build_document`: a
+file, '-' for standard input, probe:latest or probe:ID), `WorkloadOption` (with shell
+completion of zoo names), `CatalogOption` read through `user_catalog`, folders to read
+(`checked_folders`), the history path, finite numbers and the money options.
+
+A new command reads its files through these (and so through `io.documents.read_document`): a
+missing, too long, looping or pipe-without-writer path is then one line naming it, for free.
+Output paths are in commands/html.py (`HtmlOption`) and commands/outputs.py (`SaveFolderOption`).
+"""
 
 from __future__ import annotations
 
