@@ -27,6 +27,7 @@ ORDER = [
     "h200",
     "memory",
     "plan",
+    "rent",
     "probe",
     "cpu_train",
     "watch",

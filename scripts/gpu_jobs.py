@@ -329,6 +329,91 @@ def decoder_lm(
     }
 
 
+LLAMA_3_70B_8_LAYERS = {
+    **LLAMA_3_8B,
+    "hidden_size": 8192,
+    "intermediate_size": 28672,
+    "num_hidden_layers": 8,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+}
+"""Llama 3 70B's layer shape with 8 of its 80 layers: one H100 holds it in bf16 before it is
+quantised, and the step grows by layer, so its time per layer is the 70B job's."""
+
+
+def quantized_4bit(model: torch.nn.Module) -> torch.nn.Module:
+    """Every linear layer but the LM head as bitsandbytes NF4 (what `load_in_4bit` with
+    `bnb_4bit_quant_type="nf4"` and a bf16 compute dtype loads), quantised on the GPU."""
+    import bitsandbytes as bnb
+
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if not isinstance(child, torch.nn.Linear) or name == "lm_head":
+                continue
+            layer = bnb.nn.Linear4bit(
+                child.in_features,
+                child.out_features,
+                bias=child.bias is not None,
+                compute_dtype=torch.bfloat16,
+                quant_type="nf4",
+                compress_statistics=False,
+                device="cpu",
+            )
+            layer.weight = bnb.nn.Params4bit(
+                child.weight.data.to("cpu"),
+                requires_grad=False,
+                quant_type="nf4",
+                compress_statistics=False,
+            )
+            setattr(parent, name, layer.to("cuda"))
+            del child
+    torch.cuda.empty_cache()
+    return model
+
+
+def decoder_qlora(zoo: str, shape: dict[str, Any], batch: int, seq: int = 2048) -> dict[str, Any]:
+    """QLoRA as the peft/bitsandbytes recipe runs it: NF4 base weights (bf16 compute), peft's
+    prepare_model_for_kbit_training (fp32 norms and LM head, gradient checkpointing), LoRA r=16
+    on all 7 projections, bf16 autocast, fused AdamW on the adapters."""
+    from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(**shape, attn_implementation="sdpa")
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        with torch.device("cuda"):
+            model = LlamaForCausalLM(config)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    model = quantized_4bit(model)
+    model.is_loaded_in_4bit = True
+    model = prepare_model_for_kbit_training(
+        model,
+        use_gradient_checkpointing=True,
+        gradient_checkpointing_kwargs={"use_reentrant": False},
+    )
+    model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules=LORA_TARGETS))
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    ids = tokens(batch, seq, config.vocab_size)
+    step = hf_step(model, {"input_ids": ids, "labels": ids}, torch.bfloat16, autocast=True)
+    import bitsandbytes as bnb
+
+    return {
+        "zoo": zoo,
+        "batch": batch,
+        "seq_len": seq,
+        "num_layers": shape["num_hidden_layers"],
+        "precision": "bf16 (autocast) over NF4 weights",
+        "trainable_params": trainable,
+        "activation_checkpointing": True,
+        "settings": f"transformers LlamaForCausalLM, bitsandbytes {bnb.__version__} NF4 "
+        "(bf16 compute, no double quantisation), peft prepare_model_for_kbit_training, LoRA "
+        "r=16 on all 7 projections, gradient checkpointing (non-reentrant), SDPA attention, "
+        "fused AdamW",
+        **timed(step, 2, 6),
+    }
+
+
 def resnet50_through_steptimer() -> dict[str, Any]:
     """ResNet-50 fed by a DataLoader of pinned CPU batches, timed by dlrig.torch.StepTimer."""
     import torchvision
@@ -417,6 +502,11 @@ JOBS: dict[str, Callable[[], dict[str, Any]]] = {
     "qwen2.5-7b-lora": lambda: decoder_lm(
         "qwen2.5-7b-lora", QWEN2_5_7B, 2, lora=True, checkpointing=True, qwen=True
     ),
+    "llama-3-8b-qlora": lambda: decoder_qlora("llama-3-8b-qlora", LLAMA_3_8B, 2),
+    "llama-3-8b-qlora-b4": lambda: decoder_qlora("llama-3-8b-qlora", LLAMA_3_8B, 4),
+    "llama-3-70b-qlora-8-layers": lambda: decoder_qlora(
+        "llama-3-70b-qlora", LLAMA_3_70B_8_LAYERS, 1
+    ),
     "llama-3.2-1b-full": lambda: decoder_lm(
         "llama-3.2-1b (full)", LLAMA_3_2_1B, 8, lora=False, checkpointing=False
     ),
@@ -452,8 +542,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--only", default="", help="comma-separated job names")
+    parser.add_argument("--skip", default="", help="comma-separated job names not to run")
     args = parser.parse_args()
-    names = [n for n in args.only.split(",") if n] or list(JOBS)
+    skipped = {n for n in args.skip.split(",") if n}
+    names = [n for n in ([n for n in args.only.split(",") if n] or list(JOBS)) if n not in skipped]
     torch.backends.cudnn.benchmark = True
     doc: dict[str, Any] = {
         "provenance": f"measured by dlrig scripts/gpu_jobs.py on {socket.gethostname()} at "

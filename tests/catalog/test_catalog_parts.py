@@ -337,8 +337,8 @@ def test_bundled_gpus_and_cpus_resolve_and_fit() -> None:
 
 
 def test_seeds_v100_nvlink_server_matches_the_vendor_sheet() -> None:
-    # shared/seeds/001_*.txt, R4220-8GX: Xeon Scalable, 8 NVLink GPUs, up to 6 TB of memory,
-    # 16 x 2.5 in drive bays.
+    # The R4220-8GX vendor sheet (docs/guide.md, section 9): Xeon Scalable, 8 NVLink GPUs, up
+    # to 6 TB of memory, 16 x 2.5 in drive bays.
     server = CATALOG.find(Platform, "Supermicro SYS-4029GP-TVRT")
     assert server.included_gpu_count == 8 and server.interconnect is Interconnect.NVLINK
     assert server.included_gpu is not None and "V100 SXM2" in server.included_gpu

@@ -165,7 +165,7 @@ def test_every_gpu_has_sources_with_at_least_one_valid_url() -> None:
 
 def test_epoch_figures_are_credited_by_name() -> None:
     # Epoch AI's data is CC BY 4.0: its figures must be credited as "Epoch AI, Machine Learning
-    # Hardware" (shared/data/README.md)
+    # Hardware" (the licence's attribution, epoch.ai/data/machine-learning-hardware)
     for g in GPUS:
         for value in g.sources.values():
             if "epoch" in value.lower():

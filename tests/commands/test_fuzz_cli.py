@@ -61,6 +61,7 @@ def _make_arena(root: Path) -> dict[str, str]:
     (root / "binary.yaml").write_bytes(bytes(range(256)) * 8)
     (root / "evil\u202elmth.yaml").write_text(build)
     (root / "scalar.yaml").write_text("42\n")
+    (root / "prices.csv").write_text("provider,instance\nx,y\n")
     (root / "unreadable.yaml").write_text(build)
     (root / "unreadable.yaml").chmod(0)
     (root / "notes.html").write_text("<p>my notes</p>")
@@ -87,6 +88,7 @@ def _make_arena(root: Path) -> dict[str, str]:
         "binary": str(root / "binary.yaml"),
         "bidi_name": str(root / "evil\u202elmth.yaml"),
         "scalar": str(root / "scalar.yaml"),
+        "csv_prices": str(root / "prices.csv"),
         "unreadable": str(root / "unreadable.yaml"),
         # outputs
         "new_page": str(root / "out" / "page.html"),
@@ -152,8 +154,9 @@ def command_lines(draw: Draw, paths: dict[str, str], command: str) -> list[str]:
     if command == "estimate":
         compare = _maybe(draw, "--compare", draw(st.sampled_from(COMPARES)))
         price = _maybe(draw, "--electricity-price", draw(number))
+        rent = _maybe(draw, "--rent", "--prices", _in(draw, paths, INPUT_KINDS, "csv_prices"))
         return ["estimate", build, "--workload", workload, *sets, *compare, *price, *catalog,
-                *json, *html]  # fmt: skip
+                *rent, *json, *html]  # fmt: skip
     if command == "compare":
         other = _in(draw, paths, INPUT_KINDS, "build")
         return ["compare", build, other, "--workload", workload, *catalog, *json, *html]

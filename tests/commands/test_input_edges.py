@@ -99,7 +99,7 @@ def test_html_onto_a_device_is_refused_without_reading_or_writing_it(device: str
 
 @pytest.mark.parametrize(
     "option",
-    ["build", "--workload", "--catalog", "--own"],
+    ["build", "--workload", "--catalog", "--own", "--prices"],
 )
 def test_a_fifo_without_a_writer_is_one_line_not_a_hang(option: str, tmp_path: Path) -> None:
     fifo = tmp_path / "f.yaml"
@@ -109,6 +109,7 @@ def test_a_fifo_without_a_writer_is_one_line_not_a_hang(option: str, tmp_path: P
         "--workload": ["estimate", str(BUILD), "--workload", str(fifo)],
         "--catalog": ["check", str(BUILD), "--catalog", str(fifo)],
         "--own": ["plan", "--workload", "resnet50", "--budget", "3000", "--own", str(fifo)],
+        "--prices": ["estimate", str(BUILD), "-w", "resnet50", "--rent", "--prices", str(fifo)],
     }[option]
     code, _, err = run_in_process(*args)
     assert_one_line_error(code, err, "f.yaml: a pipe that nothing was written to")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from model_fixtures import GTX_1080_TI, RTX_3090, RTX_A6000, make_build, make_workload
 
 from dlrig.enums import Bottleneck
-from dlrig.model import estimate
+from dlrig.model import Estimate, estimate
 from dlrig.workloads import zoo
 
 GPUS = [GTX_1080_TI, RTX_3090, RTX_A6000]
@@ -41,6 +42,9 @@ def test_estimates_are_finite_and_consistent(
     )
     est = estimate(build, job)
     assert math.isfinite(est.step_time_s) and est.step_time_s > 0
+    if est.serving is not None:
+        _serving_is_one_figure(est)
+        return
     assert est.samples_per_s == est.batch_per_gpu * est.gpus / est.step_time_s
     assert est.bottleneck in Bottleneck
     # The step is at least the serial chain and at least every stage that runs beside it.
@@ -54,6 +58,29 @@ def test_estimates_are_finite_and_consistent(
     accumulation = est.parallel.gradient_accumulation if est.parallel else 1
     assert est.batch_per_gpu * accumulation == batch * job.gradient_accumulation
     assert est.run.energy_kwh > 0 and est.power.psu_recommended_w >= est.power.system_peak_w
+
+
+def _serving_is_one_figure(est: Estimate) -> None:
+    """A serving estimate (issue 39): the step is the time per output token its stages add
+    up to, the rate the output tokens/s of all users, the memory the serving answer's, and
+    the run and its energy at that rate."""
+    s = est.serving
+    assert s is not None
+    assert est.samples_per_s == est.tokens_per_s == s.tokens_per_s_total
+    assert sum(est.exposed_s.values()) == pytest.approx(est.step_time_s, rel=1e-9)
+    assert est.step_time_s == pytest.approx(s.tpot_s, rel=1e-9)
+    assert est.stages_s[est.bottleneck] > 0 or not est.memory.fits
+    assert est.memory.fits == s.fits
+    m = est.memory
+    assert m.gpu_required_gb == pytest.approx(m.model_states_gb + m.activations_gb + m.overhead_gb)
+    if s.engine == "batched":
+        assert m.fits == (m.gpu_required_gb <= m.gpu_available_gb * (1 + 1e-12))
+        assert m.fits == (m.max_batch_per_gpu >= est.batch_per_gpu)
+    hours = est.run.samples / est.samples_per_s / 3600.0
+    assert est.run.time_h >= hours * (1 - 1e-9)  # and loading the weights
+    assert est.kwh_per_million_tokens == pytest.approx(
+        est.power.wall_w * 1e6 / est.samples_per_s / 3600.0 / 1000.0
+    )
 
 
 @settings(max_examples=30)

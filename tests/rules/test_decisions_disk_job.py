@@ -85,9 +85,11 @@ def test_the_estimate_run_time_counts_the_checkpoint_saves(tmp_path: Path) -> No
         ("hdd", BUILD["storage"]),
         ("nvme", [{"model": "WD_BLACK SN850X 2TB"}]),
     ):
+        # FSDP alone leaves 82 GB a card (GPU.4: no run time for a job that cannot run);
+        # with CPU offload the job fits and keeps the same checkpoints.
         out = _dlrig("estimate", str(_write(tmp_path, storage, name)), "-w", "llama-3-8b",
-                     "--set", "parallel=fsdp", "--json")  # fmt: skip
-        assert out.returncode in (0, 1), out.stderr
+                     "--set", "parallel={strategy: fsdp, cpu_offload: true}", "--json")  # fmt: skip
+        assert out.returncode == 0, out.stderr
         doc = json.loads(out.stdout)
         hours[name] = doc["run"]["time_h"]
         assert any("checkpoint save" in a for a in doc["assumptions"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import io
 import re
+from pathlib import Path
 
 import pytest
 from rules_fixtures import build, check, desktop, gpu
@@ -12,7 +13,7 @@ from rules_fixtures import build, check, desktop, gpu
 from dlrig.enums import Severity
 from dlrig.rules import RULES, CheckResult, Finding, check_build
 
-# Every guide id a build can be judged by (guide.md); MEM.1, GPU.1/.2, CPU.2, COOL.2/.5,
+# Every guide id a build can be judged by (docs/guide.md); MEM.1, GPU.1/.2, CPU.2, COOL.2/.5,
 # PSU.4 and MON.1 state facts or preferences no build file decides.
 GUIDE_RULES = {
     "DP.1", "DP.2", "GPU.3", "GPU.4", "GPU.5", "RAM.1", "RAM.2", "PCIE.1", "PCIE.2", "PCIE.3",
@@ -25,6 +26,15 @@ COMPAT_RULES = {
 }  # fmt: skip
 # Rules that extend a guide rule past its text (the guide id they extend in their docstring).
 EXTENDING_RULES = {"DISK.job"}
+FACT_IDS = {"MEM.1", "GPU.1", "GPU.2", "CPU.2", "COOL.2", "COOL.5", "PSU.4", "MON.1"}
+GUIDE = Path(__file__).parents[2] / "docs" / "guide.md"
+
+
+def test_the_guide_in_the_repository_defines_every_id_and_no_other() -> None:
+    """docs/guide.md is the specification README points at: each id it defines in bold is a
+    registered rule or one of the facts no build decides, and each guide rule is in it."""
+    defined = set(re.findall(r"\*\*([A-Z0-9]+\.\d+) ", GUIDE.read_text(encoding="utf-8")))
+    assert defined == GUIDE_RULES | FACT_IDS
 
 
 def test_every_judgeable_guide_rule_and_the_compat_rules_are_registered() -> None:

@@ -58,7 +58,7 @@ def _rows(home: Path, sql: str) -> list[tuple[object, ...]]:
         return conn.execute(sql).fetchall()
 
 
-def _wait_for_samples(home: Path, count: int, timeout_s: float = 10) -> None:
+def _wait_for_samples(home: Path, count: int, timeout_s: float = 30) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if db.database_path(home).exists():
@@ -166,11 +166,12 @@ def test_sigint_terminates_the_child_flushes_the_db_and_prints_the_summary(
 def test_a_crash_of_dlrig_keeps_what_was_committed_and_show_judges_it(
     isolated_dlrig_home: Path,
 ) -> None:
-    started_s = time.monotonic()
     proc = _start(isolated_dlrig_home, "watch", "--interval", "0.1", "--", *SLEEPER)
     try:
         _wait_for_samples(isolated_dlrig_home, 1)
-        time.sleep(2.0)
+        seen_s = time.monotonic()  # the job had run at least first_t_s by now
+        first_t_s = _rows(isolated_dlrig_home, "SELECT MAX(t_s) FROM watch_samples")[0][0]
+        time.sleep(3.0)
         killed_s = time.monotonic()
         os.killpg(proc.pid, signal.SIGKILL)  # dlrig and the job, without any clean-up
         proc.communicate(timeout=10)
@@ -179,9 +180,12 @@ def test_a_crash_of_dlrig_keeps_what_was_committed_and_show_judges_it(
             os.killpg(proc.pid, signal.SIGKILL)
     ((run_id,),) = _rows(isolated_dlrig_home, "SELECT run_id FROM watch_runs")
     last_t_s = _rows(isolated_dlrig_home, "SELECT MAX(t_s) FROM watch_samples")[0][0]
-    # The job ran at most (killed - started) s; the loss is the 1 s batch plus one interval,
-    # with dlrig's own start-up (imports, under 1.5 s even on a busy CI runner) on top.
-    assert (killed_s - started_s) - last_t_s <= 1.0 + 0.1 + 1.5
+    # The job ran at least first_t_s + (killed - seen) s; what the kill lost is the 1 s batch
+    # plus one interval, and a little scheduling on a busy machine. Measured from the first
+    # committed sample, dlrig's own start-up (imports: seconds on a loaded machine) is not in
+    # it; a recorder that committed nothing until the end would lose the whole 3 s.
+    lost_s = first_t_s + (killed_s - seen_s) - last_t_s
+    assert lost_s <= 1.0 + 0.1 + 0.9
     shown = _dlrig(isolated_dlrig_home, "watch", "--show", str(run_id))
     assert shown.returncode == 0
     assert "did not finish" in shown.stdout

@@ -5,6 +5,7 @@ back with prometheus_client's own parser."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -204,21 +205,22 @@ def test_watch_serves_the_running_job(isolated_dlrig_home: Path) -> None:
             "--",
             sys.executable,
             "-c",
-            "import time; time.sleep(3)",
+            "import time; time.sleep(60)",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
         env={**os.environ, "DLRIG_HOME": str(isolated_dlrig_home)},
+        start_new_session=True,  # so that the test can end the job with dlrig
     )
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()
         port = int(line.rsplit(":", 1)[1].split("/")[0])
-        # The first sample follows the history's opening and the job's start: poll for it (up to
-        # the job's 3 s) rather than guess how long a loaded machine takes to get there.
-        deadline = time.monotonic() + 3.0
+        # The first sample follows the history's opening and the job's start: poll for it
+        # rather than guess how long a loaded machine takes to get there (the job outlasts it).
+        deadline = time.monotonic() + 30.0
         body = _get(port)[2]
         while not _samples(body, "dlrig_job_processes") and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -226,7 +228,7 @@ def test_watch_serves_the_running_job(isolated_dlrig_home: Path) -> None:
         assert _value(body, "dlrig_job_processes") == 1
         assert _samples(body, "dlrig_cpu_busy_ratio")
     finally:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
 
 

@@ -52,6 +52,7 @@ def check(
     if html is not None:
         from dlrig.report.html.pages import check_page
 
-        save_page(html, check_page(resolved, result, report.verdict(result)))
+        name = wl.name if wl else None
+        save_page(html, check_page(resolved, result, report.verdict(result), name))
     if not result.ok:
         raise typer.Exit(1)

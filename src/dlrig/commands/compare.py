@@ -53,4 +53,4 @@ def compare(
     if html is not None:
         from dlrig.report.html.pages import compare_page
 
-        save_page(html, compare_page(report.compare_rows(items), job.name))
+        save_page(html, compare_page(items, job.name))

@@ -8,6 +8,16 @@ import typer
 
 from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import BUILD_HELP, CatalogOption, WorkloadOption, build_document, finite
+from dlrig.commands.rent import (
+    DEFAULT_HORIZON_MONTHS,
+    DEFAULT_UTILISATION,
+    HorizonOption,
+    LeadTimeOption,
+    PricesOption,
+    RentGpuOption,
+    RentOption,
+    UtilisationOption,
+)
 from dlrig.enums import Severity
 
 
@@ -51,8 +61,15 @@ def estimate(
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
     html: HtmlOption = None,
+    rent: RentOption = False,
+    prices_file: PricesOption = None,
+    utilisation: UtilisationOption = DEFAULT_UTILISATION,
+    horizon_months: HorizonOption = DEFAULT_HORIZON_MONTHS,
+    rent_gpu: RentGpuOption = None,
+    lead_time_days: LeadTimeOption = None,
 ) -> None:
-    """How fast BUILD runs the workload, which part holds it back, and what a run costs."""
+    """How fast BUILD runs the workload, which part holds it back, and what a run costs;
+    with --rent, what the run costs in the cloud and when owning BUILD pays off."""
     from dlrig.commands.overrides import (
         MAX_COMPARE_VALUES,
         assignment,
@@ -60,6 +77,7 @@ def estimate(
         parse_key,
         parse_value,
     )
+    from dlrig.commands.rent import print_rent, rent_html, with_rent
     from dlrig.errors import ValidationError
     from dlrig.report import estimate as report
     from dlrig.report.console import print_renderable, print_text
@@ -73,30 +91,39 @@ def estimate(
     prices = {"electricity_per_kwh": electricity_price, "co2_kg_per_kwh": co2_per_kwh}
 
     if compare is None:
-        est, serving, checked = _one(
+        est, checked = _one(
             build_doc, build_source, workload_doc, workload_source, assignments, catalog, prices
         )
-        misfit = _misfit(est, serving, checked)
-        if misfit is not None and not json:
-            # A job that does not fit is said first, in check's words (GPU.4), fix included.
-            fix = f"; fix: {misfit.fix}" if misfit.fix else ""
-            print_text(
-                f"DOES NOT FIT ({misfit.rule} {misfit.severity.value}): {misfit.message}{fix}"
+        memory_note = _memory_note(est, checked)
+        renting = None
+        if rent:
+            from dlrig.commands.rent import rent_analysis, resolved_for_rent
+
+            owned, job, cat = resolved_for_rent(
+                build_doc, build_source, workload_doc, workload_source, assignments, catalog
             )
-        if serving is not None:
-            _print_serving(est, serving, json)
-        elif json:
-            print_text(report.estimate_json(est))
+            renting = rent_analysis(
+                job, owned, cat, prices_file=prices_file, utilisation=utilisation,
+                horizon_months=horizon_months, rent_gpus=rent_gpu,
+                lead_time_days=lead_time_days, electricity_per_kwh=electricity_price,
+            )  # fmt: skip
+        if memory_note is not None and not json:
+            print_text(memory_note)  # said first, in check's words (GPU.4), fix included
+        if json:
+            print_text(with_rent(report.estimate_json(est), renting))
         else:
             print_renderable(report.estimate_renderable(est))
+            print_rent(renting)
         if html is not None:
             from dlrig.report.html.pages import estimate_page
 
-            save_page(html, estimate_page(est))
-        if misfit is not None and misfit.severity.value == "error":
-            raise typer.Exit(1)  # as `dlrig check` exits on the same error
+            save_page(html, estimate_page(est, memory_note, rent_html(renting)))
+        if not est.runs:
+            raise typer.Exit(1)  # README: 1 if the job does not fit
         return
 
+    if rent:
+        raise ValidationError("--rent prices one estimate; leave out --compare")
     key, sep, raw = compare.partition("=")
     if not sep or not raw.strip():
         raise ValidationError(
@@ -121,7 +148,7 @@ def estimate(
     estimates = []
     refused: list[str] = []
     for one, v in zip(compared, values, strict=True):
-        est, _, checked = _one(
+        est, checked = _one(
             build_doc, build_source, workload_doc, workload_source, [*assignments, one], catalog,
             prices,
         )  # fmt: skip
@@ -131,19 +158,21 @@ def estimate(
         refused.extend(
             f"{key}={v}: {f.rule} error: {f.message}" for f in checked.errors if f.rule != "GPU.4"
         )
+    as_built = None
+    if not json or html is not None:
+        as_built, _ = _one(
+            build_doc, build_source, workload_doc, workload_source, assignments, catalog, prices
+        )
     if json:
         print_text(report.compare_json(key, values, estimates))
     else:
-        as_built, _, _ = _one(
-            build_doc, build_source, workload_doc, workload_source, assignments, catalog, prices
-        )
         print_renderable(report.compare_renderable(key, values, estimates, as_built))
         for line in refused:
             print_text(line)
     if html is not None:
         from dlrig.report.html.pages import estimate_compare_page
 
-        save_page(html, estimate_compare_page(key, values, estimates))
+        save_page(html, estimate_compare_page(key, values, estimates, as_built, refused))
 
 
 def _one(
@@ -184,44 +213,25 @@ def _one(
         electricity_per_kwh=prices["electricity_per_kwh"],
         co2_kg_per_kwh=prices["co2_kg_per_kwh"],
     )
-    serving = None
-    if job.serve is not None:
-        from dlrig.model.serving import serving_estimate
-
-        serving = serving_estimate(resolved, job.serve, job.model_name or job.name)
     from dlrig.rules import check_build
 
-    return est, serving, check_build(resolved, job)
+    return est, check_build(resolved, job)
 
 
-def _misfit(est: Any, serving: Any, checked: Any) -> Any:
-    """check's GPU.4 finding when the job as written does not fit in the GPUs' memory (also
-    when it then runs split into accumulated micro-batches), else None."""
-    if serving is not None:
-        return None
+def _memory_note(est: Any, checked: Any) -> str | None:
+    """The line that opens an estimate whose job does not fit its GPUs' memory as written:
+    check's GPU.4 finding, fix included. 'DOES NOT FIT' only when the job cannot run; a batch
+    that runs split into accumulated micro-batches is check's warning, said as such."""
     finding = next(iter(checked.by_rule("GPU.4")), None)
-    if finding is None or (est.memory.fits and finding.severity is Severity.INFO):
+    if est.runs and (finding is None or finding.severity is Severity.INFO):
         return None
-    return finding
-
-
-def _print_serving(est: Any, serving: Any, json: bool) -> None:
-    """The estimate with its serving figures (issue 14): a `serving` key, a serving block."""
-    from rich.console import Group
-
-    from dlrig.report import estimate as report
-    from dlrig.report.console import print_renderable, print_text
-    from dlrig.report.jsonout import dumps
-    from dlrig.report.serving import serving_dict, serving_renderable
-
-    power_w, price = est.power.system_peak_w, est.run.electricity_per_kwh
-    if json:
-        doc = report.estimate_dict(est)
-        doc["serving"] = serving_dict(serving, power_w, price)
-        print_text(dumps(doc))
-    else:
-        block = serving_renderable(serving, power_w, price, est.run.currency, est.memory.fits)
-        print_renderable(Group(report.estimate_renderable(est), block))
+    if finding is None or finding.severity is Severity.INFO:
+        m = est.memory
+        return f"DOES NOT FIT: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB"
+    fix = f"; fix: {finding.fix}" if finding.fix else ""
+    head = f"{finding.rule} {finding.severity.value}"
+    head = head if est.runs else f"DOES NOT FIT ({head})"
+    return f"{head}: {finding.message}{fix}"
 
 
 def _workload_document(ref: str) -> tuple[str, dict[str, Any]]:

@@ -17,6 +17,16 @@ from dlrig.commands.inputs import (
     finite,
 )
 from dlrig.commands.outputs import SaveFolderOption
+from dlrig.commands.rent import (
+    DEFAULT_HORIZON_MONTHS,
+    DEFAULT_UTILISATION,
+    HorizonOption,
+    LeadTimeOption,
+    PricesOption,
+    RentGpuOption,
+    RentOption,
+    UtilisationOption,
+)
 from dlrig.enums import Vendor
 from dlrig.plan.kinds import BuildForm, ObjectiveKind
 
@@ -154,16 +164,24 @@ def plan(
             "--set", metavar="KEY=VALUE", help="KEY=VALUE what-if on every workload (repeatable)"
         ),
     ] = None,
+    rent: RentOption = False,
+    prices_file: PricesOption = None,
+    utilisation: UtilisationOption = DEFAULT_UTILISATION,
+    horizon_months: HorizonOption = DEFAULT_HORIZON_MONTHS,
+    rent_gpu: RentGpuOption = None,
+    lead_time_days: LeadTimeOption = None,
 ) -> None:
     """The best builds under a budget for your jobs; exit 1 when nothing fits.
 
     Every build passes the guide's rules (dlrig check) and is scored by the performance model
-    (dlrig estimate)."""
+    (dlrig estimate). With --rent, the first job's cost on cloud GPUs and when owning the
+    first build pays off."""
     import datetime as dt
     import time
 
     from dlrig.catalog.currency import currency as find_currency
     from dlrig.commands.inputs import user_catalog
+    from dlrig.commands.rent import check_rent_options, print_rent, rent_html, with_rent
     from dlrig.errors import ValidationError
     from dlrig.plan.constraints import Constraints
     from dlrig.plan.evaluate import ModelEvaluator
@@ -179,6 +197,8 @@ def plan(
         raise ValidationError(f"--budget must be a positive amount of {money.code}")
     if electricity_price < 0 or not lifetime_years > 0:
         raise ValidationError("--electricity-price must be >= 0 and --lifetime-years > 0")
+    if rent:
+        check_rent_options(utilisation, horizon_months, lead_time_days)  # before the search
     if save is not None:
         _refuse_old_plans(Path(save))  # before the search, not after it
     cat = user_catalog(catalog)
@@ -213,18 +233,31 @@ def plan(
     seconds = time.perf_counter() - started
     if save is not None:
         _save(result, Path(save), cat)
+    renting = None
+    if rent:
+        from dlrig.commands.rent import rent_analysis
+
+        top_build = result.builds[0] if result.builds else None
+        renting = rent_analysis(
+            cast("Workload", result.workloads[0].workload),
+            top_build.build if top_build else None, cat, prices_file=prices_file,
+            utilisation=utilisation, horizon_months=horizon_months, rent_gpus=rent_gpu,
+            lead_time_days=lead_time_days, electricity_per_kwh=electricity_price,
+            price_usd=top_build.price_usd if top_build else None,
+        )  # fmt: skip
     view = PriceView(currency=money, today=dt.date.today())
     if json:
-        print_text(plan_json(result, seconds, cat, view))
+        print_text(with_rent(plan_json(result, seconds, cat, view), renting))
     else:
         print_renderable(plan_renderable(result, seconds, view))
+        print_rent(renting)
     if html is not None:
         from dlrig.model import estimate
         from dlrig.report.html.pages import plan_page
 
         first = cast("Workload", result.workloads[0].workload)
         estimates = [estimate(s.build, first) for s in result.builds]
-        save_page(html, plan_page(result, estimates, view))
+        save_page(html, plan_page(result, estimates, view, seconds, rent_html(renting)))
     if not result.builds:
         raise typer.Exit(1)
 

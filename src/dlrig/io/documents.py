@@ -32,16 +32,20 @@ MAX_DOCUMENT_BYTES = (
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
-def _read_bounded(stream: BinaryIO, name: str) -> bytes:
-    """At most MAX_DOCUMENT_BYTES from a stream (stdin, a pipe, /dev/zero): one byte more is an
-    error, so an endless input stops at the limit instead of filling memory."""
-    data = stream.read(MAX_DOCUMENT_BYTES + 1)
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise InputFileError(
-            f"{name}: larger than the {MAX_DOCUMENT_BYTES / MB:.0f} MB a document may be; "
-            "is this the right input?"
-        )
+def _read_bounded(stream: BinaryIO, name: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """At most max_bytes from a stream (stdin, a pipe, /dev/zero): one byte more is an error,
+    so an endless input stops at the limit instead of filling memory."""
+    data = stream.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise _too_large(name, max_bytes)
     return data
+
+
+def _too_large(name: str, max_bytes: int) -> InputFileError:
+    return InputFileError(
+        f"{name}: larger than the {max_bytes / MB:.0f} MB such a file may be; "
+        "is this the right input?"
+    )
 
 
 def _decode(name: str, data: bytes) -> str:
@@ -64,10 +68,21 @@ def read_text(path: str | Path, *, stdin_text: str | None = None) -> tuple[str, 
             _claim_stdin()
             data = _read_bounded(sys.stdin.buffer, "<stdin>")
         return "<stdin>", _decode("<stdin>", data)
+    name, data = read_input_bytes(path, MAX_DOCUMENT_BYTES)
+    return name, _decode(name, data)
+
+
+def read_input_bytes(
+    path: str | Path, max_bytes: int, *, expected: str = "a YAML or TOML file"
+) -> tuple[str, bytes]:
+    """(display name, bytes) of a file the user named, at most max_bytes: a missing file, a
+    folder, a name too long, a loop of links, a device without end or a named pipe that no
+    process writes to are each an InputFileError naming the path (`expected` says what it
+    should have been), never a hang or a traceback."""
     p = Path(path)
     name = shown(p)
     if not str(path).strip():
-        raise InputFileError("an empty file name", hint="give the path of a YAML or TOML file")
+        raise InputFileError("an empty file name", hint=f"give the path of {expected}")
     try:
         # O_NONBLOCK: opening a named pipe that no process writes to returns at once instead
         # of waiting for a writer for ever; regular files and devices ignore it.
@@ -77,27 +92,25 @@ def read_text(path: str | Path, *, stdin_text: str | None = None) -> tuple[str, 
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise InputFileError(f"{name}: is a directory, expected a YAML or TOML file")
+            raise InputFileError(f"{name}: is a directory, expected {expected}")
         if stat.S_ISFIFO(mode):
-            data = _read_pipe(fd, name)
-        else:
-            if stat.S_ISREG(mode):
-                size = os.fstat(fd).st_size
-                if size > MAX_DOCUMENT_BYTES:
-                    raise InputFileError(
-                        f"{name}: {size / MB:.0f} MB is larger than the "
-                        f"{MAX_DOCUMENT_BYTES / MB:.0f} MB a document may be"
-                    )
-            # A device (/dev/zero, a terminal) has no size: read it up to the limit.
-            if _NONBLOCK:
-                os.set_blocking(fd, True)
-            with os.fdopen(os.dup(fd), "rb") as fh:
-                data = _read_bounded(fh, name)
+            return name, _read_pipe(fd, name, max_bytes)
+        if stat.S_ISREG(mode):
+            size = os.fstat(fd).st_size
+            if size > max_bytes:
+                raise InputFileError(
+                    f"{name}: {size / MB:.0f} MB is larger than the "
+                    f"{max_bytes / MB:.0f} MB such a file may be"
+                )
+        # A device (/dev/zero, a terminal) has no size: read it up to the limit.
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return name, _read_bounded(fh, name, max_bytes)
     except OSError as exc:
         raise InputFileError(f"{name}: cannot read ({exc.strerror})") from None
     finally:
         os.close(fd)
-    return name, _decode(name, data)
 
 
 # Standard input, once read, is empty: a second '-' (`compare - -`) would read nothing.
@@ -134,7 +147,7 @@ def _open_error(p: Path, exc: OSError) -> InputFileError:
 PIPE_WRITER_GRACE_S = 1.0
 
 
-def _read_pipe(fd: int, name: str) -> bytes:
+def _read_pipe(fd: int, name: str, max_bytes: int) -> bytes:
     """A pipe's bytes, up to the size limit: waits for a writer's data as long as one holds
     the pipe open (process substitution, a slow generator), but not for a writer that never
     comes."""
@@ -155,11 +168,8 @@ def _read_pipe(fd: int, name: str) -> bytes:
             break
         chunks.append(chunk)
         size += len(chunk)
-        if size > MAX_DOCUMENT_BYTES:
-            raise InputFileError(
-                f"{name}: larger than the {MAX_DOCUMENT_BYTES / MB:.0f} MB a document may be; "
-                "is this the right input?"
-            )
+        if size > max_bytes:
+            raise _too_large(name, max_bytes)
     if size == 0:
         raise InputFileError(
             f"{name}: a pipe that nothing was written to",

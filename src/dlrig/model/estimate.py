@@ -24,7 +24,7 @@ from dlrig.enums import (
 )
 from dlrig.machine.model import Build
 from dlrig.machine.topology import topology
-from dlrig.model import compute, interconnect, memory, parallelism, pcie, pipeline
+from dlrig.model import compute, interconnect, memory, parallelism, pcie, pipeline, served
 from dlrig.model.calibration import Calibration, default_calibration
 from dlrig.model.checkpoint import job_io
 from dlrig.model.device import (
@@ -58,10 +58,17 @@ from dlrig.model.result import (
     PowerEstimate,
     RunEstimate,
 )
+from dlrig.model.serving import (
+    TOKENS_PER_MILLION,
+    ServingEstimate,
+    compute_precision,
+    serving_estimate,
+)
 from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
 from dlrig.units import MIB, gbit_s_to_gb_s
 from dlrig.workloads.model import Mode, Workload
+from dlrig.workloads.serving import ServeSpec
 
 DEFAULT_READ_MB_S = 3500.0  # a PCIe 3.0 NVMe SSD, when the build names no storage
 DEFAULT_NETWORK_GBIT_S = 10.0  # 10 GbE, when nodes > 1 and the build names no network
@@ -416,18 +423,19 @@ def _run_samples(workload: Workload, global_batch: int, assumed: list[str]) -> f
 
 
 def _run(
-    job: _Job,
+    build: Build,
+    workload: Workload,
+    global_batch: int,
     rate_per_s: float,
     power: PowerEstimate,
     prices: tuple[float | None, float | None],
     assumed: list[str],
 ) -> RunEstimate:
-    """The whole run on every node: time, wall energy, its cost and CO2 (PSU.3, CO2.1)."""
-    replicas = job.lay.data
-    build, global_batch = job.build, job.batch * replicas
-    samples = _run_samples(job.workload, global_batch, assumed)
+    """The whole run on every node: time, wall energy, its cost and CO2 (PSU.3, CO2.1).
+    `global_batch`: the samples one step takes on all replicas."""
+    samples = _run_samples(workload, global_batch, assumed)
     hours = run_time_h(samples, rate_per_s)
-    io = job_io(build, job.workload, hours)
+    io = job_io(build, workload, hours)
     if io is not None and io.total_s > 0:  # loading the weights, saving checkpoints (DISK.job)
         hours += io.total_s / 3600.0
         assumed.append(
@@ -548,6 +556,15 @@ def estimate(
     assumed: list[str] = [*workload.assumptions, *build.assumed_fields]
     mods: list[Modifier] = []
     dev = pick_device(build, workload, cal, assumed)
+    spec = workload.serve
+    serving = None if spec is None or dev.is_cpu else serving_estimate(
+        build, spec, workload.model_name or workload.name, cal
+    )  # fmt: skip
+    if spec is not None and serving is not None:
+        return _served_estimate(
+            build, workload, spec, serving, cal, [*workload.assumptions, *build.assumed_fields],
+            (electricity_per_kwh, co2_kg_per_kwh),
+        )  # fmt: skip
     workload = attention_as_run(workload, dev, assumed)
     if dev.is_cpu:
         assumed.append("no GPU in the build: the device computing is the CPU")
@@ -613,7 +630,10 @@ def estimate(
         tokens_per_s = samples_per_s if decoding else samples_per_s * workload.seq_len
     power = _power(build, cal, assumed)
     rate = tokens_per_s if decoding and tokens_per_s else samples_per_s
-    run = _run(job, rate, power, (electricity_per_kwh, co2_kg_per_kwh), assumed)
+    run = _run(
+        build, workload, job.batch * lay.data, rate, power, (electricity_per_kwh, co2_kg_per_kwh),
+        assumed,
+    )  # fmt: skip
     if dev.group is not None and dev.group.cooler is CoolerType.OPEN_AIR and n_node >= 3:
         assumed.append("open-air coolers side by side throttle (COOL.3): speed reduced")
 
@@ -665,9 +685,68 @@ def estimate(
     )
 
 
+def _served_estimate(
+    build: Build,
+    workload: Workload,
+    spec: ServeSpec,
+    serving: ServingEstimate,
+    cal: Calibration,
+    assumed: list[str],
+    prices: tuple[float | None, float | None],
+) -> Estimate:
+    """A serving workload's estimate, every figure from its serving figures
+    (dlrig.model.served): the step per output token, the output tokens/s of all users, one
+    card's share of the served model, and the run and its energy at that rate."""
+    layout = served.served_layout(build, spec, cal)
+    card = next(g for g in build.gpus if g.gpu.name == serving.gpu)
+    step = served.served_step(serving)
+    precision = compute_precision(spec)
+    _, path, note = matmul_peak(card.gpu, precision)
+    assumed.extend([note] if note else [])
+    assumed.extend(n for n in serving.notes if n not in assumed)
+    power = _power(build, cal, assumed)
+    rate = serving.tokens_per_s_total
+    run = _run(build, workload, spec.users, rate, power, prices, assumed)
+    gen, lanes = pcie_link(build, card, [])
+    return Estimate(
+        build=build.name,
+        workload=workload.name,
+        compute_device=serving.gpu,
+        device_is_cpu=False,
+        gpus=build.gpu_count * build.nodes,
+        batch_per_gpu=layout.users_per_copy,
+        precision=precision,
+        compute_path=path.value,
+        pcie_gen=gen,
+        pcie_lanes=lanes,
+        step_time_s=step.time_s,
+        bottleneck=step.bottleneck,
+        stages_s=step.stages_s,
+        exposed_s=step.exposed_s,
+        hidden=step.hidden,
+        modifiers=(),
+        advice=served.served_advice(serving),
+        next_bottleneck=step.next_bottleneck,
+        speedup_if_removed=step.speedup_if_removed,
+        samples_per_s=rate,
+        tokens_per_s=rate,
+        memory=served.served_memory(serving, spec, layout, card.gpu.memory_gb),
+        power=power,
+        run=run,
+        assumptions=tuple(dict.fromkeys(assumed)),
+        serving=serving,
+        kwh_per_million_tokens=wall_energy_kwh(
+            power.average_w, run_time_h(TOKENS_PER_MILLION, rate), power.psu_efficiency
+        ),
+    )
+
+
 def workload_memory_gb(workload: Workload, *, calibration: Calibration | None = None) -> float:
     """GPU memory one GPU needs for `workload` at its own batch (no sharding), in GB as cards are
-    labelled."""
+    labelled; a serving workload's is one model copy's (dlrig.model.served.served_copy_gb):
+    its weights in their stored format, every asked user's KV cache and the prefill."""
+    if workload.serve is not None:
+        return served.served_copy_gb(workload.serve)
     cal = calibration or default_calibration()
     need = memory.memory_need(
         workload,

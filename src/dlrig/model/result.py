@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dlrig.enums import Bottleneck, Modifier, Precision
+
+if TYPE_CHECKING:
+    from dlrig.model.serving import ServingEstimate
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,11 @@ class PowerEstimate:
     psu_installed_w: float | None
     average_w: float
     psu_efficiency: float
+
+    @property
+    def wall_w(self) -> float:
+        """The average draw at the wall: the parts' average over the PSU's efficiency."""
+        return self.average_w / self.psu_efficiency
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,22 @@ class Estimate:
     throughput_ratio_low: float = 1.0
     throughput_ratio_high: float = 1.0
     parallel: ParallelEstimate | None = None  # training on GPUs only
+    # A serving workload on GPUs (dlrig.model.served): the step is then the time per output
+    # token, samples/s and tokens/s the output tokens/s of all users, memory one card's share
+    # of the served model, and the run that many output tokens.
+    serving: ServingEstimate | None = None
+    kwh_per_million_tokens: float | None = None  # serving: wall energy per million output
+
+    @property
+    def runs(self) -> bool:
+        """The job fits the memory it needs: a job that does not has no throughput or run."""
+        return self.memory.fits
+
+    @property
+    def has_interval(self) -> bool:
+        """The figures carry the model's validated interval (training and inference steps;
+        the serving figures have none of their own)."""
+        return self.serving is None
 
     @property
     def samples_per_s_low(self) -> float:

@@ -64,6 +64,7 @@ class Outcome:
     energy_cost: float | None = None
     system_peak_w: float | None = None
     serving_limit: str | None = None  # a serving workload's binding limit (issue 14)
+    kwh_per_million_tokens: float | None = None  # a serving workload's, at the wall
     throughput_ratio_low: float = 1.0
     throughput_ratio_high: float = 1.0
     comparison_ratio_low: float = 1.0
@@ -82,6 +83,7 @@ class Outcome:
             time_h=longer(self.time_h),
             energy_kwh=longer(self.energy_kwh),
             energy_cost=longer(self.energy_cost),
+            kwh_per_million_tokens=longer(self.kwh_per_million_tokens),
         )
 
 
@@ -176,13 +178,10 @@ class ModelEvaluator:
                 self._outcomes[cache_key] = found
                 return found
             found = outcome_of(est)
-            spec = getattr(job, "serve", None)
-            if spec is not None:  # a serving workload is ranked by its serving figures
-                from dlrig.model.serving import serving_estimate
+            if getattr(job, "serve", None) is not None:  # ranked by its serving figures
                 from dlrig.plan.serving import serving_outcome
 
-                serving = serving_estimate(build, spec, job.model_name or job.name)
-                found = serving_outcome(est, serving)
+                found = serving_outcome(est)
             self._outcomes[cache_key] = found
         return found
 

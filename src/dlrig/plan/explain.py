@@ -72,10 +72,12 @@ def objective_phrase(result: PlanResult, s: Scored, currency: Currency = USD) ->
     if obj.kind is ObjectiveKind.COST_PER_RUN:
         return f"{_significant(currency.from_usd(shown))} {currency.code} a run"
     if obj.kind is ObjectiveKind.PERF_PER_DOLLAR:
-        return f"{_significant(shown / currency.per_usd)} samples/s per 1,000 {currency.code}"
+        return (
+            f"{_significant(shown / currency.per_usd)} {result.rate_unit} per 1,000 {currency.code}"
+        )
     if obj.kind is ObjectiveKind.CHEAPEST:
         return f"{_significant(currency.from_usd(shown))} {currency.code}"
-    return f"{rate(s.throughput)} samples/s"
+    return f"{rate(s.throughput)} {result.rate_unit}"
 
 
 def _bottleneck_clause(s: Scored) -> str:
@@ -100,7 +102,7 @@ def _versus(result: PlanResult, s: Scored, other: Scored, currency: Currency) ->
         if cost < -0.5
         else "for the same money"
     )
-    numbers = f"{rate(s.throughput)} vs {rate(other.throughput)} samples/s {money}"
+    numbers = f"{rate(s.throughput)} vs {rate(other.throughput)} {result.rate_unit} {money}"
     if result.objective.kind is not ObjectiveKind.THROUGHPUT:
         numbers += (
             f"; {objective_phrase(result, s, currency)} vs "

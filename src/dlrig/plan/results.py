@@ -78,6 +78,20 @@ class PlanResult:
     rival: Scored | None = None
     leaders: tuple[Scored | None, ...] = ()
 
+    @property
+    def rate_unit(self) -> str:
+        """What the plan's rates count: a serving workload's output tokens/s, another's
+        samples/s (both, weighted together, when the workloads mix them)."""
+        served = [getattr(w.workload, "serve", None) is not None for w in self.workloads]
+        if all(served):
+            return "tokens/s"
+        return "samples or tokens/s" if any(served) else "samples/s"
+
+    @property
+    def weighted(self) -> bool:
+        """The plan's throughput is a weighted mean of several workloads' rates."""
+        return len(self.workloads) > 1
+
 
 def job_storage_gb(workloads: Sequence[WeightedWorkload]) -> float:
     """The most disk one of the workloads needs on its job drive, GB: its dataset and its own

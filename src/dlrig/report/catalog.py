@@ -104,18 +104,30 @@ def _field(part: PartBase, name: str) -> Any:
 
 
 def catalog_table(kind: str, parts: Sequence[PartBase]) -> Table:
-    """A rich table of parts of one kind."""
+    """A rich table of parts of one kind. Figures are never cut: each column is as wide as
+    its longest word (a header or a list of slots wraps between words), and the name takes
+    what is left, a long name wrapping onto further lines: 80 columns hold every figure."""
+    from rich import box
     from rich.table import Table
 
-    table = Table(title=f"{kind} ({len(parts)})", show_lines=False)
-    for _, header in COLUMNS[kind]:
+    table = Table(
+        title=f"{kind} ({len(parts)})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=0,  # the box puts one space between columns
+        pad_edge=False,
+    )
+    rows = [[_cell(_field(part, field)) for field, _ in COLUMNS[kind]] for part in parts]
+    for i, (_, header) in enumerate(COLUMNS[kind]):
         if header == "name":
-            # Full names stay in --json; the table keeps one line per part.
-            table.add_column(header, no_wrap=True, overflow="ellipsis", max_width=36)
+            table.add_column(header, overflow="fold", min_width=16)
         else:
-            table.add_column(header, justify="right")
-    for part in parts:
-        table.add_row(*(_cell(_field(part, field)) for field, _ in COLUMNS[kind]))
+            # A figure or a word is never cut: the column is at least as wide as the
+            # longest of them; a header or a list of slots may wrap between words.
+            words = [w for row in rows for w in row[i].split()] + header.split()
+            table.add_column(header, justify="right", width=max(map(len, words)))
+    for row in rows:
+        table.add_row(*row)
     return table
 
 

@@ -11,6 +11,7 @@ from dlrig.report.jsonout import dumps
 
 if TYPE_CHECKING:
     from rich.console import Group
+    from rich.text import Text
 
     from dlrig.catalog.loader import Catalog
     from dlrig.machine.model import Build
@@ -58,6 +59,18 @@ def check_json(build: Build, result: CheckResult, catalog: Catalog | None = None
     return dumps(check_document(build, result, catalog))
 
 
+def check_heading(build: Build, workload_name: str | None = None) -> Text:
+    """'check NAME  (4x GeForce RTX 4090; workload resnet50)'."""
+    from rich.text import Text
+
+    gpus = ", ".join(f"{g.count}x {g.gpu.name}" for g in build.gpus) or "no GPUs"
+    return Text.assemble(
+        ("check ", "bold"),
+        (build.name, "bold"),
+        f"  ({gpus}" + (f"; workload {workload_name}" if workload_name else "") + ")",
+    )
+
+
 def check_renderable(build: Build, result: CheckResult, workload_name: str | None = None) -> Group:
     """A rich renderable: heading, findings table (errors, warnings, notes), verdict."""
     from rich.console import Group
@@ -65,12 +78,7 @@ def check_renderable(build: Build, result: CheckResult, workload_name: str | Non
     from rich.table import Table
     from rich.text import Text
 
-    gpus = ", ".join(f"{g.count}x {g.gpu.name}" for g in build.gpus) or "no GPUs"
-    heading = Text.assemble(
-        ("check ", "bold"),
-        (build.name, "bold"),
-        f"  ({gpus}" + (f"; workload {workload_name}" if workload_name else "") + ")",
-    )
+    heading = check_heading(build, workload_name)
     table = Table(show_header=True, header_style="bold", expand=False, show_lines=False)
     table.add_column("severity", no_wrap=True)
     table.add_column("rule", no_wrap=True)

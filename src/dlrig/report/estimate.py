@@ -35,8 +35,15 @@ def _finite(x: float | None) -> float | None:
 
 
 def estimate_dict(est: Estimate) -> dict[str, Any]:
-    """The estimate as design.md's JSON object (plus extra keys beside the fixed ones)."""
-    return {
+    """The estimate as design.md's JSON object (plus extra keys beside the fixed ones). A job
+    that does not fit has no throughput or run figures (null); the serving figures, which
+    have no validated interval of their own, none either."""
+    runs, ranged = est.runs, est.runs and est.has_interval
+
+    def given(x: float | None, shown: bool = True) -> float | None:
+        return _finite(x) if shown else None
+
+    doc = {
         "build": est.build,
         "workload": est.workload,
         "device": {
@@ -51,8 +58,8 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
         },
         "step": {
             "time_s": est.step_time_s,
-            "time_s_low": est.step_time_s_low,
-            "time_s_high": est.step_time_s_high,
+            "time_s_low": given(est.step_time_s_low, est.has_interval),
+            "time_s_high": given(est.step_time_s_high, est.has_interval),
             "bottleneck": est.bottleneck.value,
             "stages_s": {b.value: est.stages_s[b] for b in STAGE_ORDER},
             "exposed_s": {b.value: est.exposed_s[b] for b in STAGE_ORDER},
@@ -63,10 +70,10 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
             "speedup_if_removed": _finite(est.speedup_if_removed),
         },
         "throughput": {
-            "samples_per_s": est.samples_per_s,
-            "samples_per_s_low": est.samples_per_s_low,
-            "samples_per_s_high": est.samples_per_s_high,
-            "tokens_per_s": est.tokens_per_s,
+            "samples_per_s": given(est.samples_per_s, runs),
+            "samples_per_s_low": given(est.samples_per_s_low, ranged),
+            "samples_per_s_high": given(est.samples_per_s_high, ranged),
+            "tokens_per_s": given(est.tokens_per_s, runs),
         },
         "memory": {
             "gpu_required_gb": est.memory.gpu_required_gb,
@@ -85,10 +92,10 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
             "psu_efficiency": est.power.psu_efficiency,
         },
         "run": {
-            "time_h": _finite(est.run.time_h),
-            "energy_kwh": _finite(est.run.energy_kwh),
-            "energy_cost": _finite(est.run.energy_cost),
-            "co2_kg": _finite(est.run.co2_kg),
+            "time_h": given(est.run.time_h, runs),
+            "energy_kwh": given(est.run.energy_kwh, runs),
+            "energy_cost": given(est.run.energy_cost, runs),
+            "co2_kg": given(est.run.co2_kg, runs),
             "currency": est.run.currency,
             "samples": est.run.samples,
             "steps": est.run.steps,
@@ -98,6 +105,11 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
         "parallel": _parallel(est.parallel),
         "assumptions": list(est.assumptions),
     }
+    if est.serving is not None:
+        from dlrig.report.serving import serving_dict
+
+        doc["serving"] = serving_dict(est, est.serving)
+    return doc
 
 
 def _parallel(par: ParallelEstimate | None) -> dict[str, Any] | None:
@@ -131,22 +143,24 @@ def compare_json(key: str, values: Sequence[Any], estimates: Sequence[Estimate])
 
 
 def ms(seconds: float) -> str:
-    """A duration per step for people: 1.23 ms, 216 ms, 1.2 s."""
+    """A duration per step for people, to three figures: 1.23 ms, 22.6 ms, 216 ms, 1.20 s."""
     if seconds >= 10:
         return f"{seconds:.0f} s"
     if seconds >= 1:
         return f"{seconds:.2f} s"
     value = s_to_ms(seconds)
-    return f"{value:.2f} ms" if value < 10 else f"{value:.0f} ms"
+    if value < 10:
+        return f"{value:.2f} ms"
+    return f"{value:.1f} ms" if value < 100 else f"{value:.0f} ms"
 
 
 def rate(x: float) -> str:
-    """A throughput for people: 1.2k, 35.6k, 1.20M."""
+    """A throughput for people: 52.4, 1,234, 35.6k, 1.20M."""
     if x >= 1e6:
         return f"{x / 1e6:.2f}M"
     if x >= 1e4:
         return f"{x / 1e3:.1f}k"
-    return f"{x:.1f}" if x < 100 else f"{x:.0f}"
+    return f"{x:.1f}" if x < 100 else f"{x:,.0f}"
 
 
 def hours(h: float) -> str:
@@ -158,9 +172,10 @@ def hours(h: float) -> str:
     return f"{h:.1f} h" if h < 48 else f"{h / 24:.1f} days"
 
 
-def _stages_table(est: Estimate) -> Table:
+def stages_table(est: Estimate, title: str = "per step") -> Table:
+    """Each stage's time and what it adds after overlap, the bottleneck marked."""
     table = Table(
-        title="per step",
+        title=title,
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -187,18 +202,104 @@ def _stages_table(est: Estimate) -> Table:
     return table
 
 
+def power_line(est: Estimate) -> str:
+    """A node's peak draw and the PSU PSU.1 asks for, beside the one installed."""
+    p = est.power
+    installed = f", installed {p.psu_installed_w:g} W" if p.psu_installed_w else ""
+    return (
+        f"power: {p.system_peak_w:.0f} W peak per node; PSU needed {p.psu_recommended_w} W"
+        f"{installed} (PSU.1)"
+    )
+
+
+def memory_line(est: Estimate) -> str:
+    """The memory one GPU (on a CPU, the RAM) needs, what it has, and the largest batch."""
+    m = est.memory
+    fits = "fits" if m.fits else "DOES NOT FIT"
+    where = "RAM" if est.device_is_cpu else "GPU memory"
+    return (
+        f"{where}: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB ({fits}; "
+        f"states {m.model_states_gb:.1f}, activations {m.activations_gb:.1f}, overhead "
+        f"{m.overhead_gb:.1f}); largest batch that fits: {m.max_batch_per_gpu}"
+    )
+
+
+def throughput_line(est: Estimate) -> str:
+    """Samples/s with the model's interval, and tokens/s for a language model."""
+    line = (
+        f"throughput: {rate(est.samples_per_s)} samples/s "
+        f"({rate(est.samples_per_s_low)}-{rate(est.samples_per_s_high)}, 80% interval)"
+    )
+    if est.tokens_per_s is not None:
+        line += f", {rate(est.tokens_per_s)} tokens/s"
+    return line
+
+
+def run_line(est: Estimate) -> str:
+    """The whole run: time, wall energy, its cost and CO2."""
+    r, p = est.run, est.power
+    return (
+        f"run: {hours(r.time_h)} for {r.samples:,.0f} samples; {r.energy_kwh:,.1f} kWh at the "
+        f"wall ({p.psu_efficiency:.0%} PSU); {r.energy_cost:,.2f} {r.currency} at "
+        f"{r.electricity_per_kwh:g}/kWh; {r.co2_kg:,.1f} kg CO2 at {r.co2_kg_per_kwh:g} kg/kWh"
+    )
+
+
+def cannot_run_line(est: Estimate) -> str:
+    """Why a job that does not fit has no speed, run time or energy."""
+    s = est.serving
+    if s is not None and s.binding.value == "kv_memory":
+        why = f"only {s.max_users_fit} of {s.users} users' contexts fit the KV cache"
+    elif s is not None and s.engine == "local" and s.offloaded_fraction >= 1.0:
+        why = "the users' KV cache alone fills the cards, with every layer in RAM"
+    elif s is not None and s.engine == "local":
+        why = "the layers left in RAM need more than the build's RAM"
+    elif s is not None:
+        why = "the weights do not fit the cards"
+    else:
+        why = "the job does not fit the memory it needs"
+    return f"cannot run as asked: {why}; no throughput, run time or energy is given (GPU.4)"
+
+
+def headline(est: Estimate) -> str:
+    """'resnet50 on X: 1 x GeForce RTX 3090, batch 64 per GPU, fp16 (tensor 16bit)'."""
+    return (
+        f"{est.workload} on {est.build}: {est.gpus} x {est.compute_device}, batch "
+        f"{est.batch_per_gpu} per GPU, {est.precision.value} "
+        f"({est.compute_path.replace('_', ' ')})"
+    )
+
+
 def estimate_renderable(est: Estimate) -> RenderableType:
-    """`dlrig estimate` for people: the step, the bottleneck, memory, power and the run."""
-    head = Text()
-    head.append(f"{est.workload}", style="bold")
-    head.append(f" on {est.build}: {est.gpus} x {est.compute_device}, batch {est.batch_per_gpu}")
-    head.append(f" per GPU, {est.precision.value} ({est.compute_path.replace('_', ' ')})")
-    parts: list[RenderableType] = [head, _stages_table(est)]
-    lines = Text()
-    lines.append(
+    """`dlrig estimate` for people: the step, the bottleneck, memory, power and the run; a
+    job that does not fit shows its memory and no speed or run; a serving workload its
+    serving figures (dlrig.report.serving)."""
+    if est.serving is not None:
+        from dlrig.report.serving import serving_renderable
+
+        return serving_renderable(est, est.serving)
+    head = Text(headline(est))
+    head.stylize("bold", 0, len(est.workload))
+    if not est.runs:
+        lines = Text(f"{memory_line(est)}\n{cannot_run_line(est)}\n{power_line(est)}")
+        return Group(head, lines, *_assumptions(est))
+    return Group(head, stages_table(est), _figures(est), *_assumptions(est))
+
+
+def _assumptions(est: Estimate) -> list[RenderableType]:
+    if not est.assumptions:
+        return []
+    assumed = Text("assumptions:", style="dim")
+    for a in est.assumptions:
+        assumed.append(f"\n  - {a}", style="dim")
+    return [assumed]
+
+
+def _figures(est: Estimate) -> Text:
+    """The step line, the advice, the throughput, layout, memory, power and the run."""
+    lines = Text(
         f"step {ms(est.step_time_s)} ({ms(est.step_time_s_low)}-{ms(est.step_time_s_high)}); "
-        "bottleneck: ",
-        style="",
+        "bottleneck: "
     )
     lines.append(est.bottleneck.value, style="bold red")
     if est.modifiers:
@@ -209,42 +310,11 @@ def estimate_renderable(est: Estimate) -> RenderableType:
             f"\nremoving it entirely: {est.speedup_if_removed:.2f}x faster, then "
             f"{est.next_bottleneck.value} binds"
         )
-    tput = (
-        f"\nthroughput: {rate(est.samples_per_s)} samples/s "
-        f"({rate(est.samples_per_s_low)}-{rate(est.samples_per_s_high)}, 80% interval)"
-    )
-    if est.tokens_per_s is not None:
-        tput += f", {rate(est.tokens_per_s)} tokens/s"
-    lines.append(tput)
+    lines.append(f"\n{throughput_line(est)}")
     if est.parallel is not None and est.gpus > 1:
         lines.append(_parallel_line(est.parallel))
-    m = est.memory
-    fits = "fits" if m.fits else "DOES NOT FIT"
-    where = "RAM" if est.device_is_cpu else "GPU memory"
-    lines.append(
-        f"\n{where}: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB ({fits}; "
-        f"states {m.model_states_gb:.1f}, activations {m.activations_gb:.1f}, overhead "
-        f"{m.overhead_gb:.1f}); largest batch that fits: {m.max_batch_per_gpu}"
-    )
-    p = est.power
-    installed = f", installed {p.psu_installed_w:g} W" if p.psu_installed_w else ""
-    lines.append(
-        f"\npower: {p.system_peak_w:.0f} W peak per node; PSU needed {p.psu_recommended_w} W"
-        f"{installed} (PSU.1)"
-    )
-    r = est.run
-    lines.append(
-        f"\nrun: {hours(r.time_h)} for {r.samples:,.0f} samples; {r.energy_kwh:,.1f} kWh at the "
-        f"wall ({p.psu_efficiency:.0%} PSU); {r.energy_cost:,.2f} {r.currency} at "
-        f"{r.electricity_per_kwh:g}/kWh; {r.co2_kg:,.1f} kg CO2 at {r.co2_kg_per_kwh:g} kg/kWh"
-    )
-    parts.append(lines)
-    if est.assumptions:
-        assumed = Text("assumptions:", style="dim")
-        for a in est.assumptions:
-            assumed.append(f"\n  - {a}", style="dim")
-        parts.append(assumed)
-    return Group(*parts)
+    lines.append(f"\n{memory_line(est)}\n{power_line(est)}\n{run_line(est)}")
+    return lines
 
 
 def _parallel_line(par: ParallelEstimate) -> str:
@@ -272,33 +342,42 @@ def compare_renderable(
 ) -> Table:
     """`dlrig estimate --compare`: one row per value of KEY; with `as_built` (the build as its
     file has it) a first row for it, and each change against it (else against the first
-    value: one value alone read "+0.0%" for an RTX 4090 in place of a 3090)."""
+    value: one value alone read "+0.0%" for an RTX 4090 in place of a 3090). Figures are
+    never cut: each figure column is as wide as its widest cell and the value wraps, so 80
+    columns hold them; a value whose job does not fit has no speed or run."""
+    first = estimates[0] if estimates else as_built
+    unit = "tokens/s" if first is not None and first.serving is not None else "samples/s"
+    base_est = as_built if as_built is not None else (estimates[0] if estimates else None)
+    base = base_est.samples_per_s if base_est is not None and base_est.runs else 0.0
+    rows = list(zip(values, estimates, strict=True))
+    if as_built is not None:
+        rows.insert(0, ("(as built)", as_built))
+    cells = []
+    for v, e in rows:
+        if not e.runs:
+            speed, step, run, cost = "none", "-", "-", "-"
+        else:
+            change = "" if e is as_built or not base else f" ({e.samples_per_s / base - 1:+.1%})"
+            speed, step = f"{rate(e.samples_per_s)}{change}", ms(e.step_time_s)
+            run, cost = hours(e.run.time_h), f"{e.run.energy_cost:,.2f}"
+        fits = f"{e.memory.gpu_required_gb:.1f}" + ("" if e.memory.fits else " NO")
+        cells.append([str(v), step, speed, e.bottleneck.value, fits, run, cost])
+    currency = (first.run.currency if first is not None else "").strip()
+    headers = ["value", "step", unit, "bottleneck", "GB", "run", f"cost {currency}".strip()]
     table = Table(
         title=f"what if {key} = ...",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
-        collapse_padding=True,
+        padding=0,  # the box puts one space between columns
     )
-    table.add_column("value", no_wrap=True)
-    for col, justify in [
-        ("step", "right"), ("samples/s", "right"), ("change", "right"), ("bottleneck", "left"),
-        ("GB", "right"), ("fits", "left"), ("run", "right"),
-        (f"cost {estimates[0].run.currency if estimates else ''}".strip(), "right"),
-    ]:  # fmt: skip
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    base = estimates[0].samples_per_s if estimates else 0.0
-    rows = list(zip(values, estimates, strict=True))
-    if as_built is not None:
-        base = as_built.samples_per_s
-        rows.insert(0, ("(as built)", as_built))
-    for v, e in rows:
-        change = "" if e is as_built else f"{e.samples_per_s / base - 1:+.1%}" if base else ""
-        table.add_row(
-            str(v), ms(e.step_time_s), rate(e.samples_per_s), change, e.bottleneck.value,
-            f"{e.memory.gpu_required_gb:.1f}", "yes" if e.memory.fits else "NO",
-            hours(e.run.time_h), f"{e.run.energy_cost:,.2f}",
-        )  # fmt: skip
+    table.add_column(headers[0], overflow="fold")
+    for i, header in enumerate(headers[1:], start=1):
+        widest = max([len(row[i]) for row in cells] + [len(w) for w in header.split()])
+        justify = "left" if header == "bottleneck" else "right"
+        table.add_column(header, justify=justify, width=widest)  # type: ignore[arg-type]
+    for row in cells:
+        table.add_row(*row)
     return table
 
 
@@ -333,43 +412,56 @@ def workloads_json(items: Sequence[tuple[Workload, float | None]]) -> str:
     return dumps([workload_dict(w, m) for w, m in items])
 
 
-def _si(x: float) -> str:
-    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+def _si(x: float, billions: str = "G") -> str:
+    """3 significant figures with a suffix: 25.6M, 8.18G (parameters: 8.03B), 1.06P."""
+    for unit, scale in (("P", 1e15), ("T", 1e12), (billions, 1e9), ("M", 1e6), ("k", 1e3)):
         if x >= scale:
             return f"{x / scale:.3g}{unit}"
     return f"{x:.3g}"
 
 
 def workloads_table(items: Sequence[tuple[Workload, float | None]]) -> Table:
-    """`dlrig workloads`: name, kind, params, FLOPs, memory at the preset's batch."""
+    """`dlrig workloads`: name, parameters, FLOPs, batch, precision (a serving workload's
+    stored weights), memory at the preset's batch and notes, a section per kind in the zoo's
+    order; figures are never cut and notes wrap between words (80 columns hold them)."""
     table = Table(
         title="workload zoo",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
-        collapse_padding=True,
+        padding=0,  # the box puts one space between columns
     )
-    table.add_column(
-        "name", no_wrap=True, min_width=max((len(w.name) for w, _ in items), default=4)
-    )
-    for col, justify in [
-        ("kind", "left"), ("params", "right"), ("FLOPs", "right"), ("batch", "right"),
-        ("prec.", "left"), ("GPU GB", "right"), ("notes", "left"),
-    ]:  # fmt: skip
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    rows: dict[str, list[list[str]]] = {}
     for w, mem in items:
         extra = []
         if w.mode.value != "training":
-            extra.append(w.mode.value)
+            extra.append("serving" if w.serve is not None else w.mode.value)
         if w.finetune.value != "full":
             extra.append(w.finetune.value)
         if w.paged_optimizer:
             extra.append("paged optimizer")  # GPU GB counts it all; a short card spills it
         if w.seq_len:
             extra.append(f"{w.seq_len} tokens")
-        table.add_row(
-            w.name, w.kind.value, _si(w.params), _si(w.forward_flops_per_sample),
-            str(w.batch_size), w.precision.value, "" if mem is None else f"{mem:.1f}",
-            ", ".join(extra),
+        precision = w.precision.value if w.serve is None else w.serve.quantization.value
+        rows.setdefault(w.kind.value, []).append(
+            [
+                w.name, _si(w.params, "B"), _si(w.forward_flops_per_sample), str(w.batch_size),
+                precision, "" if mem is None else f"{mem:.1f}", ", ".join(extra),
+            ]
         )  # fmt: skip
+    cells = [row for group in rows.values() for row in group]
+    headers = ["name", "params", "FLOPs", "batch", "prec.", "GPU GB", "notes"]
+    for i, header in enumerate(headers):
+        if header == "notes":
+            table.add_column(header, overflow="fold")
+            continue
+        widest = max([len(row[i]) for row in cells] + [*map(len, header.split()), 1])
+        if header == "name":
+            widest = max(widest, *(len(k) for k in rows))
+        justify = "left" if header in ("name", "prec.") else "right"
+        table.add_column(header, justify=justify, width=widest)  # type: ignore[arg-type]
+    for kind, group in rows.items():
+        table.add_row(Text(kind, style="bold"))
+        for row in group:
+            table.add_row(*row)
     return table

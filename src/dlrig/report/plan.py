@@ -57,7 +57,7 @@ def infeasible_message(result: PlanResult, currency: Currency = USD) -> str:
     return (
         f"{head}: the cheapest feasible build costs {currency.format(cheapest.price_usd)} "
         f"({gpu_set(cheapest)}, {g.gpu.memory_gb:g} GB each, on {g.chassis.name}; the job needs "
-        f"{o.gpu_required_gb:.1f} GB per GPU; {rate(o.samples_per_s)} samples/s)"
+        f"{o.gpu_required_gb:.1f} GB per GPU; {rate(o.samples_per_s)} {result.rate_unit})"
     )
 
 
@@ -71,7 +71,7 @@ def _workload_rows(result: PlanResult, s: Scored) -> list[dict[str, Any]]:
             "gpu_required_gb": o.gpu_required_gb,
             "time_h": o.time_h,
             "energy_cost": o.energy_cost,
-            **planned_serving(o.samples_per_s, o.serving_limit, o.system_peak_w),
+            **planned_serving(o),
         }
         for w, o in zip(result.workloads, s.outcomes, strict=True)
     ]
@@ -87,7 +87,7 @@ def _scored_json(
         **build_price_json(s.build, view),
         "samples_per_s": o.samples_per_s,
         "bottleneck": o.bottleneck.value,
-        **planned_serving(o.samples_per_s, o.serving_limit, o.system_peak_w),
+        **planned_serving(o),
         "gpus": gpu_set(s),
         "weighted_samples_per_s": s.throughput,
         "objective_value": result.objective.display(s.value),
@@ -217,7 +217,8 @@ def plan_renderable(
     first = result.workloads[0].workload.name
     extra = [] if obj.kind is ObjectiveKind.THROUGHPUT and not several else [_score_label(result)]
     top = Table(title="best builds", title_justify="left")
-    speed = f"{first} samples/s" if several else "samples/s"
+    unit = _unit(result.workloads[0].workload)
+    speed = f"{first} {unit}" if several else unit
     for col in ("#", "GPUs", "price", speed, "bottleneck", *extra):
         top.add_column(col, justify="right" if col not in ("GPUs", "bottleneck") else "left")
     for rank, s in enumerate(result.builds, start=1):
@@ -228,9 +229,7 @@ def plan_renderable(
             f"{gpu_set(s)}" + (" (water)" if s.candidate.group.water else ""),
             view.money(s.price_usd),
             rate(o.samples_per_s),
-            o.bottleneck.value
-            if o.serving_limit is None
-            else planned_serving_cell(o.samples_per_s, o.serving_limit, o.system_peak_w),
+            o.bottleneck.value if o.serving_limit is None else planned_serving_cell(o),
             *score,
         )
     parts.append(top)
@@ -259,12 +258,15 @@ def plan_renderable(
             parts.append(Text(f"warning {f.rule}: {f.message}{fix}", style="yellow"))
     if len(result.workloads) > 1:
         per = Table(title="per workload (#1)", title_justify="left")
-        for col in ("workload", "weight", "samples/s", "bottleneck"):
+        for col in ("workload", "weight", "rate", "bottleneck"):
             per.add_column(col)
         for w, o in zip(result.workloads, result.builds[0].outcomes, strict=True):
-            per.add_row(w.workload.name, f"{w.weight:g}", rate(o.samples_per_s), o.bottleneck.value)
+            per.add_row(
+                w.workload.name, f"{w.weight:g}", f"{rate(o.samples_per_s)} {_unit(w.workload)}",
+                o.bottleneck.value,
+            )  # fmt: skip
         parts.append(per)
-    parts.append(pareto_table(result.pareto, several, view))
+    parts.append(pareto_table(result.pareto, several, view, result.rate_unit))
     parts.append(_search_line(result, seconds))
     return RichGroup(*parts)
 
@@ -272,16 +274,24 @@ def plan_renderable(
 def _score_label(result: PlanResult) -> str:
     kind = result.objective.kind
     if kind is ObjectiveKind.THROUGHPUT:
-        return "weighted samples/s"
+        return f"weighted {result.rate_unit}"
     return kind.value
 
 
+def _unit(workload: object) -> str:
+    """A workload's rate: a serving workload's output tokens/s, another's samples/s."""
+    return "tokens/s" if getattr(workload, "serve", None) is not None else "samples/s"
+
+
 def pareto_table(
-    pareto: Sequence[Scored], weighted: bool = False, view: PriceView | None = None
+    pareto: Sequence[Scored],
+    weighted: bool = False,
+    view: PriceView | None = None,
+    unit: str = "samples/s",
 ) -> Table:
     """Price against (weighted) throughput: each row the cheapest way to that speed."""
     money = (view or PriceView()).money
-    speed = "weighted samples/s" if weighted else "samples/s"
+    speed = f"weighted {unit}" if weighted else unit
     table = Table(title="Pareto frontier: price vs throughput", title_justify="left")
     for col in ("price", speed, "GPUs", "bottleneck"):
         table.add_column(col, justify="right" if col in ("price", speed) else "left")
@@ -353,8 +363,9 @@ def upgrade_renderable(
     the user's currency, with a warning naming the parts bought at prices over a year old."""
     view = view or PriceView()
     cur = result.current
+    unit = "samples/s" if cur.serving_limit is None else "tokens/s"  # a serving job's output
     now = (
-        f"now {rate(cur.samples_per_s)} samples/s, {cur.bottleneck.value}-bound"
+        f"now {rate(cur.samples_per_s)} {unit}, {cur.bottleneck.value}-bound"
         if cur.fits
         else f"the job does not fit now ({cur.gpu_required_gb:.1f} GB needed per GPU, "
         f"{cur.gpu_available_gb:g} GB there)"
@@ -374,7 +385,7 @@ def upgrade_renderable(
     if result.changes:
         table = Table(title="changes, most speed per dollar first", title_justify="left")
         per = f"per 1000 {view.currency.code}"
-        for col in ("#", "change", "cost", "samples/s", "speedup", per, "bottleneck"):
+        for col in ("#", "change", "cost", unit, "speedup", per, "bottleneck"):
             table.add_column(col, justify="left" if col in ("change", "bottleneck") else "right")
         for rank, c in enumerate(result.changes, start=1):
             table.add_row(

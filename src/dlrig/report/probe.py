@@ -47,6 +47,33 @@ def _gpu_row(gpu: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def _mb_s(value: object) -> str:
+    return f"{value:.0f}" if isinstance(value, int | float) else "n/a"
+
+
+def _disk_cells(disk: dict[str, Any]) -> tuple[str, str]:
+    """(what was measured, how) for one disk; a figure the document lacks reads n/a."""
+    speed = disk.get("speed")
+    if speed is None:
+        return f"not measured: {disk.get('error')}", ""
+    kind = (disk.get("disk") or {}).get("kind") or "unknown kind"
+    iops = speed.get("random_4k_iops")
+    deep = speed.get("deep_read_mb_s")
+    deep_text = f"{deep:.0f} MB/s at QD{speed.get('deep_queue_depth')}, " if deep else ""
+    measured = (
+        f"{disk.get('device', 'unknown device')} ({kind}): {deep_text}cold "
+        f"{_mb_s(speed.get('cold_direct_mb_s', speed.get('cold_mb_s')))} MB/s direct at QD1, "
+        f"{_mb_s(speed.get('cold_buffered_mb_s'))} buffered, warm "
+        f"{_mb_s(speed.get('warm_mb_s'))}; 4K random {_mb_s(iops)} IOPS"
+    )
+    method = "O_DIRECT / fadvise"
+    if isinstance(speed.get("file_bytes"), int | float):
+        method = f"{speed['file_bytes'] / 2**20:.0f} MiB temp file, {method}"
+    if deep:
+        method += f", deep queue: {'fio' if 'fio' in speed.get('method', '') else 'threads'}"
+    return measured, method
+
+
 def probe_summary(report: ProbeReport) -> Group:
     """The terminal summary of a probe: a table, verdicts, notes."""
     from rich.console import Group
@@ -58,57 +85,36 @@ def probe_summary(report: ProbeReport) -> Group:
     table.add_column("measured")
     table.add_column("method", style="dim", overflow="fold")
     cpu = report.cpu
-    isa = ", ".join(f for f in ("avx512", "amx") if cpu.get(f)) or "no AVX-512/AMX"
-    table.add_row(
-        "CPU",
-        f"{cpu['model']}: {cpu['sockets']} socket(s), {cpu['cores']} cores, "
-        f"{cpu['threads']} threads, {cpu['numa_nodes']} NUMA node(s), {isa}",
-        "/proc/cpuinfo, /sys",
-    )
+    if cpu:  # a document saved by an older dlrig may lack the CPU and RAM
+        isa = ", ".join(f for f in ("avx512", "amx") if cpu.get(f)) or "no AVX-512/AMX"
+        table.add_row(
+            "CPU",
+            f"{cpu.get('model')}: {cpu.get('sockets')} socket(s), {cpu.get('cores')} cores, "
+            f"{cpu.get('threads')} threads, {cpu.get('numa_nodes')} NUMA node(s), {isa}",
+            "/proc/cpuinfo, /sys",
+        )
     mem = report.memory
-    total = bytes_to_gb(mem["total_bytes"] or 0)
-    table.add_row(
-        "RAM",
-        f"{total:.1f} GB total, {bytes_to_gb(mem['available_bytes'] or 0):.1f} GB free",
-        "psutil",
-    )
-    for bw in mem["bandwidth"]:
+    if mem:
+        total = bytes_to_gb(mem.get("total_bytes") or 0)
+        free = bytes_to_gb(mem.get("available_bytes") or 0)
+        table.add_row("RAM", f"{total:.1f} GB total, {free:.1f} GB free", "psutil")
+    for bw in mem.get("bandwidth") or ():
         table.add_row(
             f"RAM bandwidth ({bw['threads']} thr)",
             f"copy {bw['copy_gb_s']:.1f} GB/s, triad {bw['triad_gb_s']:.1f} GB/s",
             f"STREAM-style, {bw['array_bytes'] / 2**20:.0f} MiB arrays, best of {bw['repeats']}",
         )
     for disk in report.disks:
-        kind = (disk["disk"] or {}).get("kind") or "unknown kind"
-        label = f"disk {disk['mountpoint']}"
-        speed = disk["speed"]
-        if speed is None:
-            table.add_row(label, f"not measured: {disk['error']}", "")
-            continue
-        direct = _gb(speed["cold_direct_mb_s"], 0)
-        iops = "n/a" if speed["random_4k_iops"] is None else f"{speed['random_4k_iops']:.0f}"
-        deep = speed.get("deep_read_mb_s")
-        depth = speed.get("deep_queue_depth")
-        deep_text = f"{deep:.0f} MB/s at QD{depth}, " if deep is not None else ""
-        table.add_row(
-            label,
-            f"{disk['device']} ({kind}): {deep_text}cold {direct} MB/s direct at QD1, "
-            f"{speed['cold_buffered_mb_s']:.0f} buffered, warm {speed['warm_mb_s']:.0f}; "
-            f"4K random {iops} IOPS",
-            f"{speed['file_bytes'] / 2**20:.0f} MiB temp file, O_DIRECT / fadvise"
-            + (f", deep queue: {'fio' if 'fio' in speed['method'] else 'threads'}" if deep else ""),
-        )
+        table.add_row(f"disk {disk.get('mountpoint')}", *_disk_cells(disk))
     loader = report.loader
-    if loader:
+    if loader and loader.get("points"):
         points = ", ".join(f"{p['workers']}w {p['samples_per_s']:.0f}/s" for p in loader["points"])
-        table.add_row(
-            "input pipeline",
-            f"{points} ({loader['ms_per_sample']:.1f} ms CPU per sample)",
-            "synthetic decode, multiprocessing",
-        )
+        cpu_ms = loader.get("ms_per_sample")
+        per_sample = "" if cpu_ms is None else f" ({cpu_ms:.1f} ms CPU per sample)"
+        table.add_row("input pipeline", points + per_sample, "synthetic decode, multiprocessing")
     if not report.gpus:
-        nvml = report.system["nvml"]
-        table.add_row("GPUs", f"none: {nvml['error'] or 'NVML sees no GPU'}", "NVML")
+        nvml = report.system.get("nvml") or {}
+        table.add_row("GPUs", f"none: {nvml.get('error') or 'NVML sees no GPU'}", "NVML")
     for gpu in report.gpus:
         name = gpu["name"] or f"GPU {gpu['index']}"
         table.add_row(f"GPU {gpu['index']}", f"{name}: {_gpu_row(gpu)}", "NVML, torch.cuda events")

@@ -1,26 +1,37 @@
-"""Render serving figures (dlrig.model.serving): the `serving` key of `dlrig estimate --json`
-and the serving block people read. No I/O here."""
+"""Render a serving estimate (dlrig.model.served): the `serving` key of `dlrig estimate
+--json`, the estimate people read, and what a plan adds for a serving workload. Every figure
+is the estimate's own (one rate of output tokens/s, one memory figure); a job that does not
+fit shows no speed, run time or energy. No I/O here."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 
-from dlrig.model.serving import ServingEstimate, energy_kwh_per_million_tokens
-from dlrig.units import s_to_ms
+from dlrig.report.estimate import cannot_run_line, hours, ms, power_line, stages_table
+
+if TYPE_CHECKING:
+    from dlrig.model.result import Estimate
+    from dlrig.model.serving import ServingEstimate
+    from dlrig.plan.evaluate import Outcome
 
 
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
 
 
-def serving_dict(s: ServingEstimate, power_w: float, electricity_per_kwh: float) -> dict[str, Any]:
-    """The `serving` object of the estimate JSON (issue 14). `power_w` is the build's draw
-    under load, used for the energy and electricity cost per million output tokens."""
-    kwh = energy_kwh_per_million_tokens(power_w, s.tokens_per_s_total)
+def serving_dict(est: Estimate, s: ServingEstimate) -> dict[str, Any]:
+    """The `serving` object of the estimate JSON (issue 14); the speed and energy figures are
+    null for a job that does not fit."""
+    runs = est.runs
+
+    def speed(x: float | None) -> float | None:
+        return _finite(x) if runs else None
+
+    kwh = speed(est.kwh_per_million_tokens)
     return {
         "model": s.model,
         "engine": s.engine,
@@ -30,15 +41,16 @@ def serving_dict(s: ServingEstimate, power_w: float, electricity_per_kwh: float)
         "gpu": s.gpu,
         "parallelism": s.parallelism,
         "users": s.users,
+        "users_per_copy": est.batch_per_gpu,
         "prompt_tokens": s.prompt_tokens,
         "output_tokens": s.output_tokens,
-        "ttft_s": s.ttft_s,
-        "tpot_s": s.tpot_s,
-        "prefill_s": s.prefill_s,
-        "decode_step_s": s.decode_step_s,
-        "tokens_per_s_per_user": s.tokens_per_s_per_user,
-        "tokens_per_s_total": s.tokens_per_s_total,
-        "batch1_tokens_per_s": s.batch1_tokens_per_s,
+        "ttft_s": speed(s.ttft_s),
+        "tpot_s": speed(s.tpot_s),
+        "prefill_s": speed(s.prefill_s),
+        "decode_step_s": speed(s.decode_step_s),
+        "tokens_per_s_per_user": speed(s.tokens_per_s_per_user),
+        "tokens_per_s_total": speed(s.tokens_per_s_total),
+        "batch1_tokens_per_s": speed(s.batch1_tokens_per_s),
         "max_users_fit": s.max_users_fit,
         "min_tokens_per_s_per_user": s.min_tokens_per_s_per_user,
         "max_users_at_target": s.max_users_at_target,
@@ -54,85 +66,127 @@ def serving_dict(s: ServingEstimate, power_w: float, electricity_per_kwh: float)
             "offloaded_fraction": s.offloaded_fraction,
         },
         "energy": {
-            "power_w": power_w,
-            "kwh_per_million_tokens": _finite(kwh),
-            "cost_per_million_tokens": _finite(kwh * electricity_per_kwh),
+            "power_w": est.power.wall_w,
+            "kwh_per_million_tokens": kwh,
+            "cost_per_million_tokens": None if kwh is None else kwh * est.run.electricity_per_kwh,
         },
         "notes": list(s.notes),
     }
 
 
-def serving_renderable(
-    s: ServingEstimate,
-    power_w: float,
-    electricity_per_kwh: float,
-    currency: str,
-    per_step_fits: bool = True,
-) -> RenderableType:
-    """The serving block of `dlrig estimate` for people; `per_step_fits` False adds why the
-    per-step memory line above may disagree (it holds one whole model per GPU)."""
-    kwh = energy_kwh_per_million_tokens(power_w, s.tokens_per_s_total)
-    t = Text()
-    t.append("serving", style="bold")
-    t.append(
-        f" {s.model}: {s.engine} engine, {s.quantization} weights, {s.kv_precision} KV cache, "
-        f"{s.gpus} x {s.gpu} ({s.parallelism}); {s.users} users, "
-        f"{s.prompt_tokens}-token prompts, {s.output_tokens}-token answers"
+def serving_head(est: Estimate, s: ServingEstimate) -> str:
+    """What is served on what: 'llama-3.1-8b-serve on X: 2 x GeForce RTX 4090, batched
+    engine, bf16 weights, bf16 KV cache (2 copies of the model, one per GPU); 16 users,
+    1000-token prompts, 300-token answers'."""
+    return (
+        f"{est.workload} on {est.build}: {s.gpus} x {s.gpu}, {s.engine} engine, "
+        f"{s.quantization} weights, {s.kv_precision} KV cache ({s.parallelism}); {s.users} "
+        f"user{'s' * (s.users != 1)}, {s.prompt_tokens}-token prompts, "
+        f"{s.output_tokens}-token answers"
     )
-    t.append(
-        f"\ntime to first token {s_to_ms(s.ttft_s):,.0f} ms; time per output token "
-        f"{s_to_ms(s.tpot_s):,.1f} ms"
-    )
-    t.append(
-        f"\n{s.tokens_per_s_per_user:,.1f} tokens/s per user, {s.tokens_per_s_total:,.0f} "
-        f"tokens/s in total ({s.batch1_tokens_per_s:,.1f} tokens/s for a lone user)"
-    )
-    target = ""
-    if s.min_tokens_per_s_per_user is not None:
-        target = (
-            f"; at {s.min_tokens_per_s_per_user:g} tokens/s each: {s.max_users_at_target} users"
-        )
-    t.append(f"\nusers whose contexts fit: {s.max_users_fit}{target}")
-    fits = "fits" if s.fits else "DOES NOT FIT"
-    t.append(
-        f"\nmemory: weights {s.weights_gb:.1f} GB, KV {s.kv_per_user_gb:.2f} GB per user "
-        f"({s.kv_per_token_per_layer_bytes:,.0f} B per token per layer); "
-        f"{s.memory_available_gb:.0f} GB usable ({fits})"
+
+
+def memory_line(est: Estimate, s: ServingEstimate) -> str:
+    """One card's memory: weights, the KV cache of the users it holds, the engine's reserve."""
+    m = est.memory
+    users = est.batch_per_gpu
+    line = (
+        f"GPU memory per card: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB "
+        f"({'fits' if m.fits else 'DOES NOT FIT'}; weights {m.model_states_gb:.1f}, KV cache "
+        f"{m.activations_gb:.1f} for {users} user{'s' * (users != 1)}, engine reserve "
+        f"{m.overhead_gb:.1f}); KV cache {s.kv_per_user_gb:.2f} GB per user "
+        f"({s.kv_per_token_per_layer_bytes:,.0f} B per token per layer)"
     )
     if s.offloaded_fraction > 0:
-        t.append(f"; {s.offloaded_fraction:.0%} of the weights in system RAM")
-    t.append("\nbinds: ")
-    t.append(s.binding.value, style="bold red")
-    if math.isfinite(kwh):
-        t.append(
-            f"\nenergy: {kwh:,.2f} kWh per million output tokens at {power_w:.0f} W; "
-            f"{kwh * electricity_per_kwh:,.2f} {currency} per million at "
-            f"{electricity_per_kwh:g}/kWh"
-        )
-    notes = list(s.notes)
-    if not per_step_fits and s.fits:
-        notes.append(
-            "the per-step memory line above holds a whole 16-bit model on each GPU; serving "
-            "splits it over the cards in its own format, as this block says"
-        )
-    for note in notes:
-        t.append(f"\n  - {note}", style="dim")
-    return t
+        line += f"; {s.offloaded_fraction:.0%} of the weights in system RAM"
+    return line
 
 
-def planned_serving(
-    samples_per_s: float, limit: str | None, power_w: float | None
-) -> dict[str, Any]:
+def users_line(s: ServingEstimate) -> str:
+    """How many users' contexts fit, and how many keep the asked speed."""
+    line = f"users whose contexts fit: {s.max_users_fit} (asked: {s.users})"
+    if s.min_tokens_per_s_per_user is not None:
+        line += (
+            f"; at {s.min_tokens_per_s_per_user:g} tokens/s each: {s.max_users_at_target} "
+            f"user{'s' * (s.max_users_at_target != 1)}"
+        )
+    return line
+
+
+def speed_lines(est: Estimate, s: ServingEstimate) -> list[str]:
+    """Time to first token and the tokens/s in total and per user (a job that fits)."""
+    return [
+        f"time to first token {ms(s.ttft_s)} (a prompt's prefill {ms(s.prefill_s)})",
+        f"throughput: {est.samples_per_s:,.0f} output tokens/s in total, "
+        f"{s.tokens_per_s_per_user:,.1f} tokens/s per user ({s.batch1_tokens_per_s:,.1f} for a "
+        "lone user)",
+    ]
+
+
+def run_line(est: Estimate) -> str:
+    """The run's output tokens, time, wall energy and its cost, and the energy per million."""
+    r, p = est.run, est.power
+    kwh = _finite(est.kwh_per_million_tokens)
+    per_million = "" if kwh is None else f", {kwh:,.2f} kWh per million output tokens"
+    return (
+        f"run: {hours(r.time_h)} for {r.samples:,.0f} output tokens; {r.energy_kwh:,.1f} kWh at "
+        f"the wall ({p.wall_w:,.0f} W average, {p.psu_efficiency:.0%} PSU){per_million}; "
+        f"{r.energy_cost:,.2f} {r.currency} at {r.electricity_per_kwh:g}/kWh; {r.co2_kg:,.1f} kg "
+        f"CO2 at {r.co2_kg_per_kwh:g} kg/kWh"
+    )
+
+
+def serving_renderable(est: Estimate, s: ServingEstimate) -> RenderableType:
+    """`dlrig estimate` of a serving workload for people."""
+    head = Text(serving_head(est, s))
+    head.stylize("bold", 0, len(est.workload))
+    parts: list[RenderableType] = [head]
+    lines = Text()
+    if est.runs:
+        parts.append(stages_table(est, "per output token"))
+        lines.append(f"time per output token {ms(est.step_time_s)}; binds: ")
+        lines.append(s.binding.value, style="bold red")
+        lines.append(f" ({est.bottleneck.value})")
+        lines.append(f"\nwhat would move it: {est.advice}")
+        if est.next_bottleneck is not None and math.isfinite(est.speedup_if_removed):
+            lines.append(
+                f"\nremoving it entirely: {est.speedup_if_removed:.2f}x faster, then "
+                f"{est.next_bottleneck.value} binds"
+            )
+        for line in speed_lines(est, s):
+            lines.append(f"\n{line}")
+    else:
+        lines.append("binds: ")
+        lines.append(s.binding.value, style="bold red")
+        lines.append(f"\nwhat would move it: {est.advice}")
+        lines.append(f"\n{cannot_run_line(est)}")
+    lines.append(f"\n{users_line(s)}")
+    lines.append(f"\n{memory_line(est, s)}")
+    lines.append(f"\n{power_line(est)}")
+    if est.runs:
+        lines.append(f"\n{run_line(est)}")
+    parts.append(lines)
+    if est.assumptions:
+        assumed = Text("assumptions:", style="dim")
+        for a in est.assumptions:
+            assumed.append(f"\n  - {a}", style="dim")
+        parts.append(assumed)
+    return Group(*parts)
+
+
+def planned_serving(o: Outcome) -> dict[str, Any]:
     """What a plan adds for a serving workload: the limit that binds and the energy per
-    million output tokens at the build's peak draw (empty for other workloads)."""
-    if limit is None:
+    million output tokens at the wall, as the estimate gives them (empty for other
+    workloads)."""
+    if o.serving_limit is None:
         return {}
-    kwh = energy_kwh_per_million_tokens(power_w or 0.0, samples_per_s)
-    return {"serving_limit": limit, "kwh_per_million_tokens": _finite(kwh)}
+    return {
+        "serving_limit": o.serving_limit,
+        "kwh_per_million_tokens": _finite(o.kwh_per_million_tokens),
+    }
 
 
-def planned_serving_cell(samples_per_s: float, limit: str | None, power_w: float | None) -> str:
+def planned_serving_cell(o: Outcome) -> str:
     """The plan table's limit cell for a serving workload: 'decode_bandwidth, 0.42 kWh/M'."""
-    info = planned_serving(samples_per_s, limit, power_w)
-    kwh = info.get("kwh_per_million_tokens")
-    return f"{limit}, {kwh:.2f} kWh/M tokens" if kwh is not None else str(limit)
+    kwh = _finite(o.kwh_per_million_tokens)
+    return f"{o.serving_limit}, {kwh:.2f} kWh/M tokens" if kwh is not None else str(o.serving_limit)

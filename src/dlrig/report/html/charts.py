@@ -17,6 +17,8 @@ BAR_H = 22
 GAP = 8
 TOP = 34
 AXIS_H = 40
+# A label's box: about 7 px a character of the 11-12 px label fonts, 12 px high.
+LABEL_CHAR_W, LABEL_H = 7.0, 12.0
 
 
 @dataclass(frozen=True)
@@ -139,13 +141,14 @@ def bar_chart(
     high = max([max(b.value, b.high or 0.0) for b in bars] + [line_at or 0.0, 1e-12])
     ticks = nice_ticks(high)
     x0, x1 = LEFT, WIDTH - RIGHT
-    legend_h = 20 if legend else 0
-    top = TOP + legend_h
+    key, more = _legend(legend, TOP - 6) if legend else ("", 0.0)
+    top = TOP + (20 + more if legend else 0)
     plot_h = len(bars) * (BAR_H + GAP)
     axis_y = top + plot_h
     scale = (x1 - x0) / (ticks[-1] or 1.0)
-    parts = [_legend(legend, TOP - 6)] if legend else []
+    parts = [key]
     parts.append(_x_axis(ticks, x0, x1, axis_y, top, axis_label))
+    right = float(WIDTH)  # a value label past the last tick widens the chart to show it
     for i, b in enumerate(bars):
         y = top + i * (BAR_H + GAP)
         hover = escape(b.hover or f"{b.label}: {fmt(b.value)}")
@@ -174,14 +177,16 @@ def bar_chart(
                 f"<title>80% interval {fmt(b.low)} to {fmt(b.high)}</title></path>"
             )
             label_x = max(label_x, hi + 4)
+        value = bar_value_label(b.value, high)
+        right = max(right, label_x + LABEL_CHAR_W * len(value))
         parts.append(
             f'<text class="value" x="{label_x:.1f}" y="{y + BAR_H * 0.7:.1f}">'
-            f"{escape(bar_value_label(b.value, high))}</text>"
+            f"{escape(value)}</text>"
         )
     if line_at is not None:
         x = x0 + line_at * scale
         parts.append(_limit(x, top - 4, axis_y, line_label, x + 4, top + 10, "start"))
-    return _svg(WIDTH, axis_y + AXIS_H, title, "".join(parts))
+    return _svg(right, axis_y + AXIS_H, title, "".join(parts))
 
 
 def stacked_bars(
@@ -198,11 +203,12 @@ def stacked_bars(
     ticks = nice_ticks(max([*totals, capacity or 0.0, 1e-12]))
     labelled = any(label for label, _ in rows)
     x0, x1 = (LEFT if labelled else 20), WIDTH - RIGHT
-    top = TOP + 22
+    styles = list(dict.fromkeys((s.style, s.label) for _, segs in rows for s in segs))
+    key, more = _legend(styles, TOP - 6)
+    top = TOP + 22 + more
     axis_y = top + len(rows) * (BAR_H + GAP)
     scale = (x1 - x0) / (ticks[-1] or 1.0)
-    styles = list(dict.fromkeys((s.style, s.label) for _, segs in rows for s in segs))
-    parts = [_legend(styles, TOP - 6), _x_axis(ticks, x0, x1, axis_y, top, axis_label)]
+    parts = [key, _x_axis(ticks, x0, x1, axis_y, top, axis_label)]
     for i, (label, segs) in enumerate(rows):
         y = top + i * (BAR_H + GAP)
         if label:
@@ -223,12 +229,11 @@ def stacked_bars(
         )
     if capacity is not None:
         cx = x0 + capacity * scale
-        parts.append(_limit(cx, top - 4, axis_y, capacity_label, cx - 4, axis_y - 4, "end"))
+        # The label sits left of the line unless the line is too near the left edge for it.
+        left = cx - 4 - LABEL_CHAR_W * len(capacity_label) >= 0
+        lx, anchor = (cx - 4, "end") if left else (cx + 4, "start")
+        parts.append(_limit(cx, top - 4, axis_y, capacity_label, lx, axis_y - 4, anchor))
     return _svg(WIDTH, axis_y + AXIS_H, title, "".join(parts))
-
-
-# A point label's box: about 7 px a character of the 12 px label font, 12 px high.
-LABEL_CHAR_W, LABEL_H = 7.0, 12.0
 
 
 def _label_spot(
@@ -278,7 +283,7 @@ def scatter(title: str, points: Sequence[Point], x_label: str, y_label: str) -> 
             parts.append(
                 f'<text class="point-label" x="{lx:.1f}" y="{ly:.1f}">{escape(p.label)}</text>'
             )
-    parts.append(_legend([("chosen", "ranked builds"), ("other", "frontier builds")], TOP - 6))
+    parts.append(_legend([("chosen", "ranked builds"), ("other", "frontier builds")], TOP - 6)[0])
     return _svg(WIDTH, height, title, "".join(parts))
 
 
@@ -291,16 +296,16 @@ def timeline(
     x_label: str = "time since start (s)",
 ) -> Markup:
     """Lines over time, with vertical marks for alarms."""
-    height = 260
-    x0, x1, y0, y1 = 60.0, WIDTH - RIGHT, height - AXIS_H - 8, TOP + 22
+    key, more = _legend([(s.style, s.name) for s in series], TOP - 4)
+    height = 260 + more
+    x0, x1, y0, y1 = 60.0, WIDTH - RIGHT, height - AXIS_H - 8, TOP + 22 + more
     xs = [x for s in series for x in s.xs]
     ys = [y for s in series for y in s.ys if y is not None]
     xt = nice_ticks(max([*xs, 1e-12]))
     yt = nice_ticks(max([*ys, 1e-12]))
     sx = (x1 - x0) / (xt[-1] or 1.0)
     sy = (y0 - y1) / (yt[-1] or 1.0)
-    parts = [_legend([(s.style, s.name) for s in series], TOP - 4)]
-    parts.append(_x_axis(xt, x0, x1, y0, y1, x_label))
+    parts = [key, _x_axis(xt, x0, x1, y0, y1, x_label)]
     parts.append(_y_axis(yt, x0, x1, y0, y1, y_label))
     for s in series:
         pts = [
@@ -350,13 +355,22 @@ def _y_axis(ticks: Sequence[float], x0: float, x1: float, y0: float, y1: float, 
     return "".join(parts)
 
 
-def _legend(items: Sequence[tuple[str, str]], y: float) -> str:
+LEGEND_ROW_H = 18
+
+
+def _legend(items: Sequence[tuple[str, str]], y: float) -> tuple[str, float]:
+    """The legend's swatches and names from the left, a new row when the next would pass the
+    chart's width; (markup, the height the rows past the first add)."""
     parts: list[str] = []
-    x = 0.0
+    x, row = 0.0, 0
     for style, text in items:
+        width = 24 + LABEL_CHAR_W * len(text)
+        if x > 0 and x + width > WIDTH:
+            x, row = 0.0, row + 1
+        top = y + row * LEGEND_ROW_H
         parts.append(
-            f'<rect class="mark {style}" x="{x:.1f}" y="{y + 8:.1f}" width="12" height="12"/>'
-            f'<text class="legend" x="{x + 16:.1f}" y="{y + 18:.1f}">{escape(text)}</text>'
+            f'<rect class="mark {style}" x="{x:.1f}" y="{top + 8:.1f}" width="12" height="12"/>'
+            f'<text class="legend" x="{x + 16:.1f}" y="{top + 18:.1f}">{escape(text)}</text>'
         )
-        x += 24 + 7 * len(text)
-    return "".join(parts)
+        x += width
+    return "".join(parts), row * LEGEND_ROW_H

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 from markupsafe import Markup
+from rich.text import Text
 
 from dlrig import __version__
 from dlrig.enums import Bottleneck, Severity
@@ -26,14 +27,18 @@ from dlrig.report.html.charts import (
     stacked_bars,
     timeline,
 )
-from dlrig.report.plan import without_server_line
-from dlrig.report.prices import PriceView, age_line, currency_line, stale_warning
+from dlrig.report.html.terminal import terminal_html
+from dlrig.report.prices import PriceView
+from dlrig.report.probe import probe_summary
+from dlrig.report.watch import summary_text
+from dlrig.units import GB
 
 if TYPE_CHECKING:
     from dlrig.machine.model import Build
     from dlrig.model import Estimate
     from dlrig.plan.results import PlanResult, Scored
     from dlrig.probe.report import ProbeReport
+    from dlrig.report.compare import Compared
     from dlrig.rules import CheckResult
     from dlrig.watch.samples import Sample
     from dlrig.watch.summary import WatchSummary
@@ -77,42 +82,50 @@ def _waited(exposed_s: dict[Bottleneck, float]) -> list[Segment]:
 
 def stage_bars(est: Estimate) -> Markup:
     """Each stage's time per step (light) and the part of it that adds to the step after
-    overlap (dark): the waterfall of what the step is made of."""
+    overlap (solid): the waterfall of what the step is made of; the legend names each
+    stage's colour."""
+    from dlrig.report.estimate import ms
+
+    shown = [s for s in STAGE_STYLE if est.stages_s[s] > 0 or s is est.bottleneck]
     bars = [
         Bar(
             stage.value,
             _ms(est.stages_s[stage]),
             highlighted=_ms(est.exposed_s[stage]),
             hover=(
-                f"{stage.value}: {fmt(_ms(est.stages_s[stage]))} ms per step, "
-                f"{fmt(_ms(est.exposed_s[stage]))} ms of it not hidden by overlap"
+                f"{stage.value}: {ms(est.stages_s[stage])} per step, "
+                f"{ms(est.exposed_s[stage])} of it not hidden by overlap"
             ),
             style=STAGE_STYLE[stage],
         )
-        for stage in STAGE_STYLE
+        for stage in shown
     ]
+    what = "output token" if est.serving is not None else "step"
     return bar_chart(
-        f"Where a {fmt(_ms(est.step_time_s))} ms step goes (bottleneck: {est.bottleneck.value})",
+        f"Where a {ms(est.step_time_s)} {what} goes (bottleneck: {est.bottleneck.value})",
         bars,
-        "milliseconds per step",
-        legend=[("s0", "time the step waits for"), ("faint", "time hidden behind other work")],
+        f"milliseconds per {what} (solid: what it waits for; light: hidden behind other work)",
+        legend=[(STAGE_STYLE[s], s.value) for s in shown] + [("faint", "hidden behind other work")],
     )
 
 
 def memory_bar(est: Estimate) -> Markup:
     """The memory one GPU (or, on a CPU, the RAM) needs: model states, activations and
-    overhead against its capacity."""
+    overhead (served: weights, KV cache and the engine's reserve) against its capacity."""
     m = est.memory
     where = "RAM" if est.device_is_cpu else "GPU memory"
+    names = ("model states", "activations", "overhead")
+    if est.serving is not None:
+        names = ("weights", f"KV cache ({_count(est.batch_per_gpu, 'user')})", "engine reserve")
     return stacked_bars(
         f"{where} per GPU: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB",
         [
             (
                 "",
                 [
-                    Segment("model states", m.model_states_gb, "s0"),
-                    Segment("activations", m.activations_gb, "s1"),
-                    Segment("overhead", m.overhead_gb, "s6"),
+                    Segment(names[0], m.model_states_gb, "s0"),
+                    Segment(names[1], m.activations_gb, "s1"),
+                    Segment(names[2], m.overhead_gb, "s6"),
                 ],
             )
         ],
@@ -134,66 +147,130 @@ def power_bar(est: Estimate) -> Markup:
     return bar_chart("Power per node", bars, "watts")
 
 
-def estimate_page(est: Estimate) -> str:
-    """`dlrig estimate --html`: the step's stages, the bottleneck, memory, power and the run."""
-    facts = [
-        # The model's interval, as the terminal prints it.
-        ("step", f"{fmt(_ms(est.step_time_s))} ms",
-         f"interval {fmt(_ms(est.step_time_s_low))}-{fmt(_ms(est.step_time_s_high))} ms"),
-        ("throughput", f"{fmt(est.samples_per_s)} samples/s",
-         f"interval {fmt(est.samples_per_s_low)}-{fmt(est.samples_per_s_high)}"),
+def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
+    """The headline figures, in the terminal's own words and rounding."""
+    from dlrig.report.estimate import hours, ms, rate
+
+    m = est.memory
+    memory = (
+        "memory",
+        "fits" if m.fits else "does not fit",
+        f"{m.gpu_required_gb:.1f} GB of {m.gpu_available_gb:g} GB per GPU",
+    )
+    if not est.runs:
+        return [memory, ("throughput", "none", "the job cannot run as asked")]
+    run = ("run", hours(est.run.time_h), f"{est.run.energy_cost:,.2f} {est.run.currency}")
+    s = est.serving
+    if s is not None:
+        return [
+            ("time to first token", ms(s.ttft_s), _count(s.users, "user")),
+            ("time per output token", ms(est.step_time_s), f"binds: {s.binding.value}"),
+            ("throughput", f"{est.samples_per_s:,.0f} tokens/s",
+             f"{s.tokens_per_s_per_user:,.1f} tokens/s per user"),
+            ("users that fit", f"{s.max_users_fit}", f"asked: {s.users}"),
+            memory, run,
+        ]  # fmt: skip
+    return [
+        ("step", ms(est.step_time_s),
+         f"interval {ms(est.step_time_s_low)}-{ms(est.step_time_s_high)}"),
+        ("throughput", f"{rate(est.samples_per_s)} samples/s",
+         f"interval {rate(est.samples_per_s_low)}-{rate(est.samples_per_s_high)}"),
         ("bottleneck", est.bottleneck.value, ", ".join(m.value for m in est.modifiers)),
-        ("memory", "fits" if est.memory.fits else "does not fit",
-         f"largest batch {est.memory.max_batch_per_gpu}"),
-        ("run", f"{fmt(est.run.time_h)} h", f"{est.run.energy_cost:,.2f} {est.run.currency}"),
+        (*memory[:2], f"{memory[2]}; largest batch {m.max_batch_per_gpu}"),
+        run,
     ]  # fmt: skip
+
+
+def estimate_page(est: Estimate, note: str | None = None, rent: Markup | None = None) -> str:
+    """`dlrig estimate --html`: the headline figures, the step's stages, memory and power as
+    charts, and everything the terminal prints (`note`: the line it opens with, check's
+    GPU.4 finding when the job does not fit as written; `rent`: the buy-or-rent section,
+    report/html/rent.py, when `--rent` asked for it)."""
+    from dlrig.report.estimate import estimate_renderable
+
+    charts = [memory_bar(est), power_bar(est)]
+    if est.runs:
+        charts.insert(0, stage_bars(est))
+    subtitle = (
+        f"{est.gpus} x {est.compute_device}, batch {est.batch_per_gpu} per GPU, "
+        f"{est.precision.value}"
+    )
+    if est.serving is not None:
+        s = est.serving
+        subtitle = (
+            f"{s.gpus} x {s.gpu}, {s.engine} engine, {s.quantization} weights, "
+            f"{_count(s.users, 'user')}"
+        )
     return _render(
         "estimate.html.j2",
         title=f"{est.workload} on {est.build}",
-        subtitle=(
-            f"{est.gpus} x {est.compute_device}, batch {est.batch_per_gpu} per GPU, "
-            f"{est.precision.value}"
-        ),
-        facts=facts,
-        charts=[stage_bars(est), memory_bar(est), power_bar(est)],
+        subtitle=subtitle,
+        note=note,
+        facts=_estimate_facts(est),
+        charts=charts,
         est=est,
+        details=terminal_html(estimate_renderable(est)),
+        rent=rent,
     )
 
 
-def estimate_compare_page(key: str, values: Sequence[Any], estimates: Sequence[Estimate]) -> str:
-    """`dlrig estimate --compare KEY=... --html`: the same figures per value, on shared axes."""
+def estimate_compare_page(
+    key: str,
+    values: Sequence[Any],
+    estimates: Sequence[Estimate],
+    as_built: Estimate | None = None,
+    refused: Sequence[str] = (),
+) -> str:
+    """`dlrig estimate --compare KEY=... --html`: the same figures per value, on shared axes,
+    and the terminal's table and refusals."""
+    from dlrig.report.estimate import compare_renderable
+
     labels = [f"{key}={v}" for v in values]
-    steps = stacked_bars(
-        "Step time by stage (time the step waits for)",
-        [(label, _waited(e.exposed_s)) for label, e in zip(labels, estimates, strict=True)],
-        "milliseconds per step",
-    )
-    throughput = bar_chart(
-        "Throughput",
-        [
-            Bar(
-                label,
-                e.samples_per_s,
-                hover=f"{label}: {fmt(e.samples_per_s)} samples/s",
-                low=e.samples_per_s_low,
-                high=e.samples_per_s_high,
+    runs = [(label, e) for label, e in zip(labels, estimates, strict=True) if e.runs]
+    charts = []
+    if runs:
+        charts.append(
+            stacked_bars(
+                "Step time by stage (time the step waits for)",
+                [(label, _waited(e.exposed_s)) for label, e in runs],
+                "milliseconds per step",
             )
-            for label, e in zip(labels, estimates, strict=True)
-        ],
-        "samples per second (whiskers: the model's 80% interval)",
-    )
-    rows = [
-        (label, e.samples_per_s, _ms(e.step_time_s), e.bottleneck.value, e.memory.fits)
-        for label, e in zip(labels, estimates, strict=True)
-    ]
+        )
+        charts.append(
+            bar_chart(
+                "Throughput",
+                [
+                    Bar(
+                        label,
+                        e.samples_per_s,
+                        hover=f"{label}: {fmt(e.samples_per_s)} {_unit(e)}",
+                        low=e.samples_per_s_low if e.has_interval else None,
+                        high=e.samples_per_s_high if e.has_interval else None,
+                    )
+                    for label, e in runs
+                ],
+                f"{_unit(runs[0][1])} (whiskers: the model's 80% interval)",
+            )
+        )
     first = estimates[0]
     return _render(
         "estimate_compare.html.j2",
         title=f"{first.workload}: {key} = {', '.join(str(v) for v in values)}",
         subtitle=f"one estimate per value of {key}; everything else as in the build",
-        charts=[steps, throughput],
-        rows=rows,
+        charts=charts,
+        details=terminal_html(
+            compare_renderable(key, values, estimates, as_built), *(Text(r) for r in refused)
+        ),
     )
+
+
+def _count(n: int, noun: str) -> str:
+    """'1 user', '16 users'."""
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def _unit(est: Estimate) -> str:
+    return "tokens/s" if est.serving is not None else "samples/s"
 
 
 def _parts_hover(s: Scored, view: PriceView) -> str:
@@ -201,16 +278,24 @@ def _parts_hover(s: Scored, view: PriceView) -> str:
 
 
 def plan_page(
-    result: PlanResult, estimates: Sequence[Estimate], view: PriceView | None = None
+    result: PlanResult,
+    estimates: Sequence[Estimate],
+    view: PriceView | None = None,
+    seconds: float = 0.0,
+    rent: Markup | None = None,
 ) -> str:
-    """`dlrig plan --html`: the price/throughput frontier with the ranked builds marked, each
-    ranked build's parts with their prices' age, stage bars and why it ranks where it does,
-    money in the view's currency. `estimates`: the ranked builds' full estimates on the first
-    workload, in rank order."""
-    from dlrig.plan.explain import why
+    """`dlrig plan --html`: the price/throughput frontier with the ranked builds marked, what
+    each stage adds to each ranked build's step, and everything the terminal prints (each
+    build's parts, prices' age, why it ranks where it does and its warnings, the frontier and
+    the search), money in the view's currency. `estimates`: the ranked builds' full
+    estimates on the first workload, in rank order; `seconds`: the search's time; `rent`: the
+    buy-or-rent section (report/html/rent.py) when `--rent` asked for it."""
+    from dlrig.plan.explain import rate, why
+    from dlrig.report.plan import plan_renderable
 
     view = view or PriceView()
     code = view.currency.code
+    unit = result.rate_unit
     describe = [s.candidate.describe() for s in result.builds]
     chosen = {id(s) for s in result.builds}
     points = [
@@ -218,7 +303,7 @@ def plan_page(
             s.price_usd,
             s.throughput,
             f"#{i + 1}",
-            f"#{i + 1}: {name}\n{view.money(s.price_usd)}, {fmt(s.throughput)} samples/s\n"
+            f"#{i + 1}: {name}\n{view.money(s.price_usd)}, {rate(s.throughput)} {unit}\n"
             + _parts_hover(s, view),
             chosen=True,
         )
@@ -228,64 +313,55 @@ def plan_page(
             s.price_usd,
             s.throughput,
             "",
-            f"{view.money(s.price_usd)}, {fmt(s.throughput)} samples/s\n" + _parts_hover(s, view),
+            f"{view.money(s.price_usd)}, {rate(s.throughput)} {unit}\n" + _parts_hover(s, view),
         )
         for s in result.pareto
         if id(s) not in chosen
     ]
     names = ", ".join(w.workload.name for w in result.workloads)
-    frontier = scatter(
-        "Price against throughput: the frontier (no cheaper build is faster)",
-        points,
-        f"price ({code})",
-        "samples/s (weighted)",
-    )
-    stages = stacked_bars(
-        f"What each stage adds to a ranked build's step ({result.workloads[0].workload.name})",
-        [
-            (f"#{i + 1} ({e.bottleneck.value})", _waited(e.exposed_s))
-            for i, e in enumerate(estimates)
-        ],
-        "milliseconds per step",
-    )
-    builds = [
-        {
-            "rank": i + 1,
-            "name": name,
-            "price": view.money(s.price_usd),
-            "throughput": s.throughput,
-            "bottleneck": s.outcomes[0].bottleneck.value,
-            "parts": [(part, view.amount(price)) for part, price in s.candidate.price_lines()],
-            "age": age_line(s.build, view) or "",
-            "why": reason,
-        }
-        for i, (s, name, reason) in enumerate(
-            zip(result.builds, describe, why(result, currency=view.currency), strict=True)
+    charts = []
+    if points:
+        charts.append(
+            scatter(
+                "Price against throughput: the frontier (no cheaper build is faster)",
+                points,
+                f"price ({code})",
+                f"{unit} (weighted)" if result.weighted else unit,
+            )
         )
-    ]
-    notes = [
-        line
-        for line in (
-            currency_line(view),
-            stale_warning((s.build for s in result.builds), view),
-            without_server_line(result),
+    if estimates:
+        what = "output token" if estimates[0].serving is not None else "step"
+        charts.append(
+            stacked_bars(
+                f"What each stage adds to a ranked build's {what} "
+                f"({result.workloads[0].workload.name})",
+                [
+                    (f"#{i + 1} ({e.bottleneck.value})", _waited(e.exposed_s))
+                    for i, e in enumerate(estimates)
+                    if e.runs
+                ],
+                f"milliseconds per {what}",
+            )
         )
-        if line
-    ]
+    reasons = why(result, currency=view.currency) if result.builds else []
     return _render(
         "plan.html.j2",
         title=f"Plan for {names} under {view.money(result.budget_usd)}",
         subtitle=f"by {result.objective.kind.value}",
-        charts=[frontier, stages] if estimates else [frontier],
-        builds=builds,
-        currency=code,
-        notes=notes,
+        why=reasons[0] if reasons else "",
+        charts=charts,
+        details=terminal_html(plan_renderable(result, seconds, view)),
+        rent=rent,
     )
 
 
-def check_page(build: Build, result: CheckResult, verdict: str) -> str:
-    """`dlrig check --html`: the verdict, the findings by severity with each rule's reasoning,
-    and the board with the cards in their slots."""
+def check_page(
+    build: Build, result: CheckResult, verdict: str, workload_name: str | None = None
+) -> str:
+    """`dlrig check --html`: the terminal's heading and verdict, the findings by severity as
+    the terminal words them (fix included) beside each rule's reasoning, and the board with
+    the cards in their slots."""
+    from dlrig.report.check import check_heading
     from dlrig.rules import RULES
 
     reasons = {r.id: " ".join((r.check.__doc__ or r.title).split()) for r in RULES}
@@ -297,7 +373,7 @@ def check_page(build: Build, result: CheckResult, verdict: str) -> str:
                 {
                     "rule": f.rule,
                     "message": f.message,
-                    "fix": f.fix or "",
+                    "fix": f"fix: {f.fix}" if f.fix else "",
                     "reason": reasons.get(f.rule, ""),
                 }
                 for f in result.of(severity)
@@ -308,7 +384,7 @@ def check_page(build: Build, result: CheckResult, verdict: str) -> str:
     return _render(
         "check.html.j2",
         title=f"Check of {build.name}",
-        subtitle="the guide's rules on this build",
+        subtitle=check_heading(build, workload_name).plain,
         verdict=verdict,
         ok=result.ok,
         groups=groups,
@@ -316,44 +392,64 @@ def check_page(build: Build, result: CheckResult, verdict: str) -> str:
     )
 
 
-def compare_page(rows: Sequence[dict[str, Any]], workload: str) -> str:
-    """`dlrig compare --html`: builds side by side on one workload."""
-    throughput = bar_chart(
-        f"Throughput on {workload}",
-        [
-            Bar(
-                r["name"],
-                r["samples_per_s"],
-                style=f"s{i % 7}",
-                low=r["samples_per_s_low"],
-                high=r["samples_per_s_high"],
+def compare_page(items: Sequence[Compared], workload: str) -> str:
+    """`dlrig compare --html`: builds side by side on one workload, as charts and as the
+    terminal's table with each build's errors and warnings in full."""
+    from dlrig.report.compare import compare_rows, compare_table
+
+    rows = compare_rows(items)
+    runs = [r for r in rows if r["samples_per_s"] is not None]
+    unit = " or ".join(sorted({r["rate_unit"] for r in rows}))
+    charts = []
+    if runs:
+        charts.append(
+            bar_chart(
+                f"Throughput on {workload}",
+                [
+                    Bar(
+                        r["name"],
+                        r["samples_per_s"],
+                        style=f"s{i % 7}",
+                        low=r["samples_per_s_low"],
+                        high=r["samples_per_s_high"],
+                    )
+                    for i, r in enumerate(runs)
+                ],
+                f"{unit} (whiskers: the model's 80% interval)",
             )
-            for i, r in enumerate(rows)
-        ],
-        "samples per second (whiskers: the model's 80% interval)",
-    )
-    price = bar_chart(
-        "Price",
-        [Bar(r["name"], r["price_usd"] or 0.0, style=f"s{i % 7}") for i, r in enumerate(rows)],
-        "USD",
-    )
-    steps = stacked_bars(
-        "Step time by stage (time the step waits for)",
-        [
-            (
-                r["name"],
-                [Segment(s.value, _ms(r["exposed_s"][s]), STAGE_STYLE[s]) for s in STAGE_STYLE],
+        )
+    priced = [r for r in rows if r["price_usd"] is not None]
+    if priced:
+        charts.append(
+            bar_chart(
+                "Price",
+                [Bar(r["name"], r["price_usd"], style=f"s{i % 7}") for i, r in enumerate(priced)],
+                "USD",
             )
-            for r in rows
-        ],
-        "milliseconds per step",
-    )
+        )
+    if runs:
+        charts.append(
+            stacked_bars(
+                "Step time by stage (time the step waits for)",
+                [
+                    (
+                        r["name"],
+                        [
+                            Segment(s.value, _ms(r["exposed_s"][s]), STAGE_STYLE[s])
+                            for s in STAGE_STYLE
+                        ],
+                    )
+                    for r in runs
+                ],
+                "milliseconds per step",
+            )
+        )
     return _render(
         "compare.html.j2",
         title=f"{len(rows)} builds on {workload}",
         subtitle="side by side: price, speed, memory, power, findings, energy per run",
-        charts=[throughput, price, steps],
-        rows=rows,
+        charts=charts,
+        details=terminal_html(compare_table(workload, items)),
     )
 
 
@@ -412,7 +508,12 @@ def watch_page(summary: WatchSummary, samples: Sequence[Sample]) -> str:
             for i, name in enumerate(disks)
         ]
         charts.append(timeline("Disk reads", reads, "MB/s", marks=marks))
+    charts.extend(_job_charts(samples, marks))
     v = summary.verdict
+    bottleneck = v.bottleneck or "none found"
+    if v.device_is_cpu and v.bottleneck == Bottleneck.GPU_COMPUTE.value:
+        bottleneck += " (on the CPU)"  # design.md: the stage keeps its name, the page says so
+    device = "the CPU (no GPU)" if v.device_is_cpu else "the GPU(s)"
     return _render(
         "watch.html.j2",
         title=f"Watched: {summary.command}",
@@ -421,10 +522,50 @@ def watch_page(summary: WatchSummary, samples: Sequence[Sample]) -> str:
             f"every {summary.interval_s:g} s"
         ),
         verdict=v,
+        bottleneck=bottleneck,
+        device=device,
         alarms=summary.alarms,
         warnings=summary.warnings,
         charts=charts,
+        details=terminal_html(Text(summary_text(summary))),
     )
+
+
+def _job_charts(samples: Sequence[Sample], marks: Sequence[tuple[float, str]]) -> list[Markup]:
+    """The job's process tree over the run: CPU cores used by the main process and by its
+    workers, resident memory, and how many workers ran."""
+    jobs = [s for s in samples if s.job is not None]
+    if not jobs:
+        return []
+    xs = [s.t_s for s in jobs]
+
+    def series(name: str, field: str, style: str, scale: float = 1.0) -> Series:
+        return Series(name, xs, [float(getattr(s.job, field)) * scale for s in jobs], style)
+
+    return [
+        timeline(
+            "The job's CPU",
+            [
+                series("all its processes", "cpu_cores", "s0"),
+                series("main process", "main_cpu_cores", "s1"),
+                series("loader workers", "workers_cpu_cores", "s2"),
+            ],
+            "CPU cores busy",
+            marks=marks,
+        ),
+        timeline(
+            "The job's memory (RSS)",
+            [series("resident set, all processes", "rss_bytes", "s3", 1.0 / GB)],
+            "GB",
+            marks=marks,
+        ),
+        timeline(
+            "The job's processes",
+            [series("loader workers", "workers", "s2"), series("processes", "processes", "s6")],
+            "count",
+            marks=marks,
+        ),
+    ]
 
 
 # Measured/reference pairs in the probe's verdict evidence, with their unit.
@@ -458,9 +599,10 @@ def _measured_bars(report: ProbeReport) -> list[Bar]:
 
 
 def probe_page(report: ProbeReport) -> str:
-    """`dlrig probe --html`: each figure measured against its datasheet (a bar per figure with
-    the 0.75 line below which DCGM calls a part faulty), disk reads cold and warm, the loader's
-    scaling with workers, and the verdicts."""
+    """`dlrig probe --html`: each figure measured against its datasheet (a bar per figure
+    with the 0.75 line below which DCGM calls a part faulty), disk reads cold and warm, the
+    loader's scaling with workers, and everything the terminal prints of the probe (CPU, RAM
+    and its bandwidth, each disk's reads and 4K IOPS, the GPUs, verdicts and notes)."""
     charts = []
     bars = _measured_bars(report)
     if bars:
@@ -509,6 +651,5 @@ def probe_page(report: ProbeReport) -> str:
             f"{report.elapsed_s:.0f} s"
         ),
         charts=charts,
-        verdicts=report.verdicts,
-        notes=report.notes,
+        details=terminal_html(probe_summary(report)),
     )

@@ -1,0 +1,186 @@
+"""A serving workload's estimate told in the estimate's own terms (issue 39): the step is the
+time per output token a user sees, its stages are the decode step's parts, the throughput is
+the output tokens/s of all users, and the memory is what one card holds of the weights in
+their stored format and of the users' KV cache. Built from dlrig.model.serving's figures
+alone, so that `estimate`, its JSON, `plan` and every page show one figure for each.
+
+Memory here is in serving's units (decimal GB of a card's labelled capacity,
+dlrig.model.serving_memory), so that `fits` and the figures beside it agree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dlrig.enums import Bottleneck
+from dlrig.machine.model import Build
+from dlrig.model import serving_memory as mem
+from dlrig.model.calibration import Calibration
+from dlrig.model.result import MemoryEstimate
+from dlrig.model.serving import (
+    ServingEstimate,
+    ServingLimit,
+    cards,
+    tensor_parallel_degree,
+)
+from dlrig.units import bytes_to_gb, gb_to_bytes
+from dlrig.workloads.serving import ServeSpec
+
+# The bottleneck vocabulary (design.md) for each serving limit; a memory limit names the
+# stage that binds once it is lifted, decoding being a read of the weights.
+LIMIT_STAGE = {
+    ServingLimit.WEIGHT_MEMORY: Bottleneck.GPU_MEMORY_BANDWIDTH,
+    ServingLimit.KV_MEMORY: Bottleneck.GPU_MEMORY_BANDWIDTH,
+    ServingLimit.DECODE_BANDWIDTH: Bottleneck.GPU_MEMORY_BANDWIDTH,
+    ServingLimit.DECODE_COMPUTE: Bottleneck.GPU_COMPUTE,
+    ServingLimit.PREFILL_COMPUTE: Bottleneck.GPU_COMPUTE,
+    ServingLimit.INTERCONNECT: Bottleneck.INTERCONNECT,
+    ServingLimit.OFFLOAD: Bottleneck.PCIE,
+    ServingLimit.ENGINE_OVERHEAD: Bottleneck.GPU_COMPUTE,
+}
+
+ADVICE = {
+    ServingLimit.WEIGHT_MEMORY: (
+        "more or larger GPUs, a smaller weight format (serve.quantization: fp8 or int4), or a "
+        "local runner that keeps some layers in RAM (serve.engine: local)"
+    ),
+    ServingLimit.KV_MEMORY: (
+        "fewer users, shorter contexts, an 8-bit KV cache (serve.kv_precision: fp8), or more "
+        "GPU memory"
+    ),
+    ServingLimit.DECODE_BANDWIDTH: (
+        "a GPU with more memory bandwidth (GPU.1) or a smaller weight format; more users per "
+        "step raise the total, each step reading the weights once for all of them"
+    ),
+    ServingLimit.DECODE_COMPUTE: (
+        "a GPU with more TFLOPS at this precision (GPU.1), or fewer users per model copy"
+    ),
+    ServingLimit.PREFILL_COMPUTE: (
+        "a GPU with more TFLOPS (prefill is compute-bound), shorter prompts, or fewer users "
+        "per model copy (each prompt stalls the others' decoding)"
+    ),
+    ServingLimit.INTERCONNECT: "NVLink between the GPUs (DP.2), or fewer GPUs per model copy",
+    ServingLimit.OFFLOAD: "more GPU memory or a smaller weight format: no layer left in RAM",
+    ServingLimit.ENGINE_OVERHEAD: (
+        "a batched engine with CUDA graphs (serve.engine: batched), or more users per step"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ServedStep:
+    """The time per output token a user sees, by stage: `stages_s` each stage's time,
+    `exposed_s` what it adds after the decode step's overlap (reading and computing overlap;
+    offloaded layers, all-reduces, launches and the other users' prefills do not)."""
+
+    time_s: float
+    stages_s: dict[Bottleneck, float]
+    exposed_s: dict[Bottleneck, float]
+    hidden: tuple[Bottleneck, ...]
+    bottleneck: Bottleneck
+    next_bottleneck: Bottleneck | None
+    speedup_if_removed: float
+
+
+def served_step(s: ServingEstimate) -> ServedStep:
+    """The decode step's parts (dlrig.model.serving.decode_parts_s) as the estimate's stages:
+    bandwidth is gpu_memory_bandwidth; FLOPs, per-layer launches and the prefills that stall
+    each user's answer are gpu_compute; all-reduces and pipeline hops interconnect; layers
+    read from host RAM pcie (the serving limit `offload`). They add up to `tpot_s`."""
+    parts = s.decode_parts_s
+    bandwidth = parts[ServingLimit.DECODE_BANDWIDTH.value]
+    flops = parts[ServingLimit.DECODE_COMPUTE.value]
+    stalls = max(s.tpot_s - s.decode_step_s, 0.0)  # the other users' prefills
+    serial = {
+        Bottleneck.GPU_COMPUTE: parts[ServingLimit.ENGINE_OVERHEAD.value] + stalls,
+        Bottleneck.INTERCONNECT: parts[ServingLimit.INTERCONNECT.value],
+        Bottleneck.PCIE: parts[ServingLimit.OFFLOAD.value],
+    }
+    stages = {b: 0.0 for b in Bottleneck}
+    stages.update(serial)
+    stages[Bottleneck.GPU_COMPUTE] += flops
+    stages[Bottleneck.GPU_MEMORY_BANDWIDTH] = bandwidth
+    exposed = dict(stages)
+    hidden: list[Bottleneck] = []
+    if bandwidth >= flops:
+        exposed[Bottleneck.GPU_COMPUTE] = serial[Bottleneck.GPU_COMPUTE]
+    else:
+        exposed[Bottleneck.GPU_MEMORY_BANDWIDTH] = 0.0
+        hidden.append(Bottleneck.GPU_MEMORY_BANDWIDTH)
+    bottleneck = LIMIT_STAGE[s.binding]
+
+    def without(stage: Bottleneck) -> float:
+        # The step were the stage free: the roofline's other side shows, the rest stays.
+        read = 0.0 if stage is Bottleneck.GPU_MEMORY_BANDWIDTH else bandwidth
+        compute = 0.0 if stage is Bottleneck.GPU_COMPUTE else flops
+        return max(read, compute) + sum(v for b, v in serial.items() if b is not stage)
+
+    step_s = sum(exposed.values())
+    left = without(bottleneck)
+    rest = {b: v for b, v in stages.items() if b is not bottleneck and v > 0}
+    return ServedStep(
+        time_s=step_s,
+        stages_s=stages,
+        exposed_s=exposed,
+        hidden=tuple(hidden),
+        bottleneck=bottleneck,
+        next_bottleneck=max(rest, key=lambda b: rest[b]) if rest else None,
+        speedup_if_removed=step_s / left if left > 0 else math.inf,
+    )
+
+
+@dataclass(frozen=True)
+class ServedLayout:
+    """How the cards serve: GPUs a model copy spans, the copies, and the users one copy
+    batches (the asked users spread evenly, dlrig.model.serving.serving_estimate)."""
+
+    gpus_per_copy: int
+    copies: int
+    users_per_copy: int
+
+
+def served_layout(build: Build, spec: ServeSpec, cal: Calibration) -> ServedLayout:
+    """The layout serving_estimate times, from the same card group and the same rule."""
+    group = cards(build, cal)
+    if group is None:
+        return ServedLayout(1, 1, spec.users)
+    tp = tensor_parallel_degree(spec, group.count, group.gpu.memory_gb)
+    copies = max(group.count // tp, 1)
+    return ServedLayout(tp, copies, math.ceil(spec.users / copies))
+
+
+def served_memory(
+    s: ServingEstimate, spec: ServeSpec, layout: ServedLayout, card_gb: float
+) -> MemoryEstimate:
+    """What one card holds: its share of a copy's weights (those not left in RAM), its share
+    of the KV cache of the copy's users, and the engine's reserve with the prefill's
+    activations. `fits` is the serving answer itself; the figures add up to it.
+    `max_batch_per_gpu` is the users one copy can hold."""
+    ways = layout.gpus_per_copy
+    weights = mem.weight_bytes(spec) * (1.0 - s.offloaded_fraction) / ways
+    kv = mem.kv_bytes_per_user(spec) * layout.users_per_copy / ways
+    total = gb_to_bytes(card_gb)
+    reserve = total - mem.usable_bytes_per_gpu(spec, card_gb) + mem.activation_bytes(spec)
+    return MemoryEstimate(
+        gpu_required_gb=bytes_to_gb(weights + kv + reserve),
+        gpu_available_gb=card_gb,
+        fits=s.fits,
+        max_batch_per_gpu=s.max_users_fit // layout.copies,
+        model_states_gb=bytes_to_gb(weights),
+        activations_gb=bytes_to_gb(kv),
+        overhead_gb=bytes_to_gb(reserve),
+    )
+
+
+def served_advice(s: ServingEstimate) -> str:
+    """What would move a serving build, by the limit that binds."""
+    return ADVICE[s.binding]
+
+
+def served_copy_gb(spec: ServeSpec) -> float:
+    """GB one model copy holds, on however many cards: the weights in their stored format,
+    the KV cache of every asked user and one prefill chunk's activations (serving's units,
+    dlrig.model.serving_memory), before the engine keeps its reserve on each card."""
+    held = mem.weight_bytes(spec) + mem.kv_bytes_per_user(spec) * spec.users
+    return bytes_to_gb(held + mem.activation_bytes(spec))
