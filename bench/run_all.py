@@ -18,6 +18,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 RESULTS_DIR = BENCH_DIR / "results"
 ORDER = [
     "check",
+    "edges",
     "estimate",
     "accuracy",
     "external",

@@ -6,6 +6,7 @@ the core lazily inside the command so that `dlrig --help` stays instant.
 
 from __future__ import annotations
 
+import io
 import sys
 from typing import Annotated
 
@@ -22,15 +23,13 @@ from dlrig.commands import schema as schema_cmd
 from dlrig.commands import upgrade as upgrade_cmd
 from dlrig.commands import watch as watch_cmd
 from dlrig.commands import workloads as workloads_cmd
+from dlrig.commands.app import DlrigTyper
 from dlrig.errors import DlrigError
 
-app = typer.Typer(
+app = DlrigTyper(
     name="dlrig",
     help="The deep-learning hardware guide as software: plan, check, estimate, probe, watch.",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 # In the order a user meets them: buy, verify, predict, improve, measure, observe, look up.
@@ -73,6 +72,10 @@ def main() -> None:
     # line, instead of in its multi-line box.
     from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
+    from dlrig.report.console import page_to_stdout
+
+    page_to_stdout(False)  # a process may run main() more than once (the tests do)
+    _tolerate_narrow_encodings()
     try:
         code = app(standalone_mode=False)
     except NoArgsIsHelpError as exc:  # the help is already printed
@@ -88,6 +91,14 @@ def main() -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+def _tolerate_narrow_encodings() -> None:
+    """On a stdout or stderr that cannot encode a name (PYTHONIOENCODING=ascii, a Latin-1
+    terminal), print '?' for the character instead of failing with a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="replace")
+
+
 def _usage_hint(exc: Exception) -> str:
     """Where the usage of the command that failed is shown."""
     ctx = getattr(exc, "ctx", None)
@@ -96,7 +107,11 @@ def _usage_hint(exc: Exception) -> str:
 
 
 def _fail(message: str, hint: str | None, code: int) -> None:
-    sys.stderr.write(f"dlrig: error: {message}\n")
+    """One line (and a hint): control and bidirectional characters from the input are shown
+    escaped, so that neither a line break nor a right-to-left override reaches the terminal."""
+    from dlrig.io.characters import escaped
+
+    sys.stderr.write(f"dlrig: error: {escaped(message)}\n")
     if hint:
-        sys.stderr.write(f"  hint: {hint}\n")
+        sys.stderr.write(f"  hint: {escaped(hint)}\n")
     sys.exit(code)

@@ -65,7 +65,11 @@ def test_the_text_plan_says_the_rate_its_source_and_its_age() -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (("--currency", "XYZ"), "known: CNY, EUR, GBP, JPY, USD"),
+        # ARS is ISO 4217's Argentine peso, without an ECB reference rate in fx.toml.
+        (("--currency", "ARS"), "known: CNY, EUR, GBP, JPY, USD"),
+        # XYZ is no ISO 4217 code (data/iso4217.toml, ISO 4217 Table A.1 of 2024-06-25).
+        (("--currency", "XYZ"), "not an ISO 4217 currency code"),
+        (("--currency", "XYZ", "--fx-rate", "2"), "not an ISO 4217 currency code"),
         (("--currency", "EUR", "--fx-rate", "0"), "--fx-rate 0.0"),
         (("--currency", "EUR", "--fx-rate", "nan"), "--fx-rate nan"),
     ],

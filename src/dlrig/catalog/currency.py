@@ -61,6 +61,28 @@ def _reference() -> dict[str, Any]:
         return tomllib.load(fh)
 
 
+@functools.lru_cache(maxsize=1)
+def iso_currency_codes() -> frozenset[str]:
+    """ISO 4217's active codes of money (`data/iso4217.toml`, which says where from)."""
+    resource = resources.files("dlrig.catalog").joinpath("data", "iso4217.toml")
+    with resource.open("rb") as fh:
+        return frozenset(tomllib.load(fh)["codes"])
+
+
+def iso_currency(code: str, where: str) -> str:
+    """code as ISO 4217 writes it (upper case); a ValidationError naming `where` and the
+    closest codes when it is not one (`XYZ`, `EURO`)."""
+    key = code.strip().upper()
+    codes = iso_currency_codes()
+    if key not in codes:
+        near = closest(key, sorted(codes))
+        raise ValidationError(
+            f"{where} {code!r}: not an ISO 4217 currency code",
+            hint=f"closest: {', '.join(near)}" if near else "e.g. USD, EUR, GBP",
+        )
+    return key
+
+
 def known_currencies() -> tuple[str, ...]:
     """The currency codes the shipped reference rates cover."""
     return tuple(sorted(_reference()["per_eur"]))
@@ -69,7 +91,7 @@ def known_currencies() -> tuple[str, ...]:
 def currency(code: str, fx_rate: float | None = None) -> Currency:
     """The currency called code with its dated reference rate, or with fx_rate (units per USD,
     the user's figure, dated by no source but the user) when given."""
-    key = code.strip().upper()
+    key = iso_currency(code, "--currency")
     if fx_rate is not None:
         if not (math.isfinite(fx_rate) and fx_rate > 0):
             raise ValidationError(

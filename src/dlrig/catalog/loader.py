@@ -7,6 +7,7 @@ already in the catalog patches that part (a new price, a corrected spec), any ot
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import re
 import tomllib
@@ -30,9 +31,9 @@ from dlrig.catalog.schema import (
     Storage,
 )
 from dlrig.enums import PartKind
-from dlrig.errors import CatalogError, UnknownPartError
+from dlrig.errors import CatalogError, UnknownPartError, ValidationError
 from dlrig.io.documents import read_document
-from dlrig.io.validation import closest, to_validation_error
+from dlrig.io.validation import closest, refuse_bools_read_as_numbers, to_validation_error
 
 P = TypeVar("P", bound=PartBase)
 
@@ -135,8 +136,12 @@ class Catalog:
             raise CatalogError(f"catalog entry '{part.name}' is not a {model.__name__}")
         return part
 
-    def with_overrides(self, doc: dict[str, Any], source: str) -> Catalog:
-        """A new catalog with a user's entries patched in (same name) or appended."""
+    def with_overrides(
+        self, doc: dict[str, Any], source: str, *, today: dt.date | None = None
+    ) -> Catalog:
+        """A new catalog with a user's entries patched in (same name) or appended; with
+        `today`, an entry's price dated after tomorrow is an error (a day's slack for the
+        time zones ahead of this machine's)."""
         parts = dict(self.parts)
         for kind, entries in doc.items():
             if kind not in PART_MODELS:
@@ -175,6 +180,8 @@ class Catalog:
                 if at is not None:
                     merged["name"] = current[at].name
                 part = _validate_part(model, merged, where)
+                if today is not None:
+                    _refuse_future_dates(part, entry, where, today)
                 if at is None:
                     by_name[normalize(part.name)] = len(current)
                     current.append(part)
@@ -184,11 +191,25 @@ class Catalog:
         return Catalog(parts)
 
 
+def _refuse_future_dates(part: PartBase, entry: dict[str, Any], where: str, today: dt.date) -> None:
+    for key in ("price_date", "street_price_date"):
+        date = getattr(part, key)
+        if key in entry and date is not None and date > today + dt.timedelta(days=1):
+            raise CatalogError(
+                f"{where}: field '{key}': {date.isoformat()} is in the future "
+                f"(today is {today.isoformat()})"
+            )
+
+
 def _validate_part(model: type[PartBase], entry: dict[str, Any], where: str) -> PartBase:
     try:
-        return model.model_validate(entry)
+        part = model.model_validate(entry)
+        refuse_bools_read_as_numbers(where, entry, part)
     except pydantic.ValidationError as exc:
         raise CatalogError(to_validation_error(where, exc, model).message) from None
+    except ValidationError as exc:
+        raise CatalogError(exc.message) from None
+    return part
 
 
 def _load_data_file(kind: PartKind) -> tuple[PartBase, ...]:
@@ -210,10 +231,11 @@ def builtin_catalog() -> Catalog:
     return Catalog({kind: _load_data_file(kind) for kind in PART_MODELS})
 
 
-def load_catalog(user_file: str | Path | None = None) -> Catalog:
-    """The built-in catalog, with a user's `--catalog FILE` applied when given."""
+def load_catalog(user_file: str | Path | None = None, *, today: dt.date | None = None) -> Catalog:
+    """The built-in catalog, with a user's `--catalog FILE` applied when given; with `today`,
+    a price the file dates after tomorrow (a typo for a past date) is refused."""
     catalog = builtin_catalog()
     if user_file is None:
         return catalog
     source, doc = read_document(user_file)
-    return catalog.with_overrides(doc, source)
+    return catalog.with_overrides(doc, source, today=today)

@@ -23,9 +23,8 @@ from dlrig.cloud.offers import CloudOffer, merged, offers_from_rows
 from dlrig.cloud.schema import OfferRow, PriceFile
 from dlrig.cloud.skypilot import is_skypilot_header, parse_skypilot_csv
 from dlrig.errors import CatalogError, InputFileError, ValidationError
-from dlrig.io.documents import read_document
+from dlrig.io.documents import read_document, read_input_bytes
 from dlrig.io.validation import validate_document
-from dlrig.units import MB
 
 # SkyPilot's AWS catalog, every instance in every zone, is tens of MB; a price list is no more.
 MAX_CSV_BYTES = 200_000_000
@@ -115,22 +114,12 @@ def _skypilot_provider(path: Path) -> str:
 
 
 def _read_csv_text(path: Path) -> tuple[str, str]:
-    if not path.exists():
-        raise InputFileError(f"{path}: no such file")
-    if path.is_dir():
-        raise InputFileError(f"{path}: is a directory, expected a CSV, YAML or TOML file")
+    name, data = read_input_bytes(path, MAX_CSV_BYTES, expected="a CSV, YAML or TOML file")
     try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_CSV_BYTES + 1)
-    except OSError as exc:
-        raise InputFileError(f"{path}: cannot read ({exc.strerror})") from None
-    if len(data) > MAX_CSV_BYTES:
-        raise InputFileError(f"{path}: larger than the {MAX_CSV_BYTES / MB:.0f} MB a list may be")
-    try:
-        return str(path), data.decode("utf-8-sig")
+        return name, data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputFileError(
-            f"{path}: not UTF-8 text (bad byte at offset {exc.start})", hint="save it as UTF-8"
+            f"{name}: not UTF-8 text (bad byte at offset {exc.start})", hint="save it as UTF-8"
         ) from None
 
 

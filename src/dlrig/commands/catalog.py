@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from dlrig.commands.app import DlrigTyper
 from dlrig.commands.inputs import CatalogOption
 
-app = typer.Typer(
+app = DlrigTyper(
     help="List the parts dlrig knows: gpus, cpus, motherboards, psus, ...", no_args_is_help=True
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
 
 
-def _list(kind: str, catalog_file: Path | None, as_json: bool) -> None:
-    from dlrig.catalog import load_catalog
+def _list(kind: str, catalog_file: str | None, as_json: bool) -> None:
+    from dlrig.commands.inputs import user_catalog
     from dlrig.report.catalog import catalog_json, catalog_table
     from dlrig.report.console import print_renderable, print_text
 
-    parts = load_catalog(catalog_file).of(kind)
+    parts = user_catalog(catalog_file).of(kind)
     if as_json:
         print_text(catalog_json(parts))
     else:

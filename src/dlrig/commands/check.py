@@ -10,27 +10,39 @@ from typing import Annotated, Any
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
-from dlrig.commands.inputs import BUILD_HELP, PROBE_LATEST, CatalogOption, build_document
+from dlrig.commands.inputs import (
+    BUILD_HELP,
+    PROBE_LATEST,
+    CatalogOption,
+    build_document,
+    complete_workload,
+)
 
 
 def check(
     build: Annotated[str, typer.Argument(help=BUILD_HELP)],
     workload: Annotated[
         str | None,
-        typer.Option("--workload", "-w", help="zoo name or workload file: workload-aware rules"),
+        typer.Option(
+            "--workload",
+            "-w",
+            metavar="WORKLOAD",
+            help="zoo name or workload file: workload-aware rules",
+            autocompletion=complete_workload,
+        ),
     ] = None,
     catalog: CatalogOption = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
     html: HtmlOption = None,
 ) -> None:
     """Judge BUILD by the guide's rules: power, connectors, lanes, cores, RAM, cooling, fit."""
-    from dlrig.catalog import load_catalog
+    from dlrig.commands.inputs import user_catalog
     from dlrig.machine.loader import resolve_build
     from dlrig.report import check as report
     from dlrig.report.console import print_renderable, print_text
     from dlrig.rules import check_build
 
-    cat = load_catalog(catalog)
+    cat = user_catalog(catalog)
     source, doc = build_document(build)
     resolved = resolve_build(doc, source, cat)
     wl = None

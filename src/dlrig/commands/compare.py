@@ -7,19 +7,21 @@ from typing import Annotated
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
-from dlrig.commands.inputs import BUILD_HELP, CatalogOption, build_document
+from dlrig.commands.inputs import BUILD_HELP, CatalogOption, WorkloadOption, build_document
 
 
 def compare(
-    builds: Annotated[list[str], typer.Argument(help=f"two or more builds; each {BUILD_HELP}")],
-    workload: Annotated[str, typer.Option("--workload", "-w", help="zoo name or workload file")],
+    builds: Annotated[
+        list[str], typer.Argument(metavar="BUILD", help=f"two or more builds; each {BUILD_HELP}")
+    ],
+    workload: WorkloadOption,
     catalog: CatalogOption = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
     html: HtmlOption = None,
 ) -> None:
     """Two or more builds side by side on one workload: price, speed, bottleneck, memory,
     power, findings and what a run costs."""
-    from dlrig.catalog import load_catalog
+    from dlrig.commands.inputs import user_catalog
     from dlrig.errors import ValidationError
     from dlrig.machine.loader import resolve_build
     from dlrig.machine.price import build_price
@@ -33,7 +35,7 @@ def compare(
         raise ValidationError(
             "compare needs two or more builds", hint="dlrig compare a.yaml b.yaml"
         )
-    cat = load_catalog(catalog)
+    cat = user_catalog(catalog)
     job = load_workload(workload)
     items = []
     for ref in builds:

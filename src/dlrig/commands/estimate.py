@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
-from dlrig.commands.inputs import BUILD_HELP, CatalogOption, build_document, finite
+from dlrig.commands.inputs import BUILD_HELP, CatalogOption, WorkloadOption, build_document, finite
 from dlrig.commands.rent import (
     DEFAULT_HORIZON_MONTHS,
     DEFAULT_UTILISATION,
@@ -24,19 +23,27 @@ from dlrig.enums import Severity
 
 def estimate(
     build: Annotated[str, typer.Argument(help=BUILD_HELP)],
-    workload: Annotated[str, typer.Option("--workload", "-w", help="zoo name or workload file")],
+    workload: WorkloadOption,
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help="KEY=VALUE what-if on the build or workload (repeatable)"),
+        typer.Option(
+            "--set",
+            metavar="KEY=VALUE",
+            help="KEY=VALUE what-if on the build or workload (repeatable)",
+        ),
     ] = None,
     compare: Annotated[
-        str | None, typer.Option("--compare", help="KEY=V1,V2,...: one estimate per value")
+        str | None,
+        typer.Option(
+            "--compare", metavar="KEY=V1,V2,...", help="KEY=V1,V2,...: one estimate per value"
+        ),
     ] = None,
     catalog: CatalogOption = None,
     electricity_price: Annotated[
         float | None,
         typer.Option(
             "--electricity-price",
+            metavar="PRICE",
             help="price per kWh (default: the build's prices)",
             callback=finite,
             min=0,
@@ -45,7 +52,11 @@ def estimate(
     co2_per_kwh: Annotated[
         float | None,
         typer.Option(
-            "--co2-per-kwh", help="grid intensity, kg CO2 per kWh", callback=finite, min=0
+            "--co2-per-kwh",
+            metavar="KG",
+            help="grid intensity, kg CO2 per kWh",
+            callback=finite,
+            min=0,
         ),
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
@@ -59,9 +70,15 @@ def estimate(
 ) -> None:
     """How fast BUILD runs the workload, which part holds it back, and what a run costs;
     with --rent, what the run costs in the cloud and when owning BUILD pays off."""
+    from dlrig.commands.overrides import (
+        MAX_COMPARE_VALUES,
+        assignment,
+        parse_assignment,
+        parse_key,
+        parse_value,
+    )
     from dlrig.commands.rent import print_rent, rent_html, with_rent
     from dlrig.errors import ValidationError
-    from dlrig.io.overrides import Assignment, parse_assignment, parse_value
     from dlrig.report import estimate as report
     from dlrig.report.console import print_renderable, print_text
 
@@ -112,14 +129,25 @@ def estimate(
         raise ValidationError(
             f"--compare {compare!r}: expected KEY=V1,V2,...", hint="e.g. gpus.0.pcie.lanes=4,8,16"
         )
-    values = parse_value(f"[{raw}]")
+    routed = parse_key(key, "--compare")
+    try:
+        values = parse_value(f"[{raw}]", "--compare")
+    except ValidationError:
+        values = None
     if not isinstance(values, list) or not values:
-        raise ValidationError(f"--compare {compare!r}: cannot read the values as a list")
-    base = parse_assignment(f"{key}=0")
+        raise ValidationError(
+            f"--compare {compare}: cannot read {raw!r} as a list of values",
+            hint="values are separated by commas, e.g. batch_size=32,64",
+        )
+    if len(values) > MAX_COMPARE_VALUES:
+        raise ValidationError(
+            f"--compare {key}: {len(values)} values; it takes at most {MAX_COMPARE_VALUES}"
+        )
+    key = key.strip()
+    compared = [assignment(routed, v, f"{key}={v}", "--compare") for v in values]
     estimates = []
     refused: list[str] = []
-    for v in values:
-        one = Assignment(base.target, base.path, v, f"{key}={v}")
+    for one, v in zip(compared, values, strict=True):
         est, checked = _one(
             build_doc, build_source, workload_doc, workload_source, [*assignments, one], catalog,
             prices,
@@ -153,17 +181,18 @@ def _one(
     workload_doc: dict[str, Any],
     workload_source: str,
     assignments: list[Any],
-    catalog_file: Path | None,
+    catalog_file: str | None,
     prices: dict[str, float | None],
 ) -> Any:
-    from dlrig.catalog import load_catalog
+    from dlrig.commands.inputs import user_catalog
+    from dlrig.commands.overrides import apply_overrides, blame
     from dlrig.errors import ValidationError
-    from dlrig.io.overrides import apply_overrides, blame
     from dlrig.machine import resolve_build
     from dlrig.model import estimate as run_estimate
     from dlrig.workloads import resolve_workload
+    from dlrig.workloads.loader import expand_document
 
-    cat = load_catalog(catalog_file)
+    cat = user_catalog(catalog_file)
     bdoc, wdoc = apply_overrides(build_doc, workload_doc, assignments, cat)
     changed = [a.text for a in assignments if a.target == "build"]
     if changed:
@@ -172,11 +201,12 @@ def _one(
     try:
         resolved = resolve_build(bdoc, build_source, cat)
     except ValidationError as exc:
-        raise blame(exc, assignments, "build") from None
+        raise blame(exc, assignments, "build", build_doc) from None
     try:
         job = resolve_workload(wdoc, workload_source)
     except ValidationError as exc:
-        raise blame(exc, assignments, "workload") from None
+        before = expand_document(workload_doc, workload_source)
+        raise blame(exc, assignments, "workload", before) from None
     est = run_estimate(
         resolved,
         job,

@@ -1,29 +1,82 @@
-"""What several commands share: the BUILD argument (a file, '-' for standard input, or
-probe:latest), the --catalog file, the history path, finite numbers and the money options."""
+"""What several commands share on the input side: the BUILD argument (`build_document`: a
+file, '-' for standard input, probe:latest or probe:ID), `WorkloadOption` (with shell
+completion of zoo names), `CatalogOption` read through `user_catalog`, folders to read
+(`checked_folders`), the history path, finite numbers and the money options.
+
+A new command reads its files through these (and so through `io.documents.read_document`): a
+missing, too long, looping or pipe-without-writer path is then one line naming it, for free.
+Output paths are in commands/html.py (`HtmlOption`) and commands/outputs.py (`SaveFolderOption`).
+"""
 
 from __future__ import annotations
 
 import math
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+if TYPE_CHECKING:
+    from dlrig.catalog.loader import Catalog
+
+PROBE_PREFIX = "probe:"
 PROBE_LATEST = "probe:latest"
 
 # The money options `plan` and `upgrade` share.
 CurrencyOption = Annotated[
-    str, typer.Option("--currency", help="show prices and read --budget in this currency")
+    str,
+    typer.Option(
+        "--currency", metavar="CODE", help="show prices and read --budget in this currency"
+    ),
 ]
 FxRateOption = Annotated[
     float | None,
-    typer.Option("--fx-rate", help="units of --currency per USD (default: dated ECB rate)"),
+    typer.Option(
+        "--fx-rate", metavar="RATE", help="units of --currency per USD (default: dated ECB rate)"
+    ),
 ]
-BUILD_HELP = "build file (YAML or TOML), - for stdin, or probe:latest"
+BUILD_HELP = "build file (YAML or TOML), - for stdin, probe:latest or probe:ID"
 CatalogOption = Annotated[
-    Path | None, typer.Option("--catalog", help="YAML/TOML file of parts to add or override")
+    str | None,
+    typer.Option("--catalog", metavar="FILE", help="YAML/TOML file of parts to add or override"),
 ]
+
+
+def complete_workload(incomplete: str) -> list[str]:
+    """Shell completion of --workload: the zoo names that start so, else the paths that do
+    (folders end in '/', to go on into them)."""
+    import glob
+
+    from dlrig.workloads.loader import zoo_documents
+
+    names = [name for name in zoo_documents() if name.startswith(incomplete)]
+    if names:
+        return names
+    paths = sorted(glob.glob(glob.escape(incomplete) + "*"))
+    return [f"{p}/" if os.path.isdir(p) else p for p in paths]
+
+
+WorkloadOption = Annotated[
+    str,
+    typer.Option(
+        "--workload",
+        "-w",
+        metavar="WORKLOAD",
+        help="zoo name or workload file",
+        autocompletion=complete_workload,
+    ),
+]
+
+
+def user_catalog(path: str | None) -> Catalog:
+    """The catalog with the user's --catalog file, whose prices may not be dated in the
+    future (today is read here, in the command layer)."""
+    import datetime as dt
+
+    from dlrig.catalog import load_catalog
+
+    return load_catalog(path, today=dt.date.today())
 
 
 def history_path() -> Path:
@@ -47,20 +100,48 @@ def nccl_p2p_disabled() -> bool:
 
 
 def build_document(ref: str) -> tuple[str, dict[str, Any]]:
-    """(source, document) of a build file, standard input ('-'), or the last saved probe."""
-    if ref != PROBE_LATEST:
+    """(source, document) of a build file, standard input ('-'), or a saved probe
+    (probe:latest, probe:ID)."""
+    if not ref.startswith(PROBE_PREFIX):
         from dlrig.io.documents import read_document
 
         return read_document(ref)
-    from dlrig.errors import HistoryError
-    from dlrig.history.probes import latest_build_document
+    from dlrig.errors import HistoryError, ValidationError
+    from dlrig.history.probes import latest_build_document, probe_build_document
 
     path = history_path()
-    if not path.exists():
-        raise HistoryError(
-            "no saved probe to use as probe:latest", hint="run `dlrig probe --save` first"
+    which = ref.removeprefix(PROBE_PREFIX)
+    if which != "latest" and not which.isdigit():
+        raise ValidationError(
+            f"{ref}: expected probe:latest or probe:ID (a saved probe's number)",
+            hint="dlrig probe --history lists the saved probes; ./NAME for a file named so",
         )
-    return PROBE_LATEST, latest_build_document(path)
+    if not path.exists():
+        raise HistoryError(f"no saved probe to use as {ref}", hint="run `dlrig probe --save` first")
+    if which == "latest":
+        return PROBE_LATEST, latest_build_document(path)
+    return ref, probe_build_document(path, int(which))
+
+
+def checked_folders(values: list[str] | None) -> list[str] | None:
+    """A callback for options that name folders to read (`probe --path`): each must be a
+    folder, checked before any work; the error names the path and why."""
+    from dlrig.errors import InputFileError
+    from dlrig.io.paths import shown
+
+    for value in values or ():
+        if not value.strip():
+            raise InputFileError("--path: an empty folder name", hint="e.g. --path /data")
+        try:
+            is_folder = Path(value).is_dir()
+        except OSError as exc:
+            raise InputFileError(
+                f"--path {shown(value)}: cannot use this path ({exc.strerror})"
+            ) from None
+        if not is_folder:
+            why = "not a folder" if Path(value).exists() else "no such folder"
+            raise InputFileError(f"--path {shown(value)}: {why}")
+    return values
 
 
 def finite(value: float | None) -> float | None:

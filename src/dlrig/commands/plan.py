@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
-from dlrig.commands.inputs import CatalogOption, CurrencyOption, FxRateOption, finite
+from dlrig.commands.inputs import (
+    CatalogOption,
+    CurrencyOption,
+    FxRateOption,
+    complete_workload,
+    finite,
+)
+from dlrig.commands.outputs import SaveFolderOption
 from dlrig.commands.rent import (
     DEFAULT_HORIZON_MONTHS,
     DEFAULT_UTILISATION,
@@ -32,6 +39,7 @@ if TYPE_CHECKING:
 def parse_workload_weight(arg: str) -> tuple[str, float]:
     """'resnet50:0.3' -> ('resnet50', 0.3); a bare name or path has weight 1."""
     from dlrig.errors import ValidationError
+    from dlrig.io.paths import is_there
 
     ref, sep, tail = arg.rpartition(":")
     if not sep:
@@ -40,9 +48,27 @@ def parse_workload_weight(arg: str) -> tuple[str, float]:
         weight = float(tail)
     except ValueError:
         return arg, 1.0
+    if not ref.strip():
+        raise ValidationError(
+            f"--workload {arg}: no workload before the weight", hint="e.g. resnet50:0.3"
+        )
+    if _has_weight(ref) and not is_there(ref):
+        raise ValidationError(
+            f"--workload {arg}: more than one weight; expected NAME or NAME:WEIGHT",
+            hint="e.g. resnet50:0.3",
+        )
     if not weight > 0 or not math.isfinite(weight):
         raise ValidationError(f"--workload {arg}: the weight must be a positive, finite number")
     return ref, weight
+
+
+def _has_weight(ref: str) -> bool:
+    _, sep, tail = ref.rpartition(":")
+    try:
+        float(tail)
+    except ValueError:
+        return False
+    return bool(sep)
 
 
 def plan(
@@ -51,12 +77,19 @@ def plan(
         typer.Option(
             "--workload",
             "-w",
+            metavar="W[:WEIGHT]",
             help="zoo name or workload file, optionally with a weight: resnet50:0.3 (repeat)",
+            autocompletion=complete_workload,
         ),
     ],
     budget: Annotated[
         float,
-        typer.Option("--budget", help="the most to spend, USD (or --currency's)", callback=finite),
+        typer.Option(
+            "--budget",
+            metavar="AMOUNT",
+            help="the most to spend, USD (or --currency's)",
+            callback=finite,
+        ),
     ],
     top: Annotated[int, typer.Option("--top", help="how many builds to show", min=1)] = 3,
     form: Annotated[
@@ -76,38 +109,45 @@ def plan(
     ] = 1,
     include: Annotated[
         list[str] | None,
-        typer.Option("--include", help="a catalog part or vendor the build must use (repeat)"),
+        typer.Option(
+            "--include", metavar="PART", help="a catalog part or vendor the build must use (repeat)"
+        ),
     ] = None,
     exclude: Annotated[
         list[str] | None,
-        typer.Option("--exclude", help="a catalog part or vendor never to use (repeat)"),
+        typer.Option(
+            "--exclude", metavar="PART", help="a catalog part or vendor never to use (repeat)"
+        ),
     ] = None,
     exclude_vendor: Annotated[
         list[Vendor] | None,
         typer.Option("--exclude-vendor", help="leave out this vendor's GPUs and CPUs (repeat)"),
     ] = None,
     min_gpu_memory: Annotated[
-        float, typer.Option("--min-gpu-memory", help="GB per GPU at least", callback=finite)
+        float,
+        typer.Option("--min-gpu-memory", metavar="GB", help="GB per GPU at least", callback=finite),
     ] = 0.0,
     electricity_price: Annotated[
-        float, typer.Option("--electricity-price", help="USD per kWh", callback=finite)
+        float,
+        typer.Option("--electricity-price", metavar="USD", help="USD per kWh", callback=finite),
     ] = 0.20,
     lifetime_years: Annotated[
         float,
         typer.Option(
             "--lifetime-years",
+            metavar="YEARS",
             help="years the purchase is spread over (cost-per-run)",
             callback=finite,
         ),
     ] = 3.0,
-    save: Annotated[
-        Path | None, typer.Option("--save", help="write each result as a build file here")
-    ] = None,
+    save: SaveFolderOption = None,
     catalog: CatalogOption = None,
     own: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
-            "--own", help="YAML/TOML file of parts you already have (cost 0; a build file works)"
+            "--own",
+            metavar="FILE",
+            help="YAML/TOML file of parts you already have (cost 0; a build file works)",
         ),
     ] = None,
     currency: CurrencyOption = "USD",
@@ -120,7 +160,9 @@ def plan(
     html: HtmlOption = None,
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help="KEY=VALUE what-if on every workload (repeatable)"),
+        typer.Option(
+            "--set", metavar="KEY=VALUE", help="KEY=VALUE what-if on every workload (repeatable)"
+        ),
     ] = None,
     rent: RentOption = False,
     prices_file: PricesOption = None,
@@ -137,8 +179,8 @@ def plan(
     import datetime as dt
     import time
 
-    from dlrig.catalog import load_catalog
     from dlrig.catalog.currency import currency as find_currency
+    from dlrig.commands.inputs import user_catalog
     from dlrig.commands.rent import check_rent_options, print_rent, rent_html, with_rent
     from dlrig.errors import ValidationError
     from dlrig.plan.constraints import Constraints
@@ -158,8 +200,8 @@ def plan(
     if rent:
         check_rent_options(utilisation, horizon_months, lead_time_days)  # before the search
     if save is not None:
-        _refuse_old_plans(save)  # before the search, not after it
-    cat = load_catalog(catalog)
+        _refuse_old_plans(Path(save))  # before the search, not after it
+    cat = user_catalog(catalog)
     if new_only:
         cat = cat.without_used_prices()
     if own is not None:
@@ -190,7 +232,7 @@ def plan(
     )
     seconds = time.perf_counter() - started
     if save is not None:
-        _save(result, save, cat)
+        _save(result, Path(save), cat)
     renting = None
     if rent:
         from dlrig.commands.rent import rent_analysis
@@ -223,9 +265,10 @@ def plan(
 def _workload(ref: str, edits: list[str]) -> Any:
     """The workload with the --set edits applied (only workload keys: the planner picks the
     build), e.g. `serve.users=50`."""
+    from dlrig.commands.overrides import apply_overrides, blame, parse_assignment
     from dlrig.errors import ValidationError
-    from dlrig.io.overrides import apply_overrides, blame, parse_assignment
     from dlrig.workloads import load_workload, resolve_workload, workload_document
+    from dlrig.workloads.loader import expand_document
 
     if not edits:
         return load_workload(ref)
@@ -241,10 +284,10 @@ def _workload(ref: str, edits: list[str]) -> Any:
     try:
         return resolve_workload(wdoc, source)
     except ValidationError as exc:
-        raise blame(exc, assignments, "workload") from None
+        raise blame(exc, assignments, "workload", expand_document(doc, source)) from None
 
 
-def _with_owned(cat: Catalog, path: Path) -> Catalog:
+def _with_owned(cat: Catalog, path: str) -> Catalog:
     """The catalog with the parts of an --own file priced 0 (up to the count owned)."""
     from dlrig.io.documents import read_document
     from dlrig.plan.owned import owned_parts, with_owned

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from dlrig.commands.html import HtmlOption, save_page
+from dlrig.commands.inputs import checked_folders
 
 if TYPE_CHECKING:
     from dlrig.probe.report import ProbeReport
@@ -17,8 +18,13 @@ QuickOption = Annotated[bool, typer.Option("--quick", help="a short probe (under
 JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of tables")]
 SaveOption = Annotated[bool, typer.Option("--save", help="store the probe in the history database")]
 PathOption = Annotated[
-    list[Path] | None,
-    typer.Option("--path", help="measure the disk under this directory (repeatable)"),
+    list[str] | None,
+    typer.Option(
+        "--path",
+        metavar="FOLDER",
+        help="measure the disk under this directory (repeatable)",
+        callback=checked_folders,
+    ),
 ]
 HistoryOption = Annotated[bool, typer.Option("--history", help="list the saved probes")]
 CompareOption = Annotated[
@@ -100,7 +106,7 @@ def probe(
         from dlrig.history import db
 
         db.check_writable(_db_path())  # before a measurement that would otherwise be lost
-    report = _measure(quick, tuple(path or ()), not no_torch, json)
+    report = _measure(quick, tuple(Path(p) for p in path or ()), not no_torch, json)
     if compare:
         _compare(report, json)
     elif json:
@@ -237,8 +243,6 @@ def _print_cluster(cluster: dict[str, Any], as_json: bool) -> None:
 
 
 def _save(report: ProbeReport, quiet: bool) -> None:
-    import sys
-
     from dlrig.errors import HistoryError
     from dlrig.history import db
     from dlrig.history.probes import save_probe
@@ -257,7 +261,9 @@ def _save(report: ProbeReport, quiet: bool) -> None:
         where = f"the probe was written to {kept}" if kept else "no folder took the probe either"
         raise HistoryError(f"{exc.message}; {where}", hint=exc.hint) from exc
     if not quiet:
-        sys.stdout.write(f"saved probe {probe_id} to {path}\n")
+        from dlrig.report.console import print_text
+
+        print_text(f"saved probe {probe_id} to {path}")
 
 
 def _keep_report(report: ProbeReport) -> Path | None:

@@ -139,12 +139,12 @@ def resolved_for_rent(
     workload_doc: dict[str, Any],
     workload_source: str,
     assignments: list[Any],
-    catalog_file: Path | None,
+    catalog_file: str | None,
 ) -> tuple[Build, Workload, Catalog]:
     """The build and workload `estimate` ran, --set edits applied (errors were already
     reported by the estimate itself)."""
     from dlrig.catalog import load_catalog
-    from dlrig.io.overrides import apply_overrides
+    from dlrig.commands.overrides import apply_overrides
     from dlrig.machine import resolve_build
     from dlrig.workloads import resolve_workload
 

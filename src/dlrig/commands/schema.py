@@ -46,8 +46,16 @@ def schema(
     kind: Annotated[
         FileFormat, typer.Argument(help="which file format: build | workload | catalog")
     ],
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="print JSON, as every command takes (a schema is JSON with or without it)",
+        ),
+    ] = False,
 ) -> None:
     """Print the JSON Schema of a file format (point your editor's YAML/TOML plugin at it)."""
     from dlrig.report.console import print_text
 
+    del as_json  # the output is the same with or without it
     print_text(json.dumps(file_schema(kind), indent=2))

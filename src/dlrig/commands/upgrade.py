@@ -2,26 +2,38 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from dlrig.commands.inputs import BUILD_HELP, CatalogOption, CurrencyOption, FxRateOption, finite
+from dlrig.commands.inputs import (
+    BUILD_HELP,
+    CatalogOption,
+    CurrencyOption,
+    FxRateOption,
+    WorkloadOption,
+    finite,
+)
 
 
 def upgrade(
     build: Annotated[str, typer.Argument(help=BUILD_HELP)],
-    workload: Annotated[str, typer.Option("--workload", "-w", help="zoo name or workload file")],
+    workload: WorkloadOption,
     budget: Annotated[
         float,
-        typer.Option("--budget", help="the most to spend, USD (or --currency's)", callback=finite),
+        typer.Option(
+            "--budget",
+            metavar="AMOUNT",
+            help="the most to spend, USD (or --currency's)",
+            callback=finite,
+        ),
     ],
     catalog: CatalogOption = None,
     own: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--own",
+            metavar="FILE",
             help="YAML/TOML file of parts you have beyond the build's (cost 0; a build file works)",
         ),
     ] = None,
@@ -39,9 +51,8 @@ def upgrade(
     parts you own beyond the build's (--own) cost nothing; --new-only prices every part new."""
     import datetime as dt
 
-    from dlrig.catalog import load_catalog
     from dlrig.catalog.currency import currency as find_currency
-    from dlrig.commands.inputs import build_document
+    from dlrig.commands.inputs import build_document, user_catalog
     from dlrig.errors import ValidationError
     from dlrig.io.documents import read_document
     from dlrig.machine import resolve_build
@@ -56,7 +67,7 @@ def upgrade(
     money = find_currency(currency, fx_rate)
     if not budget > 0:
         raise ValidationError(f"--budget must be a positive amount of {money.code}")
-    cat = load_catalog(catalog)
+    cat = user_catalog(catalog)
     market = cat  # the used market the build's own cards sell into, whatever the user buys
     if new_only:
         # before the build is resolved: "add 1x <the build's GPU>" prices the build's own card

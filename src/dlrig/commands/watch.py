@@ -43,11 +43,18 @@ MAX_PORT = 65535
 
 def watch(
     command: Annotated[
-        list[str] | None, typer.Argument(help="the command to run (after --)", show_default=False)
+        list[str] | None,
+        typer.Argument(metavar="CMD", help="the command to run (after --)", show_default=False),
     ] = None,
     interval: Annotated[
         float,
-        typer.Option("--interval", help="seconds between samples", min=0.01, callback=finite),
+        typer.Option(
+            "--interval",
+            metavar="SECONDS",
+            help="seconds between samples",
+            min=0.01,
+            callback=finite,
+        ),
     ] = 1.0,
     json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
     prometheus: Annotated[
@@ -154,7 +161,7 @@ def _list(home: str | None, as_json: bool) -> None:
         print_renderable(runs_table(runs))
 
 
-def _show(home: str | None, run_id: int, as_json: bool, html: Path | None) -> None:
+def _show(home: str | None, run_id: int, as_json: bool, html: str | None) -> None:
     from dlrig.errors import ValidationError
     from dlrig.history.runs import load_run
     from dlrig.report.console import print_text
@@ -188,7 +195,7 @@ def _run(
     as_json: bool,
     metrics: tuple[str, int] | None,
     shell: bool,
-    html: Path | None,
+    html: str | None,
     bmc: BmcSource | None = None,
 ) -> int:
     import socket
@@ -198,7 +205,7 @@ def _run(
     from dlrig.hardware.kernel_log import read_kernel_xids
     from dlrig.hardware.nvml import open_nvml
     from dlrig.history.runs import RunRecorder, discard_run, finish_run, start_run
-    from dlrig.report.console import print_text
+    from dlrig.report.console import page_on_stdout, print_text
     from dlrig.report.watch import summary_json, summary_text
     from dlrig.watch.host import HealthSampler, NvmlGpuSampler, PsutilHostSampler
     from dlrig.watch.runner import CommandStartError, SampleSink, run_watch
@@ -243,8 +250,9 @@ def _run(
             on_sample=None if view is None else view.update,
             on_warning=_warn,
             host=PsutilHostSampler(limits),
-            # With --json, stdout carries the summary alone: the job prints to stderr.
-            child_stdout=sys.stderr.fileno() if as_json else None,
+            # With --json (or --html -), stdout carries the summary (or the page) alone: the
+            # job prints to stderr.
+            child_stdout=sys.stderr.fileno() if as_json or page_on_stdout() else None,
             nccl_p2p_disabled=nccl_p2p_disabled(),
             health=health,
         )

@@ -14,7 +14,7 @@ KIND_HELP = (
 
 def workloads(
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
-    kind: Annotated[str | None, typer.Option("--kind", help=KIND_HELP)] = None,
+    kind: Annotated[str | None, typer.Option("--kind", metavar="KIND", help=KIND_HELP)] = None,
 ) -> None:
     """The workload zoo: name, kind, parameters, forward FLOPs, GPU memory at the preset batch."""
     from dlrig.errors import ValidationError

@@ -96,3 +96,29 @@ def latest_build_document(db: sqlite3.Connection | Path, host: str | None = None
             "no saved probe to use as probe:latest", hint="run `dlrig probe --save` first"
         )
     return dict(row.report.build)
+
+
+def probe_build_document(db: Path, probe_id: int) -> dict[str, Any]:
+    """The build file of saved probe `probe_id` (`probe:ID`, as `dlrig probe --history` lists
+    them); HistoryError when there is no such probe."""
+    conn = connect(db, create=False)
+    try:
+        try:
+            found = (
+                conn.execute(
+                    "SELECT probe_id, host, taken_at, quick, data FROM probes WHERE probe_id = ?",
+                    (probe_id,),
+                ).fetchone()
+                if -(2**63) <= probe_id < 2**63
+                else None
+            )
+        except sqlite3.Error as exc:
+            raise history_error(_path(conn), exc) from exc
+    finally:
+        conn.close()
+    row = _row(found) if found is not None else None
+    if row is None or not row.report.build:
+        raise HistoryError(
+            f"no saved probe {probe_id} in {db}", hint="dlrig probe --history lists them"
+        )
+    return dict(row.report.build)

@@ -214,12 +214,22 @@ def _summary(run_id: int, stored: str) -> WatchSummary:
         ) from exc
 
 
+SQLITE_INTEGER_MIN = -(2**63)
+SQLITE_INTEGER_MAX = 2**63 - 1
+
+
 def load_run(conn: sqlite3.Connection, run_id: int, *, db: str | None) -> StoredRun:
     """A stored run: its summary when it finished, else its samples (ValidationError naming
     `db` when there is no such run)."""
-    row = conn.execute(
-        "SELECT command, interval_s, summary FROM watch_runs WHERE run_id = ?", (run_id,)
-    ).fetchone()
+    # SQLite's integers are 64-bit: a larger id (`--show 99999999999999999999999`) names no run.
+    in_range = SQLITE_INTEGER_MIN <= run_id <= SQLITE_INTEGER_MAX
+    row = (
+        conn.execute(
+            "SELECT command, interval_s, summary FROM watch_runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        if in_range
+        else None
+    )
     if row is None:
         raise ValidationError(
             f"no watched run {run_id} in {db}", hint="dlrig watch --list shows the stored runs"

@@ -108,8 +108,44 @@ def to_validation_error(
 def validate_document(model: type[M], doc: dict[str, Any], source: str) -> M:
     """Validate a parsed user document against model; errors name the file and the field."""
     try:
-        return model.model_validate(doc)
+        validated = model.model_validate(doc)
     except pydantic.ValidationError as exc:
         raise to_validation_error(source, exc, model) from None
     except RecursionError:
         raise ValidationError(f"{source}: nested too deeply") from None
+    refuse_bools_read_as_numbers(source, doc, validated)
+    return validated
+
+
+def refuse_bools_read_as_numbers(source: str, doc: Any, validated: Any) -> None:
+    """A ValidationError naming the first true/false of doc that validation took for a number
+    (pydantic reads `count: true` as 1 and `tdp_w: false` as 0.0)."""
+    where = _bool_read_as_number(doc, validated, ())
+    if where is not None:
+        field = ".".join(where)
+        reason = f"expected a number, got {str(_at(doc, where)).lower()}"
+        raise ValidationError(f"{source}: field '{field}': {reason}", field=field, reason=reason)
+
+
+def _bool_read_as_number(doc: Any, value: Any, where: tuple[str, ...]) -> tuple[str, ...] | None:
+    if isinstance(doc, bool):
+        return where if isinstance(value, int | float) and not isinstance(value, bool) else None
+    pairs: list[tuple[str, Any, Any]] = []
+    if isinstance(doc, dict) and isinstance(value, pydantic.BaseModel):
+        fields = type(value).model_fields
+        pairs = [(str(k), v, getattr(value, k)) for k, v in doc.items() if k in fields]
+    elif isinstance(doc, dict) and isinstance(value, dict):
+        pairs = [(str(k), v, value[k]) for k, v in doc.items() if k in value]
+    elif isinstance(doc, list) and isinstance(value, list | tuple):
+        pairs = [(str(i), d, v) for i, (d, v) in enumerate(zip(doc, value, strict=False))]
+    for key, sub_doc, sub_value in pairs:
+        found = _bool_read_as_number(sub_doc, sub_value, (*where, key))
+        if found is not None:
+            return found
+    return None
+
+
+def _at(doc: Any, where: tuple[str, ...]) -> Any:
+    for key in where:
+        doc = doc[int(key)] if isinstance(doc, list) else doc[key]
+    return doc

@@ -9,10 +9,22 @@ only `name` matters and even it has a default (machine/partial.py fills in the r
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic.config import JsonDict
+from pydantic_core import PydanticCustomError
 
 from dlrig.catalog.schema import CPU, GPU, PSU, Case, MemoryKit, Motherboard, Platform, Storage
 from dlrig.enums import CoolerType, NetworkKind, Precision
@@ -199,8 +211,21 @@ class PricesEntry(_Strict):
     # The defaults are the domain's, so that a build file without prices and a planned build
     # cost the same.
     electricity_per_kwh: Annotated[float, Field(ge=0, le=100)] = Prices.electricity_per_kwh
-    currency: str = Prices.currency
+    currency: str = Field(default=Prices.currency, description="ISO 4217 code, e.g. USD, EUR")
     co2_kg_per_kwh: Annotated[float, Field(ge=0, le=10)] = Prices.co2_kg_per_kwh
+
+    @field_validator("currency")
+    @classmethod
+    def _iso_4217(cls, code: str) -> str:
+        from dlrig.catalog.currency import iso_currency
+        from dlrig.errors import ValidationError
+
+        try:
+            return iso_currency(code, "currency")
+        except ValidationError as exc:
+            raise PydanticCustomError(
+                "currency_code", "not an ISO 4217 currency code ({hint})", {"hint": exc.hint}
+            ) from None
 
 
 # Bounds of measured figures: far above any machine (B200: 8,000 GB/s HBM, 4,500 dense FP8
@@ -232,11 +257,16 @@ class MeasuredStorageEntry(_Strict):
     read_mb_s_qd1: MeasuredMBs | None = None
 
 
+def _iso_text(value: Any) -> Any:
+    """A YAML or TOML date (`taken: 2026-12-03`, unquoted) as the ISO text it was written as."""
+    return value.isoformat() if isinstance(value, dt.date | dt.time) else value
+
+
 class MeasuredBlock(_Strict):
     """What a probe measured on this machine; `estimate`, `check` and `upgrade` use these
     figures in place of datasheet and achievable rates (docs/contracts.md, `measured:`)."""
 
-    taken: str = Field(
+    taken: Annotated[str, BeforeValidator(_iso_text)] = Field(
         pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}",
         description="when it was measured, ISO 8601 (the date at least)",
     )

@@ -12,10 +12,12 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlrig.errors import CatalogError
-from dlrig.model.compute import ComputeFactors
+
+if TYPE_CHECKING:
+    from dlrig.model.compute import ComputeFactors
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,9 @@ class Calibration:
     @property
     def compute(self) -> ComputeFactors:
         """The shared factors of the per-layer-class compute model."""
+        # Imported here: the rules read the calibration without the compute model.
+        from dlrig.model.compute import ComputeFactors
+
         return ComputeFactors(
             self.matmul_efficiency, self.conv_efficiency, self.memory_efficiency,
             self.kernel_launch_s, self.intensity_scale, self.transpose_instructions_per_move,

@@ -44,6 +44,13 @@ def validate_constraints(constraints: Constraints, catalog: Catalog) -> None:
         raise ValidationError("--nodes must be at least 1")
     if constraints.min_gpu_memory_gb < 0:
         raise ValidationError("--min-gpu-memory must not be negative")
+    for option, given in (("--include", constraints.include), ("--exclude", constraints.exclude)):
+        for name in given:
+            if not normalize(name):  # an empty key is in every name: it would match them all
+                raise ValidationError(
+                    f"{option} {name!r}: no part or vendor named (letters or digits expected)",
+                    hint=f'e.g. {option} "RTX 4090" or {option} amd',
+                )
     for name in (*constraints.include, *constraints.exclude):
         if _vendor(name) is None and not _matching_parts(catalog, name):
             names = [p.name for kind in catalog.parts for p in catalog.of(kind)]
@@ -52,6 +59,44 @@ def validate_constraints(constraints: Constraints, catalog: Catalog) -> None:
                 f"'{name}' is neither a catalog part nor a vendor",
                 hint=f"closest: {', '.join(near)}" if near else None,
             )
+
+    _refuse_contradictions(constraints, catalog)
+
+
+def _refuse_contradictions(constraints: Constraints, catalog: Catalog) -> None:
+    """An --include whose every part the --exclude or --exclude-vendor options leave out is a
+    contradiction to name, not a plan in which nothing fits."""
+    only_excluded = Constraints(
+        include=(), exclude=constraints.exclude, exclude_vendors=constraints.exclude_vendors
+    )
+    allowed = part_filter(only_excluded, catalog)
+    for name in constraints.include:
+        vendor = _vendor(name)
+        if vendor is not None:
+            parts = [p for kind in ("gpus", "cpus") for p in catalog.of(kind)]
+            parts = [p for p in parts if part_vendor(p) == vendor]
+        else:
+            parts = _matching_parts(catalog, name)
+        if parts and not any(_allowed(allowed, p, catalog) for p in parts):
+            by = [
+                f"--exclude {x!r}"
+                for x in constraints.exclude
+                if not all(_allowed(part_filter(Constraints(exclude=(x,)), catalog), p, catalog)
+                           for p in parts)
+            ] + [
+                f"--exclude-vendor {v.value}"
+                for v in constraints.exclude_vendors
+                if any(part_vendor(p) == v for p in parts)
+            ]  # fmt: skip
+            raise ValidationError(
+                f"--include {name!r} contradicts {' and '.join(by)}: every part it names is "
+                "excluded",
+                hint="drop one of them",
+            )
+
+
+def _allowed(allowed: PartFilter, part: PartBase, catalog: Catalog) -> bool:
+    return any(allowed.allows(kind, part) for kind in catalog.parts if part in catalog.of(kind))
 
 
 def _vendor(name: str) -> Vendor | None:

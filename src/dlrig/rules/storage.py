@@ -307,11 +307,11 @@ def job_files_fit(f: Facts) -> Iterator[Judgement]:
     """Extends DISK.4 (a drive should hold the data you work with plus some tens of GB) to the
     job's own files, the model's weights and the checkpoints a run keeps, and DISK.3 (a hard
     disk can be too slow) to writing those checkpoints."""
-    from dlrig.model.checkpoint import CHECKPOINT_EVERY_H, job_files, job_io
-
     w, drive = f.workload, f.build.dataset_storage
     if w is None or drive is None:
         return
+    from dlrig.model.checkpoint import CHECKPOINT_EVERY_H, job_files, job_io
+
     files = job_files(w)
     data_gb = w.dataset.total_gb if w.dataset is not None else 0.0
     need_gb = data_gb + files.total_gb

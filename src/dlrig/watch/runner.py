@@ -37,14 +37,22 @@ from dlrig.watch.verdict import Verdict, judge
 # The series kept in memory for the verdict is thinned (every other sample dropped) past this
 # length, so a week-long run stays bounded; the history database keeps every sample.
 MAX_SAMPLES_IN_MEMORY = 20_000
-# The command could not be started: the shell's convention for "command not found".
-EXIT_CANNOT_START = 127
+# The command could not be started, in the codes of POSIX shells, `env` and `timeout`: 127 for
+# a command not found, 126 for one found that cannot run (not executable, a folder).
+EXIT_NOT_FOUND = 127
+EXIT_CANNOT_RUN = 126
 
 
 class CommandStartError(DlrigError):
-    """The command could not be started (not found, not executable)."""
+    """The command was found but could not be run (not executable, a folder, a bad binary)."""
 
-    exit_code = EXIT_CANNOT_START
+    exit_code = EXIT_CANNOT_RUN
+
+
+class CommandNotFoundError(CommandStartError):
+    """No command by that name: no such file, nor one on PATH."""
+
+    exit_code = EXIT_NOT_FOUND
 
 
 class SampleSink(Protocol):
@@ -88,11 +96,13 @@ def spawn(
             return subprocess.Popen(" ".join(command), shell=True, stdout=stdout)
         return subprocess.Popen(list(command), stdout=stdout)
     except FileNotFoundError as exc:
-        raise CommandStartError(
+        raise CommandNotFoundError(
             f"cannot start {command[0]!r}: no such file or command",
             hint="check the name and PATH; pipes, globs and && need --shell",
         ) from exc
     except PermissionError as exc:
+        if os.path.isdir(command[0]):
+            raise CommandStartError(f"cannot start {command[0]!r}: it is a folder") from exc
         raise CommandStartError(
             f"cannot start {command[0]!r}: permission denied (not executable?)",
             hint=f"chmod +x {command[0]}, or run it through its interpreter",

@@ -18,6 +18,7 @@ from typing import Any
 from dlrig.enums import Optimizer, Parallelism, Precision, PreprocessingStrategy
 from dlrig.errors import UnknownWorkloadError, ValidationError
 from dlrig.io.documents import read_document
+from dlrig.io.paths import is_there, shown
 from dlrig.io.validation import closest, validate_document
 from dlrig.units import MB, s_to_ms
 from dlrig.workloads.model import (
@@ -94,7 +95,7 @@ def zoo_document(name: str) -> dict[str, Any]:
     if found is None:
         near = closest(name, list(docs))
         raise UnknownWorkloadError(
-            f"unknown workload '{name}'",
+            f"unknown workload '{shown(name)}'",
             hint=f"closest zoo names: {', '.join(near)}; or give a workload file path",
         )
     return docs[found]
@@ -389,11 +390,16 @@ def _serve_spec(block: ServeBlock, params: float) -> ServeSpec:
 def workload_document(ref: str | Path) -> tuple[str, dict[str, Any]]:
     """(source, raw document) for a zoo name or a workload file path; `--set` edits this."""
     text = str(ref)
+    if not text.strip():
+        raise UnknownWorkloadError(
+            "no workload given (an empty name)",
+            hint="a zoo name (dlrig workloads lists them) or a workload file path",
+        )
     looks_like_path = (
         text == "-"
         or text.endswith((".yaml", ".yml", ".toml", ".json"))
         or "/" in text
-        or Path(text).exists()
+        or is_there(text)
     )
     if looks_like_path:
         return read_document(ref)

@@ -11,6 +11,7 @@ error naming the nearest valid keys. A spec field set on a catalog part (`gpus.0
 from __future__ import annotations
 
 import copy
+import functools
 import types
 import typing
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ import yaml
 
 from dlrig.catalog.loader import Catalog
 from dlrig.errors import ValidationError
+from dlrig.io.characters import describe, first_hidden
 from dlrig.io.validation import closest
 from dlrig.machine.schema import BuildFile
 
@@ -29,20 +31,26 @@ Target = Literal["build", "workload"]
 
 @dataclass(frozen=True)
 class Assignment:
-    """One parsed `--set`: which document, the path inside it, and the value."""
+    """One parsed `--set` (or one value of `--compare`): which document, the path inside it,
+    the value, and how the user wrote it (`option` and `text` name it in errors)."""
 
     target: Target
     path: tuple[str, ...]
     value: Any
     text: str
+    option: str = "--set"
 
 
-def parse_value(text: str) -> Any:
+# `--compare KEY=V1,V2,...` estimates once per value: a list this long is a typo or a loop.
+MAX_COMPARE_VALUES = 32
+
+
+def parse_value(text: str, option: str = "--set") -> Any:
     """A --set value read as YAML (`false`, `64`, `[3, 225, 225]`, `synthetic`)."""
     try:
         value = yaml.safe_load(text) if text.strip() else None
     except yaml.YAMLError:
-        raise ValidationError(f"--set: cannot read value {text!r} as YAML") from None
+        raise ValidationError(f"{option}: cannot read value {text!r} as YAML") from None
     if isinstance(value, str):
         try:  # YAML 1.1 reads 1e9 as a string; a number is meant
             return float(value) if value.strip().lower() not in ("nan", "inf", "-inf") else value
@@ -107,13 +115,16 @@ def _fields(model: type[pydantic.BaseModel]) -> dict[str, Any]:
     return fields
 
 
-def validate_path(schema: type[pydantic.BaseModel], path: tuple[str, ...], where: str) -> None:
-    """Raise a ValidationError unless the schema knows `path` (list indices are digits)."""
+def validate_path(
+    schema: type[pydantic.BaseModel], path: tuple[str, ...], where: str, option: str = "--set"
+) -> list[Any]:
+    """The annotations the schema has at `path` (list indices are digits); a ValidationError
+    naming `option` and `where` unless the schema knows the path."""
     annotations: list[Any] = [schema]
     for depth, part in enumerate(path):
         if part.isdigit():
             if not any(_is_list(a) for a in annotations):
-                raise ValidationError(f"--set {where}: '{'.'.join(path[:depth])}' is not a list")
+                raise ValidationError(f"{option} {where}: '{'.'.join(path[:depth])}' is not a list")
             annotations = [a for ann in annotations for a in _list_items(ann)]
             continue
         models = [m for ann in annotations for m in _direct_models(ann)]
@@ -121,11 +132,13 @@ def validate_path(schema: type[pydantic.BaseModel], path: tuple[str, ...], where
         if part not in known_here and any(_is_list(a) for a in annotations):
             where_list = ".".join(path[:depth])
             raise ValidationError(
-                f"--set {where}: '{where_list}' is a list: give an index",
+                f"{option} {where}: '{where_list}' is a list: give an index",
                 hint=f"e.g. {'.'.join([*path[:depth], '0', *path[depth + 1 :]])}",
             )
         if not models:
-            raise ValidationError(f"--set {where}: '{'.'.join(path[:depth])}' has no keys under it")
+            raise ValidationError(
+                f"{option} {where}: '{'.'.join(path[:depth])}' has no keys under it"
+            )
         known: dict[str, Any] = {}
         for m in models:
             for name, ann in _fields(m).items():
@@ -134,10 +147,11 @@ def validate_path(schema: type[pydantic.BaseModel], path: tuple[str, ...], where
             prefix = ".".join(path[:depth])
             near = [f"{prefix}.{n}" if prefix else n for n in closest(part, known)]
             raise ValidationError(
-                f"--set {where}: unknown key '{'.'.join(path[: depth + 1])}'",
+                f"{option} {where}: unknown key '{'.'.join(path[: depth + 1])}'",
                 hint=f"nearest valid keys: {', '.join(near)}" if near else None,
             )
         annotations = [known[part]]
+    return annotations
 
 
 def _list_items(annotation: Any) -> list[Any]:
@@ -152,17 +166,28 @@ def _list_items(annotation: Any) -> list[Any]:
     return out
 
 
-def parse_assignment(text: str) -> Assignment:
-    """Parse one `KEY=VALUE` and route it to the workload or the build."""
-    key, sep, raw = text.partition("=")
+@dataclass(frozen=True)
+class Key:
+    """A dotted KEY, routed: the document, the path in it, and the keys of the block it
+    names when it names one that takes no plain value (`finetune`), else None."""
+
+    target: Target
+    path: tuple[str, ...]
+    block_keys: tuple[str, ...] | None
+
+
+def parse_key(key: str, option: str = "--set") -> Key:
+    """Where a dotted KEY goes; an error naming `option` and the nearest valid keys when the
+    schemas do not know it."""
     key = key.strip()
-    if not sep or not key:
+    if not key:
         raise ValidationError(
-            f"--set {text!r}: expected KEY=VALUE", hint="e.g. --set batch_size=64"
+            f"{option}: no key before '='",
+            hint="e.g. --set batch_size=64" if option == "--set" else "e.g. batch_size=32,64",
         )
     parts = tuple(p for p in key.split("."))
     if any(not p for p in parts):
-        raise ValidationError(f"--set {text!r}: empty part in key '{key}'")
+        raise ValidationError(f"{option} {key}: empty part in key '{key}'")
     target: Target
     if parts[0] in ("build", "workload") and len(parts) > 1:
         target = "build" if parts[0] == "build" else "workload"
@@ -175,12 +200,61 @@ def parse_assignment(text: str) -> Assignment:
         both = [*_workload_schema().model_fields, *BuildFile.model_fields]
         near = closest(parts[0], both)
         raise ValidationError(
-            f"--set {key}: unknown key '{parts[0]}' in both the workload and the build",
+            f"{option} {key}: unknown key '{parts[0]}' in both the workload and the build",
             hint=f"nearest valid keys: {', '.join(near)}" if near else None,
         )
     schema = BuildFile if target == "build" else _workload_schema()
-    validate_path(schema, parts, key)
-    return Assignment(target, parts, parse_value(raw), text)
+    annotations = validate_path(schema, parts, key, option)
+    blocks = [m for a in annotations for m in _direct_models(a)]
+    only_blocks = bool(blocks) and all(_only_models(a) for a in annotations)
+    keys = tuple(dict.fromkeys(n for m in blocks for n in _fields(m))) if only_blocks else None
+    return Key(target, parts, keys)
+
+
+def _only_models(annotation: Any) -> bool:
+    """Whether an annotation takes a block (a pydantic model, or None) and no plain value."""
+    annotation = _bare(annotation)
+    if annotation is type(None):
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return all(_only_models(a) for a in typing.get_args(annotation))
+    return False
+
+
+def parse_assignment(text: str) -> Assignment:
+    """Parse one `KEY=VALUE` and route it to the workload or the build."""
+    key, sep, raw = text.partition("=")
+    if not sep:
+        raise ValidationError(
+            f"--set {text!r}: expected KEY=VALUE", hint="e.g. --set batch_size=64"
+        )
+    routed = parse_key(key)
+    hidden = first_hidden(raw, in_line=True)
+    if hidden is not None:
+        raise ValidationError(
+            f"--set {text}: the value holds {describe(hidden)}, a character that hides, breaks "
+            "or reorders text on a terminal and a page"
+        )
+    if not raw.strip():
+        raise ValidationError(
+            f"--set {text}: no value after '='", hint=f"e.g. --set {key.strip()}=VALUE"
+        )
+    return assignment(routed, parse_value(raw), text)
+
+
+def assignment(key: Key, value: Any, text: str, option: str = "--set") -> Assignment:
+    """An Assignment of a parsed value; a plain value where only a block goes (`--set
+    finetune=qlora`) is an error naming the block's keys."""
+    if key.block_keys is not None and value is not None and not isinstance(value, dict):
+        name = ".".join(key.path)
+        raise ValidationError(
+            f"{option} {text}: '{name}' is a block of keys ({', '.join(key.block_keys)}), "
+            "not a value",
+            hint=f"e.g. {option} {name}.{key.block_keys[0]}=...",
+        )
+    return Assignment(key.target, key.path, value, text, option)
 
 
 def _set(doc: dict[str, Any], a: Assignment, catalog: Catalog | None) -> None:
@@ -192,7 +266,7 @@ def _set(doc: dict[str, Any], a: Assignment, catalog: Catalog | None) -> None:
             if index >= len(cur):
                 where = ".".join(a.path[:depth])
                 raise ValidationError(
-                    f"--set {'.'.join(a.path)}: {a.target} has no entry {index} in '{where}' "
+                    f"{a.option} {a.text}: the {a.target} has no entry {index} in '{where}' "
                     f"(it has {len(cur)})"
                 )
             if isinstance(cur[index], str):
@@ -203,18 +277,28 @@ def _set(doc: dict[str, Any], a: Assignment, catalog: Catalog | None) -> None:
         if child is None:
             child = [] if nxt_is_index else {}
             cur[part] = child
-        elif isinstance(child, str) and not nxt_is_index:
+        elif isinstance(child, str) and not nxt_is_index and a.target == "build":
             child = {"model": child}  # a catalog name where the path goes deeper
             cur[part] = child
+        elif isinstance(child, str) and not nxt_is_index and a.path[:1] == ("parallel",):
+            child = {"strategy": child}  # `parallel: fsdp` with `--set parallel.tensor=2`
+            cur[part] = child
+        if not isinstance(child, list if nxt_is_index else dict):
+            where = ".".join(a.path[: depth + 1])
+            raise ValidationError(
+                f"{a.option} {a.text}: '{where}' is {child!r} in the {a.target}, "
+                f"not {'a list' if nxt_is_index else 'a block of keys'}",
+                hint=f"set '{where}' itself",
+            )
         cur = child
     last = a.path[-1]
     if isinstance(cur, list):
         index = int(last)
         if index >= len(cur):
-            raise ValidationError(f"--set {'.'.join(a.path)}: no entry {index} to replace")
+            raise ValidationError(f"{a.option} {a.text}: no entry {index} to replace")
         cur[index] = a.value
         return
-    if a.target == "build" and last not in ENTRY_SETTINGS and len(a.path) > 1:
+    if a.target == "build" and last not in _entry_settings(a.path[0]) and len(a.path) > 1:
         if "model" in cur:
             _inline_catalog_part(cur, a.path, catalog)
         if isinstance(cur.get("spec"), dict):
@@ -223,10 +307,16 @@ def _set(doc: dict[str, Any], a: Assignment, catalog: Catalog | None) -> None:
     cur[last] = a.value
 
 
-# Keys of a build entry that are settings, not spec fields: setting them keeps `model`.
-ENTRY_SETTINGS = frozenset(
-    {"model", "count", "pcie", "cooler", "holds_dataset", "spec", "size_gb", "type", "speed_mt_s"}
-)
+@functools.cache
+def _entry_settings(kind: str) -> frozenset[str]:
+    """The keys of a build entry that are settings, not spec fields (`count`, `pcie`,
+    `power_limit_w`): setting one keeps the entry's catalog `model`. They are the fields of the
+    entry's by-model form, read from the schema."""
+    field = BuildFile.model_fields.get(kind)
+    models = _models_in(field.annotation) if field is not None else []
+    by_model = [m for m in models if "model" in m.model_fields and "spec" not in m.model_fields]
+    return frozenset({"spec", *(name for m in by_model for name in m.model_fields)})
+
 
 _KINDS = {"gpus": "gpus", "cpu": "cpus", "motherboard": "motherboards", "psu": "psus",
           "case": "cases", "storage": "storage", "platform": "platforms"}  # fmt: skip
@@ -276,9 +366,16 @@ def apply_overrides(
     return build, work
 
 
-def blame(exc: ValidationError, assignments: list[Assignment], target: Target) -> ValidationError:
+def blame(
+    exc: ValidationError,
+    assignments: list[Assignment],
+    target: Target,
+    before: dict[str, Any] | None = None,
+) -> ValidationError:
     """exc re-addressed to the `--set` that wrote its field, when one did: the file is not to
-    blame for `--set storage.0.read_mb_s=-5`."""
+    blame for `--set storage.0.read_mb_s=-5`. With `before` (the document as the file, or the
+    zoo preset, gave it), a field missing from a block that a `--set` started (`--set
+    serve.users=8` on a workload with no `serve:`) is blamed on that `--set` too."""
     if exc.field is None:
         return exc
     # An inline spec puts a field under `spec` (`gpus.0.spec.memory_gb` for `gpus.0.memory_gb`).
@@ -289,9 +386,40 @@ def blame(exc: ValidationError, assignments: list[Assignment], target: Target) -
         path = tuple(p for p in a.path if p != "spec")
         if field[: len(path)] == path or path[: len(field)] == field:
             return ValidationError(
-                f"--set {a.text}: field '{exc.field}': {exc.reason}",
+                f"{a.option} {a.text}: field '{exc.field}': {exc.reason}",
                 hint=exc.hint,
                 field=exc.field,
                 reason=exc.reason,
             )
+    for a in reversed(assignments) if before is not None else ():
+        started = _started_block(before or {}, a.path) if a.target == target else None
+        if started is not None and field[: len(started)] == started:
+            block = ".".join(started)
+            return ValidationError(
+                f"{a.option} {a.text}: the {target} has no '{block}' block, and one started "
+                f"here needs '{exc.field}' too ({exc.reason})",
+                hint=BLOCK_HINTS.get(block, f"give the whole '{block}' block in a file"),
+                field=exc.field,
+                reason=exc.reason,
+            )
     return exc
+
+
+# Where to find a whole block that a `--set` of one key cannot start.
+BLOCK_HINTS = {
+    "serve": "serving presets have one: dlrig workloads --kind serving",
+    "measured": "dlrig probe --save writes one; probe:latest is its build",
+}
+
+
+def _started_block(doc: Any, path: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The first block on path that doc lacks (so a `--set` of path started it), or None."""
+    cur = doc
+    for depth, part in enumerate(path[:-1]):
+        if isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
+            cur = cur[int(part)]
+        elif isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        else:
+            return path[: depth + 1]
+    return None

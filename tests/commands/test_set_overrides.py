@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from dlrig.commands.overrides import apply_overrides, parse_assignment
 from dlrig.errors import ValidationError
-from dlrig.io.overrides import apply_overrides, parse_assignment
 from dlrig.machine import resolve_build
 from dlrig.workloads import resolve_workload
 
