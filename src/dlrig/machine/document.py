@@ -58,6 +58,8 @@ def build_to_document(build: Build, catalog: Catalog | None = None) -> dict[str,
     }
     if build.measured is not None:
         doc["measured"] = _measured_entry(build.measured)
+    if build.mains is not None:
+        doc["circuit"] = build.mains.name
     return doc
 
 

@@ -34,6 +34,7 @@ from dlrig.machine.model import (
 )
 from dlrig.machine.partial import resolve_spec
 from dlrig.machine.schema import BuildFile, MeasuredBlock, MemoryEntry, part_form
+from dlrig.mains import find_mains
 
 
 def parse_build(doc: dict[str, Any], source: str) -> BuildFile:
@@ -243,6 +244,9 @@ def resolve_build(doc: dict[str, Any], source: str, catalog: Catalog | None = No
             source,
         )
         if bf.measured is not None
+        else None,
+        mains=find_mains(bf.circuit, where=f"{source}: field 'circuit'", origin="build file")
+        if bf.circuit is not None
         else None,
     )
 

@@ -19,6 +19,7 @@ from dlrig.catalog.schema import (
 from dlrig.enums import CoolerType, NetworkKind, Precision
 from dlrig.machine.partial import describe_default
 from dlrig.machine.topology import Topology, compute_topology
+from dlrig.mains import Mains
 
 # The kinds of part a rule may declare it reads (`gpu.tdp_w`), as the build file names them.
 PART_KINDS = ("gpu", "cpu", "motherboard", "platform", "storage", "psu", "case")
@@ -202,6 +203,9 @@ class Build:
     prices: Prices = field(default_factory=Prices)
     source: str = ""
     measured: Measured | None = None
+    # The circuit(s) the node is plugged into (the build file's `circuit`, or what the command
+    # resolved: --circuit, the user's config file); None: the rules assume the default circuit.
+    mains: Mains | None = None
 
     @cached_property
     def topology(self) -> Topology:

@@ -293,6 +293,14 @@ class BuildFile(_Strict):
     network: NetworkEntry | None = None
     prices: PricesEntry = Field(default_factory=PricesEntry)
     measured: MeasuredBlock | None = None
+    circuit: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="the mains circuit the machine is plugged into: us-15a, us-20a, "
+        "us-240v-30a, eu-16a, uk-13a, ... or NNx-NAME for NN independent circuits "
+        "(2x-us-15a: one PSU or more on each)",
+    )
 
 
 SPEC_MODELS: dict[str, type[BaseModel]] = {
