@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import typer
 
+from dlrig.commands.config import CircuitOption, with_mains
 from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import BUILD_HELP, CatalogOption, build_document, finite
 from dlrig.enums import Severity
@@ -23,6 +24,7 @@ def estimate(
         str | None, typer.Option("--compare", help="KEY=V1,V2,...: one estimate per value")
     ] = None,
     catalog: CatalogOption = None,
+    circuit: CircuitOption = None,
     electricity_price: Annotated[
         float | None,
         typer.Option(
@@ -54,10 +56,11 @@ def estimate(
     build_source, build_doc = build_document(build)
     workload_source, workload_doc = _workload_document(workload)
     prices = {"electricity_per_kwh": electricity_price, "co2_kg_per_kwh": co2_per_kwh}
+    inputs = _Inputs(catalog, prices, circuit)
 
     if compare is None:
         est, serving, checked = _one(
-            build_doc, build_source, workload_doc, workload_source, assignments, catalog, prices
+            build_doc, build_source, workload_doc, workload_source, assignments, inputs
         )
         misfit = _misfit(est, serving, checked)
         if misfit is not None and not json:
@@ -94,8 +97,7 @@ def estimate(
     for v in values:
         one = Assignment(base.target, base.path, v, f"{key}={v}")
         est, _, checked = _one(
-            build_doc, build_source, workload_doc, workload_source, [*assignments, one], catalog,
-            prices,
+            build_doc, build_source, workload_doc, workload_source, [*assignments, one], inputs,
         )  # fmt: skip
         estimates.append(est)
         # A value the build cannot take (an AM5 chip on an sTR5 board) is estimated all the
@@ -107,7 +109,7 @@ def estimate(
         print_text(report.compare_json(key, values, estimates))
     else:
         as_built, _, _ = _one(
-            build_doc, build_source, workload_doc, workload_source, assignments, catalog, prices
+            build_doc, build_source, workload_doc, workload_source, assignments, inputs
         )
         print_renderable(report.compare_renderable(key, values, estimates, as_built))
         for line in refused:
@@ -118,14 +120,22 @@ def estimate(
         save_page(html, estimate_compare_page(key, values, estimates))
 
 
+class _Inputs(NamedTuple):
+    """What every estimate of one command shares: the --catalog file, the price options and the
+    --circuit."""
+
+    catalog_file: Path | None
+    prices: dict[str, float | None]
+    circuit: str | None
+
+
 def _one(
     build_doc: dict[str, Any],
     build_source: str,
     workload_doc: dict[str, Any],
     workload_source: str,
     assignments: list[Any],
-    catalog_file: Path | None,
-    prices: dict[str, float | None],
+    inputs: _Inputs,
 ) -> Any:
     from dlrig.catalog import load_catalog
     from dlrig.errors import ValidationError
@@ -134,6 +144,7 @@ def _one(
     from dlrig.model import estimate as run_estimate
     from dlrig.workloads import resolve_workload
 
+    catalog_file, prices = inputs.catalog_file, inputs.prices
     cat = load_catalog(catalog_file)
     bdoc, wdoc = apply_overrides(build_doc, workload_doc, assignments, cat)
     changed = [a.text for a in assignments if a.target == "build"]
@@ -144,6 +155,7 @@ def _one(
         resolved = resolve_build(bdoc, build_source, cat)
     except ValidationError as exc:
         raise blame(exc, assignments, "build") from None
+    resolved = with_mains(resolved, inputs.circuit)
     try:
         job = resolve_workload(wdoc, workload_source)
     except ValidationError as exc:

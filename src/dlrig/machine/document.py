@@ -43,6 +43,8 @@ def build_to_document(build: Build, catalog: Catalog | None = None) -> dict[str,
         doc["psu"] = _entry(build.psu, cat, count=build.psu_count)
     if build.case is not None:
         doc["case"] = _entry(build.case, cat)
+    if build.loop:
+        doc["loop"] = [_entry(e.part, cat, count=e.count) for e in build.loop]
     if build.nodes != 1:
         doc["nodes"] = build.nodes
     if build.network is not None:

@@ -11,6 +11,7 @@ from dlrig.catalog.schema import (
     GPU,
     PSU,
     Case,
+    LoopPart,
     MemoryKit,
     Motherboard,
     PartBase,
@@ -20,6 +21,7 @@ from dlrig.catalog.schema import (
 from dlrig.errors import DlrigError, UnknownPartError, ValidationError
 from dlrig.io.documents import read_document
 from dlrig.io.validation import validate_document
+from dlrig.machine.loop import LoopEntry
 from dlrig.machine.model import (
     Build,
     GPUGroup,
@@ -230,6 +232,10 @@ def resolve_build(doc: dict[str, Any], source: str, catalog: Catalog | None = No
         psu=one(bf.psu, PSU, "psu"),
         psu_count=_setting(bf.psu, "count", 1) if bf.psu is not None else 1,
         case=one(bf.case, Case, "case"),
+        loop=tuple(
+            LoopEntry(_part(e, cat, LoopPart, source, f"loop.{i}"), _setting(e, "count", 1))
+            for i, e in enumerate(bf.loop)
+        ),
         nodes=bf.nodes,
         network=Network(bf.network.kind, bf.network.gbit_s, bf.network.adapters_per_node)
         if bf.network

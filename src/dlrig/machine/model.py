@@ -17,6 +17,7 @@ from dlrig.catalog.schema import (
     Storage,
 )
 from dlrig.enums import CoolerType, NetworkKind, Precision
+from dlrig.machine.loop import LoopEntry
 from dlrig.machine.partial import describe_default
 from dlrig.machine.topology import Topology, compute_topology
 from dlrig.mains import Mains
@@ -203,6 +204,8 @@ class Build:
     prices: Prices = field(default_factory=Prices)
     source: str = ""
     measured: Measured | None = None
+    # A custom water loop's parts (blocks, radiators, pump, fittings), when the build names them.
+    loop: tuple[LoopEntry, ...] = ()
     # The circuit(s) the node is plugged into (the build file's `circuit`, or what the command
     # resolved: --circuit, the user's config file); None: the rules assume the default circuit.
     mains: Mains | None = None

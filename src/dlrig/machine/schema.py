@@ -14,7 +14,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
 from pydantic.config import JsonDict
 
-from dlrig.catalog.schema import CPU, GPU, PSU, Case, MemoryKit, Motherboard, Platform, Storage
+from dlrig.catalog.schema import (
+    CPU,
+    GPU,
+    PSU,
+    Case,
+    LoopPart,
+    MemoryKit,
+    Motherboard,
+    Platform,
+    Storage,
+)
 from dlrig.enums import CoolerType, NetworkKind, Precision
 from dlrig.machine.model import Prices
 from dlrig.machine.partial import inline_spec_model
@@ -35,6 +45,7 @@ if TYPE_CHECKING:
     CaseSpec = BaseModel
     StorageSpec = BaseModel
     PlatformSpec = BaseModel
+    LoopPartSpec = BaseModel
 else:
     GPUSpec = inline_spec_model(GPU)
     CPUSpec = inline_spec_model(CPU)
@@ -43,6 +54,7 @@ else:
     CaseSpec = inline_spec_model(Case)
     StorageSpec = inline_spec_model(Storage)
     PlatformSpec = inline_spec_model(Platform)
+    LoopPartSpec = inline_spec_model(LoopPart)
 
 
 class _Strict(BaseModel):
@@ -160,6 +172,7 @@ if TYPE_CHECKING:
     CasePart = Any
     StoragePart = Any
     PlatformPart = Any
+    LoopPartEntry = Any
 else:
     GPUPart = _part_union(GPUSpec, _GPUSettings, "GPU")
     CPUPart = _part_union(CPUSpec, _CountSetting, "CPU")
@@ -168,6 +181,7 @@ else:
     CasePart = _part_union(CaseSpec, _NoSettings, "Case")
     StoragePart = _part_union(StorageSpec, _StorageSettings, "Storage")
     PlatformPart = _part_union(PlatformSpec, _NoSettings, "Platform")
+    LoopPartEntry = _part_union(LoopPartSpec, _CountSetting, "LoopPart")
 
 
 class MemoryEntry(_Strict):
@@ -289,6 +303,12 @@ class BuildFile(_Strict):
     ] = Field(default_factory=list)
     psu: PSUPart | None = None
     case: CasePart | None = None
+    loop: list[LoopPartEntry] = Field(
+        default_factory=list,
+        max_length=64,
+        description="a custom water loop's parts (catalog `cooling` names or inline specs, each "
+        "with a count): GPU blocks, radiators, the pump and the fittings",
+    )
     nodes: Annotated[int, Field(gt=0, le=MAX_NODES)] = 1
     network: NetworkEntry | None = None
     prices: PricesEntry = Field(default_factory=PricesEntry)
@@ -312,4 +332,5 @@ SPEC_MODELS: dict[str, type[BaseModel]] = {
     "storage": StorageSpec,
     "platform": PlatformSpec,
     "memory": MemoryKit,
+    "loop": LoopPartSpec,
 }

@@ -57,3 +57,9 @@ class Facts:
     def open_air(self) -> tuple[int, ...]:
         """Indices of the cards with open-air (non-blower) coolers."""
         return tuple(i for i, c in enumerate(self.cards) if c.cooler is CoolerType.OPEN_AIR)
+
+
+def water_heat_w(f: Facts) -> float:
+    """The heat a build's water loop must move, W: its water-cooled cards' board power (their
+    power limits where set)."""
+    return sum(g.board_power_w * g.count for g in f.build.gpus if g.cooler is CoolerType.WATER)
