@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
+from dlrig.commands.config import CircuitOption, resolve_mains
 from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import CatalogOption, CurrencyOption, FxRateOption, finite
 from dlrig.enums import Vendor
@@ -94,6 +95,7 @@ def plan(
         Path | None, typer.Option("--save", help="write each result as a build file here")
     ] = None,
     catalog: CatalogOption = None,
+    circuit: CircuitOption = None,
     own: Annotated[
         Path | None,
         typer.Option(
@@ -155,6 +157,7 @@ def plan(
         exclude=tuple(exclude or ()),
         exclude_vendors=tuple(exclude_vendor or ()),
         min_gpu_memory_gb=min_gpu_memory,
+        mains=resolve_mains(circuit),
     )
     goal = make_objective(objective, [w.weight for w in workloads], lifetime_years=lifetime_years)
     started = time.perf_counter()

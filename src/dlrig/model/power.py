@@ -86,10 +86,14 @@ def vendor_min_system_w(build: Build) -> float | None:
     if not stated:
         return None
     anchor = max(stated, key=lambda g: g.gpu.vendor_min_psu_w or 0.0)
-    # The stated minimum is the card's stock power plus the rest of a typical PC; a power limit
-    # (power_limit_w) lowers the card's share, not the rest's.
-    rest_w = (anchor.gpu.vendor_min_psu_w or 0.0) - anchor.gpu.tdp_w
-    return rest_w + build_gpu_w(build)
+    return vendor_min_with(anchor.gpu.vendor_min_psu_w or 0.0, anchor.gpu.tdp_w, build_gpu_w(build))
+
+
+def vendor_min_with(stated_w: float, card_tdp_w: float, gpus_w: float) -> float:
+    """A vendor's minimum system power for one card (stated_w, for a card of card_tdp_w) with
+    gpus_w of cards in the PC: the stated minimum is the card's stock power plus the rest of a
+    typical PC, and a power limit or more cards change the cards' share, not the rest's."""
+    return stated_w - card_tdp_w + gpus_w
 
 
 def size_build_psu(build: Build, *, default_cpu_w: float = 150.0) -> PSUSizing:

@@ -14,6 +14,9 @@ the peak (tests/rules/test_wall.py).
 PSU efficiency by load follows the 80 PLUS levels (CLEAResult's program table, as Wikipedia's
 "80 Plus" article reproduces it): the 115 V internal curve on 100-127 V mains, the 230 V EU
 internal curve on 200-240 V, linear between the certified load points and flat beyond them.
+Against a circuit, loads under half the PSU's rating count at its 50% figure
+(`circuit_efficiency`): the circuit binds only at heavy loads, and so a larger or better PSU
+never draws more at the wall (the planner's bounds rely on that).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import math
 from dataclasses import dataclass
 
 from dlrig.machine.model import Build
-from dlrig.mains import Mains, default_mains
+from dlrig.mains import Mains, default_mains, load_circuits
 from dlrig.model.power import build_cpu_w, build_gpu_w, psu_capacity_w
 
 # 80 PLUS minimum efficiency at (load fraction, efficiency) points, by tier.
@@ -63,6 +66,13 @@ def psu_efficiency_at(tier: str, load_fraction: float, *, low_line: bool) -> flo
         if load <= x1:
             return y0 + (y1 - y0) * (load - x0) / (x1 - x0)
     return points[-1][1]
+
+
+def circuit_efficiency(tier: str, load_fraction: float | None, *, low_line: bool) -> float | None:
+    """The efficiency the circuit is judged at: the 80 PLUS figure at the load, loads under
+    half the rating taken at half (None load: half)."""
+    load = 0.5 if load_fraction is None else max(load_fraction, 0.5)
+    return psu_efficiency_at(tier, load, low_line=low_line)
 
 
 def sustained_dc_w(build: Build) -> float:
@@ -128,10 +138,10 @@ def wall_draw(build: Build, mains: Mains | None = None) -> WallDraw:
     tier, assumed = _tier(build)
     capacity = psu_capacity_w(build, low_line=low_line)
     load = dc_w / capacity if capacity else None
-    efficiency = psu_efficiency_at(tier, load if load is not None else 0.5, low_line=low_line)
+    efficiency = circuit_efficiency(tier, load, low_line=low_line)
     if efficiency is None:
         tier, assumed = DEFAULT_TIER, True
-        efficiency = psu_efficiency_at(tier, load if load is not None else 0.5, low_line=low_line)
+        efficiency = circuit_efficiency(tier, load, low_line=low_line)
     assert efficiency is not None  # DEFAULT_TIER is in both tables
     wall_w = dc_w / efficiency
     if build.psu is not None:
@@ -156,15 +166,31 @@ def wall_draw(build: Build, mains: Mains | None = None) -> WallDraw:
     )
 
 
-def max_dc_w_on(mains: Mains, tier: str, capacity_w: float | None) -> float:
-    """The most sustained DC load a node can draw on `mains` through PSUs of `tier` (one per
-    circuit), W: each circuit's continuous limit times the efficiency at that load."""
+def max_dc_w_on(mains: Mains, tier: str, capacity_w: float | None, *, supplies: int = 1) -> float:
+    """The most sustained DC load a node can draw on `mains` through `supplies` PSUs of `tier`
+    and `capacity_w` together (one circuit per PSU at most), W: what each used circuit carries
+    for hours times the efficiency at that load."""
+    used = min(mains.count, supplies)
     per_circuit = mains.circuit.continuous_w
     low_line = mains.circuit.low_line
     # Efficiency depends on the load: a few fixed-point steps settle it to well under 1 W.
-    dc = per_circuit * 0.9
+    dc = per_circuit * 0.9 * used
     for _ in range(8):
-        load = dc * mains.count / capacity_w if capacity_w else 0.5
-        eff = psu_efficiency_at(tier, load, low_line=low_line) or 0.9
-        dc = per_circuit * eff
-    return dc * mains.count
+        load = dc / capacity_w if capacity_w else None
+        eff = circuit_efficiency(tier, load, low_line=low_line) or 0.9
+        dc = per_circuit * eff * used
+    return dc
+
+
+def circuits_that_carry(build: Build, mains: Mains | None = None) -> tuple[str, ...]:
+    """Single circuits, smallest first, that carry the node at its present power for hours:
+    those of the mains' region (the name's prefix: us, eu, uk, cn) first."""
+    mains = mains or build.mains or default_mains()
+    region = mains.circuit.name.split("-", 1)[0]
+    fitting = [
+        c
+        for c in sorted(load_circuits(), key=lambda c: c.continuous_w)
+        if wall_draw(build, Mains(circuit=c)).fits
+    ]
+    own = [c.name for c in fitting if c.name.split("-", 1)[0] == region]
+    return tuple(own or [c.name for c in fitting])

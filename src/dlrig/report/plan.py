@@ -15,6 +15,7 @@ from rich.text import Text
 from dlrig.catalog.currency import USD, Currency
 from dlrig.catalog.loader import Catalog
 from dlrig.machine.model import Build
+from dlrig.plan.circuit import CircuitNote, circuit_note, circuit_phrase
 from dlrig.plan.explain import gpu_set, objective_phrase, rate, warnings_of, why
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.results import PlanResult, Scored
@@ -96,7 +97,22 @@ def _scored_json(
             {"part": part, "price_usd": round(price, 2)}
             for part, price in s.candidate.price_lines()
         ],
+        "power": power_json(circuit_note(s.build)),
         "build": build_document(s.build, catalog),
+    }
+
+
+def power_json(note: CircuitNote) -> dict[str, Any]:
+    """A planned build against its circuit (docs/contracts.md, plan `power`)."""
+    return {
+        "circuit": note.mains.name,
+        "circuit_origin": note.mains.origin,
+        "circuit_continuous_w": note.mains.circuit.continuous_w,
+        "wall_w": round(note.wall_w, 1),
+        "headroom_w": round(note.headroom_w, 1),
+        "power_limit_w": note.power_limit_w,
+        "stock_wall_w": round(note.stock_wall_w, 1),
+        "stock_circuits": list(note.stock_circuits),
     }
 
 
@@ -146,6 +162,8 @@ def plan_json(
             "checks": result.stats.checks,
             "unpriced_parts": list(result.stats.unpriced),
             "gpus_without_priced_server": affordable_without_server(result),
+            "circuit": result.stats.mains.name if result.stats.mains else None,
+            "loop_parts_unpriced": list(result.stats.loop_parts_unpriced),
         },
     }
     if not result.builds:
@@ -170,6 +188,17 @@ def _search_line(result: PlanResult, seconds: float) -> Text:
     serverless = without_server_line(result, shown=3)
     if serverless:
         text += f"; {serverless}"
+    if st.mains is not None:
+        origin = "assumed" if st.mains.origin == "default" else f"from {st.mains.origin}"
+        text += f"; every build judged on {st.mains.name} ({origin}; --circuit to change)"
+    if st.loop_parts_unpriced:
+        names = ", ".join(st.loop_parts_unpriced[:3])
+        more = len(st.loop_parts_unpriced) - 3
+        text += (
+            f"; water loops not planned for want of a price: {names}"
+            + (f" and {more} more" if more > 0 else "")
+            + " (no dated public price: give a quote with --catalog, cooling:)"
+        )
     return Text(text, style="dim")
 
 
@@ -254,6 +283,7 @@ def plan_renderable(
         if ages:
             parts.append(Text(ages, style="dim"))
         parts.append(Text(f"why: {reason}", style="green"))
+        parts.append(Text(circuit_phrase(circuit_note(s.build)), style="cyan"))
         for f in warnings_of(result, s, view.currency):
             fix = f" (fix: {f.fix})" if f.fix else ""
             parts.append(Text(f"warning {f.rule}: {f.message}{fix}", style="yellow"))

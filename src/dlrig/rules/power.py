@@ -25,7 +25,7 @@ from dlrig.model.power import (
     transient_peak,
 )
 from dlrig.model.power_limit import POWER_LIMIT_EXPONENT
-from dlrig.model.wall import WallDraw, wall_draw
+from dlrig.model.wall import WallDraw, circuits_that_carry, wall_draw
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
 
@@ -469,19 +469,6 @@ def circuit_power_limit(build: Build, mains: Mains) -> int | None:
             return limit
         limit -= 10
     return None
-
-
-def circuits_that_carry(build: Build, mains: Mains) -> tuple[str, ...]:
-    """Single circuits, smallest first, that carry the node at its present power: those of the
-    mains' own region (the name's prefix) first."""
-    region = mains.circuit.name.split("-", 1)[0]
-    fitting = [
-        c
-        for c in sorted(load_circuits(), key=lambda c: c.continuous_w)
-        if wall_draw(build, Mains(circuit=c)).fits
-    ]
-    own = [c.name for c in fitting if c.name.split("-", 1)[0] == region]
-    return tuple(own or [c.name for c in fitting])
 
 
 def _circuit_fixes(f: Facts, draw: WallDraw) -> list[str]:
