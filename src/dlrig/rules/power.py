@@ -484,13 +484,15 @@ def _circuit_fixes(f: Facts, draw: WallDraw) -> list[str]:
             f"a power limit of {limit} W per GPU (power_limit_w: {limit}; nvidia-smi -pl "
             f"{limit}): about {1 - speed:.0%} slower matmuls (model/power_limit.py)"
         )
-    twice = Mains(circuit=mains.circuit, count=mains.count * 2)
-    two_supplies = dataclasses.replace(build, psu_count=max(build.psu_count, twice.count))
-    if build.psu is not None and wall_draw(two_supplies, twice).fits:
-        out.append(
-            f"a second circuit: circuit: {twice.name} with psu count {two_supplies.psu_count} "
-            "(a PSU on each circuit, as tinybox runs two 120 V outlets)"
+    more = _more_circuits(build, mains)
+    if more is not None:
+        supplies = (
+            f" with psu count {more.count} (a PSU on each circuit, as tinybox runs two 120 V "
+            "outlets)"
+            if build.psu is not None
+            else " (the server's supplies spread over them)"
         )
+        out.append(f"more circuits: circuit: {more.name}{supplies}")
     high = [
         c
         for c in circuits_that_carry(build, mains)
@@ -502,6 +504,26 @@ def _circuit_fixes(f: Facts, draw: WallDraw) -> list[str]:
     if fewer is not None:
         out.append(f"{fewer} GPU{'s' if fewer > 1 else ''}: what {mains.name} carries")
     return out
+
+
+# More independent circuits than this for one machine is an electrician's job, not a fix.
+MAX_FIX_CIRCUITS = 8
+
+
+def _more_circuits(build: Build, mains: Mains) -> Mains | None:
+    """The fewest circuits of the mains' kind (more than it has) that carry the node at
+    stock power, a PSU on each (a server's supplies spread over them); None: none up to
+    MAX_FIX_CIRCUITS do."""
+    for count in range(mains.count + 1, MAX_FIX_CIRCUITS + 1):
+        trial = Mains(circuit=mains.circuit, count=count)
+        spread = (
+            dataclasses.replace(build, psu_count=max(build.psu_count, count))
+            if build.psu is not None
+            else build
+        )
+        if wall_draw(spread, trial).fits:
+            return trial
+    return None
 
 
 def _fewest_removed(build: Build, mains: Mains) -> int | None:
