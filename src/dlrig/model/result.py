@@ -30,6 +30,14 @@ class PowerEstimate:
     psu_installed_w: float | None
     average_w: float
     psu_efficiency: float
+    # At the wall against the circuit (PSU.6, model/wall.py): the sustained draw through the
+    # PSU, the circuit it is judged on (how it was chosen) and what that leaves for hours.
+    wall_w: float = 0.0
+    per_circuit_w: float = 0.0
+    circuit: str = ""
+    circuit_origin: str = ""
+    circuit_continuous_w: float = 0.0
+    circuit_headroom_w: float = 0.0
 
 
 @dataclass(frozen=True)
