@@ -1,5 +1,5 @@
-"""Shared test set-up: no test touches the user's real data directory, and hypothesis runs
-without wall-clock deadlines (CI machines are small and shared)."""
+"""Shared test set-up: no test touches the user's real data directory or config file, and
+hypothesis runs without wall-clock deadlines (CI machines are small and shared)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ settings.load_profile("dlrig")
 
 @pytest.fixture(autouse=True)
 def isolated_dlrig_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Point DLRIG_HOME (the history database's folder) at a fresh temporary directory."""
+    """Point DLRIG_HOME (the history database's folder) at a fresh temporary directory, and
+    DLRIG_CONFIG at a file that does not exist."""
     home = tmp_path / "dlrig-home"
     monkeypatch.setenv("DLRIG_HOME", str(home))
+    # Nor the user's config file (commands/config.py): no test reads a circuit set there.
+    monkeypatch.setenv("DLRIG_CONFIG", str(tmp_path / "no-config.toml"))
     yield home

@@ -14,8 +14,10 @@ from dlrig.enums import LoopRole
 from dlrig.machine.loop import LoopEntry, sections_for_heat
 from dlrig.plan.parts import price_of, priced
 
-# More radiators than this in one desktop loop is not a build anyone plans.
+# More radiators than this in one desktop loop is not a build anyone plans; the fewest that do
+# are tried first (a desktop case mounts three or four), the cheapest of those kept.
 MAX_RADIATORS = 6
+FEW_RADIATORS = 3
 
 
 @dataclass(frozen=True)
@@ -42,8 +44,18 @@ def _cheapest(parts: Sequence[LoopPart]) -> LoopPart | None:
 
 
 def _radiators(radiators: Sequence[LoopPart], need: int) -> tuple[LoopPart, ...] | None:
-    """The cheapest set of at most MAX_RADIATORS radiators with >= need sections (fewer
-    radiators among equal prices)."""
+    """The cheapest set of at most FEW_RADIATORS radiators with >= need sections, else of at
+    most MAX_RADIATORS (fewer radiators among equal prices)."""
+    for most in (FEW_RADIATORS, MAX_RADIATORS):
+        found = _cheapest_set(radiators, need, most)
+        if found is not None:
+            return found
+    return None
+
+
+def _cheapest_set(
+    radiators: Sequence[LoopPart], need: int, most: int
+) -> tuple[LoopPart, ...] | None:
     best: tuple[float, int, tuple[LoopPart, ...]] | None = None
 
     def walk(start: int, chosen: tuple[LoopPart, ...], sections: int, usd: float) -> None:
@@ -53,7 +65,7 @@ def _radiators(radiators: Sequence[LoopPart], need: int) -> tuple[LoopPart, ...]
             if best is None or key[:2] < best[:2]:
                 best = key
             return
-        if len(chosen) == MAX_RADIATORS or (best is not None and usd >= best[0]):
+        if len(chosen) == most or (best is not None and usd >= best[0]):
             return
         for i in range(start, len(radiators)):
             r = radiators[i]
@@ -81,9 +93,11 @@ def plan_loop(gpu: GPU, count: int, heat_w: float, parts: Sequence[LoopPart]) ->
     block, pump, fittings = picks
     if missing or block is None or pump is None or fittings is None or chosen is None:
         return LoopOptions(None, tuple(dict.fromkeys(missing)))
+    # each radiator model once, largest first, with its count
+    kinds = list({r.name: r for r in chosen}.values())
     entries = (
         LoopEntry(block, count),
-        *(LoopEntry(r, 1) for r in chosen),
+        *(LoopEntry(r, sum(1 for c in chosen if c.name == r.name)) for r in kinds),
         LoopEntry(pump, 1),
         LoopEntry(fittings, 1),
     )
