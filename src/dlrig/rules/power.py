@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterator
 
 from dlrig.enums import FormFactor
-from dlrig.machine.model import Build, power_limit_range_w
+from dlrig.machine.model import Build, GPUGroup, power_limit_range_w
 from dlrig.mains import Mains, load_circuits
 from dlrig.model.calibration import default_calibration
 from dlrig.model.power import (
@@ -362,7 +362,7 @@ def psu_transients(f: Facts) -> Iterator[Judgement]:
         return
     fixes = []
     if not f.errors_only:
-        limit = _transient_limit(f, cards, peak.peak_w, rated)
+        limit = _transient_limit(cards, peak.peak_w, rated)
         if limit is not None:
             fixes.append(f"a power limit of {limit} W per 12V-2x6 card (power_limit_w: {limit})")
         fixes.append(
@@ -378,7 +378,7 @@ def psu_transients(f: Facts) -> Iterator[Judgement]:
     )
 
 
-def _transient_limit(f: Facts, cards: list, peak_w: float, rated_w: float) -> int | None:
+def _transient_limit(f: Facts, cards: list[GPUGroup], peak_w: float, rated_w: float) -> int | None:
     """The highest per-card limit (10 W steps) at which the spiking cards' peak fits."""
     spiking_w = sum(g.board_power_w * g.count for g in cards)
     n = sum(g.count for g in cards)
