@@ -26,10 +26,12 @@ def dlrig(*args: str, config: Path | None = None) -> subprocess.CompletedProcess
 
 
 def power(*args: str, config: Path | None = None) -> dict[str, Any]:
+    """PSU.6's evidence: the build at the wall on the circuit it was judged on."""
     result = dlrig("check", *args, "--json", config=config)
     assert result.returncode in (0, 1), result.stderr
-    block: dict[str, Any] = json.loads(result.stdout)["power"]
-    return block
+    (psu6,) = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "PSU.6"]
+    evidence: dict[str, Any] = psu6["evidence"]
+    return evidence
 
 
 def test_the_circuit_comes_from_the_flag_the_build_the_config_then_the_default(

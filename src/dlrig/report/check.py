@@ -36,21 +36,9 @@ def check_document(
 ) -> dict[str, Any]:
     """The JSON document of a check; "build" is the build file's content (with its name)."""
     from dlrig.machine.document import build_to_document
-    from dlrig.model.wall import wall_draw
-
-    draw = wall_draw(build)
     return {
         "build": build_to_document(build, catalog),
         "ok": result.ok,
-        # The build at the wall on the circuit it was judged on (PSU.6).
-        "power": {
-            "circuit": draw.mains.name,
-            "circuit_origin": draw.mains.origin,
-            "circuit_continuous_w": draw.continuous_w,
-            "wall_w": round(draw.wall_w, 1),
-            "per_circuit_w": round(draw.per_circuit_w, 1),
-            "headroom_w": round(draw.headroom_w, 1),
-        },
         "findings": [
             {
                 "rule": f.rule,

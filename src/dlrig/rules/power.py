@@ -378,7 +378,7 @@ def psu_transients(f: Facts) -> Iterator[Judgement]:
     )
 
 
-def _transient_limit(f: Facts, cards: list[GPUGroup], peak_w: float, rated_w: float) -> int | None:
+def _transient_limit(cards: list[GPUGroup], peak_w: float, rated_w: float) -> int | None:
     """The highest per-card limit (10 W steps) at which the spiking cards' peak fits."""
     spiking_w = sum(g.board_power_w * g.count for g in cards)
     n = sum(g.count for g in cards)
