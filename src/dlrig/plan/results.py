@@ -62,6 +62,7 @@ class SearchStats:
     # Loop parts water-cooled builds wanted priced (plan.space), and the circuit judged on.
     loop_parts_unpriced: tuple[str, ...] = ()
     mains: Mains | None = None
+    off_circuit: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

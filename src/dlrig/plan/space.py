@@ -72,8 +72,10 @@ class SearchSpace:
     # Loop parts a water-cooled group wanted that have no price (plan/loop.py): the loops that
     # a quote for them (--catalog) would bring into the plan.
     loop_parts_unpriced: tuple[str, ...] = ()
-    # The circuit every build of the space is judged on.
+    # The circuit every build of the space is judged on, and the GPU sets ('3x H100 PCIe
+    # 80GB') it cannot carry at any power limit their cards take (left out of the space).
     mains: Mains | None = None
+    off_circuit: tuple[str, ...] = ()
 
 
 def chassis_options(catalog: Catalog, constraints: Constraints, allow: PartFilter) -> list[Chassis]:
@@ -184,6 +186,7 @@ def search_space(
     case_lists: dict[Hashable, tuple[Case | None, ...]] = {}
     loops: dict[tuple[str, int, float], LoopOptions] = {}
     wanting_price: dict[str, None] = {}
+    off_circuit: dict[str, None] = {}
     # GPUs a priced server holds, whether or not the circuit carries it (what the search line's
     # "for want of a priced server" must not name).
     in_servers: set[str] = set()
@@ -212,7 +215,9 @@ def search_space(
                 pool = psu_pool if board is not None else []
                 limit = _circuit_limit(chassis, gpu, count, min_cpu_w, pool, mains)
                 if limit is False:
-                    continue  # no power limit the cards take runs them on this circuit
+                    # no power limit the cards take runs them on this circuit
+                    off_circuit[f"{count}x {gpu.name}"] = None
+                    continue
                 board_w = gpu.tdp_w if limit is None else float(limit)
                 loop: LoopPlan | None = None
                 if water:
@@ -294,6 +299,7 @@ def search_space(
         no_priced_server=homeless,
         loop_parts_unpriced=tuple(wanting_price),
         mains=mains,
+        off_circuit=tuple(off_circuit),
     )
 
 
@@ -350,10 +356,14 @@ def _circuit_limit(
 ) -> int | Literal[False] | None:
     """The per-GPU power limit a group needs to run on the circuit (PSU.6) with its leanest
     CPU and its best supply: None when stock power already does, False when no limit the cards
-    take is low enough (10 W steps, as nvidia-smi users set them)."""
+    take is low enough (10 W steps, as nvidia-smi users set them). A server is planned at stock
+    power or not at all: its supplies and firmware are its vendor's (a DGX's PSUs take 200-240 V
+    only), so a limit is no fix for the wrong circuit."""
     if chassis.platform is not None:
         tier, capacity, supplies = str(chassis.platform.psu_efficiency), None, mains.count
         capacity = chassis.platform.psu_watts
+        most = max_dc_w_on(mains, tier.lower(), capacity, supplies=supplies)
+        return None if gpu.tdp_w * count + min_cpu_w <= most else False
     elif psus:
         tier = max((str(p.efficiency) for p in psus), key=efficiency_rank)
         capacity = max(psu_output_w(p, mains.circuit.low_line) or 0.0 for p in psus)

@@ -36,6 +36,7 @@ def check_document(
 ) -> dict[str, Any]:
     """The JSON document of a check; "build" is the build file's content (with its name)."""
     from dlrig.machine.document import build_to_document
+
     return {
         "build": build_to_document(build, catalog),
         "ok": result.ok,

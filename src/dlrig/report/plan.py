@@ -51,7 +51,7 @@ def infeasible_message(result: PlanResult, currency: Currency = USD) -> str:
         why = f"; most often {result.stats.blocked[0]}" if result.stats.blocked else ""
         return (
             f"{head}: no build the catalog and these constraints allow passes the rules and "
-            f"holds the job in GPU memory{why}"
+            f"holds the job in GPU memory{why}{_off_circuit(result)}"
         )
     g = cheapest.candidate.group
     o = cheapest.outcomes[0]
@@ -59,6 +59,19 @@ def infeasible_message(result: PlanResult, currency: Currency = USD) -> str:
         f"{head}: the cheapest feasible build costs {currency.format(cheapest.price_usd)} "
         f"({gpu_set(cheapest)}, {g.gpu.memory_gb:g} GB each, on {g.chassis.name}; the job needs "
         f"{o.gpu_required_gb:.1f} GB per GPU; {rate(o.samples_per_s)} samples/s)"
+    )
+
+
+def _off_circuit(result: PlanResult) -> str:
+    """'; 12 GPU sets (8x H100 PCIe 80GB, ...) draw more than us-15a carries at any power
+    limit: --circuit' (empty when none)."""
+    st = result.stats
+    if not st.off_circuit or st.mains is None:
+        return ""
+    shown = ", ".join(st.off_circuit[:3]) + (", ..." if len(st.off_circuit) > 3 else "")
+    return (
+        f"; {len(st.off_circuit)} GPU sets ({shown}) draw more than {st.mains.name} carries at "
+        "any power limit their cards take (--circuit for a larger one)"
     )
 
 
@@ -163,6 +176,7 @@ def plan_json(
             "unpriced_parts": list(result.stats.unpriced),
             "gpus_without_priced_server": affordable_without_server(result),
             "circuit": result.stats.mains.name if result.stats.mains else None,
+            "off_circuit": list(result.stats.off_circuit),
             "loop_parts_unpriced": list(result.stats.loop_parts_unpriced),
         },
     }
@@ -191,6 +205,8 @@ def _search_line(result: PlanResult, seconds: float) -> Text:
     if st.mains is not None:
         origin = "assumed" if st.mains.origin == "default" else f"from {st.mains.origin}"
         text += f"; every build judged on {st.mains.name} ({origin}; --circuit to change)"
+        if st.off_circuit:
+            text += f", {len(st.off_circuit)} GPU sets left out as too much for it"
     if st.loop_parts_unpriced:
         names = ", ".join(st.loop_parts_unpriced[:3])
         more = len(st.loop_parts_unpriced) - 3
