@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dlrig.machine.loop import RADIATOR_W_PER_SECTION, sections_for_heat
 
 QUOTES = Path(__file__).parents[1] / "fixtures" / "loop_quotes.yaml"
@@ -25,11 +27,24 @@ def plan(*args: str) -> tuple[int, dict[str, Any]]:
     return result.returncode, doc
 
 
-def test_every_build_runs_on_the_default_circuit_and_says_what_stock_power_needs() -> None:
-    """llama-3-8b-lora at 20,000 USD with no circuit given: every ranked build draws at most
-    1,440 W at the wall on us-15a (NEC's 80% of 15 A at 120 V); one the plan power-limited
-    says so in its build file (power_limit_w) and names the circuits it needs at stock power."""
-    _, doc = plan("-w", "llama-3-8b-lora", "--budget", "20000")
+@pytest.mark.parametrize(
+    ("workload", "budget"),
+    [
+        ("llama-3-8b-lora", "20000"),
+        ("llama-3-8b-lora", "40000"),
+        ("resnet50", "8000"),
+        ("llama-3-70b-qlora", "3000"),
+        ("llama-3-70b-qlora", "4000"),
+    ],
+)
+def test_every_build_runs_on_the_default_circuit_and_says_what_stock_power_needs(
+    workload: str, budget: str
+) -> None:
+    """The issue's plans, with no circuit given: every ranked build draws at most 1,440 W at
+    the wall on us-15a (NEC's 80% of 15 A at 120 V); one the plan power-limited says so in its
+    build file (power_limit_w) and names the circuits it needs at stock power; a water-cooled
+    one lists its loop's parts."""
+    _, doc = plan("-w", workload, "--budget", budget)
     assert doc["search"]["circuit"] == "us-15a"
     assert doc["builds"]
     for b in doc["builds"]:
@@ -42,6 +57,8 @@ def test_every_build_runs_on_the_default_circuit_and_says_what_stock_power_needs
         if p["power_limit_w"] is not None:
             assert all(g["power_limit_w"] == p["power_limit_w"] for g in b["build"]["gpus"])
             assert p["stock_wall_w"] > 1440 and p["stock_circuits"]
+        if any(g.get("cooler") == "water" for g in b["build"]["gpus"]):
+            assert b["build"]["loop"]
 
 
 def test_three_5090s_get_a_loop_priced_from_its_parts_in_a_case_that_mounts_it() -> None:
