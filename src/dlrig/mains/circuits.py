@@ -160,6 +160,8 @@ def find_mains(text: str, *, where: str, origin: str) -> Mains:
     )
 
 
+@functools.cache
 def default_mains() -> Mains:
-    """The circuit assumed when nothing names one (DEFAULT_CIRCUIT)."""
+    """The circuit assumed when nothing names one (DEFAULT_CIRCUIT); found once per process
+    (every check and estimate of a build without one asks it)."""
     return find_mains(DEFAULT_CIRCUIT, where="default circuit", origin="default")
