@@ -141,7 +141,7 @@ def blower_summary(f: Facts) -> Iterator[Judgement]:
             f"{f.n_gpus} blower cards heat each other: the estimate counts {loss:.0%} lower "
             "clocks for it (the guide's COOL.6: 10-15%)",
             {"blower_gpus": f.n_gpus, "expected_loss_pct": [10, 15], "model_loss": round(loss, 4)},
-            "water cooling removes the loss (COOL.4: about USD 100 a GPU)",
+            "water cooling removes the loss (COOL.4; a loop priced from its parts, COOL.7)",
         )
 
 
@@ -154,7 +154,7 @@ def water_for_one(f: Facts) -> Iterator[Judgement]:
         yield info(
             "water cooling one GPU: air loses only 0-10% there (COOL.1)",
             {"water_gpus": 1},
-            "an air-cooled card saves the ~USD 150 of the loop",
+            "an air-cooled card saves the loop's block, radiator, pump and fittings",
         )
 
 
