@@ -148,6 +148,11 @@ class GPU(PartBase):
         description="a published measurement of the clock the card holds under sustained "
         "tensor-core load at its stock power limit; `sources.sustained_clock`",
     )
+    power_limit_min_w: Watts | None = Field(
+        default=None,
+        description="the lowest power limit the driver accepts (nvidia-smi -q 'Min Power "
+        "Limit'), `sources.power_limit`; None: a third of tdp_w is assumed",
+    )
     vendor_min_psu_w: Watts | None = Field(
         default=None,
         description="the vendor's required/recommended system power for a PC with one such "

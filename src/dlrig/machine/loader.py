@@ -88,8 +88,13 @@ def _power_limit(entry: Any, gpu: GPU, source: str, where: str) -> float | None:
     if not low_w - 1e-9 <= limit <= high_w + 1e-9:
         raise ValidationError(
             f"{source}: field '{where}': {limit:g} W is outside what a {gpu.name} takes: "
-            f"expected {low_w:.0f}-{high_w:.0f} W (a third of its stock power to its stock "
-            f"{high_w:.0f} W)",
+            f"expected {low_w:.0f}-{high_w:.0f} W ("
+            + (
+                "the driver's lowest limit"
+                if gpu.power_limit_min_w is not None
+                else "a third of its stock power"
+            )
+            + f" to its stock {high_w:.0f} W)",
             field=where,
             reason=f"expected {low_w:.0f}-{high_w:.0f} W",
         )

@@ -33,8 +33,10 @@ MIN_POWER_LIMIT_SHARE = 1.0 / 3.0
 
 
 def power_limit_range_w(gpu: GPU) -> tuple[float, float]:
-    """The power limits a build may set on the card, W: its lowest to its stock board power."""
-    return gpu.tdp_w * MIN_POWER_LIMIT_SHARE, gpu.tdp_w
+    """The power limits a build may set on the card, W: the driver's lowest where the catalog
+    states it (`power_limit_min_w`), else a third of its stock board power, up to that."""
+    low = gpu.power_limit_min_w or gpu.tdp_w * MIN_POWER_LIMIT_SHARE
+    return min(low, gpu.tdp_w), gpu.tdp_w
 
 
 @dataclass(frozen=True)
