@@ -133,3 +133,13 @@ class PartKind(StrEnum):
     STORAGE = "storage"
     MEMORY = "memory"
     PLATFORMS = "platforms"
+    COOLING = "cooling"
+
+
+class LoopRole(StrEnum):
+    """What a custom water loop's part does."""
+
+    GPU_BLOCK = "gpu-block"
+    PUMP = "pump-reservoir"
+    RADIATOR = "radiator"
+    FITTINGS = "fittings"

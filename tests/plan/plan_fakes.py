@@ -21,6 +21,7 @@ from dlrig.catalog.schema import (
     GPU,
     PSU,
     Case,
+    LoopPart,
     MemoryKit,
     Motherboard,
     PCIeSlot,
@@ -32,11 +33,13 @@ from dlrig.enums import (
     CoolerType,
     FormFactor,
     Interconnect,
+    LoopRole,
     Severity,
     StorageKind,
     Vendor,
 )
 from dlrig.machine.model import Build
+from dlrig.mains import find_mains
 from dlrig.model.power import size_build_psu
 from dlrig.plan.evaluate import Outcome
 from dlrig.rules import Finding
@@ -116,6 +119,16 @@ def fake_catalog() -> Catalog:
                  memory_type="ddr5-rdimm", memory_slots=16, max_memory_gb=2048,
                  psu_watts=6000, network_gbit_s=400),
     )  # fmt: skip
+    # A loop for the open-air cards (plan/loop.py): a block each, 120 mm sections for their
+    # heat, one pump and one set of fittings.
+    cooling = (
+        LoopPart(name="Block", price_usd=150, role=LoopRole.GPU_BLOCK, slots=2,
+                 fits_gpus=("Small 12", "Fast 24", "Red 24")),
+        LoopPart(name="Radiator 360", price_usd=120, role=LoopRole.RADIATOR, radiator_mm=360),
+        LoopPart(name="Radiator 240", price_usd=90, role=LoopRole.RADIATOR, radiator_mm=240),
+        LoopPart(name="Pump", price_usd=150, role=LoopRole.PUMP),
+        LoopPart(name="Fittings", price_usd=100, role=LoopRole.FITTINGS),
+    )  # fmt: skip
     return Catalog(
         {
             "gpus": gpus,
@@ -126,8 +139,14 @@ def fake_catalog() -> Catalog:
             "storage": storage,
             "memory": memory,
             "platforms": platforms,
+            "cooling": cooling,
         }
     )
+
+
+# The toy world is not about the wall: four independent 240 V / 30 A circuits carry any of its
+# builds on stock power (tests that judge the circuit name their own).
+TOY_MAINS = find_mains("4x-us-240v-30a", where="plan_fakes", origin="test")
 
 
 @dataclass(frozen=True)

@@ -124,15 +124,16 @@ def test_psu1_fix_past_the_largest_atx_unit_proposes_two_psus_or_a_power_limit(
     tmp_path: Path,
 ) -> None:
     # 4 x 575 + 350 + 230 = 2880 W, +10% = 3168 W: no ATX unit (the largest is 2800 W on
-    # 230 V). Two 1600 W units (3200 W) or a cap of 250 W a card on the present 1600 W unit
-    # ((4 x 250 x 1.1 + 350) x 1.1 = 1595 W; NVIDIA's 1000 W minimum for a 5090 system less
-    # the card's 575 W, plus 4 x 250 W = 1425 W) fit; each, applied, passes PSU.1.
+    # 230 V). Two 1600 W units (3200 W) fit and, applied, pass PSU.1. A power limit does not:
+    # the present 1600 W unit would need 250 W a card ((4 x 250 x 1.1 + 350) x 1.1 = 1595 W),
+    # and an RTX 5090's driver refuses limits under 400 W (catalog power_limit_min_w, from
+    # noonghunna/club-3090 119a5fa), so none is proposed, and a 250 W limit is bad input.
     found = check_psu1(tmp_path, {**FOUR_5090, "psu": "Seasonic PRIME TX-1600 ATX 3.1"})
     fix = str(found["fix"])
     assert found["severity"] == "error"
     assert "a PSU of >= 3200 W" not in fix
     assert "two PSUs of >= 1600 W each" in fix
-    assert "a power limit of 250 W per GPU: power_limit_w: 250" in fix
+    assert "power limit" not in fix
     two = {**FOUR_5090, "psu": {"model": "Seasonic PRIME TX-1600 ATX 3.1", "count": 2}}
     assert check_psu1(tmp_path, two)["severity"] == "info"
     limited = {
@@ -140,4 +141,8 @@ def test_psu1_fix_past_the_largest_atx_unit_proposes_two_psus_or_a_power_limit(
         "gpus": [{"model": RTX_5090, "count": 4, "power_limit_w": 250}],
         "psu": "Seasonic PRIME TX-1600 ATX 3.1",
     }
-    assert check_psu1(tmp_path, limited)["severity"] == "info"
+    path = tmp_path / "limited.yaml"
+    path.write_text(yaml.safe_dump({"name": "t", **limited}))
+    refused = run_dlrig("check", str(path))
+    assert refused.returncode == 2
+    assert "gpus.0.power_limit_w" in refused.stderr and "expected 400-575 W" in refused.stderr

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from dlrig.catalog.loader import builtin_catalog
 from dlrig.catalog.schema import Motherboard
 from dlrig.machine import load_build
@@ -76,12 +78,18 @@ def test_the_board_brought_for_more_cards_takes_the_builds_cpu(tmp_path: Path) -
         price_usd=1300,
         x16_slots=[{"position": p, "lanes": 16, "gen": 5, "from_cpu": True} for p in (1, 4, 7)],
     )
+    # Three open-air 4090s go on a loop (COOL.3): priced from a user's quotes for its parts
+    # and a case that mounts its radiators (tests/fixtures/loop_quotes.yaml).
+    quotes = yaml.safe_load(
+        (BUILD.parents[2] / "tests" / "fixtures" / "loop_quotes.yaml").read_text()
+    )
     catalog = tmp_path / "board.json"
-    catalog.write_text(json.dumps({"motherboards": [board]}))
+    catalog.write_text(json.dumps({"motherboards": [board], **quotes}, default=str))
     spaced = BUILD.parent / "2x-4090-spaced-workstation.yaml"
     result = subprocess.run(
         [sys.executable, "-m", "dlrig", "upgrade", str(spaced), "-w", "llama-3-8b-lora",
-         "--budget", "10000", "--catalog", str(catalog), "--json"],
+         "--budget", "10000", "--catalog", str(catalog), "--json",
+         "--circuit", "us-240v-30a"],  # three 450 W cards need a 240 V line (PSU.6)
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

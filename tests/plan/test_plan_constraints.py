@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
-from plan_fakes import FAKE_WORKLOADS, FakeEvaluator, fake_catalog
+from plan_fakes import FAKE_WORKLOADS, TOY_MAINS, FakeEvaluator, fake_catalog
 
 from dlrig.enums import Vendor
 from dlrig.errors import ValidationError
@@ -31,7 +33,7 @@ def run(
         budget,
         make_objective(kind, [1.0]),
         FakeEvaluator(),
-        constraints=constraints,
+        constraints=dataclasses.replace(constraints or Constraints(), mains=TOY_MAINS),
         top_k=3,
     )
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from plan_brute import brute_force, frontier, ranked_top
-from plan_fakes import FAKE_WORKLOADS, FakeEvaluator, fake_catalog
+from plan_fakes import FAKE_WORKLOADS, TOY_MAINS, FakeEvaluator, fake_catalog
 
 from dlrig.enums import Vendor
+from dlrig.mains import find_mains
 from dlrig.plan.constraints import Constraints
 from dlrig.plan.kinds import BuildForm, ObjectiveKind
 from dlrig.plan.objectives import make_objective
@@ -16,6 +17,9 @@ from dlrig.plan.results import WeightedWorkload
 from dlrig.plan.search import plan
 
 CATALOG = fake_catalog()
+CIRCUITS = [
+    find_mains(name, where="test", origin="test") for name in ("us-15a", "2x-us-15a", "eu-16a")
+]
 
 workload_mixes = st.lists(
     st.tuples(st.sampled_from(sorted(FAKE_WORKLOADS)), st.sampled_from([0.3, 1.0, 2.0])),
@@ -31,6 +35,9 @@ constraint_sets = st.builds(
     nodes=st.sampled_from([1, 1, 2]),
     exclude_vendors=st.sampled_from([(), (Vendor.AMD,), (Vendor.INTEL,)]),
     min_gpu_memory_gb=st.sampled_from([0.0, 20.0]),
+    # The circuit decides which groups run at stock power and which at a power limit (PSU.6,
+    # plan/space.py): the planner and the brute force see the same groups on each.
+    mains=st.sampled_from([None, TOY_MAINS, *CIRCUITS]),
 )
 
 

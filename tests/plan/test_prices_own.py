@@ -18,6 +18,9 @@ STREET_3090_USD = 700.0  # used, May 2026: runlocalai (catalog/data/gpus.toml)
 OWNED = {"gpus": [{"model": "GeForce RTX 3090", "count": 2}], "psu": "Corsair AX1600i"}
 
 
+LOOP_QUOTES = Path(__file__).parents[1] / "fixtures" / "loop_quotes.yaml"
+
+
 def run_dlrig(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "dlrig", *args], capture_output=True, text=True, timeout=300
@@ -55,6 +58,9 @@ def test_cards_beyond_the_owned_two_are_paid_for(tmp_path: Path) -> None:
     doc = plan_json(
         "--budget", "8000", "--gpus", "3", "--include", "GeForce RTX 3090", "--top", "1",
         "--own", str(own_file(tmp_path, OWNED)),
+        "--circuit", "us-240v-30a",  # three 350 W cards at stock power (PSU.6)
+        # three open-air cards need a loop (COOL.3, COOL.7): priced from a user's quotes
+        "--catalog", str(LOOP_QUOTES),
     )  # fmt: skip
     (best,) = doc["builds"]
     parts = {p["part"]: p["price_usd"] for p in best["parts"]}

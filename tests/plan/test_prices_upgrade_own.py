@@ -27,7 +27,9 @@ ADD_ONE = f"add 1x {CARD} (3 in all) + PSU -> {PSU_1500} (PSU.1: 1400 W)"
 
 def upgrade(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "dlrig", "upgrade", XEON_2X6000, "-w", "resnet50", *args],
+        # on a 240 V line: four cards draw more than a 15 A outlet carries (PSU.6)
+        [sys.executable, "-m", "dlrig", "upgrade", XEON_2X6000, "-w", "resnet50",
+         "--circuit", "us-240v-30a", *args],
         capture_output=True, text=True, timeout=300, check=False,
         env={**os.environ, "COLUMNS": "240"},  # a wide table: no header wrapped
     )  # fmt: skip

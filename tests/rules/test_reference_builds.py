@@ -8,12 +8,14 @@ dlrig's build files have no open frame or riser yet), which these tests leave ou
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from dlrig.enums import Severity
 from dlrig.machine import load_build
+from dlrig.mains import find_mains
 from dlrig.rules import CheckResult, check_build
 from dlrig.workloads import load_workload
 
@@ -25,8 +27,13 @@ SOFTWARE = {"SW.rocm", "SW.rccl", "SW.bnb", "SW.flash"}
 OPEN_FRAME = {"MB.1", "COOL.3"}
 
 
-def check(name: str, workload: str | None = None) -> CheckResult:
+def check(name: str, workload: str | None = None, circuit: str | None = None) -> CheckResult:
+    """`check` on a reference build, on `circuit` when given (the sources of RB07, RB10 and
+    RB11 state no mains: on dlrig's default 120 V / 15 A circuit their 1.5-2.75 kW are over
+    its 1,440 W, PSU.6, which tests/rules/test_reference_builds_power.py judges)."""
     build = load_build(next(FIXTURES.glob(f"{name}-*.yaml")))
+    if circuit is not None:
+        build = dataclasses.replace(build, mains=find_mains(circuit, where="test", origin="test"))
     return check_build(build, load_workload(workload) if workload else None)
 
 
@@ -68,7 +75,7 @@ def test_the_thinksmart_rig_is_short_of_ram_and_cores_as_its_table_shows() -> No
     # 7252 for 4 GPUs: the one build of expert_builds.md with RAM below its GPU memory (0.33x)
     # and below Puget's 16 cores for a 3+ GPU workstation; its ROMED8-2T wires every slot to
     # the CPU. It works for 70B inference, so these are warnings, not errors.
-    result = check("RB07", "llama-3-70b-qlora")
+    result = check("RB07", "llama-3-70b-qlora", circuit="us-20a")
     assert severities(result, "RAM.total") == {Severity.WARNING}
     assert evidence(result, "RAM.total")["needed_gb"] == 96.0
     assert severities(result, "CPU.cores") == {Severity.WARNING}
@@ -91,7 +98,7 @@ def test_wallners_rig_has_the_ram_and_platform_the_experts_ask_for() -> None:
 
 def test_the_4x_5090_box_runs_96_gb_of_ram_below_its_128_gb_of_gpu_memory() -> None:
     # autonomous-ai: 4x RTX 5090 (128 GB), Threadripper PRO, 96 GB RAM, a 1 TB NVMe.
-    result = check("RB10")
+    result = check("RB10", circuit="us-240v-20a")
     assert severities(result, "RAM.total") == {Severity.WARNING}
     assert evidence(result, "RAM.total")["needed_gb"] == 128.0
     assert severities(result, "DISK.nvme") == {Severity.INFO}
@@ -103,7 +110,9 @@ def test_the_4x_5090_box_runs_96_gb_of_ram_below_its_128_gb_of_gpu_memory() -> N
 def test_the_2x_rtx_pro_6000_workstation_works_with_half_its_gpu_memory_in_ram() -> None:
     # autonomous-ai: 2x RTX PRO 6000 (192 GB) with 96 GB RAM (expert_builds.csv: 0.5x) on a
     # Xeon W5 / W790: it works; the RAM is below Stas Bekman's bar, said as a warning.
-    result = check("RB11", "llama-3.1-70b-serve")
+    result = check("RB11", "llama-3.1-70b-serve", circuit="us-20a")
     assert result.ok, [f.message for f in result.errors]
+    # its reported 1,600 W draw is over a 15 A / 120 V circuit's 1,440 W for hours
+    assert {f.rule for f in check("RB11", "llama-3.1-70b-serve").errors} == {"PSU.6"}
     assert {f.rule for f in result.below_bar} == {"RAM.total"}
     assert severities(result, "DISK.nvme") == {Severity.INFO}

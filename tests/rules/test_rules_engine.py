@@ -25,7 +25,9 @@ COMPAT_RULES = {
     "COMPAT.form", "COMPAT.platform", "COMPAT.case",
 }  # fmt: skip
 # Rules that extend a guide rule past its text (the guide id they extend in their docstring).
-EXTENDING_RULES = {"DISK.job"}
+# New ids in the guide's form: DISK.job; PSU.5 (transients) and PSU.6 (the circuit at the wall);
+# COOL.7 (a loop's radiators against its heat) and COOL.8 (the case's airflow), issue 35.
+EXTENDING_RULES = {"DISK.job", "PSU.5", "PSU.6", "COOL.7", "COOL.8"}
 # Issue 35: the expert builders' bar (Puget Systems, Stas Bekman, D2L, Answer.AI) and what runs
 # on ROCm; `plan` refuses the warnings of the bar rules (engine.bar_rules).
 EXPERT_BAR_RULES = {

@@ -3,11 +3,13 @@ rule ids; infos are notes and may grow)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from dlrig.machine import load_build
+from dlrig.mains import find_mains
 from dlrig.rules import check_build
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "builds"
@@ -18,7 +20,8 @@ EXPECTED: dict[str, tuple[set[str], set[str]]] = {
     # 24 cores for 2 GPUs is more than the guide's 2 per GPU needs (CPU.4).
     "2x-4090-spaced-workstation.yaml": (set(), {"CPU.4"}),
     "4x-blower-workstation.yaml": (set(), set()),
-    "4x-open-air-workstation.yaml": ({"COOL.3"}, set()),
+    # 4 open-air cards (COOL.3), 1,444 W at the wall on the default 15 A circuit (PSU.6).
+    "4x-open-air-workstation.yaml": ({"COOL.3", "PSU.6"}, set()),
     # 3 slots for 4 cards (MB.1); the third card's slot is x4 from the chipset (PCIE.2, and
     # PCIE.cpu: 3+ GPUs want the CPU's own lanes, Puget Systems).
     "4x-on-desktop-cpu.yaml": ({"MB.1", "PCIE.2"}, {"PCIE.cpu"}),
@@ -54,7 +57,10 @@ def test_the_make_run_build_passes_with_no_error() -> None:
 
 
 def test_the_open_air_mistake_differs_from_the_blower_build_by_cooling_only() -> None:
-    result = check_build(load_build(EXAMPLES / "4x-open-air-workstation.yaml"))
+    # On a 20 A circuit: on 15 A its 1,444 W at the wall fail PSU.6 as well.
+    build = load_build(EXAMPLES / "4x-open-air-workstation.yaml")
+    mains = find_mains("us-20a", where="test", origin="test")
+    result = check_build(dataclasses.replace(build, mains=mains))
     assert [f.rule for f in result.errors] == ["COOL.3"]
 
 

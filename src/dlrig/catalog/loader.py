@@ -24,6 +24,7 @@ from dlrig.catalog.schema import (
     PART_MODELS,
     PSU,
     Case,
+    LoopPart,
     MemoryKit,
     Motherboard,
     PartBase,
@@ -109,6 +110,10 @@ class Catalog:
     @property
     def platforms(self) -> tuple[Platform, ...]:
         return self._typed("platforms", Platform)
+
+    @property
+    def cooling(self) -> tuple[LoopPart, ...]:
+        return self._typed("cooling", LoopPart)
 
     def _typed(self, kind: str, model: type[P]) -> tuple[P, ...]:
         return tuple(p for p in self.of(kind) if isinstance(p, model))

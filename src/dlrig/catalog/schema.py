@@ -19,6 +19,7 @@ from dlrig.enums import (
     CoolerType,
     FormFactor,
     Interconnect,
+    LoopRole,
     PartKind,
     PSUEfficiency,
     Segment,
@@ -155,6 +156,11 @@ class GPU(PartBase):
         description="a published measurement of the clock the card holds under sustained "
         "tensor-core load at its stock power limit; `sources.sustained_clock`",
     )
+    power_limit_min_w: Watts | None = Field(
+        default=None,
+        description="the lowest power limit the driver accepts (nvidia-smi -q 'Min Power "
+        "Limit'), `sources.power_limit`; None: a third of tdp_w is assumed",
+    )
     vendor_min_psu_w: Watts | None = Field(
         default=None,
         description="the vendor's required/recommended system power for a PC with one such "
@@ -258,13 +264,70 @@ class PSU(PartBase):
     )
 
 
+class RadiatorMount(BaseModel):
+    """One place a case takes a radiator, and the longest radiator it takes there."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    position: str = Field(min_length=1, max_length=40, description="front, top, bottom, side")
+    max_mm: Annotated[int, Field(ge=120, le=1200)] = Field(
+        description="the longest radiator that fits, mm (360: a 3 x 120 mm radiator)"
+    )
+
+    @property
+    def sections(self) -> int:
+        """120 mm fan positions of radiator the mount holds."""
+        return self.max_mm // RADIATOR_SECTION_MM
+
+
+class FanMount(BaseModel):
+    """Fan positions of one size in a case (front, top, rear and bottom together)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    size_mm: Annotated[int, Field(ge=40, le=250)]
+    count: Annotated[int, Field(ge=1, le=64)]
+
+
+# Radiator length per fan position: 120 mm fans (EKWB rates radiators per 120 mm section).
+RADIATOR_SECTION_MM = 120
+
+
 class Case(PartBase):
     form_factors: tuple[str, ...] = ("atx",)
     max_gpu_length_mm: Millimetres
     expansion_slots: PositiveInt
-    radiator_mounts_120mm: NonNegativeInt = Field(
-        default=0, description="radiator space, counted in 120 mm fan positions"
+    radiator_mounts: tuple[RadiatorMount, ...] | None = Field(
+        default=None,
+        max_length=16,
+        description="where the case takes radiators and how long (the vendor's spec page, "
+        "`sources.radiators`); None: not known",
     )
+    radiator_mounts_120mm: NonNegativeInt | None = Field(
+        default=None,
+        description="radiator space in 120 mm fan positions, usable together (the mounts' "
+        "sum when `radiator_mounts` is given); None: not known",
+    )
+    fan_mounts: tuple[FanMount, ...] | None = Field(
+        default=None,
+        max_length=8,
+        description="case fan positions by size (`sources.fans`); None: not known",
+    )
+
+    @model_validator(mode="after")
+    def _radiator_space(self) -> Case:
+        """The 120 mm total follows from the mounts; a file giving both must agree."""
+        if self.radiator_mounts is None:
+            return self
+        total = sum(m.sections for m in self.radiator_mounts)
+        if self.radiator_mounts_120mm is None:
+            object.__setattr__(self, "radiator_mounts_120mm", total)
+        elif self.radiator_mounts_120mm > total:
+            raise ValueError(
+                f"radiator_mounts_120mm {self.radiator_mounts_120mm} exceeds the "
+                f"{total} positions its radiator_mounts hold"
+            )
+        return self
 
 
 class Storage(PartBase):
@@ -328,6 +391,38 @@ class Platform(PartBase):
     )
 
 
+class LoopPart(PartBase):
+    """A part of a custom water loop: a GPU block, a pump with its reservoir, a radiator, or
+    the fittings, tubing and coolant of one loop."""
+
+    role: LoopRole
+    fits_gpus: tuple[str, ...] = Field(
+        default=(),
+        description="catalog GPU names a block fits (the PCB it is cut for); gpu-block only",
+    )
+    slots: PositiveInt | None = Field(
+        default=None, description="a block's width with its I/O bracket, expansion slots"
+    )
+    radiator_mm: Literal[120, 240, 360, 480] | None = Field(
+        default=None, description="a radiator's length: 120 mm per fan position"
+    )
+    watts: Watts | None = Field(default=None, description="what the part draws (a pump)")
+
+    @model_validator(mode="after")
+    def _role_fields(self) -> LoopPart:
+        """A radiator says its length; a block says what it fits."""
+        if self.role is LoopRole.RADIATOR and self.radiator_mm is None:
+            raise ValueError("a radiator needs radiator_mm (120, 240, 360 or 480)")
+        if self.role is LoopRole.GPU_BLOCK and not self.fits_gpus:
+            raise ValueError("a gpu-block needs fits_gpus (the GPUs it is cut for)")
+        return self
+
+    @property
+    def sections(self) -> int:
+        """120 mm fan positions of radiator (0 for other parts)."""
+        return (self.radiator_mm or 0) // RADIATOR_SECTION_MM
+
+
 PART_MODELS: dict[PartKind, type[PartBase]] = {
     PartKind.GPUS: GPU,
     PartKind.CPUS: CPU,
@@ -337,6 +432,7 @@ PART_MODELS: dict[PartKind, type[PartBase]] = {
     PartKind.STORAGE: Storage,
     PartKind.MEMORY: MemoryKit,
     PartKind.PLATFORMS: Platform,
+    PartKind.COOLING: LoopPart,
 }
 # Every kind has its model (a new kind must say how its parts look).
 assert set(PART_MODELS) == set(PartKind)

@@ -45,5 +45,6 @@ for _kind, _help in [
     ("storage", "Storage: HDD, SATA SSD, NVMe with read MB/s and capacity."),
     ("memory", "RAM kits: type, size, speed."),
     ("platforms", "Server platforms: GPU count, form, interconnect, power."),
+    ("cooling", "Water-loop parts: GPU blocks, radiators, pumps, fittings (priced where dated)."),
 ]:
     _register(_kind, _help)

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from dlrig.commands.config import CircuitOption, with_mains
 from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import (
     BUILD_HELP,
@@ -32,6 +33,7 @@ def check(
         ),
     ] = None,
     catalog: CatalogOption = None,
+    circuit: CircuitOption = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
     html: HtmlOption = None,
 ) -> None:
@@ -44,7 +46,7 @@ def check(
 
     cat = user_catalog(catalog)
     source, doc = build_document(build)
-    resolved = resolve_build(doc, source, cat)
+    resolved = with_mains(resolve_build(doc, source, cat), circuit)
     wl = None
     if workload is not None:
         from dlrig.workloads import load_workload

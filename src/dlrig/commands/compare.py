@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from dlrig.commands.config import CircuitOption, with_mains
 from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import BUILD_HELP, CatalogOption, WorkloadOption, build_document
 
@@ -16,6 +17,7 @@ def compare(
     ],
     workload: WorkloadOption,
     catalog: CatalogOption = None,
+    circuit: CircuitOption = None,
     json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
     html: HtmlOption = None,
 ) -> None:
@@ -40,7 +42,7 @@ def compare(
     items = []
     for ref in builds:
         source, doc = build_document(ref)
-        resolved = resolve_build(doc, source, cat)
+        resolved = with_mains(resolve_build(doc, source, cat), circuit)
         items.append(
             report.Compared(
                 resolved, build_price(resolved), estimate(resolved, job), check_build(resolved, job)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import typer
 
+from dlrig.commands.config import CircuitOption, with_mains
 from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import BUILD_HELP, CatalogOption, WorkloadOption, build_document, finite
 from dlrig.commands.rent import (
@@ -67,6 +68,7 @@ def estimate(
     horizon_months: HorizonOption = DEFAULT_HORIZON_MONTHS,
     rent_gpu: RentGpuOption = None,
     lead_time_days: LeadTimeOption = None,
+    circuit: CircuitOption = None,
 ) -> None:
     """How fast BUILD runs the workload, which part holds it back, and what a run costs;
     with --rent, what the run costs in the cloud and when owning BUILD pays off."""
@@ -89,10 +91,11 @@ def estimate(
     build_source, build_doc = build_document(build)
     workload_source, workload_doc = _workload_document(workload)
     prices = {"electricity_per_kwh": electricity_price, "co2_kg_per_kwh": co2_per_kwh}
+    inputs = _Inputs(catalog, prices, circuit)
 
     if compare is None:
         est, checked = _one(
-            build_doc, build_source, workload_doc, workload_source, assignments, catalog, prices
+            build_doc, build_source, workload_doc, workload_source, assignments, inputs
         )
         memory_note = _memory_note(est, checked)
         renting = None
@@ -149,8 +152,7 @@ def estimate(
     refused: list[str] = []
     for one, v in zip(compared, values, strict=True):
         est, checked = _one(
-            build_doc, build_source, workload_doc, workload_source, [*assignments, one], catalog,
-            prices,
+            build_doc, build_source, workload_doc, workload_source, [*assignments, one], inputs,
         )  # fmt: skip
         estimates.append(est)
         # A value the build cannot take (an AM5 chip on an sTR5 board) is estimated all the
@@ -161,7 +163,7 @@ def estimate(
     as_built = None
     if not json or html is not None:
         as_built, _ = _one(
-            build_doc, build_source, workload_doc, workload_source, assignments, catalog, prices
+            build_doc, build_source, workload_doc, workload_source, assignments, inputs
         )
     if json:
         print_text(report.compare_json(key, values, estimates))
@@ -175,14 +177,22 @@ def estimate(
         save_page(html, estimate_compare_page(key, values, estimates, as_built, refused))
 
 
+class _Inputs(NamedTuple):
+    """What every estimate of one command shares: the --catalog file, the price options and the
+    --circuit."""
+
+    catalog_file: str | None
+    prices: dict[str, float | None]
+    circuit: str | None
+
+
 def _one(
     build_doc: dict[str, Any],
     build_source: str,
     workload_doc: dict[str, Any],
     workload_source: str,
     assignments: list[Any],
-    catalog_file: str | None,
-    prices: dict[str, float | None],
+    inputs: _Inputs,
 ) -> Any:
     from dlrig.commands.inputs import user_catalog
     from dlrig.commands.overrides import apply_overrides, blame
@@ -192,6 +202,7 @@ def _one(
     from dlrig.workloads import resolve_workload
     from dlrig.workloads.loader import expand_document
 
+    catalog_file, prices = inputs.catalog_file, inputs.prices
     cat = user_catalog(catalog_file)
     bdoc, wdoc = apply_overrides(build_doc, workload_doc, assignments, cat)
     changed = [a.text for a in assignments if a.target == "build"]
@@ -202,6 +213,7 @@ def _one(
         resolved = resolve_build(bdoc, build_source, cat)
     except ValidationError as exc:
         raise blame(exc, assignments, "build", build_doc) from None
+    resolved = with_mains(resolved, inputs.circuit)
     try:
         job = resolve_workload(wdoc, workload_source)
     except ValidationError as exc:

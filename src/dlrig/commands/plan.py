@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
+from dlrig.commands.config import CircuitOption, resolve_mains
 from dlrig.commands.html import HtmlOption, save_page
 from dlrig.commands.inputs import (
     CatalogOption,
@@ -142,6 +143,7 @@ def plan(
     ] = 3.0,
     save: SaveFolderOption = None,
     catalog: CatalogOption = None,
+    circuit: CircuitOption = None,
     own: Annotated[
         str | None,
         typer.Option(
@@ -217,6 +219,7 @@ def plan(
         exclude=tuple(exclude or ()),
         exclude_vendors=tuple(exclude_vendor or ()),
         min_gpu_memory_gb=min_gpu_memory,
+        mains=resolve_mains(circuit),
     )
     goal = make_objective(objective, [w.weight for w in workloads], lifetime_years=lifetime_years)
     started = time.perf_counter()

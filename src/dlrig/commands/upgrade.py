@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from dlrig.commands.config import CircuitOption, with_mains
 from dlrig.commands.inputs import (
     BUILD_HELP,
     CatalogOption,
@@ -29,6 +30,7 @@ def upgrade(
         ),
     ],
     catalog: CatalogOption = None,
+    circuit: CircuitOption = None,
     own: Annotated[
         str | None,
         typer.Option(
@@ -73,7 +75,7 @@ def upgrade(
         # before the build is resolved: "add 1x <the build's GPU>" prices the build's own card
         cat = cat.without_used_prices()
     source, doc = build_document(build)
-    resolved = resolve_build(doc, source, cat)
+    resolved = with_mains(resolve_build(doc, source, cat), circuit)
     if own is not None:
         # the build is resolved first: its own parts are not the spares --own names
         own_source, own_doc = read_document(own)

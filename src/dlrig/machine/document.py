@@ -43,6 +43,8 @@ def build_to_document(build: Build, catalog: Catalog | None = None) -> dict[str,
         doc["psu"] = _entry(build.psu, cat, count=build.psu_count)
     if build.case is not None:
         doc["case"] = _entry(build.case, cat)
+    if build.loop:
+        doc["loop"] = [_entry(e.part, cat, count=e.count) for e in build.loop]
     if build.nodes != 1:
         doc["nodes"] = build.nodes
     if build.network is not None:
@@ -58,6 +60,8 @@ def build_to_document(build: Build, catalog: Catalog | None = None) -> dict[str,
     }
     if build.measured is not None:
         doc["measured"] = _measured_entry(build.measured)
+    if build.mains is not None:
+        doc["circuit"] = build.mains.name
     return doc
 
 

@@ -1,6 +1,6 @@
 """Whether parts physically go together: each predicate once, used by the planner to prune
 and by the rules to report (CASE.1, COMPAT.length, COMPAT.slots, COMPAT.memory, DISK.4,
-DISK.job)."""
+DISK.job); a water loop's radiators are judged in machine/loop.py.."""
 
 from __future__ import annotations
 
@@ -25,11 +25,6 @@ def card_fits_case(length_mm: float, case: Case) -> bool:
 def cards_fit_slots(bottom_slot: int, case: Case) -> bool:
     """The case's expansion-slot openings reach below the lowest card's cooler."""
     return bottom_slot <= case.expansion_slots
-
-
-def radiators_fit(water_gpus: int, case: Case) -> bool:
-    """CASE.1: custom water cooling needs room for a radiator per GPU."""
-    return case.radiator_mounts_120mm >= water_gpus
 
 
 def memory_type_fits(kit_type: str, host_type: str) -> bool:

@@ -11,6 +11,7 @@ from dlrig.catalog.schema import (
     GPU,
     PSU,
     Case,
+    LoopPart,
     MemoryKit,
     Motherboard,
     PartBase,
@@ -20,6 +21,7 @@ from dlrig.catalog.schema import (
 from dlrig.errors import DlrigError, UnknownPartError, ValidationError
 from dlrig.io.documents import read_document
 from dlrig.io.validation import validate_document
+from dlrig.machine.loop import LoopEntry
 from dlrig.machine.model import (
     Build,
     GPUGroup,
@@ -34,6 +36,7 @@ from dlrig.machine.model import (
 )
 from dlrig.machine.partial import resolve_spec
 from dlrig.machine.schema import BuildFile, MeasuredBlock, MemoryEntry, part_form
+from dlrig.mains import find_mains
 
 
 def parse_build(doc: dict[str, Any], source: str) -> BuildFile:
@@ -85,8 +88,13 @@ def _power_limit(entry: Any, gpu: GPU, source: str, where: str) -> float | None:
     if not low_w - 1e-9 <= limit <= high_w + 1e-9:
         raise ValidationError(
             f"{source}: field '{where}': {limit:g} W is outside what a {gpu.name} takes: "
-            f"expected {low_w:.0f}-{high_w:.0f} W (a third of its stock power to its stock "
-            f"{high_w:.0f} W)",
+            f"expected {low_w:.0f}-{high_w:.0f} W ("
+            + (
+                "the driver's lowest limit"
+                if gpu.power_limit_min_w is not None
+                else "a third of its stock power"
+            )
+            + f" to its stock {high_w:.0f} W)",
             field=where,
             reason=f"expected {low_w:.0f}-{high_w:.0f} W",
         )
@@ -229,6 +237,10 @@ def resolve_build(doc: dict[str, Any], source: str, catalog: Catalog | None = No
         psu=one(bf.psu, PSU, "psu"),
         psu_count=_setting(bf.psu, "count", 1) if bf.psu is not None else 1,
         case=one(bf.case, Case, "case"),
+        loop=tuple(
+            LoopEntry(_part(e, cat, LoopPart, source, f"loop.{i}"), _setting(e, "count", 1))
+            for i, e in enumerate(bf.loop)
+        ),
         nodes=bf.nodes,
         network=Network(bf.network.kind, bf.network.gbit_s, bf.network.adapters_per_node)
         if bf.network
@@ -243,6 +255,9 @@ def resolve_build(doc: dict[str, Any], source: str, catalog: Catalog | None = No
             source,
         )
         if bf.measured is not None
+        else None,
+        mains=find_mains(bf.circuit, where=f"{source}: field 'circuit'", origin="build file")
+        if bf.circuit is not None
         else None,
     )
 

@@ -17,8 +17,10 @@ from dlrig.catalog.schema import (
     Storage,
 )
 from dlrig.enums import CoolerType, NetworkKind, Precision
+from dlrig.machine.loop import LoopEntry
 from dlrig.machine.partial import describe_default
 from dlrig.machine.topology import Topology, compute_topology
+from dlrig.mains import Mains
 
 # The kinds of part a rule may declare it reads (`gpu.tdp_w`), as the build file names them.
 PART_KINDS = ("gpu", "cpu", "motherboard", "platform", "storage", "psu", "case")
@@ -31,8 +33,10 @@ MIN_POWER_LIMIT_SHARE = 1.0 / 3.0
 
 
 def power_limit_range_w(gpu: GPU) -> tuple[float, float]:
-    """The power limits a build may set on the card, W: its lowest to its stock board power."""
-    return gpu.tdp_w * MIN_POWER_LIMIT_SHARE, gpu.tdp_w
+    """The power limits a build may set on the card, W: the driver's lowest where the catalog
+    states it (`power_limit_min_w`), else a third of its stock board power, up to that."""
+    low = gpu.power_limit_min_w or gpu.tdp_w * MIN_POWER_LIMIT_SHARE
+    return min(low, gpu.tdp_w), gpu.tdp_w
 
 
 @dataclass(frozen=True)
@@ -202,6 +206,11 @@ class Build:
     prices: Prices = field(default_factory=Prices)
     source: str = ""
     measured: Measured | None = None
+    # A custom water loop's parts (blocks, radiators, pump, fittings), when the build names them.
+    loop: tuple[LoopEntry, ...] = ()
+    # The circuit(s) the node is plugged into (the build file's `circuit`, or what the command
+    # resolved: --circuit, the user's config file); None: the rules assume the default circuit.
+    mains: Mains | None = None
 
     @cached_property
     def topology(self) -> Topology:

@@ -18,6 +18,7 @@ from dlrig.catalog.schema import (
     GPU,
     PSU,
     Case,
+    LoopPart,
     Motherboard,
     PartBase,
     PCIeSlot,
@@ -25,7 +26,7 @@ from dlrig.catalog.schema import (
     Storage,
     optional_fields_model,
 )
-from dlrig.enums import FormFactor, Interconnect, PSUEfficiency, StorageKind
+from dlrig.enums import FormFactor, Interconnect, LoopRole, PSUEfficiency, StorageKind
 from dlrig.io.validation import to_validation_error
 
 P = TypeVar("P", bound=PartBase)
@@ -77,6 +78,8 @@ DEFAULTS: dict[type[PartBase], dict[str, Any]] = {
         "max_memory_gb": 1024.0,
         "psu_watts": 2000.0,
     },
+    # A loop part that does not say what it is counts as a line of fittings: it cools nothing.
+    LoopPart: {"role": LoopRole.FITTINGS},
 }
 
 DEFAULT_NAMES: dict[type[PartBase], str] = {
@@ -87,6 +90,7 @@ DEFAULT_NAMES: dict[type[PartBase], str] = {
     Case: "custom case",
     Storage: "custom storage",
     Platform: "custom platform",
+    LoopPart: "custom loop part",
 }
 
 

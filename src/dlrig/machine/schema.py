@@ -26,7 +26,17 @@ from pydantic import (
 from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
-from dlrig.catalog.schema import CPU, GPU, PSU, Case, MemoryKit, Motherboard, Platform, Storage
+from dlrig.catalog.schema import (
+    CPU,
+    GPU,
+    PSU,
+    Case,
+    LoopPart,
+    MemoryKit,
+    Motherboard,
+    Platform,
+    Storage,
+)
 from dlrig.enums import CoolerType, NetworkKind, Precision
 from dlrig.machine.model import Prices
 from dlrig.machine.partial import inline_spec_model
@@ -47,6 +57,7 @@ if TYPE_CHECKING:
     CaseSpec = BaseModel
     StorageSpec = BaseModel
     PlatformSpec = BaseModel
+    LoopPartSpec = BaseModel
 else:
     GPUSpec = inline_spec_model(GPU)
     CPUSpec = inline_spec_model(CPU)
@@ -55,6 +66,7 @@ else:
     CaseSpec = inline_spec_model(Case)
     StorageSpec = inline_spec_model(Storage)
     PlatformSpec = inline_spec_model(Platform)
+    LoopPartSpec = inline_spec_model(LoopPart)
 
 
 class _Strict(BaseModel):
@@ -172,6 +184,7 @@ if TYPE_CHECKING:
     CasePart = Any
     StoragePart = Any
     PlatformPart = Any
+    LoopPartEntry = Any
 else:
     GPUPart = _part_union(GPUSpec, _GPUSettings, "GPU")
     CPUPart = _part_union(CPUSpec, _CountSetting, "CPU")
@@ -180,6 +193,7 @@ else:
     CasePart = _part_union(CaseSpec, _NoSettings, "Case")
     StoragePart = _part_union(StorageSpec, _StorageSettings, "Storage")
     PlatformPart = _part_union(PlatformSpec, _NoSettings, "Platform")
+    LoopPartEntry = _part_union(LoopPartSpec, _CountSetting, "LoopPart")
 
 
 class MemoryEntry(_Strict):
@@ -319,10 +333,24 @@ class BuildFile(_Strict):
     ] = Field(default_factory=list)
     psu: PSUPart | None = None
     case: CasePart | None = None
+    loop: list[LoopPartEntry] = Field(
+        default_factory=list,
+        max_length=64,
+        description="a custom water loop's parts (catalog `cooling` names or inline specs, each "
+        "with a count): GPU blocks, radiators, the pump and the fittings",
+    )
     nodes: Annotated[int, Field(gt=0, le=MAX_NODES)] = 1
     network: NetworkEntry | None = None
     prices: PricesEntry = Field(default_factory=PricesEntry)
     measured: MeasuredBlock | None = None
+    circuit: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="the mains circuit the machine is plugged into: us-15a, us-20a, "
+        "us-240v-30a, eu-16a, uk-13a, ... or NNx-NAME for NN independent circuits "
+        "(2x-us-15a: one PSU or more on each)",
+    )
 
 
 SPEC_MODELS: dict[str, type[BaseModel]] = {
@@ -334,4 +362,5 @@ SPEC_MODELS: dict[str, type[BaseModel]] = {
     "storage": StorageSpec,
     "platform": PlatformSpec,
     "memory": MemoryKit,
+    "loop": LoopPartSpec,
 }

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 # MB.1: "most GPUs are 2 slots wide"; a card whose width is not given is placed as one.
 DEFAULT_CARD_SLOTS = 2
+# A water-blocked card whose block is not named (machine/loop.py says why; kept here, below the
+# loop module's imports, so that topology needs nothing above it).
+WATER_BLOCK_SLOTS = 2
 NO_SLOT = "no slot"
 
 
@@ -29,10 +32,12 @@ class Card:
     group: int
     pcie_gen: int | None
     pcie_lanes: int | None
+    # A water-blocked card's block width, when the build's loop names its block.
+    block_slots: int | None = None
 
     @property
     def width_slots(self) -> int:
-        return card_width_slots(self.gpu)
+        return card_width_slots(self.gpu, self.cooler, self.block_slots)
 
 
 @dataclass(frozen=True)
@@ -77,9 +82,15 @@ class Link:
         return self.basis != NO_SLOT
 
 
-def card_width_slots(gpu: GPU) -> int:
-    """Expansion-slot positions the card's cooler covers."""
-    return gpu.slots or DEFAULT_CARD_SLOTS
+def card_width_slots(
+    gpu: GPU, cooler: CoolerType | None = None, block_slots: int | None = None
+) -> int:
+    """Expansion-slot positions the card's cooler covers: a water block's width for a
+    water-cooled card (machine/loop.py), else the card's own."""
+    width = gpu.slots or DEFAULT_CARD_SLOTS
+    if cooler is CoolerType.WATER:
+        return min(width, block_slots or WATER_BLOCK_SLOTS)
+    return width
 
 
 def link_width(lanes: int) -> int:
@@ -176,6 +187,7 @@ def compute_topology(build: Build) -> Topology:
         *(id(p) for p in parts),
         build.cpu_count,
         tuple((g.count, g.pcie_gen, g.pcie_lanes, g.cooler) for g in build.gpus),
+        tuple((e.part.name, e.part.slots) for e in build.loop),
     )
     found = _SHARED.get(key)
     if found is not None:
@@ -189,12 +201,22 @@ def compute_topology(build: Build) -> Topology:
 
 def _compute(build: Build) -> Topology:
     cards = tuple(
-        Card(g.gpu, g.cooler, i, g.pcie_gen, g.pcie_lanes)
+        Card(g.gpu, g.cooler, i, g.pcie_gen, g.pcie_lanes, _block_slots(build, g.gpu, g.cooler))
         for i, g in enumerate(build.gpus)
         for _ in range(g.count)
     )
     placement = _placement(build, cards)
     return Topology(cards, placement, _links(build, cards, placement), _gpus_per_cpu_socket(build))
+
+
+def _block_slots(build: Build, gpu: GPU, cooler: CoolerType) -> int | None:
+    """The width of the block the build's loop names for this card (None: none named)."""
+    if cooler is not CoolerType.WATER:
+        return None
+    from dlrig.machine.loop import block_for
+
+    block = block_for(gpu, build.loop)
+    return block.slots if block is not None else None
 
 
 def _gpus_per_cpu_socket(build: Build) -> float:

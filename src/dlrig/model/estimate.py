@@ -66,6 +66,7 @@ from dlrig.model.serving import (
 )
 from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
+from dlrig.model.wall import wall_draw
 from dlrig.units import MIB, gbit_s_to_gb_s
 from dlrig.workloads.model import Mode, Workload
 from dlrig.workloads.serving import ServeSpec
@@ -403,12 +404,19 @@ def _power(build: Build, cal: Calibration, assumed: list[str]) -> PowerEstimate:
     if psu_eff is None:
         psu_eff = cal.psu_efficiency[DEFAULT_PSU_TIER]
         assumed.append("PSU efficiency unknown: 80 PLUS Gold (90% at half load) assumed")
+    draw = wall_draw(build)
     return PowerEstimate(
         system_peak_w=sizing.subtotal_w,
         psu_recommended_w=sizing.recommended_w,
         psu_installed_w=build.psu_watts,
         average_w=sizing.subtotal_w * cal.gpu_average_power_fraction,
         psu_efficiency=psu_eff,
+        wall_w=draw.wall_w,
+        per_circuit_w=draw.per_circuit_w,
+        circuit=draw.mains.name,
+        circuit_origin=draw.mains.origin,
+        circuit_continuous_w=draw.continuous_w,
+        circuit_headroom_w=draw.headroom_w,
     )
 
 

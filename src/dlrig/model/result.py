@@ -34,10 +34,19 @@ class PowerEstimate:
     psu_installed_w: float | None
     average_w: float
     psu_efficiency: float
+    # At the wall against the circuit (PSU.6, model/wall.py): the sustained draw through the
+    # PSU, the circuit it is judged on (how it was chosen) and what that leaves for hours.
+    wall_w: float = 0.0
+    per_circuit_w: float = 0.0
+    circuit: str = ""
+    circuit_origin: str = ""
+    circuit_continuous_w: float = 0.0
+    circuit_headroom_w: float = 0.0
 
     @property
-    def wall_w(self) -> float:
-        """The average draw at the wall: the parts' average over the PSU's efficiency."""
+    def average_wall_w(self) -> float:
+        """The average draw at the wall (energy's): the parts' average over the PSU's
+        efficiency; `wall_w` is the sustained draw the circuit must carry."""
         return self.average_w / self.psu_efficiency
 
 

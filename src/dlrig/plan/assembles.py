@@ -15,7 +15,7 @@ from dlrig.catalog.schema import (
     PCIeSlot,
     Storage,
 )
-from dlrig.enums import FormFactor
+from dlrig.enums import CoolerType, FormFactor
 from dlrig.machine.fit import (
     board_fits_case,
     card_fits_case,
@@ -23,8 +23,8 @@ from dlrig.machine.fit import (
     dataset_fits,
     memory_size_fits,
     memory_type_fits,
-    radiators_fit,
 )
+from dlrig.machine.loop import radiators_fit_case
 from dlrig.machine.topology import card_width_slots, place_cards
 from dlrig.plan.parts import (
     Chassis,
@@ -33,37 +33,66 @@ from dlrig.plan.parts import (
 )
 
 
-def place_gpus(board: Motherboard, gpu: GPU, count: int) -> tuple[PCIeSlot, ...] | None:
-    """The x16 slots `count` cards of this width occupy, by the machine topology's placement
-    rule (MB.1); None when they do not all fit."""
-    seated, unplaced = place_cards(board.x16_slots, [card_width_slots(gpu)] * count)
+def _width(gpu: GPU, water: bool, block_slots: int | None) -> int:
+    cooler = CoolerType.WATER if water else None
+    return card_width_slots(gpu, cooler, block_slots)
+
+
+def place_gpus(
+    board: Motherboard,
+    gpu: GPU,
+    count: int,
+    *,
+    water: bool = False,
+    block_slots: int | None = None,
+) -> tuple[PCIeSlot, ...] | None:
+    """The x16 slots `count` cards of this width (a water block's, when water-cooled) occupy,
+    by the machine topology's placement rule (MB.1); None when they do not all fit."""
+    width = _width(gpu, water, block_slots)
+    seated, unplaced = place_cards(board.x16_slots, [width] * count)
     return None if unplaced else tuple(slot for _, slot, _ in seated)
 
 
-def slots_needed(board: Motherboard, gpu: GPU, count: int) -> int | None:
+def slots_needed(
+    board: Motherboard,
+    gpu: GPU,
+    count: int,
+    *,
+    water: bool = False,
+    block_slots: int | None = None,
+) -> int | None:
     """Expansion-slot openings the case must have for the placed cards (the last card may hang
     below the board's last slot)."""
-    placed = place_gpus(board, gpu, count)
+    placed = place_gpus(board, gpu, count, water=water, block_slots=block_slots)
     if placed is None:
         return None
-    return placed[-1].position + card_width_slots(gpu) - 1
+    return placed[-1].position + _width(gpu, water, block_slots) - 1
 
 
-def case_fits(case: Case, board: Motherboard, gpu: GPU, count: int, water: bool) -> bool:
-    """CASE.1: the case takes the board, the cards' length and width, and a radiator per GPU
-    when water-cooled."""
+def case_fits(
+    case: Case,
+    board: Motherboard,
+    gpu: GPU,
+    count: int,
+    water: bool,
+    radiators_mm: tuple[int, ...] = (),
+    block_slots: int | None = None,
+) -> bool:
+    """CASE.1: the case takes the board, the cards' length and width, and, water-cooled, the
+    loop's radiators (on mounts known to take them: an unknown case is not planned into)."""
     if not board_fits_case(board, case):
         return False
     if gpu.length_mm is not None and not card_fits_case(gpu.length_mm, case):
         return False
-    needed = slots_needed(board, gpu, count)
+    needed = slots_needed(board, gpu, count, water=water, block_slots=block_slots)
     if needed is None or not cards_fit_slots(needed, case):
         return False
-    return not water or radiators_fit(count, case)
+    return not water or radiators_fit_case(radiators_mm, case) is True
 
 
-def gpu_fits_chassis(chassis: Chassis, gpu: GPU, count: int) -> bool:
-    """The chassis takes count of these GPUs: platform form and size, or board slots."""
+def gpu_fits_chassis(chassis: Chassis, gpu: GPU, count: int, *, water: bool = False) -> bool:
+    """The chassis takes count of these GPUs: platform form and size, or board slots (at a
+    water block's width when `water`)."""
     if chassis.platform is not None:
         p = chassis.platform
         if p.included_gpu is not None:
@@ -73,7 +102,7 @@ def gpu_fits_chassis(chassis: Chassis, gpu: GPU, count: int) -> bool:
         return gpu.form == p.gpu_form and count <= p.max_gpus
     if chassis.board is None or gpu.form != FormFactor.PCIE:
         return False
-    return place_gpus(chassis.board, gpu, count) is not None
+    return place_gpus(chassis.board, gpu, count, water=water) is not None
 
 
 def cpu_fits_chassis(chassis: Chassis, cpu: CPU) -> bool:

@@ -13,8 +13,8 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
-from dlrig.catalog.schema import CPU, PSU, Case, PCIeSlot, Storage
-from dlrig.enums import StorageKind
+from dlrig.catalog.schema import CPU, PSU, Case, FanMount, PCIeSlot, RadiatorMount, Storage
+from dlrig.enums import CoolerType, StorageKind
 from dlrig.machine.model import Build
 from dlrig.machine.topology import card_width_slots
 from dlrig.plan.assembles import memory_fits_cpu, place_gpus
@@ -108,6 +108,7 @@ def _drive_facts(drives: Sequence[Storage]) -> _DriveFacts:
 class _PsuFacts(NamedTuple):
     top: PSU
     watts: float
+    watts_at_115v: float | None
     pcie_8pin: int
     pcie_12v_2x6: int
     efficiency: str
@@ -120,18 +121,64 @@ def _psu_facts(options: Sequence[PSU | None]) -> _PsuFacts | None:
     return _PsuFacts(
         top=max(psus, key=lambda p: p.watts),
         watts=max(p.watts for p in psus),
+        watts_at_115v=_low_line_w(psus),
         pcie_8pin=max(p.pcie_8pin for p in psus),
         pcie_12v_2x6=max(p.pcie_12v_2x6 for p in psus),
         efficiency=max((p.efficiency for p in psus), key=efficiency_rank),
     )
 
 
+def _low_line_w(psus: Sequence[PSU]) -> float | None:
+    """The most any of these supplies gives on 100-127 V, where one states a 115 V rating
+    (None: none does, and the fused unit's rating stands for it)."""
+    if all(p.watts_at_115v is None for p in psus):
+        return None
+    return max(p.watts_at_115v or p.watts for p in psus)
+
+
 class _CaseFacts(NamedTuple):
     first: Case
     max_gpu_length_mm: float
     expansion_slots: int
-    radiator_mounts_120mm: int
+    radiator_mounts_120mm: int | None
+    radiator_mounts: tuple[RadiatorMount, ...] | None
+    fan_mounts: tuple[FanMount, ...] | None
     form_factors: tuple[str, ...]
+
+
+def _most(values: Sequence[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
+
+
+def _fused_mounts(
+    mounts: Sequence[tuple[RadiatorMount, ...] | None],
+) -> tuple[RadiatorMount, ...] | None:
+    """Radiator mounts at least as roomy as each case's: the k-th longest of them is the
+    longest k-th longest mount of any (whatever set of radiators one case takes, these take)."""
+    known = [sorted((m.max_mm for m in ms), reverse=True) for ms in mounts if ms is not None]
+    if not known:
+        return None
+    width = max(len(k) for k in known)
+    return tuple(
+        RadiatorMount(position=f"mount {i + 1}", max_mm=max(k[i] for k in known if i < len(k)))
+        for i in range(width)
+    )
+
+
+def _fused_fans(fans: Sequence[tuple[FanMount, ...] | None]) -> tuple[FanMount, ...] | None:
+    """Fan positions at least as many, of each size, as any of these cases has."""
+    known = [f for f in fans if f is not None]
+    if not known:
+        return None
+    sizes = sorted({m.size_mm for f in known for m in f})
+    return tuple(
+        FanMount(
+            size_mm=size, count=max(sum(m.count for m in f if m.size_mm == size) for f in known)
+        )
+        for size in sizes
+        if any(m.size_mm == size for f in known for m in f)
+    )
 
 
 def _case_facts(options: Sequence[Case | None]) -> _CaseFacts | None:
@@ -142,9 +189,16 @@ def _case_facts(options: Sequence[Case | None]) -> _CaseFacts | None:
         first=cases[0],
         max_gpu_length_mm=max(c.max_gpu_length_mm for c in cases),
         expansion_slots=max(c.expansion_slots for c in cases),
-        radiator_mounts_120mm=max(c.radiator_mounts_120mm for c in cases),
+        radiator_mounts_120mm=_most([c.radiator_mounts_120mm for c in cases]),
+        radiator_mounts=_fused_mounts([c.radiator_mounts for c in cases]),
+        fan_mounts=_fused_fans([c.fan_mounts for c in cases]),
         form_factors=tuple(dict.fromkeys(f for c in cases for f in c.form_factors)),
     )
+
+
+def _most_w(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
 
 
 def _memory_top(memory: Sequence[MemoryOption]) -> MemoryOption:
@@ -211,6 +265,7 @@ def fused_parts(groups: Sequence[Group]) -> IdealParts:
         psu = max((f.top for f in psu_facts), key=lambda p: p.watts).model_copy(
             update={
                 "watts": max(f.watts for f in psu_facts),
+                "watts_at_115v": _most_w([f.watts_at_115v for f in psu_facts]),
                 "pcie_8pin": max(f.pcie_8pin for f in psu_facts),
                 "pcie_12v_2x6": max(f.pcie_12v_2x6 for f in psu_facts),
                 "efficiency": max((f.efficiency for f in psu_facts), key=efficiency_rank),
@@ -225,7 +280,9 @@ def fused_parts(groups: Sequence[Group]) -> IdealParts:
             update={
                 "max_gpu_length_mm": max(f.max_gpu_length_mm for f in case_facts),
                 "expansion_slots": max(f.expansion_slots for f in case_facts),
-                "radiator_mounts_120mm": max(f.radiator_mounts_120mm for f in case_facts),
+                "radiator_mounts_120mm": _most([f.radiator_mounts_120mm for f in case_facts]),
+                "radiator_mounts": _fused_mounts([f.radiator_mounts for f in case_facts]),
+                "fan_mounts": _fused_fans([f.fan_mounts for f in case_facts]),
                 "form_factors": tuple(dict.fromkeys(x for f in case_facts for x in f.form_factors)),
             }
         )
@@ -264,7 +321,16 @@ def ideal_build(
         where: Hashable = ("platform", chassis.platform.name)
     else:
         board = chassis.board
-        slots = place_gpus(board, group.gpu, group.count) if board is not None else None
+        block = (
+            next((e.part.slots for e in group.loop.entries if e.part.slots), None)
+            if group.loop is not None
+            else None
+        )
+        slots = (
+            place_gpus(board, group.gpu, group.count, water=group.water, block_slots=block)
+            if board is not None
+            else None
+        )
         seats = slots or ()
         where = (
             "board",
@@ -280,6 +346,7 @@ def ideal_build(
         group.gpu.name,
         group.count,
         group.water,
+        group.power_limit_w,
         group.nodes,
         where,
         (cpu.cores, cpu.threads, cpu.base_ghz, cpu.boost_ghz, cpu.pcie_lanes, cpu.pcie_gen),
@@ -315,7 +382,9 @@ def probes(group: Group) -> Iterator[tuple[str, int, IdealParts | None]]:
 def family_key(group: Group) -> Hashable:
     if group.chassis.board is None:
         return group.key
-    return ("workstation", group.gpu.name, group.count, group.water, group.nodes)
+    return (
+        "workstation", group.gpu.name, group.count, group.water, group.power_limit_w, group.nodes,
+    )  # fmt: skip
 
 
 def on_family_board(groups: Sequence[Group]) -> Group | None:
@@ -329,7 +398,7 @@ def on_family_board(groups: Sequence[Group]) -> Group | None:
     boards = [g.chassis.board for g in groups if g.chassis.board is not None]
     if len(groups) == 1 or len(boards) < len(groups):
         return None
-    width = card_width_slots(first.gpu)
+    width = card_width_slots(first.gpu, CoolerType.WATER if first.water else None)
     gen = max(slot.gen for b in boards for slot in b.x16_slots)
     board = boards[0].model_copy(
         update={

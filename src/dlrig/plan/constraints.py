@@ -9,6 +9,7 @@ from dlrig.catalog.schema import CPU, GPU, PartBase, Platform
 from dlrig.enums import Vendor
 from dlrig.errors import ValidationError
 from dlrig.io.validation import closest
+from dlrig.mains import Mains
 from dlrig.plan.kinds import BuildForm
 
 MAX_GPUS_PER_NODE = 8
@@ -26,6 +27,8 @@ class Constraints:
     exclude: tuple[str, ...] = ()
     exclude_vendors: tuple[Vendor, ...] = ()
     min_gpu_memory_gb: float = 0.0
+    # The circuit every build is judged on (PSU.6); None: the default circuit.
+    mains: Mains | None = None
 
     def gpu_counts(self) -> tuple[int, ...]:
         """GPU counts per node the search may use."""

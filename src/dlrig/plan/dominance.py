@@ -63,14 +63,32 @@ def storage_merit(s: Storage) -> tuple[float, ...]:
     return (s.read_mb_s, s.capacity_tb, s.write_mb_s or 0.0, STORAGE_KIND_RANK[s.kind])
 
 
-def psu_merit(p: PSU) -> tuple[float, ...]:
-    """Watts (PSU.1), connectors (PSU.2), efficiency (PSU.3)."""
-    return (p.watts, p.pcie_8pin, p.pcie_12v_2x6, efficiency_rank(p.efficiency))
+def psu_merit(p: PSU, low_line: bool = False) -> tuple[float, ...]:
+    """Watts on the circuit's voltage (PSU.1, PSU.6), connectors (PSU.2, PSU.5), efficiency
+    (PSU.3, PSU.6)."""
+    watts = (p.watts_at_115v or p.watts) if low_line else p.watts
+    return (watts, p.watts, p.pcie_8pin, p.pcie_12v_2x6, efficiency_rank(p.efficiency))
 
 
 def case_merit(c: Case) -> tuple[float, ...]:
-    """Card length, expansion slots and radiator room (CASE.1); the board form is a filter."""
-    return (c.max_gpu_length_mm, c.expansion_slots, c.radiator_mounts_120mm)
+    """Card length, expansion slots, radiator room (CASE.1) and fan positions (COOL.8); the
+    board form is a filter. A case whose mounts are known beats one whose are not; two cases
+    with radiator mounts of different shapes are both kept (which radiators fit depends on
+    the mounts, not on their sum)."""
+    mounts = tuple(sorted((m.max_mm for m in c.radiator_mounts or ()), reverse=True))
+    fans = sum(m.count * m.size_mm for m in c.fan_mounts or ())
+    return (
+        c.max_gpu_length_mm,
+        c.expansion_slots,
+        -1 if c.radiator_mounts_120mm is None else c.radiator_mounts_120mm,
+        *(mounts[i] if i < len(mounts) else 0 for i in range(_MOUNTS_COMPARED)),
+        fans,
+        int(c.fan_mounts is not None),
+    )
+
+
+# Radiator mounts compared one by one, longest first (a desktop case has at most this many).
+_MOUNTS_COMPARED = 6
 
 
 def memory_merit(m: MemoryOption) -> tuple[float, ...]:

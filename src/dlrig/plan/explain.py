@@ -26,10 +26,12 @@ ORDINALS = {2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "se
 
 
 def gpu_set(s: Scored) -> str:
-    """'2x GeForce RTX 4090' (with the node count when more than one)."""
+    """'2x GeForce RTX 4090' (with the node count when more than one, and the power limit
+    when the plan set one: 'at 310 W')."""
     g = s.candidate.group
     nodes = f"{g.nodes} nodes of " if g.nodes > 1 else ""
-    return f"{nodes}{g.count}x {g.gpu.name}"
+    limited = f" at {g.power_limit_w:.0f} W" if g.power_limit_w is not None else ""
+    return f"{nodes}{g.count}x {g.gpu.name}{limited}"
 
 
 def rate(value: float) -> str:

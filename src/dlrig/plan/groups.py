@@ -22,7 +22,8 @@ from dlrig.catalog.schema import (
 )
 from dlrig.enums import CoolerType, NetworkKind
 from dlrig.machine.model import Build, GPUGroup, MemoryConfig, Network, Prices, StorageDevice
-from dlrig.model.power import size_psu
+from dlrig.mains import Mains
+from dlrig.model.power import size_psu, vendor_min_with
 from dlrig.plan.assembles import (
     memory_fits_cpu,
 )
@@ -31,13 +32,14 @@ from dlrig.plan.dominance import (
     memory_merit,
     storage_merit,
 )
+from dlrig.plan.loop import LoopPlan
 from dlrig.plan.parts import (
     INFINIBAND_MIN_GBIT_S,
     Chassis,
     MemoryOption,
     efficiency_rank,
     price_of,
-    water_cooling_usd,
+    psu_output_w,
 )
 
 T = TypeVar("T")
@@ -69,15 +71,31 @@ class Group:
     known_prices: tuple[tuple[float, ...], ...] | None = dataclasses.field(
         default=None, compare=False, repr=False
     )
+    # Each card's power limit when the circuit needs one (PSU.6, plan/space.py), W.
+    power_limit_w: float | None = None
+    # The water loop's parts and price, when water-cooled (plan/loop.py).
+    loop: LoopPlan | None = None
+    # The circuit the group's builds are judged on.
+    mains: Mains | None = None
 
     @property
     def key(self) -> Hashable:
-        return (self.chassis.name, self.gpu.name, self.count, self.water, self.nodes)
+        return (
+            self.chassis.name, self.gpu.name, self.count, self.water, self.nodes,
+            self.power_limit_w,
+        )  # fmt: skip
+
+    @property
+    def board_power_w(self) -> float:
+        """What each card draws: its power limit, else its stock board power."""
+        return self.gpu.tdp_w if self.power_limit_w is None else self.power_limit_w
 
     @property
     def gpu_set(self) -> Hashable:
         """The GPUs the group's builds hold: builds of one GPU set differ only in supporting
-        parts and cooling (a dearer board, water where air does as well)."""
+        parts, cooling and the power limit a circuit asks of them (a dearer board, water where
+        air does as well, the same cards held to 550 W): the ranking shows one of them, the
+        Pareto frontier the others worth their price."""
         return (self.gpu.name, self.count, self.nodes)
 
     @functools.cached_property
@@ -99,10 +117,15 @@ class Group:
         CPU's and the GPUs' draw plus the guide's 10% and 10% (the rule engine errors below
         that); a platform's own supply (None) always does. Most combinations a walk meets
         fail here, so they are left out before they become candidates."""
+        low_line = self.mains.circuit.low_line if self.mains is not None else True
         floors = [
-            psu_floor_w(self.gpu, self.count, c.tdp_w * self.chassis.cpu_count) for c in self.cpus
+            psu_floor_w(self.gpu, self.board_power_w, self.count, c.tdp_w * self.chassis.cpu_count)
+            for c in self.cpus
         ]
-        return tuple(tuple(p is None or p.watts >= f for p in self.psus) for f in floors)
+        return tuple(
+            tuple(p is None or (psu_output_w(p, low_line) or 0.0) >= f for p in self.psus)
+            for f in floors
+        )
 
     @functools.cached_property
     def weak_psus(self) -> frozenset[int]:
@@ -116,7 +139,7 @@ class Group:
         """One node's price of the chassis, GPUs (unless bundled) and water cooling."""
         bundled = self.chassis.platform is not None and self.chassis.platform.included_gpu
         gpus = 0.0 if bundled else price_of(self.gpu, self.count)
-        cooling = water_cooling_usd(self.count) if self.water else 0.0
+        cooling = self.loop.price_usd if self.loop is not None else 0.0
         return self.chassis.price_usd + gpus + cooling
 
     def cpu_price_usd(self, cpu: CPU) -> float:
@@ -354,8 +377,14 @@ class Candidate:
         lines: list[tuple[str, float]] = []
         bundled_gpu = chassis.platform is not None and chassis.platform.included_gpu
         lines.append((f"{g.count}x {g.gpu.name}", 0.0 if bundled_gpu else price_of(g.gpu, g.count)))
-        if g.water:
-            lines.append((f"water cooling for {g.count} GPUs (COOL.4)", water_cooling_usd(g.count)))
+        if g.loop is not None:
+            lines.extend(
+                (
+                    f"{e.count}x {e.part.name}" if e.count > 1 else e.part.name,
+                    price_of(e.part, e.count),
+                )
+                for e in g.loop.entries
+            )
         cpu_label = (
             f"{chassis.cpu_count}x {self.cpu.name}" if chassis.cpu_count > 1 else self.cpu.name
         )
@@ -373,6 +402,8 @@ class Candidate:
         """A short name: '2x GeForce RTX 4090, water, on ASUS Pro WS ...'."""
         g = self.group
         cooling = ", water-cooled" if g.water else ""
+        if g.power_limit_w is not None:
+            cooling += f", limited to {g.power_limit_w:.0f} W each"
         nodes = f"{g.nodes} nodes of " if g.nodes > 1 else ""
         return f"{nodes}{g.count}x {g.gpu.name}{cooling} on {g.chassis.name}"
 
@@ -405,7 +436,14 @@ def assemble(
     cooling = CoolerType.WATER if group.water else None
     return Build(
         name=name or f"{group.count}x {group.gpu.name} {chassis.form.value}",
-        gpus=(GPUGroup(gpu=group.gpu, count=group.count, cooler_override=cooling),),
+        gpus=(
+            GPUGroup(
+                gpu=group.gpu,
+                count=group.count,
+                cooler_override=cooling,
+                power_limit_w=group.power_limit_w,
+            ),
+        ),
         cpu=cpu,
         cpu_count=chassis.cpu_count,
         motherboard=chassis.board,
@@ -418,16 +456,23 @@ def assemble(
         network=platform_network(chassis.platform) if group.nodes > 1 else None,
         prices=Prices(electricity_per_kwh=electricity_per_kwh),
         source="dlrig plan",
+        loop=group.loop.entries if group.loop is not None else (),
+        mains=group.mains,
     )
 
 
-def psu_floor_w(gpu: GPU, count: int, cpu_w: float) -> float:
-    """Watts below which no PSU passes PSU.1: the parts plus 10% for peaks, plus 10% margin
-    (the rule engine errors under that; above it, up to the next retail size, it warns)."""
-    return _psu_floor_w(gpu.tdp_w * count, cpu_w)
+def psu_floor_w(gpu: GPU, board_w: float, count: int, cpu_w: float) -> float:
+    """Watts below which no PSU passes PSU.1 for `count` of `gpu` drawing board_w each: the
+    parts plus 10% for peaks, plus 10% margin, and never under the GPU vendor's minimum system
+    power (the rule engine errors under that; above it, up to the next retail size, it
+    warns)."""
+    return _psu_floor_w(board_w * count, cpu_w, gpu.vendor_min_psu_w, gpu.tdp_w)
 
 
 @functools.lru_cache(maxsize=4096)
-def _psu_floor_w(gpu_w: float, cpu_w: float) -> float:
+def _psu_floor_w(gpu_w: float, cpu_w: float, vendor_min_w: float | None, tdp_w: float) -> float:
     # The search asks this per candidate, for few distinct (GPU, CPU) draws: sized once each.
-    return size_psu(gpu_w, cpu_w).with_headroom_w
+    guide = size_psu(gpu_w, cpu_w).with_headroom_w
+    if vendor_min_w is None:
+        return guide
+    return max(guide, vendor_min_with(vendor_min_w, tdp_w, gpu_w))

@@ -1,5 +1,5 @@
 """The planner's view of parts: a chassis (board or server platform), a RAM option (a kit times
-a count), prices, and the price of water cooling."""
+a count), prices, and what a PSU delivers on the circuit's voltage."""
 
 from __future__ import annotations
 
@@ -9,17 +9,16 @@ from dataclasses import dataclass
 from dlrig.catalog.loader import normalize
 from dlrig.catalog.prices import paid_count, unit_price_usd
 from dlrig.catalog.schema import (
+    PSU,
     MemoryKit,
     Motherboard,
     PartBase,
     Platform,
 )
 from dlrig.machine.model import MemoryConfig
+from dlrig.model.power import LOW_LINE_KNOWN_MAX_W
 from dlrig.plan.kinds import BuildForm
 
-# COOL.4: "about 100 USD per GPU plus about 50 USD up front" for all-in-one water kits.
-WATER_USD_PER_GPU = 100.0
-WATER_USD_BASE = 50.0
 # A platform link at or above this rate is an InfiniBand-class fabric; below it, Ethernet.
 INFINIBAND_MIN_GBIT_S = 200.0
 
@@ -39,9 +38,14 @@ def efficiency_rank(tier: str) -> int:
     return EFFICIENCY_TIERS.index(key) if key in EFFICIENCY_TIERS else -1
 
 
-def water_cooling_usd(gpu_count: int) -> float:
-    """COOL.4's price of water-cooling gpu_count GPUs (all-in-one kits)."""
-    return WATER_USD_BASE + WATER_USD_PER_GPU * gpu_count
+def psu_output_w(psu: PSU, low_line: bool) -> float | None:
+    """What one PSU delivers on 100-127 V (`low_line`) or 200-240 V mains, W; None where that
+    is not known (model/power.py's psu_capacity_w for a whole build)."""
+    if low_line and psu.watts_at_115v is not None:
+        return psu.watts_at_115v
+    if low_line and psu.watts > LOW_LINE_KNOWN_MAX_W:
+        return None
+    return psu.watts
 
 
 @dataclass(frozen=True)

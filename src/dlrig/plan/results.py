@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dlrig.machine.model import Build
+from dlrig.mains import Mains
 from dlrig.plan.evaluate import Outcome, WorkloadLike
 from dlrig.plan.groups import Candidate
 from dlrig.plan.objectives import Objective
@@ -58,6 +59,10 @@ class SearchStats:
     unpriced: tuple[str, ...] = ()
     blocked: tuple[str, ...] = ()
     no_priced_server: tuple[tuple[str, float], ...] = ()
+    # Loop parts water-cooled builds wanted priced (plan.space), and the circuit judged on.
+    loop_parts_unpriced: tuple[str, ...] = ()
+    mains: Mains | None = None
+    off_circuit: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

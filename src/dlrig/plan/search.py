@@ -769,6 +769,9 @@ class Planner:
             checks=self.counter.checks,
             unpriced=self.space.unpriced,
             no_priced_server=self.space.no_priced_server,
+            loop_parts_unpriced=self.space.loop_parts_unpriced,
+            mains=self.space.mains,
+            off_circuit=self.space.off_circuit,
             blocked=tuple(
                 f"{rule} ({message})"
                 for rule, (_, message) in sorted(self._blocked.items(), key=lambda kv: -kv[1][0])

@@ -7,9 +7,10 @@ on every number the rules and the model read. Everything else (PSU.1, COOL.3, RA
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from dlrig.catalog.loader import Catalog
 from dlrig.catalog.schema import (
@@ -18,11 +19,16 @@ from dlrig.catalog.schema import (
     Case,
     PartBase,
 )
-from dlrig.enums import CoolerType, FormFactor
+from dlrig.enums import CoolerType, FormFactor, LoopRole
+from dlrig.machine.loop import radiators_fit_case
+from dlrig.machine.model import power_limit_range_w
+from dlrig.mains import Mains, default_mains
+from dlrig.model.wall import max_dc_w_on
 from dlrig.plan.assembles import (
     cpu_fits_chassis,
     gpu_fits_chassis,
     memory_options,
+    place_gpus,
     slots_needed,
     storage_holds,
 )
@@ -41,11 +47,14 @@ from dlrig.plan.groups import (
     psu_floor_w,
 )
 from dlrig.plan.kinds import BuildForm
+from dlrig.plan.loop import LoopOptions, LoopPlan, plan_loop
 from dlrig.plan.parts import (
     Chassis,
+    efficiency_rank,
     normalized,
     price_of,
     priced,
+    psu_output_w,
 )
 
 T = TypeVar("T")
@@ -60,6 +69,13 @@ class SearchSpace:
     groups: tuple[Group, ...]
     unpriced: tuple[str, ...]
     no_priced_server: tuple[tuple[str, float], ...] = ()
+    # Loop parts a water-cooled group wanted that have no price (plan/loop.py): the loops that
+    # a quote for them (--catalog) would bring into the plan.
+    loop_parts_unpriced: tuple[str, ...] = ()
+    # The circuit every build of the space is judged on, and the GPU sets ('3x H100 PCIe
+    # 80GB') it cannot carry at any power limit their cards take (left out of the space).
+    mains: Mains | None = None
+    off_circuit: tuple[str, ...] = ()
 
 
 def chassis_options(catalog: Catalog, constraints: Constraints, allow: PartFilter) -> list[Chassis]:
@@ -133,8 +149,17 @@ def search_space(
         for s in catalog.storage
         if priced(s) and allow.allows("storage", s) and storage_holds(s, dataset_gb)
     ]
-    psus = [p for p in catalog.psus if priced(p) and allow.allows("psus", p)]
+    mains = constraints.mains or default_mains()
+    low_line = mains.circuit.low_line
+    # Only supplies known to deliver on the circuit's voltage are offered (a 2,800 W unit's
+    # 115 V output is unknown: plan/parts.py psu_output_w).
+    psus = [
+        p
+        for p in catalog.psus
+        if priced(p) and allow.allows("psus", p) and psu_output_w(p, low_line) is not None
+    ]
     cases = [c for c in catalog.cases if priced(c) and allow.allows("cases", c)]
+    loop_parts = [p for p in catalog.cooling if allow.allows("cooling", p)]
 
     def cut(
         items: Sequence[T], price: Callable[[T], float], merit: Callable[[T], tuple[float, ...]]
@@ -144,7 +169,7 @@ def search_space(
     storage = tuple(cut(drives, price_of, storage_merit))
     # Filtering a dominance-pruned list by a minimum merit (watts; length, slots, radiators)
     # equals pruning the filtered list: whatever beats a kept part passes the filter too.
-    psu_pool: list[PSU] = cut(psus, price_of, psu_merit)
+    psu_pool: list[PSU] = cut(psus, price_of, lambda p: psu_merit(p, low_line))
     # Each part priced once for the whole space (groups share their PSU and case lists).
     unit_prices: dict[int, float] = {}
 
@@ -159,6 +184,12 @@ def search_space(
     # each list once (plan.bounds), not once per group.
     psu_lists: dict[float, tuple[PSU | None, ...]] = {}
     case_lists: dict[Hashable, tuple[Case | None, ...]] = {}
+    loops: dict[tuple[str, int, float], LoopOptions] = {}
+    wanting_price: dict[str, None] = {}
+    off_circuit: dict[str, None] = {}
+    # GPUs a priced server holds, whether or not the circuit carries it (what the search line's
+    # "for want of a priced server" must not name).
+    in_servers: set[str] = set()
     groups: list[Group] = []
     chassis_list = chassis_options(catalog, constraints, allow)
     for chassis in distinct_chassis(chassis_list) if prune else chassis_list:
@@ -172,15 +203,39 @@ def search_space(
         memory_prices = tuple(m.price_usd for m in memory)
         min_cpu_w = min(c.tdp_w for c in own_cpus) * chassis.cpu_count
         for gpu, count in _gpu_choices(chassis, catalog, gpus, constraints, allow):
-            if not gpu_fits_chassis(chassis, gpu, count):
+            waterable = _water_possible(chassis, gpu, count)
+            if not gpu_fits_chassis(chassis, gpu, count) and not (
+                waterable and gpu_fits_chassis(chassis, gpu, count, water=True)
+            ):
                 continue
-            waters = (False, True) if _water_possible(chassis, gpu, count) else (False,)
-            for water in waters:
+            if chassis.platform is not None:
+                in_servers.add(gpu.name)
+            for water in (False, True) if waterable else (False,):
+                board = chassis.board
+                pool = psu_pool if board is not None else []
+                limit = _circuit_limit(chassis, gpu, count, min_cpu_w, pool, mains)
+                if limit is False:
+                    # no power limit the cards take runs them on this circuit
+                    off_circuit[f"{count}x {gpu.name}"] = None
+                    continue
+                board_w = gpu.tdp_w if limit is None else float(limit)
+                loop: LoopPlan | None = None
+                if water:
+                    key = (gpu.name, count, board_w)
+                    if key not in loops:
+                        loops[key] = plan_loop(gpu, count, board_w * count, loop_parts)
+                    options = loops[key]
+                    wanting_price.update(dict.fromkeys(options.missing))
+                    if options.plan is None:
+                        continue
+                    loop = options.plan
                 group_psus: tuple[PSU | None, ...] = (None,)
                 group_cases: tuple[Case | None, ...] = (None,)
-                board = chassis.board
                 if board is not None:
-                    floor = psu_floor_w(gpu, count, min_cpu_w) if prune else 0.0
+                    block_slots = _block_slots(loop)
+                    if place_gpus(board, gpu, count, water=water, block_slots=block_slots) is None:
+                        continue
+                    floor = psu_floor_w(gpu, board_w, count, min_cpu_w) if prune else 0.0
                     form = normalized(board.form_factor)
                     if form not in case_pools:
                         case_pools[form] = cut(
@@ -188,19 +243,24 @@ def search_space(
                             price_of,
                             case_merit,
                         )
-                    needed = slots_needed(board, gpu, count) or 0
+                    needed = (
+                        slots_needed(board, gpu, count, water=water, block_slots=block_slots) or 0
+                    )
                     if floor not in psu_lists:
-                        psu_lists[floor] = tuple(p for p in psu_pool if p.watts >= floor)
+                        psu_lists[floor] = tuple(
+                            p for p in psu_pool if (psu_output_w(p, low_line) or 0.0) >= floor
+                        )
                     group_psus = psu_lists[floor]
                     length = gpu.length_mm or 0.0
-                    case_key = (form, length, needed, water, count if water else 0)
+                    radiators = loop.radiators_mm if loop is not None else ()
+                    case_key = (form, length, needed, water, radiators)
                     if case_key not in case_lists:
                         case_lists[case_key] = tuple(
                             c
                             for c in case_pools[form]
                             if length <= c.max_gpu_length_mm
                             and needed <= c.expansion_slots
-                            and (not water or c.radiator_mounts_120mm >= count)
+                            and (not water or radiators_fit_case(radiators, c) is True)
                         )
                     group_cases = case_lists[case_key]
                 if not group_psus or not group_cases:
@@ -225,13 +285,22 @@ def search_space(
                         cases=group_cases,
                         nodes=constraints.nodes,
                         known_prices=group_prices,
+                        power_limit_w=None if limit is None else float(limit),
+                        loop=loop,
+                        mains=mains,
                     )
                 )
     homeless: tuple[tuple[str, float], ...] = ()
     if constraints.form in (None, BuildForm.SERVER):
-        in_servers = {g.gpu.name for g in groups if g.chassis.platform is not None}
         homeless = _without_priced_server(catalog, gpus, in_servers)
-    return SearchSpace(groups=tuple(groups), unpriced=tuple(unpriced), no_priced_server=homeless)
+    return SearchSpace(
+        groups=tuple(groups),
+        unpriced=tuple(unpriced),
+        no_priced_server=homeless,
+        loop_parts_unpriced=tuple(wanting_price),
+        mains=mains,
+        off_circuit=tuple(off_circuit),
+    )
 
 
 def needs_server(gpu: GPU) -> bool:
@@ -268,6 +337,45 @@ def _gpu_choices(
             yield bundled, count
         return
     yield from itertools.product(gpus, constraints.gpu_counts())
+
+
+def _block_slots(loop: LoopPlan | None) -> int | None:
+    """The width of the loop's GPU block (None: no loop, or a block that does not say)."""
+    if loop is None:
+        return None
+    return next((e.part.slots for e in loop.entries if e.part.role is LoopRole.GPU_BLOCK), None)
+
+
+def _circuit_limit(
+    chassis: Chassis,
+    gpu: GPU,
+    count: int,
+    min_cpu_w: float,
+    psus: Sequence[PSU],
+    mains: Mains,
+) -> int | Literal[False] | None:
+    """The per-GPU power limit a group needs to run on the circuit (PSU.6) with its leanest
+    CPU and its best supply: None when stock power already does, False when no limit the cards
+    take is low enough (10 W steps, as nvidia-smi users set them). A server is planned at stock
+    power or not at all: its supplies and firmware are its vendor's (a DGX's PSUs take 200-240 V
+    only), so a limit is no fix for the wrong circuit."""
+    if chassis.platform is not None:
+        tier, capacity, supplies = str(chassis.platform.psu_efficiency), None, mains.count
+        capacity = chassis.platform.psu_watts
+        most = max_dc_w_on(mains, tier.lower(), capacity, supplies=supplies)
+        return None if gpu.tdp_w * count + min_cpu_w <= most else False
+    elif psus:
+        tier = max((str(p.efficiency) for p in psus), key=efficiency_rank)
+        capacity = max(psu_output_w(p, mains.circuit.low_line) or 0.0 for p in psus)
+        supplies = 1
+    else:
+        return None
+    most_dc = max_dc_w_on(mains, tier.lower(), capacity or None, supplies=supplies)
+    if gpu.tdp_w * count + min_cpu_w <= most_dc:
+        return None
+    limit = math.floor((most_dc - min_cpu_w) / count / 10) * 10
+    lowest, _ = power_limit_range_w(gpu)
+    return limit if limit >= lowest else False
 
 
 def _water_possible(chassis: Chassis, gpu: GPU, count: int) -> bool:

@@ -31,7 +31,9 @@ from dlrig.catalog.loader import Catalog, normalize
 from dlrig.catalog.prices import Resale, resale
 from dlrig.catalog.schema import CPU, GPU, Case, Motherboard, PartBase
 from dlrig.enums import Bottleneck, CoolerType, FormFactor
+from dlrig.machine.loop import loop_radiators, radiators_fit_case
 from dlrig.machine.model import Build, GPUGroup, MemoryConfig, StorageDevice
+from dlrig.mains import default_mains
 from dlrig.model.power import size_build_psu
 from dlrig.plan.assembles import (
     case_fits,
@@ -43,7 +45,8 @@ from dlrig.plan.assembles import (
 )
 from dlrig.plan.constraints import MAX_GPUS_PER_NODE
 from dlrig.plan.evaluate import Evaluator, Outcome, WorkloadLike
-from dlrig.plan.parts import Chassis, MemoryOption, price_of, priced, water_cooling_usd
+from dlrig.plan.loop import plan_loop
+from dlrig.plan.parts import Chassis, MemoryOption, price_of, priced, psu_output_w
 from dlrig.plan.results import WeightedWorkload, job_storage_gb
 
 P = TypeVar("P", bound=PartBase)
@@ -171,12 +174,28 @@ class _Upgrader:
             return d
         if not any(g.cooler is CoolerType.OPEN_AIR for g in b.gpus):
             return d
-        gpus = tuple(dataclasses.replace(g, cooler_override=CoolerType.WATER) for g in b.gpus)
+        watered = self._watered(b)
+        if watered is None:
+            return None
+        usd, build = watered
         return _Draft(
-            (*d.steps, f"water cooling for {b.gpu_count} GPUs (COOL.3, COOL.4)"),
-            d.price_usd + water_cooling_usd(b.gpu_count),
-            dataclasses.replace(b, gpus=gpus),
+            (*d.steps, f"a water loop for {b.gpu_count} GPUs (COOL.3, COOL.7)"),
+            d.price_usd + usd,
+            build,
         )
+
+    def _watered(self, b: Build) -> tuple[float, Build] | None:
+        """The build with its cards on a loop priced from the catalog's parts (plan/loop.py),
+        and the loop's price; None when no loop can be priced for them."""
+        if len({g.gpu.name for g in b.gpus}) != 1:
+            return None  # one block model per loop: mixed cards are not planned
+        gpu = b.gpus[0].gpu
+        heat_w = sum(g.board_power_w * g.count for g in b.gpus)
+        loop = plan_loop(gpu, b.gpu_count, heat_w, self.catalog.cooling).plan
+        if loop is None:
+            return None
+        gpus = tuple(dataclasses.replace(g, cooler_override=CoolerType.WATER) for g in b.gpus)
+        return loop.price_usd, dataclasses.replace(b, gpus=gpus, loop=loop.entries)
 
     def _force_ram(self, d: _Draft) -> _Draft | None:
         b = d.build
@@ -199,9 +218,13 @@ class _Upgrader:
         if b.psu is None:
             return d
         need_w = size_build_psu(b).recommended_w
-        if b.psu.watts * b.psu_count >= need_w:
+        low_line = (b.mains or default_mains()).circuit.low_line
+        if (psu_output_w(b.psu, low_line) or 0.0) * b.psu_count >= need_w:
             return d
-        psu = self._cheapest([p for p in self.catalog.psus if p.watts >= need_w], what="psus")
+        psu = self._cheapest(
+            [p for p in self.catalog.psus if (psu_output_w(p, low_line) or 0.0) >= need_w],
+            what="psus",
+        )
         if psu is None:
             return None
         return _Draft(
@@ -222,7 +245,7 @@ class _Upgrader:
                 c
                 for c in self.catalog.cases
                 if _case_takes(c, b.motherboard, gpu, b.gpu_count)
-                and (not _water(b) or c.radiator_mounts_120mm >= b.gpu_count)
+                and (not _water(b) or radiators_fit_case(loop_radiators(b.loop), c) is True)
             ],
             what="cases",
         )
@@ -384,12 +407,11 @@ class _Upgrader:
         b = self.base
         if b.platform is not None or not b.gpus or _water(b):
             return
-        gpus = tuple(dataclasses.replace(g, cooler_override=CoolerType.WATER) for g in b.gpus)
-        yield _Draft(
-            (f"water cooling for {b.gpu_count} GPUs (COOL.4)",),
-            water_cooling_usd(b.gpu_count),
-            dataclasses.replace(b, gpus=gpus),
-        )
+        watered = self._watered(b)
+        if watered is None:
+            return
+        usd, build = watered
+        yield _Draft((f"a water loop for {b.gpu_count} GPUs (COOL.4, COOL.7)",), usd, build)
 
     def _cpu_moves(self) -> Iterator[_Draft]:
         b = self.base

@@ -82,6 +82,14 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("psu_watts", "PSU W"),
         ("price_usd", "USD"),
     ],
+    "cooling": [
+        ("name", "name"),
+        ("role", "role"),
+        ("fits_gpus", "fits"),
+        ("slots", "slots"),
+        ("radiator_mm", "radiator mm"),
+        ("price_usd", "USD"),
+    ],
 }
 
 
@@ -89,6 +97,8 @@ def _cell(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, tuple):
+        if all(isinstance(v, str) for v in value):
+            return ", ".join(value)
         return " ".join(f"{s.position}:x{s.lanes}" for s in value)
     if isinstance(value, float):
         return f"{value:,.0f}" if value >= 100 else f"{value:g}"

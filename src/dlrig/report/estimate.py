@@ -90,6 +90,12 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
             "psu_installed_w": est.power.psu_installed_w,
             "average_w": est.power.average_w,
             "psu_efficiency": est.power.psu_efficiency,
+            "wall_w": round(est.power.wall_w, 1),
+            "per_circuit_w": round(est.power.per_circuit_w, 1),
+            "circuit": est.power.circuit,
+            "circuit_origin": est.power.circuit_origin,
+            "circuit_continuous_w": est.power.circuit_continuous_w,
+            "circuit_headroom_w": round(est.power.circuit_headroom_w, 1),
         },
         "run": {
             "time_h": given(est.run.time_h, runs),
@@ -203,12 +209,21 @@ def stages_table(est: Estimate, title: str = "per step") -> Table:
 
 
 def power_line(est: Estimate) -> str:
-    """A node's peak draw and the PSU PSU.1 asks for, beside the one installed."""
+    """A node's peak draw and the PSU PSU.1 asks for, beside the one installed; the sustained
+    draw at the wall against the circuit's continuous limit (PSU.6)."""
     p = est.power
     installed = f", installed {p.psu_installed_w:g} W" if p.psu_installed_w else ""
+    spare = (
+        f"{p.circuit_headroom_w:,.0f} W to spare"
+        if p.circuit_headroom_w >= 0
+        else f"{-p.circuit_headroom_w:,.0f} W OVER what it carries for hours (PSU.6)"
+    )
     return (
         f"power: {p.system_peak_w:.0f} W peak per node; PSU needed {p.psu_recommended_w} W"
-        f"{installed} (PSU.1)"
+        f"{installed} (PSU.1); {p.wall_w:,.0f} W at the wall"
+        + (f" ({p.per_circuit_w:,.0f} W a circuit)" if p.per_circuit_w < p.wall_w - 0.5 else "")
+        + f" on {p.circuit} ({p.circuit_continuous_w:,.0f} W continuous"
+        f"{'; assumed' if p.circuit_origin == 'default' else ''}): {spare}"
     )
 
 

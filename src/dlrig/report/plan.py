@@ -15,6 +15,7 @@ from rich.text import Text
 from dlrig.catalog.currency import USD, Currency
 from dlrig.catalog.loader import Catalog
 from dlrig.machine.model import Build
+from dlrig.plan.circuit import CircuitNote, circuit_note, circuit_phrase
 from dlrig.plan.explain import (
     chances,
     gpu_set,
@@ -61,7 +62,7 @@ def infeasible_message(result: PlanResult, currency: Currency = USD) -> str:
         why = f"; most often {result.stats.blocked[0]}" if result.stats.blocked else ""
         return (
             f"{head}: no build the catalog and these constraints allow passes the rules and "
-            f"holds the job in GPU memory{why}"
+            f"holds the job in GPU memory{why}{_off_circuit(result)}"
         )
     g = cheapest.candidate.group
     o = cheapest.outcomes[0]
@@ -69,6 +70,19 @@ def infeasible_message(result: PlanResult, currency: Currency = USD) -> str:
         f"{head}: the cheapest feasible build costs {currency.format(cheapest.price_usd)} "
         f"({gpu_set(cheapest)}, {g.gpu.memory_gb:g} GB each, on {g.chassis.name}; the job needs "
         f"{o.gpu_required_gb:.1f} GB per GPU; {rate(o.samples_per_s)} {result.rate_unit})"
+    )
+
+
+def _off_circuit(result: PlanResult) -> str:
+    """'; 12 GPU sets (8x H100 PCIe 80GB, ...) draw more than us-15a carries at any power
+    limit: --circuit' (empty when none)."""
+    st = result.stats
+    if not st.off_circuit or st.mains is None:
+        return ""
+    shown = ", ".join(st.off_circuit[:3]) + (", ..." if len(st.off_circuit) > 3 else "")
+    return (
+        f"; {len(st.off_circuit)} GPU sets ({shown}) draw more than {st.mains.name} carries at "
+        "any power limit their cards take (--circuit for a larger one)"
     )
 
 
@@ -109,7 +123,22 @@ def _scored_json(
                 s.candidate.price_lines(), bom_lines(s), strict=True
             )
         ],
+        "power": power_json(circuit_note(s.build)),
         "build": build_document(s.build, catalog),
+    }
+
+
+def power_json(note: CircuitNote) -> dict[str, Any]:
+    """A planned build against its circuit (docs/contracts.md, plan `power`)."""
+    return {
+        "circuit": note.mains.name,
+        "circuit_origin": note.mains.origin,
+        "circuit_continuous_w": note.mains.circuit.continuous_w,
+        "wall_w": round(note.wall_w, 1),
+        "headroom_w": round(note.headroom_w, 1),
+        "power_limit_w": note.power_limit_w,
+        "stock_wall_w": round(note.stock_wall_w, 1),
+        "stock_circuits": list(note.stock_circuits),
     }
 
 
@@ -162,6 +191,9 @@ def plan_json(
             "checks": result.stats.checks,
             "unpriced_parts": list(result.stats.unpriced),
             "gpus_without_priced_server": affordable_without_server(result),
+            "circuit": result.stats.mains.name if result.stats.mains else None,
+            "off_circuit": list(result.stats.off_circuit),
+            "loop_parts_unpriced": list(result.stats.loop_parts_unpriced),
         },
     }
     if not result.builds:
@@ -205,6 +237,19 @@ def _search_line(result: PlanResult, seconds: float) -> Text:
     serverless = without_server_line(result, shown=3)
     if serverless:
         text += f"; {serverless}"
+    if st.mains is not None:
+        origin = "assumed" if st.mains.origin == "default" else f"from {st.mains.origin}"
+        text += f"; every build judged on {st.mains.name} ({origin}; --circuit to change)"
+        if st.off_circuit:
+            text += f", {len(st.off_circuit)} GPU sets left out as too much for it"
+    if st.loop_parts_unpriced:
+        names = ", ".join(st.loop_parts_unpriced[:3])
+        more = len(st.loop_parts_unpriced) - 3
+        text += (
+            f"; water loops not planned for want of a price: {names}"
+            + (f" and {more} more" if more > 0 else "")
+            + " (no dated public price: give a quote with --catalog, cooling:)"
+        )
     return Text(text, style="dim")
 
 
@@ -291,6 +336,7 @@ def plan_renderable(
         if ages:
             parts.append(Text(ages, style="dim"))
         parts.append(Text(f"why: {reason}", style="green"))
+        parts.append(Text(circuit_phrase(circuit_note(s.build)), style="cyan"))
         for f in warnings_of(result, s, view.currency):
             fix = f" (fix: {f.fix})" if f.fix else ""
             parts.append(Text(f"warning {f.rule}: {f.message}{fix}", style="yellow"))

@@ -66,7 +66,7 @@ def serving_dict(est: Estimate, s: ServingEstimate) -> dict[str, Any]:
             "offloaded_fraction": s.offloaded_fraction,
         },
         "energy": {
-            "power_w": est.power.wall_w,
+            "power_w": est.power.average_wall_w,
             "kwh_per_million_tokens": kwh,
             "cost_per_million_tokens": None if kwh is None else kwh * est.run.electricity_per_kwh,
         },
@@ -130,7 +130,7 @@ def run_line(est: Estimate) -> str:
     per_million = "" if kwh is None else f", {kwh:,.2f} kWh per million output tokens"
     return (
         f"run: {hours(r.time_h)} for {r.samples:,.0f} output tokens; {r.energy_kwh:,.1f} kWh at "
-        f"the wall ({p.wall_w:,.0f} W average, {p.psu_efficiency:.0%} PSU){per_million}; "
+        f"the wall ({p.average_wall_w:,.0f} W average, {p.psu_efficiency:.0%} PSU){per_million}; "
         f"{r.energy_cost:,.2f} {r.currency} at {r.electricity_per_kwh:g}/kWh; {r.co2_kg:,.1f} kg "
         f"CO2 at {r.co2_kg_per_kwh:g} kg/kWh"
     )

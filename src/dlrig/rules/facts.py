@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from dlrig.catalog.currency import USD, Currency
 from dlrig.enums import CoolerType
 from dlrig.machine.topology import Card, Link, Placement, topology
+from dlrig.mains import Mains, default_mains
 
 if TYPE_CHECKING:
     from dlrig.machine.model import Build
@@ -38,6 +39,8 @@ class Facts:
         self.cpu_cores: int | None = cpu.cores * build.cpu_count if cpu else None
         self.cpu_threads: int | None = cpu.threads * build.cpu_count if cpu else None
         self.ram_gb: float | None = build.memory.size_gb if build.memory else None
+        # The circuit the build is judged on: its own (or the command's), else the default.
+        self.mains: Mains = build.mains or default_mains()
 
     @property
     def placement(self) -> Placement | None:
@@ -54,3 +57,9 @@ class Facts:
     def open_air(self) -> tuple[int, ...]:
         """Indices of the cards with open-air (non-blower) coolers."""
         return tuple(i for i, c in enumerate(self.cards) if c.cooler is CoolerType.OPEN_AIR)
+
+
+def water_heat_w(f: Facts) -> float:
+    """The heat a build's water loop must move, W: its water-cooled cards' board power (their
+    power limits where set)."""
+    return sum(g.board_power_w * g.count for g in f.build.gpus if g.cooler is CoolerType.WATER)

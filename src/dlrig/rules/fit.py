@@ -6,11 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dlrig.enums import CoolerType, FormFactor, Interconnect
-from dlrig.machine.fit import board_fits_case, card_fits_case, cards_fit_slots, radiators_fit
+from dlrig.enums import FormFactor, Interconnect
+from dlrig.machine.fit import board_fits_case, card_fits_case, cards_fit_slots
+from dlrig.machine.loop import (
+    case_sections,
+    loop_radiators,
+    radiators_fit_case,
+    sections_for_heat,
+)
 from dlrig.machine.topology import DEFAULT_CARD_SLOTS
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
-from dlrig.rules.facts import Facts
+from dlrig.rules.facts import Facts, water_heat_w
 
 MAX_DESKTOP_GPUS = 4  # MB.1: "usually at most 4 GPUs per system even with more slots"
 
@@ -142,26 +148,50 @@ def case_takes_board(f: Facts) -> Iterator[Judgement]:
         )
 
 
-@rule("CASE.1")
+@rule("CASE.1", reads=("gpu.tdp_w",))
 def case_radiators(f: Facts) -> Iterator[Judgement]:
-    """Custom water cooling needs room for a radiator per GPU."""
+    """Custom water cooling needs room for its radiators in the case: the loop's own, or as
+    many 120 mm sections as the cards' heat needs (COOL.7's 175 W each)."""
     if not f.desktop:
         return
-    water = sum(1 for c in f.cards if c.cooler is CoolerType.WATER)
-    if not water:
+    heat_w = water_heat_w(f)
+    if heat_w <= 0:
         return
     case = f.build.case
+    need = sections_for_heat(heat_w)
     if case is None:
-        yield unknown(f"room for {water} radiator(s)", "no case given")
+        yield unknown(f"room for {need} x 120 mm of radiator", "no case given")
         return
-    evidence = {"water_gpus": water, "radiator_mounts_120mm": case.radiator_mounts_120mm}
-    if not radiators_fit(water, case):
-        yield error(
-            f"{water} water-cooled GPUs need {water} radiators; {case.name} has room for "
-            f"{case.radiator_mounts_120mm} x 120 mm",
-            evidence,
-            "a case with more radiator mounts, or a shared larger radiator outside the case",
+    radiators = loop_radiators(f.build.loop)
+    evidence: dict[str, object] = {
+        "heat_w": round(heat_w),
+        "sections_needed": need,
+        "case_sections": case_sections(case),
+    }
+    if radiators:
+        evidence["radiators_mm"] = list(radiators)
+        fits = radiators_fit_case(radiators, case)
+        what = f"the loop's radiators ({' + '.join(f'{mm} mm' for mm in radiators)})"
+    else:
+        space = case_sections(case)
+        fits = None if space is None else space >= need
+        what = f"{need} x 120 mm of radiator for {heat_w:,.0f} W"
+    if fits is None:
+        yield unknown(
+            f"room for {what} in {case.name}",
+            "its radiator mounts are not known (no vendor spec page read)",
+            "give the case's radiator_mounts ({position, max_mm} each) with --catalog",
         )
+    elif not fits:
+        yield error(
+            f"{what} do{'' if radiators else 'es'} not fit {case.name} "
+            f"({case_sections(case)} x 120 mm of mounts)",
+            evidence,
+            "a case with more radiator mounts (a full tower that takes 480 mm radiators at "
+            "front, top and bottom), or an external radiator",
+        )
+    else:
+        yield info(f"{what} fit{'' if radiators else 's'} {case.name}", evidence)
 
 
 @rule("COMPAT.form", reads=("platform.gpu_form",))

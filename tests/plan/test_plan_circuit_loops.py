@@ -1,0 +1,105 @@
+"""Issue 35: every planned build runs on the circuit the plan assumed (PSU.6), power-limited
+and said so where it must be; three 575 W cards get a loop priced from its parts in a case that
+mounts its radiators, or no loop at all where a part has no price."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dlrig.machine.loop import RADIATOR_W_PER_SECTION, sections_for_heat
+
+QUOTES = Path(__file__).parents[1] / "fixtures" / "loop_quotes.yaml"
+
+
+def plan(*args: str) -> tuple[int, dict[str, Any]]:
+    result = subprocess.run(
+        [sys.executable, "-m", "dlrig", "plan", "--json", *args],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return result.returncode, doc
+
+
+@pytest.mark.parametrize(
+    ("workload", "budget"),
+    [
+        ("llama-3-8b-lora", "20000"),
+        ("llama-3-8b-lora", "40000"),
+        ("resnet50", "8000"),
+        ("llama-3-70b-qlora", "3000"),
+        ("llama-3-70b-qlora", "4000"),
+    ],
+)
+def test_every_build_runs_on_the_default_circuit_and_says_what_stock_power_needs(
+    workload: str, budget: str
+) -> None:
+    """The issue's plans, with no circuit given: every ranked build draws at most 1,440 W at
+    the wall on us-15a (NEC's 80% of 15 A at 120 V); one the plan power-limited says so in its
+    build file (power_limit_w) and names the circuits it needs at stock power; a water-cooled
+    one lists its loop's parts."""
+    _, doc = plan("-w", workload, "--budget", budget)
+    assert doc["search"]["circuit"] == "us-15a"
+    assert doc["builds"]
+    for b in doc["builds"]:
+        p = b["power"]
+        assert (p["circuit"], p["circuit_origin"], p["circuit_continuous_w"]) == (
+            "us-15a", "default", 1440,
+        )  # fmt: skip
+        assert p["wall_w"] <= 1440 and p["headroom_w"] >= 0
+        assert b["build"]["circuit"] == "us-15a"
+        if p["power_limit_w"] is not None:
+            assert all(g["power_limit_w"] == p["power_limit_w"] for g in b["build"]["gpus"])
+            assert p["stock_wall_w"] > 1440 and p["stock_circuits"]
+        if any(g.get("cooler") == "water" for g in b["build"]["gpus"]):
+            assert b["build"]["loop"]
+
+
+def test_three_5090s_get_a_loop_priced_from_its_parts_in_a_case_that_mounts_it() -> None:
+    """On a 240 V line with a user's loop quotes: 3 x 575 W = 1,725 W needs 10 radiator
+    sections at EKWB's 175 W each; the plan buys a block per card, radiators of at least 10
+    sections, one pump and one set of fittings, in the one case whose three 480 mm mounts take
+    the radiators; the loop's lines add up to the build's price."""
+    code, doc = plan(
+        "-w", "llama-3-8b-lora", "--budget", "20000", "--gpus", "3",
+        "--include", "GeForce RTX 5090", "--circuit", "us-240v-30a", "--catalog", str(QUOTES),
+    )  # fmt: skip
+    assert code == 0
+    best = doc["builds"][0]
+    gpus = best["build"]["gpus"]
+    assert gpus == [{"model": "GeForce RTX 5090", "count": 3, "cooler": "water"}]
+    loop = {e if isinstance(e, str) else e["model"]: 1 if isinstance(e, str) else e["count"]
+            for e in best["build"]["loop"]}  # fmt: skip
+    assert loop["Quoted block for RTX 5090"] == 3
+    sections = (
+        4 * loop.get("Quoted 480 mm radiator", 0)
+        + 3 * loop.get("EK-CoolStream XE 360", 0)
+        + 2 * loop.get("EK-CoolStream XE 240", 0)
+    )
+    assert sections >= sections_for_heat(3 * 575) == 10
+    assert sections * RADIATOR_W_PER_SECTION >= 3 * 575
+    assert loop["D5 pump with reservoir"] == 1 and loop["Loop fittings, tubing and coolant"] == 1
+    assert best["build"]["case"] == "Quote tower (three 480 mm radiator mounts)"
+    parts = {p["part"]: p["price_usd"] for p in best["parts"]}
+    assert parts["3x Quoted block for RTX 5090"] == 900
+    assert best["price_usd"] == round(sum(parts.values()), 2)
+
+
+def test_no_loop_is_planned_where_its_parts_have_no_price_and_the_search_says_which() -> None:
+    """Three RTX 3090s (open-air: COOL.3 bars them in one case) on a 240 V line, without
+    quotes: the catalog's 3090 block, radiators, pump and fittings have no dated public price,
+    so no loop is planned and the search names the parts that want a quote."""
+    code, doc = plan(
+        "-w", "resnet50", "--budget", "8000", "--gpus", "3", "--include", "GeForce RTX 3090",
+        "--circuit", "us-240v-30a",
+    )  # fmt: skip
+    assert code == 1 and doc["builds"] == []
+    wanting = doc["search"]["loop_parts_unpriced"]
+    assert "EK-Quantum Vector RTX 3080/3090 (reference PCB)" in wanting
+    assert "D5 pump with reservoir" in wanting
