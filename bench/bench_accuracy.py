@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_accuracy.py [--data DIR] [--out FILE]
 
-Every usable row of shared/calibration/lambda_pytorch_train_v0_2022.csv and
+Every usable row of data/calibration/lambda_pytorch_train_v0_2022.csv and
 lambda_pytorch_train_v1_2024.csv (flags honoured, duplicates once, 1 to 8 GPUs in one node) is
 predicted leave-one-architecture-out: the calibration is refitted without the row's GPU
 architecture (Pascal, Volta, Turing, Ampere, Ada, Hopper) and predicts it, so each figure is

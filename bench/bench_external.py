@@ -6,7 +6,7 @@ fitted on.
 Rows: bench/data/external_training.csv, NVIDIA's own single-GPU "Training performance results"
 tables of the PyTorch Deep Learning Examples (DGX A100 and DGX-1 V100 runs in the NGC container
 each row names; URL and date per row). scripts/calibrate.py fits on Lambda's rows only
-(shared/calibration/), so every prediction here is the shipped calibration's, out of sample:
+(data/calibration/), so every prediction here is the shipped calibration's, out of sample:
 other software versions, other batch sizes, another benchmark team. Writes
 bench/results/external.md: each row measured against predicted, and the median and 90th
 percentile of |predicted / measured - 1|.

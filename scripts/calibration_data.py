@@ -17,7 +17,7 @@ from dlrig.machine.model import Build, GPUGroup, Measured
 from dlrig.workloads import Workload, resolve_workload
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA_DIR = REPO.parent / "shared" / "calibration"
+DEFAULT_DATA_DIR = REPO / "data" / "calibration"
 LAMBDA_FILES = ("lambda_pytorch_train_v0_2022.csv", "lambda_pytorch_train_v1_2024.csv")
 
 # Vendor/cloud system prefixes and GPU counts in Lambda's `gpu` labels ("Dell 8x H100 80GB SXM5").

@@ -76,7 +76,7 @@ def test_every_estimate_carries_the_leave_one_architecture_out_interval() -> Non
     reason="known miss (issue 10, left open): Lambda's 2024 run measured the RTX 4090 at least "
     "as fast as the RTX 6000 Ada on every job (BERT-large fp16 93 samples/s at batch 28 "
     "against 79 at batch 64; ResNet-50 fp16 1,301 against 1,146 img/s; GNMT fp16 159,511 "
-    "against 160,184 tok/s; shared/calibration/lambda_pytorch_train_v1_2024.csv), and llm.q "
+    "against 160,184 tok/s; data/calibration/lambda_pytorch_train_v1_2024.csv), and llm.q "
     "measured 40,000 tok/s on a 4090 against 42,000 on the same-chip L40S for Qwen2.5-0.5B bf16 "
     "(bench/data/external_llm.csv); the model gives the 6000 Ada 1.04x the 4090 at the same "
     "batch, 0.94-1.5x at Lambda's batches, and predicts the 4090 ~20% slow on both sources. "

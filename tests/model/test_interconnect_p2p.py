@@ -76,7 +76,7 @@ def test_a_bridged_pair_of_geforce_cards_talks_over_nvlink() -> None:
 
 def test_rtx_2080_tis_lose_bert_throughput_to_host_staged_all_reduce() -> None:
     """Lambda's 2022 PyTorch run (github.com/lambdal/deeplearning-benchmark@ca7c1f2c,
-    pytorch-train-throughput-fp16.csv; ../shared/calibration/lambda_pytorch_train_v0_2022.csv):
+    pytorch-train-throughput-fp16.csv; data/calibration/lambda_pytorch_train_v0_2022.csv):
     BERT-base SQuAD fp16 at 20 sequences per GPU on RTX 2080 Ti, 88 seq/s on 1 GPU, 141 on 2
     (1.60x) and 250 on 4 (2.84x). apex O2's 220 MB of 16-bit gradients (`gradient_precision`),
     staged through host memory at the measured P2P-less 4.0 GB/s and not beside the backward

@@ -433,7 +433,7 @@ def test_channels_last_resnet50_runs_as_much_faster_as_dle_measured_over_lambda(
     """The same DeepLearningExamples ResNet-50 with AMP on the same GPU: NHWC (DLE's own
     runs, configs.yml AMP `memory_format: nhwc`) 1,200 img/s on a V100 SXM2 16GB and 2,470 on
     an A100 SXM4 80GB (bench/data/external_training.csv), NCHW (Lambda's v1 runs, logged
-    `memory_format : nchw`) 833 and 1,582 (shared/calibration/lambda_pytorch_train_v1_2024.csv):
+    `memory_format : nchw`) 833 and 1,582 (data/calibration/lambda_pytorch_train_v1_2024.csv):
     1.44x and 1.56x. The transposes NCHW costs (compute.NCHW_TRANSPOSE_MOVES, bound by their
     bytes or their index arithmetic) leave the NHWC run that much faster, within 12% (the A100's
     NHWC run is predicted 7.7% fast, bench/results/external.md); TF32 and FP32 keep their one
@@ -466,7 +466,7 @@ def test_channels_last_resnet50_runs_as_much_faster_as_dle_measured_over_lambda(
 @pytest.mark.parametrize(
     ("gpu_name", "measured"),
     [
-        # Lambda's v1 NCHW ResNet-50, fp16, batch 1280 (shared/calibration/
+        # Lambda's v1 NCHW ResNet-50, fp16, batch 1280 (data/calibration/
         # lambda_pytorch_train_v1_2024.csv): A100 SXM4 80GB 1,582 img/s; H100 SXM5 80GB
         # 2,616-2,791 img/s over its six servers (2,700 here). Their bytes alone do not hold
         # these cards back enough: the transposes' index arithmetic does (compute.transposes_s).

@@ -1,8 +1,9 @@
-"""The model's fitted and sourced factors, read once from `data/calibration.toml`.
+"""The model's fitted and sourced factors, read once from `model/data/calibration.toml`.
 
-`scripts/calibrate.py` regenerates that file from the measurements in `shared/calibration/`
-(Lambda's training throughput, NCCL bus bandwidth, PCIe copy rates); the factors are data, not
-constants in code. Parsed once per process into frozen dataclasses: no pydantic in the hot path.
+`scripts/calibrate.py` regenerates that file from the measurements in the repository's
+`data/calibration/` (Lambda's training throughput, NCCL bus bandwidth, PCIe copy rates; sources
+and terms in its README); the factors are data, not constants in code. Parsed once per process
+into frozen dataclasses: no pydantic in the hot path.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dlrig.model.compute import ComputeFactors
 
 @dataclass(frozen=True)
 class Calibration:
-    """Every factor the performance model uses; see data/calibration.toml for sources."""
+    """Every factor the performance model uses; see model/data/calibration.toml for sources."""
 
     matmul_efficiency: dict[str, float]
     conv_efficiency: dict[str, float]

@@ -54,7 +54,7 @@ SHADER_WINOGRAD_ARCHITECTURES = frozenset({"Ampere"})
 # DeepLearningExamples ResNet-50 with AMP: NHWC (its configs.yml, AMP: memory_format nhwc)
 # 1,200 img/s on V100 SXM2 16GB and 2,470 on A100 SXM4 80GB (bench/data/external_training.csv)
 # against Lambda's NCHW runs (no --memory-format: DLE's default nchw, logged as
-# "memory_format : nchw") 833 and 1,582 (shared/calibration, v1): 1.44x and 1.56x; FP32/TF32,
+# "memory_format : nchw") 833 and 1,582 (data/calibration, v1): 1.44x and 1.56x; FP32/TF32,
 # NCHW in both, agree within 1-12%. TF32 convolutions get no transposes here (no measurement).
 NCHW_TRANSPOSE_MOVES = 4.0
 # The backward pass moves about twice the forward's pointwise bytes (reads the saved input and
