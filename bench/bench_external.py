@@ -28,6 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
+import provenance
 from calibration_data import LAMBDA_MODELS, REPO, lambda_precision
 from machine_info import machine
 
@@ -158,7 +159,9 @@ def main() -> None:
         "",
         f"{len(rows)} single-GPU rows from `bench/data/external_training.csv` (each row's URL "
         "and date there), predicted with the shipped calibration, which is fitted on Lambda's "
-        "rows only: none of these rows was used in any fit. Transformer-XL rows run DLE's "
+        "rows only: none of these rows was used in any fit. "
+        + provenance.status(["nvidia_dle"])
+        + " Transformer-XL rows run DLE's "
         "adaptive softmax (its wt103 configs), where the zoo entries (Lambda's runs) compute "
         "the full softmax: bench_external.adaptive_softmax.",
         "",

@@ -30,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
+import provenance
 from calibrate import predicted_units_per_s
 from calibration_data import REPO, LambdaRow, job_key, read_lambda_rows
 from machine_info import machine, write_result
@@ -88,7 +89,8 @@ def main() -> None:
         f"{len(multi)} on 2-8 GPUs of one node), predicted with the shipped calibration "
         "(fitted on Lambda's 2022 and 2024 rows only). Left out: "
         + ", ".join(f"{reason} ({n})" for reason, n in sorted(skipped.items()))
-        + ".",
+        + ". "
+        + provenance.status(["lambda_2025"]),
         "",
         "| rows | n | median abs error | p90 abs error | median signed |",
         "|---|---|---|---|---|",

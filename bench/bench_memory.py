@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
+import provenance
 from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, read_lambda_rows
 from machine_info import machine
 
@@ -80,7 +81,7 @@ def main() -> None:
         f"Rows: {len(rows)} Lambda training rows (v0 2022 + v1 2024, 1-{MAX_GPUS} GPUs, as read by "
         "`scripts/calibration_data.py`). Predicted not to fit at the published batch: "
         f"**{len(no_fit)}**; largest batch that fits below the published one: **{len(short)}** "
-        "(target: 0 and 0).",
+        "(target: 0 and 0). " + provenance.status(["lambda_memory"]),
         "",
         "| model precision | rows | do not fit | tightest row: need / capacity | GPU, batch |",
         "|---|---|---|---|---|",

@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import provenance
+
 from dlrig.catalog import load_catalog
 from dlrig.machine import resolve_build
 from dlrig.model.serving import ServingEstimate, serving_estimate
@@ -242,7 +244,7 @@ def main() -> None:
         )
     lines += [
         "",
-        "Held out (the efficiencies were not chosen on these): TensorRT-LLM perf-overview, "
+        provenance.status(["trtllm_other"]) + " TensorRT-LLM perf-overview, "
         "same commit, fp8 weights and KV cache, all users that fit; error of total output "
         "tokens/s per ISL/OSL. `held`: a test keeps every row within 25%.",
         "",
@@ -265,7 +267,8 @@ def main() -> None:
         "runner's 89% of bandwidth, 70 us per layer and token and 67% of the matmul rate in "
         "prefill on the llama.cpp rows; the batched server's 25 us per layer on the H200 row "
         "and its 63% (prefill) and 49% (decode) of the matmul rate on the 8x H100 405B rows. "
-        "The held-out table is the out-of-sample check.",
+        "The held-out table is the out-of-sample check. Batch-1 and 8x H100 rows above: "
+        + provenance.status(["llama_bench", "trtllm_405b"]),
         "",
         f"One `serving_estimate` (8x H100, Llama 3.1 405B, 64 users, speed target): "
         f"{per_call_us():.0f} us median.",

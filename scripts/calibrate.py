@@ -344,11 +344,14 @@ def fit_compute(rows: list[LambdaRow], eff_cap: float) -> dict[str, Any]:
     scales 1 and 1.5 and let a 0.3-point change pick either, while held-out LLM rows moved 1.4
     points between them). Nothing per model."""
     groups = np.array([r.gpu.architecture for r in rows])
+    # The older software's factor is relative: without rows of both runs it is not in the data.
+    both_runs = len({r.older_stack for r in rows}) == 2
+    stacks = OLDER_STACK_TIME_FACTORS if both_runs else (1.0,)
     best: tuple[float, float, float, float, np.ndarray, np.ndarray] | None = None
     for scale in INTENSITY_SCALES:
         for instructions in TRANSPOSE_INSTRUCTIONS:
             feats = [row_features(r, scale, instructions) for r in rows]
-            for stack in OLDER_STACK_TIME_FACTORS:
+            for stack in stacks:
                 newer = [on_newer_stack(f, r, stack) for f, r in zip(feats, rows, strict=True)]
                 a, b = _system(newer, eff_cap)
                 err = _held_out_error(a, b, groups)
@@ -388,15 +391,24 @@ def complete_efficiencies(eff: dict[str, float]) -> dict[str, float]:
 
 
 def calibrate(
-    data_dir: Path, exclude_gpu: str | None = None, exclude_architecture: str | None = None
+    data_dir: Path,
+    exclude_gpu: str | None = None,
+    exclude_architecture: str | None = None,
+    *,
+    exclude_version: str | None = None,
+    cleaned: bool = True,
 ) -> dict[str, Any]:
     """The whole calibration document (TOML tables as dicts), fitted on the single-GPU rows of
-    both Lambda runs, optionally without one GPU or one architecture (leave-one-out)."""
-    rows, skipped = read_lambda_rows(data_dir, load_catalog())
+    both Lambda runs, optionally without one GPU, one architecture or one of the two runs
+    (`exclude_version` "v0" or "v1": leave-one-source-out), and with `cleaned=False` on every
+    row, the ones left out on evidence put back (read_lambda_rows)."""
+    rows, skipped = read_lambda_rows(data_dir, load_catalog(), cleaned=cleaned)
     if exclude_gpu:
         rows = [r for r in rows if r.gpu.name != exclude_gpu]
     if exclude_architecture:
         rows = [r for r in rows if r.gpu.architecture != exclude_architecture]
+    if exclude_version:
+        rows = [r for r in rows if r.version != exclude_version]
     cap = mamf_efficiency_cap(data_dir)
     fit = fit_compute(rows, cap)
     pcie = fit_pcie(data_dir)
@@ -413,6 +425,8 @@ def calibrate(
             "gpus": sorted({r.gpu.name for r in rows}),
             "excluded_gpu": exclude_gpu or "",
             "excluded_architecture": exclude_architecture or "",
+            "excluded_run": exclude_version or "",
+            "rows_left_out_on_evidence_kept": not cleaned,
             "matmul_efficiency_cap": round(cap, 4),
             "older_stack_time_factor": fit["older_stack_time_factor"],
         },
@@ -471,10 +485,25 @@ def predicted_units_per_s(row: LambdaRow, cal: Calibration) -> float:
     return est.samples_per_s * row.units_per_sample / stack
 
 
-def leave_one_architecture_out(data_dir: Path, architectures: set[str]) -> dict[str, Calibration]:
-    """One calibration per architecture, fitted on every single-GPU row of the others."""
+def leave_one_architecture_out(
+    data_dir: Path,
+    architectures: set[str],
+    *,
+    exclude_version: str | None = None,
+    cleaned: bool = True,
+) -> dict[str, Calibration]:
+    """One calibration per architecture, fitted on every single-GPU row of the others (of one
+    Lambda run only with `exclude_version`; on every row with `cleaned=False`)."""
     return {
-        arch: parse_calibration(calibrate(data_dir, exclude_architecture=arch), f"loao:{arch}")
+        arch: parse_calibration(
+            calibrate(
+                data_dir,
+                exclude_architecture=arch,
+                exclude_version=exclude_version,
+                cleaned=cleaned,
+            ),
+            f"loao:{arch}",
+        )
         for arch in sorted(architectures)
     }
 
