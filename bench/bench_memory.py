@@ -44,7 +44,7 @@ def implied_fp32_bound(row: LambdaRow) -> float:
         w, w.batch_size, sixteen, layout, cal.cuda_context_gb, cal.allocator_overhead_fraction
     )
     scale = 1.0 + need.allocator_overhead_fraction
-    room = mem.gpu_capacity_bytes(row.gpu.memory_gb) - need.context_bytes
+    room = mem.gpu_memory_bytes(row.gpu) - need.context_bytes
     per_sample = (room / scale - need.model_states_bytes) / w.batch_size
     return per_sample * (2.0 if sixteen else 1.0)
 

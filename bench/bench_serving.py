@@ -132,7 +132,9 @@ def held_out_rows() -> list[str]:
         errors = []
         for lengths, m in zip(ISL_OSL, measured, strict=True):
             isl, osl = (int(x) for x in lengths.split("/"))
-            spec = replace(w.serve, **FP8_SERVE, prompt_tokens=isl, output_tokens=osl)
+            # The published layout: one copy over all `count` GPUs (TP1, TP2).
+            spec = replace(w.serve, **FP8_SERVE, prompt_tokens=isl, output_tokens=osl,
+                           tensor_parallel=count)  # fmt: skip
             first = serving_estimate(build, spec, w.name)
             assert first is not None
             est = serving_estimate(build, replace(spec, users=max(first.max_users_fit, 1)), w.name)
@@ -266,7 +268,7 @@ def main() -> None:
         "rates from `dlrig.model.rates`) are fitted, not predicted out of sample: the local "
         "runner's 89% of bandwidth, 70 us per layer and token and 67% of the matmul rate in "
         "prefill on the llama.cpp rows; the batched server's 25 us per layer on the H200 row "
-        "and its 63% (prefill) and 49% (decode) of the matmul rate on the 8x H100 405B rows. "
+        "and its 74% (prefill) and 42% (decode) of the matmul rate on the 8x H100 405B rows. "
         "The held-out table is the out-of-sample check. Batch-1 and 8x H100 rows above: "
         + provenance.status(["llama_bench", "trtllm_405b"]),
         "",

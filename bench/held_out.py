@@ -206,7 +206,8 @@ def serving() -> list[Pair]:
         assert w.serve is not None
         for lengths, m in zip(sv.ISL_OSL, measured_row, strict=True):
             isl, osl = (int(x) for x in lengths.split("/"))
-            spec = replace(w.serve, **sv.FP8_SERVE, prompt_tokens=isl, output_tokens=osl)
+            spec = replace(w.serve, **sv.FP8_SERVE, prompt_tokens=isl, output_tokens=osl,
+                           tensor_parallel=count)  # fmt: skip
             first = serving_estimate(build, spec, w.name)
             assert first is not None
             est = serving_estimate(build, replace(spec, users=max(first.max_users_fit, 1)), w.name)

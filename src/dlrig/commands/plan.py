@@ -77,7 +77,7 @@ def plan(
         typer.Option("--exclude-vendor", help="leave out this vendor's GPUs and CPUs (repeat)"),
     ] = None,
     min_gpu_memory: Annotated[
-        float, typer.Option("--min-gpu-memory", help="GB per GPU at least", callback=finite)
+        float, typer.Option("--min-gpu-memory", help="GiB per GPU at least", callback=finite)
     ] = 0.0,
     electricity_price: Annotated[
         float, typer.Option("--electricity-price", help="USD per kWh", callback=finite)

@@ -556,7 +556,7 @@ def estimate(
     if training and not dev.is_cpu:
         parallelism.check_layout(workload, n_node, build.nodes, workload.source or workload.name)
     plan = memory.memory_plan(
-        workload, is_16bit(workload.precision), n_node, build.nodes, dev.memory_gb,
+        workload, is_16bit(workload.precision), n_node, build.nodes, dev.memory_bytes,
         0.0 if dev.is_cpu else cal.cuda_context_gb, cal.allocator_overhead_fraction,
         build.memory.size_gb if build.memory else None,
     )  # fmt: skip

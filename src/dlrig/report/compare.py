@@ -88,7 +88,7 @@ def compare_table(workload: str, items: Sequence[Compared]) -> Table:
         price = f"{r['price_usd']:,.0f}" if r["price_usd"] is not None else "unknown"
         memory = (
             f"{'fits' if r['fits'] else 'DOES NOT FIT'} "
-            f"({r['gpu_required_gb']:.1f}/{r['gpu_available_gb']:g} GB)"
+            f"({r['gpu_required_gb']:.1f}/{r['gpu_available_gb']:g} GiB)"
         )
         table.add_row(
             r["name"],

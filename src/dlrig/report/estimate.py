@@ -222,7 +222,7 @@ def estimate_renderable(est: Estimate) -> RenderableType:
     fits = "fits" if m.fits else "DOES NOT FIT"
     where = "RAM" if est.device_is_cpu else "GPU memory"
     lines.append(
-        f"\n{where}: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB ({fits}; "
+        f"\n{where}: {m.gpu_required_gb:.1f} GiB needed of {m.gpu_available_gb:g} GiB ({fits}; "
         f"states {m.model_states_gb:.1f}, activations {m.activations_gb:.1f}, overhead "
         f"{m.overhead_gb:.1f}); largest batch that fits: {m.max_batch_per_gpu}"
     )
@@ -283,7 +283,7 @@ def compare_renderable(
     table.add_column("value", no_wrap=True)
     for col, justify in [
         ("step", "right"), ("samples/s", "right"), ("change", "right"), ("bottleneck", "left"),
-        ("GB", "right"), ("fits", "left"), ("run", "right"),
+        ("GiB", "right"), ("fits", "left"), ("run", "right"),
         (f"cost {estimates[0].run.currency if estimates else ''}".strip(), "right"),
     ]:  # fmt: skip
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
@@ -354,7 +354,7 @@ def workloads_table(items: Sequence[tuple[Workload, float | None]]) -> Table:
     )
     for col, justify in [
         ("kind", "left"), ("params", "right"), ("FLOPs", "right"), ("batch", "right"),
-        ("prec.", "left"), ("GPU GB", "right"), ("notes", "left"),
+        ("prec.", "left"), ("GPU GiB", "right"), ("notes", "left"),
     ]:  # fmt: skip
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for w, mem in items:
@@ -364,7 +364,7 @@ def workloads_table(items: Sequence[tuple[Workload, float | None]]) -> Table:
         if w.finetune.value != "full":
             extra.append(w.finetune.value)
         if w.paged_optimizer:
-            extra.append("paged optimizer")  # GPU GB counts it all; a short card spills it
+            extra.append("paged optimizer")  # GPU GiB counts it all; a short card spills it
         if w.seq_len:
             extra.append(f"{w.seq_len} tokens")
         table.add_row(

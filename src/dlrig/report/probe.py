@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from dlrig.probe.compare import Change
 from dlrig.probe.report import ProbeReport
-from dlrig.units import bytes_to_gb
+from dlrig.units import bytes_to_gib
 
 if TYPE_CHECKING:
     from rich.console import Group
@@ -25,7 +25,7 @@ def _gpu_row(gpu: dict[str, Any]) -> str:
     if gpu["lost"]:
         return f"LOST ({gpu['reading']['error']})"
     r = gpu["under_load"] or gpu["reading"]
-    parts = [f"{_gb(r['memory_total_gb'])} GB"]
+    parts = [f"{_gb(r['memory_total_gb'])} GiB"]
     if r["pcie_gen_current"] is not None:
         parts.append(
             f"PCIe Gen{r['pcie_gen_current']} x{r['pcie_width_current']} "
@@ -66,10 +66,10 @@ def probe_summary(report: ProbeReport) -> Group:
         "/proc/cpuinfo, /sys",
     )
     mem = report.memory
-    total = bytes_to_gb(mem["total_bytes"] or 0)
+    total = bytes_to_gib(mem["total_bytes"] or 0)
     table.add_row(
         "RAM",
-        f"{total:.1f} GB total, {bytes_to_gb(mem['available_bytes'] or 0):.1f} GB free",
+        f"{total:.1f} GiB total, {bytes_to_gib(mem['available_bytes'] or 0):.1f} GiB free",
         "psutil",
     )
     for bw in mem["bandwidth"]:

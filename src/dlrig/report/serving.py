@@ -95,9 +95,9 @@ def serving_renderable(
     t.append(f"\nusers whose contexts fit: {s.max_users_fit}{target}")
     fits = "fits" if s.fits else "DOES NOT FIT"
     t.append(
-        f"\nmemory: weights {s.weights_gb:.1f} GB, KV {s.kv_per_user_gb:.2f} GB per user "
+        f"\nmemory: weights {s.weights_gb:.1f} GiB, KV {s.kv_per_user_gb:.2f} GiB per user "
         f"({s.kv_per_token_per_layer_bytes:,.0f} B per token per layer); "
-        f"{s.memory_available_gb:.0f} GB usable ({fits})"
+        f"{s.memory_available_gb:.0f} GiB usable ({fits})"
     )
     if s.offloaded_fraction > 0:
         t.append(f"; {s.offloaded_fraction:.0%} of the weights in system RAM")

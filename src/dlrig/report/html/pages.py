@@ -28,6 +28,7 @@ from dlrig.report.html.charts import (
 )
 from dlrig.report.plan import without_server_line
 from dlrig.report.prices import PriceView, age_line, currency_line, stale_warning
+from dlrig.units import GIB
 
 if TYPE_CHECKING:
     from dlrig.machine.model import Build
@@ -105,7 +106,7 @@ def memory_bar(est: Estimate) -> Markup:
     m = est.memory
     where = "RAM" if est.device_is_cpu else "GPU memory"
     return stacked_bars(
-        f"{where} per GPU: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB",
+        f"{where} per GPU: {m.gpu_required_gb:.1f} GiB needed of {m.gpu_available_gb:g} GiB",
         [
             (
                 "",
@@ -118,7 +119,7 @@ def memory_bar(est: Estimate) -> Markup:
         ],
         "GB",
         capacity=m.gpu_available_gb,
-        capacity_label=f"capacity {m.gpu_available_gb:g} GB",
+        capacity_label=f"capacity {m.gpu_available_gb:g} GiB",
     )
 
 
@@ -384,7 +385,7 @@ def watch_page(summary: WatchSummary, samples: Sequence[Sample]) -> str:
     if any(s.gpus for s in samples):
         for title, field, unit, scale in (
             ("GPU utilisation", "utilization_gpu_pct", "%", 1.0),
-            ("GPU memory used", "memory_used_bytes", "GB", 1e-9),
+            ("GPU memory used", "memory_used_bytes", "GiB", 1 / GIB),
             ("GPU power", "power_w", "W", 1.0),
             ("GPU temperature", "temperature_c", "°C", 1.0),
             ("SM clock", "clock_sm_mhz", "MHz", 1.0),
