@@ -260,7 +260,7 @@ def main() -> None:
     summary = json.loads(SUMMARY.read_text())
     gpu = load_catalog().find(GPU, GPU_NAME)
     build = Build(name=f"1x {gpu.name}", gpus=(GPUGroup(gpu, 1),))
-    default_calibration()
+    cal = default_calibration().compute
     results = [compare(job, data["jobs"][job], build) for job in JOBS]
     errors = [abs(r.error) for r in results]
     lines = [
@@ -311,10 +311,11 @@ def main() -> None:
         "The same job at smaller batches (scripts/gpu_jobs.py `*-batches`, the newest run; the "
         "largest batch is the job above). GPU busy is the profile's union of kernel intervals. "
         "Where the step is much longer than it, the GPU waits on the host's Python and "
-        "dispatch: " + host_bound_note(data) + " dlrig adds its fitted "
-        f"{default_calibration().compute.kernel_launch_s * 1e6:.0f} us per kernel to the GPU's "
-        "work (Lambda's hosts, fitted), where this VM's host is a floor under it: the small "
-        "batches come out short, the largest long.",
+        "dispatch: " + host_bound_note(data) + " dlrig overlaps the host's launches, "
+        f"{cal.host_kernel_s * 1e6:.0f} us a kernel, with the GPU's work, which carries "
+        f"{cal.gpu_kernel_s * 1e6:.0f} us a kernel of its own (both fitted on Lambda's hosts: "
+        "compute.overlapped_s, exponent "
+        f"{cal.host_overlap_exponent:g}): the longer side sets the step.",
         "",
         "| job | batch | measured step (ms) | GPU busy (ms) | predicted (ms) | error |",
         "|---|---|---|---|---|---|",

@@ -26,7 +26,9 @@ class Calibration:
     matmul_efficiency: dict[str, float]
     conv_efficiency: dict[str, float]
     memory_efficiency: float
-    kernel_launch_s: float
+    gpu_kernel_s: float
+    host_kernel_s: float
+    host_overlap_exponent: float
     intensity_scale: float
     transpose_instructions_per_move: float
     pcie_pinned_efficiency: float
@@ -61,7 +63,8 @@ class Calibration:
         """The shared factors of the per-layer-class compute model."""
         return ComputeFactors(
             self.matmul_efficiency, self.conv_efficiency, self.memory_efficiency,
-            self.kernel_launch_s, self.intensity_scale, self.transpose_instructions_per_move,
+            self.gpu_kernel_s, self.host_kernel_s, self.host_overlap_exponent,
+            self.intensity_scale, self.transpose_instructions_per_move,
         )  # fmt: skip
 
 
@@ -82,7 +85,9 @@ def parse_calibration(doc: dict[str, Any], source: str) -> Calibration:
             matmul_efficiency=_floats(compute["matmul_efficiency"]),
             conv_efficiency=_floats(compute["conv_efficiency"]),
             memory_efficiency=float(compute["memory_efficiency"]),
-            kernel_launch_s=float(compute["kernel_launch_s"]),
+            gpu_kernel_s=float(compute["gpu_kernel_s"]),
+            host_kernel_s=float(compute["host_kernel_s"]),
+            host_overlap_exponent=float(compute["host_overlap_exponent"]),
             intensity_scale=float(compute["intensity_scale"]),
             transpose_instructions_per_move=float(compute["transpose_instructions_per_move"]),
             pcie_pinned_efficiency=float(pcie["pinned_efficiency"]),
