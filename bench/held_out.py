@@ -27,6 +27,7 @@ from calibration_data import LambdaRow, read_lambda_rows  # noqa: E402
 
 from dlrig.catalog import load_catalog  # noqa: E402
 from dlrig.catalog.schema import GPU  # noqa: E402
+from dlrig.errors import DlrigError  # noqa: E402
 from dlrig.machine.model import Build, GPUGroup  # noqa: E402
 from dlrig.model import estimate  # noqa: E402
 from dlrig.model.calibration import default_calibration  # noqa: E402
@@ -157,7 +158,7 @@ def external_llm() -> list[Pair]:
     for r in llm.read_rows(llm.DATA):
         try:
             p = llm.predict(r)
-        except Exception:  # a flagged layout dlrig refuses (say so by leaving it out)
+        except DlrigError:  # a flagged layout dlrig refuses: it stays out of both figures
             if not r.flag:
                 raise
             continue

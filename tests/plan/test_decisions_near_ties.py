@@ -1,8 +1,8 @@
 """Issue 11, near-ties: on main #1 cost 1,363 USD more than #2 for 0.1% more speed
 (llama-3-8b-lora, 5,000 USD) and `make run`'s #1 cost 1,754 USD more than #3 for 2.8%.
 Builds whose difference is inside the model's uncertainty are ties and a tie goes to the
-cheaper build (plan/ties.py): a build ties with the best one when its value reaches 0.808x of
-the best one's samples/s, how far the model misjudges one GPU against another on the same job
+cheaper build (plan/ties.py): a build ties with the best one when its value reaches RATIO_LOW
+(about 0.82) of the best one's samples/s, how far the model misjudges one GPU against another on the same job
 in 80% of comparisons (model/data/calibration.toml [uncertainty] comparison_ratio_low,
 leave-one-architecture-out on the Lambda rows, scripts/calibrate.py)."""
 
@@ -17,7 +17,8 @@ import pytest
 
 from dlrig.model.calibration import default_calibration
 
-RATIO_LOW = 0.8184  # calibration.toml [uncertainty] comparison_ratio_low
+# calibration.toml [uncertainty] comparison_ratio_low, refitted with the model
+RATIO_LOW = default_calibration().comparison_ratio_low
 
 
 def _plan(workload: str, budget: str) -> dict[str, Any]:
@@ -29,10 +30,6 @@ def _plan(workload: str, budget: str) -> dict[str, Any]:
     assert result.returncode == 0, result.stderr
     doc: dict[str, Any] = json.loads(result.stdout)
     return doc
-
-
-def test_the_interval_the_ties_use_is_the_calibrated_one() -> None:
-    assert default_calibration().comparison_ratio_low == RATIO_LOW
 
 
 @pytest.mark.parametrize(
