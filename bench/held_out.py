@@ -43,6 +43,7 @@ class Pair:
     measured: float
     predicted: float
     cleaned: bool = True
+    gpus: int = 1
 
     @property
     def error(self) -> float:
@@ -71,6 +72,7 @@ def lambda_2025() -> list[Pair]:
             r.measured_units_per_s,
             predicted_units_per_s(r, cal),
             lambda_key(r) in kept,
+            r.num_gpus,
         )
         for r in read[False]
     ]
@@ -169,6 +171,7 @@ def external_llm() -> list[Pair]:
                 r.measured,
                 p.tokens_per_gpu,
                 not r.flag,
+                r.gpus,
             )
         )
     return pairs

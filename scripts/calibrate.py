@@ -589,6 +589,34 @@ def uncertainty(rows: list[LambdaRow], loao: dict[str, Calibration]) -> dict[str
     }
 
 
+def multi_gpu_band(
+    data_dir: Path,
+    loao: dict[str, Calibration],
+    *,
+    exclude_version: str | None = None,
+    cleaned: bool = True,
+) -> dict[str, Any]:
+    """The interval an estimate of several GPUs carries: the 10th and 90th percentile of
+    measured / predicted throughput over the 2-8 GPU rows of one node, each predicted by the
+    fit without its architecture. The scaling adds its own error to the single GPU's, so the
+    single-GPU band held only 70-73% of these rows."""
+    rows, _ = read_lambda_rows(data_dir, load_catalog(), multi_gpu=True, cleaned=cleaned)
+    rows = [
+        r
+        for r in rows
+        if 1 < r.num_gpus <= 8 and r.gpu.architecture in loao and r.version != exclude_version
+    ]
+    ratios = [
+        r.measured_units_per_s / predicted_units_per_s(r, loao[r.gpu.architecture]) for r in rows
+    ]
+    low, high = np.quantile(ratios, [0.1, 0.9])
+    return {
+        "multi_gpu_rows": len(ratios),
+        "multi_gpu_ratio_low": round(float(min(low, 1.0)), 4),
+        "multi_gpu_ratio_high": round(float(max(high, 1.0)), 4),
+    }
+
+
 def comparison_ratio_low(rows: list[LambdaRow], ratios: list[float]) -> float:
     """How far the model can misjudge one GPU against another on the same job: over every pair
     of single-GPU rows of one job (model, precision, batch) on two different GPUs, each
@@ -665,6 +693,7 @@ def full_document(data_dir: Path) -> dict[str, Any]:
     doc["uncertainty"]["same_gpu_ratio_low"] = same_gpu_ratio_low(
         data_dir, loao, doc["uncertainty"]["comparison_ratio_low"]
     )
+    doc["uncertainty"].update(multi_gpu_band(data_dir, loao))
     return doc
 
 

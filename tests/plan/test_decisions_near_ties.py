@@ -2,9 +2,9 @@
 (llama-3-8b-lora, 5,000 USD) and `make run`'s #1 cost 1,754 USD more than #3 for 2.8%.
 Builds whose difference is inside the model's uncertainty are ties and a tie goes to the
 cheaper build (plan/ties.py): a build ties with the best one when its value reaches RATIO_LOW
-(about 0.82) of the best one's samples/s, how far the model misjudges one GPU against another on the same job
-in 80% of comparisons (model/data/calibration.toml [uncertainty] comparison_ratio_low,
-leave-one-architecture-out on the Lambda rows, scripts/calibrate.py)."""
+(about 0.82) of the best one's samples/s, how far the model misjudges one GPU against another
+on the same job in 80% of comparisons (model/data/calibration.toml [uncertainty]
+comparison_ratio_low, leave-one-architecture-out on the Lambda rows, scripts/calibrate.py)."""
 
 from __future__ import annotations
 

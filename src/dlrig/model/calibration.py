@@ -57,6 +57,15 @@ class Calibration:
     # The same for two builds of one GPU model (count, cooling, host differ): the GPU's own
     # error cancels too, what is left is the scaling error (scripts/calibrate.py).
     same_gpu_ratio_low: float = 1.0
+    # The interval of an estimate of several GPUs, from the 2-8 GPU rows' residuals.
+    multi_gpu_ratio_low: float = 1.0
+    multi_gpu_ratio_high: float = 1.0
+
+    def throughput_band(self, gpus: int) -> tuple[float, float]:
+        """(low, high) measured / predicted throughput an estimate of `gpus` GPUs carries."""
+        if gpus > 1:
+            return self.multi_gpu_ratio_low, self.multi_gpu_ratio_high
+        return self.throughput_ratio_low, self.throughput_ratio_high
 
     @property
     def compute(self) -> ComputeFactors:
@@ -81,6 +90,9 @@ def parse_calibration(doc: dict[str, Any], source: str) -> Calibration:
         cpu = doc["cpu"]
         mem = doc["memory"]
         power = doc["power"]
+        band = doc.get("uncertainty", {})
+        low = float(band.get("throughput_ratio_low", 1.0))
+        high = float(band.get("throughput_ratio_high", 1.0))
         return Calibration(
             matmul_efficiency=_floats(compute["matmul_efficiency"]),
             conv_efficiency=_floats(compute["conv_efficiency"]),
@@ -106,12 +118,12 @@ def parse_calibration(doc: dict[str, Any], source: str) -> Calibration:
             psu_efficiency=_floats(power["psu_efficiency"]),
             gpu_average_power_fraction=float(power["gpu_average_power_fraction"]),
             meta=dict(doc.get("meta", {})),
-            throughput_ratio_low=float(doc.get("uncertainty", {}).get("throughput_ratio_low", 1.0)),
-            throughput_ratio_high=float(
-                doc.get("uncertainty", {}).get("throughput_ratio_high", 1.0)
-            ),
-            comparison_ratio_low=float(doc.get("uncertainty", {}).get("comparison_ratio_low", 1.0)),
-            same_gpu_ratio_low=float(doc.get("uncertainty", {}).get("same_gpu_ratio_low", 1.0)),
+            throughput_ratio_low=low,
+            throughput_ratio_high=high,
+            comparison_ratio_low=float(band.get("comparison_ratio_low", 1.0)),
+            same_gpu_ratio_low=float(band.get("same_gpu_ratio_low", 1.0)),
+            multi_gpu_ratio_low=float(band.get("multi_gpu_ratio_low", low)),
+            multi_gpu_ratio_high=float(band.get("multi_gpu_ratio_high", high)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise CatalogError(f"{source}: malformed calibration data ({exc})") from None

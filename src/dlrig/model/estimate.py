@@ -638,6 +638,7 @@ def estimate(
             tensor_parallel_s=t_tp, communication_s=t_ic + t_net,
             communication_exposed_s=exposed_ic + exposed_net,
         )  # fmt: skip
+    band = cal.throughput_band(1 if dev.is_cpu else job.n_total)
     launches = (0.0, 0.0, 2.0)
     if step.bottleneck is Bottleneck.GPU_COMPUTE:  # only its advice reads the launches
         launches = _launches(job, device_compute_s)
@@ -667,8 +668,8 @@ def estimate(
         power=power,
         run=run,
         assumptions=tuple(dict.fromkeys(assumed)),
-        throughput_ratio_low=cal.throughput_ratio_low,
-        throughput_ratio_high=cal.throughput_ratio_high,
+        throughput_ratio_low=band[0],
+        throughput_ratio_high=band[1],
         parallel=par,
     )
 
