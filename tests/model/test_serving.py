@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from dlrig.catalog import load_catalog
+from dlrig.errors import ValidationError
 from dlrig.machine import resolve_build
 from dlrig.machine.model import Build
 from dlrig.model import serving_memory as mem
@@ -315,3 +316,21 @@ def test_held_out_h100_serving_points_within_25_percent(
     first = _estimate(workload, "H100 SXM5 80GB", count, **spec)
     est = _estimate(workload, "H100 SXM5 80GB", count, users=first.max_users_fit, **spec)
     assert est.tokens_per_s_total == pytest.approx(measured, rel=0.25), TRTLLM_PERF
+
+
+def test_tensor_parallel_sets_the_cards_one_copy_spans() -> None:
+    """Llama 3.3 70B in fp8 (about 68 GiB of weights) fits one 80 GB H100, so on two the model
+    serves a copy per GPU; TensorRT-LLM's perf-overview ran it TP2 (one copy over both), which
+    `serve.tensor_parallel: 2` asks for."""
+    fp8 = dict(quantization=WeightFormat.FP8, kv_precision=KVPrecision.FP8)
+    default = _estimate("llama-3.1-70b-serve", "H100 SXM5 80GB", 2, **fp8)
+    assert default.parallelism == "2 copies of the model, one per GPU"
+    tp2 = _estimate("llama-3.1-70b-serve", "H100 SXM5 80GB", 2, tensor_parallel=2, **fp8)
+    assert tp2.parallelism == "tensor parallel x2 over NVLink"
+
+
+def test_a_tensor_parallel_degree_that_does_not_divide_the_gpus_is_refused() -> None:
+    with pytest.raises(ValidationError) as err:
+        _estimate("llama-3.1-8b-serve", "RTX 4090", 1, tensor_parallel=2)
+    assert err.value.field == "serve.tensor_parallel"
+    assert "does not divide the build's 1 GPU" in str(err.value)

@@ -370,7 +370,9 @@ def binding_limit(parts: dict[str, float], prefill_share_s: float) -> ServingLim
     return ServingLimit(max(shares, key=lambda k: shares[k]))
 
 
-def tensor_parallel_degree(spec: ServeSpec, gpus: int, memory_bytes: float) -> int:
+def tensor_parallel_degree(
+    spec: ServeSpec, gpus: int, memory_bytes: float, source: str = "the workload"
+) -> int:
     """Cards one model copy spans: `serve.tensor_parallel` when the workload sets it (it must
     divide the card count), else, on a batched server, the fewest cards that divide both the
     card count and the attention heads (vLLM's rule) and hold the weights with every user's
@@ -378,8 +380,8 @@ def tensor_parallel_degree(spec: ServeSpec, gpus: int, memory_bytes: float) -> i
     if spec.tensor_parallel is not None:
         if gpus % spec.tensor_parallel:
             raise ValidationError(
-                f"serve.tensor_parallel = {spec.tensor_parallel} does not divide the build's "
-                f"{gpus} GPUs",
+                f"{source}: serve.tensor_parallel = {spec.tensor_parallel} does not divide the "
+                f"build's {gpus} GPU{'' if gpus == 1 else 's'}",
                 field="serve.tensor_parallel",
                 reason=f"a divisor of {gpus}",
                 hint=f"set serve.tensor_parallel to a divisor of {gpus}, or leave it out",
@@ -405,7 +407,7 @@ def serving_estimate(
     if all_cards is None:
         return None
     memory_bytes = all_cards.memory_bytes
-    tp = tensor_parallel_degree(spec, all_cards.count, memory_bytes)
+    tp = tensor_parallel_degree(spec, all_cards.count, memory_bytes, model_name)
     replicas = all_cards.count // tp
     c = replace(all_cards, count=tp, nvlink=all_cards.nvlink and tp > 1)
     asked = spec.users
