@@ -1,15 +1,29 @@
-"""Accuracy of `dlrig.model.estimate` on Lambda's measured PyTorch training throughput.
+"""Accuracy of `dlrig.model.estimate` on Lambda's measured PyTorch training throughput, and every
+source the repository has, left out one at a time.
 
     .venv/bin/python bench/bench_accuracy.py [--data DIR] [--out FILE]
 
-Every usable row of shared/calibration/lambda_pytorch_train_v0_2022.csv and
+Every usable row of data/calibration/lambda_pytorch_train_v0_2022.csv and
 lambda_pytorch_train_v1_2024.csv (flags honoured, duplicates once, 1 to 8 GPUs in one node) is
-predicted leave-one-architecture-out: the calibration is refitted without the row's GPU
-architecture (Pascal, Volta, Turing, Ampere, Ada, Hopper) and predicts it, so each figure is
-what a GPU generation the fit never saw gets. Single-GPU and multi-GPU rows are reported
-separately, with the scaling factor (n GPUs over 1) on the same GPU and job, next to a fitted
-spec-sheet baseline (throughput = k x n x datasheet peak or k x n x bandwidth, k per model and
-precision, fitted on the same held-in rows). Writes bench/results/accuracy.md.
+predicted two ways:
+
+- leave-one-architecture-out: the calibration is refitted without the row's GPU architecture
+  (Pascal, Volta, Turing, Ampere, Ada, Hopper) and predicts it, so each figure is what a GPU
+  generation the fit never saw gets;
+- leave-one-source-out: refitted on the other Lambda run only (2022 without 2024, 2024 without
+  2022), with the interval from that run's own leave-one-architecture-out residuals, and its
+  coverage of the held-out run checked. Every other source in the repository (Lambda's 2025
+  runs, NVIDIA's DLE tables, the H200 jobs, published LLM training, serving, peak memory) is
+  never fitted on, so the shipped calibration is its leave-one-source-out prediction
+  (bench/held_out.py reads each through its own bench).
+
+Each figure is given on all rows (the rows left out on evidence put back, refitted per fold)
+beside the cleaned rows, and each source says whether a constant was set looking at it
+(bench/provenance.toml): such a source is calibration, not held out. Single-GPU and multi-GPU
+rows are reported separately, with the scaling factor (n GPUs over 1) on the same GPU and job,
+next to a fitted spec-sheet baseline (throughput = k x n x datasheet peak or k x n x bandwidth,
+k per model and precision, fitted on the same held-in rows). The shipped [uncertainty] is
+recomputed from this bench's own fits. Writes bench/results/accuracy.md.
 """
 
 from __future__ import annotations
@@ -19,19 +33,29 @@ import datetime as dt
 import statistics
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-from calibrate import leave_one_architecture_out, predicted_units_per_s
+import held_out
+import provenance
+from calibrate import (
+    calibrate,
+    leave_one_architecture_out,
+    multi_gpu_band,
+    predicted_units_per_s,
+    same_gpu_ratio_low,
+    uncertainty,
+)
 from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, job_key, read_lambda_rows
 from machine_info import machine
 
 from dlrig.catalog import load_catalog
 from dlrig.model import estimate
-from dlrig.model.calibration import default_calibration
+from dlrig.model.calibration import Calibration, default_calibration, parse_calibration
 from dlrig.model.interconnect import LinkClass, intra_node_link
 from dlrig.model.rates import matmul_peak
 
@@ -83,6 +107,240 @@ def _bandwidth(row: LambdaRow) -> float:
     return row.num_gpus * row.gpu.memory_bandwidth_gb_s
 
 
+# The two Lambda runs the calibration fits on, as bench/provenance.toml names them.
+RUNS = {"v0": "lambda_2022", "v1": "lambda_2024"}
+TARGET_MEDIAN = 0.10
+TARGET_P90 = 0.25
+TARGET_COVERAGE = (0.75, 0.85)
+KINDS = ("training", "serving", "memory")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One measured row as leave-one-source-out predicts it: under the fit on all rows and (for
+    a row the cleaning keeps) under the fit on the cleaned rows, with whether the interval that
+    fold gives holds the measurement (None: the output gives no interval for it)."""
+
+    source: str
+    cleaned: bool
+    error_all: float
+    error_cleaned: float | None
+    inside_all: bool | None
+    inside_cleaned: bool | None
+
+
+@dataclass(frozen=True)
+class Fold:
+    """A calibration fitted without one source, and the intervals it would ship for one GPU and
+    for several: the 10th and 90th percentile of measured / predicted over its own single-GPU
+    and 2-8 GPU rows, each predicted without its architecture."""
+
+    calibration: Calibration
+    single: tuple[float, float]
+    multi: tuple[float, float]
+
+    def inside(self, ratio: float, gpus: int) -> bool:
+        low, high = self.multi if gpus > 1 else self.single
+        return low <= ratio <= high
+
+
+def source_fold(data_dir: Path, held: str, cleaned: bool) -> Fold:
+    """The fit on the Lambda run other than `held`, on its cleaned or all rows."""
+    fitted = calibrate(data_dir, exclude_version=held, cleaned=cleaned)
+    rows, _ = read_lambda_rows(data_dir, load_catalog(), cleaned=cleaned)
+    train = [r for r in rows if r.version != held]
+    loao = leave_one_architecture_out(
+        data_dir, {r.gpu.architecture for r in train}, exclude_version=held, cleaned=cleaned
+    )
+    band = uncertainty(train, loao)
+    multi = multi_gpu_band(data_dir, loao, exclude_version=held, cleaned=cleaned)
+    return Fold(
+        parse_calibration(fitted, f"without {held}"),
+        (band["throughput_ratio_low"], band["throughput_ratio_high"]),
+        (multi["multi_gpu_ratio_low"], multi["multi_gpu_ratio_high"]),
+    )
+
+
+def lambda_left_out(data_dir: Path) -> list[Judged]:
+    """Each Lambda run (1-8 GPUs) predicted by the fit on the other run."""
+    catalog = load_catalog()
+    every, _ = read_lambda_rows(data_dir, catalog, multi_gpu=True, cleaned=False)
+    kept = {held_out.lambda_key(r) for r in read_lambda_rows(data_dir, catalog, multi_gpu=True)[0]}
+    judged = []
+    for held, source in RUNS.items():
+        fold_all = source_fold(data_dir, held, cleaned=False)
+        fold_clean = source_fold(data_dir, held, cleaned=True)
+        for r in every:
+            if r.version != held or r.num_gpus > MAX_GPUS_IN_NODE:
+                continue
+            ratio_all = r.measured_units_per_s / predicted_units_per_s(r, fold_all.calibration)
+            clean = held_out.lambda_key(r) in kept
+            ratio_clean = (
+                r.measured_units_per_s / predicted_units_per_s(r, fold_clean.calibration)
+                if clean
+                else None
+            )
+            judged.append(
+                Judged(
+                    source,
+                    clean,
+                    1.0 / ratio_all - 1.0,
+                    None if ratio_clean is None else 1.0 / ratio_clean - 1.0,
+                    fold_all.inside(ratio_all, r.num_gpus),
+                    None if ratio_clean is None else fold_clean.inside(ratio_clean, r.num_gpus),
+                )
+            )
+    return judged
+
+
+def others_left_out() -> list[Judged]:
+    """Every other source, predicted by the shipped calibration (fitted on none of them), its
+    interval judged on training rates only (serving and memory figures carry none)."""
+    cal = default_calibration()
+    sources = provenance.sources()
+    judged = []
+    for pair in held_out.every_pair():
+        inside = None
+        if sources[pair.source].kind == "training":
+            low, high = cal.throughput_band(pair.gpus)
+            inside = low <= pair.ratio <= high
+        judged.append(
+            Judged(
+                pair.source,
+                pair.cleaned,
+                pair.error,
+                pair.error if pair.cleaned else None,
+                inside,
+                inside if pair.cleaned else None,
+            )
+        )
+    return judged
+
+
+def _figures(judged: list[Judged], cleaned: bool) -> tuple[int, float, float, float | None]:
+    """(rows, median |error|, p90 |error|, interval coverage or None)."""
+    if cleaned:
+        errors = [abs(j.error_cleaned) for j in judged if j.error_cleaned is not None]
+        inside = [j.inside_cleaned for j in judged if j.inside_cleaned is not None]
+    else:
+        errors = [abs(j.error_all) for j in judged]
+        inside = [j.inside_all for j in judged if j.inside_all is not None]
+    n, med, p90 = stats(errors)
+    return n, med, p90, (sum(inside) / len(inside) if inside else None)
+
+
+def _cells(figures: tuple[int, float, float, float | None]) -> str:
+    n, med, p90, cover = figures
+    if not n:
+        return "0 | - | - | -"
+    return f"{n} | {med:.1%} | {p90:.1%} | {'-' if cover is None else f'{cover:.0%}'}"
+
+
+def _verdict(figures: tuple[int, float, float, float | None], kind: str) -> str:
+    n, med, p90, cover = figures
+    if not n:
+        return "no rows"
+    missed = []
+    if med > TARGET_MEDIAN:
+        missed.append(f"median {med:.1%} > {TARGET_MEDIAN:.0%}")
+    if p90 > TARGET_P90:
+        missed.append(f"p90 {p90:.1%} > {TARGET_P90:.0%}")
+    low, high = TARGET_COVERAGE
+    if kind == "training" and cover is not None and not low <= cover <= high:
+        missed.append(f"coverage {cover:.0%} outside {low:.0%}-{high:.0%}")
+    if kind != "training":
+        missed.append("no interval in the output")
+    return "met" if not missed else "not met: " + ", ".join(missed)
+
+
+def loso_lines(judged: list[Judged]) -> list[str]:
+    """The leave-one-source-out section: per source, then per kind against the issue's
+    targets, over every source and over the held-out ones alone."""
+    sources = provenance.sources()
+    lines = [
+        "## Leave-one-source-out, all rows beside cleaned rows",
+        "",
+        "Lambda's 2022 and 2024 runs: each predicted (1-8 GPUs) by the calibration fitted on "
+        "the other run alone, on all its rows (the rows left out on evidence put back) or on "
+        "its cleaned rows; the interval is the one that fit would ship (the 10th/90th "
+        "percentile of its own rows' leave-one-architecture-out residuals), and coverage is the "
+        "share of the held-out run's measurements inside it. Every other source is never "
+        "fitted on: the shipped calibration predicts it, the shipped interval judges it "
+        "(training rates only: serving and memory figures carry no interval), and its all-rows "
+        "figure puts back the rows its own bench leaves out. `held out` is bench/provenance."
+        "toml's verdict: no constant of the model was set looking at the source's rows "
+        "(for the two Lambda runs, whose fitted factors are refitted here, hand-set constants "
+        "chosen on them still count).",
+        "",
+        "| source | kind | held out | all rows: n | median | p90 | interval coverage | "
+        "cleaned: n | median | p90 | interval coverage |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for key, source in sources.items():
+        mine = [j for j in judged if j.source == key]
+        if not mine:
+            continue
+        free = provenance.held_out([key], refitted=key in RUNS.values())
+        lines.append(
+            f"| {source.title} | {source.kind} | {'yes' if free else 'no'} | "
+            f"{_cells(_figures(mine, False))} | {_cells(_figures(mine, True))} |"
+        )
+    lines += [
+        "",
+        "Against the targets of issue 36 (median <= 10%, p90 <= 25%, interval coverage "
+        "75-85%), per kind:",
+        "",
+        "| kind | sources | all rows: n | median | p90 | interval coverage | verdict | "
+        "cleaned: n | median | p90 | interval coverage |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for kind in KINDS:
+        for label, keep in (
+            ("every source", lambda k: True),
+            (
+                "held-out sources only",
+                lambda k: provenance.held_out([k], refitted=k in RUNS.values()),
+            ),
+        ):
+            mine = [j for j in judged if sources[j.source].kind == kind and keep(j.source)]
+            every = _figures(mine, False)
+            lines.append(
+                f"| {kind} | {label} | {_cells(every)} | {_verdict(every, kind)} | "
+                f"{_cells(_figures(mine, True))} |"
+            )
+    lines += ["", "What set which constant (bench/provenance.toml):", ""]
+    for c in provenance.set_on(list(sources)):
+        rows = ", ".join(sources[k].title for k in c.rows)
+        lines.append(f"- {c.name} ({c.where}): {c.how} on {rows}; {c.note}.")
+    return lines
+
+
+def reproduced_lines(
+    data_dir: Path, single: list[LambdaRow], loao: dict[str, Calibration]
+) -> list[str]:
+    """Whether the shipped [uncertainty] is what this bench's own leave-one-architecture-out
+    fits give (scripts/calibrate.py computes it the same way)."""
+    band = uncertainty(single, loao)
+    band["same_gpu_ratio_low"] = same_gpu_ratio_low(data_dir, loao, band["comparison_ratio_low"])
+    band.update(multi_gpu_band(data_dir, loao))
+    cal = default_calibration()
+    shipped = {
+        "throughput_ratio_low": cal.throughput_ratio_low,
+        "throughput_ratio_high": cal.throughput_ratio_high,
+        "comparison_ratio_low": cal.comparison_ratio_low,
+        "same_gpu_ratio_low": cal.same_gpu_ratio_low,
+        "multi_gpu_ratio_low": cal.multi_gpu_ratio_low,
+        "multi_gpu_ratio_high": cal.multi_gpu_ratio_high,
+    }
+    differ = [f"{k} {band[k]} against {v}" for k, v in shipped.items() if band[k] != v]
+    return [
+        "Reproduced: the shipped `[uncertainty]` ("
+        + ", ".join(f"{k} {v}" for k, v in shipped.items())
+        + ") is what these fits give"
+        + (" exactly." if not differ else "; NOT: " + "; ".join(differ) + ".")
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="accuracy of dlrig.model.estimate")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA_DIR)
@@ -121,6 +379,35 @@ def main() -> None:
     idx_multi = [i for i, r in enumerate(rows) if r.num_gpus > 1 and i in pred]
     dl_pred: dict[int, float | None] = dict(pred)
 
+    # Every row put back, refitted per architecture on every single-GPU row of the others.
+    all_rows, _ = read_lambda_rows(args.data, load_catalog(), multi_gpu=True, cleaned=False)
+    all_rows = [r for r in all_rows if r.num_gpus <= MAX_GPUS_IN_NODE]
+    all_single = [r for r in all_rows if r.num_gpus == 1]
+    loao_all = leave_one_architecture_out(
+        args.data, {r.gpu.architecture for r in all_single}, cleaned=False
+    )
+    all_ratio = {
+        id(r): r.measured_units_per_s / predicted_units_per_s(r, loao_all[r.gpu.architecture])
+        for r in all_rows
+        if r.gpu.architecture in loao_all
+    }
+    all_band = uncertainty(all_single, loao_all)
+    cal = default_calibration()
+
+    def coverage(ratios: list[float], band: tuple[float, float]) -> str:
+        inside = sum(band[0] <= x <= band[1] for x in ratios)
+        return f"{inside / len(ratios):.0%}" if ratios else "-"
+
+    shipped_band = cal.throughput_band(1)
+    shipped_multi = cal.throughput_band(2)
+    all_rows_band = (all_band["throughput_ratio_low"], all_band["throughput_ratio_high"])
+
+    def all_cells(subset: list[LambdaRow]) -> str:
+        n, med, p90 = stats([abs(1.0 / all_ratio[id(r)] - 1.0) for r in subset])
+        return f"{n} | {med:.1%} | {p90:.1%}"
+
+    clean_ratio = {i: rows[i].measured_units_per_s / pred[i] for i in pred}
+
     # Scaling factor: n-GPU throughput over the same job's 1-GPU throughput, measured vs model.
     single_measured: dict[tuple[str, str, int, str, str], list[float]] = {}
     single_pred: dict[tuple[str, str, int, str, str], list[float]] = {}
@@ -137,7 +424,6 @@ def main() -> None:
         scaling_by_row[i] = abs(predicted / measured - 1.0)
     scaling_err = list(scaling_by_row.values())
 
-    cal = default_calibration()
     in_sample = [abs(predicted_units_per_s(r, cal) / r.measured_units_per_s - 1.0) for r in single]
     # At the batch Lambda ran: one that fits only split into micro-batches does not.
     no_fit = [
@@ -146,34 +432,68 @@ def main() -> None:
         if estimate(r.build(), r.workload, calibration=cal).memory.max_batch_per_gpu
         < r.workload.batch_size
     ]
+    judged = lambda_left_out(args.data) + others_left_out()
 
     lines = [
-        "# Accuracy of `dlrig estimate` on Lambda's PyTorch training rows (v0 2022 + v1 2024)",
+        "# Accuracy of `dlrig estimate`: Lambda's PyTorch training rows left out by architecture, "
+        "every source left out in turn",
         "",
         f"Command: `.venv/bin/python bench/bench_accuracy.py` ({dt.date.today().isoformat()}, "
         f"{machine()}).",
         "",
-        f"Rows used: {len(single)} single-GPU and {len(multi)} multi-GPU (2-8 GPUs in one node); "
-        f"left out: {len(beyond)} rows of 16 GPUs (two nodes), "
+        f"Lambda rows used: {len(single)} single-GPU and {len(multi)} multi-GPU (2-8 GPUs in one "
+        f"node) cleaned, {len(all_single)} and {len(all_rows) - len(all_single)} with every row "
+        f"put back; always out: {len(beyond)} rows of 16 GPUs (two nodes) and rows that cannot "
+        "be predicted (no batch, a fractional batch, a repeat). Left out of the cleaned rows: "
         + ", ".join(f"{k} ({v})" for k, v in sorted(skipped.items())),
         "",
-        "Leave-one-architecture-out: each row predicted by a calibration fitted on the single-GPU",
-        "rows of the other architectures only. Targets (issue 10): median <= 10%, p90 <= 25%,",
-        "scaling median <= 5%, dlrig's error at most half the spec-sheet baseline's.",
+        *loso_lines(judged),
         "",
-        "| rows | predictor | n | median abs error | p90 abs error |",
-        "|---|---|---|---|---|",
+        "## Leave-one-architecture-out on Lambda's rows",
+        "",
+        "Each row predicted by a calibration fitted on the single-GPU rows of the other "
+        "architectures only; on all rows the fits are refitted on every row. Targets "
+        "(issue 10): median <= 10%, p90 <= 25%, scaling median <= 5%, dlrig's error at most half "
+        "the spec-sheet baseline's. " + provenance.status(list(RUNS.values()), refitted=True),
+        "",
+        "| rows | predictor | cleaned: n | median abs error | p90 abs error | all rows: n | "
+        "median | p90 |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for label, subset in (("single-GPU", idx_single), ("multi-GPU", idx_multi)):
+    for label, subset, all_subset in (
+        ("single-GPU", idx_single, all_single),
+        ("multi-GPU", idx_multi, [r for r in all_rows if r.num_gpus > 1]),
+    ):
         for name, source in (("dlrig", dl_pred), ("spec-sheet baseline (k per model)", base)):
             n, med, p90 = stats(errors(subset, source))
-            lines.append(f"| {label} | {name} | {n} | {med:.1%} | {p90:.1%} |")
+            tail = all_cells(all_subset) if name == "dlrig" else "- | - | -"
+            lines.append(f"| {label} | {name} | {n} | {med:.1%} | {p90:.1%} | {tail} |")
     n, med, p90 = stats(scaling_err)
-    lines.append(f"| scaling factor (n GPUs / 1) | dlrig | {n} | {med:.1%} | {p90:.1%} |")
+    lines.append(
+        f"| scaling factor (n GPUs / 1) | dlrig | {n} | {med:.1%} | {p90:.1%} | - | - | - |"
+    )
     n, med, p90 = stats(in_sample)
     lines.append(
-        f"| single-GPU, in-sample | dlrig, shipped calibration | {n} | {med:.1%} | {p90:.1%} |"
+        f"| single-GPU, in-sample | dlrig, shipped calibration | {n} | {med:.1%} | {p90:.1%} "
+        "| - | - | - |"
     )
+    multi_clean = [clean_ratio[i] for i in idx_multi]
+    all_multi = [all_ratio[id(r)] for r in all_rows if r.num_gpus > 1 and id(r) in all_ratio]
+    lines += [
+        "",
+        f"Interval: an estimate of one GPU carries measured / predicted in [{shipped_band[0]}, "
+        f"{shipped_band[1]}], the 10th/90th percentile of the single-GPU residuals above, and "
+        f"one of several GPUs [{shipped_multi[0]}, {shipped_multi[1]}], the same of the "
+        "multi-GPU residuals: each holds 80% of the rows that set it by construction ("
+        f"{coverage([clean_ratio[i] for i in idx_single], shipped_band)} and "
+        f"{coverage(multi_clean, shipped_multi)}); the single-GPU band alone held "
+        f"{coverage(multi_clean, shipped_band)} of the multi-GPU rows. Held-out coverage is the "
+        "leave-one-source-out table's. On all rows the single-GPU recipe gives "
+        f"[{all_band['throughput_ratio_low']}, {all_band['throughput_ratio_high']}], which "
+        f"holds {coverage(all_multi, all_rows_band)} of the multi-GPU rows.",
+        "",
+        *reproduced_lines(args.data, single, loao),
+    ]
 
     lines += ["", "Per held-out architecture (dlrig, single-GPU / multi-GPU median abs error):", ""]
     lines += [
@@ -226,12 +546,8 @@ def main() -> None:
             if no_fit
             else ""
         )
-        + ".",
-        "",
-        "Interval: model/data/calibration.toml `[uncertainty]` holds the 10th/90th percentile of",
-        "measured / predicted over the single-GPU rows above (scripts/calibrate.py), the 80%",
-        "interval every estimate reports (`step.time_s_low/high`,",
-        "`throughput.samples_per_s_low/high`).",
+        + ". "
+        + provenance.status(["lambda_memory"]),
     ]
     text = "\n".join(lines) + "\n"
     print(text)

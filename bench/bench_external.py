@@ -6,7 +6,7 @@ fitted on.
 Rows: bench/data/external_training.csv, NVIDIA's own single-GPU "Training performance results"
 tables of the PyTorch Deep Learning Examples (DGX A100 and DGX-1 V100 runs in the NGC container
 each row names; URL and date per row). scripts/calibrate.py fits on Lambda's rows only
-(shared/calibration/), so every prediction here is the shipped calibration's, out of sample:
+(data/calibration/), so every prediction here is the shipped calibration's, out of sample:
 other software versions, other batch sizes, another benchmark team. Writes
 bench/results/external.md: each row measured against predicted, and the median and 90th
 percentile of |predicted / measured - 1|.
@@ -28,6 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
+import provenance
 from calibration_data import LAMBDA_MODELS, REPO, lambda_precision
 from machine_info import machine
 
@@ -158,7 +159,9 @@ def main() -> None:
         "",
         f"{len(rows)} single-GPU rows from `bench/data/external_training.csv` (each row's URL "
         "and date there), predicted with the shipped calibration, which is fitted on Lambda's "
-        "rows only: none of these rows was used in any fit. Transformer-XL rows run DLE's "
+        "rows only: none of these rows was used in any fit. "
+        + provenance.status(["nvidia_dle"])
+        + " Transformer-XL rows run DLE's "
         "adaptive softmax (its wt103 configs), where the zoo entries (Lambda's runs) compute "
         "the full softmax: bench_external.adaptive_softmax.",
         "",

@@ -39,6 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import provenance
 from machine_info import machine
 
 from dlrig.catalog import load_catalog
@@ -444,6 +445,15 @@ def row_table(preds: list[Prediction]) -> list[str]:
     return lines
 
 
+def source_status() -> list[str]:
+    """Per source of the file: held out, or which constants were chosen looking at it."""
+    from held_out import LLM_SOURCES
+
+    keys = sorted(set(LLM_SOURCES.values()))
+    titles = provenance.sources()
+    return [f"- {titles[k].title}: {provenance.status([k])}" for k in keys]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
@@ -476,6 +486,8 @@ def main() -> None:
         "is not modelled. Every row: `bench/results/external_llm_rows.md`.",
         "",
         "Sources: " + "; ".join(f"{s} ({u}, {d})" for s, u, d in sources) + ".",
+        "",
+        *source_status(),
         "",
         f"Left out ({len(flagged)}): "
         + ("; ".join(f"{r.model} on {r.gpu} ({r.source}): {r.flag}" for r in flagged) or "none")

@@ -10,7 +10,7 @@ Cloud H100 PCIe, 1-8 H100 SXM5, one GH200 (96 GB) and 1-8 B200; from pytorch/pyt
 throughput-v2-{fp16,fp32}.csv, one and eight H200s of Lambda's bare-metal ENG04 host and eight
 of ASUS, Lenovo and Supermicro HGX H200 servers, each with the batch its results_v2/<system>/
 */benchmark.para ran. All ran NGC containers with Python 3.12 (their logs). scripts/calibrate.py
-fits on shared/calibration's 2022 and 2024 rows only, so every prediction here is the shipped
+fits on data/calibration's 2022 and 2024 rows only, so every prediction here is the shipped
 calibration's, out of sample. The rows are read as the calibration reads Lambda's
 (calibration_data.read_lambda_rows: the same models, flags and superlinear rule; the SXM cards
 in their HGX servers) and each is predicted as bench_accuracy predicts one. Writes
@@ -30,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
+import provenance
 from calibrate import predicted_units_per_s
 from calibration_data import REPO, LambdaRow, job_key, read_lambda_rows
 from machine_info import machine, write_result
@@ -88,7 +89,8 @@ def main() -> None:
         f"{len(multi)} on 2-8 GPUs of one node), predicted with the shipped calibration "
         "(fitted on Lambda's 2022 and 2024 rows only). Left out: "
         + ", ".join(f"{reason} ({n})" for reason, n in sorted(skipped.items()))
-        + ".",
+        + ". "
+        + provenance.status(["lambda_2025"]),
         "",
         "| rows | n | median abs error | p90 abs error | median signed |",
         "|---|---|---|---|---|",

@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
+import provenance
 from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, read_lambda_rows
 from machine_info import machine
 
@@ -43,7 +44,7 @@ def implied_fp32_bound(row: LambdaRow) -> float:
         w, w.batch_size, sixteen, layout, cal.cuda_context_gb, cal.allocator_overhead_fraction
     )
     scale = 1.0 + need.allocator_overhead_fraction
-    room = mem.gpu_capacity_bytes(row.gpu.memory_gb) - need.context_bytes
+    room = mem.gpu_memory_bytes(row.gpu) - need.context_bytes
     per_sample = (room / scale - need.model_states_bytes) / w.batch_size
     return per_sample * (2.0 if sixteen else 1.0)
 
@@ -80,7 +81,7 @@ def main() -> None:
         f"Rows: {len(rows)} Lambda training rows (v0 2022 + v1 2024, 1-{MAX_GPUS} GPUs, as read by "
         "`scripts/calibration_data.py`). Predicted not to fit at the published batch: "
         f"**{len(no_fit)}**; largest batch that fits below the published one: **{len(short)}** "
-        "(target: 0 and 0).",
+        "(target: 0 and 0). " + provenance.status(["lambda_memory"]),
         "",
         "| model precision | rows | do not fit | tightest row: need / capacity | GPU, batch |",
         "|---|---|---|---|---|",

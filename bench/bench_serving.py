@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import provenance
+
 from dlrig.catalog import load_catalog
 from dlrig.machine import resolve_build
 from dlrig.model.serving import ServingEstimate, serving_estimate
@@ -130,7 +132,9 @@ def held_out_rows() -> list[str]:
         errors = []
         for lengths, m in zip(ISL_OSL, measured, strict=True):
             isl, osl = (int(x) for x in lengths.split("/"))
-            spec = replace(w.serve, **FP8_SERVE, prompt_tokens=isl, output_tokens=osl)
+            # The published layout: one copy over all `count` GPUs (TP1, TP2).
+            spec = replace(w.serve, **FP8_SERVE, prompt_tokens=isl, output_tokens=osl,
+                           tensor_parallel=count)  # fmt: skip
             first = serving_estimate(build, spec, w.name)
             assert first is not None
             est = serving_estimate(build, replace(spec, users=max(first.max_users_fit, 1)), w.name)
@@ -242,7 +246,7 @@ def main() -> None:
         )
     lines += [
         "",
-        "Held out (the efficiencies were not chosen on these): TensorRT-LLM perf-overview, "
+        provenance.status(["trtllm_other"]) + " TensorRT-LLM perf-overview, "
         "same commit, fp8 weights and KV cache, all users that fit; error of total output "
         "tokens/s per ISL/OSL. `held`: a test keeps every row within 25%.",
         "",
@@ -264,8 +268,9 @@ def main() -> None:
         "rates from `dlrig.model.rates`) are fitted, not predicted out of sample: the local "
         "runner's 89% of bandwidth, 70 us per layer and token and 67% of the matmul rate in "
         "prefill on the llama.cpp rows; the batched server's 25 us per layer on the H200 row "
-        "and its 63% (prefill) and 49% (decode) of the matmul rate on the 8x H100 405B rows. "
-        "The held-out table is the out-of-sample check.",
+        "and its 74% (prefill) and 42% (decode) of the matmul rate on the 8x H100 405B rows. "
+        "The held-out table is the out-of-sample check. Batch-1 and 8x H100 rows above: "
+        + provenance.status(["llama_bench", "trtllm_405b"]),
         "",
         f"One `serving_estimate` (8x H100, Llama 3.1 405B, 64 users, speed target): "
         f"{per_call_us():.0f} us median.",

@@ -17,7 +17,7 @@ from dlrig.machine.model import Build, GPUGroup, Measured
 from dlrig.workloads import Workload, resolve_workload
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA_DIR = REPO.parent / "shared" / "calibration"
+DEFAULT_DATA_DIR = REPO / "data" / "calibration"
 LAMBDA_FILES = ("lambda_pytorch_train_v0_2022.csv", "lambda_pytorch_train_v1_2024.csv")
 
 # Vendor/cloud system prefixes and GPU counts in Lambda's `gpu` labels ("Dell 8x H100 80GB SXM5").
@@ -498,11 +498,16 @@ def read_lambda_rows(
     *,
     multi_gpu: bool = False,
     files: tuple[str, ...] = LAMBDA_FILES,
+    cleaned: bool = True,
 ) -> tuple[list[LambdaRow], dict[str, int]]:
     """Usable rows of `files` in `data_dir` (default: Lambda's v0 2022 and v1 2024 runs): batch
     given and > 0, GPU in the catalog, not flagged; single-GPU only unless `multi_gpu`. A row
     repeated within or across the files (same model, precision, batch, GPU, GPU count and
     throughput) counts once.
+    `cleaned=False` puts back every row left out on evidence about how it ran (the file's flags,
+    the mislabeled, superseded-stack, crashed and superlinear rows: `_is_cleaning`), each
+    predicted as its label reads; what cannot be predicted at all (no batch, a fractional
+    batch, no throughput, a GPU or model dlrig does not know, a repeat) stays out either way.
     Returns the rows and the count of rows left out by reason."""
     rows: list[LambdaRow] = []
     skipped: dict[str, int] = {}
@@ -517,6 +522,8 @@ def read_lambda_rows(
                 if rec["mode"] != "train" or (rec["num_gpus"] != "1" and not multi_gpu):
                     continue
                 reason = _skip_reason(rec)
+                if not cleaned and _is_cleaning(reason):
+                    reason = None
                 gpu = None
                 label = gpu_label(rec["gpu"])
                 if reason is None:
@@ -525,7 +532,7 @@ def read_lambda_rows(
                     except UnknownPartError:
                         reason = f"GPU not in catalog: {rec['gpu']}"
                 version = rec.get("lambda_version") or name.split("_")[3]
-                if reason is None and gpu is not None:
+                if reason is None and gpu is not None and cleaned:
                     reason = _mislabeled_for(rec, gpu, version)
                 if reason is None and gpu is not None:
                     key = (rec["model"], rec["precision"], rec["batch_size_per_gpu"], gpu.name)
@@ -566,7 +573,23 @@ def read_lambda_rows(
                         nccl_p2p_disabled(rec["gpu"], int(rec["num_gpus"]), version),
                     )
                 )
-    return _without_superlinear(rows, skipped), skipped
+    return (_without_superlinear(rows, skipped) if cleaned else rows), skipped
+
+
+# What cannot be predicted (no batch, no throughput, an unknown model or GPU, a repeat) is not
+# cleaning; everything else `read_lambda_rows` leaves out is, and `cleaned=False` puts it back.
+_UNPREDICTABLE_PREFIXES = (
+    "model not mapped",
+    "batch size missing",
+    "batch size per GPU not",
+    "no throughput",
+    "GPU not in catalog",
+    "duplicate",
+)
+
+
+def _is_cleaning(reason: str | None) -> bool:
+    return reason is not None and not reason.startswith(_UNPREDICTABLE_PREFIXES)
 
 
 # The file flags `superlinear_suspect` where a multi-GPU row's scaling over its 1-GPU run

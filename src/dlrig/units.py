@@ -4,6 +4,15 @@ GB means 10**9 bytes and GiB 2**30 bytes; MB/s and GB/s are decimal, as vendors 
 TFLOPS are 10**12 floating-point operations per second, with one multiply-add counted as 2.
 Every quantity carries its unit in its name (`memory_gb`, `tdp_w`, `time_s`); these helpers are
 the only place a conversion factor is written.
+
+Memory is binary. GPU memory and RAM are sold in binary units written "GB": an "80 GB" H100
+reports 81,559 MiB to nvidia-smi and an A100 80GB 81,920 MiB, a "24 GB" RTX 4090 24,564 MiB, a
+"48 GB" RTX A6000 49,140 MiB (80 GiB is 81,920 MiB, 80e9 bytes only 76,294), and a "32GB" DIMM
+holds 32 x 2**30 bytes. So every memory capacity and every amount of memory dlrig computes is in
+GiB: a card's and a platform's `memory_gb`, RAM's `size_gb`, the estimate's `gpu_required_gb`,
+serving's `weights_gb`; the field names keep `_gb` (the contract's keys) and the text output
+writes "GiB". What lives on disks stays decimal, as drives and files are quoted: `capacity_tb`,
+a dataset's `total_gb`, checkpoint files; so do all rates (GB/s).
 """
 
 from __future__ import annotations
@@ -44,14 +53,19 @@ def tb_to_gb(tb: float) -> float:
     return tb * TB / GB
 
 
-def gb_to_bytes(gb: float) -> float:
-    """Decimal gigabytes to bytes."""
-    return gb * GB
-
-
 def bytes_to_gb(n_bytes: float) -> float:
     """Bytes to decimal gigabytes."""
     return n_bytes / GB
+
+
+def gib_to_bytes(gib: float) -> float:
+    """Memory in GiB (a card's or a RAM kit's "GB", module docstring) to bytes."""
+    return gib * GIB
+
+
+def bytes_to_gib(n_bytes: float) -> float:
+    """Bytes to GiB, the unit every memory figure is reported in."""
+    return n_bytes / GIB
 
 
 def gbit_s_to_gb_s(gbit_s: float) -> float:
@@ -118,7 +132,10 @@ def tflops_to_flops(tflops: float) -> float:
 # (a DGX B200 draws 14.3 kW, an H200 has 141 GB at 4.8 TB/s) yet finite, so that a typo such as
 # `1e308` watts or `.inf` is an error naming the field instead of an overflow deep in the model.
 Watts = Annotated[float, Field(gt=0, le=1e5, description="watts")]
-GigaBytes = Annotated[float, Field(gt=0, le=1e5, description="GB (10**9 bytes)")]
+# Memory capacities (GPU memory, RAM): the binary "GB" they are sold in (module docstring).
+MemoryGiB = Annotated[
+    float, Field(gt=0, le=1e5, description="GiB (2**30 bytes), the binary GB memory is sold in")
+]
 TeraBytes = Annotated[float, Field(gt=0, le=1e4, description="TB (10**12 bytes)")]
 GBPerSecond = Annotated[float, Field(gt=0, le=1e5, description="GB/s")]
 MBPerSecond = Annotated[float, Field(gt=0, le=1e6, description="MB/s")]

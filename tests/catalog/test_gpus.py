@@ -537,7 +537,7 @@ def test_laptop_gpus_are_not_cards_and_say_which_tgp_they_record() -> None:
 @pytest.mark.parametrize(
     ("name", "tgp_w"),
     [
-        # the TGP of Lambda's test machine, shared/calibration/lambda_pytorch_train_v0_2022.csv
+        # the TGP of Lambda's test machine, data/calibration/lambda_pytorch_train_v0_2022.csv
         # column watt_total (the RTX 3080 Max-Q rows are Lambda's Tensorbook, 80 W)
         ("GeForce RTX 3080 Laptop GPU", 80),
         ("GeForce RTX 2080 Super Max-Q", 80),

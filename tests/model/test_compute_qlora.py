@@ -27,13 +27,14 @@ def test_qlora_dequantizes_every_4bit_weight_in_each_pass() -> None:
 def test_qlora_trains_slower_than_lora_by_at_most_the_measured_gap() -> None:
     """torchtune's README (bench/data/external_llm.csv): Llama 3.1 8B on one RTX 4090, 2 x 2,048
     tokens, compiled: LoRA 3,083 tokens/s, QLoRA 2,413 (0.78x). The model counts the
-    dequantisation's bytes at the card's bandwidth and its kernel launches, a floor under what
-    the kernels cost: QLoRA slower than LoRA (0.94x), by no more than measured."""
+    dequantisation's bytes at the card's bandwidth and its kernels, a floor under what they
+    cost: QLoRA no faster than LoRA (0.99x: most of the measured gap is not modelled), and
+    slower by no more than measured."""
     build = make_build(None, gpus=[{"model": "GeForce RTX 4090"}])
     lora = estimate(build, make_workload("llama-3-8b-lora", batch_size=2))
     qlora = estimate(build, make_workload("llama-3-8b-qlora", batch_size=2))
     ratio = qlora.samples_per_s / lora.samples_per_s
-    assert 2413 / 3083 <= ratio < 0.99
+    assert 2413 / 3083 <= ratio < 1.0
     said = [a for a in qlora.assumptions if a.startswith("QLoRA: each 4-bit weight")]
     assert said and "2,016 kernels a step" in said[0]
     assert not any(a.startswith("QLoRA") for a in lora.assumptions)

@@ -92,4 +92,6 @@ def test_a_faster_gpu_is_never_slower(name: str, batch: int) -> None:
     job = make_workload(name, batch_size=batch, dataset="synthetic")
     slow_est = estimate(make_build(RTX_3090), job)
     fast_est = estimate(make_build(fast), job)
-    assert fast_est.step_time_s <= slow_est.step_time_s
+    # Where the host's launches bind, both steps are the same host time, summed from its
+    # parts in floating point: equal to the last bit or so.
+    assert fast_est.step_time_s <= slow_est.step_time_s * (1 + 1e-12)

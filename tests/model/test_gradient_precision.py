@@ -19,7 +19,7 @@ from dlrig.model.parallelism import gradient_bytes_per_param
 from dlrig.workloads import load_workload
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO.parent / "shared" / "calibration"
+DATA = REPO / "data" / "calibration"
 
 
 def test_a_16bit_model_reduces_2_bytes_a_parameter_and_autocast_4() -> None:
@@ -31,7 +31,6 @@ def test_a_16bit_model_reduces_2_bytes_a_parameter_and_autocast_4() -> None:
     assert gradient_bytes_per_param(bert, sixteen_bit=False) == 4.0  # ignored at fp32
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_two_rtx_3090_without_peer_to_peer_keep_lambdas_bert_large_scaling() -> None:
     """BERT-large fp16 on 2 RTX 3090, whose all-reduce goes through host memory: Lambda
     measured 76 against 47 samples/s on one card at batch 16 (2022: 0.81 a GPU) and 89 against

@@ -1,4 +1,4 @@
-"""Collective times against measured NCCL runs (shared/calibration/nccl_collective_busbw.csv,
+"""Collective times against measured NCCL runs (data/calibration/nccl_collective_busbw.csv,
 rows from github.com/stas00/ml-engineering@744d01e network/README.md)."""
 
 from __future__ import annotations

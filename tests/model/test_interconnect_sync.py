@@ -38,7 +38,7 @@ def test_straggler_wait_grows_with_the_gpu_count_and_the_launches() -> None:
 
 
 def test_launch_heavy_jobs_scale_worse_than_convnets() -> None:
-    """Lambda's 2-8 GPU rows (shared/calibration/lambda_pytorch_train_v0_2022.csv and
+    """Lambda's 2-8 GPU rows (data/calibration/lambda_pytorch_train_v0_2022.csv and
     lambda_pytorch_train_v1_2024.csv, 1,241 rows with a 1-GPU row of the same job): per-GPU
     scaling efficiency is 0.98 for ResNet-50 (about 500 kernels a step) and 0.90-0.92 for
     BERT-large (about 2,000); on 8 H100 SXM at equal step time the model gives BERT-large the
@@ -54,7 +54,7 @@ def test_launch_heavy_jobs_scale_worse_than_convnets() -> None:
 
 def test_eight_hidden_exchange_gpus_no_longer_scale_to_eight() -> None:
     """Lambda 2024 (github.com/lambdal/deeplearning-benchmark@aa5addb6,
-    pytorch-train-throughput-fp16.csv; shared/calibration/lambda_pytorch_train_v1_2024.csv):
+    pytorch-train-throughput-fp16.csv; data/calibration/lambda_pytorch_train_v1_2024.csv):
     ResNet-50 fp16 at 1280 images per GPU on Dell's H100 SXM5 server: 2776 img/s on 1 GPU,
     22048 on 8 (7.94x). Before the synchronisation cost the model said 8.00x whatever the
     job; now it says less than 8 and stays within 5% of 7.94x."""

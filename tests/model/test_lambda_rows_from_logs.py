@@ -7,15 +7,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 from dlrig.catalog import load_catalog
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO.parent / "shared" / "calibration"
+DATA = REPO / "data" / "calibration"
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_runs_that_crashed_out_of_memory_are_left_out_and_counted() -> None:
     """WaveGlow "fp16" at batch 10 on 1-16 RTX A4000 and the RTX 3080 Max-Q, and at batch 32 on
     1, 2 and 4 RTX A40: each log ends in "CUDA out of memory" one to 19 iterations in
@@ -35,7 +32,6 @@ def test_runs_that_crashed_out_of_memory_are_left_out_and_counted() -> None:
     assert max_q == {(5, 1)}  # its fp32 run stays (the A4000's leave with PyTorch 1.9's stack)
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_the_laptop_tacotron2_rows_take_the_batch_their_logs_ran() -> None:
     """Lambda's table gives the RTX 3080 Max-Q's Tacotron2 batch 2; its logs run batch 48
     ("fp16", 9,254 frames/s) and 52 ("fp32", 9,486: three runs averaged)."""
@@ -50,7 +46,6 @@ def test_the_laptop_tacotron2_rows_take_the_batch_their_logs_ran() -> None:
     assert laptop == {(48, 9254.0), (52, 9486.0)}
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_the_2022_rtx_3090_rows_take_the_batch_their_logs_ran() -> None:
     """Lambda's 2022 table leaves the RTX 3090's single-GPU batch blank; its two runs per job
     in results/3090/ give it (ResNet-50 "fp16": batch 448, 796.34 and 806.99 img/s, tabulated

@@ -11,16 +11,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 from dlrig.catalog import load_catalog
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO.parent / "shared" / "calibration"
+DATA = REPO / "data" / "calibration"
 REASON = "mislabeled tacotron2/waveglow fp16 ran apex amp O1 on v0 2020 systems (logs)"
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_the_2020_speech_rows_that_ran_amp_are_left_out_and_counted() -> None:
     """69 rows of 1-16 GPUs, 20 of them single-GPU (the calibration's own count,
     model/data/calibration.toml [meta.lambda_rows_skipped]). Among them the v0 Quadro RTX 8000
@@ -37,7 +34,6 @@ def test_the_2020_speech_rows_that_ran_amp_are_left_out_and_counted() -> None:
     assert ("tacotron2", "Quadro RTX 8000", "v0", 336) not in kept
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_speech_rows_that_ran_full_precision_stay_as_tf32() -> None:
     """The RTX A6000's v0 Tacotron2 "fp16" run logs `amp : False` (batch 148, 23,068 frames/s,
     within 5% of its fp32 run's 24,085): kept, and read as TF32. So are the RTX 3080 Max-Q's

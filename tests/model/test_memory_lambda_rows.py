@@ -8,17 +8,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 from dlrig.catalog import load_catalog
 from dlrig.model import estimate
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO.parent / "shared" / "calibration"
+DATA = REPO / "data" / "calibration"
 MAX_GPUS = 8
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_every_lambda_row_fits_at_its_published_batch() -> None:
     sys.path.insert(0, str(REPO / "scripts"))
     from calibration_data import read_lambda_rows

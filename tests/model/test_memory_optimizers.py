@@ -58,7 +58,7 @@ def test_torchtune_full_finetune_of_llama_8b_on_one_4090_pages_its_optimizer() -
     RTX 4090 (24 GB), PagedAdamW8bit with the step fused into the backward, pure bf16, 2 x
     2,048 tokens, activation checkpointing, its CEWithChunkedOutputLoss over 8 chunks: 1,650
     tokens/s. 16 GB of weights and 16 GB of 8-bit moments cannot both sit on the card: about
-    13.3 GB of the state pages to host RAM and back each step. Without paging the job does not
+    13.3 GiB of the state pages to host RAM and back each step. Without paging the job does not
     fit; with it the estimate runs, within 30% of the measured rate (the model's RTX 4090 rates
     run ~20% slow: test_decision_order)."""
     keys = dict(
@@ -71,5 +71,5 @@ def test_torchtune_full_finetune_of_llama_8b_on_one_4090_pages_its_optimizer() -
     paged = estimate(build, make_workload("llama-3-8b", paged_optimizer=True, **keys))
     assert paged.memory.fits
     note = next(a for a in paged.assumptions if a.startswith("paged optimizer"))
-    assert "13.3 GB" in note
+    assert "13.3 GiB" in note
     assert paged.tokens_per_s == pytest.approx(1650, rel=0.30)

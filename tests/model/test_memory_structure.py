@@ -11,7 +11,6 @@ from dlrig.model.memory import (
     QLORA_BITS_PER_WEIGHT,
     MemoryLayout,
     frozen_weight_bytes,
-    gpu_capacity_bytes,
     memory_need,
     model_state_bytes,
     per_sample_bytes,
@@ -122,11 +121,6 @@ def test_qlora_weights_take_half_a_byte_and_embeddings_stay_16_bit() -> None:
     expected = (frozen - embeddings) * QLORA_BITS_PER_WEIGHT / 8 + embeddings * 2
     assert frozen_weight_bytes(w, frozen, True) == pytest.approx(expected)
     assert expected == pytest.approx(39.4e9, rel=0.01)
-
-
-def test_a_24_gb_card_holds_24_gib() -> None:
-    """nvidia-smi reports an RTX 3090's memory as 24576 MiB: the label is binary GB."""
-    assert gpu_capacity_bytes(24) == 24576 * 2**20
 
 
 def test_bert_base_is_no_longer_at_1_75x_its_need() -> None:

@@ -14,7 +14,7 @@ import pytest
 from dlrig.catalog import load_catalog
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO.parent / "shared" / "calibration"
+DATA = REPO / "data" / "calibration"
 
 
 def _published(version: str, model: str, precision: str, gpu: str, batch: str) -> float:
@@ -34,7 +34,6 @@ def _published(version: str, model: str, precision: str, gpu: str, batch: str) -
 REASON = "transformer-xl multi-GPU ran without --multi_gpu ddp (replicas, no all-reduce)"
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_transformer_xl_replicas_are_left_out_and_counted() -> None:
     """301 multi-GPU Transformer-XL rows (297 of 2-8 GPUs, 4 of 16) leave; the 1-GPU ones
     remain for the single-GPU fit."""
@@ -47,7 +46,6 @@ def test_transformer_xl_replicas_are_left_out_and_counted() -> None:
     assert skipped[REASON] == 301
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_no_data_parallel_gpu_beats_its_one_gpu_rate() -> None:
     """The file flags `superlinear_suspect` on one system per job; the six other H100 SXM5
     servers' 8-GPU BERT-base fp16 rows measure 9,191-9,928 samples/s against 812-877 on one GPU
@@ -78,7 +76,6 @@ def test_no_data_parallel_gpu_beats_its_one_gpu_rate() -> None:
     assert not ncf
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_three_rtx_3090_in_a_workstation_ran_cool() -> None:
     """Three 3-slot RTX 3090 Founders Editions need 9 expansion slots, more than a workstation
     board's 7, and the cards of Lambda's 18 rows of 3 RTX 3090 (lambda_pytorch_train_v0_2022.csv)
@@ -99,7 +96,6 @@ def test_three_rtx_3090_in_a_workstation_ran_cool() -> None:
     assert {r.gpu.cooler for r in by_count[2]} == {CoolerType.OPEN_AIR}
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_two_gpus_of_lambdas_nvlink_servers_run_as_the_server_unbridged() -> None:
     """On 2 GPUs Lambda's "RTX 2080Ti NVLink" server measures what its unbridged twin does:
     GNMT fp16 59,398 against 59,568 tok/s, WaveGlow fp32 36,477 against 36,555 (v0 csv), where
@@ -123,7 +119,6 @@ def test_two_gpus_of_lambdas_nvlink_servers_run_as_the_server_unbridged() -> Non
     assert predicted_units_per_s(bridged, cal) == predicted_units_per_s(plain, cal)
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_cloud_pcie_rows_run_without_peer_to_peer() -> None:
     """LambdaCloud and Linode ran KVM virtual machines (QEMU CPU models, no motherboard in
     their sys_pytorch.txt): their PCIe rows run in the server without P2P; their SXM V100s keep
@@ -149,7 +144,6 @@ def test_cloud_pcie_rows_run_without_peer_to_peer() -> None:
     assert own and all(r.platform is not None and r.platform.peer_to_peer for r in own)
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_lambdas_ncf_exchanges_the_16bit_models_gradients() -> None:
     """Lambda's DLE fork trains NCF "fp16" with apex amp O2 and apex DDP
     (LambdaLabsML/DeepLearningExamples@b5e1251 Recommendation/NCF/ncf.py): 2 bytes a parameter
@@ -174,7 +168,6 @@ def test_lambdas_ncf_exchanges_the_16bit_models_gradients() -> None:
     assert gradient_bytes_per_param(resolve_workload({"model": "ncf"}, "test"), True) == 4.0
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_runs_inside_lambdas_nccl_p2p_disable_window_have_no_peer_to_peer() -> None:
     """Lambda's benchmark_pytorch.sh exported NCCL_P2P_DISABLE=1 from 2022-10-16 (0a684b62) to
     2023-02-06 (aad0d1cd). The 2-GPU RTX 6000 Ada run (2023-01-12) falls inside it and keeps
@@ -205,7 +198,6 @@ def test_runs_inside_lambdas_nccl_p2p_disable_window_have_no_peer_to_peer() -> N
     assert all(r.measured is None for r in rows if r.lambda_gpu == "H100 80GB PCIe Gen5")
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_v0_ssd_fp32_on_cudnn_7_is_a_superseded_stack() -> None:
     """NVIDIA's DGX-1 ran SSD300 fp32 at batch 32 at 133.67 img/s a V100 in NGC 19.08 (cuDNN 7)
     and 108.27 in 21.05 (cuDNN 8), mixed precision 215.30 and 212.95 (DLE SSD README at 4cce4d88
@@ -232,7 +224,6 @@ def test_v0_ssd_fp32_on_cudnn_7_is_a_superseded_stack() -> None:
     assert (rtx8000[("v0", "fp16")], rtx8000[("v1", "fp16")]) == (180.0, 182.0)
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_the_2080_ti_bert_large_fp16_multi_gpu_rows_ran_one_fp32_process() -> None:
     """Every log of Lambda's 2020 "fp16" BERT-large runs on 2, 4 and 8 RTX 2080 Ti reads
     "n_gpu: 1, distributed training: False, 16-bits training: False", and the bridged server's
@@ -253,7 +244,6 @@ def test_the_2080_ti_bert_large_fp16_multi_gpu_rows_ran_one_fp32_process() -> No
     ]
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_gnmt_and_waveglow_fp32_on_the_pytorch_1_9_ga10x_runs_are_a_superseded_stack() -> None:
     """Same batch, one card a step up on another stack (lambda_pytorch_train_v0_2022.csv):
     GNMT fp32 on the RTX A5000 (PyTorch 1.9.0a0) 27,205 tok/s against 47,266 on the A5500
@@ -284,7 +274,6 @@ def test_gnmt_and_waveglow_fp32_on_the_pytorch_1_9_ga10x_runs_are_a_superseded_s
     assert ("RTX A5000", "resnet50") in kept  # full-precision convnets stay
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_lambdas_2023_h100_sxm5_is_the_early_hopper_stack() -> None:
     """Lambda's own H100 SXM5 server (2023, CUDA 11.8) against five vendors' H100 SXM5 servers
     (2024, NGC 24.03) on the same one-GPU jobs (lambda_pytorch_train_v1_2024.csv): ResNet-50
@@ -308,7 +297,6 @@ def test_lambdas_2023_h100_sxm5_is_the_early_hopper_stack() -> None:
     assert statistics.median(vendors) / own == pytest.approx(1.07, abs=0.005)
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/calibration data not present")
 def test_v0_tacotron2_fp32_before_ampere_is_the_ngc_20_01_stack() -> None:
     """The Quadro RTX 8000 ran Tacotron2 fp32 at 10,016 mel frames/s (batch 168, v0, NGC 20.01)
     and 17,717 (batch 136, v1): 79.9 against 45.2 ms a sample, where its GNMT fp32 moved 0.99x

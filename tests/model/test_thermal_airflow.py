@@ -31,7 +31,7 @@ def test_forced_airflow_keeps_full_speed_for_crowded_blowers() -> None:
 
 def test_rtx_6000_ada_in_a_pcie_server_scales_without_throttling() -> None:
     """Lambda's 2024 PyTorch run (github.com/lambdal/deeplearning-benchmark@aa5addb6,
-    pytorch-train-throughput-fp16.csv; ../shared/calibration/lambda_pytorch_train_v1_2024.csv):
+    pytorch-train-throughput-fp16.csv; data/calibration/lambda_pytorch_train_v1_2024.csv):
     ResNet-50 fp16 at 928 images per GPU on RTX 6000 Ada: 1146 img/s on 1 GPU, 4548 on 4
     (3.97x), 9211 on 8 (8.04x). The cards are blowers in a server: no throttling, so the
     predicted scaling stays within 6% of the measured (3.86x and 7.63x: what is left is the
@@ -59,7 +59,7 @@ def test_two_cards_without_a_named_board_are_assumed_a_slot_apart() -> None:
     agree: its Transformer-XL rows (no gradient exchange: scripts/calibration_data.py
     TRANSFORMER_XL_REPLICAS, so their scaling is the cards' own speed) run 1.98-2.00x one card
     on 2 RTX A4000, A4500, A5000, A5500, A6000, RTX 3070, 3080, 3090 and 4090
-    (shared/calibration/lambda_pytorch_train_v0_2022.csv, lambda_pytorch_train_v1_2024.csv):
+    (data/calibration/lambda_pytorch_train_v0_2022.csv, lambda_pytorch_train_v1_2024.csv):
     no throttling, where the blower_pair factor took 5% off. Three crowded cards still throttle."""
     job = make_workload("resnet50", dataset="synthetic", precision="fp16", batch_size=928)
     pair = estimate(make_build(RTX_6000_ADA, count=2), job)

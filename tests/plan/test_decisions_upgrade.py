@@ -32,4 +32,4 @@ def test_upgrade_3090_to_5080_says_it_loses_gpu_memory() -> None:
         loses = memory[name] < 24
         assert ("LOSES GPU memory: 24 -> " in swap) is loses, swap
     (to_5080,) = [s for s in swaps if "RTX 5080" in s]
-    assert "LOSES GPU memory: 24 -> 16 GB per GPU, GPU.2" in to_5080
+    assert "LOSES GPU memory: 24 -> 16 GiB per GPU, GPU.2" in to_5080

@@ -82,7 +82,7 @@ def test_nothing_fits_names_the_cheapest_feasible_build() -> None:
     assert result.builds == ()
     assert infeasible_message(result) == (
         "nothing under 3,000 USD fits huge: the cheapest feasible build costs 33,140 USD "
-        "(4x Module 80, 80 GB each, on HGX 4; the job needs 80.0 GB per GPU; 48.0 samples/s)"
+        "(4x Module 80, 80 GiB each, on HGX 4; the job needs 80.0 GiB per GPU; 48.0 samples/s)"
     )
 
 
@@ -104,8 +104,8 @@ def test_why_mentions_memory_when_the_job_fits_the_smaller_card() -> None:
     # at 180e6 / 110e3 = 1636 samples/s, 8940 USD).
     result = run("vision", 9000, Constraints(include=("Fast 24", "Blower 48")))
     assert why(result)[0] == (
-        "2x Fast 24 is worth more than 2x Blower 48 here because the job fits in 24 GB (it "
-        "needs 8.0 GB per GPU): 2,667 vs 1,636 samples/s for 4,230 USD less"
+        "2x Fast 24 is worth more than 2x Blower 48 here because the job fits in 24 GiB (it "
+        "needs 8.0 GiB per GPU): 2,667 vs 1,636 samples/s for 4,230 USD less"
     )
 
 

@@ -100,7 +100,7 @@ def test_a_job_that_does_not_fit_asks_for_memory_first() -> None:
     result = upgrade(desk_build(), FAKE_WORKLOADS["big-model"], 100, CATALOG, FakeEvaluator())
     assert result.changes == ()
     assert result.verdict == (
-        "No change under 100 USD helps: the job does not fit in 12 GB per GPU (it needs "
-        "30.0 GB); the cheapest change that makes it fit (swap GPUs -> 1x Blower 48 + RAM -> "
-        "1x DDR5 2x32 (RAM.2: >= 48 GB)) costs 4,180 USD"
+        "No change under 100 USD helps: the job does not fit in 12 GiB per GPU (it needs "
+        "30.0 GiB); the cheapest change that makes it fit (swap GPUs -> 1x Blower 48 + RAM -> "
+        "1x DDR5 2x32 (RAM.2: >= 48 GiB)) costs 4,180 USD"
     )

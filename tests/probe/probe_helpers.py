@@ -21,7 +21,7 @@ CPU = CpuInfo(
     ("avx2", "avx512f"),
     128 * 2**20,
 )
-MEMORY = MemoryInfo(128 * 10**9, 120 * 10**9)
+MEMORY = MemoryInfo(128 * 2**30, 120 * 2**30)  # 128 GiB of RAM (dlrig.units)
 
 
 def disk(read_mb_s: float, kind_name: str = "sda", rotational: bool | None = True) -> DiskProbe:

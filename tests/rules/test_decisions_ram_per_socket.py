@@ -36,8 +36,8 @@ def ram2(tmp_path: Path, memory: object, cpu_count: int = 2) -> dict[str, object
 def test_8x_48gb_gpus_on_two_xeons_with_64gb_ram_fail_ram2_per_socket(tmp_path: Path) -> None:
     found = ram2(tmp_path, {"size_gb": 64, "type": "DDR5"})
     assert found["severity"] == "error"
-    assert "32 GB per socket" in str(found["message"])
-    assert "96 GB" in str(found["fix"])  # 48 GB for each of the two sockets
+    assert "32 GiB per socket" in str(found["message"])
+    assert "96 GiB" in str(found["fix"])  # 48 GiB for each of the two sockets
 
 
 def test_the_same_64gb_on_one_socket_passes_ram2(tmp_path: Path) -> None:
@@ -48,4 +48,4 @@ def test_the_same_64gb_on_one_socket_passes_ram2(tmp_path: Path) -> None:
 def test_four_64gb_rdimms_on_two_sockets_pass_with_two_modules_each(tmp_path: Path) -> None:
     found = ram2(tmp_path, {"model": "4x Kingston Server Premier 64GB DDR5-4800 RDIMM"})
     assert found["severity"] == "info"
-    assert "128 GB per socket (2 modules per socket on 8 channels)" in str(found["message"])
+    assert "128 GiB per socket (2 modules per socket on 8 channels)" in str(found["message"])

@@ -1,6 +1,6 @@
 """The catalog's part schemas: one frozen, validated model per kind of part.
 
-Field names carry their units (`memory_gb` is 10**9 bytes, `tdp_w` watts, `length_mm`
+Field names carry their units (`memory_gb` is GiB, dlrig.units, `tdp_w` watts, `length_mm`
 millimetres). Throughput figures are dense (no structured sparsity). Every part records where
 its numbers came from (`sources`: field group -> URL or document) and the date of its price.
 Optional fields are facts the vendor does not publish or that do not apply (`None` = unknown or
@@ -28,11 +28,11 @@ from dlrig.enums import (
 )
 from dlrig.units import (
     GBPerSecond,
-    GigaBytes,
     Gigahertz,
     LargeCount,
     LinkLanes,
     MBPerSecond,
+    MemoryGiB,
     Millimetres,
     PCIeGen,
     PositiveSmallCount,
@@ -120,7 +120,7 @@ class GPU(PartBase):
     segment: Segment = Segment.CONSUMER
     architecture: str = ""
     release_date: dt.date | None = None
-    memory_gb: GigaBytes
+    memory_gb: MemoryGiB
     memory_type: str = ""
     memory_bandwidth_gb_s: GBPerSecond
     l2_cache_mb: Annotated[float, Field(gt=0, le=1e4)] | None = Field(
@@ -213,7 +213,7 @@ class CPU(PartBase):
     pcie_gen: PCIeGen
     memory_channels: PositiveInt
     memory_type: str
-    max_memory_gb: GigaBytes | None = None
+    max_memory_gb: MemoryGiB | None = None
     tdp_w: Watts
     socket: str
     release_date: dt.date | None = None
@@ -237,7 +237,7 @@ class Motherboard(PartBase):
     form_factor: str = "atx"
     memory_type: str
     memory_slots: PositiveInt
-    max_memory_gb: GigaBytes
+    max_memory_gb: MemoryGiB
     x16_slots: tuple[PCIeSlot, ...] = Field(max_length=16)
     m2_slots: NonNegativeInt = 0
     sockets: PositiveInt = 1
@@ -346,7 +346,7 @@ class Storage(PartBase):
 
 class MemoryKit(PartBase):
     memory_type: str
-    size_gb: GigaBytes
+    size_gb: MemoryGiB
     modules: PositiveInt = 1
     speed_mt_s: Annotated[int, Field(gt=0, le=100_000)] | None = None
     registered: bool = False
@@ -370,7 +370,7 @@ class Platform(PartBase):
     included_cpu: str | None = None
     memory_type: str
     memory_slots: PositiveInt
-    max_memory_gb: GigaBytes
+    max_memory_gb: MemoryGiB
     gpu_pcie_gen: PCIeGen = 4
     gpu_pcie_lanes: LinkLanes = 16
     psu_watts: Watts

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from dlrig.enums import Interconnect
-from dlrig.units import GigaBytes, LargeCount, PositiveSmallCount, PriceUSD
+from dlrig.units import LargeCount, MemoryGiB, PositiveSmallCount, PriceUSD
 
 Text = Annotated[str, Field(min_length=1, max_length=2000)]
 
@@ -40,7 +40,7 @@ class OfferRow(BaseModel):
     price_date: dt.date = Field(description="the day the price was read or published")
     source: Text = Field(description="where the price was read (URL, record, date)")
     vcpus: LargeCount | None = None
-    ram_gb: GigaBytes | None = None
+    ram_gb: MemoryGiB | None = None
     notes: str = Field(default="", max_length=4000)
 
     @field_validator("provider", "instance", "gpu", "region", mode="before")

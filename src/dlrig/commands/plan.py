@@ -126,7 +126,9 @@ def plan(
     ] = None,
     min_gpu_memory: Annotated[
         float,
-        typer.Option("--min-gpu-memory", metavar="GB", help="GB per GPU at least", callback=finite),
+        typer.Option(
+            "--min-gpu-memory", metavar="GIB", help="GiB per GPU at least", callback=finite
+        ),
     ] = 0.0,
     electricity_price: Annotated[
         float,

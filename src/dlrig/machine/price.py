@@ -63,9 +63,9 @@ def build_price(build: Build) -> BuildPrice:
         elif memory.price_usd is not None:
             # The build file's own figure for its RAM: the user's, undated.
             own = PartPrice(usd=float(memory.price_usd), date=None, kind="launch")
-            items.append((f"{memory.size_gb:g} GB RAM", own, 1))
+            items.append((f"{memory.size_gb:g} GiB RAM", own, 1))
         else:
-            items.append((f"{memory.size_gb:g} GB RAM", None, 1))
+            items.append((f"{memory.size_gb:g} GiB RAM", None, 1))
     total = sum(price.usd * n for _, price, n in items if price is not None)
     unpriced = tuple(dict.fromkeys(name for name, price, n in items if price is None and n))
     paid = [(name, price, n) for name, price, n in items if price is not None and n]

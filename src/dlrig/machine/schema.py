@@ -40,7 +40,7 @@ from dlrig.catalog.schema import (
 from dlrig.enums import CoolerType, NetworkKind, Precision
 from dlrig.machine.model import Prices
 from dlrig.machine.partial import inline_spec_model
-from dlrig.units import GbitPerSecond, GigaBytes, LinkLanes, PCIeGen, PriceUSD
+from dlrig.units import GbitPerSecond, LinkLanes, MemoryGiB, PCIeGen, PriceUSD
 
 # No node holds more than this many parts of one kind: a larger count is a typo, and the rules
 # look at every card, so an unbounded count would let one line of input take minutes.
@@ -201,7 +201,7 @@ class MemoryEntry(_Strict):
 
     model: str | None = None
     count: Count = 1
-    size_gb: GigaBytes | None = None
+    size_gb: MemoryGiB | None = None
     type: str | None = None
     speed_mt_s: Annotated[int, Field(gt=0, le=100_000)] | None = None
     price_usd: PriceUSD | None = None

@@ -1,8 +1,9 @@
-"""The model's fitted and sourced factors, read once from `data/calibration.toml`.
+"""The model's fitted and sourced factors, read once from `model/data/calibration.toml`.
 
-`scripts/calibrate.py` regenerates that file from the measurements in `shared/calibration/`
-(Lambda's training throughput, NCCL bus bandwidth, PCIe copy rates); the factors are data, not
-constants in code. Parsed once per process into frozen dataclasses: no pydantic in the hot path.
+`scripts/calibrate.py` regenerates that file from the measurements in the repository's
+`data/calibration/` (Lambda's training throughput, NCCL bus bandwidth, PCIe copy rates; sources
+and terms in its README); the factors are data, not constants in code. Parsed once per process
+into frozen dataclasses: no pydantic in the hot path.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Calibration:
-    """Every factor the performance model uses; see data/calibration.toml for sources."""
+    """Every factor the performance model uses; see model/data/calibration.toml for sources."""
 
     matmul_efficiency: dict[str, float]
     conv_efficiency: dict[str, float]
     memory_efficiency: float
-    kernel_launch_s: float
+    gpu_kernel_s: float
+    host_kernel_s: float
+    host_overlap_exponent: float
     intensity_scale: float
     transpose_instructions_per_move: float
     pcie_pinned_efficiency: float
@@ -56,6 +59,15 @@ class Calibration:
     # The same for two builds of one GPU model (count, cooling, host differ): the GPU's own
     # error cancels too, what is left is the scaling error (scripts/calibrate.py).
     same_gpu_ratio_low: float = 1.0
+    # The interval of an estimate of several GPUs, from the 2-8 GPU rows' residuals.
+    multi_gpu_ratio_low: float = 1.0
+    multi_gpu_ratio_high: float = 1.0
+
+    def throughput_band(self, gpus: int) -> tuple[float, float]:
+        """(low, high) measured / predicted throughput an estimate of `gpus` GPUs carries."""
+        if gpus > 1:
+            return self.multi_gpu_ratio_low, self.multi_gpu_ratio_high
+        return self.throughput_ratio_low, self.throughput_ratio_high
 
     @property
     def compute(self) -> ComputeFactors:
@@ -65,7 +77,8 @@ class Calibration:
 
         return ComputeFactors(
             self.matmul_efficiency, self.conv_efficiency, self.memory_efficiency,
-            self.kernel_launch_s, self.intensity_scale, self.transpose_instructions_per_move,
+            self.gpu_kernel_s, self.host_kernel_s, self.host_overlap_exponent,
+            self.intensity_scale, self.transpose_instructions_per_move,
         )  # fmt: skip
 
 
@@ -82,11 +95,16 @@ def parse_calibration(doc: dict[str, Any], source: str) -> Calibration:
         cpu = doc["cpu"]
         mem = doc["memory"]
         power = doc["power"]
+        band = doc.get("uncertainty", {})
+        low = float(band.get("throughput_ratio_low", 1.0))
+        high = float(band.get("throughput_ratio_high", 1.0))
         return Calibration(
             matmul_efficiency=_floats(compute["matmul_efficiency"]),
             conv_efficiency=_floats(compute["conv_efficiency"]),
             memory_efficiency=float(compute["memory_efficiency"]),
-            kernel_launch_s=float(compute["kernel_launch_s"]),
+            gpu_kernel_s=float(compute["gpu_kernel_s"]),
+            host_kernel_s=float(compute["host_kernel_s"]),
+            host_overlap_exponent=float(compute["host_overlap_exponent"]),
             intensity_scale=float(compute["intensity_scale"]),
             transpose_instructions_per_move=float(compute["transpose_instructions_per_move"]),
             pcie_pinned_efficiency=float(pcie["pinned_efficiency"]),
@@ -105,12 +123,12 @@ def parse_calibration(doc: dict[str, Any], source: str) -> Calibration:
             psu_efficiency=_floats(power["psu_efficiency"]),
             gpu_average_power_fraction=float(power["gpu_average_power_fraction"]),
             meta=dict(doc.get("meta", {})),
-            throughput_ratio_low=float(doc.get("uncertainty", {}).get("throughput_ratio_low", 1.0)),
-            throughput_ratio_high=float(
-                doc.get("uncertainty", {}).get("throughput_ratio_high", 1.0)
-            ),
-            comparison_ratio_low=float(doc.get("uncertainty", {}).get("comparison_ratio_low", 1.0)),
-            same_gpu_ratio_low=float(doc.get("uncertainty", {}).get("same_gpu_ratio_low", 1.0)),
+            throughput_ratio_low=low,
+            throughput_ratio_high=high,
+            comparison_ratio_low=float(band.get("comparison_ratio_low", 1.0)),
+            same_gpu_ratio_low=float(band.get("same_gpu_ratio_low", 1.0)),
+            multi_gpu_ratio_low=float(band.get("multi_gpu_ratio_low", low)),
+            multi_gpu_ratio_high=float(band.get("multi_gpu_ratio_high", high)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise CatalogError(f"{source}: malformed calibration data ({exc})") from None

@@ -9,13 +9,14 @@ Each class of kernels runs at its own bound, and the classes add (they are separ
   cores;
 - norms, activations, residuals, attention scores when materialised, the optimizer step:
   bytes / (achievable bandwidth x memory efficiency);
-- kernel launches: kernels per step x seconds per kernel. Host dispatch alone costs ~5 us
-  per eager PyTorch kernel: capturing Llama 3.1 8B's decode step (~700 kernels) in a CUDA
-  graph took it from 8.4 to 5.1 ms on an H100 SXM5 (cloudai.pt, "CUDA Graphs +
-  torch.compile: 1.65x LLM Decode Speedup", read 2026-12-03; PyTorch blog, "Accelerating
-  PyTorch with CUDA Graphs", 2021-10-26, pytorch.org/blog/accelerating-pytorch-with-cuda-graphs).
-  The fitted figure (calibration.toml `kernel_launch_s`, ~30 us) also carries each short
-  kernel's fixed GPU-side ramp and tail, which no FLOP or byte count sees.
+- each kernel's fixed cost on the GPU beyond its FLOPs and bytes (`gpu_kernel_s`, fitted:
+  ramp, tail and the gaps between dependent kernels).
+
+The host launches the kernels while the GPU runs the earlier ones: its dispatch
+(`host_kernel_s` a kernel, fitted) overlaps the GPU's work and binds only when the host is the
+slower of the two (`overlapped_s`). A step replayed as a CUDA graph is launched in one host
+call: its kernels keep their GPU-side cost and the host's share is gone (PyTorch blog,
+"Accelerating PyTorch with CUDA Graphs", 2021-10-26).
 
 Every efficiency is a share of an achievable rate, at most 1, shared by all models on a path.
 """
@@ -54,21 +55,19 @@ SHADER_WINOGRAD_ARCHITECTURES = frozenset({"Ampere"})
 # DeepLearningExamples ResNet-50 with AMP: NHWC (its configs.yml, AMP: memory_format nhwc)
 # 1,200 img/s on V100 SXM2 16GB and 2,470 on A100 SXM4 80GB (bench/data/external_training.csv)
 # against Lambda's NCHW runs (no --memory-format: DLE's default nchw, logged as
-# "memory_format : nchw") 833 and 1,582 (shared/calibration, v1): 1.44x and 1.56x; FP32/TF32,
+# "memory_format : nchw") 833 and 1,582 (data/calibration, v1): 1.44x and 1.56x; FP32/TF32,
 # NCHW in both, agree within 1-12%. TF32 convolutions get no transposes here (no measurement).
 NCHW_TRANSPOSE_MOVES = 4.0
 # The backward pass moves about twice the forward's pointwise bytes (reads the saved input and
 # the incoming gradient, writes the outgoing one) and launches about twice its kernels.
 BACKWARD_TRAFFIC = 2.0
-# The host's dispatch of one eager kernel. A decoding step's kernels are tiny: each costs this
-# only. Llama 3.1 8B's eager decode step took 8.4 ms on an H100 SXM5 and 5.1 ms as a CUDA graph
-# (cloudai.pt, "CUDA Graphs + torch.compile: 1.65x LLM Decode Speedup", read 2026-12-03):
-# launch-bound, 8.4 ms over the 686 kernels dlrig.model.layers counts for that forward = 12 us
-# per kernel. A step replayed as a captured CUDA graph (torch.compile mode="reduce-overhead",
-# llm.q's --use-cuda-graphs) is launched by one host call: its kernels pay only the rest of the
-# fitted per-kernel figure, their GPU-side ramp and tail, and a decode step's tiny kernels
-# nothing beyond the weight reads (the graphed 5.1 ms is Llama 3.1 8B's 16 GB at the H100's
-# achievable 3 TB/s).
+# The host's dispatch of one eager kernel of a decoding step on today's PyTorch. Llama 3.1 8B's
+# eager decode step took 8.4 ms on an H100 SXM5 and 5.1 ms as a CUDA graph (cloudai.pt, "CUDA
+# Graphs + torch.compile: 1.65x LLM Decode Speedup", read 2026-12-03): launch-bound, 8.4 ms
+# over the 686 kernels dlrig.model.layers counts for that forward = 12 us per kernel, where
+# the graphed 5.1 ms is the 16 GB of weights at the H100's achievable 3 TB/s (the tiny kernels
+# cost nothing beyond their reads). A training step's kernels dispatch through autograd and,
+# in recurrent models, Python loops: their host cost is fitted (`host_kernel_s`).
 HOST_DISPATCH_S = 12e-6
 # Half of the pointwise moves are reads of the tensor the previous kernel just wrote; those hit
 # L2 when the tensor fits in it (Ada's 72-96 MB L2 holds a layer's activations that GA102's 6 MB
@@ -323,27 +322,31 @@ def dequantize_kernels(work: LayerWork, workload: Workload) -> float:
     return work.linears * DEQUANTIZE_KERNELS * training_flop_multiplier(workload)
 
 
-def kernel_s(workload: Workload, factors: ComputeFactors) -> float:
-    """Seconds each kernel of a step costs beyond its FLOPs and bytes (a decoding step's are
-    gpu_step_s's own): the fitted figure, less the host's dispatch (HOST_DISPATCH_S) when the
-    step replays as a CUDA graph."""
-    if workload.cuda_graphs:
-        return max(factors.kernel_launch_s - HOST_DISPATCH_S, 0.0)
-    return factors.kernel_launch_s
-
-
 def launch_s(
     work: LayerWork, workload: Workload, batch: int, factors: ComputeFactors, *, sixteen_bit: bool
 ) -> float:
-    """Seconds the host spends launching one step's kernels (step_kernels x the fitted seconds
-    per kernel): the host-bound share of gpu_step_s's compute seconds, without its roofline;
-    none for a step replayed as a CUDA graph, which the host launches in one call. Not for
-    decoding, whose launches queue behind the weight reads (gpu_step_s)."""
+    """Seconds the host spends launching one step's kernels (step_kernels x the fitted host
+    seconds per kernel), which overlap the GPU's work (overlapped_s); none for a step replayed
+    as a CUDA graph, which the host launches in one call. Not for decoding, whose launches
+    queue behind the weight reads (gpu_step_s)."""
     if workload.cuda_graphs:
         return 0.0
     return step_kernels(work, workload, batch, mixed_precision=sixteen_bit) * (
-        factors.kernel_launch_s
+        factors.host_kernel_s
     )
+
+
+def overlapped_s(gpu_s: float, host_s: float, exponent: float) -> float:
+    """A step's time when the host launches kernels while the GPU runs earlier ones: the longer
+    of the two, blended where they are close (the power mean (gpu^p + host^p)^(1/p), p =
+    `host_overlap_exponent`; p infinite is the plain maximum): the host's launches run ahead of
+    long kernels and fall behind short ones, so neither side hides the other entirely when
+    their totals match."""
+    big = max(gpu_s, host_s)
+    if host_s <= 0.0 or gpu_s <= 0.0 or math.isinf(exponent):
+        return big
+    blend = float((gpu_s / big) ** exponent + (host_s / big) ** exponent)
+    return big * float(blend ** (1.0 / exponent))
 
 
 @dataclass(frozen=True)
@@ -463,7 +466,9 @@ class ComputeFactors:
     matmul_efficiency: dict[str, float]
     conv_efficiency: dict[str, float]
     memory_efficiency: float
-    kernel_launch_s: float
+    gpu_kernel_s: float
+    host_kernel_s: float
+    host_overlap_exponent: float
     intensity_scale: float
     transpose_instructions_per_move: float = 0.0
 
@@ -513,9 +518,10 @@ def gpu_step_s(
     weight_bytes: float = 0.0,
     quantized_params: float = 0.0,
 ) -> tuple[float, float]:
-    """(compute seconds incl. kernel launches, memory-bound seconds) of one step on one device.
-    Decoding (`weight_bytes` > 0 and a KV cache) waits on reading every weight when that takes
-    longer than its matmuls."""
+    """(compute seconds, memory-bound seconds) of one step on one device: the compute seconds
+    carry each kernel's GPU-side cost and whatever the host's launches add where they outlast
+    the GPU's work (overlapped_s). Decoding (`weight_bytes` > 0 and a KV cache) waits on
+    reading every weight when that takes longer than its matmuls."""
     path = rates.path
     t = class_times(
         work, workload, batch, rates.flops_s, rates.bandwidth_gb_s,
@@ -533,7 +539,6 @@ def gpu_step_s(
         t_flops += tf32_conv_s(t.conv_s, work.winograd_share, rates, factors)
     else:
         t_flops += t.conv_s / factors.conv_efficiency[path]
-    t_launch = t.kernels * kernel_s(workload, factors)
     t_mem = t.memory_s / factors.memory_efficiency
     if decoding(workload) and weight_bytes > 0:
         read = decode_bytes_per_step(workload, weight_bytes, batch)
@@ -542,6 +547,8 @@ def gpu_step_s(
             # The matmuls wait on their weights; the host's launches of these tiny kernels
             # queue behind the reads and cost only what exceeds them (nothing from a graph).
             per_kernel = 0.0 if workload.cuda_graphs else HOST_DISPATCH_S
-            t_launch = t.kernels * min(factors.kernel_launch_s, per_kernel)
-            return max(t_launch - t_weights, 0.0), t_mem + t_weights
-    return t_flops + t_launch, t_mem
+            return max(t.kernels * per_kernel - t_weights, 0.0), t_mem + t_weights
+    gpu = t_flops + t.kernels * factors.gpu_kernel_s
+    host = 0.0 if workload.cuda_graphs else t.kernels * factors.host_kernel_s
+    both = overlapped_s(gpu + t_mem, host, factors.host_overlap_exponent)
+    return both - t_mem, t_mem

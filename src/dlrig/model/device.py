@@ -14,8 +14,9 @@ from dlrig.model import compute, pcie
 from dlrig.model.calibration import Calibration
 from dlrig.model.host import host_memory_bandwidth
 from dlrig.model.layers import FLASH_ATTENTION_SHARE
+from dlrig.model.memory import gpu_memory_bytes
 from dlrig.model.rates import ComputePath, cpu_peak_flops_s, flash_attention_share, matmul_peak
-from dlrig.units import TFLOPS
+from dlrig.units import TFLOPS, gib_to_bytes
 from dlrig.workloads.model import Workload
 
 DEFAULT_CPU = CPU(
@@ -36,7 +37,7 @@ class Device:
     peak_flops_s: float
     path: ComputePath
     bandwidth_gb_s: float
-    memory_gb: float
+    memory_bytes: float  # one GPU's, the smallest card's (memory.gpu_memory_bytes); RAM's on a CPU
     group: GPUGroup | None
     unaligned_share: float = compute.UNALIGNED_GEMM_SHARE
     attention_share: float = FLASH_ATTENTION_SHARE
@@ -56,8 +57,10 @@ def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: lis
         # share is the 16-bit path's.
         sixteen = peak / compute.FP8_PER_16BIT_RATE if path is ComputePath.TENSOR_FP8 else peak
         share = compute.unaligned_gemm_share(sixteen, gpu.fp32_tflops * TFLOPS)
+        # Memory binds at the smallest card, whichever card paces the compute.
+        memory = min(gpu_memory_bytes(g.gpu) for g in build.gpus)
         return Device(
-            gpu.name, False, peak, path, gpu.memory_bandwidth_gb_s, gpu.memory_gb, group, share,
+            gpu.name, False, peak, path, gpu.memory_bandwidth_gb_s, memory, group, share,
             flash_attention_share(gpu, workload.native_attention),
         )  # fmt: skip
     cpu = build.cpu or DEFAULT_CPU
@@ -66,12 +69,12 @@ def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: lis
     ram_gb = build.memory.size_gb if build.memory else 0.0
     if not ram_gb:
         ram_gb = DEFAULT_RAM_GB
-        assumed.append(f"RAM size not given: {DEFAULT_RAM_GB:.0f} GB assumed")
+        assumed.append(f"RAM size not given: {DEFAULT_RAM_GB:.0f} GiB assumed")
     peak = cpu_peak_flops_s(cpu, build.cpu_count, cal.cpu_flops_per_cycle)
     ram = host_memory_bandwidth(build, cal.host_memory_bandwidth_gb_s)
     assumed.append(ram.assumed or f"RAM bandwidth {ram.gb_s:.0f} GB/s ({ram.provenance})")
     return Device(
-        f"CPU: {cpu.name}", True, peak, ComputePath.CPU, ram.gb_s, ram_gb, None,
+        f"CPU: {cpu.name}", True, peak, ComputePath.CPU, ram.gb_s, gib_to_bytes(ram_gb), None,
     )  # fmt: skip
 
 

@@ -163,8 +163,8 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
         kernels = compute.step_kernels(job.work, w, batch, mixed_precision=job.sixteen)
         assumed.append(
             f"CUDA graphs: the host launches each step's {kernels:,.0f} kernels in one call, "
-            f"each then costs {compute.kernel_s(w, cal.compute) * 1e6:.0f} us on the GPU "
-            f"(eager: {cal.compute.kernel_launch_s * 1e6:.0f} us with the host's dispatch)"
+            f"where eager it spends {cal.compute.host_kernel_s * 1e6:.0f} us on each beside "
+            f"the GPU's {cal.compute.gpu_kernel_s * 1e6:.0f} us"
         )
     throttle = 1.0
     if job.dev.group is not None:
@@ -197,16 +197,25 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     return t_mm, t_mem, path.value
 
 
-def _launches(job: _Job, compute_s: float) -> tuple[float, float]:
+def _launches(job: _Job, compute_s: float) -> tuple[float, float, float]:
     """(kernels a step launches, the share of the device's compute seconds the host spends
-    launching them); (0, 0) for the CPU and for decoding (its launches queue behind the weight
-    reads), a share of 0 for a step replayed as a CUDA graph (compute.launch_s)."""
+    launching them, how much faster a GPU twice as fast would run the compute); (0, 0, 2) for
+    the CPU and for decoding (its launches queue behind the weight reads), a share of 0 for a
+    step replayed as a CUDA graph (compute.launch_s). The GPU's own seconds are what the
+    overlap leaves of the compute seconds beside the host's (compute.overlapped_s)."""
     w = job.workload
     if job.dev.is_cpu or compute.decoding(w) or compute_s <= 0:
-        return 0.0, 0.0
+        return 0.0, 0.0, 2.0
     kernels = compute.step_kernels(job.work, w, job.batch, mixed_precision=job.sixteen)
-    host_s = compute.launch_s(job.work, w, job.batch, job.cal.compute, sixteen_bit=job.sixteen)
-    return kernels, host_s / compute_s
+    factors = job.cal.compute
+    host_s = compute.launch_s(job.work, w, job.batch, factors, sixteen_bit=job.sixteen)
+    p = factors.host_overlap_exponent
+    if math.isinf(p):
+        gpu_s = compute_s if compute_s > host_s else 0.0
+    else:
+        gpu_s = max(compute_s**p - host_s**p, 0.0) ** (1.0 / p)
+    faster = compute.overlapped_s(gpu_s / 2.0, host_s, p)
+    return kernels, host_s / compute_s, compute_s / faster if faster > 0 else 2.0
 
 
 def _shader_fp32_flops_s(job: _Job, path: ComputePath) -> float:
@@ -495,11 +504,11 @@ def advice(
     path: str,
     dev: Device,
     work: LayerWork,
-    launches: tuple[float, float] = (0.0, 0.0),
+    launches: tuple[float, float, float] = (0.0, 0.0, 2.0),
 ) -> str:
     """What would move the bottleneck, given what the workload already does. `launches`: the
-    kernels one step launches and the share of the compute stage the host spends launching
-    them (compute.launch_s)."""
+    kernels one step launches, the share of the compute stage the host spends launching them
+    (compute.launch_s) and how much faster a GPU twice as fast would then run it (_launches)."""
     w = workload
     if bottleneck is Bottleneck.STORAGE:
         return (
@@ -521,9 +530,8 @@ def advice(
         if dev.is_cpu:
             return "a GPU: the CPU computes at a small fraction of a GPU's rate (MEM.1)"
         gpu = dev.group.gpu if dev.group is not None else None
-        kernels, share = launches
+        kernels, share, twice = launches
         if share >= LAUNCH_BOUND_SHARE:
-            twice = 1.0 / (share + (1.0 - share) / 2.0)
             return (
                 f"the CPU launching {kernels:,.0f} kernels one by one is {share:.0%} of the "
                 f"compute (CPU.2): a GPU twice as fast would run it only {twice:.2f}x faster. "
@@ -593,7 +601,7 @@ def estimate(
     if training and not dev.is_cpu:
         parallelism.check_layout(workload, n_node, build.nodes, workload.source or workload.name)
     plan = memory.memory_plan(
-        workload, is_16bit(workload.precision), n_node, build.nodes, dev.memory_gb,
+        workload, is_16bit(workload.precision), n_node, build.nodes, dev.memory_bytes,
         0.0 if dev.is_cpu else cal.cuda_context_gb, cal.allocator_overhead_fraction,
         build.memory.size_gb if build.memory else None,
     )  # fmt: skip
@@ -670,7 +678,8 @@ def estimate(
             tensor_parallel_s=t_tp, communication_s=t_ic + t_net,
             communication_exposed_s=exposed_ic + exposed_net,
         )  # fmt: skip
-    launches = (0.0, 0.0)
+    band = cal.throughput_band(1 if dev.is_cpu else job.n_total)
+    launches = (0.0, 0.0, 2.0)
     if step.bottleneck is Bottleneck.GPU_COMPUTE:  # only its advice reads the launches
         launches = _launches(job, device_compute_s)
     return Estimate(
@@ -699,8 +708,8 @@ def estimate(
         power=power,
         run=run,
         assumptions=tuple(dict.fromkeys(assumed)),
-        throughput_ratio_low=cal.throughput_ratio_low,
-        throughput_ratio_high=cal.throughput_ratio_high,
+        throughput_ratio_low=band[0],
+        throughput_ratio_high=band[1],
         parallel=par,
     )
 
@@ -750,7 +759,7 @@ def _served_estimate(
         speedup_if_removed=step.speedup_if_removed,
         samples_per_s=rate,
         tokens_per_s=rate,
-        memory=served.served_memory(serving, spec, layout, card.gpu.memory_gb),
+        memory=served.served_memory(serving, spec, layout, memory.gpu_memory_bytes(card.gpu)),
         power=power,
         run=run,
         assumptions=tuple(dict.fromkeys(assumed)),

@@ -45,7 +45,7 @@ class LinkClass(StrEnum):
 
 # All-reduce bus bandwidth over its large-message plateau against the payload (bytes), inside
 # one 8-GPU NVLink/NVSwitch node: at each size the median of three measured curves, each
-# divided by its own 16 GiB figure (shared/calibration/nccl_collective_busbw.csv: 8x A100 SXM
+# divided by its own 16 GiB figure (data/calibration/nccl_collective_busbw.csv: 8x A100 SXM
 # nccl-tests, 8x H200 SXM and 8x B200 SXM all_reduce_bench.py; ml-engineering@744d01e
 # network/README.md L1222-1241, L1257-1276, L1404-1423). Small messages are latency-bound:
 # a 25 MiB bucket reaches about half the plateau.
@@ -64,7 +64,7 @@ NVLINK_ALLREDUCE_CURVE: tuple[tuple[float, float], ...] = (
 # unmeasured here).
 NETWORK_HOP_LATENCY_S = 320e-6 / 4.0
 # All-reduce bus bandwidth over the PCIe link rate with peer-to-peer off (staged through host
-# memory): 2x RTX 2080 Ti on Gen3 x16, 4.0 GB/s of 15.75 GB/s (shared/calibration/
+# memory): 2x RTX 2080 Ti on Gen3 x16, 4.0 GB/s of 15.75 GB/s (data/calibration/
 # achievable_rates.csv, Anthony-Hoo AutoDL interconnection test, 2025-06-05).
 PCIE_NO_P2P_BUSBW_EFFICIENCY = 4.0 / 15.75
 
@@ -142,7 +142,7 @@ def every_hop_host_staged(build: Build, gpu: GPU) -> bool:
     on BERT-large (TF32: 1.36 GB of fp32 gradients, 0.22 s more a step, 6 GB/s) and 0.56 on
     GNMT, 2 RTX 2080 Ti 0.71 on GNMT, where an overlapped exchange says 0.93-0.96; a server
     whose ring crosses its sockets (P2P on the other hops) keeps it hidden: 8 RTX 6000 Ada scale
-    ResNet-50 8.04x (shared/calibration, v1). llm.q moves its collectives with cudaMemcpy, which
+    ResNet-50 8.04x (data/calibration, v1). llm.q moves its collectives with cudaMemcpy, which
     "does not consume SM resources" (IST-DASLab/llmq README, --memcpy-all-gather)."""
     return _machine_without_p2p(build) is not None or _geforce_without_p2p(gpu)
 

@@ -13,9 +13,9 @@ Activations of a transformer layer: Korthikanti et al. 2022, "Reducing Activatio
 in Large Transformer Models" (arXiv:2205.05198), sec. 4; other models: the workload's measured
 per-sample bytes (`dlrig.torch.describe`'s count, 32-bit; halved for 16-bit).
 
-GPU capacity: vendors label GPU memory in binary gigabytes (an RTX 4090's "24 GB" is 24576 MiB
-as nvidia-smi reports it), so a card's `memory_gb` is GiB here and the need is reported in the
-same unit.
+GPU capacity: memory is binary (dlrig.units): a card's `memory_gb` is GiB, read into bytes once,
+by `gpu_memory_bytes`, for the training and the serving model alike, and every need is reported
+in GiB.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dlrig.catalog.schema import GPU
 from dlrig.enums import Parallelism
 from dlrig.model import parallelism
-from dlrig.units import BITS_PER_BYTE, GIB
+from dlrig.units import BITS_PER_BYTE, bytes_to_gib, gib_to_bytes
 from dlrig.workloads.model import Mode, Workload
 
 # 4-bit NF4 with double quantization: 4 bits + 0.127 bits of constants per weight (QLoRA,
@@ -63,14 +64,17 @@ GATED_MLP_SAVED_FUSED = 3.0
 MASK_BYTES = 1.0  # a dropout mask keeps one byte per element
 
 
-def gpu_capacity_bytes(memory_gb: float) -> float:
-    """Bytes on a card labelled `memory_gb` GB (binary: 24 GB = 24 x 2**30 bytes)."""
-    return memory_gb * GIB
+def gpu_memory_bytes(gpu: GPU) -> float:
+    """The bytes on a card: its `memory_gb`, the binary GB it is sold in (dlrig.units). With ECC
+    on, a data-centre GDDR card holds a sixteenth of it back (a 48 GB L40S reports 46,068 MiB,
+    github.com/modal-labs/modal-client pull 2797); not counted, as Lambda's A10 and A40 rows
+    ran batches that need more than the fifteen sixteenths (bench/bench_memory.py)."""
+    return gib_to_bytes(gpu.memory_gb)
 
 
 def capacity_gb(n_bytes: float) -> float:
-    """Bytes in the GB unit cards are labelled in (2**30 bytes)."""
-    return n_bytes / GIB
+    """Bytes as the GiB every memory figure is reported in (the `_gb` keys, dlrig.units)."""
+    return bytes_to_gib(n_bytes)
 
 
 @dataclass(frozen=True)
@@ -458,13 +462,13 @@ def memory_need(
     allocator_overhead_fraction: float,
 ) -> MemoryNeed:
     """What one GPU needs at `batch` under `layout`: model states, activations (or KV cache),
-    the CUDA context (GB as cards are labelled) and the caching allocator's fragmentation."""
+    the CUDA context (GiB) and the caching allocator's fragmentation."""
     states, host = model_state_bytes(workload, sixteen_bit, layout)
     return MemoryNeed(
         model_states_bytes=states,
         activation_bytes_per_sample=per_sample_bytes(workload, sixteen_bit, layout),
         batch=batch,
-        context_bytes=gpu_capacity_bytes(cuda_context_gb),
+        context_bytes=gib_to_bytes(cuda_context_gb),
         allocator_overhead_fraction=allocator_overhead_fraction,
         host_bytes=host,
     )
@@ -512,7 +516,7 @@ def memory_plan(
     sixteen_bit: bool,
     gpus_per_node: int,
     nodes: int,
-    memory_gb: float,
+    capacity_bytes: float,
     cuda_context_gb: float,
     allocator_overhead_fraction: float,
     host_ram_gb: float | None = None,
@@ -525,8 +529,8 @@ def memory_plan(
     of them (QLoRA's 4-bit weights included, as in Answer.AI's FSDP + QLoRA, 2024), then with
     parameters and optimizer state offloaded to the host's RAM when that holds them. When no
     layout fits, the workload's own layout is reported. `check` says when the batch as written
-    does not fit (GPU.4)."""
-    capacity = gpu_capacity_bytes(memory_gb)
+    does not fit (GPU.4). `capacity_bytes`: one GPU's, `gpu_memory_bytes` of the smallest."""
+    capacity = capacity_bytes
 
     def need_under(layout: MemoryLayout) -> MemoryNeed:
         return memory_need(
@@ -555,7 +559,7 @@ def memory_plan(
             continue  # the host cannot hold what would be offloaded
         if plan.fits:
             offload = (
-                f", parameters and optimizer state offloaded to host RAM ({host_gb:.0f} GB "
+                f", parameters and optimizer state offloaded to host RAM ({host_gb:.0f} GiB "
                 "per node)"
                 if layout.cpu_offload
                 else ""
@@ -624,7 +628,7 @@ def paged_plan(plan: MemoryPlan, state_bytes: float) -> MemoryPlan | None:
         paged_bytes=short,
     )
     note = (
-        f"paged optimizer: {capacity_gb(short):.1f} GB of its state does not fit the GPU, "
+        f"paged optimizer: {capacity_gb(short):.1f} GiB of its state does not fit the GPU, "
         "lives in host RAM and pages over PCIe to the GPU and back each optimizer step"
     )
     return dataclasses.replace(plan, need=paged, note=note)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dlrig.catalog.schema import Storage
 from dlrig.enums import StorageKind
-from dlrig.units import mb_s_to_bytes_s, ms_to_s
+from dlrig.units import GB, gib_to_bytes, mb_s_to_bytes_s, ms_to_s
 
 # Share of RAM the page cache may hold for the dataset; the rest serves the processes, pinned
 # buffers and the OS (RAM.2 sizes RAM to the GPU memory, not to the dataset).
@@ -44,8 +44,9 @@ def file_access_time_s(files: float, reads_per_s: float | None) -> float:
 
 
 def dataset_fits_page_cache(dataset_gb: float, ram_gb: float) -> bool:
-    """After the first epoch the dataset is read from RAM when it fits in the page cache."""
-    return dataset_gb <= PAGE_CACHE_SHARE_OF_RAM * ram_gb
+    """After the first epoch the dataset is read from RAM when it fits in the page cache: a
+    dataset's files in decimal GB, RAM in GiB (dlrig.units)."""
+    return dataset_gb * GB <= PAGE_CACHE_SHARE_OF_RAM * gib_to_bytes(ram_gb)
 
 
 def amortized_storage_time_s(first_epoch_s: float, epochs: float, cached: bool) -> float:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class MemoryEstimate:
-    """GPU memory on one GPU (decimal GB) at the workload's batch, and the largest batch that
+    """GPU memory on one GPU (GiB, dlrig.units) at the workload's batch, and the largest batch that
     fits. On a build without a GPU, the figures are the CPU's RAM."""
 
     gpu_required_gb: float

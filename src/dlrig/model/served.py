@@ -4,7 +4,7 @@ the output tokens/s of all users, and the memory is what one card holds of the w
 their stored format and of the users' KV cache. Built from dlrig.model.serving's figures
 alone, so that `estimate`, its JSON, `plan` and every page show one figure for each.
 
-Memory here is in serving's units (decimal GB of a card's labelled capacity,
+Memory here is in serving's units, GiB like every memory figure (dlrig.units;
 dlrig.model.serving_memory), so that `fits` and the figures beside it agree.
 """
 
@@ -24,7 +24,7 @@ from dlrig.model.serving import (
     cards,
     tensor_parallel_degree,
 )
-from dlrig.units import bytes_to_gb, gb_to_bytes
+from dlrig.units import bytes_to_gib
 from dlrig.workloads.serving import ServeSpec
 
 # The bottleneck vocabulary (design.md) for each serving limit; a memory limit names the
@@ -145,13 +145,13 @@ def served_layout(build: Build, spec: ServeSpec, cal: Calibration) -> ServedLayo
     group = cards(build, cal)
     if group is None:
         return ServedLayout(1, 1, spec.users)
-    tp = tensor_parallel_degree(spec, group.count, group.gpu.memory_gb)
+    tp = tensor_parallel_degree(spec, group.count, group.memory_bytes)
     copies = max(group.count // tp, 1)
     return ServedLayout(tp, copies, math.ceil(spec.users / copies))
 
 
 def served_memory(
-    s: ServingEstimate, spec: ServeSpec, layout: ServedLayout, card_gb: float
+    s: ServingEstimate, spec: ServeSpec, layout: ServedLayout, card_bytes: float
 ) -> MemoryEstimate:
     """What one card holds: its share of a copy's weights (those not left in RAM), its share
     of the KV cache of the copy's users, and the engine's reserve with the prefill's
@@ -160,16 +160,15 @@ def served_memory(
     ways = layout.gpus_per_copy
     weights = mem.weight_bytes(spec) * (1.0 - s.offloaded_fraction) / ways
     kv = mem.kv_bytes_per_user(spec) * layout.users_per_copy / ways
-    total = gb_to_bytes(card_gb)
-    reserve = total - mem.usable_bytes_per_gpu(spec, card_gb) + mem.activation_bytes(spec)
+    reserve = card_bytes - mem.usable_bytes_per_gpu(spec, card_bytes) + mem.activation_bytes(spec)
     return MemoryEstimate(
-        gpu_required_gb=bytes_to_gb(weights + kv + reserve),
-        gpu_available_gb=card_gb,
+        gpu_required_gb=bytes_to_gib(weights + kv + reserve),
+        gpu_available_gb=bytes_to_gib(card_bytes),
         fits=s.fits,
         max_batch_per_gpu=s.max_users_fit // layout.copies,
-        model_states_gb=bytes_to_gb(weights),
-        activations_gb=bytes_to_gb(kv),
-        overhead_gb=bytes_to_gb(reserve),
+        model_states_gb=bytes_to_gib(weights),
+        activations_gb=bytes_to_gib(kv),
+        overhead_gb=bytes_to_gib(reserve),
     )
 
 
@@ -179,8 +178,8 @@ def served_advice(s: ServingEstimate) -> str:
 
 
 def served_copy_gb(spec: ServeSpec) -> float:
-    """GB one model copy holds, on however many cards: the weights in their stored format,
+    """GiB one model copy holds, on however many cards: the weights in their stored format,
     the KV cache of every asked user and one prefill chunk's activations (serving's units,
     dlrig.model.serving_memory), before the engine keeps its reserve on each card."""
     held = mem.weight_bytes(spec) + mem.kv_bytes_per_user(spec) * spec.users
-    return bytes_to_gb(held + mem.activation_bytes(spec))
+    return bytes_to_gib(held + mem.activation_bytes(spec))

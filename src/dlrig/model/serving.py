@@ -21,6 +21,7 @@ from enum import StrEnum
 
 from dlrig.catalog.schema import GPU
 from dlrig.enums import Precision
+from dlrig.errors import ValidationError
 from dlrig.machine.model import Build
 from dlrig.model import pcie
 from dlrig.model import serving_memory as mem
@@ -28,12 +29,13 @@ from dlrig.model.calibration import Calibration, default_calibration
 from dlrig.model.device import busbw_gb_s, pcie_link
 from dlrig.model.host import host_memory_bandwidth
 from dlrig.model.interconnect import ring_allreduce_bus_factor
+from dlrig.model.memory import gpu_memory_bytes
 from dlrig.model.rates import achievable_matmul_tflops, achievable_memory_bandwidth_gb_s
 from dlrig.units import (
     BITS_PER_BYTE,
-    bytes_to_gb,
+    bytes_to_gib,
     gb_s_to_bytes_s,
-    gb_to_bytes,
+    gib_to_bytes,
     tflops_to_flops,
     wh_to_kwh,
 )
@@ -76,14 +78,15 @@ class EngineProfile:
 # Batched server (vLLM, TensorRT-LLM with CUDA graphs): decode GEMV kernels read at ~96% of
 # what a copy kernel reaches, plus ~25 us per layer and step (chosen on NVIDIA's H200 running
 # Llama 3.3 70B fp8 at 51.14 tok/s at batch 1); a custom all-reduce over NVLink takes ~8 us
-# for a few KB (NCCL's small-message latency is 10-20 us); prefill reaches 63% of the
-# achievable matmul rate and batched decode's skinny matmuls 49% (chosen on TensorRT-LLM's
-# 8x H100 Llama 3.1 405B fp8 maximum-throughput runs, 7 ISL/OSL pairs, all then within 25%:
-# bench/results/serving.md).
+# for a few KB (NCCL's small-message latency is 10-20 us); prefill reaches 74% of the
+# achievable matmul rate and batched decode's skinny matmuls 42% (the pair of a 0.04-step grid
+# with the least mean |error| over TensorRT-LLM's 8x H100 Llama 3.1 405B fp8 maximum-throughput
+# runs, 7 ISL/OSL pairs: 7.2%, at most 15%, with GPU memory read in GiB; bench/results/
+# serving.md).
 BATCHED = EngineProfile(
     bandwidth_efficiency=0.96,
-    compute_efficiency=0.63,
-    decode_compute_efficiency=0.49,
+    compute_efficiency=0.74,
+    decode_compute_efficiency=0.42,
     layer_overhead_s=25e-6,
     allreduce_latency_s=8e-6,
 )
@@ -117,11 +120,12 @@ class Cards:
     count: int
     allreduce_busbw_gb_s: float
     nvlink: bool
+    memory_bytes: float  # one card's, the smallest's (memory.gpu_memory_bytes)
 
 
 @dataclass(frozen=True)
 class ServingEstimate:
-    """Serving figures at the asked concurrency (seconds, tokens/s, bytes in GB)."""
+    """Serving figures at the asked concurrency (seconds, tokens/s, memory in GiB)."""
 
     model: str
     engine: str
@@ -164,7 +168,8 @@ def cards(build: Build, cal: Calibration) -> Cards | None:
     gen, lanes = pcie_link(build, group, [])
     bus = busbw_gb_s(build, group.gpu, n, gen, lanes, cal)
     pcie_bus = pcie.pcie_theoretical_gb_s(gen, lanes) * cal.pcie_busbw_efficiency
-    return Cards(group.gpu, n, bus, nvlink=n > 1 and bus > pcie_bus)
+    smallest = min(gpu_memory_bytes(g.gpu) for g in build.gpus)
+    return Cards(group.gpu, n, bus, nvlink=n > 1 and bus > pcie_bus, memory_bytes=smallest)
 
 
 def compute_precision(spec: ServeSpec) -> Precision:
@@ -324,9 +329,9 @@ def total_tokens_per_s(
     return users * output_tokens / cycle
 
 
-def _step_at(spec: ServeSpec, c: Cards, users: int, host_gb_s: float, memory_gb: float) -> float:
+def _step_at(spec: ServeSpec, c: Cards, users: int, host_gb_s: float) -> float:
     at = replace(spec, users=users)
-    off = mem.offloaded_fraction(at, memory_gb, c.count)
+    off = mem.offloaded_fraction(at, c.memory_bytes, c.count)
     return decode_step_s(decode_parts_s(at, c, users, off, host_gb_s))
 
 
@@ -336,10 +341,9 @@ def max_users_at_target(
     """The most users (up to what fits) each still served at `target` tokens/s: per-user
     speed falls as users grow, so a bisection finds the edge."""
     pre = prefill_s(spec, c)
-    memory_gb = c.gpu.memory_gb
 
     def ok(users: int) -> bool:
-        step = _step_at(spec, c, users, host_gb_s, memory_gb)
+        step = _step_at(spec, c, users, host_gb_s)
         return 1.0 / tpot_s(step, pre, users, spec.output_tokens) >= target
 
     limit = max(fit, 1 if spec.engine is Engine.LOCAL else 0)
@@ -366,17 +370,29 @@ def binding_limit(parts: dict[str, float], prefill_share_s: float) -> ServingLim
     return ServingLimit(max(shares, key=lambda k: shares[k]))
 
 
-def tensor_parallel_degree(spec: ServeSpec, gpus: int, memory_gb: float) -> int:
-    """Cards one model copy spans. A batched server splits a copy over the fewest cards that
-    divide both the card count and the attention heads (vLLM's rule) and hold the weights
-    with every user's context; the other cards serve replicas. A local runner splits layers
-    over all cards."""
+def tensor_parallel_degree(
+    spec: ServeSpec, gpus: int, memory_bytes: float, source: str = "the workload"
+) -> int:
+    """Cards one model copy spans: `serve.tensor_parallel` when the workload sets it (it must
+    divide the card count), else, on a batched server, the fewest cards that divide both the
+    card count and the attention heads (vLLM's rule) and hold the weights with every user's
+    context, the other cards serving replicas; a local runner splits layers over all cards."""
+    if spec.tensor_parallel is not None:
+        if gpus % spec.tensor_parallel:
+            raise ValidationError(
+                f"{source}: serve.tensor_parallel = {spec.tensor_parallel} does not divide the "
+                f"build's {gpus} GPU{'' if gpus == 1 else 's'}",
+                field="serve.tensor_parallel",
+                reason=f"a divisor of {gpus}",
+                hint=f"set serve.tensor_parallel to a divisor of {gpus}, or leave it out",
+            )
+        return spec.tensor_parallel
     if spec.engine is Engine.LOCAL:
         return gpus
     options = [d for d in range(1, gpus + 1) if gpus % d == 0 and spec.heads % d == 0]
     for d in options:
         users_per_copy = math.ceil(spec.users / (gpus // d))
-        if mem.max_users_fit(spec, memory_gb, d) >= users_per_copy:
+        if mem.max_users_fit(spec, memory_bytes, d) >= users_per_copy:
             return d
     return options[-1]
 
@@ -390,8 +406,8 @@ def serving_estimate(
     all_cards = cards(build, cal)
     if all_cards is None:
         return None
-    memory_gb = all_cards.gpu.memory_gb
-    tp = tensor_parallel_degree(spec, all_cards.count, memory_gb)
+    memory_bytes = all_cards.memory_bytes
+    tp = tensor_parallel_degree(spec, all_cards.count, memory_bytes, model_name)
     replicas = all_cards.count // tp
     c = replace(all_cards, count=tp, nvlink=all_cards.nvlink and tp > 1)
     asked = spec.users
@@ -400,10 +416,10 @@ def serving_estimate(
     host = host_memory_bandwidth(build, cal.host_memory_bandwidth_gb_s)
     host_gb_s = host.gb_s
     notes: list[str] = []
-    fit = mem.max_users_fit(spec, memory_gb, c.count)
+    fit = mem.max_users_fit(spec, memory_bytes, c.count)
     weights = mem.weight_bytes(spec)
-    usable = c.count * mem.usable_bytes_per_gpu(spec, memory_gb)
-    offloaded = mem.offloaded_fraction(spec, memory_gb, c.count)
+    usable = c.count * mem.usable_bytes_per_gpu(spec, memory_bytes)
+    offloaded = mem.offloaded_fraction(spec, memory_bytes, c.count)
     ram_gb = build.memory.size_gb if build.memory else None
     fits_weights = weights + c.count * mem.activation_bytes(spec) <= usable
     fits = spec.users <= fit if spec.engine is Engine.BATCHED else offloaded < 1.0
@@ -412,15 +428,15 @@ def serving_estimate(
             f"{offloaded:.0%} of the weights stay in system RAM, read at "
             f"{host_gb_s:.0f} GB/s by the CPU ({host.assumed or host.provenance})"
         )
-        if ram_gb is not None and gb_to_bytes(ram_gb) < weights * offloaded:
+        if ram_gb is not None and gib_to_bytes(ram_gb) < weights * offloaded:
             fits = False
-            notes.append(f"the offloaded weights need more than the build's {ram_gb:.0f} GB RAM")
+            notes.append(f"the offloaded weights need more than the build's {ram_gb:.0f} GiB RAM")
     parts = decode_parts_s(spec, c, spec.users, offloaded, host_gb_s)
     step = decode_step_s(parts)
     pre = prefill_s(spec, c)
     tpot = tpot_s(step, pre, spec.users, spec.output_tokens)
     ttft = pre + (step if spec.users > 1 else 0.0)
-    batch1 = 1.0 / _step_at(spec, c, 1, host_gb_s, memory_gb)
+    batch1 = 1.0 / _step_at(spec, c, 1, host_gb_s)
     target = spec.min_tokens_per_s_per_user
     at_target = None
     if target:
@@ -471,11 +487,11 @@ def serving_estimate(
         max_users_fit=replicas * fit,
         max_users_at_target=at_target,
         min_tokens_per_s_per_user=target,
-        weights_gb=bytes_to_gb(weights),
-        kv_per_user_gb=bytes_to_gb(mem.kv_bytes_per_user(spec)),
+        weights_gb=bytes_to_gib(weights),
+        kv_per_user_gb=bytes_to_gib(mem.kv_bytes_per_user(spec)),
         kv_per_token_per_layer_bytes=mem.kv_bytes_per_token_per_layer(spec),
-        kv_capacity_gb=bytes_to_gb(replicas * mem.kv_capacity_bytes(spec, memory_gb, c.count)),
-        memory_available_gb=bytes_to_gb(replicas * usable),
+        kv_capacity_gb=bytes_to_gib(replicas * mem.kv_capacity_bytes(spec, memory_bytes, c.count)),
+        memory_available_gb=bytes_to_gib(replicas * usable),
         fits=fits,
         offloaded_fraction=offloaded,
         binding=binding,

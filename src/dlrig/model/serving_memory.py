@@ -1,14 +1,15 @@
 """Memory of a serving workload: weights in their stored format, the KV cache per token and
 per user, activations and the engine's reserve; how many users' contexts fit (issue 14).
 
-One quantity per function; bytes are plain bytes (GB = 10**9 in dlrig.units).
+One quantity per function; bytes are plain bytes. A card's memory comes in as bytes
+(memory.gpu_memory_bytes: its label is GiB, dlrig.units), and every amount goes out in GiB.
 """
 
 from __future__ import annotations
 
 import math
 
-from dlrig.units import BITS_PER_BYTE, gb_to_bytes
+from dlrig.units import BITS_PER_BYTE, gib_to_bytes
 from dlrig.workloads.serving import Engine, KVPrecision, ServeSpec, WeightFormat
 
 # Bits per weight of the transformer layers as each engine stores them. Batched servers run
@@ -37,12 +38,12 @@ KV_BYTES = {KVPrecision.BF16: 2, KVPrecision.FP16: 2, KVPrecision.FP8: 1, KVPrec
 
 # What an engine keeps from each GPU for itself. vLLM's default gpu_memory_utilization is 0.90
 # (the rest: CUDA context, cuBLAS workspace, fragmentation); llama.cpp takes what it needs,
-# about 0.5 GB of CUDA context per card. Prefill activations: a chunk of tokens (vLLM's
+# about 0.5 GiB of CUDA context per card. Prefill activations: a chunk of tokens (vLLM's
 # default 2048 batched tokens on a chat server, llama.cpp's 512-token micro-batch) times the
 # hidden size in 16 bits, times 16 live copies (gate and up projections at ~3.5x the hidden
 # size each, attention scratch, residuals).
 BATCHED_USABLE_FRACTION = 0.90
-LOCAL_CONTEXT_BYTES = gb_to_bytes(0.5)
+LOCAL_CONTEXT_BYTES = gib_to_bytes(0.5)
 PREFILL_CHUNK_TOKENS = {Engine.BATCHED: 2048, Engine.LOCAL: 512}
 ACTIVATION_COPIES = 16
 
@@ -107,33 +108,33 @@ def activation_bytes(spec: ServeSpec) -> float:
     return PREFILL_CHUNK_TOKENS[spec.engine] * spec.hidden_size * 2.0 * ACTIVATION_COPIES
 
 
-def usable_bytes_per_gpu(spec: ServeSpec, memory_gb: float) -> float:
-    """What the engine may fill on one card: 90% on a batched server, all but the CUDA
-    context on a local runner."""
-    total = gb_to_bytes(memory_gb)
+def usable_bytes_per_gpu(spec: ServeSpec, memory_bytes: float) -> float:
+    """What the engine may fill on one card of `memory_bytes`: 90% on a batched server, all but
+    the CUDA context on a local runner."""
+    total = memory_bytes
     if spec.engine is Engine.BATCHED:
         return total * BATCHED_USABLE_FRACTION
     return max(total - LOCAL_CONTEXT_BYTES, 0.0)
 
 
-def kv_capacity_bytes(spec: ServeSpec, memory_gb: float, gpus: int) -> float:
+def kv_capacity_bytes(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
     """Bytes left for the KV cache on all cards once the weights and activations are in."""
-    usable = gpus * (usable_bytes_per_gpu(spec, memory_gb) - activation_bytes(spec))
+    usable = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec))
     return max(usable - weight_bytes(spec), 0.0)
 
 
-def max_users_fit(spec: ServeSpec, memory_gb: float, gpus: int) -> int:
+def max_users_fit(spec: ServeSpec, memory_bytes: float, gpus: int) -> int:
     """The most users whose whole contexts fit in the KV cache at once."""
     per_user = kv_bytes_per_user(spec)
-    return math.floor(kv_capacity_bytes(spec, memory_gb, gpus) / per_user)
+    return math.floor(kv_capacity_bytes(spec, memory_bytes, gpus) / per_user)
 
 
-def offloaded_fraction(spec: ServeSpec, memory_gb: float, gpus: int) -> float:
+def offloaded_fraction(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
     """Share of the weights a local runner leaves in system RAM when the cards cannot hold
     them with the users' KV cache (llama.cpp's partial -ngl); 0 on a batched server."""
     if spec.engine is Engine.BATCHED:
         return 0.0
-    room = gpus * (usable_bytes_per_gpu(spec, memory_gb) - activation_bytes(spec))
+    room = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec))
     room -= kv_bytes_per_user(spec) * spec.users
     weights = weight_bytes(spec)
     return min(max(1.0 - room / weights, 0.0), 1.0)

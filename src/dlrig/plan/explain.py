@@ -127,7 +127,7 @@ def _versus(result: PlanResult, s: Scored, other: Scored, currency: Currency) ->
         need = s.outcomes[0].gpu_required_gb
         return (
             f"{gpu_set(s)} is worth more than {gpu_set(other)} here because the job fits in "
-            f"{this.gpu.memory_gb:g} GB (it needs {need:.1f} GB per GPU): {numbers}"
+            f"{this.gpu.memory_gb:g} GiB (it needs {need:.1f} GiB per GPU): {numbers}"
         )
     return f"{gpu_set(s)} beats {gpu_set(other)} by {more}: {numbers}"
 

@@ -208,7 +208,7 @@ class _Upgrader:
         if option is None:
             return None
         return _Draft(
-            (*d.steps, f"RAM -> {option.count}x {option.kit.name} (RAM.2: >= {need:g} GB)"),
+            (*d.steps, f"RAM -> {option.count}x {option.kit.name} (RAM.2: >= {need:g} GiB)"),
             d.price_usd + option.price_usd,
             dataclasses.replace(b, memory=option.config()),
         )
@@ -327,7 +327,7 @@ class _Upgrader:
             had_gb = min((g.gpu.memory_gb for g in b.gpus), default=0.0)
             if gpu.memory_gb < had_gb:
                 # GPU.2: too little memory is the second most costly GPU mistake; say it.
-                step += f" (LOSES GPU memory: {had_gb:g} -> {gpu.memory_gb:g} GB per GPU, GPU.2)"
+                step += f" (LOSES GPU memory: {had_gb:g} -> {gpu.memory_gb:g} GiB per GPU, GPU.2)"
             yield _Draft((step,), price_of(gpu, count), new, sold)
         if len(b.gpus) == 1:
             group = b.gpus[0]
@@ -368,7 +368,7 @@ class _Upgrader:
                 best[m.size_gb] = m
         for size, m in sorted(best.items()):
             new = dataclasses.replace(b, memory=m.config())
-            yield _Draft((f"RAM -> {m.count}x {m.kit.name} ({size:g} GB)",), m.price_usd, new)
+            yield _Draft((f"RAM -> {m.count}x {m.kit.name} ({size:g} GiB)",), m.price_usd, new)
 
     def _storage_moves(self) -> Iterator[_Draft]:
         b = self.base
@@ -667,8 +667,8 @@ def _verdict(
         )
     if not before.fits:
         need = (
-            f"the job does not fit in {before.gpu_available_gb:g} GB per GPU "
-            f"(it needs {before.gpu_required_gb:.1f} GB)"
+            f"the job does not fit in {before.gpu_available_gb:g} GiB per GPU "
+            f"(it needs {before.gpu_required_gb:.1f} GiB)"
         )
         if not helping:
             return f"No change under this budget helps: {need} and no GPU the board takes has more"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlrig.probe.report import ProbeReport
-from dlrig.units import bytes_to_gb
+from dlrig.units import bytes_to_gib
 
 NOISE_PCT = 10.0
 """Run-to-run spread of the probe's rates on an unchanged machine is a few percent; a change
@@ -32,7 +32,7 @@ def key_figures(report: ProbeReport) -> dict[str, Any]:
     """The figures of a probe worth comparing, by a stable key."""
     out: dict[str, Any] = {}
     mem = report.memory
-    out["ram total GB"] = round(bytes_to_gb(mem.get("total_bytes") or 0), 1)
+    out["ram total GiB"] = round(bytes_to_gib(mem.get("total_bytes") or 0), 1)
     for bw in mem.get("bandwidth", []):
         out[f"RAM copy GB/s ({bw['threads']} threads)"] = bw["copy_gb_s"]
         out[f"RAM triad GB/s ({bw['threads']} threads)"] = bw["triad_gb_s"]

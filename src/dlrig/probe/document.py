@@ -19,7 +19,7 @@ from dlrig.machine import resolve_build
 from dlrig.machine.document import build_to_document
 from dlrig.probe.match import match_cpu, match_gpu, match_storage
 from dlrig.probe.result import DiskProbe, GpuProbe, ProbeResult
-from dlrig.units import bytes_to_gb, bytes_to_tb
+from dlrig.units import bytes_to_gib, bytes_to_tb
 
 # A virtual disk (virtio, Xen) hides the device's kind; its measured rate then decides, at the
 # rates that separate the kinds in the catalog: HDDs read under ~300 MB/s, SATA under ~600.
@@ -242,7 +242,7 @@ def probe_build_document(result: ProbeResult, catalog: Catalog) -> dict[str, Any
             "socket are unknown, and the rules that need them say so"
         )
     if result.memory.total_bytes:
-        doc["memory"] = {"size_gb": round(bytes_to_gb(result.memory.total_bytes), 1)}
+        doc["memory"] = {"size_gb": round(bytes_to_gib(result.memory.total_bytes), 1)}
     measured_disks = [
         (d, e) for d in result.disks if (e := _storage_entry(d, catalog, assumed)) is not None
     ]

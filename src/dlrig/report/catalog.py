@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 COLUMNS: dict[str, list[tuple[str, str]]] = {
     "gpus": [
         ("name", "name"),
-        ("memory_gb", "GB"),
+        ("memory_gb", "GiB"),
         ("memory_bandwidth_gb_s", "GB/s"),
         ("fp32_tflops", "FP32 TF"),
         ("tensor_16bit_tflops", "16-bit TC TF"),
@@ -41,7 +41,7 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("name", "name"),
         ("socket", "socket"),
         ("memory_type", "memory"),
-        ("max_memory_gb", "max GB"),
+        ("max_memory_gb", "max GiB"),
         ("x16_slots", "x16 slots (pos:lanes)"),
         ("price_usd", "USD"),
     ],
@@ -70,7 +70,7 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
     "memory": [
         ("name", "name"),
         ("memory_type", "type"),
-        ("size_gb", "GB"),
+        ("size_gb", "GiB"),
         ("speed_mt_s", "MT/s"),
         ("price_usd", "USD"),
     ],

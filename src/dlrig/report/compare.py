@@ -115,7 +115,7 @@ def _cells(r: dict[str, Any]) -> list[tuple[str, str]]:
         ("price", price),
         (r["rate_unit"], _speed(r)),
         ("bottleneck", r["bottleneck"]),
-        ("GPU memory", f"{fits}, {r['gpu_required_gb']:.1f} of {r['gpu_available_gb']:g} GB"),
+        ("GPU memory", f"{fits}, {r['gpu_required_gb']:.1f} of {r['gpu_available_gb']:g} GiB"),
         ("peak power", f"{r['system_peak_w']:,.0f} W"),
         ("check", r["findings"]),
         ("run time", "none" if r["run_time_h"] is None else hours(r["run_time_h"])),

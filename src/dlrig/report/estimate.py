@@ -233,7 +233,7 @@ def memory_line(est: Estimate) -> str:
     fits = "fits" if m.fits else "DOES NOT FIT"
     where = "RAM" if est.device_is_cpu else "GPU memory"
     return (
-        f"{where}: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB ({fits}; "
+        f"{where}: {m.gpu_required_gb:.1f} GiB needed of {m.gpu_available_gb:g} GiB ({fits}; "
         f"states {m.model_states_gb:.1f}, activations {m.activations_gb:.1f}, overhead "
         f"{m.overhead_gb:.1f}); largest batch that fits: {m.max_batch_per_gpu}"
     )
@@ -454,7 +454,7 @@ def workloads_table(items: Sequence[tuple[Workload, float | None]]) -> Table:
         if w.finetune.value != "full":
             extra.append(w.finetune.value)
         if w.paged_optimizer:
-            extra.append("paged optimizer")  # GPU GB counts it all; a short card spills it
+            extra.append("paged optimizer")  # GPU GiB counts it all; a short card spills it
         if w.seq_len:
             extra.append(f"{w.seq_len} tokens")
         precision = w.precision.value if w.serve is None else w.serve.quantization.value
@@ -465,7 +465,7 @@ def workloads_table(items: Sequence[tuple[Workload, float | None]]) -> Table:
             ]
         )  # fmt: skip
     cells = [row for group in rows.values() for row in group]
-    headers = ["name", "params", "FLOPs", "batch", "prec.", "GPU GB", "notes"]
+    headers = ["name", "params", "FLOPs", "batch", "prec.", "GPU GiB", "notes"]
     for i, header in enumerate(headers):
         if header == "notes":
             table.add_column(header, overflow="fold")

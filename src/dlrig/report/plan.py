@@ -68,8 +68,8 @@ def infeasible_message(result: PlanResult, currency: Currency = USD) -> str:
     o = cheapest.outcomes[0]
     return (
         f"{head}: the cheapest feasible build costs {currency.format(cheapest.price_usd)} "
-        f"({gpu_set(cheapest)}, {g.gpu.memory_gb:g} GB each, on {g.chassis.name}; the job needs "
-        f"{o.gpu_required_gb:.1f} GB per GPU; {rate(o.samples_per_s)} {result.rate_unit})"
+        f"({gpu_set(cheapest)}, {o.gpu_available_gb:g} GiB each, on {g.chassis.name}; the job "
+        f"needs {o.gpu_required_gb:.1f} GiB per GPU; {rate(o.samples_per_s)} {result.rate_unit})"
     )
 
 
@@ -472,8 +472,8 @@ def upgrade_renderable(
     now = (
         f"now {rate(cur.samples_per_s)} {unit}, {cur.bottleneck.value}-bound"
         if cur.fits
-        else f"the job does not fit now ({cur.gpu_required_gb:.1f} GB needed per GPU, "
-        f"{cur.gpu_available_gb:g} GB there)"
+        else f"the job does not fit now ({cur.gpu_required_gb:.1f} GiB needed per GPU, "
+        f"{cur.gpu_available_gb:g} GiB there)"
     )
     if result.errors:
         now += f"; fails check ({', '.join(result.errors)})"

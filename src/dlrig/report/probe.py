@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from dlrig.probe.compare import Change
 from dlrig.probe.report import ProbeReport
-from dlrig.units import bytes_to_gb
+from dlrig.units import bytes_to_gib
 
 if TYPE_CHECKING:
     from rich.console import Group
@@ -26,7 +26,7 @@ def _gpu_row(gpu: dict[str, Any]) -> str:
     if gpu["lost"]:
         return f"LOST ({gpu['reading']['error']})"
     r = gpu["under_load"] or gpu["reading"]
-    parts = [f"{_gb(r['memory_total_gb'])} GB"]
+    parts = [f"{_gb(r['memory_total_gb'])} GiB"]
     if r["pcie_gen_current"] is not None:
         parts.append(
             f"PCIe Gen{r['pcie_gen_current']} x{r['pcie_width_current']} "
@@ -96,9 +96,9 @@ def probe_summary(report: ProbeReport) -> Group:
         )
     mem = report.memory
     if mem:
-        total = bytes_to_gb(mem.get("total_bytes") or 0)
-        free = bytes_to_gb(mem.get("available_bytes") or 0)
-        table.add_row("RAM", f"{total:.1f} GB total, {free:.1f} GB free", "psutil")
+        total = bytes_to_gib(mem.get("total_bytes") or 0)
+        free = bytes_to_gib(mem.get("available_bytes") or 0)
+        table.add_row("RAM", f"{total:.1f} GiB total, {free:.1f} GiB free", "psutil")
     for bw in mem.get("bandwidth") or ():
         table.add_row(
             f"RAM bandwidth ({bw['threads']} thr)",

@@ -91,10 +91,10 @@ def memory_line(est: Estimate, s: ServingEstimate) -> str:
     m = est.memory
     users = est.batch_per_gpu
     line = (
-        f"GPU memory per card: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB "
+        f"GPU memory per card: {m.gpu_required_gb:.1f} GiB needed of {m.gpu_available_gb:g} GiB "
         f"({'fits' if m.fits else 'DOES NOT FIT'}; weights {m.model_states_gb:.1f}, KV cache "
         f"{m.activations_gb:.1f} for {users} user{'s' * (users != 1)}, engine reserve "
-        f"{m.overhead_gb:.1f}); KV cache {s.kv_per_user_gb:.2f} GB per user "
+        f"{m.overhead_gb:.1f}); KV cache {s.kv_per_user_gb:.2f} GiB per user "
         f"({s.kv_per_token_per_layer_bytes:,.0f} B per token per layer)"
     )
     if s.offloaded_fraction > 0:

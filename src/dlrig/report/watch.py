@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from dlrig.health.checks import sensor_state
 from dlrig.report.jsonout import dumps
-from dlrig.units import GB
+from dlrig.units import GIB
 from dlrig.watch.samples import HealthSample, Sample
 from dlrig.watch.summary import WatchSummary
 
@@ -58,7 +58,8 @@ def plain_line(sample: Sample, health: HealthSample | None = None) -> str:
     if sample.job is not None:
         job = sample.job
         parts.append(
-            f"job {job.cpu_cores:.1f} cores ({job.processes} proc) rss {job.rss_bytes / GB:.1f} GB"
+            f"job {job.cpu_cores:.1f} cores ({job.processes} proc) "
+            f"rss {job.rss_bytes / GIB:.1f} GiB"
         )
     if host.disks:
         disk = max(host.disks, key=lambda d: d.busy_ratio)
@@ -99,15 +100,15 @@ def live_table(sample: Sample, command: str, health: HealthSample | None = None)
         table.add_row(
             "job",
             f"{job.cpu_cores:.1f} cores",
-            f"{job.processes} processes, {job.threads} threads, RSS {job.rss_bytes / GB:.2f} GB, "
+            f"{job.processes} processes, {job.threads} threads, RSS {job.rss_bytes / GIB:.2f} GiB, "
             f"reads {job.read_mb_s:.0f} MB/s; main {job.main_cpu_cores:.1f} cores, "
             f"workers {job.workers_cpu_cores:.1f}",
         )
-    used_gb = (host.memory_total_bytes - host.memory_available_bytes) / GB
+    used_gb = (host.memory_total_bytes - host.memory_available_bytes) / GIB
     table.add_row(
         "RAM",
-        _pct(used_gb * GB / host.memory_total_bytes if host.memory_total_bytes else None),
-        f"{used_gb:.1f} of {host.memory_total_bytes / GB:.1f} GB; swap "
+        _pct(used_gb * GIB / host.memory_total_bytes if host.memory_total_bytes else None),
+        f"{used_gb:.1f} of {host.memory_total_bytes / GIB:.1f} GiB; swap "
         f"{host.swap_in_mb_s + host.swap_out_mb_s:.1f} MB/s",
     )
     for disk in sorted(host.disks, key=lambda d: -d.busy_ratio)[:4]:
@@ -121,7 +122,7 @@ def live_table(sample: Sample, command: str, health: HealthSample | None = None)
             table.add_row(f"GPU {g.index}", "LOST", g.error or "")
             continue
         memory = (
-            f"{(g.memory_used_bytes or 0) / GB:.1f}/{g.memory_total_gb:.0f} GB"
+            f"{(g.memory_used_bytes or 0) / GIB:.1f}/{g.memory_total_gb:.0f} GiB"
             if g.memory_total_gb
             else "-"
         )

@@ -53,13 +53,13 @@ def training_memory_plan(f: Facts) -> MemoryPlan | None:
         return None
     if f not in _PLANS:
         from dlrig.model.calibration import default_calibration
-        from dlrig.model.memory import memory_plan
+        from dlrig.model.memory import gpu_memory_bytes, memory_plan
         from dlrig.model.rates import is_16bit
 
         cal = default_calibration()
-        smallest = min(f.cards, key=lambda c: c.gpu.memory_gb).gpu
+        smallest = min(f.cards, key=lambda c: gpu_memory_bytes(c.gpu)).gpu
         _PLANS[f] = memory_plan(
-            w, is_16bit(w.precision), f.n_gpus, f.build.nodes, smallest.memory_gb,
+            w, is_16bit(w.precision), f.n_gpus, f.build.nodes, gpu_memory_bytes(smallest),
             cal.cuda_context_gb, cal.allocator_overhead_fraction, f.ram_gb,
         )  # fmt: skip
     return _PLANS[f]
@@ -82,20 +82,21 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
     if plan is None:
         return
     need_gb = capacity_gb(plan.need.total_bytes)
+    has_gb = capacity_gb(plan.capacity_bytes)
     batch = plan.need.batch  # a split plan runs smaller micro-batches (memory_plan)
     evidence = {
         "needed_gb": round(need_gb, 2),
-        "gpu_memory_gb": smallest.memory_gb,
+        "gpu_memory_gb": round(has_gb, 2),
         "batch_per_gpu": batch,
         "shards": plan.layout.shard_ranks if plan.layout.effective_stage >= 3 else 1,
     }
     host_gb = plan.host_gb_per_node
     if plan.layout.cpu_offload and f.ram_gb is not None and host_gb > f.ram_gb:
         yield error(
-            f"{w.name} offloads {host_gb:.0f} GB of weights and optimizer state per node to "
-            f"host RAM; the build has {f.ram_gb:g} GB",
+            f"{w.name} offloads {host_gb:.0f} GiB of weights and optimizer state per node to "
+            f"host RAM; the build has {f.ram_gb:g} GiB",
             {**evidence, "host_offload_gb": round(host_gb, 1), "ram_gb": f.ram_gb},
-            f"buy >= {host_gb:.0f} GB of RAM, or more GPUs to shard the state over",
+            f"buy >= {host_gb:.0f} GiB of RAM, or more GPUs to shard the state over",
         )
         return
     if plan.layout.accumulation_split > 1:
@@ -103,17 +104,16 @@ def gpu_memory(f: Facts) -> Iterator[Judgement]:
         return
     if plan.fits:
         yield info(
-            f"{w.name} needs {need_gb:.1f} GB per GPU at batch {batch}; "
-            f"{smallest.name} has {smallest.memory_gb:g} GB"
-            + (f" ({plan.note})" if plan.note else ""),
+            f"{w.name} needs {need_gb:.1f} GiB per GPU at batch {batch}; "
+            f"{smallest.name} has {has_gb:g} GiB" + (f" ({plan.note})" if plan.note else ""),
             evidence,
         )
         return
     max_batch = plan.max_batch_per_gpu
     evidence["max_batch_per_gpu"] = max_batch
     message = (
-        f"{w.name} needs {need_gb:.1f} GB per GPU at batch {w.batch_size}; "
-        f"{smallest.name} has {smallest.memory_gb:g} GB"
+        f"{w.name} needs {need_gb:.1f} GiB per GPU at batch {w.batch_size}; "
+        f"{smallest.name} has {has_gb:g} GiB"
     )
     if max_batch < 1:
         yield error(
@@ -139,27 +139,27 @@ def weights_in_gpu_memory(f: Facts) -> Iterator[Judgement]:
         return
     from dlrig.model.checkpoint import job_files
     from dlrig.model.memory import capacity_gb
-    from dlrig.units import gb_to_bytes
+    from dlrig.units import GB
 
-    weights_gb = capacity_gb(gb_to_bytes(job_files(w).weights_gb))
+    weights_gb = capacity_gb(job_files(w).weights_gb * GB)
     total_gb = sum(c.gpu.memory_gb for c in f.cards) * f.build.nodes
     evidence = {
         "weights_gb": round(weights_gb, 1),
         "gpu_memory_total_gb": total_gb,
         "gpus": f.n_gpus * f.build.nodes,
     }
-    what = f"{w.name}'s weights as it stores them ({weights_gb:.1f} GB)"
+    what = f"{w.name}'s weights as it stores them ({weights_gb:.1f} GiB)"
     if weights_gb > total_gb:
         yield warning(
-            f"{what} exceed the GPUs' {total_gb:g} GB together: the job trains only by keeping "
+            f"{what} exceed the GPUs' {total_gb:g} GiB together: the job trains only by keeping "
             "them in host RAM and streaming them in every step (FSDP CPU offload), far slower "
             "than sharding them over GPUs that hold them (Answer.AI: 70B QLoRA on 2x 24 GB)",
             evidence,
-            f"GPUs with >= {weights_gb:.0f} GB of memory together (e.g. 2x 24 GB for a 70B "
+            f"GPUs with >= {weights_gb:.0f} GiB of memory together (e.g. 2x 24 GB for a 70B "
             "model in 4 bits)",
         )
     else:
-        yield info(f"{what} fit in the GPUs' {total_gb:g} GB together", evidence)
+        yield info(f"{what} fit in the GPUs' {total_gb:g} GiB together", evidence)
 
 
 def _split_warning(w: Workload, plan: MemoryPlan, smallest: GPU) -> Judgement:
@@ -168,14 +168,15 @@ def _split_warning(w: Workload, plan: MemoryPlan, smallest: GPU) -> Judgement:
     from dlrig.model.memory import capacity_gb
 
     need_gb = capacity_gb(dataclasses.replace(plan.need, batch=w.batch_size).total_bytes)
+    has_gb = capacity_gb(plan.capacity_bytes)
     split, batch = plan.layout.accumulation_split, plan.need.batch
     return warning(
-        f"{w.name} needs {need_gb:.1f} GB per GPU at batch {w.batch_size}; {smallest.name} has "
-        f"{smallest.memory_gb:g} GB: at most batch {plan.max_batch_per_gpu} per GPU fits, so it "
+        f"{w.name} needs {need_gb:.1f} GiB per GPU at batch {w.batch_size}; {smallest.name} has "
+        f"{has_gb:g} GiB: at most batch {plan.max_batch_per_gpu} per GPU fits, so it "
         f"runs as {split} micro-batches of {batch} with their gradients accumulated",
         {
             "needed_gb": round(need_gb, 2),
-            "gpu_memory_gb": smallest.memory_gb,
+            "gpu_memory_gb": round(has_gb, 2),
             "batch_per_gpu": w.batch_size,
             "max_batch_per_gpu": plan.max_batch_per_gpu,
             "micro_batches": split,
@@ -235,9 +236,9 @@ def _serving_memory(f: Facts) -> Iterator[Judgement]:
         "offloaded_fraction": round(est.offloaded_fraction, 3),
     }
     message = (
-        f"{w.name} in {est.quantization}: {est.weights_gb:.1f} GB of weights and "
-        f"{est.kv_per_user_gb:.2f} GB of KV cache per user on {est.gpus} x {est.gpu} "
-        f"({est.memory_available_gb:.0f} GB usable, {est.parallelism})"
+        f"{w.name} in {est.quantization}: {est.weights_gb:.1f} GiB of weights and "
+        f"{est.kv_per_user_gb:.2f} GiB of KV cache per user on {est.gpus} x {est.gpu} "
+        f"({est.memory_available_gb:.0f} GiB usable, {est.parallelism})"
     )
     if est.binding is ServingLimit.WEIGHT_MEMORY or (not est.fits and est.engine == "local"):
         yield error(

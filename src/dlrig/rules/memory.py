@@ -29,7 +29,7 @@ def ram_size(f: Facts) -> Iterator[Judgement]:
     if largest is None:
         return
     if f.ram_gb is None:
-        yield unknown("RAM size", "no memory given", f"buy >= {largest:g} GB of RAM (RAM.2)")
+        yield unknown("RAM size", "no memory given", f"buy >= {largest:g} GiB of RAM (RAM.2)")
         return
     evidence = {"ram_gb": f.ram_gb, "largest_gpu_memory_gb": largest}
     sockets = f.build.cpu_count if f.build.cpu is not None else 1
@@ -38,12 +38,12 @@ def ram_size(f: Facts) -> Iterator[Judgement]:
         return
     if f.ram_gb < largest:
         yield error(
-            f"{f.ram_gb:g} GB RAM is below the largest GPU's {largest:g} GB",
+            f"{f.ram_gb:g} GiB RAM is below the largest GPU's {largest:g} GiB",
             evidence,
-            f"buy >= {largest:g} GB of RAM (the cheapest kit of that size: RAM.1)",
+            f"buy >= {largest:g} GiB of RAM (the cheapest kit of that size: RAM.1)",
         )
     else:
-        yield info(f"{f.ram_gb:g} GB RAM >= the largest GPU's {largest:g} GB", evidence)
+        yield info(f"{f.ram_gb:g} GiB RAM >= the largest GPU's {largest:g} GiB", evidence)
 
 
 def _ram_per_socket(f: Facts, ram_gb: float, largest: float, sockets: int) -> Iterator[Judgement]:
@@ -61,7 +61,7 @@ def _ram_per_socket(f: Facts, ram_gb: float, largest: float, sockets: int) -> It
         "modules": modules,
         "channels_per_socket": channels,
     }
-    fix = f"buy >= {largest * sockets:g} GB of RAM, spread evenly over the {sockets} sockets"
+    fix = f"buy >= {largest * sockets:g} GiB of RAM, spread evenly over the {sockets} sockets"
     if modules is not None and modules < sockets:
         yield error(
             f"{modules} memory module(s) for {sockets} CPU sockets: a socket has no RAM of its "
@@ -75,15 +75,15 @@ def _ram_per_socket(f: Facts, ram_gb: float, largest: float, sockets: int) -> It
         filled = f" ({modules // sockets} modules per socket on {channels} channels)"
     if per_socket < largest:
         yield error(
-            f"{ram_gb:g} GB RAM over {sockets} sockets is {per_socket:g} GB per socket{filled}, "
-            f"below the largest GPU's {largest:g} GB",
+            f"{ram_gb:g} GiB RAM over {sockets} sockets is {per_socket:g} GiB per socket{filled}, "
+            f"below the largest GPU's {largest:g} GiB",
             evidence,
             fix,
         )
     else:
         yield info(
-            f"{ram_gb:g} GB RAM over {sockets} sockets is {per_socket:g} GB per socket{filled}, "
-            f">= the largest GPU's {largest:g} GB",
+            f"{ram_gb:g} GiB RAM over {sockets} sockets is {per_socket:g} GiB per socket{filled}, "
+            f">= the largest GPU's {largest:g} GiB",
             evidence,
         )
 
@@ -106,28 +106,28 @@ def ram_for_all_gpus(f: Facts) -> Iterator[Judgement]:
         "needed_gb": round(need, 1),
         "recommended_gb": round(puget, 1),
     }
-    of = f"the GPUs' {total:g} GB together" + (
-        f" plus {offload:.0f} GB that CPU offload keeps in RAM" if offload else ""
+    of = f"the GPUs' {total:g} GiB together" + (
+        f" plus {offload:.0f} GiB that CPU offload keeps in RAM" if offload else ""
     )
     if f.ram_gb < need:
-        total_need = f" ({need:,.0f} GB)" if offload else ""
+        total_need = f" ({need:,.0f} GiB)" if offload else ""
         yield warning(
-            f"{f.ram_gb:g} GB RAM is below {of}{total_need}: loading the weights and "
+            f"{f.ram_gb:g} GiB RAM is below {of}{total_need}: loading the weights and "
             "checkpoints"
             + (" and holding the offloaded state" if offload else "")
             + " need it (Stas Bekman)",
             evidence,
-            f"buy >= {need:,.0f} GB of RAM (Puget recommends {puget:,.0f} GB: twice the GPU "
+            f"buy >= {need:,.0f} GiB of RAM (Puget recommends {puget:,.0f} GiB: twice the GPU "
             "memory)",
         )
     elif f.ram_gb < puget:
         yield info(
-            f"{f.ram_gb:g} GB RAM covers {of}; Puget recommends twice the GPU memory "
-            f"({puget:,.0f} GB) where the budget allows",
+            f"{f.ram_gb:g} GiB RAM covers {of}; Puget recommends twice the GPU memory "
+            f"({puget:,.0f} GiB) where the budget allows",
             evidence,
         )
     else:
-        yield info(f"{f.ram_gb:g} GB RAM is at least twice {of} (Puget)", evidence)
+        yield info(f"{f.ram_gb:g} GiB RAM is at least twice {of} (Puget)", evidence)
 
 
 @rule("RAM.1")
@@ -194,9 +194,9 @@ def memory_fit(f: Facts) -> Iterator[Judgement]:
     for who, max_gb in limits:
         if not memory_size_fits(memory.size_gb, max_gb):
             yield error(
-                f"{memory.size_gb:g} GB RAM; {who} takes at most {max_gb:g} GB",
+                f"{memory.size_gb:g} GiB RAM; {who} takes at most {max_gb:g} GiB",
                 {"ram_gb": memory.size_gb, "max_gb": max_gb},
-                f"<= {max_gb:g} GB",
+                f"<= {max_gb:g} GiB",
             )
     kit = memory.kit
     slots = board.memory_slots if board else platform.memory_slots if platform else None

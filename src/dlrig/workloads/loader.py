@@ -384,6 +384,7 @@ def _serve_spec(block: ServeBlock, params: float) -> ServeSpec:
         users=block.users,
         min_tokens_per_s_per_user=block.min_tokens_per_s_per_user,
         engine=block.engine,
+        tensor_parallel=block.tensor_parallel,
     )
 
 

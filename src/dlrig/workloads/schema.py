@@ -257,6 +257,12 @@ class ServeBlock(_Strict):
     users: Annotated[int, Field(gt=0, le=10**6)] = 1
     min_tokens_per_s_per_user: Annotated[float, Field(gt=0, le=1e6)] | None = None
     engine: Engine = Engine.BATCHED
+    tensor_parallel: Annotated[int, Field(gt=0, le=64)] | None = Field(
+        default=None,
+        description="GPUs one copy of the model spans (vLLM --tensor-parallel-size, "
+        "TensorRT-LLM tp_size); the build's other GPUs serve more copies. Default: the fewest "
+        "that hold the weights and every user's context",
+    )
 
     @model_validator(mode="after")
     def _experts_paired(self) -> ServeBlock:
@@ -264,6 +270,11 @@ class ServeBlock(_Strict):
             raise ValueError("give 'experts' and 'experts_per_token' together")
         if self.experts and self.experts_per_token and self.experts_per_token > self.experts:
             raise ValueError("'experts_per_token' is at most 'experts'")
+        if self.tensor_parallel is not None and self.heads % self.tensor_parallel:
+            raise ValueError(
+                f"'tensor_parallel' ({self.tensor_parallel}) must divide 'heads' ({self.heads}): "
+                "each GPU holds whole attention heads"
+            )
         if self.kv_heads > self.heads:
             raise ValueError("'kv_heads' is at most 'heads'")
         return self

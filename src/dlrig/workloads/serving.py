@@ -68,6 +68,7 @@ class ServeSpec:
     users: int
     min_tokens_per_s_per_user: float | None
     engine: Engine
+    tensor_parallel: int | None = None  # GPUs one copy spans; None: the model chooses
 
     @property
     def is_moe(self) -> bool:

@@ -7,7 +7,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from dlrig.units import bytes_to_gb
+from dlrig.units import bytes_to_gib
 
 NVLINK_MAX_LINKS = 18
 """Links probed per GPU; an H100/H200 SXM has 18. Probing stops at the first link NVML rejects."""
@@ -122,8 +122,9 @@ class GpuReading:
 
     @property
     def memory_total_gb(self) -> float | None:
-        """Total device memory in GB (10^9 bytes)."""
-        return None if self.memory_total_bytes is None else bytes_to_gb(self.memory_total_bytes)
+        """Total device memory in GiB (2**30 bytes, the unit of every memory figure:
+        dlrig.units)."""
+        return None if self.memory_total_bytes is None else bytes_to_gib(self.memory_total_bytes)
 
     @property
     def event_reasons(self) -> ClockEventReason | None:

@@ -32,7 +32,7 @@ from dlrig.report.plan import bom_lines
 from dlrig.report.prices import PriceView
 from dlrig.report.probe import probe_summary
 from dlrig.report.watch import summary_text
-from dlrig.units import GB
+from dlrig.units import GIB
 
 if TYPE_CHECKING:
     from dlrig.health import HealthReport
@@ -120,7 +120,7 @@ def memory_bar(est: Estimate) -> Markup:
     if est.serving is not None:
         names = ("weights", f"KV cache ({_count(est.batch_per_gpu, 'user')})", "engine reserve")
     return stacked_bars(
-        f"{where} per GPU: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB",
+        f"{where} per GPU: {m.gpu_required_gb:.1f} GiB needed of {m.gpu_available_gb:g} GiB",
         [
             (
                 "",
@@ -131,9 +131,9 @@ def memory_bar(est: Estimate) -> Markup:
                 ],
             )
         ],
-        "GB",
+        "GiB",
         capacity=m.gpu_available_gb,
-        capacity_label=f"capacity {m.gpu_available_gb:g} GB",
+        capacity_label=f"capacity {m.gpu_available_gb:g} GiB",
     )
 
 
@@ -157,7 +157,7 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
     memory = (
         "memory",
         "fits" if m.fits else "does not fit",
-        f"{m.gpu_required_gb:.1f} GB of {m.gpu_available_gb:g} GB per GPU",
+        f"{m.gpu_required_gb:.1f} GiB of {m.gpu_available_gb:g} GiB per GPU",
     )
     if not est.runs:
         return [memory, ("throughput", "none", "the job cannot run as asked")]
@@ -482,7 +482,7 @@ def watch_page(summary: WatchSummary, samples: Sequence[Sample]) -> str:
     if any(s.gpus for s in samples):
         for title, field, unit, scale in (
             ("GPU utilisation", "utilization_gpu_pct", "%", 1.0),
-            ("GPU memory used", "memory_used_bytes", "GB", 1e-9),
+            ("GPU memory used", "memory_used_bytes", "GiB", 1 / GIB),
             ("GPU power", "power_w", "W", 1.0),
             ("GPU temperature", "temperature_c", "°C", 1.0),
             ("SM clock", "clock_sm_mhz", "MHz", 1.0),
@@ -557,8 +557,8 @@ def _job_charts(samples: Sequence[Sample], marks: Sequence[tuple[float, str]]) -
         ),
         timeline(
             "The job's memory (RSS)",
-            [series("resident set, all processes", "rss_bytes", "s3", 1.0 / GB)],
-            "GB",
+            [series("resident set, all processes", "rss_bytes", "s3", 1.0 / GIB)],
+            "GiB",
             marks=marks,
         ),
         timeline(

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from dlrig.enums import Modifier, Severity
 from dlrig.hardware.nvml import ClockEventReason, GpuReading
-from dlrig.units import bytes_to_gb
+from dlrig.units import bytes_to_gib
 from dlrig.watch.detectors.registry import Alarm, detector
 from dlrig.watch.detectors.series import gpu_alarms, gpu_series, has_reason
 from dlrig.watch.detectors.thresholds import (
@@ -226,7 +226,7 @@ def gpu_memory_full(samples: Sequence[Sample]) -> list[Alarm]:
 
     def build(gpu: int, start: float, end: float, window: list[GpuReading]) -> Alarm:
         r = window[-1]
-        used_gb = bytes_to_gb(r.memory_used_bytes or 0)
+        used_gb = bytes_to_gib(r.memory_used_bytes or 0)
         return Alarm(
             rule="GPU.2",
             name="gpu_memory_full",
@@ -235,7 +235,7 @@ def gpu_memory_full(samples: Sequence[Sample]) -> list[Alarm]:
             end_s=end,
             gpu=gpu,
             message=f"GPU {gpu}'s memory is nearly full: {used_gb:.1f} of "
-            f"{r.memory_total_gb or 0:.1f} GB",
+            f"{r.memory_total_gb or 0:.1f} GiB",
             fix="a smaller batch with gradient accumulation, bf16/fp16 (GPU.3), activation "
             "checkpointing, or a GPU with more memory",
             evidence={

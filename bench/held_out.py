@@ -1,0 +1,234 @@
+"""Every measured row the repository has that scripts/calibrate.py does not fit on, predicted with
+the shipped calibration: for these sources leave-one-source-out is the shipped model itself
+(its fit saw none of them). Whether a constant was chosen looking at them is another matter:
+bench/provenance.toml says, and bench_accuracy.py reports it beside each figure.
+
+Each adapter reuses its own bench's reading and prediction, so a row is predicted here exactly
+as its bench predicts it. `cleaned` marks the rows that bench counts; the others are the ones it
+leaves out on evidence, put back for the all-rows figure.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(BENCH.parent / "scripts"))
+
+from calibrate import predicted_units_per_s  # noqa: E402
+from calibration_data import LambdaRow, read_lambda_rows  # noqa: E402
+
+from dlrig.catalog import load_catalog  # noqa: E402
+from dlrig.catalog.schema import GPU  # noqa: E402
+from dlrig.errors import DlrigError  # noqa: E402
+from dlrig.machine.model import Build, GPUGroup  # noqa: E402
+from dlrig.model import estimate  # noqa: E402
+from dlrig.model.calibration import default_calibration  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One measurement and dlrig's prediction of it, as a rate (throughput, tokens/s) or an
+    amount (GB); `ratio` is measured over predicted, what an interval on the rate must hold."""
+
+    source: str  # a key of bench/provenance.toml [sources]
+    label: str
+    measured: float
+    predicted: float
+    cleaned: bool = True
+    gpus: int = 1
+
+    @property
+    def error(self) -> float:
+        return self.predicted / self.measured - 1.0
+
+    @property
+    def ratio(self) -> float:
+        return self.measured / self.predicted
+
+
+def lambda_2025() -> list[Pair]:
+    """Lambda's 2025 rows (bench_lambda_v2.py), 1-8 GPUs; the superlinear ones put back."""
+    data = BENCH / "data" / "lambda_v2_2025.csv"
+    cal = default_calibration()
+    read = {
+        cleaned: read_lambda_rows(
+            data.parent, load_catalog(), multi_gpu=True, files=(data.name,), cleaned=cleaned
+        )[0]
+        for cleaned in (True, False)
+    }
+    kept = {lambda_key(r) for r in read[True]}
+    return [
+        Pair(
+            "lambda_2025",
+            f"{r.lambda_model} {r.workload.precision.value} {r.lambda_gpu.strip()}",
+            r.measured_units_per_s,
+            predicted_units_per_s(r, cal),
+            lambda_key(r) in kept,
+            r.num_gpus,
+        )
+        for r in read[False]
+    ]
+
+
+def lambda_key(r: LambdaRow) -> tuple[object, ...]:
+    w = r.workload
+    return (r.lambda_model, r.lambda_gpu, r.num_gpus, w.batch_size, w.precision,
+            r.measured_units_per_s)  # fmt: skip
+
+
+def nvidia_dle() -> list[Pair]:
+    """NVIDIA's DLE single-GPU tables (bench_external.py); it leaves none out."""
+    import bench_external as ext
+
+    return [
+        Pair("nvidia_dle", f"{r.model} {r.precision} {r.gpu}", r.measured, ext.predict(r))
+        for r in ext.read_rows(ext.DATA)
+    ]
+
+
+def _h200() -> tuple[list[Any], Build, dict[str, Any]]:
+    """bench_h200's comparisons of every job, the 1x H200 build and the recorded data."""
+    import bench_h200 as h2
+
+    data = json.loads(h2.DATA.read_text())
+    gpu = load_catalog().find(GPU, h2.GPU_NAME)
+    build = Build(name=f"1x {gpu.name}", gpus=(GPUGroup(gpu, 1),))
+    return [h2.compare(job, data["jobs"][job], build) for job in h2.JOBS], build, data
+
+
+def h200_jobs() -> list[Pair]:
+    """The H200 jobs (bench_h200.py) by the median of their repeats, as throughput (the inverse
+    of the step), and the batch sweeps' smaller batches (the largest is the job itself)."""
+    import bench_h200 as h2
+
+    compared, build, data = _h200()
+    pairs = [
+        Pair("h200_jobs", c.job, 1.0 / statistics.median(c.measured_s), 1.0 / c.predicted_s)
+        for c in compared
+    ]
+    for sweep, job in h2.SWEEPS.items():
+        zoo_name, fields, model = h2.JOBS[job]
+        for run in data["jobs"][sweep]["runs"]:
+            w = h2.workload_from(zoo_name, {**fields, "batch_size": run["batch"]}, model, job)
+            predicted_s = estimate(build, w).step_time_s
+            pairs.append(
+                Pair(
+                    "h200_jobs",
+                    f"{job} batch {run['batch']}",
+                    1.0 / run["median_step_s"],
+                    1.0 / predicted_s,
+                )
+            )
+    return pairs
+
+
+def h200_memory() -> list[Pair]:
+    """Peak tensor memory of the H200 jobs, GiB measured against dlrig's states + activations."""
+    compared, _, _ = _h200()
+    return [Pair("h200_memory", c.job, c.measured_gb, c.predicted_gb) for c in compared]
+
+
+# bench/data/external_llm.csv's `source` column -> a provenance source.
+LLM_SOURCES = {
+    "llm-foundry": "llm_foundry",
+    "dgxc-benchmarking": "dgxc_benchmarking",
+    "nemo-automodel": "nemo_automodel",
+    "torchtitan": "torchtitan",
+    "torchtitan (Trainy)": "torchtitan",
+    "nemo-24.07": "nemo_other",
+    "nemo-long-seq": "nemo_other",
+    "megatron-bridge": "nemo_other",
+    "torchtune": "torchtune",
+    "llm.q": "llmq",
+}
+
+
+def external_llm() -> list[Pair]:
+    """Published LLM training (bench_external_llm.py), tokens/s per GPU; its flagged rows put
+    back where dlrig can express them."""
+    import bench_external_llm as llm
+
+    pairs = []
+    for r in llm.read_rows(llm.DATA):
+        try:
+            p = llm.predict(r)
+        except DlrigError:  # a flagged layout dlrig refuses: it stays out of both figures
+            if not r.flag:
+                raise
+            continue
+        pairs.append(
+            Pair(
+                LLM_SOURCES[r.source],
+                f"{r.model} {r.gpus}x {r.gpu} s{r.seq_len}",
+                r.measured,
+                p.tokens_per_gpu,
+                not r.flag,
+                r.gpus,
+            )
+        )
+    return pairs
+
+
+def serving() -> list[Pair]:
+    """Published decode and serving speeds (bench_serving.py): batch-1 and maximum-throughput
+    points, llama-bench prompt processing, and TensorRT-LLM's rows the profiles were not
+    chosen on."""
+    from dataclasses import replace
+
+    import bench_serving as sv
+
+    from dlrig.machine import resolve_build
+    from dlrig.model.serving import serving_estimate
+    from dlrig.workloads import load_workload
+    from dlrig.workloads.serving import Engine
+
+    pairs = []
+    for p in sv.POINTS:
+        source = "llama_bench" if p.changes.get("engine") is Engine.LOCAL else "trtllm_405b"
+        pairs.append(Pair(source, p.label, p.measured, sv.predict(p)[0]))
+    cat = load_catalog(None)
+    for label, workload, gpu, count, quantization, measured in sv.PROMPT_POINTS:
+        build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", cat)
+        w = load_workload(workload)
+        assert w.serve is not None
+        spec = replace(w.serve, engine=Engine.LOCAL, quantization=quantization,
+                       prompt_tokens=1024, output_tokens=1)  # fmt: skip
+        est = serving_estimate(build, spec, w.name)
+        assert est is not None
+        pairs.append(Pair("llama_bench", f"{label}, pp 1024", measured, 1024 / est.prefill_s))
+    for label, workload, gpu, count, _, measured_row in sv.HELD_OUT:
+        build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", cat)
+        w = load_workload(workload)
+        assert w.serve is not None
+        for lengths, m in zip(sv.ISL_OSL, measured_row, strict=True):
+            isl, osl = (int(x) for x in lengths.split("/"))
+            spec = replace(w.serve, **sv.FP8_SERVE, prompt_tokens=isl, output_tokens=osl,
+                           tensor_parallel=count)  # fmt: skip
+            first = serving_estimate(build, spec, w.name)
+            assert first is not None
+            est = serving_estimate(build, replace(spec, users=max(first.max_users_fit, 1)), w.name)
+            assert est is not None
+            pairs.append(Pair("trtllm_other", f"{label} {lengths}", m, est.tokens_per_s_total))
+    return pairs
+
+
+ADAPTERS: dict[str, Callable[[], list[Pair]]] = {
+    "lambda_2025": lambda_2025,
+    "nvidia_dle": nvidia_dle,
+    "h200_jobs": h200_jobs,
+    "external_llm": external_llm,
+    "serving": serving,
+    "h200_memory": h200_memory,
+}
+
+
+def every_pair() -> list[Pair]:
+    return [pair for adapter in ADAPTERS.values() for pair in adapter()]
