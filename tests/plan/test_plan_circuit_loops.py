@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from dlrig.machine.loop import RADIATOR_W_PER_SECTION, sections_for_heat
 
@@ -103,3 +104,43 @@ def test_no_loop_is_planned_where_its_parts_have_no_price_and_the_search_says_wh
     wanting = doc["search"]["loop_parts_unpriced"]
     assert "EK-Quantum Vector RTX 3080/3090 (reference PCB)" in wanting
     assert "D5 pump with reservoir" in wanting
+
+
+def four_360_mounts(tmp_path: Path) -> Path:
+    """The fixture's quotes with the 480 mm radiator at 100 USD (cheaper per section than the
+    360s at 120) and, as the only case, a tower whose four mounts take 360 mm at most (test
+    data, fictional case)."""
+    quotes = yaml.safe_load(QUOTES.read_text())
+    for part in quotes["cooling"]:
+        if part["name"] == "Quoted 480 mm radiator":
+            part["price_usd"] = 100
+    (tower,) = quotes["cases"]
+    tower["name"] = "Quote tower (four 360 mm mounts)"
+    tower["radiator_mounts"] = [
+        {"position": p, "max_mm": 360} for p in ("front", "top", "bottom", "side")
+    ]
+    path = tmp_path / "quotes.json"
+    path.write_text(json.dumps(quotes, default=str))
+    return path
+
+
+def test_a_case_of_360_mm_mounts_gets_a_loop_of_radiators_it_mounts(tmp_path: Path) -> None:
+    """The cheapest radiators for three 575 W cards (10 sections at COOL.7's 175 W) are three
+    480s, which no mount of the only case with known mounts takes (CASE.1); the plan builds
+    the loop that case does mount instead of dropping the water build: radiators of at most
+    360 mm, at least 10 sections (1,750 W), one per mount at most."""
+    quotes = four_360_mounts(tmp_path)
+    code, doc = plan(
+        "-w", "llama-3-8b-lora", "--budget", "20000", "--gpus", "3",
+        "--include", "GeForce RTX 5090", "--circuit", "us-240v-30a", "--catalog", str(quotes),
+    )  # fmt: skip
+    assert code == 0
+    best = doc["builds"][0]
+    assert best["build"]["gpus"] == [{"model": "GeForce RTX 5090", "count": 3, "cooler": "water"}]
+    assert best["build"]["case"] == "Quote tower (four 360 mm mounts)"
+    loop = {e if isinstance(e, str) else e["model"]: 1 if isinstance(e, str) else e["count"]
+            for e in best["build"]["loop"]}  # fmt: skip
+    assert "Quoted 480 mm radiator" not in loop
+    xe_360, xe_240 = loop.get("EK-CoolStream XE 360", 0), loop.get("EK-CoolStream XE 240", 0)
+    assert 3 * xe_360 + 2 * xe_240 >= sections_for_heat(3 * 575) == 10
+    assert xe_360 + xe_240 <= 4
