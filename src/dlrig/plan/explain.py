@@ -142,8 +142,7 @@ def _where(result: PlanResult, s: Scored, currency: Currency) -> str:
 
 def _tie_clause(result: PlanResult, s: Scored, leader: Scored, currency: Currency) -> str:
     """Why s stands for its GPU set rather than the faster leader of the same GPUs (plan.ties):
-    within the model's same-GPU uncertainty of it, and cheaper (or as cheap with fewer
-    warnings)."""
+    within the model's same-GPU uncertainty of it, and better value for money."""
     o = leader.outcomes[0]
     band = (
         f"the model misjudges builds of one GPU model against each other by up to "
@@ -158,8 +157,8 @@ def _tie_clause(result: PlanResult, s: Scored, leader: Scored, currency: Currenc
     else:
         money = f"as cheap with {warned}"
     return (
-        f"the cheapest host of these GPUs, each warning counted as {WARNING_PRICE_SHARE:.0%} "
-        f"of its price, within the model's uncertainty of the best one "
+        f"the best value for money of the hosts of these GPUs within the model's uncertainty "
+        f"of the best one, each warning counted as {WARNING_PRICE_SHARE:.0%} of the price "
         f"({_where(result, leader, currency)}: {objective_phrase(result, leader, currency)} vs "
         f"{objective_phrase(result, s, currency)}; {band}), {money}"
     )

@@ -429,7 +429,7 @@ class Planner:
     def top(self, budget_usd: float, k: int) -> list[Ranked]:
         """The first k builds of the ranking (plan.ties: the best value first; builds of one
         GPU set within the model's same-GPU uncertainty of the best one left are ties, and a
-        tie goes to the cheaper build), each with the leader it was ranked before; and, in
+        tie goes to the best value for money), each with the leader it was ranked before; and, in
         `value_pick`, the cheapest build within the comparison band of the first.
 
         The leaders come from the k best builds by value (`_leading`): the k-th leader is

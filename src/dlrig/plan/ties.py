@@ -13,15 +13,17 @@ Across GPU sets the ranking follows the objective: the build the model expects t
 even when a slower one is cheaper (`chance_ahead` says how sure the model is of each step of
 the order, and plan.search names the value pick: the cheapest build within the comparison band
 of #1). Builds of one GPU set that differ only inside the same-GPU band are one choice, and it
-goes to the cheaper build; at the same price to the one with fewer warnings, then to the better
-value:
+goes to the best value for money (`value_for_money`: samples/s per dollar, each warning counted
+as 5% of the price, WARNING_PRICE_SHARE), then to the one with fewer warnings, then to the
+better value:
 
     until k builds are ranked:
       candidates: builds not ranked, and not a copy of a ranked build (`copy_of`: the same
         GPUs: one build per GPU set);
       the leader: the candidate with the best value;
       next in the ranking: of the candidates of the leader's GPU set that tie with it (the
-        leader included), the first by `order_key` (price, warnings, better value, name).
+        leader included), the first by `order_key` (value for money, warnings, better value,
+        name).
 
 Only builds within the leader's own band tie: a chain of builds each within the band of the
 next (3,500, 3,259, 3,040, 2,718 samples/s of 2x RTX 5090 on ever cheaper hosts) would walk a
@@ -109,7 +111,7 @@ def chance_ahead(a: Scored, b: Scored, objective: Objective) -> float:
 # CPU the job waits on) that an expert pays a little to avoid: among builds of one GPU set that
 # the model cannot tell apart, each warning counts as this share of the build's price. dlrig's
 # choice, not a measurement: enough for a better board or PSU under GPUs that cost most of the
-# build (75 USD more for a clean 2x RTX 5090 host of 6,349 USD), never a dearer platform class.
+# build, never a dearer platform class.
 WARNING_PRICE_SHARE = 0.05
 
 
@@ -119,10 +121,25 @@ def ranking_price_usd(s: Scored) -> float:
     return s.price_usd * (1.0 + WARNING_PRICE_SHARE * len(s.warnings))
 
 
+def value_for_money(s: Scored) -> float:
+    """The objective's value per ranking dollar (larger is better): samples/s per dollar, or
+    for an objective counted in hours or dollars (negative values) those times the price. It
+    rises with the value and falls with the price, so a build better and cheaper than another
+    always has more of it."""
+    price = max(ranking_price_usd(s), 0.01)  # parts the user owns cost nothing
+    return s.value / price if s.value > 0 else s.value * price
+
+
 def order_key(s: Scored) -> tuple[float, int, float, str]:
-    """How tied builds are ordered: cheaper first, counting each warning as a share of the
-    price (`ranking_price_usd`), then fewer warnings, then the better value, then the name (so
-    that the order is total and repeatable)."""
+    """How tied builds are ordered: the best value for money first (an expert pays 75 USD of
+    6,500 for 8% more speed rather than save it), then fewer warnings, then the better value,
+    then the name (so that the order is total and repeatable)."""
+    return (-value_for_money(s), len(s.warnings), -s.value, repr(s.candidate.key))
+
+
+def cheapest_key(s: Scored) -> tuple[float, int, float, str]:
+    """Cheapest first (each warning counted in the price), then fewer warnings, then the
+    better value, then the name."""
     return (cents(ranking_price_usd(s)), len(s.warnings), -s.value, repr(s.candidate.key))
 
 
@@ -137,7 +154,8 @@ def precedes(a: Scored, b: Scored) -> bool:
 
 def copy_of(ranked: Scored, other: Scored) -> bool:
     """other adds nothing to a ranking that holds `ranked`: it holds the same GPUs. The ranked
-    build is its GPU set's choice (the cheapest within the same-GPU band of the set's best);
+    build is its GPU set's choice (the best value for money within the same-GPU band of the
+    set's best);
     the set's other builds differ in host, cooling or drive, and the Pareto frontier shows
     those worth their price (three hosts of 2x RTX 5090 filled a resnet50 plan's top three)."""
     return same_gpu_set(ranked, other)
@@ -162,7 +180,7 @@ def value_pick(pool: Sequence[Scored], first: Scored) -> Scored | None:
             return s.value >= copy_floor(first)
         return s.value >= band_floor(first)
 
-    pick = min((s for s in pool if near(s)), key=order_key, default=None)
+    pick = min((s for s in pool if near(s)), key=cheapest_key, default=None)
     if pick is None or cents(pick.price_usd) >= cents(first.price_usd):
         return None
     return pick
