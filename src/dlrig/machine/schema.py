@@ -70,7 +70,9 @@ else:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # Built when a build file is first validated (one validator for the whole file), not at
+    # import: a command that reads no build file pays nothing for it.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 class PCIeSetting(_Strict):
@@ -131,7 +133,7 @@ def _one_spec_field(spec: type[BaseModel]) -> type[BaseModel]:
     fields, as the loader asks (`{}` or a bare `{count: 2}` names no part)."""
     extra: JsonDict = {"anyOf": [{"required": [name]} for name in spec.model_fields]}
     base: type[BaseModel] = create_model(
-        f"{spec.__name__}AnyField", __config__=ConfigDict(json_schema_extra=extra)
+        f"{spec.__name__}AnyField", __config__=ConfigDict(json_schema_extra=extra, defer_build=True)
     )
     return base
 
@@ -313,7 +315,11 @@ class BuildFile(_Strict):
     """The top level of a build file (design.md)."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, allow_inf_nan=False, coerce_numbers_to_str=True
+        extra="forbid",
+        frozen=True,
+        allow_inf_nan=False,
+        coerce_numbers_to_str=True,
+        defer_build=True,
     )
 
     name: str = "unnamed build"
