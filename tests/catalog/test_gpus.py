@@ -55,6 +55,7 @@ UNPRICED = (
         "NVIDIA RTX PRO 6000 Blackwell Server Edition",
         "GB200 186GB",
         "AMD Instinct MI355X",
+        "AMD Instinct MI250",
     }
     | UNPRICED_WORKSTATION
     | MOBILE
@@ -134,9 +135,11 @@ REQUIRED = [
     ("B300", "B300 SXM 288GB"),
     ("MI100", "AMD Instinct MI100"),
     ("MI210", "AMD Instinct MI210"),
+    ("MI250", "AMD Instinct MI250"),
     ("MI250X", "AMD Instinct MI250X"),
     ("MI300X", "AMD Instinct MI300X"),
     ("MI325X", "AMD Instinct MI325X"),
+    ("MI355X", "AMD Instinct MI355X"),
     ("W7900", "AMD Radeon PRO W7900"),
     ("RX 7900 XTX", "AMD Radeon RX 7900 XTX"),
 ]
@@ -379,6 +382,62 @@ def test_mi300x_matches_amd_datasheet() -> None:
     assert g.fp8_tensor_tflops == 2614.9
     assert g.tdp_w == 750
     assert g.form is FormFactor.OAM
+
+
+def test_mi325x_has_the_mi300x_compute_peak_and_its_own_memory() -> None:
+    # AMD MI325X page: the MI300X's CDNA 3 die, dense FP16/BF16 1307.4 and FP8 2614.9 TFLOPS
+    # (AMD's with-sparsity figures are 2x), 256 GB HBM3E at 6 TB/s, 1000 W; 7 Infinity Fabric
+    # links at 896 GB/s as the MI300X (ROCm docs: both gfx942 with 304 CUs)
+    mi325x, mi300x = gpu("MI325X"), gpu("MI300X")
+    assert mi325x.bf16_tensor_tflops == mi300x.bf16_tensor_tflops == 1307.4
+    assert mi325x.fp8_tensor_tflops == mi300x.fp8_tensor_tflops == 2614.9
+    assert (mi325x.memory_gb, mi325x.memory_bandwidth_gb_s, mi325x.tdp_w) == (256, 6000, 1000)
+    assert mi325x.infinity_fabric_gb_s == mi300x.infinity_fabric_gb_s == 896
+
+
+def test_mi250_matches_amd_mi250_microarchitecture_table() -> None:
+    # ROCm docs, MI250 microarchitecture (peak table for the OAM module): FP16/BF16 matrix
+    # 362.1, FP32 vector 45.3, FP32 matrix 90.5 TFLOPS; 3.2 TB/s; 128 GiB (gpu-specs table);
+    # 6 Infinity Fabric links at 100 GB/s (the MI250X has 8: 800 GB/s); no FP8 on CDNA 2
+    g = gpu("MI250")
+    assert (g.bf16_tensor_tflops, g.fp32_tflops, g.fp32_matrix_tflops) == (362.1, 45.3, 90.5)
+    assert (g.memory_gb, g.memory_bandwidth_gb_s) == (128, 3276.8)
+    assert (g.infinity_fabric_links, g.infinity_fabric_gb_s) == (6, 600)
+    assert gpu("MI250X").infinity_fabric_gb_s == 800
+    assert g.fp8_tensor_tflops is None
+    assert g.form is FormFactor.OAM and g.architecture == "CDNA 2"
+
+
+def test_cdna_fp32_matrix_rate_is_twice_the_vector_rate() -> None:
+    # AMD product pages: CDNA 1/2 FP32 matrix (MFMA) is twice the vector rate: MI100 46.1 of
+    # 23.1, MI210 45.3 of 22.6, MI250X 95.7 of 47.9; CDNA 3 has them equal (MI300X 163.4) and
+    # records none
+    for name, matrix in (("MI100", 46.1), ("MI210", 45.3), ("MI250", 90.5), ("MI250X", 95.7)):
+        g = gpu(name)
+        assert g.fp32_matrix_tflops == matrix
+        assert g.fp32_matrix_tflops == pytest.approx(2 * g.fp32_tflops, rel=0.01)
+    assert gpu("MI300X").fp32_matrix_tflops is None
+
+
+def test_infinity_fabric_is_links_times_the_per_link_rate() -> None:
+    # AMD: MI100 3 x 92 GB/s, MI210 3 x 100, MI250X 8 x 100, MI300X/MI325X 7 x 128 (64 GB/s a
+    # direction), MI355X 7 x 153.6; the OAM boards' 7 links fully connect 8 GPUs
+    for name, links, per_link in (
+        ("MI100", 3, 92), ("MI210", 3, 100), ("MI250X", 8, 100), ("MI300X", 7, 128),
+        ("MI325X", 7, 128), ("MI355X", 7, 153.6),
+    ):  # fmt: skip
+        g = gpu(name)
+        assert g.infinity_fabric_links == links, name
+        assert g.infinity_fabric_gb_s == pytest.approx(links * per_link), name
+    for g in GPUS:
+        if g.vendor is Vendor.NVIDIA:
+            assert g.infinity_fabric_gb_s is None and g.infinity_fabric_links is None, g.name
+
+
+def test_mi355x_fp4_is_twice_its_fp8() -> None:
+    # CDNA 4: MXFP4 16,384 FLOP/clock/CU, twice FP8's 8,192: 10 PF dense against 5 PF (AMD)
+    g = gpu("MI355X")
+    assert g.fp4_tensor_tflops == 2 * g.fp8_tensor_tflops == 10000
 
 
 def test_rtx_6000_ada_is_a_full_rate_blower_workstation_card() -> None:

@@ -57,8 +57,8 @@ def test_the_readme_block_is_what_the_computation_prints() -> None:
 
 
 def test_the_readme_prose_figures_are_the_computations() -> None:
-    """8.6 h owned and 4.7 h rented a run; RunPod's H100 SXM (Community Cloud) at 2.69 USD/h
-    (runpod.io/pricing, 2026-09-25): 12.64 USD a run, 1.46 USD per hour of the workstation's
+    """8.7 h owned and 4.8 h rented a run; RunPod's H100 SXM (Community Cloud) at 2.69 USD/h
+    (runpod.io/pricing, 2026-09-25): 12.84 USD a run, 1.47 USD per hour of the workstation's
     work, against 0.24 USD of its electricity (0.2 USD/kWh); 7,282 USD bought (the cards at
     their used price), resold after 36 months for 0.875^3 of the used cards and 0.75 x 0.875^2
     of the parts bought new (catalog/prices.py's curve); break-even 9%, payback 2.7 months."""

@@ -79,7 +79,7 @@ def _serving_is_one_figure(est: Estimate) -> None:
     hours = est.run.samples / est.samples_per_s / 3600.0
     assert est.run.time_h >= hours * (1 - 1e-9)  # and loading the weights
     assert est.kwh_per_million_tokens == pytest.approx(
-        est.power.wall_w * 1e6 / est.samples_per_s / 3600.0 / 1000.0
+        est.power.average_wall_w * 1e6 / est.samples_per_s / 3600.0 / 1000.0
     )
 
 

@@ -78,18 +78,19 @@ def test_issue_405b_on_one_3090_does_not_fit_exits_1_with_one_memory_figure() ->
     out = dlrig("estimate", str(BUDGET), "--workload", "llama-3.1-405b-serve")
     assert out.returncode == 1, out.stderr  # README: 1 if the job does not fit
     lines = out.stdout.splitlines()
-    assert lines[0].startswith("DOES NOT FIT (GPU.4 error): llama-3.1-405b-serve in fp8: 410.1 GB")
+    # 405e9 fp8 weights are 381.9 GiB (units.py: memory in GiB)
+    assert lines[0].startswith("DOES NOT FIT (GPU.4 error): llama-3.1-405b-serve in fp8: 381.9 GiB")
     text = " ".join(out.stdout.split())
     for absent in ("throughput:", "run:", "kWh", "time to first token", "tokens/s"):
         assert absent not in text
     doc = json.loads(dlrig("estimate", str(BUDGET), "--workload", "llama-3.1-405b-serve",
                            "--json").stdout)  # fmt: skip
     memory = doc["memory"]
-    # One figure: the weights in fp8 (410.1 GB) and the rest, on the one card, in the line
-    # that says how much it needs, as in --json.
-    assert f"GPU memory per card: {memory['gpu_required_gb']:.1f} GB needed of 24 GB" in text
+    # One figure: the weights in fp8 (405e9 bytes: 381.9 GiB) and the rest, on the one card,
+    # in the line that says how much it needs, as in --json.
+    assert f"GPU memory per card: {memory['gpu_required_gb']:.1f} GiB needed of 24 GiB" in text
     assert f"weights {doc['serving']['memory']['weights_gb']:.1f}" in text
-    assert memory["fits"] is False and memory["model_states_gb"] == pytest.approx(410.1, abs=0.05)
+    assert memory["fits"] is False and memory["model_states_gb"] == pytest.approx(381.9, abs=0.05)
     assert doc["throughput"]["samples_per_s"] is None and doc["run"]["energy_kwh"] is None
     assert doc["serving"]["energy"]["kwh_per_million_tokens"] is None
 

@@ -97,3 +97,55 @@ def test_the_board_brought_for_more_cards_takes_the_builds_cpu(tmp_path: Path) -
     (add,) = [c for c in changes if c["steps"][0] == "add 1x GeForce RTX 4090 (3 in all)"]
     assert add["steps"][1] == "board -> TRX50 board with room for three (MB.1: slots for 3 GPUs)"
     assert add["errors_left"] == []
+
+
+def test_an_added_loop_goes_on_the_mounts_of_the_builds_case(tmp_path: Path) -> None:
+    # The same third 4090, with a user's quotes where a 480 mm radiator is the cheapest per
+    # section, and the build's Define 7 XL given three 360 mm mounts (a test figure: the
+    # catalog has no spec page for its mounts). Three 450 W cards need 8 sections (COOL.7 at
+    # 175 W each); the cheapest set overall is two 480s, which the case cannot mount (CASE.1).
+    # The upgrade keeps the case and fits it with 360 + 360 + 240 mm (8 sections) instead of
+    # planning radiators no mount takes.
+    spec = builtin_catalog().find(Motherboard, "ASUS Pro WS TRX50-SAGE WIFI")
+    board = spec.model_dump(mode="json", exclude_none=True)
+    board.update(
+        name="TRX50 board with room for three",
+        aliases=[],
+        price_usd=1300,
+        x16_slots=[{"position": p, "lanes": 16, "gen": 5, "from_cpu": True} for p in (1, 4, 7)],
+    )
+    quotes = {
+        "cooling": [
+            {"name": "Alphacool ES GeForce RTX 4090 Reference", "price_usd": 250,
+             "price_date": "2026-12-01"},
+            {"name": "Quoted 480 mm radiator", "role": "radiator", "radiator_mm": 480,
+             "price_usd": 100, "price_date": "2026-12-01"},
+            {"name": "EK-CoolStream XE 360", "price_usd": 120, "price_date": "2026-12-01"},
+            {"name": "EK-CoolStream XE 240", "price_usd": 90, "price_date": "2026-12-01"},
+            {"name": "D5 pump with reservoir", "price_usd": 200, "price_date": "2026-12-01"},
+            {"name": "Loop fittings, tubing and coolant", "price_usd": 250,
+             "price_date": "2026-12-01"},
+        ],
+        "cases": [
+            {"name": "Fractal Design Define 7 XL",
+             "radiator_mounts": [{"position": p, "max_mm": 360}
+                                 for p in ("front", "top", "bottom")]},
+        ],
+    }  # fmt: skip
+    catalog = tmp_path / "quotes.json"
+    catalog.write_text(json.dumps({"motherboards": [board], **quotes}))
+    spaced = BUILD.parent / "2x-4090-spaced-workstation.yaml"
+    result = subprocess.run(
+        [sys.executable, "-m", "dlrig", "upgrade", str(spaced), "-w", "llama-3-8b-lora",
+         "--budget", "10000", "--catalog", str(catalog), "--json",
+         "--circuit", "us-240v-30a"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    changes = json.loads(result.stdout)["changes"]
+    (add,) = [c for c in changes if c["steps"][0] == "add 1x GeForce RTX 4090 (3 in all)"]
+    assert not any(s.startswith("case -> ") for s in add["steps"])
+    assert add["errors_left"] == []
+    bought = {p["part"]: p["count"] for p in add["bought_prices"]}
+    assert "Quoted 480 mm radiator" not in bought
+    assert bought["EK-CoolStream XE 360"] == 2 and bought["EK-CoolStream XE 240"] == 1

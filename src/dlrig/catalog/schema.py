@@ -142,6 +142,15 @@ class GPU(PartBase):
     )
     bf16_tensor_tflops: Teraflops | None = None
     fp8_tensor_tflops: Teraflops | None = None
+    fp4_tensor_tflops: Teraflops | None = Field(
+        default=None,
+        description="dense FP4 (MXFP4/NVFP4) matrix rate where the vendor states one",
+    )
+    fp32_matrix_tflops: Teraflops | None = Field(
+        default=None,
+        description="FP32 matrix-core rate (AMD CDNA's FP32 MFMA), where FP32 GEMMs run; "
+        "None where they run on the shader cores at fp32_tflops",
+    )
     tdp_w: Watts
     base_clock_mhz: ClockMHz | None = Field(
         default=None,
@@ -172,6 +181,16 @@ class GPU(PartBase):
     pcie_lanes: LinkLanes = 16
     nvlink_gb_s: GBPerSecond | None = Field(
         default=None, description="total NVLink bandwidth per GPU, both directions, GB/s"
+    )
+    infinity_fabric_gb_s: GBPerSecond | None = Field(
+        default=None,
+        description="total AMD Infinity Fabric (xGMI) peer bandwidth per GPU, both directions, "
+        "GB/s, as AMD quotes it (links x per-link rate)",
+    )
+    infinity_fabric_links: PositiveSmallCount | None = Field(
+        default=None,
+        description="Infinity Fabric peer links per GPU; on an 8-module OAM board each one "
+        "joins the GPU to one peer",
     )
     interconnect: Interconnect = Interconnect.PCIE
     form: FormFactor = FormFactor.PCIE

@@ -40,8 +40,8 @@ class BuildPrice:
 
 
 def build_price(build: Build) -> BuildPrice:
-    """Sum the parts of one node (each times the count the user does not own), times the
-    nodes."""
+    """Sum the parts of one node, its water loop's parts included (each times the count the
+    user does not own), times the nodes."""
     parts: list[tuple[PartBase, int]] = [(g.gpu, g.count) for g in build.gpus]
     singles: list[tuple[PartBase | None, int]] = [
         (build.cpu, build.cpu_count),
@@ -52,6 +52,8 @@ def build_price(build: Build) -> BuildPrice:
     ]
     parts += [(p, n) for p, n in singles if p is not None]
     parts += [(s.device, s.count) for s in build.storage]
+    # a custom loop's blocks, radiators, pump and fittings are bought like any part
+    parts += [(e.part, e.count) for e in build.loop]
     items: list[tuple[str, PartPrice | None, int]] = [
         (p.name, price_in_use(p), paid_count(p, n)) for p, n in parts
     ]

@@ -13,6 +13,7 @@ from dlrig.machine.topology import topology
 from dlrig.model import compute, pcie
 from dlrig.model.calibration import Calibration
 from dlrig.model.host import host_memory_bandwidth
+from dlrig.model.interconnect import infinity_fabric_busbw_gb_s, infinity_fabric_mesh
 from dlrig.model.layers import FLASH_ATTENTION_SHARE
 from dlrig.model.memory import gpu_memory_bytes
 from dlrig.model.rates import ComputePath, cpu_peak_flops_s, flash_attention_share, matmul_peak
@@ -118,7 +119,8 @@ def pcie_link(build: Build, group: GPUGroup, mods: list[Modifier]) -> tuple[int,
 
 def busbw_gb_s(build: Build, gpu: GPU, n: int, gen: int, lanes: int, cal: Calibration) -> float:
     """Achievable all-reduce bus bandwidth per GPU: NVLink/NVSwitch (one direction's share of
-    the card's NVLink bandwidth; a bridge joins pairs only), else the PCIe link. A build's
+    the card's NVLink bandwidth; a bridge joins pairs only), AMD Infinity Fabric (the links n
+    GPUs use, interconnect.infinity_fabric_busbw_gb_s), else the PCIe link. A build's
     probe of its own all-reduce across n GPUs replaces the model; a measured peer-to-peer rate
     caps it (a ring's bus bandwidth is its slowest link's) unless NCCL was told not to use it
     (`peer_to_peer: false` beside a rate: NCCL_P2P_DISABLE)."""
@@ -162,4 +164,6 @@ def _modelled_busbw_gb_s(
     full_mesh = kind in (Interconnect.NVSWITCH, Interconnect.NVLINK)
     if nvlink and (full_mesh or (kind is Interconnect.NVLINK_BRIDGE and n == 2)):
         return nvlink / 2.0 * cal.nvlink_busbw_efficiency
+    if infinity_fabric_mesh(build, gpu):
+        return infinity_fabric_busbw_gb_s(gpu, n)
     return pcie.pcie_theoretical_gb_s(gen, lanes) * cal.pcie_busbw_efficiency

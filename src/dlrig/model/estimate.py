@@ -351,7 +351,8 @@ def _exchange_s(
         nic_gb_s = gbit_s_to_gb_s(gbit_s) * cal.network_efficiency / job.n_node
     host_gb_s = pcie.pcie_effective_gb_s(gen, lanes, cal.pcie_pinned_efficiency)
     fabric = interconnect.Fabric(
-        kind, busbw, cal.collective_latency_s, nic_gb_s, host_gb_s,
+        kind, busbw, interconnect.collective_latency_s(kind, cal.collective_latency_s),
+        nic_gb_s, host_gb_s,
         overlaps_compute=not (
             kind is interconnect.LinkClass.PCIE_NO_P2P
             and interconnect.every_hop_host_staged(build, group.gpu)

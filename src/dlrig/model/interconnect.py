@@ -13,7 +13,8 @@ nodes, an all-gather inside each node.
 
 Inside a node the achievable bus bandwidth depends on the message size. The curve measured
 on NVLink/NVSwitch nodes is interpolated in log size; PCIe links, for which only saturated
-rates were published, follow a latency + size/bandwidth law with the fitted per-call latency.
+rates were published, follow a latency + size/bandwidth law with the fitted per-call latency,
+and AMD's Infinity Fabric mesh the same law with the latency its measured curve shows.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class LinkClass(StrEnum):
     hierarchical_time)."""
 
     NVLINK = "nvlink"  # NVLink/NVSwitch mesh, or a bridged pair
+    INFINITY_FABRIC = "infinity-fabric"  # AMD xGMI links, one per peer on an 8-OAM board
     PCIE = "pcie"  # PCIe with peer-to-peer transfers
     PCIE_NO_P2P = "pcie-no-p2p"  # PCIe with a hop through host memory (no P2P)
 
@@ -67,6 +69,18 @@ NETWORK_HOP_LATENCY_S = 320e-6 / 4.0
 # memory): 2x RTX 2080 Ti on Gen3 x16, 4.0 GB/s of 15.75 GB/s (data/calibration/
 # achievable_rates.csv, Anthony-Hoo AutoDL interconnection test, 2025-06-05).
 PCIE_NO_P2P_BUSBW_EFFICIENCY = 4.0 / 15.75
+# All-reduce bus bandwidth over the one-direction rate of the Infinity Fabric links a GPU uses:
+# 8x MI300X (7 links of 64 GB/s a direction each, 448 GB/s) reach 312.912 GB/s at 4 GiB
+# (all_reduce_bench.py with RCCL; data/calibration/nccl_collective_busbw.csv,
+# ml-engineering@744d01e network/README.md L232). Checked on what was not used to set it: 2
+# of those GPUs (one link) measured 47.671 GB/s where this gives 44.7, and Azure's ND MI300X
+# v5 rccl-tests 316.82 GB/s at 8 GiB (achievable_rates.csv).
+XGMI_BUSBW_EFFICIENCY = 312.912 / 448.0
+# Fixed cost of one all-reduce over the 8-GPU Infinity Fabric mesh: Azure's rccl-tests curve on
+# ND MI300X v5 (achievable_rates.csv) at 8 MiB, 131.57 GB/s busbw, is 111.6 us where its
+# 1.75 x 8 MiB at the 312.9 GB/s plateau take 46.9 us: 64.7 us of latency, which then gives
+# 288 GB/s at 128 MiB against the 290.81 measured, and 313 at 1 GiB against 313.92.
+XGMI_COLLECTIVE_LATENCY_S = 64.7e-6
 
 
 def ring_allreduce_bus_factor(n: int) -> float:
@@ -100,16 +114,50 @@ def intra_node_link(build: Build, gpu: GPU, n: int) -> LinkClass:
     """The link class n GPUs of a node all-reduce over: NVLink where the platform or the card
     gives a mesh (a bridge joins a pair only) and the machine has peer-to-peer, which NCCL's
     NVLink traffic rides on (NCCL_P2P_DISABLE "disables the peer to peer (P2P) transport, which
-    uses CUDA direct access between GPUs, using NVLink or PCI"); else PCIe, through host memory
-    where a ring hop has no peer-to-peer (`host_staged_reason`)."""
+    uses CUDA direct access between GPUs, using NVLink or PCI"); AMD's Infinity Fabric where
+    the platform or the module joins the GPUs by it (`infinity_fabric_mesh`); else PCIe,
+    through host memory where a ring hop has no peer-to-peer (`host_staged_reason`)."""
     kind = build.platform.interconnect if build.platform else gpu.interconnect
     mesh = kind in (Interconnect.NVSWITCH, Interconnect.NVLINK)
     nvlink = gpu.nvlink_gb_s and (mesh or (kind is Interconnect.NVLINK_BRIDGE and n == 2))
     if nvlink and _machine_without_p2p(build) is None:
         return LinkClass.NVLINK
+    if infinity_fabric_mesh(build, gpu) and _machine_without_p2p(build) is None:
+        return LinkClass.INFINITY_FABRIC
     if host_staged_reason(build, gpu, n) is not None:
         return LinkClass.PCIE_NO_P2P
     return LinkClass.PCIE
+
+
+def infinity_fabric_mesh(build: Build, gpu: GPU) -> bool:
+    """The node's GPUs reach each other over AMD Infinity Fabric (xGMI): the platform (or,
+    without one, the module) says so and the GPU has the links."""
+    kind = build.platform.interconnect if build.platform else gpu.interconnect
+    links = gpu.infinity_fabric_links and gpu.infinity_fabric_gb_s
+    return kind is Interconnect.INFINITY_FABRIC and bool(links)
+
+
+def infinity_fabric_busbw_gb_s(gpu: GPU, n: int) -> float:
+    """All-reduce bus bandwidth of n GPUs on an Infinity Fabric mesh: each link carries
+    `infinity_fabric_gb_s` / links / 2 a direction, and a GPU reaches each peer by its own
+    link, so a collective over n GPUs drives n-1 of them (at most all): AMD's MI300X board
+    joins 8 OAMs with 7 links each, "a fully connected 8-GPU system" (ROCm docs, MI300
+    microarchitecture), and 2 of its GPUs measure 47.7 GB/s where 8 measure 312.9
+    (XGMI_BUSBW_EFFICIENCY). MI250/MI250X nodes join 4 modules with several links a pair, so
+    for them this is a lower bound."""
+    links = gpu.infinity_fabric_links or 0
+    if n <= 1 or links <= 0 or not gpu.infinity_fabric_gb_s:
+        return 0.0
+    per_direction = gpu.infinity_fabric_gb_s / links / 2.0
+    return min(n - 1, links) * per_direction * XGMI_BUSBW_EFFICIENCY
+
+
+def collective_latency_s(link: LinkClass, fitted_latency_s: float) -> float:
+    """Fixed time of one intra-node collective on a link without a measured size curve: the
+    Infinity Fabric mesh's measured latency, else the fitted one (calibration.toml)."""
+    if link is LinkClass.INFINITY_FABRIC:
+        return XGMI_COLLECTIVE_LATENCY_S
+    return fitted_latency_s
 
 
 def host_staged_reason(build: Build, gpu: GPU, n: int) -> str | None:
@@ -207,7 +255,8 @@ class Fabric:
 
 def intra_collective_time_s(payload_bytes: float, bus_factor: float, fabric: Fabric) -> float:
     """One collective inside a node: bus_factor x payload over the bus bandwidth the payload
-    reaches (the NVLink curve), or over the plateau plus a fixed latency (PCIe)."""
+    reaches (the NVLink curve), or over the plateau plus a fixed latency (PCIe, Infinity
+    Fabric)."""
     if payload_bytes <= 0 or bus_factor <= 0:
         return 0.0
     plateau = gb_s_to_bytes_s(fabric.busbw_gb_s)

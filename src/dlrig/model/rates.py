@@ -48,7 +48,8 @@ def matmul_peak(gpu: GPU, precision: Precision) -> tuple[float, ComputePath, str
     non-tensor rate: the card's FP16 shader rate when it is higher than FP32 (P100, Titan V
     without its tensor path), else the FP32 rate (GTX 10-series: cuBLAS computes in FP32, its
     1/64-rate FP16 is never used). TF32 falls back to FP32 before Ampere; FP8 falls back to the
-    16-bit tensor rate before Ada/Hopper; bf16 without bf16 tensor cores runs as FP32.
+    16-bit tensor rate before Ada/Hopper; bf16 without bf16 tensor cores runs as FP32. FP32
+    GEMMs run at the card's FP32 matrix rate where it has one (`fp32_gemm_tflops`).
     """
     if precision is Precision.FP8:
         if gpu.fp8_tensor_tflops:
@@ -64,15 +65,23 @@ def matmul_peak(gpu: GPU, precision: Precision) -> tuple[float, ComputePath, str
         shader = max(gpu.fp16_tflops or 0.0, gpu.fp32_tflops)
         if precision is Precision.BF16 and gpu.fp16_tensor_tflops:
             note = f"{gpu.name} has no bf16 tensor cores: bf16 runs on its shader cores"
-            return gpu.fp32_tflops * TFLOPS, ComputePath.SIMT_FP32, note
+            return fp32_gemm_tflops(gpu) * TFLOPS, ComputePath.SIMT_FP32, note
         note = f"{gpu.name} has no {precision.value} tensor cores (GPU.3): non-tensor rate used"
         return shader * TFLOPS, ComputePath.SIMT_16BIT, note
     if precision is Precision.TF32:
         if gpu.tf32_tensor_tflops:
             return gpu.tf32_tensor_tflops * TFLOPS, ComputePath.TENSOR_TF32, None
-        note = f"{gpu.name} has no TF32 tensor cores (before Ampere): TF32 runs as FP32"
-        return gpu.fp32_tflops * TFLOPS, ComputePath.SIMT_FP32, note
-    return gpu.fp32_tflops * TFLOPS, ComputePath.SIMT_FP32, None
+        note = f"{gpu.name} has no TF32 tensor cores: TF32 runs as FP32"
+        return fp32_gemm_tflops(gpu) * TFLOPS, ComputePath.SIMT_FP32, note
+    return fp32_gemm_tflops(gpu) * TFLOPS, ComputePath.SIMT_FP32, None
+
+
+def fp32_gemm_tflops(gpu: GPU) -> float:
+    """The peak an FP32 GEMM runs at: AMD CDNA 1/2 run it on their matrix cores (MFMA F32) at
+    twice the vector rate (`fp32_matrix_tflops`: MI210 45.3 of 22.6, where rocBLAS measures
+    37.9 TFLOPS at 8192^3 and PyTorch 33.7, above the vector peak: achievable_rates.toml);
+    everywhere else the shader cores' `fp32_tflops`."""
+    return max(gpu.fp32_tflops, gpu.fp32_matrix_tflops or 0.0)
 
 
 # Warpgroup-MMA tensor cores (sm_90 Hopper, sm_100 data-centre Blackwell): a kernel written
@@ -132,6 +141,7 @@ class _RateTable:
     memory: dict[str, _Measured]
     matmul_efficiency: dict[tuple[Vendor, bool], float]
     geforce_efficiency: dict[tuple[str, bool], float]  # by (architecture, FP8 group)
+    amd_efficiency: dict[tuple[str, bool], float]  # by (architecture, FP8 group)
     memory_efficiency: dict[Vendor, float]
     watts_per_tflops: dict[tuple[str, bool], tuple[float, str]]
 
@@ -139,6 +149,12 @@ class _RateTable:
 def _geforce(gpu: GPU) -> bool:
     """An NVIDIA consumer (GeForce) card."""
     return gpu.vendor is Vendor.NVIDIA and gpu.segment is Segment.CONSUMER
+
+
+def _by_architecture(gpu: GPU) -> bool:
+    """A card whose unmeasured rate follows its architecture's measured cards rather than its
+    vendor's (`_software_efficiency`): GeForce cards and every AMD card."""
+    return _geforce(gpu) or gpu.vendor is Vendor.AMD
 
 
 def _precision_group(precision: Precision) -> bool:
@@ -177,12 +193,14 @@ def _table() -> _RateTable:
         )
     matmul_efficiency = {k: statistics.median(v) for k, v in ratios.items()}
     geforce: dict[tuple[str, bool], list[float]] = {}
+    amd: dict[tuple[str, bool], list[float]] = {}
     for (name, prec), m in ruled.items():
         gpu, precision = gpus[name], Precision(prec)
-        if _geforce(gpu):
+        if _by_architecture(gpu):
             peak, _, _ = matmul_peak(gpu, precision)
             key = (gpu.architecture, _precision_group(precision))
-            geforce.setdefault(key, []).append(m.value * TFLOPS / peak)
+            into = geforce if _geforce(gpu) else amd
+            into.setdefault(key, []).append(m.value * TFLOPS / peak)
     per_tflops: dict[tuple[str, bool], tuple[float, str]] = {}
     for (name, prec), m in ruled.items():
         gpu, precision = gpus[name], Precision(prec)
@@ -210,6 +228,7 @@ def _table() -> _RateTable:
         memory=memory,
         matmul_efficiency=matmul_efficiency,
         geforce_efficiency={k: statistics.median(v) for k, v in geforce.items()},
+        amd_efficiency={k: statistics.median(v) for k, v in amd.items()},
         memory_efficiency={k: statistics.median(v) for k, v in bandwidth.items()},
         watts_per_tflops=per_tflops,
     )
@@ -233,7 +252,16 @@ def _software_efficiency(table: _RateTable, gpu: GPU, precision: Precision) -> t
     85.65 of 82.6 (zzc0721/torch-performance-test-data issue 78, 2025-10-17), against the
     vendor median's 0.80. Lambda's rows agree: with 0.80 the RTX 3070/3080/3090 ran 8-20%
     faster than predicted. Architectures without a measured GeForce card (Turing, Pascal)
-    keep the vendor median."""
+    keep the vendor median.
+
+    AMD apart too: what ROCm reaches differs by architecture more than by vendor. CDNA 3 is
+    held to its power (AMD measured a dense bf16 GEMM on the 750 W MI300X at a median 1207 MHz
+    of its 2100 MHz peak clock, 94% of the clock-scaled peak: ROCm blog, Max-Achievable FLOPs
+    part 2), so its cards reach 0.51-0.60 of their datasheet; the 300 W MI210 (CDNA 2) holds
+    1635-1700 MHz of 1700 and reaches 0.70-0.72 (torch.mm 127.2 fp16, 130.8 bf16 of 181), the
+    RX 7900 XTX (RDNA 3) 0.86. A CDNA 2 module (MI250, MI250X) takes the MI210's share, not
+    the MI300X's. FP8 without a measurement on its architecture takes the vendor's FP8 median
+    (FP8 reaches less of its peak than 16-bit: MI300X 0.47 against 0.51)."""
     fp8 = _precision_group(precision)
     if _geforce(gpu):
         geforce = table.geforce_efficiency.get((gpu.architecture, fp8))
@@ -241,6 +269,10 @@ def _software_efficiency(table: _RateTable, gpu: GPU, precision: Precision) -> t
             geforce = table.geforce_efficiency.get((gpu.architecture, False))
         if geforce is not None:
             return min(geforce, 1.0), f"{gpu.architecture} GeForce median"
+    if gpu.vendor is Vendor.AMD:
+        amd = table.amd_efficiency.get((gpu.architecture, fp8))
+        if amd is not None:
+            return min(amd, 1.0), f"{gpu.architecture} median"
     ratio = table.matmul_efficiency.get((gpu.vendor, fp8))
     if ratio is None:
         ratio = table.matmul_efficiency.get((gpu.vendor, False))

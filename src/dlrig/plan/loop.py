@@ -2,16 +2,18 @@
 heat at COOL.7's 175 W per 120 mm section, one pump with its reservoir and one set of fittings,
 tubing and coolant; every part from the catalog's `cooling` list at its price. A loop needing a
 part with no price is not planned (the search says which parts want a quote, as it does for
-servers)."""
+servers). Given the case, the radiators are the cheapest set its mounts take (CASE.1): the
+cheapest set overall may need a 480 mm mount that a case of 360 mm mounts lacks, where a set of
+smaller radiators would fit it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from dlrig.catalog.schema import GPU, LoopPart
+from dlrig.catalog.schema import GPU, Case, LoopPart
 from dlrig.enums import LoopRole
-from dlrig.machine.loop import LoopEntry, sections_for_heat
+from dlrig.machine.loop import LoopEntry, radiators_fit_case, sections_for_heat
 from dlrig.plan.parts import price_of, priced
 
 # More radiators than this in one desktop loop is not a build anyone plans; the fewest that do
@@ -43,18 +45,24 @@ def _cheapest(parts: Sequence[LoopPart]) -> LoopPart | None:
     return min(ready, key=price_of) if ready else None
 
 
-def _radiators(radiators: Sequence[LoopPart], need: int) -> tuple[LoopPart, ...] | None:
-    """The cheapest set of at most FEW_RADIATORS radiators with >= need sections, else of at
-    most MAX_RADIATORS (fewer radiators among equal prices)."""
+# Whether a case mounts a set of radiators (their lengths, mm).
+Mounts = Callable[[tuple[int, ...]], bool]
+
+
+def _radiators(
+    radiators: Sequence[LoopPart], need: int, fits: Mounts
+) -> tuple[LoopPart, ...] | None:
+    """The cheapest set of at most FEW_RADIATORS radiators with >= need sections that `fits`,
+    else of at most MAX_RADIATORS (fewer radiators among equal prices)."""
     for most in (FEW_RADIATORS, MAX_RADIATORS):
-        found = _cheapest_set(radiators, need, most)
+        found = _cheapest_set(radiators, need, most, fits)
         if found is not None:
             return found
     return None
 
 
 def _cheapest_set(
-    radiators: Sequence[LoopPart], need: int, most: int
+    radiators: Sequence[LoopPart], need: int, most: int, fits: Mounts
 ) -> tuple[LoopPart, ...] | None:
     best: tuple[float, int, tuple[LoopPart, ...]] | None = None
 
@@ -62,7 +70,10 @@ def _cheapest_set(
         nonlocal best
         if sections >= need:
             key = (usd, len(chosen), chosen)
-            if best is None or key[:2] < best[:2]:
+            # a set the case cannot mount is no answer, and neither is any set holding it
+            if (best is None or key[:2] < best[:2]) and fits(
+                tuple(r.radiator_mm or 0 for r in chosen)
+            ):
                 best = key
             return
         if len(chosen) == most or (best is not None and usd >= best[0]):
@@ -75,8 +86,12 @@ def _cheapest_set(
     return None if best is None else best[2]
 
 
-def plan_loop(gpu: GPU, count: int, heat_w: float, parts: Sequence[LoopPart]) -> LoopOptions:
-    """The cheapest loop of priced catalog parts that cools `count` of `gpu` making heat_w."""
+def plan_loop(
+    gpu: GPU, count: int, heat_w: float, parts: Sequence[LoopPart], case: Case | None = None
+) -> LoopOptions:
+    """The cheapest loop of priced catalog parts that cools `count` of `gpu` making heat_w;
+    with `case`, the cheapest whose radiators that case mounts (none where its mounts are
+    unknown)."""
     by_role = {role: [p for p in parts if p.role is role] for role in LoopRole}
     blocks = [b for b in by_role[LoopRole.GPU_BLOCK] if gpu.name in b.fits_gpus]
     radiators = sorted(
@@ -86,7 +101,12 @@ def plan_loop(gpu: GPU, count: int, heat_w: float, parts: Sequence[LoopPart]) ->
     if not all(lists) or not by_role[LoopRole.RADIATOR]:
         return LoopOptions(None)  # the catalog has no such part: nothing to quote
     picks = [_cheapest(options) for options in lists]
-    chosen = _radiators(radiators, sections_for_heat(heat_w)) if radiators else None
+    fits: Mounts = (
+        (lambda _: True)
+        if case is None
+        else (lambda lengths: radiators_fit_case(lengths, case) is True)
+    )
+    chosen = _radiators(radiators, sections_for_heat(heat_w), fits) if radiators else None
     missing = [opts[0].name for opts, pick in zip(lists, picks, strict=True) if pick is None]
     if chosen is None:
         missing.extend(r.name for r in by_role[LoopRole.RADIATOR] if not priced(r))

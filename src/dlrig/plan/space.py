@@ -6,6 +6,7 @@ on every number the rules and the model read. Everything else (PSU.1, COOL.3, RA
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -17,6 +18,7 @@ from dlrig.catalog.schema import (
     GPU,
     PSU,
     Case,
+    LoopPart,
     PartBase,
 )
 from dlrig.enums import CoolerType, FormFactor, LoopRole
@@ -183,8 +185,10 @@ def search_space(
     # Groups that take the same PSUs (or cases) share one tuple of them: the search fuses
     # each list once (plan.bounds), not once per group.
     psu_lists: dict[float, tuple[PSU | None, ...]] = {}
-    case_lists: dict[Hashable, tuple[Case | None, ...]] = {}
+    case_lists: dict[Hashable, tuple[Case, ...]] = {}
     loops: dict[tuple[str, int, float], LoopOptions] = {}
+    # the cheapest loop a case mounts, by GPU, count, heat and the case's mounts
+    case_loops: dict[Hashable, LoopPlan | None] = {}
     wanting_price: dict[str, None] = {}
     off_circuit: dict[str, None] = {}
     # GPUs a priced server holds, whether or not the circuit carries it (what the search line's
@@ -230,7 +234,9 @@ def search_space(
                         continue
                     loop = options.plan
                 group_psus: tuple[PSU | None, ...] = (None,)
-                group_cases: tuple[Case | None, ...] = (None,)
+                # (loop, the cases it goes in): a water group's cases that cannot mount its
+                # cheapest loop's radiators get the cheapest loop they do mount (CASE.1)
+                variants: list[tuple[LoopPlan | None, tuple[Case | None, ...]]] = [(loop, (None,))]
                 if board is not None:
                     block_slots = _block_slots(loop)
                     if place_gpus(board, gpu, count, water=water, block_slots=block_slots) is None:
@@ -252,44 +258,53 @@ def search_space(
                         )
                     group_psus = psu_lists[floor]
                     length = gpu.length_mm or 0.0
-                    radiators = loop.radiators_mm if loop is not None else ()
-                    case_key = (form, length, needed, water, radiators)
+                    case_key = (form, length, needed)
                     if case_key not in case_lists:
                         case_lists[case_key] = tuple(
                             c
                             for c in case_pools[form]
-                            if length <= c.max_gpu_length_mm
-                            and needed <= c.expansion_slots
-                            and (not water or radiators_fit_case(radiators, c) is True)
+                            if length <= c.max_gpu_length_mm and needed <= c.expansion_slots
                         )
-                    group_cases = case_lists[case_key]
-                if not group_psus or not group_cases:
+                    if loop is None:
+                        variants = [(None, case_lists[case_key])]
+                    else:
+                        variants = _loops_by_case(
+                            case_lists[case_key],
+                            loop,
+                            functools.partial(
+                                _case_loop, case_loops, gpu, count, board_w * count, loop_parts
+                            ),
+                        )
+                if not group_psus:
                     continue
-                group_prices = (
-                    cpu_prices,
-                    memory_prices,
-                    storage_prices,
-                    tuple(priced_once(p) for p in group_psus),
-                    tuple(priced_once(c) for c in group_cases),
-                )
-                groups.append(
-                    Group(
-                        chassis=chassis,
-                        gpu=gpu,
-                        count=count,
-                        water=water,
-                        cpus=own_cpus,
-                        memory=memory,
-                        storage=storage,
-                        psus=group_psus,
-                        cases=group_cases,
-                        nodes=constraints.nodes,
-                        known_prices=group_prices,
-                        power_limit_w=None if limit is None else float(limit),
-                        loop=loop,
-                        mains=mains,
+                for variant_loop, group_cases in variants:
+                    if not group_cases:
+                        continue
+                    group_prices = (
+                        cpu_prices,
+                        memory_prices,
+                        storage_prices,
+                        tuple(priced_once(p) for p in group_psus),
+                        tuple(priced_once(c) for c in group_cases),
                     )
-                )
+                    groups.append(
+                        Group(
+                            chassis=chassis,
+                            gpu=gpu,
+                            count=count,
+                            water=water,
+                            cpus=own_cpus,
+                            memory=memory,
+                            storage=storage,
+                            psus=group_psus,
+                            cases=group_cases,
+                            nodes=constraints.nodes,
+                            known_prices=group_prices,
+                            power_limit_w=None if limit is None else float(limit),
+                            loop=variant_loop,
+                            mains=mains,
+                        )
+                    )
     homeless: tuple[tuple[str, float], ...] = ()
     if constraints.form in (None, BuildForm.SERVER):
         homeless = _without_priced_server(catalog, gpus, in_servers)
@@ -337,6 +352,42 @@ def _gpu_choices(
             yield bundled, count
         return
     yield from itertools.product(gpus, constraints.gpu_counts())
+
+
+def _case_loop(
+    memo: dict[Hashable, LoopPlan | None],
+    gpu: GPU,
+    count: int,
+    heat_w: float,
+    parts: Sequence[LoopPart],
+    case: Case,
+) -> LoopPlan | None:
+    """The cheapest loop for these cards whose radiators the case mounts, once per mount set."""
+    key = (gpu.name, count, heat_w, _mounts_key(case))
+    if key not in memo:
+        memo[key] = plan_loop(gpu, count, heat_w, parts, case).plan
+    return memo[key]
+
+
+def _mounts_key(case: Case) -> Hashable:
+    """What radiators_fit_case reads of a case: its mounts' lengths, else its section count."""
+    if case.radiator_mounts is not None:
+        return tuple(sorted(m.max_mm for m in case.radiator_mounts))
+    return case.radiator_mounts_120mm
+
+
+def _loops_by_case(
+    cases: Sequence[Case], cheapest: LoopPlan, loop_for: Callable[[Case], LoopPlan | None]
+) -> list[tuple[LoopPlan | None, tuple[Case | None, ...]]]:
+    """The cases (cheapest first) grouped by the loop each takes: the cheapest loop where the
+    case mounts its radiators, else the cheapest loop it does mount (loop_for), else none
+    (the case is left out)."""
+    by_radiators: dict[tuple[int, ...], tuple[LoopPlan, list[Case | None]]] = {}
+    for c in cases:
+        taken = cheapest if radiators_fit_case(cheapest.radiators_mm, c) is True else loop_for(c)
+        if taken is not None:
+            by_radiators.setdefault(taken.radiators_mm, (taken, []))[1].append(c)
+    return [(taken, tuple(held)) for taken, held in by_radiators.values()]
 
 
 def _block_slots(loop: LoopPlan | None) -> int | None:

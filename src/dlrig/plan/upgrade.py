@@ -191,7 +191,11 @@ class _Upgrader:
             return None  # one block model per loop: mixed cards are not planned
         gpu = b.gpus[0].gpu
         heat_w = sum(g.board_power_w * g.count for g in b.gpus)
-        loop = plan_loop(gpu, b.gpu_count, heat_w, self.catalog.cooling).plan
+        # the build's own case keeps the cards where it mounts a loop for them (CASE.1); else
+        # the cheapest loop, and _force_case finds a case that mounts it
+        loop = plan_loop(gpu, b.gpu_count, heat_w, self.catalog.cooling, b.case).plan
+        if loop is None:
+            loop = plan_loop(gpu, b.gpu_count, heat_w, self.catalog.cooling).plan
         if loop is None:
             return None
         gpus = tuple(dataclasses.replace(g, cooler_override=CoolerType.WATER) for g in b.gpus)
@@ -238,7 +242,11 @@ class _Upgrader:
         if b.case is None or not b.gpus:
             return d
         gpu = max((g.gpu for g in b.gpus), key=lambda g: g.length_mm or 0.0)
-        if _case_takes(b.case, b.motherboard, gpu, b.gpu_count):
+        # a loop this upgrade added must go on the case's mounts (CASE.1)
+        added_loop = b.loop != self.base.loop and _water(b)
+        if _case_takes(b.case, b.motherboard, gpu, b.gpu_count) and (
+            not added_loop or radiators_fit_case(loop_radiators(b.loop), b.case) is True
+        ):
             return d
         case = self._cheapest(
             [
