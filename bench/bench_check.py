@@ -276,8 +276,8 @@ def main() -> None:
         "command runs; the command then imports the catalog's part models (the cached catalog "
         "is made of them), the named-parts build schema, the build and topology dataclasses, "
         "the rules, PyYAML and rich's table; the full build schema, the catalog's TOML files, "
-        "the model and the workload loader are not needed for a build of catalog names without "
-        "a workload.\n\n"
+        "the speed estimate and the workload loader are not needed for a build of catalog "
+        "names without a workload.\n\n"
     )
     for name, ms in check_imports_by_package():
         buf.write(f"- `{name}`: {ms:.0f} ms\n")
