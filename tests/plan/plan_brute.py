@@ -90,11 +90,12 @@ def frontier(points: Sequence[Point]) -> list[tuple[float, float]]:
 def ranked_top(points: Sequence[Point], k: int) -> list[tuple[float, float]]:
     """(value, price) of the first k builds as plan.ties defines the ranking: the best value
     left leads; of the builds with the leader's GPUs whose value reaches the leader's at the
-    model's same-GPU band, the cheapest (then fewer warnings, better value, name) is ranked;
-    every other build with those GPUs is a copy and leaves (one build per GPU set)."""
+    model's same-GPU band, the cheapest (each warning adding 5% to the price; then fewer
+    warnings, better value, name) is ranked; every other build with those GPUs is a copy and
+    leaves (one build per GPU set)."""
 
     def order(p: Point) -> tuple[float, int, float, str]:
-        return (round(p.price, 2), p.warnings, -p.value, p.name)
+        return (round(p.price * (1 + 0.05 * p.warnings), 2), p.warnings, -p.value, p.name)
 
     left = list(points)
     out: list[Point] = []

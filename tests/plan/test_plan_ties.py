@@ -91,7 +91,12 @@ def test_one_build_per_gpu_set() -> None:
     no_warning = build("c-clean", "2x XTX", 3_471, 1_050.0, same_gpu_low=0.876)
     other_card = build("d-other", "2x 5080", 4_900, 1_150.0, same_gpu_low=0.876)
     pool = [base, faster_drive, no_warning, other_card]
-    assert names(pool, 4) == ["d-other", "a-base"]
+    # The clean host is 80 USD (2.4%) dearer; a warning counts as 5% of the price
+    # (plan.ties.WARNING_PRICE_SHARE): 3,391 x 1.05 = 3,560.55 > 3,471, so it stands for the set.
+    assert names(pool, 4) == ["d-other", "c-clean"]
+    # More than 5% dearer (3,561 > 3,560.55), the clean host no longer outweighs the warning.
+    dear_clean = build("c-clean", "2x XTX", 3_561, 1_050.0, same_gpu_low=0.876)
+    assert names([base, faster_drive, dear_clean, other_card], 4) == ["d-other", "a-base"]
 
 
 def test_a_difference_beyond_the_interval_is_no_tie() -> None:

@@ -16,7 +16,7 @@ from dlrig.catalog.currency import USD, Currency
 from dlrig.enums import Bottleneck
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.results import PlanResult, Scored
-from dlrig.plan.ties import chance_ahead
+from dlrig.plan.ties import WARNING_PRICE_SHARE, chance_ahead
 
 if TYPE_CHECKING:
     from dlrig.rules.engine import Finding
@@ -150,13 +150,16 @@ def _tie_clause(result: PlanResult, s: Scored, leader: Scored, currency: Currenc
         f"{1 - o.same_gpu_ratio_low:.0%} in 80% of comparisons"
     )
     saving = leader.price_usd - s.price_usd
-    money = (
-        f"{currency.format(saving)} cheaper"
-        if saving > 0.5
-        else f"as cheap with {len(s.warnings)} warnings against {len(leader.warnings)}"
-    )
+    warned = f"{len(s.warnings)} warnings against {len(leader.warnings)}"
+    if saving > 0.5:
+        money = f"{currency.format(saving)} cheaper"
+    elif saving < -0.5:
+        money = f"{currency.format(-saving)} dearer with {warned}"
+    else:
+        money = f"as cheap with {warned}"
     return (
-        f"the cheapest host of these GPUs within the model's uncertainty of the best one "
+        f"the cheapest host of these GPUs, each warning counted as {WARNING_PRICE_SHARE:.0%} "
+        f"of its price, within the model's uncertainty of the best one "
         f"({_where(result, leader, currency)}: {objective_phrase(result, leader, currency)} vs "
         f"{objective_phrase(result, s, currency)}; {band}), {money}"
     )
@@ -273,7 +276,8 @@ def why(
             )
         elif slower:
             gap = 1 - s.throughput / first.throughput
-            text = f"{_percent(gap)} slower than #1 for {currency.format(-saving)} more"
+            money = f"{currency.format(-saving)} more" if saving < -0.5 else "the same money"
+            text = f"{_percent(gap)} slower than #1 for {money}"
         elif not slower and saving < -0.5:
             text = f"as fast or faster than #1 but {currency.format(-saving)} dearer"
         else:

@@ -105,10 +105,25 @@ def chance_ahead(a: Scored, b: Scored, objective: Objective) -> float:
     return 1.0 - NormalDist().cdf(math.log(math.sqrt(low * high)) / sigma)
 
 
+# A warning is a known problem (a card in a chipset slot, a PSU its cards' spikes can trip, a
+# CPU the job waits on) that an expert pays a little to avoid: among builds of one GPU set that
+# the model cannot tell apart, each warning counts as this share of the build's price. dlrig's
+# choice, not a measurement: enough for a better board or PSU under GPUs that cost most of the
+# build (75 USD more for a clean 2x RTX 5090 host of 6,349 USD), never a dearer platform class.
+WARNING_PRICE_SHARE = 0.05
+
+
+def ranking_price_usd(s: Scored) -> float:
+    """What a build costs as the choice among tied builds sees it: its price, plus
+    WARNING_PRICE_SHARE of it for each warning."""
+    return s.price_usd * (1.0 + WARNING_PRICE_SHARE * len(s.warnings))
+
+
 def order_key(s: Scored) -> tuple[float, int, float, str]:
-    """How tied builds are ordered: cheaper first, then fewer warnings, then the better value,
-    then the name (so that the order is total and repeatable)."""
-    return (cents(s.price_usd), len(s.warnings), -s.value, repr(s.candidate.key))
+    """How tied builds are ordered: cheaper first, counting each warning as a share of the
+    price (`ranking_price_usd`), then fewer warnings, then the better value, then the name (so
+    that the order is total and repeatable)."""
+    return (cents(ranking_price_usd(s)), len(s.warnings), -s.value, repr(s.candidate.key))
 
 
 def precedes(a: Scored, b: Scored) -> bool:
