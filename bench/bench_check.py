@@ -1,6 +1,7 @@
 """Speed of `dlrig check`: start-up, one check in-process, and check_build per call.
 
     .venv/bin/python bench/bench_check.py [--runs N] [--calls N] [--out FILE]
+        [--against NAME=SRC ...]
 
 Targets (issue #2): `dlrig --help` under 0.5 s wall time; one check under 100 ms after
 start-up; check_build under 0.5 ms per build (the planner calls it per candidate). Issue 39: a
@@ -13,6 +14,11 @@ start-up; check_build under 0.5 ms per build (the planner calls it per candidate
   the moment `check`'s body starts (the command stopped there): before it, typer parses and
   coerces the arguments; after it, the command's own work.
 - Every run reads dlrig's modules from bytecode, compiled first (as an installed dlrig is).
+- --against NAME=SRC (SRC: a folder holding another revision's `dlrig` package, e.g.
+  `git archive REV src | tar -x -C /tmp/REV`): check's CPU beyond --help for this tree and
+  each SRC, their runs interleaved (each round runs --help and check once per tree), so that
+  a before/after meets the same load; two bench runs one after the other on a shared machine
+  can differ by tens of ms that are not the code's.
 - "one check in-process" is what the command does after the interpreter and its imports are
   up: load the catalog (first call: parses the TOML files), read and resolve the build, run
   the rules, render the table and the JSON; measured on the first call in a fresh process
@@ -54,6 +60,30 @@ def timed(args: list[str], runs: int) -> tuple[float, float, float]:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return min(times), statistics.median(times), min(cpu)
+
+
+def interleaved(trees: dict[str, Path], runs: int) -> dict[str, tuple[list[float], list[float]]]:
+    """CPU seconds of `dlrig --help` and `dlrig check` runs per source tree, the trees taking
+    turns in each round so that every tree meets the same load."""
+
+    def cpu_s(src: Path, args: list[str]) -> float:
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([*DLRIG, *args], capture_output=True, env=env, check=False)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+    import compileall
+
+    for src in trees.values():
+        compileall.compile_dir(src / "dlrig", quiet=1)
+        cpu_s(src, ["check", str(EXAMPLE)])  # a tree's first run may write the catalog cache
+    out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in trees}
+    for _ in range(runs):
+        for name, src in trees.items():
+            out[name][0].append(cpu_s(src, ["--help"]))
+            out[name][1].append(cpu_s(src, ["check", str(EXAMPLE)]))
+    return out
 
 
 # `dlrig check` stopped where its body would start: what typer costs before dlrig's code runs.
@@ -196,7 +226,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "check.md")
+    parser.add_argument(
+        "--against",
+        nargs="*",
+        default=[],
+        metavar="NAME=SRC",
+        help="other source trees to compare with, runs interleaved",
+    )
     args = parser.parse_args()
+    against = {name: Path(src).resolve() for name, src in (a.split("=", 1) for a in args.against)}
     # Time imports as an installed dlrig makes them, from bytecode: a checkout run with
     # PYTHONDONTWRITEBYTECODE (or just edited) would compile its changed modules in every run.
     import compileall
@@ -214,7 +252,8 @@ def main() -> None:
     buf = io.StringIO()
     buf.write("# dlrig check: speed\n\n")
     buf.write(f"Command: `.venv/bin/python bench/bench_check.py --runs {args.runs} ")
-    buf.write(f"--calls {args.calls}`  \n")
+    buf.write(f"--calls {args.calls}")
+    buf.write("".join(f" --against {a}" for a in args.against) + "`  \n")
     buf.write(f"Machine: {machine()}  \nDate: {dt.date.today().isoformat()}  \n")
     # Other processes' load inflates every time below; say how much there was.
     buf.write(f"Load: {os.getloadavg()[0]:.1f} (1-minute average) when it started\n\n")
@@ -281,6 +320,21 @@ def main() -> None:
     )
     for name, ms in check_imports_by_package():
         buf.write(f"- `{name}`: {ms:.0f} ms\n")
+    if against:
+        import dlrig
+
+        trees = {"this tree": Path(dlrig.__file__).resolve().parents[1], **against}
+        buf.write(
+            f"\nThis tree against {', '.join(against)}, runs interleaved (CPU s, best of "
+            f"{args.runs} (median)):\n\n| tree | `--help` | `check` | beyond `--help` |\n"
+            "|---|---|---|---|\n"
+        )
+        for name, (helps, checks) in interleaved(trees, args.runs).items():
+            h, c = statistics.median(helps), statistics.median(checks)
+            buf.write(
+                f"| {name} | {min(helps):.3f} ({h:.3f}) | {min(checks):.3f} ({c:.3f}) | "
+                f"{min(checks) - min(helps):.3f} ({c - h:.3f}) |\n"
+            )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(buf.getvalue())
     sys.stdout.write(buf.getvalue())
