@@ -1,6 +1,7 @@
 """Speed of `dlrig check`: start-up, one check in-process, and check_build per call.
 
     .venv/bin/python bench/bench_check.py [--runs N] [--calls N] [--out FILE]
+        [--against NAME=SRC ...]
 
 Targets (issue #2): `dlrig --help` under 0.5 s wall time; one check under 100 ms after
 start-up; check_build under 0.5 ms per build (the planner calls it per candidate). Issue 39: a
@@ -9,7 +10,15 @@ start-up; check_build under 0.5 ms per build (the planner calls it per candidate
 - `dlrig --help` and `dlrig check` run as subprocesses; the best of N runs is reported (the
   least disturbed by other load), with the median beside it. Beside wall time, each run's CPU
   time (user + system, from the kernel's accounting of the child): on a shared machine it is
-  the steadier figure, and "beyond start-up" is check's best CPU less --help's.
+  the steadier figure, and "beyond start-up" is check's best CPU less --help's. It is split at
+  the moment `check`'s body starts (the command stopped there): before it, typer parses and
+  coerces the arguments; after it, the command's own work.
+- Every run reads dlrig's modules from bytecode, compiled first (as an installed dlrig is).
+- --against NAME=SRC (SRC: a folder holding another revision's `dlrig` package, e.g.
+  `git archive REV src | tar -x -C /tmp/REV`): check's CPU beyond --help for this tree and
+  each SRC, their runs interleaved (each round runs --help and check once per tree), so that
+  a before/after meets the same load; two bench runs one after the other on a shared machine
+  can differ by tens of ms that are not the code's.
 - "one check in-process" is what the command does after the interpreter and its imports are
   up: load the catalog (first call: parses the TOML files), read and resolve the build, run
   the rules, render the table and the JSON; measured on the first call in a fresh process
@@ -52,6 +61,46 @@ def timed(args: list[str], runs: int) -> tuple[float, float, float]:
         cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return min(times), statistics.median(times), min(cpu)
 
+
+def interleaved(trees: dict[str, Path], runs: int) -> dict[str, tuple[list[float], list[float]]]:
+    """CPU seconds of `dlrig --help` and `dlrig check` runs per source tree, the trees taking
+    turns in each round so that every tree meets the same load."""
+
+    def cpu_s(src: Path, args: list[str]) -> float:
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([*DLRIG, *args], capture_output=True, env=env, check=False)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+    import compileall
+
+    for src in trees.values():
+        compileall.compile_dir(src / "dlrig", quiet=1)
+        cpu_s(src, ["check", str(EXAMPLE)])  # a tree's first run may write the catalog cache
+    out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in trees}
+    for _ in range(runs):
+        for name, src in trees.items():
+            out[name][0].append(cpu_s(src, ["--help"]))
+            out[name][1].append(cpu_s(src, ["check", str(EXAMPLE)]))
+    return out
+
+
+# `dlrig check` stopped where its body would start: what typer costs before dlrig's code runs.
+# Typer (0.29) coerces each option through a pydantic TypeAdapter, so this imports pydantic.
+UP_TO_BODY = r"""
+import functools, os, sys
+import dlrig.cli as cli
+
+for info in cli.app.registered_commands:
+    if info.name == "check":
+        @functools.wraps(info.callback)
+        def stop(*args, **kwargs):
+            os._exit(0)
+        info.callback = stop
+sys.argv = ["dlrig", "check", sys.argv[1]]
+cli.main()
+"""
 
 IN_PROCESS = r"""
 import io, sys, time
@@ -177,17 +226,34 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "check.md")
+    parser.add_argument(
+        "--against",
+        nargs="*",
+        default=[],
+        metavar="NAME=SRC",
+        help="other source trees to compare with, runs interleaved",
+    )
     args = parser.parse_args()
+    against = {name: Path(src).resolve() for name, src in (a.split("=", 1) for a in args.against)}
+    # Time imports as an installed dlrig makes them, from bytecode: a checkout run with
+    # PYTHONDONTWRITEBYTECODE (or just edited) would compile its changed modules in every run.
+    import compileall
+
+    import dlrig
+
+    compileall.compile_dir(Path(dlrig.__file__).parent, quiet=1)
 
     help_best, help_median, help_cpu = timed([*DLRIG, "--help"], args.runs)
     check_best, check_median, check_cpu = timed([*DLRIG, "check", str(EXAMPLE)], args.runs)
+    _, _, body_cpu = timed([sys.executable, "-c", UP_TO_BODY, str(EXAMPLE)], args.runs)
     imports_s, first_s, later_s = in_process(args.runs)
     calls = per_call_us(args.calls)
 
     buf = io.StringIO()
     buf.write("# dlrig check: speed\n\n")
     buf.write(f"Command: `.venv/bin/python bench/bench_check.py --runs {args.runs} ")
-    buf.write(f"--calls {args.calls}`  \n")
+    buf.write(f"--calls {args.calls}")
+    buf.write("".join(f" --against {a}" for a in args.against) + "`  \n")
     buf.write(f"Machine: {machine()}  \nDate: {dt.date.today().isoformat()}  \n")
     # Other processes' load inflates every time below; say how much there was.
     buf.write(f"Load: {os.getloadavg()[0]:.1f} (1-minute average) when it started\n\n")
@@ -203,6 +269,16 @@ def main() -> None:
     buf.write(
         f"| `dlrig check` beyond `dlrig --help`: CPU time, best of {args.runs} each "
         f"({check_cpu:.3f} s less {help_cpu:.3f} s) | < 0.15 s | {check_cpu - help_cpu:.3f} s |\n"
+    )
+    buf.write(
+        f"| of which typer's, before `check`'s body runs (parsing and coercing the arguments "
+        f"imports pydantic): CPU time, best of {args.runs} ({body_cpu:.3f} s less "
+        f"{help_cpu:.3f} s) | - | {body_cpu - help_cpu:.3f} s |\n"
+    )
+    buf.write(
+        f"| of which `check`'s own: its imports, the cached catalog, the build file, the rules, "
+        f"the table ({check_cpu:.3f} s less {body_cpu:.3f} s) | - | "
+        f"{check_cpu - body_cpu:.3f} s |\n"
     )
     buf.write(
         f"| imports of the check path (build, catalog, rules, report) | - | "
@@ -234,13 +310,31 @@ def main() -> None:
         buf.write(f"- `{name}`: {ms:.0f} ms\n")
     buf.write(
         "\nWhere `dlrig check`'s imports go (`python -X importtime`, one run; each module's "
-        "own time, summed by package): what a check needs beyond start-up is pydantic's first "
-        "model (its internals load then), the catalog's and the build file's schemas, rich's "
-        "table and PyYAML; the model and the workload loader are no longer imported without a "
-        "workload.\n\n"
+        "own time, summed by package): beyond start-up, typer's coercion of the arguments "
+        "imports pydantic (and, through its plugin loader, importlib.metadata) before the "
+        "command runs; the command then imports the catalog's part models (the cached catalog "
+        "is made of them), the named-parts build schema, the build and topology dataclasses, "
+        "the rules, PyYAML and rich's table; the full build schema, the catalog's TOML files, "
+        "the speed estimate and the workload loader are not needed for a build of catalog "
+        "names without a workload.\n\n"
     )
     for name, ms in check_imports_by_package():
         buf.write(f"- `{name}`: {ms:.0f} ms\n")
+    if against:
+        import dlrig
+
+        trees = {"this tree": Path(dlrig.__file__).resolve().parents[1], **against}
+        buf.write(
+            f"\nThis tree against {', '.join(against)}, runs interleaved (CPU s, best of "
+            f"{args.runs} (median)):\n\n| tree | `--help` | `check` | beyond `--help` |\n"
+            "|---|---|---|---|\n"
+        )
+        for name, (helps, checks) in interleaved(trees, args.runs).items():
+            h, c = statistics.median(helps), statistics.median(checks)
+            buf.write(
+                f"| {name} | {min(helps):.3f} ({h:.3f}) | {min(checks):.3f} ({c:.3f}) | "
+                f"{min(checks) - min(helps):.3f} ({c - h:.3f}) |\n"
+            )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(buf.getvalue())
     sys.stdout.write(buf.getvalue())

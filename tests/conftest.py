@@ -1,4 +1,4 @@
-"""Shared test set-up: no test touches the user's real data directory or config file,
+"""Shared test set-up: no test touches the user's real data or cache directory or config file,
 hypothesis runs without wall-clock deadlines (CI machines are small and shared), and a test
 that judges CPU or wall time (marked `serial`) skips, saying why, when other processes keep the
 machine busy."""
@@ -17,10 +17,12 @@ settings.load_profile("dlrig")
 
 @pytest.fixture(autouse=True)
 def isolated_dlrig_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Point DLRIG_HOME (the history database's folder) at a fresh temporary directory, and
-    DLRIG_CONFIG at a file that does not exist."""
+    """Point DLRIG_HOME (the history database's folder) and DLRIG_CACHE (the validated
+    catalog's cache) at fresh temporary directories, and DLRIG_CONFIG at a file that does not
+    exist."""
     home = tmp_path / "dlrig-home"
     monkeypatch.setenv("DLRIG_HOME", str(home))
+    monkeypatch.setenv("DLRIG_CACHE", str(tmp_path / "dlrig-cache"))
     # Nor the user's config file (commands/config.py): no test reads a circuit set there.
     monkeypatch.setenv("DLRIG_CONFIG", str(tmp_path / "no-config.toml"))
     yield home

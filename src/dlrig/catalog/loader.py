@@ -8,8 +8,8 @@ already in the catalog patches that part (a new price, a corrected spec), any ot
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -217,29 +217,99 @@ def _validate_part(model: type[PartBase], entry: dict[str, Any], where: str) -> 
     return part
 
 
-def _load_data_file(kind: PartKind) -> tuple[PartBase, ...]:
+def _data_files() -> dict[str, bytes]:
+    """The bytes of each kind's data file (a kind without one has none)."""
+    folder = resources.files("dlrig.catalog").joinpath("data")
+    files: dict[str, bytes] = {}
+    for kind in PART_MODELS:
+        resource = folder.joinpath(f"{kind}.toml")
+        if resource.is_file():
+            files[kind] = resource.read_bytes()
+    return files
+
+
+def _parse_data_file(kind: PartKind, data: bytes) -> tuple[PartBase, ...]:
     model = PART_MODELS[kind]
-    resource = resources.files("dlrig.catalog").joinpath("data", f"{kind}.toml")
-    if not resource.is_file():
-        return ()
-    with resource.open("rb") as fh:
-        doc = tomllib.load(fh)
+    doc = tomllib.loads(data.decode("utf-8"))
     return tuple(
         _validate_part(model, entry, f"catalog/data/{kind}.toml: part {i}")
         for i, entry in enumerate(doc.get("part", []))
     )
 
 
-@functools.lru_cache(maxsize=1)
-def builtin_catalog() -> Catalog:
-    """The catalog shipped with dlrig (parsed once per process)."""
-    return Catalog({kind: _load_data_file(kind) for kind in PART_MODELS})
+def _validating_code() -> list[bytes]:
+    """The source of the modules whose code decides what a data file's parts are (their
+    models, enums and unit types, this loader and its checks): part of the cache's key."""
+    import dlrig.enums
+    import dlrig.io.validation
+    import dlrig.units
+    from dlrig.catalog import schema
+
+    modules = (schema, dlrig.enums, dlrig.units, dlrig.io.validation, sys.modules[__name__])
+    return [Path(m.__file__).read_bytes() for m in modules if m.__file__]
 
 
-def load_catalog(user_file: str | Path | None = None, *, today: dt.date | None = None) -> Catalog:
+def _cached_parts(parts: dict[str, Any] | None) -> dict[str, tuple[PartBase, ...]] | None:
+    """A cache's parts when they have the shape this code gives them, else None."""
+    if parts is None or set(parts) != set(PART_MODELS):
+        return None
+    for kind, model in PART_MODELS.items():
+        items = parts[kind]
+        if not isinstance(items, tuple) or not all(isinstance(p, model) for p in items):
+            return None
+    return parts
+
+
+def load_builtin_parts(cache_dir: Path | None = None) -> dict[str, tuple[PartBase, ...]]:
+    """The built-in parts by kind: parsed and validated from the data files, or, with
+    cache_dir, read from the cache there when it holds these files' parts (and written there
+    when it does not; catalog/cache.py)."""
+    data = _data_files()
+    key = None
+    if cache_dir is not None:
+        from dlrig.catalog import cache
+
+        try:
+            key = cache.cache_key(data, _validating_code(), cache.runtime_versions())
+        except OSError:  # the package's sources are not files (a zip): no cache
+            key = None
+        if key is not None:
+            cached = _cached_parts(cache.read_cache(cache_dir, key))
+            if cached is not None:
+                return cached
+    parts: dict[str, tuple[PartBase, ...]] = {
+        kind: _parse_data_file(kind, data[kind]) if kind in data else () for kind in PART_MODELS
+    }
+    if cache_dir is not None and key is not None:
+        cache.write_cache(cache_dir, key, parts)
+    return parts
+
+
+# The built-in catalog, once read: one per process, however it was read (model/rates.py asks
+# for it without a cache folder after a command has read it through one).
+_builtin: Catalog | None = None
+
+
+def builtin_catalog(cache_dir: Path | None = None) -> Catalog:
+    """The catalog shipped with dlrig, read once per process. With cache_dir, its validated
+    parts come from a cache there when the data files are unchanged, and are cached there
+    when not (catalog/cache.py); the command layer names the user's cache directory."""
+    global _builtin
+    if _builtin is None:
+        _builtin = Catalog(load_builtin_parts(cache_dir))
+    return _builtin
+
+
+def load_catalog(
+    user_file: str | Path | None = None,
+    *,
+    today: dt.date | None = None,
+    cache_dir: Path | None = None,
+) -> Catalog:
     """The built-in catalog, with a user's `--catalog FILE` applied when given; with `today`,
-    a price the file dates after tomorrow (a typo for a past date) is refused."""
-    catalog = builtin_catalog()
+    a price the file dates after tomorrow (a typo for a past date) is refused; with
+    `cache_dir`, the built-in parts are cached there (`builtin_catalog`)."""
+    catalog = builtin_catalog(cache_dir)
     if user_file is None:
         return catalog
     source, doc = read_document(user_file)

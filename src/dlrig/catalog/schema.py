@@ -54,8 +54,10 @@ NonNegativeInt = SmallCount
 class PartBase(BaseModel):
     """Fields every part has: a unique name, aliases users type, a price and its provenance."""
 
+    # Each model's validator is built when it first validates, not at import: the built-in
+    # parts come from a cache (catalog/cache.py) and most commands validate no part at all.
     model_config = ConfigDict(
-        frozen=True, extra="forbid", use_enum_values=False, allow_inf_nan=False
+        frozen=True, extra="forbid", use_enum_values=False, allow_inf_nan=False, defer_build=True
     )
 
     name: str = Field(min_length=1)
@@ -242,7 +244,7 @@ class PCIeSlot(BaseModel):
     """One x16-size slot: where it sits (expansion-slot position from the top, 1-based), how many
     lanes it is wired with, and from which PCIe generation."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     position: PositiveInt
     lanes: LinkLanes
@@ -286,7 +288,7 @@ class PSU(PartBase):
 class RadiatorMount(BaseModel):
     """One place a case takes a radiator, and the longest radiator it takes there."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     position: str = Field(min_length=1, max_length=40, description="front, top, bottom, side")
     max_mm: Annotated[int, Field(ge=120, le=1200)] = Field(
@@ -302,7 +304,7 @@ class RadiatorMount(BaseModel):
 class FanMount(BaseModel):
     """Fan positions of one size in a case (front, top, rear and bottom together)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     size_mm: Annotated[int, Field(ge=40, le=250)]
     count: Annotated[int, Field(ge=1, le=64)]
@@ -479,7 +481,7 @@ def optional_fields_model(
             fields[field_name] = (info.annotation, info)
     model: type[BaseModel] = create_model(
         name,
-        __config__=ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False),
+        __config__=ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True),
         __doc__=doc,
         **fields,
     )
@@ -497,7 +499,7 @@ def catalog_file_model() -> type[BaseModel]:
         kinds[kind] = (list.__class_getitem__(entry), Field(default_factory=list))
     model: type[BaseModel] = create_model(
         "CatalogFile",
-        __config__=ConfigDict(extra="forbid"),
+        __config__=ConfigDict(extra="forbid", defer_build=True),
         __doc__="A user's catalog file: parts to add to dlrig's catalog or to patch in it.",
         **kinds,
     )

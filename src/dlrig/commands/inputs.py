@@ -71,12 +71,24 @@ WorkloadOption = Annotated[
 
 def user_catalog(path: str | None) -> Catalog:
     """The catalog with the user's --catalog file, whose prices may not be dated in the
-    future (today is read here, in the command layer)."""
+    future (today is read here, in the command layer); the built-in parts are read through
+    the cache in `cache_folder()`."""
     import datetime as dt
 
     from dlrig.catalog import load_catalog
 
-    return load_catalog(path, today=dt.date.today())
+    return load_catalog(path, today=dt.date.today(), cache_dir=cache_folder())
+
+
+def cache_folder() -> Path:
+    """Where dlrig keeps what it can rebuild (the validated catalog): $DLRIG_CACHE, else the
+    user cache directory (platformdirs: ~/.cache/dlrig on Linux)."""
+    folder = os.environ.get("DLRIG_CACHE")
+    if folder:
+        return Path(folder)
+    from platformdirs import user_cache_path
+
+    return user_cache_path("dlrig")
 
 
 def history_path() -> Path:

@@ -34,14 +34,22 @@ from dlrig.machine.model import (
     StorageDevice,
     power_limit_range_w,
 )
+from dlrig.machine.named import MeasuredBlock, MemoryEntry, NamedBuildFile, part_form
 from dlrig.machine.partial import resolve_spec
-from dlrig.machine.schema import BuildFile, MeasuredBlock, MemoryEntry, part_form
 from dlrig.mains import find_mains
 
 
-def parse_build(doc: dict[str, Any], source: str) -> BuildFile:
-    """Validate a build document; errors name the file and the field."""
-    return validate_document(BuildFile, doc, source)
+def parse_build(doc: dict[str, Any], source: str) -> NamedBuildFile:
+    """Validate a build document; errors name the file and the field.
+
+    A file whose parts are all named is validated by NamedBuildFile's small schema; any other
+    (inline specs, or an error) by the full BuildFile, whose result or error stands."""
+    try:
+        return validate_document(NamedBuildFile, doc, source)
+    except ValidationError:
+        from dlrig.machine.schema import BuildFile
+
+        return validate_document(BuildFile, doc, source)
 
 
 P = TypeVar("P", bound=PartBase)

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from dlrig.enums import Parallelism, Precision
 from dlrig.rules.engine import Judgement, error, info, rule, warning
 from dlrig.rules.facts import Facts
-from dlrig.workloads.model import FinetuneMethod, Mode, Workload
 
 if TYPE_CHECKING:
     from dlrig.catalog.schema import GPU
     from dlrig.model.memory import MemoryPlan
+    from dlrig.workloads.model import Workload
 
 
 @rule("GPU.3")
@@ -135,7 +135,11 @@ def weights_in_gpu_memory(f: Facts) -> Iterator[Judgement]:
     Answer.AI's FSDP + QLoRA recipe trains a 70B model on two 24 GB GPUs (2024-03-06), and
     below that every step streams the weights in from host RAM."""
     w = f.workload
-    if w is None or not f.cards or w.serve is not None or w.mode is not Mode.TRAINING:
+    if w is None:
+        return
+    from dlrig.workloads.model import Mode  # loaded with the workload
+
+    if not f.cards or w.serve is not None or w.mode is not Mode.TRAINING:
         return
     from dlrig.model.checkpoint import job_files
     from dlrig.model.memory import capacity_gb
@@ -187,6 +191,8 @@ def _split_warning(w: Workload, plan: MemoryPlan, smallest: GPU) -> Judgement:
 
 def _memory_fixes(w: Workload, stage: int, offloaded: bool) -> str:
     """What would make a job fit, leaving out what it already does."""
+    from dlrig.workloads.model import FinetuneMethod, Mode
+
     fixes = ["GPUs with more memory"]
     if w.precision is Precision.FP32:
         fixes.append("16-bit training (GPU.3)")

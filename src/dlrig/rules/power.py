@@ -24,7 +24,6 @@ from dlrig.model.power import (
     size_build_psu,
     transient_peak,
 )
-from dlrig.model.power_limit import POWER_LIMIT_EXPONENT
 from dlrig.model.wall import WallDraw, circuits_that_carry, wall_draw
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
@@ -478,6 +477,10 @@ def _circuit_fixes(f: Facts, draw: WallDraw) -> list[str]:
     build, mains = f.build, f.mains
     limit = circuit_power_limit(build, mains)
     if limit is not None:
+        # Here, not at the top: power_limit brings the model's rates, which a check of a build
+        # that fits its circuit never reads.
+        from dlrig.model.power_limit import POWER_LIMIT_EXPONENT
+
         stock = max(g.gpu.tdp_w for g in build.gpus)
         speed = (limit / stock) ** POWER_LIMIT_EXPONENT
         out.append(

@@ -6,12 +6,15 @@ each by version and date."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from dlrig.catalog.software import RocmGpu, SoftwareTable, software_table
 from dlrig.enums import Optimizer
 from dlrig.rules.engine import Judgement, error, info, rule, unknown, warning
 from dlrig.rules.facts import Facts
-from dlrig.workloads.model import FinetuneMethod, Workload
+
+if TYPE_CHECKING:
+    from dlrig.catalog.software import RocmGpu, SoftwareTable
+    from dlrig.workloads.model import Workload
 
 # SW.rccl: ROCm 5.7 "Radeon multi-GPU" limitations (rocm.docs.amd.com/projects/radeon-ryzen/en/
 # docs-5.7.0/docs/limitations.html): "Only use PCIe slots connected by the CPU ... avoid PCIe
@@ -24,10 +27,20 @@ RCCL_SOURCE = "ROCm Radeon multi-GPU limitations (5.7); RCCL hipErrorIllegalStat
 
 
 def _amd_rows(f: Facts) -> list[tuple[str, RocmGpu | None]]:
-    """(name, ROCm row) of each distinct AMD GPU model of the build, in build order."""
-    table = software_table()
+    """(name, ROCm row) of each distinct AMD GPU model of the build, in build order (the
+    table is read only for a build with one)."""
     names = dict.fromkeys(c.gpu.name for c in f.cards if c.gpu.vendor == "amd")
+    if not names:
+        return []
+    table = software_table()
     return [(name, table.rocm(name)) for name in names]
+
+
+def software_table() -> SoftwareTable:
+    """The ROCm table, read when a build has an AMD GPU (most checks never import it)."""
+    from dlrig.catalog.software import software_table as table
+
+    return table()
 
 
 def _listed(row: RocmGpu, table: SoftwareTable) -> str:
@@ -39,8 +52,11 @@ def _listed(row: RocmGpu, table: SoftwareTable) -> str:
 def rocm_support(f: Facts) -> Iterator[Judgement]:
     """An AMD GPU trains with PyTorch on ROCm, and only the GPUs on AMD's ROCm support table are
     supported: "If a GPU is not listed on this table, it's not officially supported by AMD"."""
+    rows = _amd_rows(f)
+    if not rows:
+        return
     table = software_table()
-    for name, row in _amd_rows(f):
+    for name, row in rows:
         if row is None:
             yield unknown(
                 f"ROCm support for {name}",
@@ -87,7 +103,9 @@ def radeon_slots(f: Facts) -> Iterator[Judgement]:
     radeon = [
         i
         for i, c in enumerate(f.cards)
-        if (row := software_table().rocm(c.gpu.name)) is not None and row.radeon
+        if c.gpu.vendor == "amd"
+        and (row := software_table().rocm(c.gpu.name)) is not None
+        and row.radeon
     ]
     if len(radeon) < 2:
         return
@@ -134,6 +152,8 @@ def radeon_slots(f: Facts) -> Iterator[Judgement]:
 
 def needs_bitsandbytes(w: Workload) -> str | None:
     """What of the job needs bitsandbytes (None: nothing)."""
+    from dlrig.workloads.model import FinetuneMethod  # loaded with the workload
+
     if w.finetune is FinetuneMethod.QLORA:
         return "QLoRA's 4-bit base weights"
     if w.paged_optimizer:
