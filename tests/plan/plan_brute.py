@@ -90,13 +90,12 @@ def frontier(points: Sequence[Point]) -> list[tuple[float, float]]:
 def ranked_top(points: Sequence[Point], k: int) -> list[tuple[float, float]]:
     """(value, price) of the first k builds as plan.ties defines the ranking: the best value
     left leads; of the builds with the leader's GPUs whose value reaches the leader's at the
-    model's same-GPU band, the best value per dollar (each warning adding 5% to the price;
-    value x price for an objective in hours or dollars; then fewer warnings, better value,
-    name) is ranked; every other build with those GPUs is a copy and leaves (one build per GPU
-    set)."""
+    model's same-GPU band, the best value per dollar (value x price for an objective in hours
+    or dollars; then fewer warnings, better value, name) is ranked; every other build with
+    those GPUs is a copy and leaves (one build per GPU set)."""
 
     def order(p: Point) -> tuple[float, int, float, str]:
-        price = max(p.price * (1 + 0.05 * p.warnings), 0.01)
+        price = max(p.price, 0.01)
         per_dollar = p.value / price if p.value > 0 else p.value * price
         return (-per_dollar, p.warnings, -p.value, p.name)
 

@@ -93,11 +93,10 @@ def test_one_build_per_gpu_set() -> None:
     other_card = build("d-other", "2x 5080", 4_900, 1_150.0, same_gpu_low=0.876)
     pool = [base, faster_drive, no_warning, other_card]
     # The clean host is 80 USD (2.4%) dearer and 5% faster: 1,050 / 3,471 = 0.302 samples/s a
-    # dollar against 1,000 / (3,391 x 1.05) = 0.281 for the base, whose warning counts as 5% of
-    # its price (plan.ties.WARNING_PRICE_SHARE): the clean host stands for the set.
+    # dollar against 1,000 / 3,391 = 0.295 for the base: it stands for the set.
     assert names(pool, 4) == ["d-other", "c-clean"]
-    # As fast and more than 5% dearer (3,561 > 3,560.55), it no longer outweighs the warning.
-    dear_clean = build("c-clean", "2x XTX", 3_561, 1_000.0, same_gpu_low=0.876)
+    # As fast and dearer, the clean host is the worse value: the cheaper base stands for the set.
+    dear_clean = build("c-clean", "2x XTX", 3_471, 1_000.0, same_gpu_low=0.876)
     assert names([base, faster_drive, dear_clean, other_card], 4) == ["d-other", "a-base"]
 
 
@@ -133,12 +132,12 @@ def test_a_chain_of_hosts_does_not_walk_the_choice_below_the_leaders_band() -> N
 def test_a_tie_goes_to_the_best_value_for_money_not_the_cheapest_host() -> None:
     # resnet50 at 8,000 USD (README's make run, 2026-12-06): three hosts of 2x RTX 5090 within
     # the 11% same-GPU band of the fastest. The 14-core host is held by the data loader at
-    # 3,000 samples/s (CPU.1) for 6,434 USD; the 20-core host reaches 3,197 for 6,509 (CPU.4,
-    # oversized): 3,197 / (6,509 x 1.10) = 0.447 a dollar against 3,000 / (6,434 x 1.10) =
-    # 0.424, each with two warnings at 5% of the price (plan.ties.WARNING_PRICE_SHARE).
-    loader_bound = build("a-14-core", "2x 5090", 6_434, 3_000, ("GPU.5", "CPU.1"), 0.89)
-    gpu_bound = build("b-20-core", "2x 5090", 6_509, 3_197, ("GPU.5", "CPU.4"), 0.89)
-    leader = build("c-550w", "2x 5090", 7_667, 3_318, ("GPU.5",), 0.89)
+    # 3,000 samples/s (CPU.1) for 6,274 USD; the 20-core host reaches 3,197 for 6,349 (CPU.4,
+    # oversized): 3,197 / 6,349 = 0.504 a dollar against 3,000 / 6,274 = 0.478, and the
+    # leader's 3,318 / 7,507 = 0.442.
+    loader_bound = build("a-14-core", "2x 5090", 6_274, 3_000, ("GPU.5", "CPU.1"), 0.89)
+    gpu_bound = build("b-20-core", "2x 5090", 6_349, 3_197, ("GPU.5", "CPU.4"), 0.89)
+    leader = build("c-550w", "2x 5090", 7_507, 3_318, ("GPU.5",), 0.89)
     ranked = rank([loader_bound, gpu_bound, leader], 1)
     assert [r.build for r in ranked] == [gpu_bound] and ranked[0].leader is leader
 

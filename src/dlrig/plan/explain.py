@@ -16,7 +16,7 @@ from dlrig.catalog.currency import USD, Currency
 from dlrig.enums import Bottleneck
 from dlrig.plan.kinds import ObjectiveKind
 from dlrig.plan.results import PlanResult, Scored
-from dlrig.plan.ties import WARNING_PRICE_SHARE, chance_ahead
+from dlrig.plan.ties import chance_ahead
 
 if TYPE_CHECKING:
     from dlrig.rules.engine import Finding
@@ -158,8 +158,8 @@ def _tie_clause(result: PlanResult, s: Scored, leader: Scored, currency: Currenc
         money = f"as cheap with {warned}"
     return (
         f"the best value for money of the hosts of these GPUs within the model's uncertainty "
-        f"of the best one, each warning counted as {WARNING_PRICE_SHARE:.0%} of the price "
-        f"({_where(result, leader, currency)}: {objective_phrase(result, leader, currency)} vs "
+        f"of the best one ({_where(result, leader, currency)}: "
+        f"{objective_phrase(result, leader, currency)} vs "
         f"{objective_phrase(result, s, currency)}; {band}), {money}"
     )
 

@@ -47,11 +47,10 @@ class FeasibleMerits:
     def __init__(self) -> None:
         self._rows: list[tuple[tuple[float, ...], float, bool]] = []
 
-    def remember(self, merit: tuple[float, ...], ranking_price_usd: float, clean: bool) -> None:
-        """Add merit at its ranking price (plan.ties.ranking_price_usd: warnings count as a share
-        of the price), dropping the rows it covers for every candidate they cover (no better
-        merit, no lower ranking price, no fewer warnings)."""
-        price = round(ranking_price_usd, 2)
+    def remember(self, merit: tuple[float, ...], price_usd: float, clean: bool) -> None:
+        """Add merit, dropping the rows it covers for every candidate they cover (no better
+        merit, no lower price, no fewer warnings)."""
+        price = round(price_usd, 2)
         self._rows = [
             r
             for r in self._rows
@@ -65,9 +64,8 @@ class FeasibleMerits:
 
     def outdo(self, cand: Candidate) -> bool:
         """A feasible build of the same group has parts at least as good as cand's everywhere
-        the model looks, and is cheaper even with its warnings counted in its price (cand's
-        own can only add to cand's), or is without warnings (the walk is cheapest first): cand
-        cannot rank before it."""
+        the model looks, and is cheaper, or as cheap and without warnings (the walk is
+        cheapest first): cand cannot rank before it."""
         if not self._rows:
             return False
         merit = cand.model_merit

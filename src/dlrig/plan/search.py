@@ -56,7 +56,7 @@ from dlrig.plan.results import (
     job_storage_gb,
 )
 from dlrig.plan.space import SearchSpace, search_space
-from dlrig.plan.ties import Ranked, band_floor, cents, rank, ranking_price_usd, value_pick
+from dlrig.plan.ties import Ranked, band_floor, cents, rank, value_pick
 
 # How far past k the top-k search may look for builds that are not dearer copies of better ones.
 MAX_TOP_SEARCH = 16
@@ -415,7 +415,7 @@ class Planner:
                 scored = self.score(cand, loose)
                 if scored is None:
                     continue
-                feasible.remember(cand.model_merit, ranking_price_usd(scored), not scored.warnings)
+                feasible.remember(cand.model_merit, cand.price_usd, not scored.warnings)
                 if take(scored):
                     break
 
@@ -544,12 +544,10 @@ class Planner:
             kept.add(scored.candidate.key)
             gpus = scored.candidate.group.gpu_set
             found.append(scored)
-            # At its ranking price: a dearer build without its warnings may rank before it.
-            cheaper.setdefault(gpus, Staircase()).add(
-                cents(ranking_price_usd(scored)), scored.value
-            )
+            at = cents(scored.price_usd)
+            cheaper.setdefault(gpus, Staircase()).add(at, scored.value)
             if not scored.warnings:
-                clean.setdefault(gpus, Staircase()).add(cents(scored.price_usd), scored.value)
+                clean.setdefault(gpus, Staircase()).add(at, scored.value)
             return True
 
         def taker(best: tuple[Outcome, ...]) -> Callable[[Scored], bool]:

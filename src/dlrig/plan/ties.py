@@ -13,9 +13,8 @@ Across GPU sets the ranking follows the objective: the build the model expects t
 even when a slower one is cheaper (`chance_ahead` says how sure the model is of each step of
 the order, and plan.search names the value pick: the cheapest build within the comparison band
 of #1). Builds of one GPU set that differ only inside the same-GPU band are one choice, and it
-goes to the best value for money (`value_for_money`: samples/s per dollar, each warning counted
-as 5% of the price, WARNING_PRICE_SHARE), then to the one with fewer warnings, then to the
-better value:
+goes to the best value for money (`value_for_money`: samples/s per dollar), then to the one
+with fewer warnings, then to the better value:
 
     until k builds are ranked:
       candidates: builds not ranked, and not a copy of a ranked build (`copy_of`: the same
@@ -107,26 +106,12 @@ def chance_ahead(a: Scored, b: Scored, objective: Objective) -> float:
     return 1.0 - NormalDist().cdf(math.log(math.sqrt(low * high)) / sigma)
 
 
-# A warning is a known problem (a card in a chipset slot, a PSU its cards' spikes can trip, a
-# CPU the job waits on) that an expert pays a little to avoid: among builds of one GPU set that
-# the model cannot tell apart, each warning counts as this share of the build's price. dlrig's
-# choice, not a measurement: enough for a better board or PSU under GPUs that cost most of the
-# build, never a dearer platform class.
-WARNING_PRICE_SHARE = 0.05
-
-
-def ranking_price_usd(s: Scored) -> float:
-    """What a build costs as the choice among tied builds sees it: its price, plus
-    WARNING_PRICE_SHARE of it for each warning."""
-    return s.price_usd * (1.0 + WARNING_PRICE_SHARE * len(s.warnings))
-
-
 def value_for_money(s: Scored) -> float:
-    """The objective's value per ranking dollar (larger is better): samples/s per dollar, or
-    for an objective counted in hours or dollars (negative values) those times the price. It
-    rises with the value and falls with the price, so a build better and cheaper than another
-    always has more of it."""
-    price = max(ranking_price_usd(s), 0.01)  # parts the user owns cost nothing
+    """The objective's value per dollar (larger is better): samples/s per dollar, or for an
+    objective counted in hours or dollars (negative values) those times the price. It rises
+    with the value and falls with the price, so a build better and cheaper than another always
+    has more of it, and the search's pruning by price and value stays exact."""
+    price = max(s.price_usd, 0.01)  # parts the user owns cost nothing
     return s.value / price if s.value > 0 else s.value * price
 
 
@@ -138,9 +123,8 @@ def order_key(s: Scored) -> tuple[float, int, float, str]:
 
 
 def cheapest_key(s: Scored) -> tuple[float, int, float, str]:
-    """Cheapest first (each warning counted in the price), then fewer warnings, then the
-    better value, then the name."""
-    return (cents(ranking_price_usd(s)), len(s.warnings), -s.value, repr(s.candidate.key))
+    """Cheapest first, then fewer warnings, then the better value, then the name."""
+    return (cents(s.price_usd), len(s.warnings), -s.value, repr(s.candidate.key))
 
 
 def precedes(a: Scored, b: Scored) -> bool:
