@@ -1,6 +1,6 @@
 """Issue 39: the repository stands on its own. Every file README and the docs point at is in
 it, and no file points outside it at the notes the project started from (a user's clone has
-no `../shared`: the specification is docs/design.md and docs/guide.md, the zoo's reference
+nothing beside it: the specification is docs/design.md and docs/guide.md, the zoo's reference
 data data/reference/)."""
 
 from __future__ import annotations
