@@ -65,12 +65,15 @@ def test_layout_places_tensor_groups_inside_a_node() -> None:
     assert (lay.data_in_node, lay.data_nodes) == (2, 2)
 
 
-def test_tensor_larger_than_a_node_is_refused_naming_the_field() -> None:
-    job = make_workload("llama-3-8b", parallel={"strategy": "fsdp", "tensor": 8})
+def test_tensor_group_spanning_part_of_a_node_is_refused_naming_the_field() -> None:
+    """A tensor group wider than a node must span whole nodes: 6 over nodes of 4 would split
+    a node between two groups; 8 (two whole nodes) is a layout Megatron can run."""
+    job = make_workload("llama-3-8b", parallel={"strategy": "fsdp", "tensor": 6})
     with pytest.raises(ValidationError) as err:
-        check_layout(job, 4, 2, "job.yaml")
+        check_layout(job, 4, 3, "job.yaml")
     assert err.value.field == "parallel.tensor"
-    assert "parallel.tensor = 8" in str(err.value)
+    assert "parallel.tensor = 6" in str(err.value)
+    check_layout(make_workload("llama-3-8b", parallel={"strategy": "fsdp", "tensor": 8}), 4, 2, "j")
 
 
 def test_tensor_times_pipeline_must_divide_the_gpu_count() -> None:

@@ -378,9 +378,17 @@ def _exchange_s(
             f"gradients exchanged at {per_param:.0f} bytes a parameter ({why}): "
             f"{grads / 1e9:.2f} GB of them on each GPU a step"
         )
+    tp_net = ex.tensor_parallel_network_s
+    if tp_net > 0:
+        assumed.append(
+            f"the tensor-parallel group of {job.lay.tensor} spans "
+            f"{job.lay.tensor // job.lay.gpus_per_node} nodes: its per-layer all-reduces cross "
+            f"the network on the critical path ({tp_net * 1e3:.1f} ms a micro-batch; Megatron "
+            "keeps tensor groups inside a node)"
+        )
     return (
-        ex.interconnect_s, ex.exposed_interconnect_s, ex.data.inter_s, ex.data.exposed_inter_s,
-        ex.tensor_parallel_s,
+        ex.interconnect_s, ex.exposed_interconnect_s, ex.data.inter_s + tp_net,
+        ex.data.exposed_inter_s + tp_net, ex.tensor_parallel_s + tp_net,
     )  # fmt: skip
 
 

@@ -445,20 +445,27 @@ def _scaled(t: CollectiveTime, share: float) -> CollectiveTime:
     return CollectiveTime(t.intra_s * share, t.inter_s * share)
 
 
-def tensor_parallel_time_s(
-    message_bytes: float, collectives: int, tensor: int, fabric: Fabric, sequence_parallel: bool
-) -> float:
-    """Megatron's per-layer activation exchange inside a node, on the critical path: each of
-    `collectives` all-reduces of `message_bytes` over `tensor` GPUs; with sequence parallelism
-    a reduce-scatter plus an all-gather of the same bytes (the same volume, two calls)."""
+def tensor_parallel_time(
+    message_bytes: float,
+    collectives: int,
+    tensor: int,
+    gpus_per_node: int,
+    fabric: Fabric,
+    sequence_parallel: bool,
+) -> CollectiveTime:
+    """Megatron's per-layer activation exchange, on the critical path: each of `collectives`
+    all-reduces of `message_bytes` over `tensor` GPUs; with sequence parallelism a
+    reduce-scatter plus an all-gather of the same bytes (the same volume, two calls). A group
+    wider than a node runs them hierarchically (hierarchical_time), its network part on the
+    critical path too: why Megatron keeps the group inside a node where it can (Narayanan et
+    al. 2021, section 3.3), and what a group that must span nodes pays."""
     if tensor <= 1 or collectives <= 0:
-        return 0.0
-    if sequence_parallel:
-        half = intra_collective_time_s(message_bytes, ring_gather_bus_factor(tensor), fabric)
-        return collectives * 2.0 * half
-    return collectives * intra_collective_time_s(
-        message_bytes, ring_allreduce_bus_factor(tensor), fabric
-    )
+        return CollectiveTime(0.0, 0.0)
+    in_node = min(tensor, gpus_per_node)
+    nodes = max(1, tensor // in_node)
+    calls = collectives * (2 if sequence_parallel else 1)
+    one = hierarchical_time(message_bytes, not sequence_parallel, in_node, nodes, fabric)
+    return CollectiveTime(calls * one.intra_s, calls * one.inter_s)
 
 
 @dataclass(frozen=True)
@@ -471,6 +478,7 @@ class TrainingExchange:
     data: Exchange
     offload_s: float = 0.0
     exposed_offload_s: float = 0.0
+    tensor_parallel_network_s: float = 0.0  # a tensor group wider than a node: its network part
 
     @property
     def interconnect_s(self) -> float:
@@ -541,16 +549,18 @@ def training_exchange(
     back (paged_copy_s)."""
     w = workload
     value_bytes = 2.0 if sixteen_bit else 4.0
-    tp_s = 0.0
+    tp = CollectiveTime(0.0, 0.0)
     if lay.tensor > 1 and w.seq_len and w.hidden_size and w.num_layers:
         message = parallelism.tensor_parallel_message_bytes(
             w.batch_size, w.seq_len, w.hidden_size, value_bytes
         )
         per_layer = parallelism.tensor_parallel_collectives_per_layer(w.activation_checkpointing)
         layers = w.num_layers / lay.pipeline
-        tp_s = tensor_parallel_time_s(
-            message, round(per_layer * layers), lay.tensor, fabric, w.sequence_parallel
-        )
+        tp = tensor_parallel_time(
+            message, round(per_layer * layers), lay.tensor, lay.gpus_per_node, fabric,
+            w.sequence_parallel,
+        )  # fmt: skip
+    tp_s = tp.intra_s
     split = lay.replica_gpus
     trainable = w.params * w.trainable_fraction
     stage = parallelism.zero_stage(w)
@@ -569,14 +579,14 @@ def training_exchange(
     k = max(1, w.gradient_accumulation)  # the optimizer step runs once per k micro-batches
     paging = paged_copy_s(paged_bytes, fabric.host_link_gb_s) / k
     if not w.cpu_offload:
-        return TrainingExchange(tp_s, data, paging, paging)
+        return TrainingExchange(tp_s, data, paging, paging, tp.inter_s)
     shard = trainable / split / (lay.data if stage >= 1 else 1)
     off, off_exposed = offload_copy_s(
         shard, fabric.host_link_gb_s, backward_s, bucket_bytes, upload=stage < 3
     )
     cpu_step = host.optimizer_step_s(workload, shard) if host is not None else 0.0
     extra = cpu_step + paging
-    return TrainingExchange(tp_s, data, off / k + extra, off_exposed / k + extra)
+    return TrainingExchange(tp_s, data, off / k + extra, off_exposed / k + extra, tp.inter_s)
 
 
 def paged_copy_s(paged_bytes: float, host_link_gb_s: float) -> float:

@@ -51,18 +51,19 @@ class Layout:
 
 
 def check_layout(workload: Workload, gpus_per_node: int, nodes: int, source: str) -> None:
-    """Tensor x pipeline must divide the build's GPU count, and a tensor-parallel group must
-    sit inside one node: its per-layer all-reduces are on the critical path and need NVLink,
-    not the network (Megatron-LM places tensor groups within a node, Narayanan et al. 2021,
-    section 3.3)."""
+    """Tensor x pipeline must divide the build's GPU count, and a tensor-parallel group wider
+    than a node must span whole nodes: its per-layer all-reduces are on the critical path
+    (Megatron-LM keeps tensor groups within a node where it can, Narayanan et al. 2021, section
+    3.3; a group across nodes pays the network, interconnect.tensor_parallel_time)."""
     tp, pp = workload.tensor_parallel, workload.pipeline_parallel
     total = gpus_per_node * nodes
-    if tp > gpus_per_node:
+    if tp > total or (tp > gpus_per_node and tp % gpus_per_node):
         raise ValidationError(
-            f"{source}: parallel.tensor = {tp} is more than the {gpus_per_node} GPUs in one node "
-            "(a tensor-parallel group must sit inside a node)",
+            f"{source}: parallel.tensor = {tp} does not fit the build's {nodes} node(s) of "
+            f"{gpus_per_node} GPUs (a tensor-parallel group sits inside a node or spans whole "
+            "nodes)",
             field="parallel.tensor",
-            reason=f"at most {gpus_per_node}",
+            reason=f"a divisor of {gpus_per_node}, or a multiple of it up to {total}",
             hint=f"set parallel.tensor to a divisor of {gpus_per_node}",
         )
     if total % (tp * pp):
