@@ -174,14 +174,39 @@ def cards(build: Build, cal: Calibration) -> Cards | None:
 
 def compute_precision(spec: ServeSpec) -> Precision:
     """The matmul precision: fp8 weights run fp8 matmuls; int8/int4 weights are dequantized
-    to 16 bits (weight-only AWQ/GPTQ and llama.cpp kernels), as are 16-bit weights."""
+    to 16 bits (weight-only AWQ/GPTQ and llama.cpp kernels), as are 16-bit weights and 4-bit
+    floats on a card without FP4 tensor cores (achievable_matmul_flops_s)."""
     return Precision.FP8 if spec.quantization is WeightFormat.FP8 else Precision.BF16
+
+
+# Tensor cores that multiply 4-bit floats run them at twice their FP8 rate: Blackwell's fifth
+# generation (B200 4.5 PFLOPS dense FP8, 9 FP4, NVIDIA DGX B200 datasheet's 72/144 PFLOPS over
+# 8 GPUs; RTX 5090 838 and 1,676 dense TFLOPS, NVIDIA RTX Blackwell GPU architecture
+# whitepaper) and CDNA 4 (MI355X, the catalog's figure). A catalog `fp4_tensor_tflops` wins
+# (B300's Blackwell Ultra cores run FP4 faster still).
+FP4_TENSOR_ARCHITECTURES = {"Blackwell", "Blackwell Ultra", "CDNA 4"}
+
+
+def fp4_per_fp8_rate(gpu: GPU) -> float | None:
+    """The card's dense FP4 over FP8 matrix rate, None where its tensor cores have no FP4
+    (the weights are then dequantized to 16 bits for the matmul, as int4 weights are)."""
+    if gpu.fp4_tensor_tflops and gpu.fp8_tensor_tflops:
+        return gpu.fp4_tensor_tflops / gpu.fp8_tensor_tflops
+    if gpu.architecture in FP4_TENSOR_ARCHITECTURES and gpu.fp8_tensor_tflops:
+        return 2.0
+    return None
 
 
 def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec, *, decode: bool = False) -> float:
     """FLOP/s one card's matmuls reach in this engine: the card's achievable dense matmul rate
-    (dlrig.model.rates) x the engine's share for prefill, or for decode's skinny matmuls."""
-    rate = tflops_to_flops(achievable_matmul_tflops(gpu, compute_precision(spec)))
+    (dlrig.model.rates) x the engine's share for prefill, or for decode's skinny matmuls.
+    4-bit float weights on FP4 tensor cores run at the achievable FP8 rate x the card's FP4
+    over FP8 ratio (activations quantized to FP4 too, as TensorRT-LLM's NVFP4 runs)."""
+    fp4 = fp4_per_fp8_rate(gpu) if spec.quantization.is_fp4 else None
+    if fp4 is not None:
+        rate = tflops_to_flops(achievable_matmul_tflops(gpu, Precision.FP8)) * fp4
+    else:
+        rate = tflops_to_flops(achievable_matmul_tflops(gpu, compute_precision(spec)))
     profile = ENGINES[spec.engine]
     return rate * (profile.decode_compute_efficiency if decode else profile.compute_efficiency)
 

@@ -18,13 +18,20 @@ from dlrig.workloads.serving import Engine, KVPrecision, ServeSpec, WeightFormat
 # the output head in 16 bits. llama.cpp stores every tensor in its GGUF type: Q4_K_M averages
 # 4.85 bits (it reports 4.58 GiB for Llama 3 8B's 8.03e9 weights, 39.59 GiB for 70B's
 # 70.55e9: 4.90 and 4.82), Q8_0 8.5 bits (blocks of 32 with a 16-bit scale); it has no fp8,
-# which it runs as Q8_0.
+# which it runs as Q8_0. The 4-bit floats carry their block scales: NVFP4 an FP8 (E4M3) scale
+# per 16 values, 4 + 8/16 = 4.5 bits (its FP32 per-tensor scale is negligible; NVIDIA
+# technical blog "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference",
+# 2025-06-24), MXFP4 an 8-bit power-of-two (E8M0) scale per 32, 4 + 8/32 = 4.25 bits (OCP
+# Microscaling Formats (MX) Specification v1.0, 2023-09; llama.cpp's GGUF MXFP4 type is the
+# same block). llama.cpp has no NVFP4 type (ServeBlock refuses it for the local engine).
 BATCHED_WEIGHT_BITS = {
     WeightFormat.BF16: 16.0,
     WeightFormat.FP16: 16.0,
     WeightFormat.FP8: 8.0,
     WeightFormat.INT8: 8.0,
     WeightFormat.INT4: 4.0 + 32.0 / 128.0,
+    WeightFormat.NVFP4: 4.0 + 8.0 / 16.0,
+    WeightFormat.MXFP4: 4.0 + 8.0 / 32.0,
 }
 LOCAL_WEIGHT_BITS = {
     WeightFormat.BF16: 16.0,
@@ -32,6 +39,7 @@ LOCAL_WEIGHT_BITS = {
     WeightFormat.FP8: 8.5,
     WeightFormat.INT8: 8.5,
     WeightFormat.INT4: 4.85,
+    WeightFormat.MXFP4: 4.0 + 8.0 / 32.0,
 }
 HEAD_BITS_BATCHED = 16.0
 KV_BYTES = {KVPrecision.BF16: 2, KVPrecision.FP16: 2, KVPrecision.FP8: 1, KVPrecision.INT8: 1}

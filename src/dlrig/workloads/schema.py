@@ -277,6 +277,11 @@ class ServeBlock(_Strict):
             )
         if self.kv_heads > self.heads:
             raise ValueError("'kv_heads' is at most 'heads'")
+        if self.engine is Engine.LOCAL and self.quantization is WeightFormat.NVFP4:
+            raise ValueError(
+                "the local engine (llama.cpp) has no NVFP4 format: use quantization mxfp4 or "
+                "int4, or engine batched"
+            )
         return self
 
 

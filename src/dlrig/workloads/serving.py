@@ -12,13 +12,21 @@ from enum import StrEnum
 
 
 class WeightFormat(StrEnum):
-    """How the weights are stored: 16-bit, 8-bit float, or integers with per-group scales."""
+    """How the weights are stored: 16-bit, 8-bit float, integers with per-group scales, or
+    4-bit floats (E2M1) with a scale per block: NVIDIA's NVFP4 (an FP8 scale per 16 values)
+    and the Open Compute Project's MXFP4 (a power-of-two scale per 32)."""
 
     BF16 = "bf16"
     FP16 = "fp16"
     FP8 = "fp8"
     INT8 = "int8"
     INT4 = "int4"
+    NVFP4 = "nvfp4"
+    MXFP4 = "mxfp4"
+
+    @property
+    def is_fp4(self) -> bool:
+        return self in (WeightFormat.NVFP4, WeightFormat.MXFP4)
 
 
 class KVPrecision(StrEnum):

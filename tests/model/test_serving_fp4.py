@@ -1,0 +1,87 @@
+"""4-bit float weights (NVFP4, MXFP4) in the serving model: their bits with the block scales,
+their matmuls on FP4 tensor cores or dequantized where a card has none."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from dlrig.catalog import load_catalog
+from dlrig.catalog.schema import GPU
+from dlrig.errors import ValidationError
+from dlrig.machine import resolve_build
+from dlrig.model import serving_memory as mem
+from dlrig.model.serving import achievable_matmul_flops_s, serving_estimate
+from dlrig.workloads import load_workload, resolve_workload
+from dlrig.workloads.serving import ServeSpec, WeightFormat
+
+
+def _spec(**changes: object) -> ServeSpec:
+    spec = load_workload("llama-3.1-8b-serve").serve
+    assert spec is not None
+    return replace(spec, **changes)  # type: ignore[arg-type]
+
+
+def _gpu(name: str) -> GPU:
+    return load_catalog(None).find(GPU, name)
+
+
+def test_fp4_weights_carry_their_block_scales() -> None:
+    """NVFP4: E2M1 values with an FP8 (E4M3) scale per 16, 4.5 bits (NVIDIA technical blog,
+    "Introducing NVFP4 ...", 2025-06-24); MXFP4: an E8M0 scale per 32, 4.25 bits (OCP MX
+    specification v1.0). Llama 3.1 8B's layers then take 4.5/16 and 4.25/16 of their bf16
+    bytes; the embedding and head stay 16-bit in a batched server."""
+    nvfp4, mxfp4 = _spec(quantization=WeightFormat.NVFP4), _spec(quantization=WeightFormat.MXFP4)
+    assert mem.weight_bits(nvfp4) == 4.5
+    assert mem.weight_bits(mxfp4) == 4.25
+    bf16 = _spec(quantization=WeightFormat.BF16)
+    layers_bf16 = mem.weight_bytes(bf16) - mem.embedding_params(bf16) * 2
+    layers_nvfp4 = mem.weight_bytes(nvfp4) - mem.embedding_params(nvfp4) * 2
+    assert layers_nvfp4 == pytest.approx(layers_bf16 * 4.5 / 16)
+
+
+def test_fp4_matmuls_run_at_twice_fp8_on_blackwell_and_at_16_bits_on_hopper() -> None:
+    """Blackwell's tensor cores multiply FP4 at twice FP8 (B200: 4.5 and 9 PFLOPS dense, DGX
+    B200 datasheet); Hopper's have no FP4, so NVFP4 weights are dequantized to 16 bits there,
+    the rate of bf16 weights."""
+    b200, h100 = _gpu("B200 SXM 180GB"), _gpu("H100 SXM5 80GB")
+    nvfp4, fp8, bf16 = (_spec(quantization=WeightFormat(q)) for q in ("nvfp4", "fp8", "bf16"))
+    assert achievable_matmul_flops_s(b200, nvfp4) == pytest.approx(
+        2 * achievable_matmul_flops_s(b200, fp8)
+    )
+    assert achievable_matmul_flops_s(h100, nvfp4) == achievable_matmul_flops_s(h100, bf16)
+
+
+def test_fp4_decode_is_faster_than_fp8_by_about_the_bytes_it_saves() -> None:
+    """Batch-1 decode reads every weight once a token: on one RTX 5090, NVFP4 Llama 3.1 8B
+    reads about 4.5/8 of FP8's layer bytes, so it decodes faster, by less than 8/4.5 (the
+    16-bit head, the KV cache and per-layer launches do not shrink)."""
+    build = resolve_build(
+        {"name": "5090", "gpus": [{"model": "GeForce RTX 5090", "count": 1}]}, "t", None
+    )
+    fast = serving_estimate(build, _spec(quantization=WeightFormat.NVFP4), "8b")
+    slow = serving_estimate(build, _spec(quantization=WeightFormat.FP8), "8b")
+    assert fast is not None and slow is not None
+    ratio = fast.batch1_tokens_per_s / slow.batch1_tokens_per_s
+    assert 1.2 < ratio < 8 / 4.5
+
+
+def test_nvfp4_on_the_local_engine_is_refused_with_the_formats_it_has() -> None:
+    """llama.cpp's GGUF types include MXFP4 but no NVFP4."""
+    doc = {
+        "name": "local nvfp4",
+        "model": "llama-3.1-8b-serve",
+        "serve": {**_serve_block(), "engine": "local", "quantization": "nvfp4"},
+    }
+    with pytest.raises(ValidationError) as err:
+        resolve_workload(doc, "job.yaml")
+    assert "mxfp4" in str(err.value)
+
+
+def _serve_block() -> dict[str, object]:
+    spec = _spec()
+    return {
+        "layers": spec.layers, "hidden_size": spec.hidden_size, "heads": spec.heads,
+        "kv_heads": spec.kv_heads, "head_dim": spec.head_dim, "vocab_size": spec.vocab_size,
+    }  # fmt: skip
