@@ -17,7 +17,9 @@ predicted two ways:
   never fitted on, so the shipped calibration is its leave-one-source-out prediction
   (bench/held_out.py reads each through its own bench).
 
-Each figure is given on all rows (the rows left out on evidence put back, refitted per fold)
+Each figure is given on all rows (the rows left out on evidence put back, refitted per fold;
+a row whose logs say what ran, as replicas or at another precision or GPU count, predicted as
+that job: calibration_data.AS_RUN)
 beside the cleaned rows, and each source says whether a constant was set looking at it
 (bench/provenance.toml): such a source is calibration, not held out. Single-GPU and multi-GPU
 rows are reported separately, with the scaling factor (n GPUs over 1) on the same GPU and job,
@@ -261,7 +263,9 @@ def loso_lines(judged: list[Judged]) -> list[str]:
         "## Leave-one-source-out, all rows beside cleaned rows",
         "",
         "Lambda's 2022 and 2024 runs: each predicted (1-8 GPUs) by the calibration fitted on "
-        "the other run alone, on all its rows (the rows left out on evidence put back) or on "
+        "the other run alone, on all its rows (the rows left out on evidence put back; those "
+        "whose logs say what ran, as replicas or at another precision or GPU count, predicted "
+        "as that job) or on "
         "its cleaned rows; the interval is the one that fit would ship (the 10th/90th "
         "percentile of its own rows' leave-one-architecture-out residuals), and coverage is the "
         "share of the held-out run's measurements inside it. Every other source is never "

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import datetime as dt
 import math
 import re
@@ -543,7 +544,11 @@ def _value(v: Any) -> str:
 
 def predicted_units_per_s(row: LambdaRow, cal: Calibration) -> float:
     """dlrig's throughput for a Lambda row, in Lambda's unit, on the software the row ran:
-    a 2022 row takes the calibration's older_stack_time_factor longer a step."""
+    a 2022 row takes the calibration's older_stack_time_factor longer a step. Replicas (each
+    GPU its own copy, no gradient exchange) run as that many one-GPU jobs."""
+    if row.replicas:
+        one = dataclasses.replace(row, num_gpus=1, platform=None, measured=None, replicas=False)
+        return row.num_gpus * predicted_units_per_s(one, cal)
     est = estimate(row.build(), row.workload, calibration=cal)
     stack = float(cal.meta.get("older_stack_time_factor", 1.0)) if row.older_stack else 1.0
     return est.samples_per_s * row.units_per_sample / stack

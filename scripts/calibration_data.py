@@ -278,6 +278,29 @@ def _mislabeled_for(rec: dict[str, str], gpu: GPU, version: str) -> str | None:
     return None
 
 
+# What the logs say ran, for the rows they show mislabeled (the comments above give each log):
+# `cleaned=False` puts such a row back predicted as that job, not as its label reads. Apex amp
+# O1's Tacotron2/WaveGlow rows stay as labeled: O1 "patches all Torch functions and Tensor
+# methods to cast their inputs" in Python (NVIDIA apex docs, amp.html, opt-levels), a cost
+# per call dlrig's fp16 (native autocast, casts in the dispatcher) does not carry. Predicted as
+# fp16 they and the fits that take them in erred more: leave-one-source-out all-rows p90 47.0%
+# (2022 run) and 42.9% (2024), against 38.0% and 32.9% without them (2026-12-06).
+# reason -> (precision as run, GPUs that trained, each GPU its own replica)
+AS_RUN: dict[str, tuple[Precision | None, int | None, bool]] = {
+    "transformer-xl multi-GPU ran without --multi_gpu ddp (replicas, no all-reduce)": (
+        None,
+        None,
+        True,
+    ),
+    "mislabeled ncf fp16 ran without --amp on 80GB cards (v1 config_pytorch_80GB.sh)": (
+        Precision.TF32,
+        None,
+        False,
+    ),
+    "bert-large fp16 on 2-8 RTX 2080 Ti ran one fp32 process (logs)": (Precision.TF32, 1, False),
+}
+
+
 # Lambda GPU label -> catalog name (None: no catalog entry; the row is left out and listed).
 LAMBDA_GPUS: dict[str, str] = {
     "V100 32GB": "Tesla V100 PCIe 32GB",
@@ -404,6 +427,7 @@ class LambdaRow:
     version: str = "v0"
     platform: Platform | None = None
     measured: Measured | None = None
+    replicas: bool = False
 
     @property
     def older_stack(self) -> bool:
@@ -506,8 +530,10 @@ def read_lambda_rows(
     throughput) counts once.
     `cleaned=False` puts back every row left out on evidence about how it ran (the file's flags,
     the mislabeled, superseded-stack, crashed and superlinear rows: `_is_cleaning`), each
-    predicted as its label reads; what cannot be predicted at all (no batch, a fractional
-    batch, no throughput, a GPU or model dlrig does not know, a repeat) stays out either way.
+    predicted as the job its logs say ran where they say it (AS_RUN: replicas, the precision
+    or GPU count that ran), else as its label reads; what cannot be predicted at all (no
+    batch, a fractional batch, no throughput, a GPU or model dlrig does not know, a repeat)
+    stays out either way.
     Returns the rows and the count of rows left out by reason."""
     rows: list[LambdaRow] = []
     skipped: dict[str, int] = {}
@@ -522,6 +548,8 @@ def read_lambda_rows(
                 if rec["mode"] != "train" or (rec["num_gpus"] != "1" and not multi_gpu):
                     continue
                 reason = _skip_reason(rec)
+                # A flagged row may be mislabeled too: what its logs say ran stands either way.
+                as_run = AS_RUN.get(_mislabeled(rec) or "") if not cleaned else None
                 if not cleaned and _is_cleaning(reason):
                     reason = None
                 gpu = None
@@ -532,8 +560,12 @@ def read_lambda_rows(
                     except UnknownPartError:
                         reason = f"GPU not in catalog: {rec['gpu']}"
                 version = rec.get("lambda_version") or name.split("_")[3]
-                if reason is None and gpu is not None and cleaned:
-                    reason = _mislabeled_for(rec, gpu, version)
+                if reason is None and gpu is not None:
+                    mislabel = _mislabeled_for(rec, gpu, version)
+                    if cleaned:
+                        reason = mislabel
+                    elif mislabel is not None:
+                        as_run = AS_RUN.get(mislabel, as_run)
                 if reason is None and gpu is not None:
                     key = (rec["model"], rec["precision"], rec["batch_size_per_gpu"], gpu.name)
                     dedup = (*key, rec["num_gpus"], rec["throughput"])
@@ -543,10 +575,12 @@ def read_lambda_rows(
                 if reason is not None or gpu is None:
                     skipped[reason or "unknown"] = skipped.get(reason or "unknown", 0) + 1
                     continue
-                platform = lambda_platform(rec["gpu"], gpu, int(rec["num_gpus"]), catalog)
-                gpu = workstation_edition(gpu, int(rec["num_gpus"]), platform)
+                ran_precision, ran_gpus, replicas = as_run or (None, None, False)
+                num_gpus = ran_gpus or int(rec["num_gpus"])
+                platform = lambda_platform(rec["gpu"], gpu, num_gpus, catalog)
+                gpu = workstation_edition(gpu, num_gpus, platform)
                 zoo_name, units, extra = LAMBDA_MODELS[rec["model"]]
-                precision = lambda_precision(rec["model"], rec["precision"])
+                precision = ran_precision or lambda_precision(rec["model"], rec["precision"])
                 batch = int(float(rec["batch_size_per_gpu"]))
                 wkey = (zoo_name, precision.value, batch)
                 if wkey not in cache:
@@ -567,10 +601,11 @@ def read_lambda_rows(
                         cache[wkey],
                         units,
                         float(rec["throughput"]),
-                        int(rec["num_gpus"]),
+                        num_gpus,
                         version,
                         platform,
-                        nccl_p2p_disabled(rec["gpu"], int(rec["num_gpus"]), version),
+                        nccl_p2p_disabled(rec["gpu"], num_gpus, version),
+                        replicas,
                     )
                 )
     return (_without_superlinear(rows, skipped) if cleaned else rows), skipped

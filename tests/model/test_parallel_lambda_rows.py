@@ -46,6 +46,41 @@ def test_transformer_xl_replicas_are_left_out_and_counted() -> None:
     assert skipped[REASON] == 301
 
 
+def test_all_rows_predict_what_the_logs_say_ran() -> None:
+    """bench_accuracy's all-rows figures put the left-out rows back as the job their logs
+    record: a Transformer-XL row of 8 GPUs as 8 one-GPU replicas (8x the one-GPU prediction,
+    no all-reduce), BERT-large "fp16" on 2-8 RTX 2080 Ti as the one fp32 process that ran
+    ("n_gpu: 1 ... 16-bits training: False"), v1 NCF "fp16" on 80 GB cards without --amp
+    (config_pytorch_80GB.sh) in full precision."""
+    import dataclasses
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibrate import predicted_units_per_s
+    from calibration_data import read_lambda_rows
+
+    from dlrig.enums import Precision
+    from dlrig.model.calibration import default_calibration
+
+    every, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True, cleaned=False)
+    replicas = [r for r in every if r.replicas]
+    assert {r.lambda_model for r in replicas} == {"transformerxlbase", "transformerxllarge"}
+    assert all(r.num_gpus > 1 for r in replicas)
+    row = next(r for r in replicas if r.num_gpus == 8)
+    one = dataclasses.replace(row, num_gpus=1, platform=None, measured=None, replicas=False)
+    cal = default_calibration()
+    assert predicted_units_per_s(row, cal) == pytest.approx(8 * predicted_units_per_s(one, cal))
+    # The file's 6.0 sequences/s on 2, 4 and 8 bridged GPUs (the unbridged server's rows repeat
+    # them): one process, one GPU.
+    bert = [r for r in every if r.lambda_model == "bert_large_squad"
+            and r.lambda_gpu == "RTX 2080Ti NVLink" and r.measured_units_per_s == 6.0
+            and r.workload.batch_size == 2 and r.num_gpus == 1]  # fmt: skip
+    assert len(bert) == 3
+    assert all(r.num_gpus == 1 and r.workload.precision is Precision.TF32 for r in bert)
+    ncf_80 = [r for r in every if r.lambda_model == "ncf" and r.version == "v1"
+              and "80GB" in r.lambda_gpu]  # fmt: skip
+    assert ncf_80 and all(r.workload.precision is Precision.TF32 for r in ncf_80)
+
+
 def test_no_data_parallel_gpu_beats_its_one_gpu_rate() -> None:
     """The file flags `superlinear_suspect` on one system per job; the six other H100 SXM5
     servers' 8-GPU BERT-base fp16 rows measure 9,191-9,928 samples/s against 812-877 on one GPU
