@@ -355,7 +355,7 @@ def _exchange_s(
         nic_gb_s, host_gb_s,
         overlaps_compute=not (
             kind is interconnect.LinkClass.PCIE_NO_P2P
-            and interconnect.every_hop_host_staged(build, group.gpu)
+            and interconnect.every_hop_host_staged(build, group.gpu, job.n_node)
         ),
     )  # fmt: skip
     host = None
