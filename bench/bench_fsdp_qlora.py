@@ -34,6 +34,13 @@ import bench_external_llm as llm
 import provenance
 from machine_info import machine
 
+from dlrig.catalog import load_catalog
+from dlrig.catalog.schema import GPU
+from dlrig.machine import resolve_build
+from dlrig.model import estimate
+from dlrig.model.interconnect import LinkClass, intra_node_link
+from dlrig.workloads import resolve_workload
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "bench" / "data" / "fsdp_qlora_2024.csv"
 OUT = REPO / "bench" / "results" / "fsdp_qlora.md"
@@ -43,6 +50,24 @@ SOURCE = "fsdp_qlora"  # its key in bench/provenance.toml
 def predictions() -> list[llm.Prediction]:
     """Every row of the file, predicted (none is flagged)."""
     return [llm.predict(r) for r in llm.read_rows(DATA)]
+
+
+def host_staged(row: llm.Row) -> float | None:
+    """Tokens/s per GPU of a row whose cards reach their peers over PCIe, predicted again with
+    every hop through host memory (a probe's `peer_to_peer: false`), the other case the
+    unstated machine allows: a board whose slots meet at the CPU's host bridge, where NCCL
+    uses no P2P on an Intel host (2.9.6 on), or a virtual machine. None where the model's
+    default is not PCIe with P2P (NVLink, GeForce cards: host-staged either way). A second reading of the same rows, not a choice made on them."""
+    gpu = load_catalog().find(GPU, row.gpu)
+    build = llm.build_doc(row)
+    link = intra_node_link(resolve_build(build, "fsdp_qlora"), gpu, row.gpus)
+    if row.gpus < 2 or link is not LinkClass.PCIE:
+        return None
+    doc = {**build, "measured": {"taken": row.date, "peer_to_peer": False}}
+    est = estimate(resolve_build(doc, "fsdp_qlora"),
+                   resolve_workload(llm.workload_doc(row), "fsdp_qlora"))  # fmt: skip
+    assert est.tokens_per_s is not None
+    return est.tokens_per_s / est.gpus
 
 
 def _stats(errors: list[float]) -> str:
@@ -56,17 +81,19 @@ def _stats(errors: list[float]) -> str:
 def _table(preds: list[llm.Prediction]) -> list[str]:
     lines = [
         "| model | job | GPUs | sharding | CPU offload | seq | micro-batch | measured tok/s/GPU | "
-        "predicted | error | bottleneck |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "predicted | error | bottleneck | host-staged instead: predicted, error |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in preds:
         r = p.row
+        staged = host_staged(r)
+        other = f"{staged:,.1f}, {staged / r.measured - 1:+.1%}" if staged else ""
         gpu = r.gpu + (f" at {r.power_limit_w:.0f} W" if r.power_limit_w else "")
         lines.append(
             f"| {r.model} | {r.finetune} | {r.gpus}x {gpu} | "
             f"{'full shard' if r.zero_stage else 'NO_SHARD'} | {'yes' if r.cpu_offload else 'no'} "
             f"| {r.seq_len} | {r.micro_batch} | {r.measured:,.1f} | {p.tokens_per_gpu:,.1f} | "
-            f"{p.error:+.1%} | {p.bottleneck} |"
+            f"{p.error:+.1%} | {p.bottleneck} | {other} |"
         )
     return lines
 

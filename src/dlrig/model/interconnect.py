@@ -191,6 +191,11 @@ def host_staged_reason(build: Build, gpu: GPU, n: int) -> str | None:
 AMD_HOST_P2P_MAX_GPUS = 2
 
 
+def amd_socket(socket: str) -> bool:
+    """The board's socket takes AMD CPUs (AM5, sTR5, sWRX8, SP3, SP5); Intel's are LGA."""
+    return not socket.upper().startswith("LGA")
+
+
 def board_host_bridge_reason(build: Build, n: int) -> str | None:
     """Why n GPUs seated on a motherboard reach each other only through host memory, or None:
     a desktop or workstation board wires each x16 slot to a CPU root port or to the chipset,
@@ -201,11 +206,7 @@ def board_host_bridge_reason(build: Build, n: int) -> str | None:
     board = build.motherboard
     if board is None or build.platform is not None or n <= 1:
         return None
-    amd = (
-        build.cpu.vendor is Vendor.AMD
-        if build.cpu is not None
-        else not board.socket.upper().startswith("LGA")  # AM5, sTR5, sWRX8, SP3, SP5
-    )
+    amd = amd_socket(board.socket)
     if amd and n <= AMD_HOST_P2P_MAX_GPUS:
         return None
     host = "an AMD host with more than 2 GPUs" if amd else "an Intel host"
