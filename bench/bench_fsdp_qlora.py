@@ -57,7 +57,8 @@ def host_staged(row: llm.Row) -> float | None:
     every hop through host memory (a probe's `peer_to_peer: false`), the other case the
     unstated machine allows: a board whose slots meet at the CPU's host bridge, where NCCL
     uses no P2P on an Intel host (2.9.6 on), or a virtual machine. None where the model's
-    default is not PCIe with P2P (NVLink, GeForce cards: host-staged either way). A second reading of the same rows, not a choice made on them."""
+    default is not PCIe with P2P (NVLink, GeForce cards: host-staged either way). A second
+    reading of the same rows, not a choice made on them."""
     gpu = load_catalog().find(GPU, row.gpu)
     build = llm.build_doc(row)
     link = intra_node_link(resolve_build(build, "fsdp_qlora"), gpu, row.gpus)
