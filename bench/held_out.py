@@ -177,6 +177,23 @@ def external_llm() -> list[Pair]:
     return pairs
 
 
+def fsdp_qlora() -> list[Pair]:
+    """Answer.AI's FSDP + QLoRA benchmarks (bench_fsdp_qlora.py), tokens/s per GPU."""
+    import bench_fsdp_qlora as fq
+
+    return [
+        Pair(
+            fq.SOURCE,
+            f"{p.row.model} {p.row.finetune} {p.row.gpus}x {p.row.gpu} s{p.row.seq_len} "
+            f"mb{p.row.micro_batch}",
+            p.row.measured,
+            p.tokens_per_gpu,
+            gpus=p.row.gpus,
+        )
+        for p in fq.predictions()
+    ]
+
+
 def serving() -> list[Pair]:
     """Published decode and serving speeds (bench_serving.py): batch-1 and maximum-throughput
     points, llama-bench prompt processing, and TensorRT-LLM's rows the profiles were not
@@ -225,6 +242,7 @@ ADAPTERS: dict[str, Callable[[], list[Pair]]] = {
     "nvidia_dle": nvidia_dle,
     "h200_jobs": h200_jobs,
     "external_llm": external_llm,
+    "fsdp_qlora": fsdp_qlora,
     "serving": serving,
     "h200_memory": h200_memory,
 }

@@ -23,6 +23,7 @@ ORDER = [
     "accuracy",
     "external",
     "external_llm",
+    "fsdp_qlora",
     "lambda_v2",
     "h200",
     "memory",

@@ -12,7 +12,8 @@ from model_fixtures import make_build, make_workload
 from dlrig.catalog import load_catalog
 from dlrig.catalog.schema import GPU, Platform
 from dlrig.enums import Interconnect
-from dlrig.machine import load_build
+from dlrig.machine import load_build, resolve_build
+from dlrig.machine.model import Build
 from dlrig.model import estimate
 from dlrig.model.interconnect import LinkClass, intra_node_link
 
@@ -241,3 +242,57 @@ def test_an_nvswitch_server_without_peer_to_peer_stages_through_the_host() -> No
     assert intra_node_link(make_build(None, **doc), gpu, 8) is LinkClass.NVLINK
     no_p2p = make_build(None, **doc, measured={"taken": "2022-11-19", "peer_to_peer": False})
     assert intra_node_link(no_p2p, gpu, 8) is LinkClass.PCIE_NO_P2P
+
+
+def _board(gpu: str, count: int, board: str, cpu: str) -> Build:
+    return resolve_build(
+        {"name": f"{count}x {gpu} on {board}", "gpus": [{"model": gpu, "count": count}],
+         "motherboard": board, "cpu": cpu, "memory": {"size_gb": 128}},
+        "test",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("count", "board", "cpu", "link"),
+    [
+        # An Intel host: NCCL has kept P2P to GPUs under a common PCIe switch since 2.9.6.
+        (2, "ASUS ProArt Z790-CREATOR WIFI", "Intel Core i7-14700K", LinkClass.PCIE_NO_P2P),
+        (4, "ASUS Pro WS W790E-SAGE SE", None, LinkClass.PCIE_NO_P2P),  # LGA4677: Intel
+        # "Allow P2P between pairs of GPU devices on AMD systems": two GPUs, not four.
+        (2, "ASUS ProArt X670E-CREATOR WIFI", "AMD Ryzen 9 7950X", LinkClass.PCIE),
+        (4, "ASUS Pro WS WRX90E-SAGE SE", None, LinkClass.PCIE_NO_P2P),
+    ],
+)
+def test_gpus_on_a_board_meet_at_the_host_bridge_where_nccl_stops_peer_to_peer(
+    count: int, board: str, cpu: str | None, link: LinkClass
+) -> None:
+    """NCCL 2.23.4 on (src/graph/paths.cc, ncclTopoCheckP2p: "By default don't use P2P across
+    CPU Host Bridges and further apart", PATH_PXB, except an AMD host's pair of GPUs): a board
+    wires its x16 slots to CPU root ports with no PCIe switch between them, so its RTX A6000s
+    talk through host memory, and the estimate says why."""
+    gpu = _catalog_gpu("NVIDIA RTX A6000")
+    doc: dict[str, Any] = {"gpus": [{"model": gpu.name, "count": count}], "motherboard": board}
+    if cpu:
+        doc["cpu"] = cpu
+    build = resolve_build({"name": "board build", **doc}, "test")
+    assert intra_node_link(build, gpu, count) is link
+    job = make_workload("bert-base-squad", dataset="synthetic", precision="fp16")
+    notes = [a for a in estimate(build, job).assumptions if "host bridge" in a]
+    assert len(notes) == (link is LinkClass.PCIE_NO_P2P), notes
+
+
+def test_fsdp_gathers_staged_through_the_host_add_to_the_step() -> None:
+    """70B QLoRA under FSDP with its parameters in host RAM on two RTX 4000 Ada: on an AMD
+    board the pair keeps P2P and the gathers hide behind the layers' compute; on an Intel board
+    NCCL stages them through host memory, whose kernels do not run beside the compute
+    (interconnect.every_hop_host_staged), so the whole exchange adds to the step."""
+    job = make_workload("llama-3-70b-qlora")
+    gpu = "NVIDIA RTX 4000 Ada Generation"
+    amd = estimate(_board(gpu, 2, "ASUS ProArt X670E-CREATOR WIFI", "AMD Ryzen 9 7950X"), job)
+    intel = estimate(_board(gpu, 2, "ASUS ProArt Z790-CREATOR WIFI", "Intel Core i7-14700K"), job)
+    assert amd.parallel is not None and intel.parallel is not None
+    assert amd.parallel.communication_exposed_s < 0.1 * amd.parallel.communication_s
+    assert intel.parallel.communication_exposed_s == pytest.approx(
+        intel.parallel.communication_s, rel=0.01
+    )
+    assert intel.step_time_s > amd.step_time_s + 0.9 * intel.parallel.communication_s

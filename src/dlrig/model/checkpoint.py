@@ -47,7 +47,9 @@ class JobFiles:
 def job_files(workload: Workload) -> JobFiles:
     """The workload's files on disk (no checkpoints for inference)."""
     sixteen = is_16bit(workload.precision)
-    weights = workload.params * memory.frozen_weight_bytes_per_param(workload.weight_bits, sixteen)
+    weights = workload.params * memory.frozen_weight_bytes_per_param(
+        workload.weight_bits, sixteen, memory.quantized_bits_per_weight(workload)
+    )
     if workload.mode is Mode.INFERENCE:
         return JobFiles(weights / GB, 0.0, 0)
     gradient_bytes = 2.0 if sixteen else 4.0

@@ -30,7 +30,7 @@ from dlrig.model import memory
 from dlrig.model.layers import FLASH_ATTENTION_SHARE, LayerWork
 from dlrig.model.rates import ComputePath
 from dlrig.units import BITS_PER_BYTE, gb_s_to_bytes_s
-from dlrig.workloads.model import FinetuneMethod, Mode, Workload
+from dlrig.workloads.model import FinetuneMethod, Mode, QuantizedBase, Workload
 
 # cuDNN runs 3x3 stride-1 convolutions on shader cores with Winograd F(2x2, 3x3), 2.25x fewer
 # multiplications than the counted direct convolution (Lavin & Gray 2016, "Fast Algorithms for
@@ -269,11 +269,16 @@ def dequantize_bytes(workload: Workload, quantized_params: float) -> float:
     in the backward's input gradient and in a recomputed forward (bitsandbytes
     `MatMul4Bit`: "1. Dequantize 2. Matmul", `F.dequantize_4bit` then `F.linear`, and again
     in its backward; bitsandbytes/autograd/_functions.py), reading the packed weight and
-    writing a 16-bit copy that the matmul then reads as LoRA's would. Per pass, not per
-    sample: a short micro-batch pays it in full."""
+    writing a 16-bit copy that the matmul then reads as LoRA's would. A GPTQ or AWQ base takes
+    the same two steps at training's row counts: AutoAWQ's WQLinear_GEMM dequantizes
+    (`awq_ext.dequantize_weights_cuda`) and calls torch.matmul once the input has 1,024 rows
+    or more (awq/modules/linear/gemm.py, FP16_MATMUL_HEURISTIC_CONDITION), and again in its
+    backward; ExLlamaV2's GPTQ kernel reconstructs the fp16 weight and calls cuBLAS above 50
+    rows (exllamav2 q_gemm, MAX_Q_GEMM_ROWS). Per pass, not per sample: a short micro-batch
+    pays it in full."""
     if not dequantizes(workload):
         return 0.0
-    per_weight = memory.QLORA_BITS_PER_WEIGHT / BITS_PER_BYTE + 2.0
+    per_weight = memory.quantized_bits_per_weight(workload) / BITS_PER_BYTE + 2.0
     return quantized_params * per_weight * training_flop_multiplier(workload)
 
 
@@ -312,14 +317,21 @@ def step_kernels(
 # blockwise dequantisation of the 8-bit absmax constants, the add of their offset, and the NF4
 # dequantisation itself (bitsandbytes/functional.py dequantize_4bit, `quant_state.nested`).
 DEQUANTIZE_KERNELS = 3.0
+# A GPTQ or AWQ weight dequantizes in one kernel: its constants are plain fp16 scales and
+# packed zeros, not quantized again (AutoAWQ `dequantize_weights_cuda`, ExLlamaV2's
+# reconstruct kernel).
+GROUP_DEQUANTIZE_KERNELS = 1.0
 
 
 def dequantize_kernels(work: LayerWork, workload: Workload) -> float:
-    """Kernels QLoRA's dequantisations launch in a step: DEQUANTIZE_KERNELS per linear layer
-    per pass that multiplies by its weight (dequantize_bytes)."""
+    """Kernels QLoRA's dequantisations launch in a step: DEQUANTIZE_KERNELS (NF4) or
+    GROUP_DEQUANTIZE_KERNELS (GPTQ, AWQ) per linear layer per pass that multiplies by its
+    weight (dequantize_bytes)."""
     if not dequantizes(workload):
         return 0.0
-    return work.linears * DEQUANTIZE_KERNELS * training_flop_multiplier(workload)
+    nf4 = workload.quantized_base in (None, QuantizedBase.NF4)
+    per_linear = DEQUANTIZE_KERNELS if nf4 else GROUP_DEQUANTIZE_KERNELS
+    return work.linears * per_linear * training_flop_multiplier(workload)
 
 
 def launch_s(

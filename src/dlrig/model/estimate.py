@@ -68,7 +68,7 @@ from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
 from dlrig.model.wall import wall_draw
 from dlrig.units import MIB, gbit_s_to_gb_s
-from dlrig.workloads.model import Mode, Workload
+from dlrig.workloads.model import Mode, QuantizedBase, Workload
 from dlrig.workloads.serving import ServeSpec
 
 DEFAULT_READ_MB_S = 3500.0  # a PCIe 3.0 NVMe SSD, when the build names no storage
@@ -76,6 +76,12 @@ DEFAULT_NETWORK_GBIT_S = 10.0  # 10 GbE, when nodes > 1 and the build names no n
 DEFAULT_PSU_TIER = "gold"
 BACKWARD_SHARE = 2.0 / 3.0  # backward = 2 of the 3 forward-equivalents of a training step
 DEFAULT_RUN_STEPS = 1000
+# Who dequantizes a QLoRA base, for the assumption that says so (compute.dequantize_bytes).
+_BASE_KERNELS = {
+    QuantizedBase.NF4: "bitsandbytes NF4",
+    QuantizedBase.GPTQ: "a GPTQ checkpoint, int4 with fp16 scales",
+    QuantizedBase.AWQ: "an AWQ checkpoint, int4 with fp16 scales",
+}
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,9 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
         )
     weight_bytes = 0.0
     if not job.training:
-        weight_bytes = w.params * memory.frozen_weight_bytes_per_param(w.weight_bits, job.sixteen)
+        weight_bytes = w.params * memory.frozen_weight_bytes_per_param(
+            w.weight_bits, job.sixteen, memory.quantized_bits_per_weight(w)
+        )
     issue = shader_issue_rate(job.dev.group.gpu) if job.dev.group is not None else 0.0
     quantized = memory.quantized_params(w, w.params) / job.lay.replica_gpus
     rates = compute.Rates(
@@ -146,7 +154,8 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     if compute.dequantizes(w) and quantized > 0:
         assumed.append(
             f"QLoRA: each 4-bit weight is dequantized to 16-bit before every matmul pass "
-            f"(bitsandbytes): {compute.dequantize_bytes(w, quantized) / 1e9:.1f} GB and "
+            f"({_BASE_KERNELS[w.quantized_base or QuantizedBase.NF4]}): "
+            f"{compute.dequantize_bytes(w, quantized) / 1e9:.1f} GB and "
             f"{compute.dequantize_kernels(job.work, w):,.0f} kernels a step"
         )
     if job.work.adapter_fp32_elems > 0:
@@ -355,7 +364,7 @@ def _exchange_s(
         nic_gb_s, host_gb_s,
         overlaps_compute=not (
             kind is interconnect.LinkClass.PCIE_NO_P2P
-            and interconnect.every_hop_host_staged(build, group.gpu)
+            and interconnect.every_hop_host_staged(build, group.gpu, job.n_node)
         ),
     )  # fmt: skip
     host = None

@@ -164,25 +164,62 @@ def host_staged_reason(build: Build, gpu: GPU, n: int) -> str | None:
     """Why n PCIe GPUs' ring passes through host memory, or None where every hop is
     peer-to-peer: a machine without P2P (a virtual machine's platform, Platform.peer_to_peer,
     or its probe's finding, Measured.peer_to_peer), GeForce cards without it
-    (NO_P2P_GEFORCE_ARCHITECTURES), or GPUs spread over two CPU sockets, where NCCL's default
+    (NO_P2P_GEFORCE_ARCHITECTURES), GPUs spread over two CPU sockets, where NCCL's default
     P2P level stops short of the SMP interconnect (NCCL_P2P_LEVEL,
     docs.nvidia.com/deeplearning/nccl env.html: "SYS : Use P2P between NUMA nodes, potentially
-    crossing the SMP interconnect (e.g. QPI/UPI)" is opt-in; the 2.4 docs give the default as
-    3, the same PCI root complex) and sends those hops through host memory (its SHM transport,
-    "used between devices when peer-to-peer cannot happen"): a ring is as fast as its slowest
-    hop."""
+    crossing the SMP interconnect (e.g. QPI/UPI)" is opt-in) and sends those hops through host
+    memory (its SHM transport, "used between devices when peer-to-peer cannot happen"), or GPUs
+    on a motherboard, which meet only at the CPU's host bridge (`board_host_bridge_reason`): a
+    ring is as fast as its slowest hop."""
     if (why := _machine_without_p2p(build)) is not None:
         return why
     if _geforce_without_p2p(gpu):
         return "no PCIe peer-to-peer on this GeForce generation"
     if build.topology.spans_cpu_sockets(n):
         return f"{n} GPUs span two CPU sockets and NCCL has no peer-to-peer between them"
-    return None
+    return board_host_bridge_reason(build, n)
 
 
-def every_hop_host_staged(build: Build, gpu: GPU) -> bool:
-    """Cards with no peer-to-peer path at all (NO_P2P_GEFORCE_ARCHITECTURES), or any card of a
-    machine without it (a virtual machine's platform, Platform.peer_to_peer, or a probe that
+# NCCL's default peer-to-peer level (ncclTopoCheckP2p, src/graph/paths.cc): "By default don't
+# use P2P across CPU Host Bridges and further apart" (PATH_PXB: GPUs under a common PCIe
+# switch), except "Allow P2P between pairs of GPU devices on AMD systems" (an x86 AMD host
+# with at most 2 GPUs: PATH_SYS). NCCL 2.23.4-1 (NVIDIA/nccl@68b5423, 2024-09-16) made it the
+# default on every CPU; Intel hosts had PATH_PXB since 2.9.6-1 (@a46ea10, 2021-04-12).
+# PyTorch's wheels carry it: torch 2.7.1 installs nvidia-nccl-cu12==2.26.2. A pair of GPUs
+# whose path crosses the host bridge (nvidia-smi topo's PHB) then talks through host memory,
+# NCCL's SHM transport.
+AMD_HOST_P2P_MAX_GPUS = 2
+
+
+def amd_socket(socket: str) -> bool:
+    """The board's socket takes AMD CPUs (AM5, sTR5, sWRX8, SP3, SP5); Intel's are LGA."""
+    return not socket.upper().startswith("LGA")
+
+
+def board_host_bridge_reason(build: Build, n: int) -> str | None:
+    """Why n GPUs seated on a motherboard reach each other only through host memory, or None:
+    a desktop or workstation board wires each x16 slot to a CPU root port or to the chipset,
+    with no PCIe switch between two slots (every board of the catalog: no PLX bridge on any),
+    so every pair of its GPUs meets at the CPU's host bridge, past NCCL's default P2P level
+    (AMD_HOST_P2P_MAX_GPUS) unless the host is AMD with at most two GPUs. A server platform
+    keeps its own word (Platform.peer_to_peer): its GPUs may sit under PCIe switches."""
+    board = build.motherboard
+    if board is None or build.platform is not None or n <= 1:
+        return None
+    amd = amd_socket(board.socket)
+    if amd and n <= AMD_HOST_P2P_MAX_GPUS:
+        return None
+    host = "an AMD host with more than 2 GPUs" if amd else "an Intel host"
+    return (
+        f"{n} GPUs on {board.name} meet only at the CPU's host bridge (no PCIe switch "
+        f"between its slots), where NCCL (2.23.4 on) uses no peer-to-peer on {host}"
+    )
+
+
+def every_hop_host_staged(build: Build, gpu: GPU, n: int) -> bool:
+    """Cards with no peer-to-peer path at all (NO_P2P_GEFORCE_ARCHITECTURES), n GPUs of a board
+    that all meet at the host bridge (board_host_bridge_reason), or any card of a machine
+    without it (a virtual machine's platform, Platform.peer_to_peer, or a probe that
     found no pair with peer access or ran under NCCL_P2P_DISABLE, Measured.peer_to_peer): NCCL
     stages every byte of every hop through host memory, and its kernels hold their SMs while the
     bytes cross PCIe twice, so the collectives do not run beside the backward. Lambda's GeForce
@@ -192,7 +229,11 @@ def every_hop_host_staged(build: Build, gpu: GPU) -> bool:
     whose ring crosses its sockets (P2P on the other hops) keeps it hidden: 8 RTX 6000 Ada scale
     ResNet-50 8.04x (data/calibration, v1). llm.q moves its collectives with cudaMemcpy, which
     "does not consume SM resources" (IST-DASLab/llmq README, --memcpy-all-gather)."""
-    return _machine_without_p2p(build) is not None or _geforce_without_p2p(gpu)
+    return (
+        _machine_without_p2p(build) is not None
+        or _geforce_without_p2p(gpu)
+        or board_host_bridge_reason(build, n) is not None
+    )
 
 
 def _machine_without_p2p(build: Build) -> str | None:

@@ -28,12 +28,21 @@ from dlrig.catalog.schema import GPU
 from dlrig.enums import Parallelism
 from dlrig.model import parallelism
 from dlrig.units import BITS_PER_BYTE, bytes_to_gib, gib_to_bytes
-from dlrig.workloads.model import Mode, Workload
+from dlrig.workloads.model import Mode, QuantizedBase, Workload
 
 # 4-bit NF4 with double quantization: 4 bits + 0.127 bits of constants per weight (QLoRA,
 # Dettmers et al. 2023, sec. 3). Embeddings and the output projection stay 16-bit (bitsandbytes
 # quantizes nn.Linear layers only, and transformers keeps the LM head out).
 QLORA_BITS_PER_WEIGHT = 4.127
+# A GPTQ or AWQ checkpoint packs eight int4 weights into each int32 of `qweight` and keeps, per
+# group of `group_size` input channels and per output channel, an fp16 scale and a 4-bit zero
+# point (packed eight to an int32 in `qzeros`): 4 + (16 + 4) / group_size bits per weight, 4.156
+# at the usual 128 (AutoGPTQ/GPTQModel QuantLinear and AutoAWQ WQLinear_GEMM buffers: qweight
+# (in/8, out) int32, qzeros (in/g, out/8) int32, scales (in/g, out) fp16; GPTQ's g_idx, one
+# int32 per input channel, adds 32/out bits, under 0.04 for the 1,024-wide and wider layers).
+GROUP_SCALE_BITS = 16.0
+GROUP_ZERO_BITS = 4.0
+INT4_BITS = 4.0
 # FSDP holds a layer unit's gathered weights while it computes and prefetches the next one's.
 GATHERED_UNITS = 2
 # Cross-entropy keeps the logits' log-softmax in fp32 (Korthikanti et al. 2022: 4 s b v bytes).
@@ -156,10 +165,22 @@ def trainable_state_bytes_per_param(
     return weights_and_grads + optimizer_state_bytes_per_param(optimizer, pure)
 
 
-def frozen_weight_bytes_per_param(weight_bits: int | None, sixteen_bit: bool) -> float:
-    """Storage of a weight that does not train: 4-bit QLoRA, else 16 or 32 bits."""
+def quantized_bits_per_weight(workload: Workload) -> float:
+    """Bits a 4-bit base weight takes with its constants: NF4 with double quantization
+    (QLORA_BITS_PER_WEIGHT), or a GPTQ/AWQ checkpoint's int4 with a scale and a zero point per
+    group (GROUP_SCALE_BITS)."""
+    if workload.quantized_base in (QuantizedBase.GPTQ, QuantizedBase.AWQ):
+        return INT4_BITS + (GROUP_SCALE_BITS + GROUP_ZERO_BITS) / workload.quant_group_size
+    return QLORA_BITS_PER_WEIGHT
+
+
+def frozen_weight_bytes_per_param(
+    weight_bits: int | None, sixteen_bit: bool, quantized_bits: float = QLORA_BITS_PER_WEIGHT
+) -> float:
+    """Storage of a weight that does not train: 4-bit QLoRA (`quantized_bits` with its
+    constants: quantized_bits_per_weight), else 16 or 32 bits."""
     if weight_bits == 4:
-        return QLORA_BITS_PER_WEIGHT / BITS_PER_BYTE
+        return quantized_bits / BITS_PER_BYTE
     if weight_bits is not None:
         return weight_bits / BITS_PER_BYTE
     return 2.0 if sixteen_bit else 4.0
@@ -184,7 +205,9 @@ def quantized_params(workload: Workload, frozen_params: float) -> float:
 def frozen_weight_bytes(workload: Workload, frozen_params: float, sixteen_bit: bool) -> float:
     """Bytes of the frozen weights: under 4-bit QLoRA the linear layers are quantized and the
     embeddings stay 16-bit (Llama 3 70B: 4.2 GB of ~40)."""
-    per_param = frozen_weight_bytes_per_param(workload.weight_bits, sixteen_bit)
+    per_param = frozen_weight_bytes_per_param(
+        workload.weight_bits, sixteen_bit, quantized_bits_per_weight(workload)
+    )
     quantized = quantized_params(workload, frozen_params)
     rest = 2.0 if workload.weight_bits == 4 else per_param  # QLoRA keeps embeddings 16-bit
     return quantized * per_param + (frozen_params - quantized) * rest

@@ -17,6 +17,7 @@ from dlrig.catalog.schema import CPU, PSU, Case, FanMount, PCIeSlot, RadiatorMou
 from dlrig.enums import CoolerType, StorageKind
 from dlrig.machine.model import Build
 from dlrig.machine.topology import card_width_slots
+from dlrig.model.interconnect import amd_socket
 from dlrig.plan.assembles import memory_fits_cpu, place_gpus
 from dlrig.plan.dominance import STORAGE_KIND_RANK
 from dlrig.plan.evaluate import Outcome
@@ -400,7 +401,10 @@ def on_family_board(groups: Sequence[Group]) -> Group | None:
         return None
     width = card_width_slots(first.gpu, CoolerType.WATER if first.water else None)
     gen = max(slot.gen for b in boards for slot in b.x16_slots)
-    board = boards[0].model_copy(
+    # An AMD host keeps NCCL's peer-to-peer for a pair of GPUs where an Intel one does not
+    # (interconnect.board_host_bridge_reason): the family board takes an AMD socket if any does.
+    base = next((b for b in boards if amd_socket(b.socket)), boards[0])
+    board = base.model_copy(
         update={
             "x16_slots": tuple(
                 PCIeSlot(position=1 + i * (width + 1), lanes=16, gen=gen)

@@ -25,12 +25,14 @@ from dlrig.workloads.model import (
     Dataset,
     FinetuneMethod,
     Mode,
+    QuantizedBase,
     Workload,
     WorkloadKind,
     transformer_structure_known,
 )
 from dlrig.workloads.schema import (
     DTYPE_BYTES,
+    FinetuneBlock,
     InputBlock,
     ModelBlock,
     ParallelBlock,
@@ -352,6 +354,8 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         trainable_fraction=fraction,
         fp32_adapters=method is not FinetuneMethod.FULL and adapter_precision == "fp32",
         weight_bits=4 if method is FinetuneMethod.QLORA else None,
+        quantized_base=_quantized_base(method, wf.finetune),
+        quant_group_size=(wf.finetune.group_size if wf.finetune else None) or 128,
         model_name=_zoo_name(model_ref) if isinstance(model_ref, str) else wf.name,
         similar_to=similar,
         serve=_serve_spec(wf.serve, m.params) if wf.serve else None,
@@ -412,3 +416,10 @@ def load_workload(ref: str | Path) -> Workload:
     """A workload by zoo name ('resnet50', 'ResNet 50') or from a YAML/TOML/JSON file path."""
     source, doc = workload_document(ref)
     return resolve_workload(doc, source)
+
+
+def _quantized_base(method: FinetuneMethod, block: FinetuneBlock | None) -> QuantizedBase | None:
+    """QLoRA's base format: the block's `base_format`, else bitsandbytes NF4."""
+    if method is not FinetuneMethod.QLORA:
+        return None
+    return QuantizedBase(block.base_format) if block and block.base_format else QuantizedBase.NF4

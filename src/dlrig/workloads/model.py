@@ -44,6 +44,16 @@ class FinetuneMethod(StrEnum):
     QLORA = "qlora"
 
 
+class QuantizedBase(StrEnum):
+    """The 4-bit format of a QLoRA job's frozen base: bitsandbytes NF4, quantized as the model
+    loads, or a checkpoint quantized beforehand with GPTQ or AWQ (int4 weights with a 16-bit
+    scale and a 4-bit zero point per group of input channels), which peft trains LoRA over."""
+
+    NF4 = "nf4"
+    GPTQ = "gptq"
+    AWQ = "awq"
+
+
 @dataclass(frozen=True)
 class Dataset:
     """The training data as stored: `samples` items of `bytes_per_sample` each on disk, in
@@ -168,6 +178,8 @@ class Workload:
     trainable_fraction: float = 1.0
     fp32_adapters: bool = False
     weight_bits: int | None = None
+    quantized_base: QuantizedBase | None = None  # QLoRA's base format (None: not quantized)
+    quant_group_size: int = 128  # GPTQ/AWQ: input channels sharing one scale and zero point
     model_name: str | None = None
     similar_to: str | None = None
     serve: ServeSpec | None = None

@@ -229,6 +229,23 @@ class FinetuneBlock(_Strict):
     # fp32: peft's default (get_peft_model's autocast_adapter_dtype=True upcasts bf16/fp16
     # adapters); 16bit: the training precision, as torchtune's LoRALinear and NeMo keep them.
     adapter_precision: Literal["fp32", "16bit"] | None = None
+    base_format: Literal["nf4", "gptq", "awq"] | None = Field(
+        default=None,
+        description="qlora only: the frozen base's 4-bit format, nf4 (bitsandbytes, the "
+        "default) or a GPTQ or AWQ checkpoint (int4, a 16-bit scale and a 4-bit zero point per "
+        "group of `group_size` input channels)",
+    )
+    group_size: Annotated[int, Field(ge=16, le=65536)] | None = Field(
+        default=None, description="gptq/awq only: input channels per scale (default 128)"
+    )
+
+    @model_validator(mode="after")
+    def _base_format_needs_qlora(self) -> FinetuneBlock:
+        if self.base_format is not None and self.method is not FinetuneMethod.QLORA:
+            raise ValueError("'base_format' is the 4-bit base of method 'qlora' only")
+        if self.group_size is not None and self.base_format not in ("gptq", "awq"):
+            raise ValueError("'group_size' is for base_format 'gptq' or 'awq' only")
+        return self
 
 
 class ServeBlock(_Strict):

@@ -1,0 +1,135 @@
+"""Accuracy of `dlrig.model.estimate` on Answer.AI's FSDP + QLoRA benchmarks (fsdp_qlora,
+February-March 2024), none of it used to choose any constant.
+
+    .venv/bin/python bench/bench_fsdp_qlora.py [--out FILE]
+
+Rows: bench/data/fsdp_qlora_2024.csv, each with its URL and date: Llama-2 7B and 70B LoRA and
+QLoRA fine-tuning with FSDP (full shard, or `ddp`: FSDP's NO_SHARD) at 512 and 2,048 tokens on
+2x RTX 3090 (280 W, "older motherboard" with slow PCIe lanes), 2x RTX 4090 (PCIe 4.0 x16 each),
+and Llama-2 70B QLoRA on 2-8 cloud RTX A5000, RTX 6000 Ada, A100 SXM4 40GB and 4 H100 SXM,
+as "seconds to train 1,024 samples", turned into tokens/s per GPU. The job as train.py runs it
+(AnswerDotAI/fsdp_qlora @05ed9f2): the model and its LoRA adapters in bf16 with no fp32 copy
+(`--precision bf16`: no MixedPrecision policy, `quant_storage=bfloat16`), peft LoRA of rank 64
+on q, k, v, gate, up and down (`lora_target_modules='all'`), activation checkpointing of every
+decoder layer, FSDP's CPUOffload(offload_params=True) where the row says so. Each row is
+predicted as bench/bench_external_llm.py predicts its rows (its reading and workload builder),
+on a build of the row's GPUs alone: the published machines' boards and CPUs are not given, so
+whether their GPUs reached each other peer-to-peer is the model's default for the card.
+Writes bench/results/fsdp_qlora.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_external_llm as llm
+import provenance
+from machine_info import machine
+
+from dlrig.catalog import load_catalog
+from dlrig.catalog.schema import GPU
+from dlrig.machine import resolve_build
+from dlrig.model import estimate
+from dlrig.model.interconnect import LinkClass, intra_node_link
+from dlrig.workloads import resolve_workload
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "bench" / "data" / "fsdp_qlora_2024.csv"
+OUT = REPO / "bench" / "results" / "fsdp_qlora.md"
+SOURCE = "fsdp_qlora"  # its key in bench/provenance.toml
+
+
+def predictions() -> list[llm.Prediction]:
+    """Every row of the file, predicted (none is flagged)."""
+    return [llm.predict(r) for r in llm.read_rows(DATA)]
+
+
+def host_staged(row: llm.Row) -> float | None:
+    """Tokens/s per GPU of a row whose cards reach their peers over PCIe, predicted again with
+    every hop through host memory (a probe's `peer_to_peer: false`), the other case the
+    unstated machine allows: a board whose slots meet at the CPU's host bridge, where NCCL
+    uses no P2P on an Intel host (2.9.6 on), or a virtual machine. None where the model's
+    default is not PCIe with P2P (NVLink, GeForce cards: host-staged either way). A second
+    reading of the same rows, not a choice made on them."""
+    gpu = load_catalog().find(GPU, row.gpu)
+    build = llm.build_doc(row)
+    link = intra_node_link(resolve_build(build, "fsdp_qlora"), gpu, row.gpus)
+    if row.gpus < 2 or link is not LinkClass.PCIE:
+        return None
+    doc = {**build, "measured": {"taken": row.date, "peer_to_peer": False}}
+    est = estimate(resolve_build(doc, "fsdp_qlora"),
+                   resolve_workload(llm.workload_doc(row), "fsdp_qlora"))  # fmt: skip
+    assert est.tokens_per_s is not None
+    return est.tokens_per_s / est.gpus
+
+
+def _stats(errors: list[float]) -> str:
+    abs_err = [abs(e) for e in errors]
+    return (
+        f"{len(errors)} | {statistics.median(abs_err):.1%} | "
+        f"{float(np.quantile(abs_err, 0.9)):.1%} | {statistics.median(errors):+.1%}"
+    )
+
+
+def _table(preds: list[llm.Prediction]) -> list[str]:
+    lines = [
+        "| model | job | GPUs | sharding | CPU offload | seq | micro-batch | measured tok/s/GPU | "
+        "predicted | error | bottleneck | host-staged instead: predicted, error |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in preds:
+        r = p.row
+        staged = host_staged(r)
+        other = f"{staged:,.1f}, {staged / r.measured - 1:+.1%}" if staged else ""
+        gpu = r.gpu + (f" at {r.power_limit_w:.0f} W" if r.power_limit_w else "")
+        lines.append(
+            f"| {r.model} | {r.finetune} | {r.gpus}x {gpu} | "
+            f"{'full shard' if r.zero_stage else 'NO_SHARD'} | {'yes' if r.cpu_offload else 'no'} "
+            f"| {r.seq_len} | {r.micro_batch} | {r.measured:,.1f} | {p.tokens_per_gpu:,.1f} | "
+            f"{p.error:+.1%} | {p.bottleneck} | {other} |"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    preds = predictions()
+    by_job: dict[str, list[float]] = {}
+    by_gpus: dict[str, list[float]] = {}
+    for p in preds:
+        r = p.row
+        by_job.setdefault(f"{r.model} {r.finetune}", []).append(p.error)
+        by_gpus.setdefault(f"{r.gpus}x {r.gpu}", []).append(p.error)
+    groups = {"all": [p.error for p in preds], **by_job, **by_gpus}
+    status = provenance.status([SOURCE]).rstrip(".")
+    url, date = preds[0].row.url, preds[0].row.date
+    lines = [
+        "# Accuracy of `dlrig estimate` on Answer.AI's FSDP + QLoRA benchmarks",
+        "",
+        f"Command: `.venv/bin/python bench/bench_fsdp_qlora.py` ({dt.date.today()}, {machine()}).",
+        "",
+        f"{len(preds)} rows from `bench/data/fsdp_qlora_2024.csv` ({url}, {date}); "
+        f"{provenance.sources()[SOURCE].title}: {status}.",
+        "",
+        "| rows | n | median abs error | p90 abs error | median signed |",
+        "|---|---|---|---|---|",
+        *(f"| {k} | {_stats(v)} |" for k, v in groups.items()),
+        "",
+        *_table(preds),
+    ]
+    args.out.write_text("\n".join(lines) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
