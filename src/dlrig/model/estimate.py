@@ -12,7 +12,7 @@ parallel stage (dlrig.model.step).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dlrig.enums import (
     Bottleneck,
@@ -64,6 +64,7 @@ from dlrig.model.serving import (
     compute_precision,
     serving_estimate,
 )
+from dlrig.model.serving_load import serving_load
 from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
 from dlrig.model.wall import wall_draw
@@ -728,6 +729,7 @@ def _served_estimate(
     (dlrig.model.served): the step per output token, the output tokens/s of all users, one
     card's share of the served model, and the run and its energy at that rate."""
     layout = served.served_layout(build, spec, cal)
+    serving = replace(serving, load=serving_load(build, spec, serving, cal))
     card = next(g for g in build.gpus if g.gpu.name == serving.gpu)
     step = served.served_step(serving)
     precision = compute_precision(spec)

@@ -1,0 +1,160 @@
+"""A serving build under Poisson arrivals (issue 36): `serve.arrival_rate` and the latency
+bounds `serve.ttft_target_s` / `serve.tpot_target_s` answered from the serving model's own
+timings (dlrig.model.serving: a prompt's prefill, the decode step at each batch, the users
+whose context the KV cache holds) by the continuous-batching simulation of
+dlrig.model.arrivals. Percentiles are the 99th (MLPerf's Server scenario) with the median.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from dlrig.enums import Bottleneck
+from dlrig.machine.model import Build
+from dlrig.model import arrivals
+from dlrig.model import serving_memory as mem
+from dlrig.model.calibration import Calibration
+from dlrig.model.host import host_memory_bandwidth
+from dlrig.model.served import LIMIT_STAGE
+from dlrig.model.serving import (
+    Cards,
+    ServingEstimate,
+    ServingLimit,
+    binding_limit,
+    cards,
+    decode_parts_s,
+    decode_step_s,
+    tensor_parallel_degree,
+)
+from dlrig.workloads.serving import Engine, ServeSpec
+
+# Past this share of the time with every sequence slot taken, requests wait for a slot the KV
+# cache cannot give: the cache's capacity binds, not the engine's speed.
+KV_FULL_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class ServingLoad:
+    """What arrivals at a rate see, and what rate the bounds allow: `at_rate` the latency at
+    the asked `requests_per_s` (None when not asked) and `meets_targets` whether both bounds
+    hold there; `max_requests_per_s` the largest rate meeting the bounds (None without
+    bounds), `at_max` the latency there, and `limit` / `bottleneck` what stops a higher
+    rate (ServingLimit, and its stage in the bottleneck vocabulary)."""
+
+    percentile: float
+    copies: int
+    max_batch_per_copy: int
+    prefill_s: float
+    batch1_step_s: float
+    saturated_requests_per_s: float
+    ttft_target_s: float | None
+    tpot_target_s: float | None
+    requests_per_s: float | None
+    at_rate: arrivals.Load | None
+    meets_targets: bool | None
+    max_requests_per_s: float | None
+    at_max: arrivals.Load | None
+    limit: ServingLimit | None
+    bottleneck: Bottleneck | None
+    requests_simulated: int
+
+
+def asks_for_load(spec: ServeSpec) -> bool:
+    """The workload asks about arrivals: a rate or a latency bound."""
+    return any(v is not None for v in (spec.arrival_rate, spec.ttft_target_s, spec.tpot_target_s))
+
+
+def engine_times(
+    spec: ServeSpec, c: Cards, prefill_one_s: float, max_batch: int, host_gb_s: float
+) -> arrivals.EngineTimes:
+    """One copy's timings as the simulation reads them: the decode step at each batch is the
+    serving model's (its parts at that batch, with the layers the cards cannot hold then)."""
+
+    def step_s(batch: int) -> float:
+        at = replace(spec, users=batch)
+        off = mem.offloaded_fraction(at, c.memory_bytes, c.count)
+        return decode_step_s(decode_parts_s(at, c, batch, off, host_gb_s))
+
+    return arrivals.EngineTimes(prefill_one_s, step_s, max_batch, spec.output_tokens)
+
+
+def _limit(
+    spec: ServeSpec,
+    c: Cards,
+    host_gb_s: float,
+    engine: arrivals.EngineTimes,
+    cap: arrivals.Capacity,
+    copies: int,
+) -> ServingLimit:
+    """What stops a higher rate: the KV cache when the batch it holds is full most of the
+    time (or the rate is at saturation), the prefill when TTFT's bound fails or prompts
+    stall decoding most, else whatever binds the decode step at the batch it then runs."""
+    ttft = spec.ttft_target_s
+    if cap.at_max is None:  # a lone request misses a bound
+        if ttft is not None and engine.prefill_s > ttft:
+            return ServingLimit.PREFILL_COMPUTE
+        return _decode_limit(spec, c, host_gb_s, 1)
+    above = cap.above_max
+    saturated = engine.saturated_rate() * copies
+    if above is None or cap.max_requests_per_s >= arrivals.SATURATED_SHARE * saturated:
+        return ServingLimit.KV_MEMORY
+    if above.full_share >= KV_FULL_SHARE:
+        return ServingLimit.KV_MEMORY
+    ttft_failed = ttft is not None and (above.ttft_p99_s is None or above.ttft_p99_s > ttft)
+    if ttft_failed or above.stall_share > 0.5:
+        return ServingLimit.PREFILL_COMPUTE
+    return _decode_limit(spec, c, host_gb_s, max(round(above.mean_batch), 1))
+
+
+def _decode_limit(spec: ServeSpec, c: Cards, host_gb_s: float, batch: int) -> ServingLimit:
+    at = replace(spec, users=batch)
+    off = mem.offloaded_fraction(at, c.memory_bytes, c.count)
+    return binding_limit(decode_parts_s(at, c, batch, off, host_gb_s), 0.0)
+
+
+def serving_load(
+    build: Build, spec: ServeSpec, s: ServingEstimate, cal: Calibration
+) -> ServingLoad | None:
+    """Arrivals on `build`'s copies of the model, from the same layout and timings as the
+    serving estimate `s`; None when the workload asks nothing of arrivals, the build has no
+    GPU, or the model does not fit."""
+    group = cards(build, cal)
+    if not asks_for_load(spec) or group is None or not s.fits:
+        return None
+    tp = tensor_parallel_degree(spec, group.count, group.memory_bytes)
+    copies = max(group.count // tp, 1)
+    c = replace(group, count=tp, nvlink=group.nvlink and tp > 1)
+    host_gb_s = host_memory_bandwidth(build, cal.host_memory_bandwidth_gb_s).gb_s
+    fit = s.max_users_fit // copies
+    max_batch = max(fit, 1) if spec.engine is Engine.LOCAL else fit
+    engine = engine_times(spec, c, s.prefill_s, max_batch, host_gb_s)
+    ttft, tpot = spec.ttft_target_s, spec.tpot_target_s
+    at_rate = None if spec.arrival_rate is None else arrivals.load_at(
+        engine, spec.arrival_rate, copies
+    )  # fmt: skip
+    meets = None
+    if at_rate is not None and (ttft is not None or tpot is not None):
+        meets = arrivals.meets(at_rate, ttft, tpot)
+    cap = None
+    limit = None
+    if ttft is not None or tpot is not None:
+        cap = arrivals.max_rate(engine, copies, ttft, tpot)
+        limit = _limit(spec, c, host_gb_s, engine, cap, copies)
+    return ServingLoad(
+        percentile=arrivals.PERCENTILE,
+        copies=copies,
+        max_batch_per_copy=max_batch,
+        prefill_s=s.prefill_s,
+        batch1_step_s=engine.step_s(1),
+        saturated_requests_per_s=engine.saturated_rate() * copies,
+        ttft_target_s=ttft,
+        tpot_target_s=tpot,
+        requests_per_s=spec.arrival_rate,
+        at_rate=at_rate,
+        meets_targets=meets,
+        max_requests_per_s=None if cap is None else cap.max_requests_per_s,
+        at_max=None if cap is None else cap.at_max,
+        limit=limit,
+        bottleneck=None if limit is None else LIMIT_STAGE[limit],
+        requests_simulated=arrivals.request_count(max_batch),
+    )
