@@ -50,8 +50,6 @@ REQUESTS_PER_SLOT = 8  # enough requests to fill and drain the batch several tim
 WARMUP_SHARE = 0.2
 TAIL_SHARE = 0.05
 BISECTION_STEPS = 10  # the largest rate to 1/1024 of the saturated rate
-# A rate within this share of saturation is bound by the batch the KV cache holds.
-SATURATED_SHARE = 0.97
 
 
 @dataclass(frozen=True)

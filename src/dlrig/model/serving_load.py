@@ -7,6 +7,7 @@ dlrig.model.arrivals. Percentiles are the 99th (MLPerf's Server scenario) with t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from dlrig.enums import Bottleneck
@@ -28,9 +29,8 @@ from dlrig.model.serving import (
 )
 from dlrig.workloads.serving import Engine, ServeSpec
 
-# Past this share of the time with every sequence slot taken, requests wait for a slot the KV
-# cache cannot give: the cache's capacity binds, not the engine's speed.
-KV_FULL_SHARE = 0.5
+# The size of the change each candidate limit is tried with (dlrig.model.serving_load._limit).
+LIFT = 2
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,17 @@ def engine_times(
     return arrivals.EngineTimes(prefill_one_s, step_s, max_batch, spec.output_tokens)
 
 
+def _score(x: arrivals.Load, ttft: float | None, tpot: float | None) -> tuple[float, float]:
+    """How far a load is past its bounds (the larger p99 over its bound; an unbounded queue is
+    infinitely far), then its utilisation: smaller is better."""
+    worst = 0.0
+    if ttft is not None:
+        worst = math.inf if x.ttft_p99_s is None else x.ttft_p99_s / ttft
+    if tpot is not None and x.tpot_p99_s is not None:
+        worst = max(worst, x.tpot_p99_s / tpot)
+    return worst, x.utilisation
+
+
 def _limit(
     spec: ServeSpec,
     c: Cards,
@@ -86,24 +97,30 @@ def _limit(
     cap: arrivals.Capacity,
     copies: int,
 ) -> ServingLimit:
-    """What stops a higher rate: the KV cache when the batch it holds is full most of the
-    time (or the rate is at saturation), the prefill when TTFT's bound fails or prompts
-    stall decoding most, else whatever binds the decode step at the batch it then runs."""
-    ttft = spec.ttft_target_s
+    """What stops a higher rate: at the first rate that fails the bounds, the one of three
+    changes, each worth LIFT (a KV cache holding LIFT times the sequences, a prefill LIFT
+    times faster, a decode step LIFT times faster), that brings the p99s nearest their
+    bounds; a faster decode step names what binds the step at the batch it then runs. A
+    lone request missing a bound names its own cause."""
+    ttft, tpot = spec.ttft_target_s, spec.tpot_target_s
     if cap.at_max is None:  # a lone request misses a bound
         if ttft is not None and engine.prefill_s > ttft:
             return ServingLimit.PREFILL_COMPUTE
         return _decode_limit(spec, c, host_gb_s, 1)
     above = cap.above_max
-    saturated = engine.saturated_rate() * copies
-    if above is None or cap.max_requests_per_s >= arrivals.SATURATED_SHARE * saturated:
-        return ServingLimit.KV_MEMORY
-    if above.full_share >= KV_FULL_SHARE:
-        return ServingLimit.KV_MEMORY
-    ttft_failed = ttft is not None and (above.ttft_p99_s is None or above.ttft_p99_s > ttft)
-    if ttft_failed or above.stall_share > 0.5:
-        return ServingLimit.PREFILL_COMPUTE
-    return _decode_limit(spec, c, host_gb_s, max(round(above.mean_batch), 1))
+    rate = engine.saturated_rate() * copies if above is None else above.requests_per_s
+    step = engine.step_s
+    lifts = {
+        ServingLimit.KV_MEMORY: replace(engine, max_batch=engine.max_batch * LIFT),
+        ServingLimit.PREFILL_COMPUTE: replace(engine, prefill_s=engine.prefill_s / LIFT),
+        ServingLimit.DECODE_BANDWIDTH: replace(engine, step_s=lambda b: step(b) / LIFT),
+    }
+    scores = {k: _score(arrivals.load_at(e, rate, copies), ttft, tpot) for k, e in lifts.items()}
+    best = min(scores, key=lambda k: scores[k])
+    if best is not ServingLimit.DECODE_BANDWIDTH:
+        return best
+    batch = engine.max_batch if above is None else max(round(above.mean_batch), 1)
+    return _decode_limit(spec, c, host_gb_s, batch)
 
 
 def _decode_limit(spec: ServeSpec, c: Cards, host_gb_s: float, batch: int) -> ServingLimit:
