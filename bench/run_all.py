@@ -34,6 +34,7 @@ ORDER = [
     "watch_overhead",
     "health",
     "serving",
+    "arrivals",
     "report",
 ]
 

@@ -28,6 +28,7 @@ share the arrivals at random, so each sees a Poisson stream at rate / copies (th
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections.abc import Callable
@@ -137,7 +138,8 @@ def simulate(engine: EngineTimes, rate_per_copy: float, gaps: np.ndarray) -> Sim
     while admitted < n or running:
         arrived = admitted < n and arrivals[admitted] <= t
         if arrived and len(running) < engine.max_batch:
-            k = min(engine.max_batch - len(running), _arrived_by(arrivals, admitted, t) - admitted)
+            arrived_by = bisect.bisect_right(arrivals, t, lo=admitted)
+            k = min(engine.max_batch - len(running), arrived_by - admitted)
             pass_s = k * engine.prefill_s
             stall += pass_s * len(running)
             t += pass_s
@@ -186,14 +188,6 @@ def simulate(engine: EngineTimes, rate_per_copy: float, gaps: np.ndarray) -> Sim
         stall_share=stall / rider_time if rider_time > 0 else 0.0,
         mean_batch=batch_time / decode_time if decode_time > 0 else 0.0,
     )
-
-
-def _arrived_by(arrivals: list[float], start: int, t: float) -> int:
-    """Index one past the last request that has arrived by `t` (arrivals are sorted)."""
-    i = start
-    while i < len(arrivals) and arrivals[i] <= t:
-        i += 1
-    return i
 
 
 def percentile(values: np.ndarray, q: float) -> float | None:
