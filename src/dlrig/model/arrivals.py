@@ -29,7 +29,6 @@ share the arrivals at random, so each sees a Poisson stream at rate / copies (th
 from __future__ import annotations
 
 import bisect
-import heapq
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -123,57 +122,63 @@ def unit_gaps(n: int) -> np.ndarray:
 
 
 def simulate(engine: EngineTimes, rate_per_copy: float, gaps: np.ndarray) -> SimRun:
-    """Run one copy on arrivals `gaps / rate_per_copy` apart until every request finishes."""
+    """Run one copy on arrivals `gaps / rate_per_copy` apart until every request finishes.
+
+    Requests are admitted in arrival order and each needs the same decode steps, so they
+    also finish in that order: the running sequences are the requests admitted and not yet
+    done, a window of the arrival list."""
     arrivals = np.cumsum(gaps / rate_per_copy).tolist()
     n = len(arrivals)
-    out = engine.output_tokens
+    out, max_batch, prefill_s, step_of = (
+        engine.output_tokens, engine.max_batch, engine.prefill_s, engine.step_s
+    )  # fmt: skip
     step_cache: dict[int, float] = {}
     first = [0.0] * n
     last = [0.0] * n
-    running: list[tuple[int, int]] = []  # (decode steps done when it finishes, request)
+    finish = [0] * n  # the decode step count at which each request's last token comes
     t = 0.0
     steps = 0  # decode steps taken: every running sequence gains one token per step
-    admitted = 0  # requests admitted so far (they arrive in order, FIFO)
+    admitted = done = 0  # running: requests admitted..done-1 (FIFO)
     busy = full = stall = batch_time = decode_time = 0.0
-    while admitted < n or running:
-        arrived = admitted < n and arrivals[admitted] <= t
-        if arrived and len(running) < engine.max_batch:
-            arrived_by = bisect.bisect_right(arrivals, t, lo=admitted)
-            k = min(engine.max_batch - len(running), arrived_by - admitted)
-            pass_s = k * engine.prefill_s
-            stall += pass_s * len(running)
+    while done < n:
+        b = admitted - done
+        if admitted < n and b < max_batch and arrivals[admitted] <= t:
+            k = min(max_batch - b, bisect.bisect_right(arrivals, t, lo=admitted) - admitted)
+            pass_s = k * prefill_s
+            stall += pass_s * b
             t += pass_s
             busy += pass_s
-            for r in range(admitted, admitted + k):
-                first[r] = t
-                if out > 1:
-                    heapq.heappush(running, (steps + out - 1, r))
-                else:
-                    last[r] = t
-            admitted += k
+            end = admitted + k
+            first[admitted:end] = [t] * k
+            finish[admitted:end] = [steps + out - 1] * k
+            if out == 1:  # the prefill's token was the answer
+                last[admitted:end] = [t] * k
+                done = end
+            admitted = end
             continue
-        if not running:
+        if b == 0:
             t = arrivals[admitted]
             continue
-        b = len(running)
-        if b not in step_cache:
-            step_cache[b] = engine.step_s(b)
-        s = step_cache[b]
-        jump = running[0][0] - steps
-        if admitted < n and b < engine.max_batch:
+        s = step_cache.get(b)
+        if s is None:
+            s = step_cache[b] = step_of(b)
+        jump = finish[done] - steps
+        if admitted < n and b < max_batch:
             # the next arrival joins at the first step boundary after it
-            jump = min(jump, max(math.ceil((arrivals[admitted] - t) / s), 1))
+            wait = math.ceil((arrivals[admitted] - t) / s)
+            if wait < jump:
+                jump = wait if wait > 1 else 1
         span = jump * s
-        if b == engine.max_batch:
+        if b == max_batch:
             full += span
         t += span
-        busy += span
         steps += jump
         decode_time += span
         batch_time += span * b
-        while running and running[0][0] <= steps:
-            _, r = heapq.heappop(running)
-            last[r] = t
+        while done < admitted and finish[done] <= steps:
+            last[done] = t
+            done += 1
+    busy += decode_time
     lo, hi = int(n * WARMUP_SHARE), n - int(n * TAIL_SHARE)
     arr = np.asarray(arrivals[lo:hi])
     firsts = np.asarray(first[lo:hi])

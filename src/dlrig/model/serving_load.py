@@ -7,6 +7,7 @@ dlrig.model.arrivals. Percentiles are the 99th (MLPerf's Server scenario) with t
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -70,6 +71,7 @@ def engine_times(
     """One copy's timings as the simulation reads them: the decode step at each batch is the
     serving model's (its parts at that batch, with the layers the cards cannot hold then)."""
 
+    @functools.cache  # every simulation of the bisection asks for the same batches
     def step_s(batch: int) -> float:
         at = replace(spec, users=batch)
         off = mem.offloaded_fraction(at, c.memory_bytes, c.count)
