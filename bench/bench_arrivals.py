@@ -75,7 +75,7 @@ def main() -> None:
             estimate(build, plain)
             without.append(time.perf_counter() - t)
             t = time.perf_counter()
-            est = estimate(build, loaded)
+            est = estimate(build, loaded, arrivals=True)
             with_load.append(time.perf_counter() - t)
         assert est is not None and est.serving is not None and est.serving.load is not None
         load = est.serving.load

@@ -24,7 +24,7 @@ def test_the_page_states_the_rate_the_bounds_allow() -> None:
     assert w.serve is not None
     w = replace(w, serve=replace(w.serve, arrival_rate=10.0, ttft_target_s=2.0,
                                  tpot_target_s=0.1))  # fmt: skip
-    est = estimate(build, w)
+    est = estimate(build, w, arrivals=True)
     assert est.serving is not None and est.serving.load is not None
     load = est.serving.load
     assert load.at_rate is not None and load.at_rate.ttft_p99_s is not None
