@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from dlrig.model.served import ADVICE
 from dlrig.report.estimate import cannot_run_line, hours, ms, power_line, stages_table
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ def _latency(x: Load) -> str:
     return f"TTFT {ttft}; TPOT {tpot}"
 
 
-def load_lines(load: ServingLoad) -> list[str]:
+def load_lines(load: ServingLoad, output_tokens: int) -> list[str]:
     """Arrivals at the asked rate, and the largest rate meeting the bounds (issue 36)."""
     lines = [
         f"Poisson arrivals (simulated, {load.requests_simulated:,} requests per copy, "
@@ -163,10 +164,14 @@ def load_lines(load: ServingLoad) -> list[str]:
             x = load.at_max
             lines.append(
                 f"largest rate with p99 {bounds}: {x.requests_per_s:,.3g} requests/s "
-                f"(utilisation {x.utilisation:.0%}); there {_latency(x)}"
+                f"({x.requests_per_s * output_tokens:,.0f} output tokens/s, utilisation "
+                f"{x.utilisation:.0%}); there {_latency(x)}"
             )
         if load.limit is not None and load.bottleneck is not None:
-            lines.append(f"a higher rate is held by {load.limit.value} ({load.bottleneck.value})")
+            lines.append(
+                f"a higher rate is held by {load.limit.value} ({load.bottleneck.value}): "
+                f"{ADVICE[load.limit]}"
+            )
     return lines
 
 
@@ -257,7 +262,7 @@ def serving_renderable(est: Estimate, s: ServingEstimate) -> RenderableType:
         lines.append(f"\nwhat would move it: {est.advice}")
         lines.append(f"\n{cannot_run_line(est)}")
     if est.runs and s.load is not None:
-        for line in load_lines(s.load):
+        for line in load_lines(s.load, s.output_tokens):
             lines.append(f"\n{line}")
     lines.append(f"\n{users_line(s)}")
     lines.append(f"\n{memory_line(est, s)}")
