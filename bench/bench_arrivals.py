@@ -7,7 +7,7 @@ Server-scenario bounds (loadgen/mlperf.conf, 99th percentile: llama3_1-8b 2 s / 
 llama2-70b 2 s / 200 ms, llama3_1-405b 6 s / 175 ms) on one H100, 8x H100 (70B: four
 copies of two GPUs each, as `serve.tensor_parallel` sets them) and 2x RTX 4090, with the
 same estimate without the arrival fields beside it, so that the difference is the
-simulation's (one run at the asked rate, the bisection's ten, three for the limit). Prints
+simulation's (one run at the asked rate, the bisection's eight, three for the limit). Prints
 the answers too. Writes bench/results/arrivals.md.
 """
 

@@ -129,7 +129,7 @@ def test_copies_share_the_arrivals() -> None:
 
 def test_the_largest_rate_meets_the_bounds_and_a_higher_one_does_not() -> None:
     """MLPerf's Llama 3.1 8B Server bounds on one H100: the rate found meets both at p99,
-    1% more misses one (bisection to 1/1024 of the saturated rate)."""
+    1% more misses one (bisection to 1/256 of the saturated rate)."""
     load = _load("H100 SXM", 1, ttft_target_s=MLPERF_8B_TTFT_S, tpot_target_s=MLPERF_8B_TPOT_S)
     assert load.max_requests_per_s is not None and load.at_max is not None
     assert 0 < load.max_requests_per_s < load.saturated_requests_per_s
