@@ -10,7 +10,9 @@ mlcommons/inference @001712e9). TPOT is a request's own mean, (last token - firs
 (output tokens - 1), as loadgen counts it.
 
 The engine is simulated, not approximated: one model copy as a discrete-event system, fed a
-fixed-seed Poisson stream (numpy), stepping as vLLM's scheduler does with prefill first:
+fixed-seed Poisson stream (numpy), stepping as vLLM's scheduler does with prefill first (its
+V0 default; chunked prefill spreads the same stall over several steps), the serving model's
+own assumption (dlrig.model.serving.tpot_s):
 - a request waits until a sequence slot is free (at most `max_batch` sequences, the users
   whose whole context the KV cache holds: dlrig.model.serving_memory.max_users_fit);
 - waiting requests are admitted together and prefilled in one pass of `prefill_s` each,
@@ -74,14 +76,13 @@ class EngineTimes:
 @dataclass(frozen=True)
 class SimRun:
     """One simulation's counted requests and the engine's time shares: `busy_share` the
-    share of time the engine works (prefill or decode), `full_share` the share with every
-    sequence slot taken, `stall_share` the share of decoding sequences' time spent waiting
-    on others' prefills; `mean_batch` the running sequences averaged over decode time."""
+    share of time the engine works (prefill or decode), `stall_share` the share of decoding
+    sequences' time spent waiting on others' prefills; `mean_batch` the running sequences
+    averaged over decode time."""
 
     ttft_s: np.ndarray
     tpot_s: np.ndarray
     busy_share: float
-    full_share: float
     stall_share: float
     mean_batch: float
 
@@ -105,7 +106,6 @@ class Load:
     saturated_requests_per_s: float
     stable: bool
     mean_batch: float
-    full_share: float
     stall_share: float
 
 
@@ -139,7 +139,7 @@ def simulate(engine: EngineTimes, rate_per_copy: float, gaps: np.ndarray) -> Sim
     t = 0.0
     steps = 0  # decode steps taken: every running sequence gains one token per step
     admitted = done = 0  # running: requests admitted..done-1 (FIFO)
-    busy = full = stall = batch_time = decode_time = 0.0
+    stall = batch_time = decode_time = busy = 0.0
     while done < n:
         b = admitted - done
         if admitted < n and b < max_batch and arrivals[admitted] <= t:
@@ -169,8 +169,6 @@ def simulate(engine: EngineTimes, rate_per_copy: float, gaps: np.ndarray) -> Sim
             if wait < jump:
                 jump = wait if wait > 1 else 1
         span = jump * s
-        if b == max_batch:
-            full += span
         t += span
         steps += jump
         decode_time += span
@@ -189,7 +187,6 @@ def simulate(engine: EngineTimes, rate_per_copy: float, gaps: np.ndarray) -> Sim
         ttft_s=ttft,
         tpot_s=tpot,
         busy_share=busy / t if t > 0 else 0.0,
-        full_share=full / t if t > 0 else 0.0,
         stall_share=stall / rider_time if rider_time > 0 else 0.0,
         mean_batch=batch_time / decode_time if decode_time > 0 else 0.0,
     )
@@ -222,7 +219,6 @@ def load_at(engine: EngineTimes, requests_per_s: float, copies: int) -> Load:
         saturated_requests_per_s=saturated * copies,
         stable=stable,
         mean_batch=run.mean_batch,
-        full_share=run.full_share,
         stall_share=run.stall_share,
     )
 
