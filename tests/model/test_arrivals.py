@@ -259,3 +259,22 @@ def test_only_the_estimate_command_pays_for_the_simulation() -> None:
     w = replace(w, serve=replace(w.serve, arrival_rate=10.0))
     s = estimate(build, w).serving
     assert s is not None and s.load is None and s.tpot_s > 0
+
+
+def test_left_to_dlrig_the_copies_are_laid_out_for_the_rate() -> None:
+    """70B in fp8 on 8x H100: one GPU per copy holds 70 GB of weights and room for 9
+    contexts, two GPUs per copy hold 189; the pairs saturate higher and carry more of the
+    arrivals at MLPerf's llama2-70b bounds (2 s / 200 ms). Two GPUs per copy, four copies, is
+    also the layout NVIDIA ran its MLPerf v4.1 Server submission with (inference_results_v4.1
+    closed/NVIDIA/configs/llama2-70b/Server: H100_SXM_80GB_TP2x4)."""
+    bounds = {"ttft_target_s": 2.0, "tpot_target_s": 0.2}
+    fp8 = WeightFormat.FP8
+    chosen = _load("H100 SXM", 8, "llama-3.1-70b-serve", quantization=fp8, **bounds)
+    one = _load("H100 SXM", 8, "llama-3.1-70b-serve", quantization=fp8, tensor_parallel=1,
+                **bounds)  # fmt: skip
+    assert chosen.layout_chosen and (chosen.gpus_per_copy, chosen.copies) == (2, 4)
+    assert not one.layout_chosen and (one.gpus_per_copy, one.copies) == (1, 8)
+    assert chosen.max_batch_per_copy > 10 * one.max_batch_per_copy
+    assert chosen.saturated_requests_per_s > one.saturated_requests_per_s
+    assert chosen.max_requests_per_s is not None and one.max_requests_per_s is not None
+    assert chosen.max_requests_per_s > 2 * one.max_requests_per_s

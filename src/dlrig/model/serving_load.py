@@ -26,6 +26,7 @@ from dlrig.model.serving import (
     cards,
     decode_parts_s,
     decode_step_s,
+    prefill_s,
     tensor_parallel_degree,
 )
 from dlrig.workloads.serving import Engine, ServeSpec
@@ -44,6 +45,8 @@ class ServingLoad:
 
     percentile: float
     copies: int
+    gpus_per_copy: int
+    layout_chosen: bool  # dlrig chose the copies for the rate (no serve.tensor_parallel)
     max_batch_per_copy: int
     prefill_s: float
     batch1_step_s: float
@@ -131,6 +134,33 @@ def _decode_limit(spec: ServeSpec, c: Cards, host_gb_s: float, batch: int) -> Se
     return binding_limit(decode_parts_s(at, c, batch, off, host_gb_s), 0.0)
 
 
+def _rate_layout(
+    spec: ServeSpec, group: Cards, host_gb_s: float
+) -> tuple[Cards, arrivals.EngineTimes] | None:
+    """The cards one copy spans when the workload leaves it to dlrig on a batched server:
+    of the tensor-parallel degrees that divide the GPUs and the heads and leave room for a
+    context, the one whose copies together saturate at the highest rate among those where
+    a lone request meets the bounds (a wider copy holds more contexts and steps faster, fewer
+    copies share the arrivals). None where the workload or a local runner fixes the layout:
+    the serving estimate's own then applies."""
+    if spec.tensor_parallel is not None or spec.engine is not Engine.BATCHED:
+        return None
+    best: tuple[float, Cards, arrivals.EngineTimes] | None = None
+    for d in range(1, group.count + 1):
+        fit = mem.max_users_fit(spec, group.memory_bytes, d)
+        if group.count % d or spec.heads % d or fit < 1:
+            continue
+        c = replace(group, count=d, nvlink=group.nvlink and d > 1)
+        engine = engine_times(spec, c, prefill_s(spec, c), fit, host_gb_s)
+        lone_ok = (spec.ttft_target_s is None or engine.prefill_s <= spec.ttft_target_s) and (
+            spec.tpot_target_s is None or engine.step_s(1) <= spec.tpot_target_s
+        )
+        rate = engine.saturated_rate() * (group.count // d) * (1.0 if lone_ok else 0.0)
+        if best is None or rate > best[0]:
+            best = (rate, c, engine)
+    return None if best is None else (best[1], best[2])
+
+
 def serving_load(
     build: Build, spec: ServeSpec, s: ServingEstimate, cal: Calibration
 ) -> ServingLoad | None:
@@ -140,14 +170,19 @@ def serving_load(
     group = cards(build, cal)
     if not asks_for_load(spec) or group is None or not s.fits:
         return None
-    tp = tensor_parallel_degree(spec, group.count, group.memory_bytes)
-    copies = max(group.count // tp, 1)
-    c = replace(group, count=tp, nvlink=group.nvlink and tp > 1)
     host_gb_s = host_memory_bandwidth(build, cal.host_memory_bandwidth_gb_s).gb_s
-    fit = s.max_users_fit // copies
-    max_batch = max(fit, 1) if spec.engine is Engine.LOCAL else fit
-    engine = engine_times(spec, c, s.prefill_s, max_batch, host_gb_s)
     ttft, tpot = spec.ttft_target_s, spec.tpot_target_s
+    chosen = _rate_layout(spec, group, host_gb_s)
+    if chosen is not None:
+        c, engine = chosen
+        copies = group.count // c.count
+    else:
+        tp = tensor_parallel_degree(spec, group.count, group.memory_bytes)
+        copies = max(group.count // tp, 1)
+        c = replace(group, count=tp, nvlink=group.nvlink and tp > 1)
+        fit = s.max_users_fit // copies
+        max_batch = max(fit, 1) if spec.engine is Engine.LOCAL else fit
+        engine = engine_times(spec, c, s.prefill_s, max_batch, host_gb_s)
     at_rate = None if spec.arrival_rate is None else arrivals.load_at(
         engine, spec.arrival_rate, copies
     )  # fmt: skip
@@ -162,8 +197,10 @@ def serving_load(
     return ServingLoad(
         percentile=arrivals.PERCENTILE,
         copies=copies,
-        max_batch_per_copy=max_batch,
-        prefill_s=s.prefill_s,
+        gpus_per_copy=c.count,
+        layout_chosen=chosen is not None,
+        max_batch_per_copy=engine.max_batch,
+        prefill_s=engine.prefill_s,
         batch1_step_s=engine.step_s(1),
         saturated_requests_per_s=engine.saturated_rate() * copies,
         ttft_target_s=ttft,
@@ -175,5 +212,5 @@ def serving_load(
         at_max=None if cap is None else cap.at_max,
         limit=limit,
         bottleneck=None if limit is None else LIMIT_STAGE[limit],
-        requests_simulated=arrivals.request_count(max_batch),
+        requests_simulated=arrivals.request_count(engine.max_batch),
     )

@@ -100,6 +100,8 @@ def load_dict(load: ServingLoad, output_tokens: int) -> dict[str, Any]:
         "percentile": load.percentile,
         "requests_simulated": load.requests_simulated,
         "copies": load.copies,
+        "gpus_per_copy": load.gpus_per_copy,
+        "layout_chosen": load.layout_chosen,
         "max_batch_per_copy": load.max_batch_per_copy,
         "saturated_requests_per_s": load.saturated_requests_per_s,
         "ttft_target_s": load.ttft_target_s,
@@ -139,10 +141,16 @@ def _latency(x: Load) -> str:
 
 def load_lines(load: ServingLoad, output_tokens: int) -> list[str]:
     """Arrivals at the asked rate, and the largest rate meeting the bounds (issue 36)."""
+    gpus = f"{load.gpus_per_copy} GPU{'s' * (load.gpus_per_copy != 1)} each, "
+    chosen = (
+        " (the layout with the highest saturated rate; serve.tensor_parallel sets another)"
+        if load.layout_chosen
+        else ""
+    )
     lines = [
         f"Poisson arrivals (simulated, {load.requests_simulated:,} requests per copy, "
-        f"{load.copies} cop{'ies' if load.copies != 1 else 'y'} of up to "
-        f"{load.max_batch_per_copy} sequences): saturated at "
+        f"{load.copies} cop{'ies' if load.copies != 1 else 'y'} of the model, {gpus}up to "
+        f"{load.max_batch_per_copy} sequences{chosen}): saturated at "
         f"{load.saturated_requests_per_s:,.3g} requests/s"
     ]
     if load.at_rate is not None:
