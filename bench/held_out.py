@@ -237,6 +237,20 @@ def serving() -> list[Pair]:
     return pairs
 
 
+def arrivals() -> list[Pair]:
+    """MLPerf Server runs (bench_arrivals.py): the requests/s each passed at its p99 bounds
+    against dlrig's largest rate meeting them."""
+    import bench_arrivals as ar
+
+    pairs = []
+    for run in ar.HELD_OUT:
+        load = ar.predict(run)
+        assert load.max_requests_per_s is not None
+        pairs.append(Pair("mlperf_server", run.label, run.samples_per_s,
+                          load.max_requests_per_s, gpus=run.count))  # fmt: skip
+    return pairs
+
+
 ADAPTERS: dict[str, Callable[[], list[Pair]]] = {
     "lambda_2025": lambda_2025,
     "nvidia_dle": nvidia_dle,
@@ -244,6 +258,7 @@ ADAPTERS: dict[str, Callable[[], list[Pair]]] = {
     "external_llm": external_llm,
     "fsdp_qlora": fsdp_qlora,
     "serving": serving,
+    "arrivals": arrivals,
     "h200_memory": h200_memory,
 }
 

@@ -35,6 +35,7 @@ ORDER = [
     "watch_overhead",
     "health",
     "serving",
+    "arrivals",
     "report",
 ]
 

@@ -224,6 +224,7 @@ def _one(
         job,
         electricity_per_kwh=prices["electricity_per_kwh"],
         co2_kg_per_kwh=prices["co2_kg_per_kwh"],
+        arrivals=True,
     )
     from dlrig.rules import check_build
 

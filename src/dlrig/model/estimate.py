@@ -12,7 +12,7 @@ parallel stage (dlrig.model.step).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dlrig.enums import (
     Bottleneck,
@@ -64,6 +64,7 @@ from dlrig.model.serving import (
     compute_precision,
     serving_estimate,
 )
+from dlrig.model.serving_load import serving_load
 from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
 from dlrig.model.wall import wall_draw
@@ -596,8 +597,12 @@ def estimate(
     calibration: Calibration | None = None,
     electricity_per_kwh: float | None = None,
     co2_kg_per_kwh: float | None = None,
+    arrivals: bool = False,
 ) -> Estimate:
-    """Predict one training (or inference) step of `workload` on `build`, and the whole run."""
+    """Predict one training (or inference) step of `workload` on `build`, and the whole run.
+    `arrivals`: for a serving workload that asks about Poisson arrivals, simulate them
+    (dlrig.model.serving_load, a few tenths of a second: `dlrig estimate` asks, the
+    planner's and the rules' many estimates do not)."""
     cal = calibration or default_calibration()
     assumed: list[str] = [*workload.assumptions, *build.assumed_fields]
     mods: list[Modifier] = []
@@ -609,7 +614,7 @@ def estimate(
     if spec is not None and serving is not None:
         return _served_estimate(
             build, workload, spec, serving, cal, [*workload.assumptions, *build.assumed_fields],
-            (electricity_per_kwh, co2_kg_per_kwh),
+            (electricity_per_kwh, co2_kg_per_kwh), arrivals=arrivals,
         )  # fmt: skip
     workload = attention_as_run(workload, dev, assumed)
     if dev.is_cpu:
@@ -740,11 +745,15 @@ def _served_estimate(
     cal: Calibration,
     assumed: list[str],
     prices: tuple[float | None, float | None],
+    *,
+    arrivals: bool,
 ) -> Estimate:
     """A serving workload's estimate, every figure from its serving figures
     (dlrig.model.served): the step per output token, the output tokens/s of all users, one
     card's share of the served model, and the run and its energy at that rate."""
     layout = served.served_layout(build, spec, cal)
+    if arrivals:
+        serving = replace(serving, load=serving_load(build, spec, serving, cal))
     card = next(g for g in build.gpus if g.gpu.name == serving.gpu)
     step = served.served_step(serving)
     precision = compute_precision(spec)

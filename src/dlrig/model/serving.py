@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from dlrig.catalog.schema import GPU
 from dlrig.enums import Precision
@@ -40,6 +41,9 @@ from dlrig.units import (
     wh_to_kwh,
 )
 from dlrig.workloads.serving import Engine, ServeSpec, WeightFormat
+
+if TYPE_CHECKING:
+    from dlrig.model.serving_load import ServingLoad
 
 
 class ServingLimit(StrEnum):
@@ -157,6 +161,7 @@ class ServingEstimate:
     binding: ServingLimit
     decode_parts_s: dict[str, float]
     notes: tuple[str, ...]
+    load: ServingLoad | None = None  # under Poisson arrivals (dlrig.model.serving_load)
 
 
 def cards(build: Build, cal: Calibration) -> Cards | None:

@@ -11,11 +11,14 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from dlrig.model.served import ADVICE
 from dlrig.report.estimate import cannot_run_line, hours, ms, power_line, stages_table
 
 if TYPE_CHECKING:
+    from dlrig.model.arrivals import Load
     from dlrig.model.result import Estimate
     from dlrig.model.serving import ServingEstimate
+    from dlrig.model.serving_load import ServingLoad
     from dlrig.plan.evaluate import Outcome
 
 
@@ -71,7 +74,113 @@ def serving_dict(est: Estimate, s: ServingEstimate) -> dict[str, Any]:
             "cost_per_million_tokens": None if kwh is None else kwh * est.run.electricity_per_kwh,
         },
         "notes": list(s.notes),
+        "load": None if s.load is None or not runs else load_dict(s.load, s.output_tokens),
     }
+
+
+def _load_figures(x: Load, output_tokens: int) -> dict[str, Any]:
+    return {
+        "requests_per_s": x.requests_per_s,
+        "output_tokens_per_s": x.requests_per_s * output_tokens if x.stable else None,
+        "ttft_p50_s": x.ttft_p50_s,
+        "ttft_p99_s": x.ttft_p99_s,
+        "tpot_p50_s": x.tpot_p50_s,
+        "tpot_p99_s": x.tpot_p99_s,
+        "utilisation": x.utilisation,
+        "busy_share": x.busy_share,
+        "mean_batch": x.mean_batch,
+        "stable": x.stable,
+    }
+
+
+def load_dict(load: ServingLoad, output_tokens: int) -> dict[str, Any]:
+    """`serving.load` (issue 36): Poisson arrivals at `requests_per_s` and the largest rate
+    meeting the 99th-percentile bounds, with what stops a higher one."""
+    return {
+        "percentile": load.percentile,
+        "requests_simulated": load.requests_simulated,
+        "copies": load.copies,
+        "gpus_per_copy": load.gpus_per_copy,
+        "layout_chosen": load.layout_chosen,
+        "max_batch_per_copy": load.max_batch_per_copy,
+        "saturated_requests_per_s": load.saturated_requests_per_s,
+        "ttft_target_s": load.ttft_target_s,
+        "tpot_target_s": load.tpot_target_s,
+        "requests_per_s": load.requests_per_s,
+        "at_rate": None if load.at_rate is None else _load_figures(load.at_rate, output_tokens),
+        "meets_targets": load.meets_targets,
+        "max_requests_per_s": load.max_requests_per_s,
+        "at_max": None if load.at_max is None else _load_figures(load.at_max, output_tokens),
+        "limit": None if load.limit is None else load.limit.value,
+        "bottleneck": None if load.bottleneck is None else load.bottleneck.value,
+    }
+
+
+def _bounds(load: ServingLoad) -> str:
+    parts = []
+    if load.ttft_target_s is not None:
+        parts.append(f"TTFT <= {ms(load.ttft_target_s)}")
+    if load.tpot_target_s is not None:
+        parts.append(f"TPOT <= {ms(load.tpot_target_s)}")
+    return " and ".join(parts)
+
+
+def _latency(x: Load) -> str:
+    ttft = (
+        "grows without bound"
+        if x.ttft_p99_s is None or x.ttft_p50_s is None
+        else f"p50 {ms(x.ttft_p50_s)}, p99 {ms(x.ttft_p99_s)}"
+    )
+    tpot = (
+        "none (one-token answers)"
+        if x.tpot_p99_s is None or x.tpot_p50_s is None
+        else f"p50 {ms(x.tpot_p50_s)}, p99 {ms(x.tpot_p99_s)}"
+    )
+    return f"TTFT {ttft}; TPOT {tpot}"
+
+
+def load_lines(load: ServingLoad, output_tokens: int) -> list[str]:
+    """Arrivals at the asked rate, and the largest rate meeting the bounds (issue 36)."""
+    gpus = f"{load.gpus_per_copy} GPU{'s' * (load.gpus_per_copy != 1)} each, "
+    chosen = (
+        " (the layout with the highest saturated rate; serve.tensor_parallel sets another)"
+        if load.layout_chosen
+        else ""
+    )
+    lines = [
+        f"Poisson arrivals (simulated, {load.requests_simulated:,} requests per copy, "
+        f"{load.copies} cop{'ies' if load.copies != 1 else 'y'} of the model, {gpus}up to "
+        f"{load.max_batch_per_copy} sequences{chosen}): saturated at "
+        f"{load.saturated_requests_per_s:,.3g} requests/s"
+    ]
+    if load.at_rate is not None:
+        x = load.at_rate
+        line = f"at {x.requests_per_s:g} requests/s: {_latency(x)}; utilisation {x.utilisation:.0%}"
+        if not x.stable:
+            line += " (past saturation: the queue grows without bound)"
+        if load.meets_targets is not None:
+            line += f"; {'meets' if load.meets_targets else 'MISSES'} {_bounds(load)} at p99"
+        lines.append(line)
+    if load.max_requests_per_s is not None:
+        bounds = _bounds(load)
+        if load.at_max is None or load.max_requests_per_s <= 0:
+            lines.append(
+                f"no arrival rate meets {bounds} at p99: a lone request's prefill "
+                f"{ms(load.prefill_s)}, batch-1 step {ms(load.batch1_step_s)}"
+            )
+        else:
+            x = load.at_max
+            lines.append(
+                f"largest rate with p99 {bounds}: {x.requests_per_s:,.3g} requests/s "
+                f"({x.requests_per_s * output_tokens:,.0f} output tokens/s, utilisation "
+                f"{x.utilisation:.0%}); there {_latency(x)}"
+            )
+        if load.limit is not None and load.bottleneck is not None:
+            lines.append(
+                f"a higher rate is held by {load.limit.value} ({load.bottleneck.value}): "
+                f"{ADVICE[load.limit]}"
+            )
+    return lines
 
 
 def serving_head(est: Estimate, s: ServingEstimate) -> str:
@@ -160,6 +269,9 @@ def serving_renderable(est: Estimate, s: ServingEstimate) -> RenderableType:
         lines.append(s.binding.value, style="bold red")
         lines.append(f"\nwhat would move it: {est.advice}")
         lines.append(f"\n{cannot_run_line(est)}")
+    if est.runs and s.load is not None:
+        for line in load_lines(s.load, s.output_tokens):
+            lines.append(f"\n{line}")
     lines.append(f"\n{users_line(s)}")
     lines.append(f"\n{memory_line(est, s)}")
     lines.append(f"\n{power_line(est)}")

@@ -389,6 +389,9 @@ def _serve_spec(block: ServeBlock, params: float) -> ServeSpec:
         min_tokens_per_s_per_user=block.min_tokens_per_s_per_user,
         engine=block.engine,
         tensor_parallel=block.tensor_parallel,
+        arrival_rate=block.arrival_rate,
+        ttft_target_s=block.ttft_target_s,
+        tpot_target_s=block.tpot_target_s,
     )
 
 

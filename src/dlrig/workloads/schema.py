@@ -280,6 +280,21 @@ class ServeBlock(_Strict):
         "TensorRT-LLM tp_size); the build's other GPUs serve more copies. Default: the fewest "
         "that hold the weights and every user's context",
     )
+    arrival_rate: Annotated[float, Field(gt=0, le=1e6)] | None = Field(
+        default=None,
+        description="requests/s arriving at the build at random (Poisson, MLPerf's Server "
+        "scenario): the time to first token and per output token they see",
+    )
+    ttft_target_s: Annotated[float, Field(gt=0, le=1e4)] | None = Field(
+        default=None,
+        description="bound on the 99th-percentile time to first token, seconds (MLPerf "
+        "llama2-70b Server: 2.0): the largest arrival rate that meets it",
+    )
+    tpot_target_s: Annotated[float, Field(gt=0, le=1e3)] | None = Field(
+        default=None,
+        description="bound on the 99th-percentile time per output token after the first, "
+        "seconds (MLPerf llama2-70b Server: 0.2): the largest arrival rate that meets it",
+    )
 
     @model_validator(mode="after")
     def _experts_paired(self) -> ServeBlock:

@@ -77,6 +77,11 @@ class ServeSpec:
     min_tokens_per_s_per_user: float | None
     engine: Engine
     tensor_parallel: int | None = None  # GPUs one copy spans; None: the model chooses
+    # Poisson arrivals (issue 36): requests/s at the whole build, and the bounds on the 99th
+    # percentile time to first token and time per output token (seconds).
+    arrival_rate: float | None = None
+    ttft_target_s: float | None = None
+    tpot_target_s: float | None = None
 
     @property
     def is_moe(self) -> bool:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from dlrig.health import HealthReport
     from dlrig.machine.model import Build
     from dlrig.model import Estimate
+    from dlrig.model.serving_load import ServingLoad
     from dlrig.plan.results import PlanResult, Scored
     from dlrig.probe.report import ProbeReport
     from dlrig.report.compare import Compared
@@ -170,6 +171,7 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
             ("throughput", f"{est.samples_per_s:,.0f} tokens/s",
              f"{s.tokens_per_s_per_user:,.1f} tokens/s per user"),
             ("users that fit", f"{s.max_users_fit}", f"asked: {s.users}"),
+            *_load_facts(s.load),
             memory, run,
         ]  # fmt: skip
     return [
@@ -181,6 +183,27 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
         (*memory[:2], f"{memory[2]}; largest batch {m.max_batch_per_gpu}"),
         run,
     ]  # fmt: skip
+
+
+def _load_facts(load: ServingLoad | None) -> list[tuple[str, str, str]]:
+    """Poisson arrivals (issue 36): p99 latency at the asked rate, and the largest rate
+    meeting the bounds with what stops a higher one."""
+    from dlrig.report.estimate import ms
+
+    if load is None:
+        return []
+    facts = []
+    x = load.at_rate
+    if x is not None:
+        ttft = "unbounded" if x.ttft_p99_s is None else ms(x.ttft_p99_s)
+        tpot = "-" if x.tpot_p99_s is None else ms(x.tpot_p99_s)
+        facts.append((f"at {x.requests_per_s:g} requests/s", f"TTFT p99 {ttft}",
+                      f"TPOT p99 {tpot}, {x.utilisation:.0%} utilised"))  # fmt: skip
+    if load.max_requests_per_s is not None:
+        limit = "-" if load.limit is None else load.limit.value
+        rate = f"{load.max_requests_per_s:,.3g} requests/s"
+        facts.append(("largest rate at the p99 bounds", rate, f"then binds: {limit}"))
+    return facts
 
 
 def estimate_page(est: Estimate, note: str | None = None, rent: Markup | None = None) -> str:

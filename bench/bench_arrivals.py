@@ -1,0 +1,218 @@
+"""Cost of serving under Poisson arrivals (issue 36; target: well under 1 s per estimate).
+
+    .venv/bin/python bench/bench_arrivals.py [--calls N] [--out FILE]
+
+Times `dlrig.model.estimate` of a serving workload with `serve.arrival_rate` and MLPerf's
+Server-scenario bounds (loadgen/mlperf.conf, 99th percentile: llama3_1-8b 2 s / 100 ms,
+llama2-70b 2 s / 200 ms, llama3_1-405b 6 s / 175 ms) on one H100, 8x H100 (70B: four
+copies of two GPUs each, as `serve.tensor_parallel` sets them) and 2x RTX 4090, with the
+same estimate without the arrival fields beside it, so that the difference is the
+simulation's (one run at the asked rate, the bisection's eight, three for the limit). Prints
+the answers too. Writes bench/results/arrivals.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import statistics
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import provenance
+from machine_info import machine, write_result
+
+from dlrig.catalog import load_catalog
+from dlrig.machine import resolve_build
+from dlrig.model import estimate
+from dlrig.model.serving_load import ServingLoad
+from dlrig.workloads import load_workload, resolve_workload
+from dlrig.workloads.serving import WeightFormat
+
+REPO = Path(__file__).resolve().parents[1]
+# (label, gpu, count, workload, serve changes: rate and MLPerf's bounds for the model size)
+CASES = (
+    ("Llama 3.1 8B bf16, 1x H100", "H100 SXM", 1, "llama-3.1-8b-serve",
+     {"arrival_rate": 10.0, "ttft_target_s": 2.0, "tpot_target_s": 0.100}),
+    ("Llama 3.1 70B fp8, 8x H100", "H100 SXM", 8, "llama-3.1-70b-serve",
+     {"quantization": WeightFormat.FP8, "tensor_parallel": 2, "arrival_rate": 10.0,
+      "ttft_target_s": 2.0,
+      "tpot_target_s": 0.200}),
+    ("Llama 3.1 405B fp8, 8x H100", "H100 SXM", 8, "llama-3.1-405b-serve",
+     {"quantization": WeightFormat.FP8, "arrival_rate": 2.0, "ttft_target_s": 6.0,
+      "tpot_target_s": 0.175}),
+    ("Llama 3.1 70B int4, 2x RTX 4090", "RTX 4090", 2, "llama-3.1-70b-serve",
+     {"quantization": WeightFormat.INT4, "users": 2, "arrival_rate": 0.1, "ttft_target_s": 2.0,
+      "tpot_target_s": 0.200}),
+)  # fmt: skip
+
+
+# Held-out arrival-rate measurements: MLPerf Inference v4.1's Server scenario (Poisson
+# arrivals, p99 TTFT <= 2 s and TPOT <= 200 ms), NVIDIA's closed-division Llama 2 70B runs
+# with TensorRT-LLM in fp8 (configs/llama2-70b/Server: H100 TP2 x4 copies, H200 TP1 x8),
+# results published 2024-08-28. The rate is the one the submitter ran and passed, so the
+# true largest rate is at least it. No constant of dlrig was chosen on these rows.
+RESULTS = (
+    "https://github.com/mlcommons/inference_results_v4.1/blob/"
+    "a2f5d66d17e8f75c02fd74dfe810ecca6a046696/closed/NVIDIA/results"
+)
+# Llama 2 70B (meta-llama/Llama-2-70b-chat-hf config.json: 80 layers, hidden 8192, 64 heads,
+# 8 KV heads, head dim 128, vocabulary 32000; 68,976,648,192 parameters). Prompts: the mean
+# `tok_input_length` of MLPerf's 24,576 OpenOrca samples, 222.3 tokens (as summarised in
+# openshift-psap/performance-dashboard mlperf-data/summaries/llama2-70b-99.csv @7100702);
+# answers: each run's own completed tokens/s over samples/s.
+LLAMA2_70B_PARAMS = 68_976_648_192
+MLPERF_PROMPT_TOKENS = 222
+
+
+@dataclass(frozen=True)
+class ServerRun:
+    label: str
+    gpu: str
+    count: int
+    tensor_parallel: int
+    samples_per_s: float
+    tokens_per_s: float
+    ttft_p99_s: float
+    tpot_p99_s: float
+    url: str
+    date: str
+
+    @property
+    def output_tokens(self) -> int:
+        return round(self.tokens_per_s / self.samples_per_s)
+
+
+HELD_OUT = (
+    ServerRun("MLPerf v4.1 Server, 8x H100 SXM 80GB (DGX H100), Llama 2 70B fp8, TP2 x4",
+              "H100 SXM5 80GB", 8, 2, 74.42, 21605.79, 0.461278089, 0.175354317,
+              f"{RESULTS}/DGX-H100_H100-SXM-80GBx8_TRT/llama2-70b-99.9/Server/performance/"
+              "run_1/mlperf_log_summary.txt", "2024-08-28"),
+    ServerRun("MLPerf v4.1 Server, 8x H200 SXM 141GB, Llama 2 70B fp8, TP1 x8",
+              "H200 SXM 141GB", 8, 1, 100.35, 29228.22, 0.452744202, 0.146040006,
+              f"{RESULTS}/H200-SXM-141GBx8_TRT/llama2-70b-99/Server/performance/run_1/"
+              "mlperf_log_summary.txt", "2024-08-28"),
+)  # fmt: skip
+
+
+def predict(run: ServerRun) -> ServingLoad:
+    """dlrig's largest rate at MLPerf's bounds for one held-out run's build and layout."""
+    build = resolve_build({"name": run.label, "gpus": [{"model": run.gpu, "count": run.count}]},
+                          "bench", load_catalog(None))  # fmt: skip
+    doc = {
+        "name": "llama-2-70b (MLPerf)", "mode": "inference", "batch_size": 1,
+        "precision": "fp8", "input": {"shape": [1], "dtype": "int64"},
+        "dataset": "synthetic", "tokens": 1e7,
+        "model": {"kind": "language", "params": LLAMA2_70B_PARAMS,
+                  "forward_flops_per_token": 2 * LLAMA2_70B_PARAMS,
+                  "activation_bytes_per_sample": 0,
+                  "seq_len": MLPERF_PROMPT_TOKENS + run.output_tokens},
+        "serve": {"layers": 80, "hidden_size": 8192, "heads": 64, "kv_heads": 8,
+                  "head_dim": 128, "vocab_size": 32000, "quantization": "fp8",
+                  "prompt_tokens": MLPERF_PROMPT_TOKENS, "output_tokens": run.output_tokens,
+                  "tensor_parallel": run.tensor_parallel,
+                  "ttft_target_s": 2.0, "tpot_target_s": 0.2},
+    }  # fmt: skip
+    est = estimate(build, resolve_workload(doc, "bench"), arrivals=True)
+    assert est.serving is not None and est.serving.load is not None
+    return est.serving.load
+
+
+def held_out_lines() -> list[str]:
+    rows = []
+    for run in HELD_OUT:
+        load = predict(run)
+        assert load.max_requests_per_s is not None and load.at_max is not None
+        x = load.at_max
+        error = load.max_requests_per_s / run.samples_per_s - 1.0
+        rows.append(
+            f"| [{run.label}]({run.url}) ({run.date}) | {run.samples_per_s:g} | "
+            f"{load.max_requests_per_s:.1f} | {error:+.1%} | "
+            f"{run.ttft_p99_s * 1e3:.0f} / {run.tpot_p99_s * 1e3:.0f} ms | "
+            f"{(x.ttft_p99_s or 0) * 1e3:.0f} / {(x.tpot_p99_s or 0) * 1e3:.0f} ms | "
+            f"{load.saturated_requests_per_s:.1f} | {load.limit.value if load.limit else '-'} |"
+        )
+    return [
+        "### Held out: MLPerf Inference v4.1 Server runs",
+        "",
+        "Poisson arrivals under MLPerf's p99 bounds (TTFT <= 2 s, TPOT <= 200 ms), NVIDIA's "
+        "Llama 2 70B fp8 submissions; dlrig predicts the largest rate meeting the bounds on "
+        "the same GPUs and layout, with 222-token prompts (the dataset's mean) and each run's "
+        "own mean answer (tokens/s over samples/s: 290 and 291). The measured rate is the one "
+        "the submitter ran, a lower bound of the true largest. "
+        + provenance.status(["mlperf_server"]),
+        "",
+        "| run | measured requests/s | dlrig's largest rate | error | measured p99 TTFT / TPOT "
+        "| dlrig's p99 at its rate | dlrig's saturated rate | dlrig's limit |",
+        "|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
+
+
+def _ms(samples: list[float]) -> str:
+    return f"{statistics.median(samples) * 1e3:.0f} ms (max {max(samples) * 1e3:.0f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "arrivals.md")
+    args = parser.parse_args()
+    catalog = load_catalog(None)
+    rows = []
+    for label, gpu, count, name, changes in CASES:
+        build = resolve_build({"name": label, "gpus": [{"model": gpu, "count": count}]},
+                              "bench", catalog)  # fmt: skip
+        base = load_workload(name)
+        assert base.serve is not None
+        fields = {
+            k: v for k, v in changes.items() if k in ("quantization", "users", "tensor_parallel")
+        }
+        plain = replace(base, serve=replace(base.serve, **fields))  # type: ignore[arg-type]
+        loaded = replace(base, serve=replace(base.serve, **changes))  # type: ignore[arg-type]
+        estimate(build, plain)
+        with_load, without = [], []
+        est = None
+        for _ in range(args.calls):
+            t = time.perf_counter()
+            estimate(build, plain)
+            without.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            est = estimate(build, loaded, arrivals=True)
+            with_load.append(time.perf_counter() - t)
+        assert est is not None and est.serving is not None and est.serving.load is not None
+        load = est.serving.load
+        x, m = load.at_rate, load.at_max
+        at_rate = "-" if x is None or x.ttft_p99_s is None or x.tpot_p99_s is None else (
+            f"{x.requests_per_s:g}/s: TTFT p99 {x.ttft_p99_s * 1e3:,.0f} ms, TPOT p99 "
+            f"{x.tpot_p99_s * 1e3:.1f} ms, {x.utilisation:.0%} used"
+        )  # fmt: skip
+        at_max = "none" if m is None else f"{load.max_requests_per_s:,.3g}/s ({m.utilisation:.0%})"
+        rows.append(
+            f"| {label} | {load.ttft_target_s:g} s / {load.tpot_target_s * 1e3:g} ms | "
+            f"{_ms(with_load)} | {_ms(without)} | {load.requests_simulated:,} | {at_rate} | "
+            f"{at_max} | {load.limit.value if load.limit else '-'} |"
+        )
+    lines = [
+        "## Serving under Poisson arrivals: cost of the simulation (issue 36)",
+        "",
+        f"Command: `.venv/bin/python bench/bench_arrivals.py --calls {args.calls}`; machine: "
+        f"{machine()}; date: {dt.date.today().isoformat()}. Target: well under 1 s per "
+        "estimate. One `estimate` call with `serve.arrival_rate` and MLPerf's Server bounds "
+        "(99th percentile; loadgen/mlperf.conf) against the same call without them, median "
+        f"(max) of {args.calls}; the answers beside (model figures, not measurements).",
+        "",
+        "| build | bounds (TTFT / TPOT) | estimate with arrivals | without | requests per run "
+        "| at the asked rate | largest rate meeting the bounds | limit |",
+        "|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+        *held_out_lines(),
+    ]
+    write_result(args.out, lines)
+
+
+if __name__ == "__main__":
+    main()
