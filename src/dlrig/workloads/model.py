@@ -44,6 +44,22 @@ class FinetuneMethod(StrEnum):
     QLORA = "qlora"
 
 
+class KernelLibrary(StrEnum):
+    """The kernels a training job's code runs its non-matmul work with (the `kernels` job
+    field): PyTorch eager as transformers writes its models, torch.compile's Inductor (default
+    mode, or `reduce-overhead` with CUDA graphs), Liger Kernel's or Unsloth's Triton kernels
+    patched into a transformers model, or a hand-fused trainer (llm.c, llm.q). What each
+    changes is counted in dlrig.model.layers (kernels and bytes) and dlrig.workloads.kernels
+    (the job fields it sets)."""
+
+    EAGER = "eager"
+    COMPILE = "compile"
+    COMPILE_REDUCE_OVERHEAD = "compile-reduce-overhead"
+    LIGER = "liger"
+    UNSLOTH = "unsloth"
+    FUSED = "fused"
+
+
 @dataclass(frozen=True)
 class Dataset:
     """The training data as stored: `samples` items of `bytes_per_sample` each on disk, in
@@ -100,7 +116,9 @@ class Workload:
     bits; `optimizer_in_backward`: each weight steps and frees its gradient during the
     backward; `paged_optimizer`: the
     optimizer state pages to host RAM where the GPU cannot hold it; `cuda_graphs`: each step
-    replays a captured CUDA graph, so the host does not dispatch its kernels one by one. Run
+    replays a captured CUDA graph, so the host does not dispatch its kernels one by one;
+    `kernels`: the library the job's element-wise, norm, rotary and loss kernels come from
+    (KernelLibrary). Run
     length is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model states
     its default.
     """
@@ -164,6 +182,7 @@ class Workload:
     optimizer_in_backward: bool = False
     paged_optimizer: bool = False
     cuda_graphs: bool = False
+    kernels: KernelLibrary = KernelLibrary.EAGER
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0
     fp32_adapters: bool = False
