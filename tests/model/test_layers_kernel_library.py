@@ -14,6 +14,7 @@ from dlrig.model.layers import (
     LAYER_ELEMS_PER_HIDDEN,
     layer_pointwise,
 )
+from dlrig.workloads.model import Workload
 
 H, KV, F = 4096.0, 1024.0, 14336.0  # Llama 3 8B (config.json: 8 kv heads of 128)
 
@@ -65,6 +66,11 @@ def test_bert_layer_eager_is_the_calibrated_count_and_liger_leaves_it() -> None:
     assert _layer("compile", "gpt2") == (11.0, 10 * H + 2 * F, 0.0)
 
 
+def _liger_readme_job(library: str) -> Workload:
+    return make_workload("llama-3-8b", batch_size=8, kernels=library, parallel="fsdp",
+                         activation_checkpointing=True)  # fmt: skip
+
+
 def test_liger_speed_up_beside_the_published_one() -> None:
     """Liger Kernel's README: Llama 3 8B, batch 8, bf16, AdamW, gradient checkpointing, FSDP1
     on 8 A100s: "more than 20%" more throughput, "60%" less memory. The model, from the
@@ -73,11 +79,7 @@ def test_liger_speed_up_beside_the_published_one() -> None:
     overheads on the small kernels it removes, are not all counted). A check, not a fit."""
     build = resolve_build({"name": "8x A100", "gpus": [{"model": "A100 SXM4 80GB", "count": 8}]},
                           "test")  # fmt: skip
-    runs = {
-        k: estimate(build, make_workload("llama-3-8b", batch_size=8, kernels=k, parallel="fsdp",
-                                         activation_checkpointing=True))  # fmt: skip
-        for k in ("eager", "liger")
-    }
+    runs = {k: estimate(build, _liger_readme_job(k)) for k in ("eager", "liger")}
     assert runs["liger"].tokens_per_s / runs["eager"].tokens_per_s == pytest.approx(1.11, abs=0.02)
     memory = runs["liger"].memory.gpu_required_gb / runs["eager"].memory.gpu_required_gb
     assert memory == pytest.approx(0.51, abs=0.03)
