@@ -501,7 +501,9 @@ def main() -> None:
         "accumulation, precision and layout (ZeRO stage, tensor and pipeline parallelism) on "
         "8-GPU nodes. Context parallelism (NeMo, torchtitan) is modelled as whole sequences "
         "per GPU (the same work per GPU); selective or unstated checkpointing as none; "
-        "torch.compile is not modelled; the memory verdict is left out (n/a) where the layout "
+        "each row's `kernels` is its stack's (fused: llm.q, NeMo and Megatron; liger: NeMo "
+        "AutoModel; compile where the row ran torch.compile; eager otherwise: "
+        "kernel_library); the memory verdict is left out (n/a) where the layout "
         "is not modelled. Every row: `bench/results/external_llm_rows.md`.",
         "",
         "Sources: " + "; ".join(f"{s} ({u}, {d})" for s, u, d in sources) + ".",

@@ -87,6 +87,15 @@ ROPE_EAGER_ELEMS = 10.0
 # - the attention output's transpose(1, 2).contiguous() before o_proj (integrations/
 #   sdpa_attention.py): 2h, 1 kernel; two residual adds: 6h, 2 kernels; act_fn(gate) and its
 #   product with up: 2f + 3f, 2 kernels.
+# An activation transformers writes as element-wise ops (activations.py), eager: (kernels,
+# elements moved per element of the f-wide input). NewGELUActivation (gelu_new, GPT-2's):
+# 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) = pow, mul, add, mul, tanh, add, mul, mul,
+# moving 2 + 2 + 3 + 2 + 2 + 2 + 2 + 3 = 18; QuickGELUActivation: x sigmoid(1.702 x) = mul,
+# sigmoid, mul: 2 + 2 + 3 = 7. Any other is one kernel reading and writing f (2).
+EAGER_ACTIVATION: dict[str, tuple[float, float]] = {
+    "gelu_new": (8.0, 18.0),
+    "quick_gelu": (3.0, 7.0),
+}
 # Fused, each chain is one kernel reading its inputs and writing its outputs once: a
 # residual add with the next norm reads x and the residual and writes the sum and the normed
 # output (4h); a norm alone reads and writes h (2h); RoPE reads and writes q and k (2(h + kv));
@@ -382,8 +391,9 @@ def layer_pointwise(
     LAYER_ELEMS_PER_FFN f in KERNELS_PER_LAYER_EAGER/FUSED kernels; Inductor and hand-fused
     trainers fuse each add-norm chain, liger and unsloth leave this layer as it is (Liger's
     LayerNorm moves what PyTorch's one-kernel LayerNorm does; Unsloth patches Llama-family
-    models). For the Llama-family layer (`gated_mlp`) eager counts transformers' RMSNorm,
-    RoPE and SwiGLU (the constants above); liger and unsloth replace each with one kernel;
+    models), except an activation written as element-wise ops (`hidden_act`,
+    EAGER_ACTIVATION). For the Llama-family layer (`gated_mlp`) eager counts transformers'
+    RMSNorm, RoPE and SwiGLU (the constants above); liger and unsloth replace each with one kernel;
     compile fuses the adds into the norms too; fused (llm.q) also runs one QKV and one
     gate-and-up matmul and writes attention in the layout o_proj reads."""
     library = workload.kernels
@@ -403,10 +413,11 @@ def layer_pointwise(
             # two add-norms, the attention output's copy, GELU
             kernels = gemms + attention_kernels + 4.0
             return LayerPointwise(kernels, 10.0 * h + gelu, 0.0, passes)
-        kernels = KERNELS_PER_LAYER_FUSED - 1.0 + attention_kernels
-        return LayerPointwise(
-            kernels, LAYER_ELEMS_PER_HIDDEN * h + LAYER_ELEMS_PER_FFN * f, 0.0, passes
+        act_kernels, act_elems = EAGER_ACTIVATION.get(
+            workload.hidden_act, (1.0, LAYER_ELEMS_PER_FFN)
         )
+        kernels = KERNELS_PER_LAYER_FUSED - 2.0 + act_kernels + attention_kernels
+        return LayerPointwise(kernels, LAYER_ELEMS_PER_HIDDEN * h + act_elems * f, 0.0, passes)
     rope = 2.0 * (h + kv)
     if library is KernelLibrary.FUSED:
         # QKV and gate-up matmuls, two residual-norms, RoPE, SwiGLU
@@ -422,11 +433,12 @@ def layer_pointwise(
         kernels = gemms + attention_kernels + 2.0 + 1.0 + 3.0 + 1.0
         return LayerPointwise(kernels, 2.0 * 2.0 * h + rope + residual + 3.0 * f, 0.0, passes)
     norms = 2.0 * (RMSNORM_EAGER_ELEMS + RMSNORM_EAGER_FP32_ELEMS) * h
+    act_kernels, act_elems = EAGER_ACTIVATION.get(workload.hidden_act, (1.0, 2.0))
     kernels = gemms + attention_kernels + 2.0 * RMSNORM_EAGER_KERNELS + 2.0 * ROPE_EAGER_KERNELS
-    kernels += 3.0 + 2.0 + (4.0 if workload.dropout else 0.0)
+    kernels += 3.0 + act_kernels + 1.0 + (4.0 if workload.dropout else 0.0)
     return LayerPointwise(
         kernels,
-        norms + ROPE_EAGER_ELEMS * (h + kv) + residual + 5.0 * f,
+        norms + ROPE_EAGER_ELEMS * (h + kv) + residual + (act_elems + 3.0) * f,
         2.0 * RMSNORM_EAGER_FP32_ELEMS * h,
         passes,
     )

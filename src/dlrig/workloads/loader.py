@@ -346,6 +346,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         flash_attention=m.attention in ("flash", "cudnn"),
         native_attention=m.attention == "cudnn",
         gated_mlp=m.gated_mlp,
+        hidden_act=m.hidden_act,
         dropout=m.dropout,
         tied_embeddings=m.tied_embeddings,
         memory_len=m.memory_len,

@@ -99,7 +99,8 @@ class Workload:
     says what data-parallel ranks shard (1 optimizer state, 2 + gradients, 3 + weights);
     `parallel_fixed` says the document chose the layout (else the model may shard a job that does
     not fit replicated). The transformer structure (`num_heads`, `kv_heads`, `ffn_hidden_size`,
-    `gated_mlp`, `dropout`, `flash_attention` (`native_attention`: a fused kernel written for
+    `gated_mlp`, `hidden_act` (the MLP's activation, transformers' name), `dropout`,
+    `flash_attention` (`native_attention`: a fused kernel written for
     the card's own MMA instructions, cuDNN or FlashAttention-3), `vocab_size`,
     `tied_embeddings`, `memory_len`, and for encoder-decoder models `encoder_layers` over
     `encoder_seq_len` positions, the decoder being `num_layers` over `seq_len`) is the published
@@ -157,6 +158,7 @@ class Workload:
     flash_attention: bool = False
     native_attention: bool = False
     gated_mlp: bool = False
+    hidden_act: str = "gelu"
     dropout: bool = True
     tied_embeddings: bool = False
     memory_len: int | None = None

@@ -73,6 +73,14 @@ class ModelBlock(_Strict):
     gated_mlp: bool = Field(
         default=False, description="gated feed-forward (SwiGLU, GeGLU): three matrices, not two"
     )
+    hidden_act: Literal["gelu", "gelu_new", "gelu_pytorch_tanh", "quick_gelu", "relu", "silu"] = (
+        Field(
+            default="gelu",
+            description="the MLP's activation as the published config names it (transformers' "
+            "ACT2FN): gelu_new (GPT-2's NewGELUActivation) and quick_gelu are written as "
+            "element-wise ops, 8 and 3 kernels in eager PyTorch; the others are one kernel",
+        )
+    )
     dropout: bool = Field(default=True, description="dropout layers train (their masks are kept)")
     tied_embeddings: bool = Field(
         default=False, description="the output projection shares the input embedding matrix"
