@@ -362,7 +362,7 @@ def fp32_adapter_elems(h: float, f: float, kv_share: float, gated: bool) -> tupl
     writes fp32, the cast back reads it and writes 16-bit (7 fp32 and 1 more 16-bit move per
     output element). A Llama-3-8B LoRA step profiled on a lent H200 shows them as cast, fp32 add
     and fp32 SIMT GEMM kernels (bench/data/h200_gpu_check.json); with them the step, 641-650 ms
-    measured, is estimated at 605 ms (bench/bench_h200.py)."""
+    measured, is estimated at 718 ms (bench/bench_h200.py)."""
     inputs, outputs = lora_adapter_io(h, f, kv_share, gated)
     return 2.0 * inputs + 7.0 * outputs, outputs
 
