@@ -295,6 +295,17 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
             "autocast_adapter_dtype=True)"
         )
 
+    if wf.kernels is KernelLibrary.UNSLOTH and wf.activation_checkpointing:
+        assumed.append(
+            "kernels unsloth: its gradient checkpointing copies each layer's saved input to "
+            "host RAM (use_gradient_checkpointing=\"unsloth\"); the memory estimate keeps "
+            "them on the GPU, an over-estimate"
+        )
+    if wf.kernels is KernelLibrary.LIGER and not m.gated_mlp:
+        assumed.append(
+            "kernels liger: its RMSNorm, RoPE and SwiGLU kernels patch Llama-family models; "
+            "this model's layers are counted as eager, only its loss is Liger's"
+        )
     similar = None
     if wf.similar_to is not None:
         try:
