@@ -23,6 +23,7 @@ ORDER = [
     "accuracy",
     "external",
     "external_llm",
+    "kernel_libraries",
     "lambda_v2",
     "h200",
     "memory",
