@@ -110,3 +110,12 @@ def test_a_bad_library_is_one_line_naming_the_choices_and_exit_2(tmp_path: Path)
 def test_every_library_resolves_on_every_kind_of_model(library: str) -> None:
     for model in ("llama-3-8b-lora", "gpt2", "bert-base-squad", "resnet50"):
         assert resolve_workload({"model": model, "kernels": library}, "test").kernels == library
+
+
+def test_a_library_on_a_convnet_says_its_layers_stay_eager() -> None:
+    """The per-layer counts are a transformer layer's: on ResNet-50 `kernels: compile` changes
+    no layer, and the estimate says so rather than passing it over."""
+    w = resolve_workload({"model": "resnet50", "kernels": "compile"}, "test")
+    assert any(a.startswith("kernels compile: counted per transformer layer") for a in w.assumptions)
+    assert not any(a.startswith("kernels") for a in resolve_workload({"model": "resnet50"},
+                                                                     "test").assumptions)

@@ -301,7 +301,13 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
             "host RAM (use_gradient_checkpointing=\"unsloth\"); the memory estimate keeps "
             "them on the GPU, an over-estimate"
         )
-    if wf.kernels is KernelLibrary.LIGER and not m.gated_mlp:
+    if wf.kernels is not KernelLibrary.EAGER and not (m.hidden_size and m.num_layers and seq_len):
+        assumed.append(
+            f"kernels {wf.kernels.value}: counted per transformer layer; this model gives no "
+            "hidden_size, num_layers and seq_len, so its layers are counted as eager and only "
+            "the job fields the library sets apply"
+        )
+    elif wf.kernels is KernelLibrary.LIGER and not m.gated_mlp:
         assumed.append(
             "kernels liger: its RMSNorm, RoPE and SwiGLU kernels patch Llama-family models; "
             "this model's layers are counted as eager, only its loss is Liger's"
