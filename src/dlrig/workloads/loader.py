@@ -298,7 +298,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
     if wf.kernels is KernelLibrary.UNSLOTH and wf.activation_checkpointing:
         assumed.append(
             "kernels unsloth: its gradient checkpointing copies each layer's saved input to "
-            "host RAM (use_gradient_checkpointing=\"unsloth\"); the memory estimate keeps "
+            'host RAM (use_gradient_checkpointing="unsloth"); the memory estimate keeps '
             "them on the GPU, an over-estimate"
         )
     if wf.kernels is not KernelLibrary.EAGER and not (m.hidden_size and m.num_layers and seq_len):
