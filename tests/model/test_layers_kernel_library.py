@@ -3,11 +3,13 @@ library's code, and the speed-up they add up to beside the published one."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from model_fixtures import make_workload
 
 from dlrig.machine import resolve_build
-from dlrig.model import estimate
+from dlrig.model import compute, estimate, layers
 from dlrig.model.layers import (
     KERNELS_PER_LAYER_FUSED,
     LAYER_ELEMS_PER_FFN,
@@ -83,3 +85,23 @@ def test_liger_speed_up_beside_the_published_one() -> None:
     assert runs["liger"].tokens_per_s / runs["eager"].tokens_per_s == pytest.approx(1.11, abs=0.02)
     memory = runs["liger"].memory.gpu_required_gb / runs["eager"].memory.gpu_required_gb
     assert memory == pytest.approx(0.51, abs=0.03)
+
+
+def test_transformers_gpt2_newgelu_is_eight_eager_kernels() -> None:
+    """transformers' NewGELUActivation (activations.py, GPT-2's gelu_new): pow, mul, add, mul,
+    tanh, add, mul, mul = 8 kernels moving 2+2+3+2+2+2+2+3 = 18 elements per element, where
+    nanoGPT's one-kernel GELU moves 2; compiled, the chain is one kernel again. On the lent
+    H200 transformers' GPT-2 launched 1,145 kernels a step (bench/results/h200.md), where the
+    zoo's one-kernel GELU counts 798: gelu_new adds 7 kernels x 12 layers x 3 passes = 252."""
+    gpt2 = make_workload("gpt2")
+    new = dataclasses.replace(gpt2, hidden_act="gelu_new")
+    h, f = 768.0, 3072.0
+    one = layer_pointwise(gpt2, h, h, f, 10.5)
+    eight = layer_pointwise(new, h, h, f, 10.5)
+    assert eight.kernels - one.kernels == 7.0
+    assert eight.elems - one.elems == (18.0 - 2.0) * f
+    steps = [compute.step_kernels(layers.layer_work(w), w, 12) for w in (gpt2, new)]
+    assert steps[1] - steps[0] == 252.0
+    compiled = make_workload("gpt2", kernels="compile")
+    assert layer_pointwise(dataclasses.replace(compiled, hidden_act="gelu_new"), h, h, f,
+                           10.5) == layer_pointwise(compiled, h, h, f, 10.5)  # fmt: skip
