@@ -76,15 +76,16 @@ def _liger_readme_job(library: str) -> Workload:
 def test_liger_speed_up_beside_the_published_one() -> None:
     """Liger Kernel's README: Llama 3 8B, batch 8, bf16, AdamW, gradient checkpointing, FSDP1
     on 8 A100s: "more than 20%" more throughput, "60%" less memory. The model, from the
-    kernels and bytes alone (nothing fitted on it), at 2,048 tokens: 11% faster, 49% less
-    GPU memory: below the published gain (the eager layer's other costs, such as launch
-    overheads on the small kernels it removes, are not all counted). A check, not a fit."""
+    kernels and bytes alone (nothing fitted on it), at 2,048 tokens: 11% faster and 49% less
+    GPU memory (bench/bench_kernel_libraries.py). It counts part of what Liger saves, never
+    more: faster than eager by at least 5%, by no more than published; memory down by at least
+    a third (the logits and the SiLU output no longer held)."""
     build = resolve_build({"name": "8x A100", "gpus": [{"model": "A100 SXM4 80GB", "count": 8}]},
                           "test")  # fmt: skip
     runs = {k: estimate(build, _liger_readme_job(k)) for k in ("eager", "liger")}
-    assert runs["liger"].tokens_per_s / runs["eager"].tokens_per_s == pytest.approx(1.11, abs=0.02)
+    assert 1.05 < runs["liger"].tokens_per_s / runs["eager"].tokens_per_s <= 1.20
     memory = runs["liger"].memory.gpu_required_gb / runs["eager"].memory.gpu_required_gb
-    assert memory == pytest.approx(0.51, abs=0.03)
+    assert 0.40 <= memory < 0.67
 
 
 def test_transformers_gpt2_newgelu_is_eight_eager_kernels() -> None:
