@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
 from model_fixtures import make_workload
 
 from dlrig.machine import resolve_build
