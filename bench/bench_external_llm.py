@@ -274,6 +274,7 @@ def workload_doc(row: Row) -> dict[str, Any]:
         "chunked_logits_kept": row.source == "torchtune",
         "fused_activation": fused_activation(row),
         "cuda_graphs": cuda_graphs(row),
+        "kernels": kernel_library(row),
         "pure_16bit": row.pure_16bit,
         **finetune,
     }
@@ -371,6 +372,24 @@ def cuda_graphs(r: Row) -> bool:
     Pro6000x1.md, Pro6000x4.md: ARGS; scripts/train.py defaults it on; IST-DASLab/llmq
     @b77d969, read 2026-12-04)."""
     return r.source == "llm.q"
+
+
+def kernel_library(r: Row) -> str:
+    """The workload's `kernels` for the row's stack: `fused` for llm.q (its own CUDA kernels:
+    src/kernels rmsnorm.cu, rope.cu, swiglu.cu, fused_classifier.cu; IST-DASLab/llmq @b77d969)
+    and for NeMo / Megatron (Transformer Engine's LayerNormLinear and fused QKV and fc1
+    matmuls, Megatron-Core's bias_swiglu_fusion, apply_rope_fusion and
+    bias_dropout_fusion: NVIDIA/Megatron-LM megatron/core/transformer/transformer_config.py);
+    `liger` for NeMo AutoModel, whose NeMoAutoModelForCausalLM patches every model with Liger
+    Kernel unless told not to (nemo_automodel/components/_transformers/auto_model.py:
+    from_pretrained and from_config, `use_liger_kernel: bool = True`; NVIDIA-NeMo/Automodel
+    @3977de9); `compile` where the row says the job ran torch.compile (torchtitan,
+    torchtune); eager otherwise (torchtune's modules as written, llm-foundry's MPT)."""
+    if r.source == "llm.q" or r.framework.startswith("nemo-2"):
+        return "fused"
+    if r.framework == "nemo-automodel":
+        return "liger"
+    return "compile" if r.compiled else "eager"
 
 
 def attention_kernel(r: Row) -> str:
@@ -482,7 +501,9 @@ def main() -> None:
         "accumulation, precision and layout (ZeRO stage, tensor and pipeline parallelism) on "
         "8-GPU nodes. Context parallelism (NeMo, torchtitan) is modelled as whole sequences "
         "per GPU (the same work per GPU); selective or unstated checkpointing as none; "
-        "torch.compile is not modelled; the memory verdict is left out (n/a) where the layout "
+        "each row's `kernels` is its stack's (fused: llm.q, NeMo and Megatron; liger: NeMo "
+        "AutoModel; compile where the row ran torch.compile; eager otherwise: "
+        "kernel_library); the memory verdict is left out (n/a) where the layout "
         "is not modelled. Every row: `bench/results/external_llm_rows.md`.",
         "",
         "Sources: " + "; ".join(f"{s} ({u}, {d})" for s, u, d in sources) + ".",

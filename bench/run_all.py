@@ -24,6 +24,7 @@ ORDER = [
     "external",
     "external_llm",
     "fsdp_qlora",
+    "kernel_libraries",
     "lambda_v2",
     "h200",
     "memory",

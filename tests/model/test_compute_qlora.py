@@ -29,10 +29,13 @@ def test_qlora_trains_slower_than_lora_by_at_most_the_measured_gap() -> None:
     tokens, compiled: LoRA 3,083 tokens/s, QLoRA 2,413 (0.78x). The model counts the
     dequantisation's bytes at the card's bandwidth and its kernels, a floor under what they
     cost: QLoRA no faster than LoRA (0.99x: most of the measured gap is not modelled), and
-    slower by no more than measured."""
+    slower by no more than measured. Both as the README's jobs ran, compiled (`kernels:
+    compile`): eager, LoRA's batch of 2 does not fit the card and runs as two of 1, whose
+    per-kernel costs (transformers' eager layer launches ~40 kernels) then outweigh what QLoRA
+    pays to dequantize."""
     build = make_build(None, gpus=[{"model": "GeForce RTX 4090"}])
-    lora = estimate(build, make_workload("llama-3-8b-lora", batch_size=2))
-    qlora = estimate(build, make_workload("llama-3-8b-qlora", batch_size=2))
+    lora = estimate(build, make_workload("llama-3-8b-lora", batch_size=2, kernels="compile"))
+    qlora = estimate(build, make_workload("llama-3-8b-qlora", batch_size=2, kernels="compile"))
     ratio = qlora.samples_per_s / lora.samples_per_s
     assert 2413 / 3083 <= ratio < 1.0
     said = [a for a in qlora.assumptions if a.startswith("QLoRA: each 4-bit weight")]

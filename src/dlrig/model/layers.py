@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dlrig.workloads.model import FinetuneMethod, Workload
+from dlrig.workloads.model import FinetuneMethod, KernelLibrary, Workload
 
 # Elements one transformer layer's pointwise ops move per token in the forward, eager PyTorch
 # (each op reads its inputs and writes its output): Q/K/V head transposes 6h, context
@@ -69,6 +69,45 @@ KERNELS_PER_LAYER_FUSED = 21.0
 KERNELS_OUTSIDE_LAYERS = 14.0  # embeddings, LM head, loss
 # Linear layers in a transformer block: Q, K, V, O and the MLP's two (a gated MLP adds its gate).
 LINEARS_PER_LAYER = 6.0
+# A gated MLP marks the Llama family (Llama, Mistral, Qwen2, Gemma): RMSNorm, rotary positions
+# and SwiGLU, whose eager transformers code (models/llama/modeling_llama.py) differs from the
+# BERT/GPT layer above. Counted per layer in the forward, elements moved per token (h hidden,
+# kv the key/value width, f the MLP's width):
+# - LlamaRMSNorm: x.to(float32), pow(2), mean, + eps, rsqrt, multiply, .to(bf16), x weight =
+#   8 kernels; 16-bit: the cast's read and write, the weight product's read and write (4h);
+#   fp32: the cast's write, pow's read and write, mean's read, the multiply's read and write,
+#   the cast back's read (7h). Two per layer.
+RMSNORM_EAGER_KERNELS = 8.0
+RMSNORM_EAGER_ELEMS = 4.0
+RMSNORM_EAGER_FP32_ELEMS = 7.0
+# - apply_rotary_pos_emb on q and on k: q x cos, rotate_half's negation and cat, x sin, the sum
+#   = 5 kernels moving 2 + 1 + 2 + 2 + 3 = 10 elements per element rotated.
+ROPE_EAGER_KERNELS = 5.0
+ROPE_EAGER_ELEMS = 10.0
+# - the attention output's transpose(1, 2).contiguous() before o_proj (integrations/
+#   sdpa_attention.py): 2h, 1 kernel; two residual adds: 6h, 2 kernels; act_fn(gate) and its
+#   product with up: 2f + 3f, 2 kernels.
+# An activation transformers writes as element-wise ops (activations.py), eager: (kernels,
+# elements moved per element of the f-wide input). NewGELUActivation (gelu_new, GPT-2's):
+# 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) = pow, mul, add, mul, tanh, add, mul, mul,
+# moving 2 + 2 + 3 + 2 + 2 + 2 + 2 + 3 = 18; QuickGELUActivation: x sigmoid(1.702 x) = mul,
+# sigmoid, mul: 2 + 2 + 3 = 7. Any other is one kernel reading and writing f (2).
+EAGER_ACTIVATION: dict[str, tuple[float, float]] = {
+    "gelu_new": (8.0, 18.0),
+    "quick_gelu": (3.0, 7.0),
+}
+# Fused, each chain is one kernel reading its inputs and writing its outputs once: a
+# residual add with the next norm reads x and the residual and writes the sum and the normed
+# output (4h); a norm alone reads and writes h (2h); RoPE reads and writes q and k (2(h + kv));
+# SwiGLU reads gate and up and writes their product (3f); GELU after its matmul reads and
+# writes f (2f), or, in a cuBLASLt epilogue (llm.c), writes its output beside the pre-GELU
+# one (f).
+# Eager attention's score passes when the scale, mask, softmax and dropout between the two
+# matmuls run as one kernel (Inductor; llm.c's softmax_forward): QK^T writes the scores (1),
+# the fused kernel reads them and writes the probabilities (2), AV reads them (1); 3 kernels
+# where eager runs 7.
+FUSED_SCORE_PASSES = 4.0
+FUSED_SCORE_KERNELS = 3.0
 # Convnets: each saved activation is written by its producer and then read and written by a
 # BatchNorm/activation (and read again for BN's statistics): 2.5 element moves per saved
 # element in the forward.
@@ -323,9 +362,86 @@ def fp32_adapter_elems(h: float, f: float, kv_share: float, gated: bool) -> tupl
     writes fp32, the cast back reads it and writes 16-bit (7 fp32 and 1 more 16-bit move per
     output element). A Llama-3-8B LoRA step profiled on a lent H200 shows them as cast, fp32 add
     and fp32 SIMT GEMM kernels (bench/data/h200_gpu_check.json); with them the step, 641-650 ms
-    measured, is estimated at 605 ms (bench/bench_h200.py)."""
+    measured, is estimated at 718 ms (bench/bench_h200.py)."""
     inputs, outputs = lora_adapter_io(h, f, kv_share, gated)
     return 2.0 * inputs + 7.0 * outputs, outputs
+
+
+@dataclass(frozen=True)
+class LayerPointwise:
+    """One transformer layer's forward beside its FLOPs: the kernels it launches (matmuls and
+    attention included), the elements its element-wise, norm, rotary and copy kernels move per
+    token, the part of those moved in fp32 even in a 16-bit run, and the times eager attention
+    moves its score matrices."""
+
+    kernels: float
+    elems: float
+    fp32_elems: float
+    score_passes: float
+
+
+_FUSING = (KernelLibrary.COMPILE, KernelLibrary.COMPILE_REDUCE_OVERHEAD, KernelLibrary.FUSED)
+
+
+def layer_pointwise(
+    workload: Workload, h: float, kv: float, f: float, eager_passes: float
+) -> LayerPointwise:
+    """Per layer, by the workload's `kernels` (a library the model does not change keeps the
+    eager counts): for the BERT/GPT layer (LayerNorm, GELU) eager is LAYER_ELEMS_PER_HIDDEN h +
+    LAYER_ELEMS_PER_FFN f in KERNELS_PER_LAYER_EAGER/FUSED kernels; Inductor and hand-fused
+    trainers fuse each add-norm chain, liger and unsloth leave this layer as it is (Liger's
+    LayerNorm moves what PyTorch's one-kernel LayerNorm does; Unsloth patches Llama-family
+    models), except an activation written as element-wise ops (`hidden_act`,
+    EAGER_ACTIVATION). For the Llama-family layer (`gated_mlp`) eager counts transformers'
+    RMSNorm, RoPE and SwiGLU (the constants above); liger and unsloth replace each with one kernel;
+    compile fuses the adds into the norms too; fused (llm.q) also runs one QKV and one
+    gate-and-up matmul and writes attention in the layout o_proj reads."""
+    library = workload.kernels
+    eager_attention = not workload.flash_attention
+    gemms = LINEARS_PER_LAYER + (1.0 if workload.gated_mlp else 0.0)
+    attention_kernels = 1.0
+    passes = eager_passes
+    if eager_attention:
+        attention_kernels = 1.0 + KERNELS_PER_LAYER_EAGER - KERNELS_PER_LAYER_FUSED
+        if library in _FUSING:
+            attention_kernels, passes = FUSED_SCORE_KERNELS, FUSED_SCORE_PASSES
+    if not workload.gated_mlp:
+        if library in _FUSING:
+            gelu = f if library is KernelLibrary.FUSED else 2.0 * f
+            if library is KernelLibrary.FUSED:  # one QKV matmul, GELU in the epilogue
+                return LayerPointwise(4.0 + attention_kernels + 2.0, 8.0 * h + gelu, 0.0, passes)
+            # two add-norms, the attention output's copy, GELU
+            kernels = gemms + attention_kernels + 4.0
+            return LayerPointwise(kernels, 10.0 * h + gelu, 0.0, passes)
+        act_kernels, act_elems = EAGER_ACTIVATION.get(
+            workload.hidden_act, (1.0, LAYER_ELEMS_PER_FFN)
+        )
+        kernels = KERNELS_PER_LAYER_FUSED - 2.0 + act_kernels + attention_kernels
+        return LayerPointwise(kernels, LAYER_ELEMS_PER_HIDDEN * h + act_elems * f, 0.0, passes)
+    rope = 2.0 * (h + kv)
+    if library is KernelLibrary.FUSED:
+        # QKV and gate-up matmuls, two residual-norms, RoPE, SwiGLU
+        return LayerPointwise(4.0 + attention_kernels + 4.0, 8.0 * h + rope + 3.0 * f, 0.0, passes)
+    if library in _FUSING:
+        # two add-norms, RoPE on q and on k, the output copy, SwiGLU
+        kernels = gemms + attention_kernels + 6.0
+        return LayerPointwise(kernels, 8.0 * h + rope + 2.0 * h + 3.0 * f, 0.0, passes)
+    residual = 6.0 * h + 2.0 * h  # two adds, the output copy
+    if workload.dropout:
+        residual += 2.0 * 2.5 * h  # two dropouts, their masks written
+    if library in (KernelLibrary.LIGER, KernelLibrary.UNSLOTH):
+        kernels = gemms + attention_kernels + 2.0 + 1.0 + 3.0 + 1.0
+        return LayerPointwise(kernels, 2.0 * 2.0 * h + rope + residual + 3.0 * f, 0.0, passes)
+    norms = 2.0 * (RMSNORM_EAGER_ELEMS + RMSNORM_EAGER_FP32_ELEMS) * h
+    act_kernels, act_elems = EAGER_ACTIVATION.get(workload.hidden_act, (1.0, 2.0))
+    kernels = gemms + attention_kernels + 2.0 * RMSNORM_EAGER_KERNELS + 2.0 * ROPE_EAGER_KERNELS
+    kernels += 3.0 + act_kernels + 1.0 + (4.0 if workload.dropout else 0.0)
+    return LayerPointwise(
+        kernels,
+        norms + ROPE_EAGER_ELEMS * (h + kv) + residual + (act_elems + 3.0) * f,
+        2.0 * RMSNORM_EAGER_FP32_ELEMS * h,
+        passes,
+    )
 
 
 def transformer_work(workload: Workload) -> LayerWork:
@@ -346,8 +462,9 @@ def transformer_work(workload: Workload) -> LayerWork:
     total = workload.forward_flops_per_sample
     attention = min(4.0 * s * span * h * layers, total)
     experts = (workload.experts_per_token or 1) if workload.experts else 1
-    per_token = layers * (LAYER_ELEMS_PER_HIDDEN * h + LAYER_ELEMS_PER_FFN * f * experts)
-    per_token += EMBEDDING_ELEMS_PER_HIDDEN * h
+    eager_passes = found.score_passes if found is not None else EAGER_SCORE_PASSES
+    layer = layer_pointwise(workload, h, h * kv_share, f * experts, eager_passes)
+    per_token = layers * layer.elems + EMBEDDING_ELEMS_PER_HIDDEN * h
     adapter_fp32 = 0.0
     if workload.finetune is not FinetuneMethod.FULL:
         per_token += layers * lora_adapter_elems(h, f * experts, kv_share, workload.gated_mlp)
@@ -363,11 +480,9 @@ def transformer_work(workload: Workload) -> LayerWork:
     # (dlrig.model.compute: FLASH_ATTENTION_SHARE, or less on warpgroup-MMA cards).
     attention_width = 2.0 * head_dim
     if eager:
-        passes = found.score_passes if found is not None else EAGER_SCORE_PASSES
-        score = passes * heads * s * span * layers
+        score = layer.score_passes * heads * s * span * layers
     else:
         attention_width = math.inf
-    per_layer = KERNELS_PER_LAYER_EAGER if eager else KERNELS_PER_LAYER_FUSED
     return LayerWork(
         gemm_flops=total - min(4.0 * s * span * h * layers, total),
         gemm_width_elems=transformer_layer_width(h, f, kv_share),
@@ -381,12 +496,13 @@ def transformer_work(workload: Workload) -> LayerWork:
         loss_fp32_elems=(LOSS_FUSED_PASSES if workload.fused_loss else LOSS_FP32_PASSES)
         * vocab
         * s,
-        kernels_forward=per_layer * layers + KERNELS_OUTSIDE_LAYERS,
+        kernels_forward=layer.kernels * layers + KERNELS_OUTSIDE_LAYERS,
         tensor_elems=s * h,
         lm_head_flops=min(2.0 * h * vocab * s, total),
         lm_head_width=int(vocab),
         fused_attention=not eager,
         linears=layers * (LINEARS_PER_LAYER + (1.0 if workload.gated_mlp else 0.0)),
+        autocast_fp32_elems=layers * layer.fp32_elems * s,
         adapter_fp32_elems=adapter_fp32,
     )
 

@@ -21,9 +21,11 @@ from dlrig.io.documents import read_document
 from dlrig.io.paths import is_there, shown
 from dlrig.io.validation import closest, validate_document
 from dlrig.units import MB, s_to_ms
+from dlrig.workloads.kernels import preset_fields
 from dlrig.workloads.model import (
     Dataset,
     FinetuneMethod,
+    KernelLibrary,
     Mode,
     QuantizedBase,
     Workload,
@@ -120,6 +122,24 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _without_library_fields(base: dict[str, Any], library: Any) -> dict[str, Any]:
+    """The zoo document less the job fields the user's own `kernels` sets: a preset's
+    `loss_chunks: 8` (torchtune's chunked loss) is how its library ran, not the user's."""
+    try:
+        fields = set(preset_fields(KernelLibrary(library), None, None))
+    except ValueError:  # absent, or a bad name the schema reports
+        return base
+    if "loss_chunks" in fields:
+        fields.add("chunked_logits_kept")
+    return {k: v for k, v in base.items() if k not in fields}
+
+
+def _library_fields(wf: WorkloadFile, m: ModelBlock) -> dict[str, Any]:
+    """The job fields the workload's `kernels` sets that the document itself does not."""
+    preset = preset_fields(wf.kernels, m.hidden_size, m.vocab_size)
+    return {k: v for k, v in preset.items() if k not in wf.model_fields_set}
+
+
 def expand_document(doc: dict[str, Any], source: str) -> dict[str, Any]:
     """The document with a zoo `model` name replaced by the preset's document under it."""
     model = doc.get("model")
@@ -129,7 +149,7 @@ def expand_document(doc: dict[str, Any], source: str) -> dict[str, Any]:
         except UnknownWorkloadError as exc:
             raise UnknownWorkloadError(f"{source}: model: {exc.message}", hint=exc.hint) from None
         top = {k: v for k, v in doc.items() if k != "model"}
-        merged = _merge(base, top)
+        merged = _merge(_without_library_fields(base, top.get("kernels")), top)
         if "name" not in doc:
             merged["name"] = base["name"]
         return merged
@@ -159,6 +179,9 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
     if not isinstance(wf.model, ModelBlock):  # expand_document replaced every zoo name
         raise ValidationError(f"{source}: model: expected a zoo name or an inline model block")
     m = wf.model
+    library = _library_fields(wf, m)
+    if library:
+        wf = wf.model_copy(update=library)
     assumed: list[str] = []
     seq_len = wf.seq_len or m.seq_len
 
@@ -274,6 +297,23 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
             "autocast_adapter_dtype=True)"
         )
 
+    if wf.kernels is KernelLibrary.UNSLOTH and wf.activation_checkpointing:
+        assumed.append(
+            "kernels unsloth: its gradient checkpointing copies each layer's saved input to "
+            'host RAM (use_gradient_checkpointing="unsloth"); the memory estimate keeps '
+            "them on the GPU, an over-estimate"
+        )
+    if wf.kernels is not KernelLibrary.EAGER and not (m.hidden_size and m.num_layers and seq_len):
+        assumed.append(
+            f"kernels {wf.kernels.value}: counted per transformer layer; this model gives no "
+            "hidden_size, num_layers and seq_len, so its layers are counted as eager and only "
+            "the job fields the library sets apply"
+        )
+    elif wf.kernels is KernelLibrary.LIGER and not m.gated_mlp:
+        assumed.append(
+            "kernels liger: its RMSNorm, RoPE and SwiGLU kernels patch Llama-family models; "
+            "this model's layers are counted as eager, only its loss is Liger's"
+        )
     similar = None
     if wf.similar_to is not None:
         try:
@@ -325,6 +365,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         flash_attention=m.attention in ("flash", "cudnn"),
         native_attention=m.attention == "cudnn",
         gated_mlp=m.gated_mlp,
+        hidden_act=m.hidden_act,
         dropout=m.dropout,
         tied_embeddings=m.tied_embeddings,
         memory_len=m.memory_len,
@@ -350,6 +391,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         optimizer_in_backward=wf.optimizer_in_backward,
         paged_optimizer=wf.paged_optimizer,
         cuda_graphs=wf.cuda_graphs,
+        kernels=wf.kernels,
         finetune=method,
         trainable_fraction=fraction,
         fp32_adapters=method is not FinetuneMethod.FULL and adapter_precision == "fp32",

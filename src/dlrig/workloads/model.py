@@ -54,6 +54,22 @@ class QuantizedBase(StrEnum):
     AWQ = "awq"
 
 
+class KernelLibrary(StrEnum):
+    """The kernels a training job's code runs its non-matmul work with (the `kernels` job
+    field): PyTorch eager as transformers writes its models, torch.compile's Inductor (default
+    mode, or `reduce-overhead` with CUDA graphs), Liger Kernel's or Unsloth's Triton kernels
+    patched into a transformers model, or a hand-fused trainer (llm.c, llm.q). What each
+    changes is counted in dlrig.model.layers (kernels and bytes) and dlrig.workloads.kernels
+    (the job fields it sets)."""
+
+    EAGER = "eager"
+    COMPILE = "compile"
+    COMPILE_REDUCE_OVERHEAD = "compile-reduce-overhead"
+    LIGER = "liger"
+    UNSLOTH = "unsloth"
+    FUSED = "fused"
+
+
 @dataclass(frozen=True)
 class Dataset:
     """The training data as stored: `samples` items of `bytes_per_sample` each on disk, in
@@ -93,7 +109,8 @@ class Workload:
     says what data-parallel ranks shard (1 optimizer state, 2 + gradients, 3 + weights);
     `parallel_fixed` says the document chose the layout (else the model may shard a job that does
     not fit replicated). The transformer structure (`num_heads`, `kv_heads`, `ffn_hidden_size`,
-    `gated_mlp`, `dropout`, `flash_attention` (`native_attention`: a fused kernel written for
+    `gated_mlp`, `hidden_act` (the MLP's activation, transformers' name), `dropout`,
+    `flash_attention` (`native_attention`: a fused kernel written for
     the card's own MMA instructions, cuDNN or FlashAttention-3), `vocab_size`,
     `tied_embeddings`, `memory_len`, and for encoder-decoder models `encoder_layers` over
     `encoder_seq_len` positions, the decoder being `num_layers` over `seq_len`) is the published
@@ -110,7 +127,9 @@ class Workload:
     bits; `optimizer_in_backward`: each weight steps and frees its gradient during the
     backward; `paged_optimizer`: the
     optimizer state pages to host RAM where the GPU cannot hold it; `cuda_graphs`: each step
-    replays a captured CUDA graph, so the host does not dispatch its kernels one by one. Run
+    replays a captured CUDA graph, so the host does not dispatch its kernels one by one;
+    `kernels`: the library the job's element-wise, norm, rotary and loss kernels come from
+    (KernelLibrary). Run
     length is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model states
     its default.
     """
@@ -149,6 +168,7 @@ class Workload:
     flash_attention: bool = False
     native_attention: bool = False
     gated_mlp: bool = False
+    hidden_act: str = "gelu"
     dropout: bool = True
     tied_embeddings: bool = False
     memory_len: int | None = None
@@ -174,6 +194,7 @@ class Workload:
     optimizer_in_backward: bool = False
     paged_optimizer: bool = False
     cuda_graphs: bool = False
+    kernels: KernelLibrary = KernelLibrary.EAGER
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0
     fp32_adapters: bool = False

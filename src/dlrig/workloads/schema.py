@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from dlrig.enums import Optimizer, Parallelism, Precision, PreprocessingStrategy
-from dlrig.workloads.model import FinetuneMethod, Mode, WorkloadKind
+from dlrig.workloads.model import FinetuneMethod, KernelLibrary, Mode, WorkloadKind
 from dlrig.workloads.serving import Engine, KVPrecision, WeightFormat
 
 # Every number is finite and bounded far beyond any real job (a 405B-parameter model, 15T
@@ -72,6 +72,14 @@ class ModelBlock(_Strict):
     )
     gated_mlp: bool = Field(
         default=False, description="gated feed-forward (SwiGLU, GeGLU): three matrices, not two"
+    )
+    hidden_act: Literal["gelu", "gelu_new", "gelu_pytorch_tanh", "quick_gelu", "relu", "silu"] = (
+        Field(
+            default="gelu",
+            description="the MLP's activation as the published config names it (transformers' "
+            "ACT2FN): gelu_new (GPT-2's NewGELUActivation) and quick_gelu are written as "
+            "element-wise ops, 8 and 3 kernels in eager PyTorch; the others are one kernel",
+        )
     )
     dropout: bool = Field(default=True, description="dropout layers train (their masks are kept)")
     tied_embeddings: bool = Field(
@@ -321,8 +329,8 @@ class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
     `similar_to`, `activation_checkpointing`, `pure_16bit`, `fused_loss`, `loss_precision`,
     `gradient_precision`, `loss_chunks`, `chunked_logits_kept`, `fused_activation`,
-    `cuda_graphs`, `memory_format`, `gradient_accumulation`, `steps`, `sources`, `notes`, and
-    `parallel` as a block)."""
+    `cuda_graphs`, `kernels`, `memory_format`, `gradient_accumulation`, `steps`, `sources`,
+    `notes`, and `parallel` as a block)."""
 
     name: str | None = None
     model: str | ModelBlock
@@ -412,6 +420,16 @@ class WorkloadFile(_Strict):
         description="each step replays a captured CUDA graph (torch.compile "
         "mode='reduce-overhead', llm.q --use-cuda-graphs): the host launches the step once, "
         "not kernel by kernel",
+    )
+    kernels: KernelLibrary = Field(
+        default=KernelLibrary.EAGER,
+        description="the library the job's element-wise, norm, rotary and loss kernels come "
+        "from: eager (PyTorch and transformers as written), compile (torch.compile's default "
+        "mode: element-wise and norm chains fused), compile-reduce-overhead (the same with "
+        "CUDA graphs), liger (Liger Kernel: RMSNorm, RoPE, SwiGLU, fused linear "
+        "cross-entropy), unsloth (its Triton kernels and gradient checkpointing) or fused "
+        "(hand-written trainers such as llm.c and llm.q); it sets fused_loss, loss_chunks, "
+        "fused_activation, cuda_graphs and activation_checkpointing unless the file sets them",
     )
     memory_format: Literal["channels_first", "channels_last"] = Field(
         default="channels_first",
