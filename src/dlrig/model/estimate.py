@@ -225,7 +225,10 @@ def _launches(job: _Job, compute_s: float) -> tuple[float, float, float]:
     else:
         gpu_s = max(compute_s**p - host_s**p, 0.0) ** (1.0 / p)
     faster = compute.overlapped_s(gpu_s / 2.0, host_s, p)
-    return kernels, host_s / compute_s, compute_s / faster if faster > 0 else 2.0
+    # The compute seconds leave out the memory-bound ones the host's launches also overlap,
+    # so a host-bound step's launches can outlast them: all of it, and no faster on a faster GPU.
+    share = min(1.0, host_s / compute_s)
+    return kernels, share, max(1.0, compute_s / faster) if faster > 0 else 2.0
 
 
 def _shader_fp32_flops_s(job: _Job, path: ComputePath) -> float:
