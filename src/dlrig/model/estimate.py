@@ -59,6 +59,7 @@ from dlrig.model.result import (
     RunEstimate,
 )
 from dlrig.model.serving import (
+    SERVING_RATIO_BAND,
     TOKENS_PER_MILLION,
     ServingEstimate,
     compute_precision,
@@ -793,6 +794,8 @@ def _served_estimate(
         power=power,
         run=run,
         assumptions=tuple(dict.fromkeys(assumed)),
+        throughput_ratio_low=SERVING_RATIO_BAND[0],
+        throughput_ratio_high=SERVING_RATIO_BAND[1],
         serving=serving,
         kwh_per_million_tokens=wall_energy_kwh(
             power.average_w, run_time_h(TOKENS_PER_MILLION, rate), power.psu_efficiency

@@ -121,7 +121,8 @@ class Estimate:
     run: RunEstimate
     assumptions: tuple[str, ...]
     # Measured / predicted throughput bounds from the model's leave-one-architecture-out
-    # residuals (10th and 90th percentile): the interval around every figure.
+    # residuals (10th and 90th percentile), or for serving the engine profiles' residuals
+    # (serving.SERVING_RATIO_BAND): the interval around every figure; [1, 1] is none.
     throughput_ratio_low: float = 1.0
     throughput_ratio_high: float = 1.0
     parallel: ParallelEstimate | None = None  # training on GPUs only
@@ -138,9 +139,8 @@ class Estimate:
 
     @property
     def has_interval(self) -> bool:
-        """The figures carry the model's validated interval (training and inference steps;
-        the serving figures have none of their own)."""
-        return self.serving is None
+        """The figures carry an interval (a band wider than [1, 1])."""
+        return self.throughput_ratio_low < self.throughput_ratio_high
 
     @property
     def samples_per_s_low(self) -> float:

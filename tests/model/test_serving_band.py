@@ -1,0 +1,41 @@
+"""The interval a serving speed carries (serving.SERVING_RATIO_BAND) is the one the serving
+calibration points give (bench/held_out.serving_band): 10th/90th percentile of measured /
+predicted over the 20 published points the engine profiles were chosen on, widened for the 7
+constants chosen on them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from dlrig.catalog import load_catalog
+from dlrig.machine import resolve_build
+from dlrig.model import estimate
+from dlrig.model.serving import SERVING_RATIO_BAND
+from dlrig.workloads import load_workload
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_shipped_serving_band_is_what_the_calibration_points_give() -> None:
+    sys.path.insert(0, str(REPO / "scripts"))
+    sys.path.insert(0, str(REPO / "bench"))
+    import held_out
+
+    assert held_out.serving_band() == SERVING_RATIO_BAND
+
+
+def test_a_serving_estimate_carries_the_band() -> None:
+    """Tokens/s in total between 0.901x and 1.203x of the figure; the time per output token
+    the inverse."""
+    build = resolve_build(
+        {"name": "1x H100", "gpus": [{"model": "H100 SXM5 80GB", "count": 1}]}, "t",
+        load_catalog(None),
+    )  # fmt: skip
+    est = estimate(build, load_workload("llama-3.1-8b-serve"))
+    assert est.has_interval
+    assert est.samples_per_s_low == pytest.approx(est.samples_per_s * 0.901)
+    assert est.samples_per_s_high == pytest.approx(est.samples_per_s * 1.203)
+    assert est.step_time_s_low < est.step_time_s < est.step_time_s_high
