@@ -501,6 +501,15 @@ def serving_estimate(
             if c.count > 1
             else f"{replicas} copies of the model, one per GPU"
         )
+    if spec.quantization.is_fp4:
+        ratio = fp4_per_fp8_rate(c.gpu)
+        notes.append(
+            f"{spec.quantization.value} weights: {c.gpu.name} multiplies FP4 at {ratio:g}x its "
+            "FP8 rate (activations quantized too)"
+            if ratio is not None
+            else f"{spec.quantization.value} weights: {c.gpu.name} has no FP4 tensor cores, so "
+            "they are dequantized to 16 bits for each matmul (weight-only, as int4)"
+        )
     notes.append(
         "rates: each card's achievable matmul rate and bandwidth (dlrig.model.rates) x the "
         "engine's stated shares (dlrig.model.serving)"
