@@ -169,7 +169,8 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
             ("time to first token", ms(s.ttft_s), _count(s.users, "user")),
             ("time per output token", ms(est.step_time_s), f"binds: {s.binding.value}"),
             ("throughput", f"{est.samples_per_s:,.0f} tokens/s",
-             f"{s.tokens_per_s_per_user:,.1f} tokens/s per user"),
+             f"interval {est.samples_per_s_low:,.0f}-{est.samples_per_s_high:,.0f}; "
+             f"{s.tokens_per_s_per_user:,.1f} per user"),
             ("users that fit", f"{s.max_users_fit}", f"asked: {s.users}"),
             *_load_facts(s.load),
             memory, run,
