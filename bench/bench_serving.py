@@ -3,7 +3,8 @@
     .venv/bin/python bench/bench_serving.py [--out FILE]
 
 Predicts each published point (llama.cpp batch-1 decode on consumer cards, TensorRT-LLM batch-1
-decode on an H200, TensorRT-LLM maximum-throughput serving on 8x H100) with the shipped engine
+decode on an H200, vLLM batch-1 decode on an H100 and an A100 and its time per output token at
+a client concurrency, TensorRT-LLM maximum-throughput serving on 8x H100) with the shipped engine
 profiles and writes the prediction, the measurement, the error and the source to
 bench/results/serving.md. The tests in tests/model/test_serving.py hold the 20% (batch 1) and
 25% (8-GPU server) bounds; this file also lists the 8-GPU points the tests do not hold.
@@ -42,6 +43,23 @@ TRTLLM = (
     "[TensorRT-LLM perf-overview](https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/"
     "performance/perf-overview.md) @00f37686, Llama 3.1 405B FP8, H100 TP8"
 )
+# vLLM's own rows (serve.engine vllm). Calibration: the vLLM profile's bandwidth share was
+# solved from these two batch-1 rows (src/dlrig/model/serving.py, VLLM).
+VLLM_INFERENCEBENCH = (
+    "[InferenceBench concurrency sweep](https://yobitelcomm.github.io/bench/recipes/"
+    "concurrency-sweep/), vLLM 0.21.0, H100-80GB-HBM3, fp16, chatbot-short, 2026-05-16, "
+    "TPOT p50"
+)
+VLLM_MUSGRAVE = (
+    "[J. Musgrave, vLLM sweep on A100](https://johnmusgrave.com/p/vllm-throughput-latency-"
+    'sweep-on), vLLM 0.23.0, A100 40GB, BF16, 1024/128, concurrency 1 ("about 75 tokens/sec")'
+)
+# Held out: vLLM rows no constant was chosen on (TPOT p50 at each client concurrency).
+VLLM_A6000 = (
+    "[ai-factory-ops-lab inference benchmark report](https://ld-singh.github.io/ai-factory-"
+    "ops-lab/portfolio-lab/06-validation-reports/inference-benchmark-report/), vLLM 0.23.0, "
+    "RTX A6000, Qwen2.5-7B-Instruct, 2026-06-27"
+)
 
 
 @dataclass(frozen=True)
@@ -60,6 +78,9 @@ class Point:
 
 LOCAL = {"engine": Engine.LOCAL, "prompt_tokens": 1, "output_tokens": 1024}
 FP8_SERVE = {"quantization": WeightFormat.FP8, "kv_precision": KVPrecision.FP8}
+# InferenceBench's chatbot-short prompts and answers are short; their lengths are not
+# published: 128/128 assumed (an 8B model's KV cache is then 0.2% of the weights it reads).
+VLLM_SHORT = {"engine": Engine.VLLM, "prompt_tokens": 128, "output_tokens": 128}
 POINTS = [
     Point("4090, Llama 3 8B Q4_K_M, batch 1", "llama-3.1-8b-serve", "RTX 4090", 1,
           {**LOCAL, "quantization": WeightFormat.INT4}, 127.74, 0.20, LLAMA_BENCH),
@@ -76,6 +97,12 @@ POINTS = [
     Point("H200, Llama 3.3 70B fp8, batch 1", "llama-3.1-70b-serve", "H200 SXM 141GB", 1,
           {"quantization": WeightFormat.FP8, "prompt_tokens": 128, "output_tokens": 256},
           51.14, 0.20, NVIDIA_BLOG),
+    Point("vLLM, H100, Llama 3.1 8B fp16, batch 1", "llama-3.1-8b-serve", "H100 SXM5 80GB", 1,
+          {**VLLM_SHORT, "quantization": WeightFormat.FP16}, 1000 / 6.48, 0.20,
+          VLLM_INFERENCEBENCH),
+    Point("vLLM, A100 40GB, Llama 3.1 8B bf16, batch 1", "llama-3.1-8b-serve", "A100 SXM4 40GB",
+          1, {"engine": Engine.VLLM, "prompt_tokens": 1024, "output_tokens": 128}, 75.0, 0.20,
+          VLLM_MUSGRAVE),
     *[
         Point(f"8x H100, Llama 3.1 405B fp8, {isl}/{osl}, all users that fit",
               "llama-3.1-405b-serve", "H100 SXM5 80GB", 8,
@@ -144,6 +171,49 @@ def held_out_rows() -> list[str]:
         worst = max(abs(e) for e in errors)
         rows.append(f"| {label} | {cells} | {worst:.0%} | {'yes' if tested else 'no'} |")
         print(f"{label}: worst {worst:.0%}", flush=True)
+    return rows
+
+
+# Qwen2.5-7B-Instruct's config.json (28 layers, hidden 3584, 28 heads, 4 KV heads, head dim
+# 128, vocab 152064, untied embeddings; 7.62e9 parameters), as llama-3.1-8b-serve's fields.
+QWEN25_7B = {"total_params": 7.62e9, "active_params": 7.62e9, "layers": 28, "hidden_size": 3584,
+             "heads": 28, "kv_heads": 4, "head_dim": 128, "vocab_size": 152064,
+             "tied_embeddings": False}  # fmt: skip
+# vLLM rows held out: TPOT p50 (ms) at each client concurrency. The A6000 harness's prompts are
+# short and its answers ~52 tokens (64/52 assumed); InferenceBench's 128/128 as above.
+VLLM_HELD_OUT = [
+    ("RTX A6000, Qwen2.5-7B bf16", "NVIDIA RTX A6000", QWEN25_7B, 64, 52, WeightFormat.BF16,
+     [(1, 21.9), (8, 22.3), (64, 27.5), (128, 36.0), (256, 53.1)], VLLM_A6000),
+    ("H100, Llama 3.1 8B fp16", "H100 SXM5 80GB", {}, 128, 128, WeightFormat.FP16,
+     [(4, 6.59), (16, 10.94), (64, 46.91)], VLLM_INFERENCEBENCH),
+]  # fmt: skip
+
+
+def vllm_held_out_rows() -> list[tuple[str, float]]:
+    """vLLM's time per output token at a client concurrency: predicted vs measured."""
+    cat = load_catalog(None)
+    w = load_workload("llama-3.1-8b-serve")
+    assert w.serve is not None
+    rows = []
+    for label, gpu, structure, isl, osl, quantization, points, source in VLLM_HELD_OUT:
+        build = resolve_build({"gpus": [{"model": gpu, "count": 1}]}, "bench", cat)
+        for users, measured_ms in points:
+            spec = replace(w.serve, **structure, engine=Engine.VLLM, quantization=quantization,
+                           prompt_tokens=isl, output_tokens=osl, users=users)  # fmt: skip
+            est = serving_estimate(build, spec, label)
+            assert est is not None
+            batched = serving_estimate(build, replace(spec, engine=Engine.BATCHED), label)
+            assert batched is not None
+            predicted_ms = est.tpot_s * 1e3
+            err = predicted_ms / measured_ms - 1.0
+            err_batched = batched.tpot_s * 1e3 / measured_ms - 1.0
+            print(f"vLLM {label}, concurrency {users}: {predicted_ms:.2f} ms vs {measured_ms:g} "
+                  f"({err:+.1%}; as batched {err_batched:+.1%})", flush=True)  # fmt: skip
+            rows.append((
+                f"| {label}, concurrency {users} | {predicted_ms:.2f} | {measured_ms:g} "
+                f"| {err:+.1%} | {err_batched:+.1%} | {est.binding.value} | {source} |",
+                err,
+            ))  # fmt: skip
     return rows
 
 
@@ -254,6 +324,20 @@ def main() -> None:
         "|---|" + "---|" * (len(ISL_OSL) + 2),
         *held_out_rows(),
     ]
+    vllm_rows = vllm_held_out_rows()
+    errors = sorted(abs(e) for _, e in vllm_rows)
+    lines += [
+        "",
+        "vLLM (`serve.engine: vllm`), " + provenance.status(["vllm_sweeps"]) + " Time per "
+        "output token (ms, median) at each client concurrency, on vLLM's own rows no constant "
+        f"was chosen on: median |error| {errors[len(errors) // 2]:.0%}, worst {errors[-1]:.0%} "
+        f"over {len(errors)} rows. Its batch-1 rows above are calibration: "
+        + provenance.status(["vllm_batch1"]),
+        "",
+        "| point | predicted | measured | error | error as `batched` | binds | source |",
+        "|---|---|---|---|---|---|---|",
+        *(row for row, _ in vllm_rows),
+    ]
     lines += [
         "",
         "Prompt processing (prefill) of a local runner, prompt tokens/s:",
@@ -268,7 +352,9 @@ def main() -> None:
         "rates from `dlrig.model.rates`) are fitted, not predicted out of sample: the local "
         "runner's 89% of bandwidth, 70 us per layer and token and 67% of the matmul rate in "
         "prefill on the llama.cpp rows; the batched server's 25 us per layer on the H200 row "
-        "and its 74% (prefill) and 42% (decode) of the matmul rate on the 8x H100 405B rows. "
+        "and its 74% (prefill) and 42% (decode) of the matmul rate on the 8x H100 405B rows; "
+        "vLLM's 89% of bandwidth on its two batch-1 rows (its other shares are the batched "
+        "server's). "
         "The held-out table is the out-of-sample check. Batch-1 and 8x H100 rows above: "
         + provenance.status(["llama_bench", "trtllm_405b"]),
         "",

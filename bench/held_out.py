@@ -211,8 +211,9 @@ def serving() -> list[Pair]:
     from dlrig.workloads.serving import Engine
 
     pairs = []
+    by_engine = {Engine.LOCAL: "llama_bench", Engine.VLLM: "vllm_batch1"}
     for p in sv.POINTS:
-        source = "llama_bench" if p.changes.get("engine") is Engine.LOCAL else "trtllm_405b"
+        source = by_engine.get(p.changes.get("engine"), "trtllm_405b")  # type: ignore[call-overload]
         pairs.append(Pair(source, p.label, p.measured, sv.predict(p)[0]))
     cat = load_catalog(None)
     for label, workload, gpu, count, quantization, measured in sv.PROMPT_POINTS:
@@ -237,14 +238,26 @@ def serving() -> list[Pair]:
             est = serving_estimate(build, replace(spec, users=max(first.max_users_fit, 1)), w.name)
             assert est is not None
             pairs.append(Pair("trtllm_other", f"{label} {lengths}", m, est.tokens_per_s_total))
+    # vLLM's held-out rows: tokens/s per user (1 / time per output token) at a concurrency.
+    for label, gpu, structure, isl, osl, quantization, points, _ in sv.VLLM_HELD_OUT:
+        build = resolve_build({"gpus": [{"model": gpu, "count": 1}]}, "bench", cat)
+        base = load_workload("llama-3.1-8b-serve").serve
+        assert base is not None
+        for users, measured_ms in points:
+            spec = replace(base, **structure, engine=Engine.VLLM, quantization=quantization,
+                           prompt_tokens=isl, output_tokens=osl, users=users)  # fmt: skip
+            est = serving_estimate(build, spec, label)
+            assert est is not None
+            pairs.append(Pair("vllm_sweeps", f"{label}, concurrency {users}",
+                              1e3 / measured_ms, 1.0 / est.tpot_s))  # fmt: skip
     return pairs
 
 
 # The serving constants chosen on bench_serving's points (bench/provenance.toml: the batched
 # engine's bandwidth share, layer overhead, prefill and decode-compute shares; the local
-# engine's bandwidth share, layer overhead and prefill share).
-SERVING_CHOSEN_CONSTANTS = 7
-SERVING_CALIBRATION_SOURCES = ("llama_bench", "trtllm_405b")
+# engine's bandwidth share, layer overhead and prefill share; vLLM's bandwidth share).
+SERVING_CHOSEN_CONSTANTS = 8
+SERVING_CALIBRATION_SOURCES = ("llama_bench", "trtllm_405b", "vllm_batch1")
 
 
 def serving_band() -> tuple[float, float]:

@@ -324,6 +324,10 @@ def test_an_error_line_shows_control_characters_escaped(tmp_path: Path) -> None:
             ["--set serve.users=1000000: the workload has no 'serve' block"],
         ),
         (["--set", "finetune=qlora"], ["'finetune' is a block of keys (method, "]),
+        (
+            ["--workload", "llama-3.1-8b-serve", "--set", "serve.engine=vlm"],
+            ["field 'serve.engine'", "'batched', 'local' or 'vllm' (got 'vlm')"],
+        ),
     ],
 )
 def test_estimate_errors_name_the_option_that_is_wrong(args: list[str], needles: list[str]) -> None:

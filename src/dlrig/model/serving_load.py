@@ -143,7 +143,7 @@ def _rate_layout(
     a lone request meets the bounds (a wider copy holds more contexts and steps faster, fewer
     copies share the arrivals). None where the workload or a local runner fixes the layout:
     the serving estimate's own then applies."""
-    if spec.tensor_parallel is not None or spec.engine is not Engine.BATCHED:
+    if spec.tensor_parallel is not None or not spec.engine.is_batched:
         return None
     best: tuple[float, Cards, arrivals.EngineTimes] | None = None
     for d in range(1, group.count + 1):

@@ -52,20 +52,20 @@ KV_BYTES = {KVPrecision.BF16: 2, KVPrecision.FP16: 2, KVPrecision.FP8: 1, KVPrec
 # size each, attention scratch, residuals).
 BATCHED_USABLE_FRACTION = 0.90
 LOCAL_CONTEXT_BYTES = gib_to_bytes(0.5)
-PREFILL_CHUNK_TOKENS = {Engine.BATCHED: 2048, Engine.LOCAL: 512}
+PREFILL_CHUNK_TOKENS = {Engine.BATCHED: 2048, Engine.VLLM: 2048, Engine.LOCAL: 512}
 ACTIVATION_COPIES = 16
 
 
 def weight_bits(spec: ServeSpec) -> float:
     """Bits per weight of the transformer layers, in the engine's format for the quantization."""
-    table = BATCHED_WEIGHT_BITS if spec.engine is Engine.BATCHED else LOCAL_WEIGHT_BITS
+    table = BATCHED_WEIGHT_BITS if spec.engine.is_batched else LOCAL_WEIGHT_BITS
     return table[spec.quantization]
 
 
 def head_bits(spec: ServeSpec) -> float:
     """Bits per weight of the embedding and output head: 16 on a batched server (AWQ, GPTQ
     and fp8 checkpoints leave them unquantized), the layers' format in llama.cpp."""
-    if spec.engine is Engine.BATCHED:
+    if spec.engine.is_batched:
         return HEAD_BITS_BATCHED
     return weight_bits(spec)
 
@@ -120,7 +120,7 @@ def usable_bytes_per_gpu(spec: ServeSpec, memory_bytes: float) -> float:
     """What the engine may fill on one card of `memory_bytes`: 90% on a batched server, all but
     the CUDA context on a local runner."""
     total = memory_bytes
-    if spec.engine is Engine.BATCHED:
+    if spec.engine.is_batched:
         return total * BATCHED_USABLE_FRACTION
     return max(total - LOCAL_CONTEXT_BYTES, 0.0)
 
@@ -140,7 +140,7 @@ def max_users_fit(spec: ServeSpec, memory_bytes: float, gpus: int) -> int:
 def offloaded_fraction(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
     """Share of the weights a local runner leaves in system RAM when the cards cannot hold
     them with the users' KV cache (llama.cpp's partial -ngl); 0 on a batched server."""
-    if spec.engine is Engine.BATCHED:
+    if spec.engine.is_batched:
         return 0.0
     room = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec))
     room -= kv_bytes_per_user(spec) * spec.users

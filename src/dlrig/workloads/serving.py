@@ -39,12 +39,19 @@ class KVPrecision(StrEnum):
 
 
 class Engine(StrEnum):
-    """A batched server (vLLM, TensorRT-LLM: continuous batching, paged KV cache, tensor
-    parallel across GPUs) or a local runner (llama.cpp: layers split across GPUs, the rest
+    """A batched server (continuous batching, paged KV cache, tensor parallel across GPUs):
+    `batched` is TensorRT-LLM-like (its profile chosen on TensorRT-LLM's rows), `vllm` is vLLM
+    (its own rows); or a local runner, `local` (llama.cpp: layers split across GPUs, the rest
     offloaded to the CPU and RAM)."""
 
     BATCHED = "batched"
     LOCAL = "local"
+    VLLM = "vllm"
+
+    @property
+    def is_batched(self) -> bool:
+        """A batched server: weights and KV cache split tensor parallel, users batched."""
+        return self is not Engine.LOCAL
 
 
 @dataclass(frozen=True)
