@@ -12,7 +12,7 @@ from dlrig.catalog.schema import GPU
 from dlrig.errors import ValidationError
 from dlrig.machine import resolve_build
 from dlrig.model import serving_memory as mem
-from dlrig.model.serving import achievable_matmul_flops_s, serving_estimate
+from dlrig.model.serving import achievable_matmul_flops_s, compute_precision, serving_estimate
 from dlrig.workloads import load_workload, resolve_workload
 from dlrig.workloads.serving import ServeSpec, WeightFormat
 
@@ -86,3 +86,23 @@ def _serve_block() -> dict[str, object]:
         "layers": spec.layers, "hidden_size": spec.hidden_size, "heads": spec.heads,
         "kv_heads": spec.kv_heads, "head_dim": spec.head_dim, "vocab_size": spec.vocab_size,
     }  # fmt: skip
+
+
+def test_llama_cpp_prefill_runs_at_the_fp16_accumulate_rate() -> None:
+    """llama.cpp multiplies prompt-sized matmuls with cuBLAS at CUBLAS_COMPUTE_16F
+    (ggml-cuda.cu): a GeForce card does that at twice its FP32-accumulate rate (RTX 4090:
+    330.3 against 165.2 TFLOPS, NVIDIA Ada GeForce whitepaper), an A100 at the same rate. The
+    local engine's 0.335 share of that rate gives the 4090 the 0.67 of its 16-bit rate the
+    llama-bench rows were fitted at, and the A100 half of that."""
+    from dlrig.model.rates import achievable_matmul_tflops
+    from dlrig.model.serving import fp16_accumulate_speedup
+    from dlrig.workloads.serving import Engine
+
+    local = _spec(engine=Engine.LOCAL, quantization=WeightFormat.INT4)
+    rtx, a100 = _gpu("GeForce RTX 4090"), _gpu("A100 SXM4 80GB")
+    assert fp16_accumulate_speedup(rtx) == pytest.approx(2.0, rel=1e-3)
+    assert fp16_accumulate_speedup(a100) == 1.0
+    for gpu, share in ((rtx, 0.67), (a100, 0.335)):
+        rate = achievable_matmul_tflops(gpu, local_precision := compute_precision(local)) * 1e12
+        assert local_precision.value == "bf16"
+        assert achievable_matmul_flops_s(gpu, local) == pytest.approx(rate * share, rel=1e-3)

@@ -67,7 +67,9 @@ class EngineProfile:
     `compute_efficiency`: share of the peak matmul rate in prefill (long, wide matmuls);
     `decode_compute_efficiency`: the same in batched decode (one row per sequence);
     `layer_overhead_s`: fixed time per layer and decode step (kernel launches, small
-    kernels that never reach full bandwidth); `allreduce_latency_s`: one small all-reduce.
+    kernels that never reach full bandwidth); `allreduce_latency_s`: one small all-reduce;
+    `accumulates_fp16`: its 16-bit matmuls accumulate in FP16, and the compute shares are of
+    the card's FP16-accumulate rate (fp16_accumulate_speedup).
     """
 
     bandwidth_efficiency: float
@@ -75,6 +77,7 @@ class EngineProfile:
     decode_compute_efficiency: float
     layer_overhead_s: float
     allreduce_latency_s: float
+    accumulates_fp16: bool = False
 
 
 # Shares below are of the card's achievable rates (dlrig.model.rates: a copy kernel's
@@ -106,14 +109,21 @@ VLLM = replace(BATCHED, bandwidth_efficiency=0.89)
 # Local runner (llama.cpp CUDA): fitted to llama-bench tg 1024 on a 4090 (Llama 3 8B Q4_K_M
 # 127.74 tok/s, F16 54.34) and two 3090s (70B Q4_K_M 16.29): ~89% of the achievable bandwidth
 # and ~70 us of launches per layer and token (a dozen kernels per layer without CUDA
-# graphs); prefill at ~67% of the achievable 16-bit matmul rate (llama-bench pp 1024 on the
-# same cards: 8B 3865-9056 tok/s, 70B on two cards 394-905 tok/s).
+# graphs); prefill at ~67% of the achievable 16-bit matmul rate of those GeForce cards,
+# whose FP16-accumulate rate is 2.0x it (llama-bench pp 1024 on the same cards: 8B 3865-9056
+# tok/s, 70B on two cards 394-905 tok/s). llama.cpp multiplies 16-bit and dequantized weights
+# with cuBLAS at CUBLAS_COMPUTE_16F ("convert src0 and src1 to fp16, multiply as fp16",
+# ggml-cuda.cu ggml_cuda_op_mul_mat_cublas, as the 2024 builds of those runs did for every
+# prompt-sized matmul), so the share is of the FP16-accumulate rate: 0.67 / 2.0 = 0.335, the
+# same figures on the cards it was chosen on and half of them where FP16 accumulation is no
+# faster (A100, H100, L40S, RTX A-series).
 LOCAL = EngineProfile(
     bandwidth_efficiency=0.89,
-    compute_efficiency=0.67,
-    decode_compute_efficiency=0.67,
+    compute_efficiency=0.335,
+    decode_compute_efficiency=0.335,
     layer_overhead_s=70e-6,
     allreduce_latency_s=20e-6,
+    accumulates_fp16=True,
 )
 ENGINES = {Engine.BATCHED: BATCHED, Engine.VLLM: VLLM, Engine.LOCAL: LOCAL}
 
@@ -125,7 +135,7 @@ ENGINES = {Engine.BATCHED: BATCHED, Engine.VLLM: VLLM, Engine.LOCAL: LOCAL}
 # bench/held_out.serving_band computes
 # it, and tests/model/test_serving_band.py holds this copy to it; bench_accuracy.py reports
 # what share of the held-out serving rows it covers.
-SERVING_RATIO_BAND = (0.907, 1.194)
+SERVING_RATIO_BAND = (0.908, 1.194)
 # An all-reduce over PCIe goes through the host bridge: slower to start than NVLink.
 PCIE_ALLREDUCE_LATENCY_S = 25e-6
 # A pipeline hop hands one token's hidden state to the next card over PCIe.
@@ -221,17 +231,29 @@ def fp4_per_fp8_rate(gpu: GPU) -> float | None:
     return None
 
 
+def fp16_accumulate_speedup(gpu: GPU) -> float:
+    """How much faster the card's tensor cores multiply 16-bit matrices accumulating in FP16
+    than in FP32: the datasheet's two FP16 rates, 2x on GeForce (NVIDIA's Ada and Ampere
+    GeForce whitepapers), 1 where only one is stated (professional and datacenter cards run
+    FP32 accumulation at full rate)."""
+    if gpu.fp16_tensor_fp16acc_tflops and gpu.fp16_tensor_tflops:
+        return gpu.fp16_tensor_fp16acc_tflops / gpu.fp16_tensor_tflops
+    return 1.0
+
+
 def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec, *, decode: bool = False) -> float:
     """FLOP/s one card's matmuls reach in this engine: the card's achievable dense matmul rate
     (dlrig.model.rates) x the engine's share for prefill, or for decode's skinny matmuls.
     4-bit float weights on FP4 tensor cores run at the achievable FP8 rate x the card's FP4
     over FP8 ratio (activations quantized to FP4 too, as TensorRT-LLM's NVFP4 runs)."""
     fp4 = fp4_per_fp8_rate(gpu) if spec.quantization.is_fp4 else None
+    profile = ENGINES[spec.engine]
     if fp4 is not None:
         rate = tflops_to_flops(achievable_matmul_tflops(gpu, Precision.FP8)) * fp4
     else:
         rate = tflops_to_flops(achievable_matmul_tflops(gpu, compute_precision(spec)))
-    profile = ENGINES[spec.engine]
+        if profile.accumulates_fp16 and compute_precision(spec) is not Precision.FP8:
+            rate *= fp16_accumulate_speedup(gpu)
     return rate * (profile.decode_compute_efficiency if decode else profile.compute_efficiency)
 
 
