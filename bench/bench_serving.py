@@ -20,6 +20,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import provenance
 
@@ -148,25 +149,30 @@ HELD_OUT = [
 ]  # fmt: skip
 
 
+def max_throughput(workload: str, gpu: str, count: int, lengths: str) -> float:
+    """Total output tokens/s of the published layout (one copy over all `count` GPUs: TP1,
+    TP2) with all users that fit, fp8 weights and KV cache, at `lengths` ("ISL/OSL")."""
+    build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", load_catalog(None))
+    w = load_workload(workload)
+    assert w.serve is not None
+    isl, osl = (int(x) for x in lengths.split("/"))
+    spec = replace(w.serve, **FP8_SERVE, prompt_tokens=isl, output_tokens=osl,
+                   tensor_parallel=count)  # fmt: skip
+    first = serving_estimate(build, spec, w.name)
+    assert first is not None
+    est = serving_estimate(build, replace(spec, users=max(first.max_users_fit, 1)), w.name)
+    assert est is not None
+    return est.tokens_per_s_total
+
+
 def held_out_rows() -> list[str]:
     """Out-of-sample serving points: predicted vs measured total output tokens/s."""
-    cat = load_catalog(None)
     rows = []
     for label, workload, gpu, count, tested, measured in HELD_OUT:
-        build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", cat)
-        w = load_workload(workload)
-        assert w.serve is not None
-        errors = []
-        for lengths, m in zip(ISL_OSL, measured, strict=True):
-            isl, osl = (int(x) for x in lengths.split("/"))
-            # The published layout: one copy over all `count` GPUs (TP1, TP2).
-            spec = replace(w.serve, **FP8_SERVE, prompt_tokens=isl, output_tokens=osl,
-                           tensor_parallel=count)  # fmt: skip
-            first = serving_estimate(build, spec, w.name)
-            assert first is not None
-            est = serving_estimate(build, replace(spec, users=max(first.max_users_fit, 1)), w.name)
-            assert est is not None
-            errors.append(est.tokens_per_s_total / m - 1.0)
+        errors = [
+            max_throughput(workload, gpu, count, lengths) / m - 1.0
+            for lengths, m in zip(ISL_OSL, measured, strict=True)
+        ]
         cells = " | ".join(f"{e:+.0%}" for e in errors)
         worst = max(abs(e) for e in errors)
         rows.append(f"| {label} | {cells} | {worst:.0%} | {'yes' if tested else 'no'} |")
@@ -189,21 +195,35 @@ VLLM_HELD_OUT = [
 ]  # fmt: skip
 
 
-def vllm_held_out_rows() -> list[tuple[str, float]]:
-    """vLLM's time per output token at a client concurrency: predicted vs measured."""
-    cat = load_catalog(None)
+def vllm_estimate(
+    gpu: str,
+    structure: dict[str, Any],
+    isl: int,
+    osl: int,
+    quantization: WeightFormat,
+    users: int,
+    engine: Engine = Engine.VLLM,
+) -> ServingEstimate:
+    """One of VLLM_HELD_OUT's points: Llama 3.1 8B's serving block with `structure` over it,
+    on one `gpu` with `users` concurrent requests."""
+    build = resolve_build({"gpus": [{"model": gpu, "count": 1}]}, "bench", load_catalog(None))
     w = load_workload("llama-3.1-8b-serve")
     assert w.serve is not None
+    spec = replace(w.serve, **structure, engine=engine, quantization=quantization,
+                   prompt_tokens=isl, output_tokens=osl, users=users)  # fmt: skip
+    est = serving_estimate(build, spec, gpu)
+    assert est is not None
+    return est
+
+
+def vllm_held_out_rows() -> list[tuple[str, float]]:
+    """vLLM's time per output token at a client concurrency: predicted vs measured."""
     rows = []
     for label, gpu, structure, isl, osl, quantization, points, source in VLLM_HELD_OUT:
-        build = resolve_build({"gpus": [{"model": gpu, "count": 1}]}, "bench", cat)
         for users, measured_ms in points:
-            spec = replace(w.serve, **structure, engine=Engine.VLLM, quantization=quantization,
-                           prompt_tokens=isl, output_tokens=osl, users=users)  # fmt: skip
-            est = serving_estimate(build, spec, label)
-            assert est is not None
-            batched = serving_estimate(build, replace(spec, engine=Engine.BATCHED), label)
-            assert batched is not None
+            est = vllm_estimate(gpu, structure, isl, osl, quantization, users)
+            batched = vllm_estimate(gpu, structure, isl, osl, quantization, users,
+                                    Engine.BATCHED)  # fmt: skip
             predicted_ms = est.tpot_s * 1e3
             err = predicted_ms / measured_ms - 1.0
             err_batched = batched.tpot_s * 1e3 / measured_ms - 1.0
@@ -229,19 +249,23 @@ PROMPT_POINTS = [
 ]  # fmt: skip
 
 
+def prompt_tokens_per_s(workload: str, gpu: str, count: int, quantization: WeightFormat) -> float:
+    """llama-bench pp 1024 on the local engine: 1024 / the model's prefill time."""
+    build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", load_catalog(None))
+    w = load_workload(workload)
+    assert w.serve is not None
+    spec = replace(w.serve, engine=Engine.LOCAL, quantization=quantization,
+                   prompt_tokens=1024, output_tokens=1)  # fmt: skip
+    est = serving_estimate(build, spec, w.name)
+    assert est is not None
+    return 1024 / est.prefill_s
+
+
 def prompt_rows() -> list[str]:
     """llama-bench pp 1024: prompt tokens/s = 1024 / the model's prefill time."""
-    cat = load_catalog(None)
     rows = []
     for label, workload, gpu, count, quantization, measured in PROMPT_POINTS:
-        build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", cat)
-        w = load_workload(workload)
-        assert w.serve is not None
-        spec = replace(w.serve, engine=Engine.LOCAL, quantization=quantization,
-                       prompt_tokens=1024, output_tokens=1)  # fmt: skip
-        est = serving_estimate(build, spec, w.name)
-        assert est is not None
-        predicted = 1024 / est.prefill_s
+        predicted = prompt_tokens_per_s(workload, gpu, count, quantization)
         err = predicted / measured - 1.0
         print(f"{label} pp 1024: {predicted:.0f} vs {measured:g} ({err:+.1%})", flush=True)
         rows.append(

@@ -201,13 +201,8 @@ def serving() -> list[Pair]:
     """Published decode and serving speeds (bench_serving.py): batch-1 and maximum-throughput
     points, llama-bench prompt processing, and TensorRT-LLM's rows the profiles were not
     chosen on."""
-    from dataclasses import replace
-
     import bench_serving as sv
 
-    from dlrig.machine import resolve_build
-    from dlrig.model.serving import serving_estimate
-    from dlrig.workloads import load_workload
     from dlrig.workloads.serving import Engine
 
     pairs = []
@@ -215,39 +210,17 @@ def serving() -> list[Pair]:
     for p in sv.POINTS:
         source = by_engine.get(p.changes.get("engine"), "trtllm_405b")  # type: ignore[call-overload]
         pairs.append(Pair(source, p.label, p.measured, sv.predict(p)[0]))
-    cat = load_catalog(None)
     for label, workload, gpu, count, quantization, measured in sv.PROMPT_POINTS:
-        build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", cat)
-        w = load_workload(workload)
-        assert w.serve is not None
-        spec = replace(w.serve, engine=Engine.LOCAL, quantization=quantization,
-                       prompt_tokens=1024, output_tokens=1)  # fmt: skip
-        est = serving_estimate(build, spec, w.name)
-        assert est is not None
-        pairs.append(Pair("llama_bench", f"{label}, pp 1024", measured, 1024 / est.prefill_s))
+        predicted = sv.prompt_tokens_per_s(workload, gpu, count, quantization)
+        pairs.append(Pair("llama_bench", f"{label}, pp 1024", measured, predicted))
     for label, workload, gpu, count, _, measured_row in sv.HELD_OUT:
-        build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", cat)
-        w = load_workload(workload)
-        assert w.serve is not None
         for lengths, m in zip(sv.ISL_OSL, measured_row, strict=True):
-            isl, osl = (int(x) for x in lengths.split("/"))
-            spec = replace(w.serve, **sv.FP8_SERVE, prompt_tokens=isl, output_tokens=osl,
-                           tensor_parallel=count)  # fmt: skip
-            first = serving_estimate(build, spec, w.name)
-            assert first is not None
-            est = serving_estimate(build, replace(spec, users=max(first.max_users_fit, 1)), w.name)
-            assert est is not None
-            pairs.append(Pair("trtllm_other", f"{label} {lengths}", m, est.tokens_per_s_total))
+            predicted = sv.max_throughput(workload, gpu, count, lengths)
+            pairs.append(Pair("trtllm_other", f"{label} {lengths}", m, predicted))
     # vLLM's held-out rows: tokens/s per user (1 / time per output token) at a concurrency.
     for label, gpu, structure, isl, osl, quantization, points, _ in sv.VLLM_HELD_OUT:
-        build = resolve_build({"gpus": [{"model": gpu, "count": 1}]}, "bench", cat)
-        base = load_workload("llama-3.1-8b-serve").serve
-        assert base is not None
         for users, measured_ms in points:
-            spec = replace(base, **structure, engine=Engine.VLLM, quantization=quantization,
-                           prompt_tokens=isl, output_tokens=osl, users=users)  # fmt: skip
-            est = serving_estimate(build, spec, label)
-            assert est is not None
+            est = sv.vllm_estimate(gpu, structure, isl, osl, quantization, users)
             pairs.append(Pair("vllm_sweeps", f"{label}, concurrency {users}",
                               1e3 / measured_ms, 1.0 / est.tpot_s))  # fmt: skip
     return pairs
