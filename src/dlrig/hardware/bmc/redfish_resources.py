@@ -177,38 +177,33 @@ def legacy_fan(fan: dict[str, Any], chassis: str) -> BmcSensor:
     )
 
 
-def legacy_temperature(temp: dict[str, Any], chassis: str) -> BmcSensor:
-    present, enabled = status_state(temp.get("Status"))
+def _legacy_reading(
+    item: dict[str, Any], chassis: str, kind: SensorKind, reading_key: str, units: str
+) -> BmcSensor:
+    """A Thermal Temperatures[] or Power Voltages[] member: its reading under `reading_key`,
+    its status, physical context and legacy thresholds."""
+    present, enabled = status_state(item.get("Status"))
     return BmcSensor(
-        kind=SensorKind.TEMPERATURE,
-        name=_name(temp, "temperature"),
-        reading=_number(temp.get("ReadingCelsius")),
-        units="C",
-        health=status_health(temp.get("Status")),
+        kind=kind,
+        name=_name(item, kind.value),
+        reading=_number(item.get(reading_key)),
+        units=units,
+        health=status_health(item.get("Status")),
         present=present,
         enabled=enabled,
-        context=temp.get("PhysicalContext"),
-        thresholds=_legacy_thresholds(temp),
+        context=item.get("PhysicalContext"),
+        thresholds=_legacy_thresholds(item),
         chassis=chassis,
-        source_id=temp.get("@odata.id"),
+        source_id=item.get("@odata.id"),
     )
+
+
+def legacy_temperature(temp: dict[str, Any], chassis: str) -> BmcSensor:
+    return _legacy_reading(temp, chassis, SensorKind.TEMPERATURE, "ReadingCelsius", "C")
 
 
 def legacy_voltage(volt: dict[str, Any], chassis: str) -> BmcSensor:
-    present, enabled = status_state(volt.get("Status"))
-    return BmcSensor(
-        kind=SensorKind.VOLTAGE,
-        name=_name(volt, "voltage"),
-        reading=_number(volt.get("ReadingVolts")),
-        units="V",
-        health=status_health(volt.get("Status")),
-        present=present,
-        enabled=enabled,
-        context=volt.get("PhysicalContext"),
-        thresholds=_legacy_thresholds(volt),
-        chassis=chassis,
-        source_id=volt.get("@odata.id"),
-    )
+    return _legacy_reading(volt, chassis, SensorKind.VOLTAGE, "ReadingVolts", "V")
 
 
 def power_control(control: dict[str, Any], chassis: str) -> BmcSensor:
