@@ -13,9 +13,10 @@ import argparse
 import datetime as dt
 import os
 import statistics
-import subprocess
 import time
 from pathlib import Path
+
+from machine_info import machine
 
 from dlrig.machine import resolve_build
 from dlrig.model import estimate
@@ -50,26 +51,17 @@ def time_calls(calls: int) -> dict[str, tuple[float, float, float]]:
     return out
 
 
-def _cpu_model() -> str:
-    text = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    for line in text.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description="speed of one estimate call")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "estimate.md")
     args = parser.parse_args()
     results = time_calls(args.calls)
-    nproc = subprocess.run(["nproc"], capture_output=True, text=True, check=False).stdout.strip()
     lines = [
         "# Speed of one `dlrig.model.estimate` call (target < 5 ms)",
         "",
         f"Command: `.venv/bin/python bench/bench_estimate.py --calls {args.calls}` "
-        f"({dt.date.today().isoformat()}, {_cpu_model()}, {nproc} cores).",
+        f"({dt.date.today().isoformat()}, {machine()}).",
         "",
         "On a resolved 4x RTX 3090 build; mean, median and 99th percentile over the calls. "
         f"Load average during the run: {os.getloadavg()[0]:.1f} (a shared machine: a p99 near "

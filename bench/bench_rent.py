@@ -15,9 +15,10 @@ import argparse
 import datetime as dt
 import os
 import statistics
-import subprocess
 import time
 from pathlib import Path
+
+from machine_info import machine
 
 from dlrig.catalog import load_catalog
 from dlrig.cloud.analysis import analyse, owned_from
@@ -50,26 +51,17 @@ def time_rent(repeat: int) -> dict[str, tuple[float, int, int]]:
     return out
 
 
-def _cpu_model() -> str:
-    text = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    for line in text.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description="CPU time --rent adds")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "rent.md")
     args = parser.parse_args()
     results = time_rent(args.repeat)
-    nproc = subprocess.run(["nproc"], capture_output=True, text=True, check=False).stdout.strip()
     lines = [
         "# What `--rent` adds to a plan or an estimate (target < 1 s of CPU)",
         "",
         f"Command: `.venv/bin/python bench/bench_rent.py --repeat {args.repeat}` "
-        f"({dt.date.today().isoformat()}, {_cpu_model()}, {nproc} cores; load average "
+        f"({dt.date.today().isoformat()}, {machine()}; load average "
         f"{os.getloadavg()[0]:.1f}).",
         "",
         "One `load_prices` + `analyse` against the 2x RTX 4090 example build: every offer of the "

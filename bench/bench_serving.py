@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import platform
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import provenance
+from machine_info import machine
 
 from dlrig.catalog import load_catalog
 from dlrig.machine import resolve_build
@@ -291,16 +291,6 @@ def per_call_us() -> float:
     return sorted(times)[len(times) // 2] * 1e6
 
 
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "serving.md")
@@ -320,7 +310,7 @@ def main() -> None:
         "# Serving: decode and serving speed against published measurements",
         "",
         f"Command: `.venv/bin/python bench/bench_serving.py` ({today}, commit {commit}, "
-        f"{cpu_name()}, {sys.platform}). The model runs on the CPU; the measurements are "
+        f"{machine()}, {sys.platform}). The model runs on the CPU; the measurements are "
         "the publishers' own, on the hardware named.",
         "",
         "Batch 1 rows compare the model's decode speed of one user (tokens/s); the 8x H100 "
