@@ -234,11 +234,16 @@ def model_block(row: Row) -> dict[str, Any]:
 
 
 def workload_doc(row: Row) -> dict[str, Any]:
+    # The file's grad_accum counts whole sequences per GPU a step (its notes: "CP2 modelled as
+    # whole sequences"); the job ran the published accumulation, context x as many
+    # micro-batches of 1/context of a sequence each.
+    accumulation = row.grad_accum * row.context_parallel
     parallel: dict[str, Any] = {
         "strategy": "fsdp" if row.zero_stage else "ddp",
         "zero_stage": row.zero_stage,
         "tensor": row.tensor,
         "pipeline": row.pipeline,
+        "context": row.context_parallel,
     }
     if row.cpu_offload:
         parallel["cpu_offload"] = True
@@ -247,7 +252,7 @@ def workload_doc(row: Row) -> dict[str, Any]:
     if row.pipeline > 1:
         # An interleaved schedule (v virtual stages) idles (p - 1) / (v m) of a step: v x the
         # micro-batches in dlrig's plain bubble (p - 1) / (m + p - 1).
-        parallel["micro_batches"] = row.virtual_pipeline * row.grad_accum
+        parallel["micro_batches"] = row.virtual_pipeline * accumulation
     finetune: dict[str, Any] = {}
     if row.finetune != "full":
         # None of these stacks is peft: torchtune's LoRALinear builds its adapters in the
@@ -259,7 +264,7 @@ def workload_doc(row: Row) -> dict[str, Any]:
         "name": f"{row.model} s{row.seq_len} ({row.source})",
         "model": model_block(row),
         "batch_size": row.micro_batch,
-        "gradient_accumulation": row.grad_accum,
+        "gradient_accumulation": accumulation,
         "precision": row.precision,
         "optimizer": row.optimizer,
         "optimizer_in_backward": row.optimizer_in_backward,
@@ -305,7 +310,7 @@ def build_doc(row: Row) -> dict[str, Any]:
 class Prediction:
     row: Row
     tokens_per_gpu: float
-    fits: bool | None  # None: a layout whose memory dlrig does not model (CP, selective AC)
+    fits: bool | None  # None: a layout whose memory dlrig does not model (selective AC)
     bottleneck: str
 
     @property
@@ -317,10 +322,9 @@ def predict(row: Row) -> Prediction:
     est = estimate(resolve_build(build_doc(row), "external_llm"),
                    resolve_workload(workload_doc(row), "external_llm"))  # fmt: skip
     assert est.tokens_per_s is not None
-    # Context parallelism splits every sequence's activations over its ranks and selective
-    # checkpointing drops most of them: the job dlrig is given keeps more, so its memory
-    # verdict says nothing about the published one.
-    modelled = row.context_parallel == 1 and row.checkpointing in ("true", "false")
+    # Selective checkpointing drops most activations: the job dlrig is given keeps more, so
+    # its memory verdict says nothing about the published one.
+    modelled = row.checkpointing in ("true", "false")
     # At the published micro-batch: one that fits only split (memory_plan) does not.
     fits = est.memory.max_batch_per_gpu >= row.micro_batch if modelled else None
     return Prediction(row, est.tokens_per_s / est.gpus, fits, str(est.bottleneck))
@@ -498,9 +502,9 @@ def main() -> None:
         f"{len(rows)} rows from `bench/data/external_llm.csv`: tokens/s per GPU as published, "
         "each predicted with the shipped calibration (fitted on Lambda's rows only, none of "
         "these): the model's published structure at the row's sequence length, its micro-batch, "
-        "accumulation, precision and layout (ZeRO stage, tensor and pipeline parallelism) on "
-        "8-GPU nodes. Context parallelism (NeMo, torchtitan) is modelled as whole sequences "
-        "per GPU (the same work per GPU); selective or unstated checkpointing as none; "
+        "accumulation, precision and layout (ZeRO stage, tensor, pipeline and context "
+        "parallelism: `parallel.context` splits each sequence, its ring of keys and values "
+        "behind the attention) on 8-GPU nodes; selective or unstated checkpointing as none; "
         "each row's `kernels` is its stack's (fused: llm.q, NeMo and Megatron; liger: NeMo "
         "AutoModel; compile where the row ran torch.compile; eager otherwise: "
         "kernel_library); the memory verdict is left out (n/a) where the layout "

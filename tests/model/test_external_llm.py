@@ -82,12 +82,15 @@ def test_llama_8b_flops_match_nvidia_model_flops() -> None:
 
 
 def test_interleaved_pipeline_takes_five_times_the_micro_batches() -> None:
-    """NeMo's 70B layout (TP 4, PP 4, VP 5, 32 sequences per replica a step) idles
-    (p - 1) / (v m) = 3 / 160 of a step: the job dlrig gets states 160 micro-batches."""
+    """NeMo's 70B layout (TP 4, PP 4, CP 2, VP 5, GA 64: dgxc-benchmarking README_70b.md)
+    idles (p - 1) / (v m) = 3 / 320 of a step: the job dlrig gets states 320 micro-batches,
+    the file's 32 whole sequences a GPU run as 64 half-sequence micro-batches over CP 2."""
     r = _row("dgxc-benchmarking", "llama-3.1-70b", "H100 SXM5 80GB", 64, 8192)
     doc = bench.workload_doc(r)
     assert doc["parallel"] == {"strategy": "fsdp", "zero_stage": 1, "tensor": 4, "pipeline": 4,
-                               "sequence": True, "micro_batches": 160}  # fmt: skip
+                               "context": 2, "sequence": True,
+                               "micro_batches": 320}  # fmt: skip
+    assert doc["gradient_accumulation"] == 64
 
 
 def test_nemo_long_sequence_tflops_convert_to_tokens_with_nemos_formula() -> None:

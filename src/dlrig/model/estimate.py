@@ -328,11 +328,13 @@ def _input_pipeline_s(
 
 
 def _exchange_s(
-    job: _Job, gen: int, lanes: int, forward_s: float, backward_s: float, assumed: list[str]
+    job: _Job, gen: int, lanes: int, step_s: tuple[float, float, float], assumed: list[str]
 ) -> tuple[float, float, float, float, float]:
     """(interconnect, its exposed part, network, its exposed part, tensor-parallel) seconds
-    per micro-batch (dlrig.model.interconnect.training_exchange)."""
+    per micro-batch (dlrig.model.interconnect.training_exchange); `step_s`: the micro-batch's
+    forward, backward and attention seconds on one GPU."""
     w, build, cal, group = job.workload, job.build, job.cal, job.dev.group
+    forward_s, backward_s, attention_s = step_s
     if not job.training or group is None:
         return 0.0, 0.0, 0.0, 0.0, 0.0
     if w.parallel is Parallelism.HOST_PS:
@@ -383,9 +385,9 @@ def _exchange_s(
         host = interconnect.HostStep(ram.gb_s, job.n_node)
     ex = interconnect.training_exchange(
         w, job.lay, fabric, job.sixteen, cal.bucket_bytes, forward_s, backward_s, host,
-        job.paged_bytes,
+        job.paged_bytes, attention_s,
     )  # fmt: skip
-    if job.lay.data > 1:
+    if job.lay.gradient_ranks > 1:
         per_param, why = parallelism.gradient_exchange_bytes(w, job.sixteen)
         grads = parallelism.replica_gradient_bytes(w, job.lay, job.sixteen)
         assumed.append(
@@ -400,10 +402,32 @@ def _exchange_s(
             f"the network on the critical path ({tp_net * 1e3:.1f} ms a micro-batch; Megatron "
             "keeps tensor groups inside a node)"
         )
+    if ex.context.total_s > 0:
+        assumed.append(
+            f"context parallelism over {job.lay.context} GPUs: each passes its keys and values "
+            f"around the ring, {ex.context.total_s * 1e3:.2f} ms a micro-batch, "
+            f"{ex.exposed_context.total_s * 1e3:.2f} ms of it beyond the attention it overlaps"
+        )
+    if ex.expert.total_s > 0:
+        assumed.append(
+            f"expert parallelism over {job.lay.expert} GPUs: the tokens' all-to-alls to and "
+            f"from their experts take {ex.expert.total_s * 1e3:.2f} ms a micro-batch on the "
+            "critical path (no overlap with compute assumed; routing taken as balanced)"
+        )
     return (
-        ex.interconnect_s, ex.exposed_interconnect_s, ex.data.inter_s + tp_net,
-        ex.data.exposed_inter_s + tp_net, ex.tensor_parallel_s + tp_net,
+        ex.interconnect_s, ex.exposed_interconnect_s,
+        ex.data.inter_s + ex.model_parallel_network_s,
+        ex.data.exposed_inter_s + ex.exposed_model_parallel_network_s,
+        ex.tensor_parallel_s + tp_net,
     )  # fmt: skip
+
+
+def _attention_share(work: LayerWork) -> float:
+    """The attention's share of the compute, by its FLOPs (it runs at a lower efficiency than
+    the GEMMs, so its share of the time is larger: what this leaves to hide behind it is a
+    lower bound)."""
+    total = work.gemm_flops + work.conv_flops + work.attention_flops
+    return work.attention_flops / total if total > 0 else 0.0
 
 
 def _memory(plan: memory.MemoryPlan) -> MemoryEstimate:
@@ -642,7 +666,7 @@ def estimate(
         n_node=n_node, n_total=n_node * build.nodes, batch=workload.batch_size,
         sixteen=is_16bit(workload.precision), training=training,
         trainable=workload.params * workload.trainable_fraction if training else 0.0,
-        shards=lay.data if parallelism.is_sharded(workload) else 1,  # ZeRO: 1/data each
+        shards=lay.gradient_ranks if parallelism.is_sharded(workload) else 1,  # ZeRO: 1/ranks
         lay=lay, paged_bytes=plan.need.paged_bytes,
     )  # fmt: skip
 
@@ -650,14 +674,14 @@ def estimate(
     device_compute_s = t_compute
     gen, lanes = pcie_link(build, dev.group, mods) if dev.group is not None else (3, 16)
     t_pcie, t_storage, t_cpu = _input_pipeline_s(job, gen, lanes, assumed)
-    # Each GPU computes its 1/(tensor x pipeline) of the replica's work, and a pipeline idles
-    # for its bubble (parallelism.pipeline_time_factor).
+    # Each GPU computes its 1/(tensor x pipeline x context) of the micro-batch's work, and a
+    # pipeline idles for its bubble (parallelism.pipeline_time_factor).
     share = parallelism.pipeline_time_factor(lay.pipeline, workload.micro_batches)
     t_compute, t_mem = (t * share / lay.replica_gpus for t in (t_compute, t_mem))
     backward_s = (t_compute + t_mem) * BACKWARD_SHARE
     forward_s = t_compute + t_mem - backward_s
     t_ic, exposed_ic, t_net, exposed_net, t_tp = _exchange_s(
-        job, gen, lanes, forward_s, backward_s, assumed
+        job, gen, lanes, (forward_s, backward_s, t_compute * _attention_share(job.work)), assumed
     )
     stages = {
         Bottleneck.STORAGE: t_storage,
@@ -695,7 +719,8 @@ def estimate(
     par = None
     if training and not dev.is_cpu:
         par = ParallelEstimate(
-            data=lay.data, tensor=lay.tensor, pipeline=lay.pipeline,
+            data=lay.data, tensor=lay.tensor, pipeline=lay.pipeline, context=lay.context,
+            expert=lay.expert,
             sequence=workload.sequence_parallel, zero_stage=parallelism.zero_stage(workload),
             micro_batches=workload.micro_batches,
             gradient_accumulation=workload.gradient_accumulation,

@@ -509,27 +509,89 @@ def tensor_parallel_time(
     return CollectiveTime(calls * one.intra_s, calls * one.inter_s)
 
 
+def context_parallel_time(
+    step_bytes: float,
+    steps: int,
+    in_node: int,
+    context: int,
+    fabric: Fabric,
+    attention_s: float,
+) -> tuple[CollectiveTime, CollectiveTime]:
+    """(all, exposed) of context parallelism's ring per micro-batch: `steps` point-to-point
+    steps of `step_bytes`, every rank sending to the next at once, so a step takes its slowest
+    hop: the node's link, or the network where the ring leaves the node. Each step's transfer
+    runs beside the attention of the block before it (Megatron-Core overlaps them), so only
+    what exceeds the attention's `attention_s` is exposed."""
+    if context <= 1 or steps <= 0 or step_bytes <= 0:
+        return CollectiveTime(0.0, 0.0), CollectiveTime(0.0, 0.0)
+    intra = intra_collective_time_s(step_bytes, 1.0, fabric)
+    inter = 0.0
+    if context > in_node and fabric.nic_gb_s_per_gpu > 0:
+        network = step_bytes / gb_s_to_bytes_s(fabric.nic_gb_s_per_gpu) + network_latency_s(2)
+        inter = max(network - intra, 0.0)
+    whole = CollectiveTime(steps * intra, steps * inter)
+    if whole.total_s <= 0:
+        return whole, whole
+    exposed_share = max(whole.total_s - attention_s, 0.0) / whole.total_s
+    return whole, _scaled(whole, exposed_share)
+
+
+def expert_all_to_all_time(
+    send_bytes: float, calls: int, in_node: int, expert: int, fabric: Fabric
+) -> CollectiveTime:
+    """Expert parallelism's token all-to-alls per micro-batch, on the critical path (the
+    experts wait for their tokens): of each GPU's `send_bytes`, (in_node - 1)/expert go to
+    GPUs of its node over the node's link and (expert - in_node)/expert over its share of
+    the network, both at once."""
+    if expert <= 1 or calls <= 0 or send_bytes <= 0:
+        return CollectiveTime(0.0, 0.0)
+    local = min(in_node, expert)
+    intra = intra_collective_time_s(send_bytes, (local - 1) / expert, fabric)
+    inter = 0.0
+    if expert > local and fabric.nic_gb_s_per_gpu > 0:
+        remote = send_bytes * (expert - local) / expert
+        network = remote / gb_s_to_bytes_s(fabric.nic_gb_s_per_gpu)
+        inter = max(network - intra, 0.0) + network_latency_s(expert // local)
+    return CollectiveTime(calls * intra, calls * inter)
+
+
 @dataclass(frozen=True)
 class TrainingExchange:
     """A training micro-batch's communication on one GPU: the tensor-parallel activations
-    (on the critical path) and the data-parallel exchange (partly hidden), and how they fall
-    on the node's link and on the network."""
+    and expert parallelism's token all-to-alls (on the critical path), context parallelism's
+    ring (hidden behind the attention as far as it can be) and the data-parallel exchange
+    (partly hidden), and how they fall on the node's link and on the network."""
 
     tensor_parallel_s: float
     data: Exchange
     offload_s: float = 0.0
     exposed_offload_s: float = 0.0
     tensor_parallel_network_s: float = 0.0  # a tensor group wider than a node: its network part
+    context: CollectiveTime = CollectiveTime(0.0, 0.0)
+    exposed_context: CollectiveTime = CollectiveTime(0.0, 0.0)
+    expert: CollectiveTime = CollectiveTime(0.0, 0.0)
 
     @property
     def interconnect_s(self) -> float:
-        """Inside the node: tensor-parallel collectives, the data-parallel exchange's intra-node
-        part and CPU offload's copies over each GPU's PCIe link."""
-        return self.tensor_parallel_s + self.data.intra_s + self.offload_s
+        """Inside the node: tensor-parallel collectives, the context ring, the experts'
+        all-to-alls, the data-parallel exchange's intra-node part and CPU offload's copies over
+        each GPU's PCIe link."""
+        model_parallel = self.tensor_parallel_s + self.context.intra_s + self.expert.intra_s
+        return model_parallel + self.data.intra_s + self.offload_s
 
     @property
     def exposed_interconnect_s(self) -> float:
-        return self.tensor_parallel_s + self.data.exposed_intra_s + self.exposed_offload_s
+        model_parallel = self.tensor_parallel_s + self.exposed_context.intra_s + self.expert.intra_s
+        return model_parallel + self.data.exposed_intra_s + self.exposed_offload_s
+
+    @property
+    def model_parallel_network_s(self) -> float:
+        """Network time of the groups that split the model or the sequence across nodes."""
+        return self.tensor_parallel_network_s + self.context.inter_s + self.expert.inter_s
+
+    @property
+    def exposed_model_parallel_network_s(self) -> float:
+        return self.tensor_parallel_network_s + self.exposed_context.inter_s + self.expert.inter_s
 
 
 def offload_copy_s(
@@ -579,6 +641,7 @@ def training_exchange(
     backward_s: float,
     host: HostStep | None = None,
     paged_bytes: float = 0.0,
+    attention_s: float = 0.0,
 ) -> TrainingExchange:
     """Everything one GPU exchanges per micro-batch under the job's layout: Megatron's
     activation collectives over the tensor group, the data-parallel exchange of its
@@ -587,14 +650,15 @@ def training_exchange(
     its optimizer shard's gradients and parameters to and from host memory and the CPU's
     optimizer step between them (`host`: the node's RAM and GPUs; none given, no step timed),
     and a paged optimizer's `paged_bytes` of state brought to the GPU for its step and sent
-    back (paged_copy_s)."""
+    back (paged_copy_s); context parallelism's ring behind the micro-batch's `attention_s`
+    and expert parallelism's token all-to-alls (model_parallel_exchange)."""
     w = workload
     value_bytes = 2.0 if sixteen_bit else 4.0
     tp = CollectiveTime(0.0, 0.0)
     if lay.tensor > 1 and w.seq_len and w.hidden_size and w.num_layers:
         message = parallelism.tensor_parallel_message_bytes(
-            w.batch_size, w.seq_len, w.hidden_size, value_bytes
-        )
+            w.batch_size, w.seq_len // lay.context, w.hidden_size, value_bytes
+        )  # a context rank's tensor group exchanges its part of the sequence
         per_layer = parallelism.tensor_parallel_collectives_per_layer(w.activation_checkpointing)
         layers = w.num_layers / lay.pipeline
         tp = tensor_parallel_time(
@@ -602,11 +666,14 @@ def training_exchange(
             w.sequence_parallel,
         )  # fmt: skip
     tp_s = tp.intra_s
-    split = lay.replica_gpus
-    trainable = w.params * w.trainable_fraction
+    context, exposed_context, expert = model_parallel_exchange(
+        w, lay, fabric, value_bytes, attention_s
+    )
+    split = lay.weight_split
+    trainable = w.params * w.trainable_fraction * parallelism.expert_split_share(w, lay.expert)
     stage = parallelism.zero_stage(w)
     data = Exchange(0.0, 0.0, 0.0, 0.0)
-    if lay.data > 1:
+    if lay.gradient_ranks > 1:
         grad_bytes = parallelism.replica_gradient_bytes(w, lay, sixteen_bit)
         param_bytes = gathered_param_bytes(w, stage, trainable, sixteen_bit) / split
         traffic = parallelism.data_parallel_traffic(stage, grad_bytes, param_bytes)
@@ -619,15 +686,52 @@ def training_exchange(
         )  # fmt: skip
     k = max(1, w.gradient_accumulation)  # the optimizer step runs once per k micro-batches
     paging = paged_copy_s(paged_bytes, fabric.host_link_gb_s) / k
+    splits = {"context": context, "exposed_context": exposed_context, "expert": expert}
     if not w.cpu_offload:
-        return TrainingExchange(tp_s, data, paging, paging, tp.inter_s)
-    shard = trainable / split / (lay.data if stage >= 1 else 1)
+        return TrainingExchange(tp_s, data, paging, paging, tp.inter_s, **splits)
+    shard = trainable / split / (lay.gradient_ranks if stage >= 1 else 1)
     off, off_exposed = offload_copy_s(
         shard, fabric.host_link_gb_s, backward_s, bucket_bytes, upload=stage < 3
     )
     cpu_step = host.optimizer_step_s(workload, shard) if host is not None else 0.0
     extra = cpu_step + paging
-    return TrainingExchange(tp_s, data, off / k + extra, off_exposed / k + extra, tp.inter_s)
+    return TrainingExchange(
+        tp_s, data, off / k + extra, off_exposed / k + extra, tp.inter_s, **splits
+    )
+
+
+def model_parallel_exchange(
+    workload: Workload, lay: Layout, fabric: Fabric, value_bytes: float, attention_s: float
+) -> tuple[CollectiveTime, CollectiveTime, CollectiveTime]:
+    """(context ring, its exposed part, expert all-to-alls) of one micro-batch on one GPU,
+    for a transformer whose structure is known (none otherwise)."""
+    w, none = workload, CollectiveTime(0.0, 0.0)
+    if not (w.seq_len and w.hidden_size and w.num_layers and w.num_heads):
+        return none, none, none
+    layers = w.num_layers / lay.pipeline
+    context, exposed_context = none, none
+    if lay.context > 1:
+        step = parallelism.context_parallel_kv_bytes(
+            w.batch_size, w.seq_len, w.kv_heads or w.num_heads, w.hidden_size // w.num_heads,
+            lay.tensor, lay.context, value_bytes,
+        )  # fmt: skip
+        steps = parallelism.context_parallel_ring_steps_per_layer(
+            lay.context, w.activation_checkpointing
+        )
+        context, exposed_context = context_parallel_time(
+            step, round(steps * layers), lay.context_in_node, lay.context, fabric, attention_s
+        )
+    expert = none
+    if lay.expert > 1 and w.experts_per_token:
+        send = parallelism.expert_all_to_all_bytes(
+            w.batch_size, w.seq_len, w.hidden_size, w.experts_per_token, lay.context,
+            lay.tensor, w.sequence_parallel, value_bytes,
+        )  # fmt: skip
+        calls = parallelism.expert_all_to_alls_per_layer(w.activation_checkpointing)
+        expert = expert_all_to_all_time(
+            send, round(calls * layers), lay.data_in_node, lay.expert, fabric
+        )
+    return context, exposed_context, expert
 
 
 def paged_copy_s(paged_bytes: float, host_link_gb_s: float) -> float:
@@ -673,7 +777,7 @@ def ddp_bucket_copy_bytes(workload: Workload, lay: Layout, sixteen_bit: bool) ->
     its all-reduce buckets; none on one replica or under sharding (FSDP/ZeRO reduce-scatter
     in place)."""
     ddp = workload.parallel is Parallelism.DDP and not parallelism.is_sharded(workload)
-    if lay.data <= 1 or not ddp:
+    if lay.gradient_ranks <= 1 or not ddp:
         return 0.0
     return DDP_BUCKET_COPY_MOVES * parallelism.replica_gradient_bytes(workload, lay, sixteen_bit)
 

@@ -99,6 +99,8 @@ class MemoryLayout:
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
     sequence_parallel: bool = False
+    context_parallel: int = 1
+    expert_parallel: int = 1
     micro_batches: int = 1
     cpu_offload: bool = False
     planned: bool = False
@@ -251,7 +253,8 @@ def model_state_bytes(
     gpu = sum(on_gpu.values())
     if stage >= 3:
         gpu += gathered_weight_bytes(workload, weights, sixteen_bit)
-    return gpu / split, host / split
+    experts = parallelism.expert_split_share(workload, layout.expert_parallel)
+    return gpu * experts / split, host * experts / split
 
 
 def gathered_weight_bytes(workload: Workload, weights: float, sixteen_bit: bool) -> float:
@@ -450,16 +453,17 @@ def per_sample_bytes(
 ) -> float:
     """Memory that grows with the batch: saved activations (training: from the transformer
     structure when known, else the workload's 32-bit figure, halved for 16-bit) or the KV
-    cache over the context plus the activations (decoding)."""
+    cache over the context plus the activations (decoding). Context parallelism keeps
+    1/context of each sequence's activations on a GPU."""
     measured = workload.activation_bytes_per_sample * (0.5 if sixteen_bit else 1.0)
     if workload.mode is Mode.INFERENCE:
         kv = (workload.kv_bytes_per_token or 0.0) * (workload.seq_len or 0)
         return kv + measured
+    layout = layout or MemoryLayout()
     if workload.has_transformer_structure:
-        return transformer_activation_bytes_per_sample(
-            workload, sixteen_bit, layout or MemoryLayout()
-        )
-    return measured
+        whole = transformer_activation_bytes_per_sample(workload, sixteen_bit, layout)
+        return whole / layout.context_parallel
+    return measured / layout.context_parallel
 
 
 def declared_layout(workload: Workload, gpus_per_node: int, nodes: int = 1) -> MemoryLayout:
@@ -467,10 +471,12 @@ def declared_layout(workload: Workload, gpus_per_node: int, nodes: int = 1) -> M
     what tensor x pipeline leave, as parallelism.layout counts them)."""
     return MemoryLayout(
         zero_stage=workload.zero_stage,
-        shard_ranks=parallelism.layout(workload, gpus_per_node, nodes).data,
+        shard_ranks=parallelism.layout(workload, gpus_per_node, nodes).gradient_ranks,
         tensor_parallel=workload.tensor_parallel,
         pipeline_parallel=workload.pipeline_parallel,
         sequence_parallel=workload.sequence_parallel,
+        context_parallel=workload.context_parallel,
+        expert_parallel=workload.expert_parallel,
         micro_batches=workload.micro_batches,
         cpu_offload=workload.cpu_offload,
     )

@@ -23,7 +23,9 @@ from dlrig.workloads.model import Workload
 @dataclass(frozen=True)
 class Layout:
     """How `gpus` GPUs (`gpus_per_node` in each of `nodes`) split one job: `tensor` x
-    `pipeline` GPUs hold one replica of the model, `data` replicas train side by side."""
+    `pipeline` GPUs hold one copy of the weights, `context` of those copies split each
+    micro-batch's sequences, `data` replicas train side by side, and `expert` GPUs of the
+    data x context ranks split each mixture-of-experts layer's experts."""
 
     gpus: int
     gpus_per_node: int
@@ -31,31 +33,53 @@ class Layout:
     data: int
     tensor: int
     pipeline: int
+    context: int = 1
+    expert: int = 1
 
     @property
-    def replica_gpus(self) -> int:
-        """GPUs one model replica spans (tensor x pipeline)."""
+    def weight_split(self) -> int:
+        """GPUs one copy of the weights spans (tensor x pipeline)."""
         return self.tensor * self.pipeline
 
     @property
+    def replica_gpus(self) -> int:
+        """GPUs one micro-batch's work splits over (tensor x pipeline x context)."""
+        return self.weight_split * self.context
+
+    @property
+    def gradient_ranks(self) -> int:
+        """Ranks that hold the same weights and reduce their gradients together: the data
+        replicas and the context ranks within each (Megatron-Core reduces over its
+        data-parallel-with-context group)."""
+        return self.data * self.context
+
+    @property
     def data_in_node(self) -> int:
-        """Data-parallel ranks of one group inside one node: tensor ranks sit next to each
-        other in a node (Megatron's order: tensor, then pipeline, then data), so a node holds
-        gpus_per_node / (tensor x pipeline) replicas, or part of one."""
-        return max(1, self.gpus_per_node // self.replica_gpus)
+        """Ranks of one gradient group inside one node: tensor ranks sit next to each other in
+        a node (Megatron's order: tensor, context, data, then pipeline), so a node holds
+        gpus_per_node / (tensor x pipeline) of the group, or part of one rank."""
+        return max(1, min(self.gradient_ranks, self.gpus_per_node // self.weight_split))
 
     @property
     def data_nodes(self) -> int:
-        """Nodes a data-parallel group spans."""
-        return max(1, self.data // self.data_in_node)
+        """Nodes a gradient group spans."""
+        return max(1, self.gradient_ranks // self.data_in_node)
+
+    @property
+    def context_in_node(self) -> int:
+        """Context ranks of one group inside one node (they follow the tensor ranks)."""
+        return max(1, min(self.context, self.gpus_per_node // self.tensor))
 
 
 def check_layout(workload: Workload, gpus_per_node: int, nodes: int, source: str) -> None:
-    """Tensor x pipeline must divide the build's GPU count, and a tensor-parallel group wider
-    than a node must span whole nodes: its per-layer all-reduces are on the critical path
+    """Tensor x pipeline x context must divide the build's GPU count, a tensor-parallel group
+    wider than a node must span whole nodes: its per-layer all-reduces are on the critical path
     (Megatron-LM keeps tensor groups within a node where it can, Narayanan et al. 2021, section
-    3.3; a group across nodes pays the network, interconnect.tensor_parallel_time)."""
+    3.3; a group across nodes pays the network, interconnect.tensor_parallel_time), and the
+    expert-parallel degree must divide the ranks that hold the same weights (Megatron-Core
+    carves expert groups out of its data-parallel-with-context group)."""
     tp, pp = workload.tensor_parallel, workload.pipeline_parallel
+    cp, ep = workload.context_parallel, workload.expert_parallel
     total = gpus_per_node * nodes
     if tp > total or (tp > gpus_per_node and tp % gpus_per_node):
         raise ValidationError(
@@ -66,21 +90,32 @@ def check_layout(workload: Workload, gpus_per_node: int, nodes: int, source: str
             reason=f"a divisor of {gpus_per_node}, or a multiple of it up to {total}",
             hint=f"set parallel.tensor to a divisor of {gpus_per_node}",
         )
-    if total % (tp * pp):
+    if total % (tp * pp * cp):
+        named = "tensor x pipeline x context" if cp > 1 else "tensor x pipeline"
         raise ValidationError(
-            f"{source}: parallel.tensor x parallel.pipeline = {tp * pp} does not divide the "
-            f"build's {total} GPUs",
-            field="parallel.pipeline",
-            reason=f"tensor x pipeline must divide {total}",
-            hint=f"pick tensor and pipeline whose product divides {total}",
+            f"{source}: parallel.{named.replace(' x ', ' x parallel.')} = {tp * pp * cp} does "
+            f"not divide the build's {total} GPUs",
+            field="parallel.context" if cp > 1 else "parallel.pipeline",
+            reason=f"{named} must divide {total}",
+            hint=f"pick degrees whose product divides {total}",
+        )
+    ranks = total // (tp * pp)
+    if ep > 1 and ranks % ep:
+        raise ValidationError(
+            f"{source}: parallel.expert = {ep} does not divide the {ranks} GPUs that hold the "
+            f"same weights ({total} GPUs / tensor x pipeline {tp * pp})",
+            field="parallel.expert",
+            reason=f"a divisor of {ranks}",
+            hint=f"set parallel.expert to a divisor of {ranks}",
         )
 
 
 def layout(workload: Workload, gpus_per_node: int, nodes: int) -> Layout:
     """The job's layout on the build (check_layout first)."""
-    tp, pp = workload.tensor_parallel, workload.pipeline_parallel
+    tp, pp, cp = workload.tensor_parallel, workload.pipeline_parallel, workload.context_parallel
     gpus = gpus_per_node * nodes
-    return Layout(gpus, gpus_per_node, nodes, max(1, gpus // (tp * pp)), tp, pp)
+    data = max(1, gpus // (tp * pp * cp))
+    return Layout(gpus, gpus_per_node, nodes, data, tp, pp, cp, workload.expert_parallel)
 
 
 def pipeline_bubble_fraction(stages: int, micro_batches: int) -> float:
@@ -146,9 +181,85 @@ def gradient_bytes_per_param(workload: Workload, sixteen_bit: bool) -> float:
 
 def replica_gradient_bytes(workload: Workload, lay: Layout, sixteen_bit: bool) -> float:
     """Gradient bytes one GPU produces a step: its 1/(tensor x pipeline) of the trainable
-    parameters at gradient_bytes_per_param."""
-    trainable = workload.params * workload.trainable_fraction
-    return trainable * gradient_bytes_per_param(workload, sixteen_bit) / lay.replica_gpus
+    parameters (of the experts, 1/expert more) at gradient_bytes_per_param."""
+    trainable = (
+        workload.params * workload.trainable_fraction * expert_split_share(workload, lay.expert)
+    )
+    return trainable * gradient_bytes_per_param(workload, sixteen_bit) / lay.weight_split
+
+
+def expert_params(workload: Workload) -> float:
+    """Parameters in the routed experts' MLPs: experts x (3 gated, else 2) x hidden x FFN
+    width a layer (Mixtral 8x7B: 45.1 B of its 46.7 B)."""
+    w = workload
+    if not (w.experts and w.experts > 1 and w.hidden_size and w.ffn_hidden_size and w.num_layers):
+        return 0.0
+    matrices = 3.0 if w.gated_mlp else 2.0
+    return min(
+        float(w.params), w.num_layers * w.experts * matrices * w.hidden_size * w.ffn_hidden_size
+    )
+
+
+def expert_split_share(workload: Workload, expert: int) -> float:
+    """Share of the model's parameters one GPU keeps when `expert` GPUs split each layer's
+    experts: the dense part whole, the experts' 1/expert."""
+    if expert <= 1 or workload.params <= 0:
+        return 1.0
+    routed = expert_params(workload) / workload.params
+    return 1.0 - routed + routed / expert
+
+
+def context_parallel_kv_bytes(
+    batch: int,
+    seq_len: int,
+    kv_heads: int,
+    head_dim: int,
+    tensor: int,
+    context: int,
+    bytes_per_value: float,
+) -> float:
+    """Bytes of one ring step of context parallelism: a GPU's keys and values, its 1/context
+    of the sequence and 1/tensor of the KV heads, passed to the next rank (Liu et al. 2023,
+    Ring Attention, arXiv:2310.01889; Megatron-Core's context parallelism sends them
+    point-to-point around the group)."""
+    kv_per_rank = max(1.0, kv_heads / tensor)
+    return float(batch) * seq_len / context * 2.0 * kv_per_rank * head_dim * bytes_per_value
+
+
+def context_parallel_ring_steps_per_layer(context: int, activation_checkpointing: bool) -> int:
+    """Point-to-point ring steps per layer and micro-batch: context - 1 in the forward, twice
+    that in the backward (the keys and values again, and their gradients), and the forward's
+    again under full activation checkpointing (Megatron-Core
+    transformer_engine/pytorch/attention.py's AttnFuncWithCPAndKVP2P)."""
+    if context <= 1:
+        return 0
+    passes = 4 if activation_checkpointing else 3
+    return passes * (context - 1)
+
+
+def expert_all_to_all_bytes(
+    batch: int,
+    seq_len: int,
+    hidden_size: int,
+    experts_per_token: int,
+    context: int,
+    tensor: int,
+    sequence_parallel: bool,
+    bytes_per_value: float,
+) -> float:
+    """Bytes one GPU sends in one token all-to-all of expert parallelism: each of its tokens
+    goes to the GPUs holding its k experts, hidden values each (Lepikhin et al. 2020, GShard,
+    arXiv:2006.16668; Megatron-Core's MoEAlltoAllTokenDispatcher); a rank holds the micro-
+    batch's 1/context of the sequence, and under sequence parallelism 1/tensor of that."""
+    tokens = float(batch) * seq_len / context / (tensor if sequence_parallel else 1)
+    return tokens * experts_per_token * hidden_size * bytes_per_value
+
+
+def expert_all_to_alls_per_layer(activation_checkpointing: bool) -> int:
+    """Token all-to-alls per mixture-of-experts layer and micro-batch: dispatch and combine in
+    the forward, their gradients in the backward, and the forward's pair again under full
+    activation checkpointing."""
+    return 6 if activation_checkpointing else 4
 
 
 def is_sharded(workload: Workload) -> bool:

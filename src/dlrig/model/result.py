@@ -67,8 +67,9 @@ class RunEstimate:
 
 @dataclass(frozen=True)
 class ParallelEstimate:
-    """How a training job splits over its GPUs (data x tensor x pipeline replicas, ZeRO stage,
-    micro-batches) and what its communication costs per step on one GPU: `communication_s`
+    """How a training job splits over its GPUs (data x tensor x pipeline x context, experts
+    over `expert` GPUs, ZeRO stage, micro-batches) and what its communication costs per step on
+    one GPU: `communication_s`
     all of it (node link and network), `communication_exposed_s` what the compute does not
     hide; `tensor_parallel_s` the part on the critical path by construction."""
 
@@ -83,6 +84,8 @@ class ParallelEstimate:
     tensor_parallel_s: float
     communication_s: float
     communication_exposed_s: float
+    context: int = 1
+    expert: int = 1
 
 
 @dataclass(frozen=True)

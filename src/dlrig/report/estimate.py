@@ -126,6 +126,8 @@ def _parallel(par: ParallelEstimate | None) -> dict[str, Any] | None:
         "data": par.data,
         "tensor": par.tensor,
         "pipeline": par.pipeline,
+        "context": par.context,
+        "expert": par.expert,
         "sequence": par.sequence,
         "zero_stage": par.zero_stage,
         "micro_batches": par.micro_batches,
@@ -335,8 +337,12 @@ def _figures(est: Estimate) -> Text:
 def _parallel_line(par: ParallelEstimate) -> str:
     """The training layout and its communication per step, for the terminal."""
     layout = f"data {par.data} x tensor {par.tensor} x pipeline {par.pipeline}"
+    if par.context > 1:
+        layout += f" x context {par.context}"
     if par.sequence:
         layout += " (sequence parallel)"
+    if par.expert > 1:
+        layout += f", experts over {par.expert} GPUs"
     if par.zero_stage:
         layout += f", ZeRO-{par.zero_stage}"
     if par.gradient_accumulation > 1:

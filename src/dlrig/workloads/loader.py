@@ -278,6 +278,8 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
     zero_stage = block.zero_stage if block and block.zero_stage is not None else None
     if zero_stage is None:
         zero_stage = 3 if parallel is Parallelism.FSDP else 0
+    if block:
+        _check_split_fields(block, m.experts, seq_len, source)
     pipeline = block.pipeline if block else 1
     micro_batches = 1
     if pipeline > 1:
@@ -376,6 +378,8 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         tensor_parallel=block.tensor if block else 1,
         pipeline_parallel=pipeline,
         sequence_parallel=block.sequence if block else False,
+        context_parallel=block.context if block else 1,
+        expert_parallel=block.expert if block else 1,
         micro_batches=micro_batches,
         cpu_offload=block.cpu_offload if block else False,
         gradient_accumulation=wf.gradient_accumulation,
@@ -406,6 +410,29 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         assumptions=tuple(assumed),
         source=source,
     )
+
+
+def _check_split_fields(
+    block: ParallelBlock, experts: int | None, seq_len: int | None, source: str
+) -> None:
+    """Context parallelism splits a sequence, expert parallelism a layer's experts: each
+    needs the model to have what it splits."""
+    if block.context > 1 and not (seq_len and seq_len % block.context == 0):
+        raise ValidationError(
+            f"{source}: parallel.context = {block.context} needs a seq_len it divides "
+            f"(seq_len {seq_len or 'not given'})",
+            field="parallel.context",
+            reason="a divisor of the sequence length",
+            hint="give seq_len, or set parallel.context to a divisor of it",
+        )
+    if block.expert > 1 and not (experts and experts % block.expert == 0):
+        raise ValidationError(
+            f"{source}: parallel.expert = {block.expert} needs a mixture of experts whose "
+            f"expert count it divides (model experts: {experts or 'none'})",
+            field="parallel.expert",
+            reason="a divisor of the model's experts",
+            hint="give the model's experts and experts_per_token, or set parallel.expert to 1",
+        )
 
 
 def _serve_spec(block: ServeBlock, params: float) -> ServeSpec:

@@ -179,6 +179,8 @@ class Workload:
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
     sequence_parallel: bool = False
+    context_parallel: int = 1
+    expert_parallel: int = 1
     micro_batches: int = 1
     cpu_offload: bool = False
     gradient_accumulation: int = 1

@@ -211,6 +211,15 @@ class ParallelBlock(_Strict):
     sequence: bool = Field(
         default=False, description="sequence parallelism beside tensor parallelism"
     )
+    context: Annotated[int, Field(ge=1, le=1024)] = Field(
+        default=1,
+        description="context-parallel degree (GPUs splitting each sequence, ring attention)",
+    )
+    expert: Annotated[int, Field(ge=1, le=1024)] = Field(
+        default=1,
+        description="expert-parallel degree (GPUs splitting each layer's experts, mixture of "
+        "experts)",
+    )
     micro_batches: Annotated[int, Field(ge=1, le=10**6)] | None = Field(
         default=None, description="pipeline micro-batches per step (default: 4 x pipeline)"
     )
@@ -220,8 +229,12 @@ class ParallelBlock(_Strict):
     def _consistent(self) -> ParallelBlock:
         if self.sequence and self.tensor == 1:
             raise ValueError("'sequence' parallelism needs 'tensor' of 2 or more")
-        if self.strategy is Parallelism.HOST_PS and (self.tensor > 1 or self.pipeline > 1):
-            raise ValueError("'host-ps' keeps whole replicas: 'tensor' and 'pipeline' are 1")
+        if self.strategy is Parallelism.HOST_PS and (
+            self.tensor > 1 or self.pipeline > 1 or self.context > 1 or self.expert > 1
+        ):
+            raise ValueError(
+                "'host-ps' keeps whole replicas: 'tensor', 'pipeline', 'context' and 'expert' are 1"
+            )
         return self
 
 
