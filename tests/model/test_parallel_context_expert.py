@@ -3,12 +3,15 @@ layout, the bytes each sends, and what an estimate makes of them."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from model_fixtures import make_workload
 
 from dlrig.errors import ValidationError
 from dlrig.machine import load_build
-from dlrig.model import estimate, parallelism
+from dlrig.model import compute, estimate, parallelism
+from dlrig.model.layers import layer_work, moe_dispatch_elems
 from dlrig.model.parallelism import check_layout, layout
 
 MIXTRAL_FULL = {"method": "full"}
@@ -131,3 +134,27 @@ def test_expert_parallelism_trades_expert_weights_for_all_to_alls() -> None:
     assert replicated.parallel is not None
     assert split.parallel.communication_exposed_s > replicated.parallel.communication_exposed_s
     assert any("expert parallelism over 8 GPUs" in a for a in split.assumptions)
+
+
+def test_an_experts_gemm_gets_its_routed_tokens_and_expert_parallelism_gathers_more() -> None:
+    """Mixtral 8x7B at 1,024 tokens (2 of 8 experts a token, routing balanced): each expert's
+    GEMM runs on 1,024 x 2 / 8 = 256 rows of one sample; over 8 expert ranks a GPU holds one
+    expert a layer and gets its tokens from all 8 ranks, 2,048 rows, so the expert weights it
+    reads once per call serve 8x the FLOPs (compute.gemm_call_width)."""
+    replicated = make_workload("mixtral-8x7b-qlora", finetune=MIXTRAL_FULL)
+    split = make_workload(
+        "mixtral-8x7b-qlora", finetune=MIXTRAL_FULL, parallel={"zero_stage": 1, "expert": 8}
+    )
+    work = layer_work(replicated)
+    assert work.expert_gemm_flops == pytest.approx(2 * 3 * 4096 * 14336 * 2 * 1024 * 32)
+    assert compute.expert_rows(work, replicated, 1) == 256
+    assert compute.expert_rows(layer_work(split), split, 1) == 2048
+    assert compute.expert_rows(layer_work(make_workload("llama-3-8b")), replicated, 1) == math.inf
+
+
+def test_a_token_moves_2_k_plus_1_hidden_vectors_to_reach_its_experts() -> None:
+    """Megatron-Core's permute reads a token and writes its k copies grouped by expert; the
+    unpermute reads the k outputs and writes their weighted sum: Mixtral (k = 2, h = 4,096)
+    2 x 3 x 4,096 = 24,576 elements a token a layer; a dense model none."""
+    assert moe_dispatch_elems(make_workload("mixtral-8x7b-qlora"), 4096.0) == 24576.0
+    assert moe_dispatch_elems(make_workload("llama-3-8b"), 4096.0) == 0.0

@@ -170,6 +170,17 @@ def gemm_call_width(layer_width_elems: float, rows: float) -> float:
     return 1.0 / (1.0 / layer_width_elems + 1.0 / (2.0 * rows))
 
 
+def expert_rows(work: LayerWork, workload: Workload, samples: float) -> float:
+    """Rows of one routed expert's GEMM on one GPU: the micro-batch's tokens x k / E with
+    routing balanced, of its 1/context of each sequence, and from every rank of its expert
+    group (expert parallelism sends each GPU the tokens of its E/expert experts from
+    `expert` ranks: why it raises the rows, and the weights are read once per call)."""
+    if math.isinf(work.expert_rows_per_sample):
+        return math.inf
+    split = workload.expert_parallel / workload.context_parallel
+    return work.expert_rows_per_sample * samples * split
+
+
 def operand_bytes(path: str) -> float:
     """Bytes of one matmul operand element on a compute path: 1 for FP8, 2 for 16-bit tensor
     cores, 4 for TF32 (stored as fp32) and on shader cores (GPU.3: 16-bit computes in fp32)."""
@@ -410,13 +421,17 @@ def class_times(
     bandwidth = gb_s_to_bytes_s(bandwidth_gb_s)
     ridge = intensity_scale * operand_bytes * flops_s / bandwidth
     gemm_width = gemm_call_width(work.gemm_width_elems, work.gemm_rows_per_sample * units)
-    gemm = work.gemm_flops + unaligned_extra_flops(work, operand_bytes, unaligned_share)
+    gemm = work.gemm_flops - work.expert_gemm_flops
+    gemm += unaligned_extra_flops(work, operand_bytes, unaligned_share)
     sixteen_bit_share = 1.0
     if operand_bytes == 1.0:  # FP8: the LM head and attention run in 16-bit
         sixteen_bit_share = FP8_PER_16BIT_RATE
         head = work.lm_head_flops + unaligned_extra_flops(work, 2.0, unaligned_share)
         gemm += head * (FP8_PER_16BIT_RATE - 1.0)
     gemm /= width_factor(gemm_width, ridge)
+    gemm += work.expert_gemm_flops / width_factor(
+        gemm_call_width(work.expert_width_elems, expert_rows(work, workload, units)), ridge
+    )
     attention = work.attention_flops * sixteen_bit_share
     if work.fused_attention:
         attention /= attention_share

@@ -283,7 +283,10 @@ class LayerWork:
     channels-first layout has cuDNN transpose); `autocast_fp32_elems` the pointwise elements
     a mixed-precision run still moves in fp32 (Structure); `linears` the linear layers a
     forward runs through (what QLoRA dequantises, one by one); `adapter_fp32_elems` the
-    elements fp32 LoRA adapters move beyond the pointwise ones (fp32_adapter_elems)."""
+    elements fp32 LoRA adapters move beyond the pointwise ones (fp32_adapter_elems);
+    `expert_gemm_flops` the part of `gemm_flops` in a mixture of experts' routed MLPs, whose
+    matrices have `expert_width_elems` and get `expert_rows_per_sample` rows from each sample
+    (its tokens x k / E: each expert's GEMM runs on the tokens routed to it)."""
 
     gemm_flops: float
     gemm_width_elems: float
@@ -307,6 +310,9 @@ class LayerWork:
     autocast_fp32_elems: float = 0.0
     linears: float = 0.0
     adapter_fp32_elems: float = 0.0
+    expert_gemm_flops: float = 0.0
+    expert_width_elems: float = math.inf
+    expert_rows_per_sample: float = math.inf
 
 
 def structure_of(workload: Workload) -> Structure | None:
@@ -444,6 +450,16 @@ def layer_pointwise(
     )
 
 
+def moe_dispatch_elems(workload: Workload, h: float) -> float:
+    """Elements one token moves per layer to reach its k experts and come back: the permute
+    reads the token and writes k copies, grouped by expert; the unpermute reads the k outputs
+    and writes their weighted sum, 2 (k + 1) h (Megatron-Core's moe_utils permute and
+    unpermute; an all-to-all's buffers are these copies)."""
+    if not (workload.experts and workload.experts > 1 and workload.experts_per_token):
+        return 0.0
+    return 2.0 * (workload.experts_per_token + 1.0) * h
+
+
 def transformer_work(workload: Workload) -> LayerWork:
     """A transformer's classes from hidden size h, layers L, sequence s, heads, FFN width f and
     vocabulary V: attention FLOPs 4 s span h per layer (Kaplan et al. 2020's 2 x 2 n_ctx
@@ -464,7 +480,8 @@ def transformer_work(workload: Workload) -> LayerWork:
     experts = (workload.experts_per_token or 1) if workload.experts else 1
     eager_passes = found.score_passes if found is not None else EAGER_SCORE_PASSES
     layer = layer_pointwise(workload, h, h * kv_share, f * experts, eager_passes)
-    per_token = layers * layer.elems + EMBEDDING_ELEMS_PER_HIDDEN * h
+    per_token = layers * (layer.elems + moe_dispatch_elems(workload, h))
+    per_token += EMBEDDING_ELEMS_PER_HIDDEN * h
     adapter_fp32 = 0.0
     if workload.finetune is not FinetuneMethod.FULL:
         per_token += layers * lora_adapter_elems(h, f * experts, kv_share, workload.gated_mlp)
@@ -483,8 +500,13 @@ def transformer_work(workload: Workload) -> LayerWork:
         score = layer.score_passes * heads * s * span * layers
     else:
         attention_width = math.inf
+    gemm_flops = total - min(4.0 * s * span * h * layers, total)
+    routed = 0.0
+    if workload.experts and workload.experts > 1 and workload.experts_per_token:
+        matrices = 3.0 if workload.gated_mlp else 2.0
+        routed = min(2.0 * matrices * h * f * experts * s * layers, gemm_flops)
     return LayerWork(
-        gemm_flops=total - min(4.0 * s * span * h * layers, total),
+        gemm_flops=gemm_flops,
         gemm_width_elems=transformer_layer_width(h, f, kv_share),
         conv_flops=0.0,
         conv_width_elems=math.inf,
@@ -504,6 +526,11 @@ def transformer_work(workload: Workload) -> LayerWork:
         linears=layers * (LINEARS_PER_LAYER + (1.0 if workload.gated_mlp else 0.0)),
         autocast_fp32_elems=layers * layer.fp32_elems * s,
         adapter_fp32_elems=adapter_fp32,
+        expert_gemm_flops=routed,
+        expert_width_elems=_linear_width(h, f) if routed else math.inf,
+        expert_rows_per_sample=s * experts / workload.experts
+        if routed and workload.experts
+        else math.inf,
     )
 
 
