@@ -25,6 +25,14 @@ def test_missing_catalog_file_is_one_line_exit_2() -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_usage_hint_names_the_command_not_how_python_started_it() -> None:
+    """Started as `python -m dlrig`, a usage error points at `dlrig estimate -h`, not at
+    `dlrig -m dlrig estimate -h`."""
+    result = run_dlrig("estimate", "examples/builds/budget-1gpu-3090.yaml")
+    assert result.returncode == 2
+    assert "hint: dlrig estimate -h shows the usage" in result.stderr
+
+
 def test_version_prints_the_package_version() -> None:
     from dlrig import __version__
 

@@ -102,7 +102,11 @@ def _tolerate_narrow_encodings() -> None:
 def _usage_hint(exc: Exception) -> str:
     """Where the usage of the command that failed is shown."""
     ctx = getattr(exc, "ctx", None)
-    path = ctx.command_path.split()[1:] if ctx is not None else []
+    path: list[str] = []
+    # The root's name is how dlrig was started ("python -m dlrig" too): name the subcommands.
+    while ctx is not None and ctx.parent is not None:
+        path.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
     return " ".join(["dlrig", *path, "-h"]) + " shows the usage"
 
 
