@@ -59,6 +59,7 @@ from dlrig.catalog import load_catalog
 from dlrig.model import estimate
 from dlrig.model.calibration import Calibration, default_calibration, parse_calibration
 from dlrig.model.interconnect import LinkClass, intra_node_link
+from dlrig.model.memory import MEMORY_RATIO_BAND
 from dlrig.model.rates import matmul_peak
 from dlrig.model.serving import SERVING_RATIO_BAND
 
@@ -203,7 +204,7 @@ NO_SERVING_INTERVAL = {"mlperf_server"}
 
 def others_left_out() -> list[Judged]:
     """Every other source, predicted by the shipped calibration (fitted on none of them), its
-    interval judged on training rates and serving speeds (memory figures carry none)."""
+    interval judged on training rates, serving speeds and peak memory."""
     cal = default_calibration()
     sources = provenance.sources()
     judged = []
@@ -215,6 +216,9 @@ def others_left_out() -> list[Judged]:
             inside = low <= pair.ratio <= high
         elif kind == "serving" and pair.source not in NO_SERVING_INTERVAL:
             low, high = SERVING_RATIO_BAND
+            inside = low <= pair.ratio <= high
+        elif kind == "memory":
+            low, high = MEMORY_RATIO_BAND
             inside = low <= pair.ratio <= high
         judged.append(
             Judged(
@@ -280,8 +284,9 @@ def loso_lines(judged: list[Judged]) -> list[str]:
         "percentile of its own rows' leave-one-architecture-out residuals), and coverage is the "
         "share of the held-out run's measurements inside it. Every other source is never "
         "fitted on: the shipped calibration predicts it, the shipped interval judges it "
-        "(training rates, and serving speeds by serving.SERVING_RATIO_BAND; memory figures and "
-        "MLPerf's largest arrival rates carry no interval), and its all-rows "
+        "(training rates; serving speeds by serving.SERVING_RATIO_BAND; peak memory by "
+        "memory.MEMORY_RATIO_BAND, from the H200 jobs' peaks alone; MLPerf's largest arrival "
+        "rates carry no interval), and its all-rows "
         "figure puts back the rows its own bench leaves out. `held out` is bench/provenance."
         "toml's verdict: no constant of the model was set looking at the source's rows "
         "(for the two Lambda runs, whose fitted factors are refitted here, hand-set constants "

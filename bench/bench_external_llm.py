@@ -83,6 +83,11 @@ MPT_VOCAB = 50368
 # (1536, 28, 12, 2, 8960), -3B (2048, 36, 16, 2, 11008), all three tied with vocabulary 151936,
 # and -14B (5120, 48, 40, 8, 13824, untied, 152064); parameters counted from them with QKV
 # biases (494,032,768; 1,543,714,304; 3,085,938,688; 14,770,033,664: transformers' counts).
+# Yi 34B: 01-ai/Yi-34B config.json (hidden 7168, intermediate 20480, 60 layers, 56 heads, 8 KV
+# heads, vocabulary 64000, untied: 34,389,757,248 parameters counted). Mistral 7B v0.2:
+# mistral-community/Mistral-7B-v0.2 config.json (4096, 14336, 32, 32, 8, vocabulary 32000,
+# untied: 7,241,732,096). Llama 3.1 405B: meta-llama/Llama-3.1-405B config.json (16384, 53248,
+# 126 layers, 128 heads, 8 KV heads, vocabulary 128256, untied: 405,853,388,800).
 # All gated (SwiGLU), no dropout.
 TIED = {"llama-3.2-3b", "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b"}
 DENSE = {
@@ -98,6 +103,9 @@ DENSE = {
     "qwen2.5-1.5b": (1543714304, 1536, 28, 12, 2, 8960, 151936),
     "qwen2.5-3b": (3085938688, 2048, 36, 16, 2, 11008, 151936),
     "qwen2.5-14b": (14770033664, 5120, 48, 40, 8, 13824, 152064),
+    "yi-34b": (34389757248, 7168, 60, 56, 8, 20480, 64000),
+    "mistral-7b-v0.2": (7241732096, 4096, 32, 32, 8, 14336, 32000),
+    "llama-3.1-405b": (405853388800, 16384, 126, 128, 8, 53248, 128256),
 }
 # Cards not in the catalog, as their benchmark describes them: a catalog card with fields
 # replaced. torchtitan's Grand Teton H100s: "96GB HBM2e with 2.4 TB/sec peak memory bandwidth"

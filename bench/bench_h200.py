@@ -35,6 +35,7 @@ from dlrig.enums import Precision
 from dlrig.machine.model import Build, GPUGroup
 from dlrig.model import compute, estimate, layers
 from dlrig.model.calibration import default_calibration
+from dlrig.model.memory import MEMORY_RATIO_BAND
 from dlrig.model.rates import achievable_matmul, achievable_memory_bandwidth
 from dlrig.units import GIB
 from dlrig.workloads import Workload, resolve_workload
@@ -149,6 +150,19 @@ def compare(job: str, recorded: dict[str, Any], build: Build) -> Compared:
         profile["kernels_per_step"], kernels,
         profile["gpu_busy_s_per_step"] / profile["wall_s_per_step"],
     )  # fmt: skip
+
+
+def memory_summary(results: list[Compared]) -> str:
+    """Peak tensors: dlrig's error and how many jobs its memory interval holds (in-sample: the
+    band, memory.MEMORY_RATIO_BAND, is computed from these jobs)."""
+    errors = [abs(r.predicted_gb / r.measured_gb - 1.0) for r in results]
+    low, high = MEMORY_RATIO_BAND
+    inside = sum(low <= r.measured_gb / r.predicted_gb <= high for r in results)
+    return (
+        f"Peak tensors: median |error| {statistics.median(errors):.1%}, largest "
+        f"{max(errors):.1%}; {inside} of {len(results)} inside the memory interval "
+        f"({low:.3f}-{high:.3f}x dlrig's figure, computed from these jobs: in-sample)."
+    )
 
 
 def _other_ms(data: dict[str, Any], job: str) -> float:
@@ -298,7 +312,7 @@ def main() -> None:
         "",
         f"Step time: median |error| {statistics.median(errors):.1%}, largest "
         f"{max(errors):.1%}; {sum(r.within for r in results)} of {len(results)} jobs' median "
-        "steps inside dlrig's interval.",
+        "steps inside dlrig's interval. " + memory_summary(results),
         "",
         "Where the jobs' code differs from what the zoo entries describe: the zoo's gpt2 is "
         "nanoGPT's (one-kernel GELU, no dropout), the job transformers' GPT-2 (a composite "

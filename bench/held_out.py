@@ -139,6 +139,35 @@ def h200_memory() -> list[Pair]:
     return [Pair("h200_memory", c.job, c.measured_gb, c.predicted_gb) for c in compared]
 
 
+def peak_memory() -> list[Pair]:
+    """Published peak memory of fine-tuning jobs (bench_peak_memory.py), GiB measured against
+    dlrig's figure for the job as it ran; the rows it leaves out on their flag put back."""
+    import bench_peak_memory as pm
+
+    return [
+        Pair(p.row.source, f"{p.row.job.model} {p.row.job.finetune} {p.row.job.gpus}x "
+             f"{p.row.job.gpu} s{p.row.job.seq_len} mb{p.row.job.micro_batch} {p.row.measure}",
+             p.row.peak_gib, p.predicted_gib, p.cleaned, p.row.job.gpus)
+        for p in pm.predictions()
+    ]  # fmt: skip
+
+
+# The memory constants chosen on the H200 jobs' peaks (bench/provenance.toml: LOSS_GRADIENT_COPIES,
+# the peft fp32-adapter input bytes, AUTOCAST_NEW_GELU_SAVED_BYTES).
+MEMORY_CHOSEN_CONSTANTS = 3
+MEMORY_CALIBRATION_SOURCES = ("h200_memory",)
+
+
+def memory_band() -> tuple[float, float]:
+    """The 10th and 90th percentile of measured / predicted peak tensors over the H200 jobs the
+    memory constants were chosen on, each log-ratio widened by sqrt(n / (n - p)) for the p
+    constants chosen on those n rows: memory.MEMORY_RATIO_BAND, rounded to 3 places."""
+    ratios = [p.ratio for p in h200_memory()]
+    widen = math.sqrt(len(ratios) / (len(ratios) - MEMORY_CHOSEN_CONSTANTS))
+    low, high = np.quantile(np.log(ratios), [0.1, 0.9]) * widen
+    return round(math.exp(low), 3), round(math.exp(high), 3)
+
+
 # bench/data/external_llm.csv's `source` column -> a provenance source.
 LLM_SOURCES = {
     "llm-foundry": "llm_foundry",
@@ -266,6 +295,7 @@ ADAPTERS: dict[str, Callable[[], list[Pair]]] = {
     "serving": serving,
     "arrivals": arrivals,
     "h200_memory": h200_memory,
+    "peak_memory": peak_memory,
 }
 
 

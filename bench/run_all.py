@@ -28,6 +28,7 @@ ORDER = [
     "lambda_v2",
     "h200",
     "memory",
+    "peak_memory",
     "plan",
     "rent",
     "probe",

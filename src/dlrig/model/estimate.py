@@ -435,6 +435,7 @@ def _memory(plan: memory.MemoryPlan) -> MemoryEstimate:
     in GB as cards are labelled (memory.capacity_gb), under the layout memory_plan chose."""
     need = plan.need
     activations = need.activation_bytes_per_sample * need.batch
+    low, high = (memory.capacity_gb(b) for b in memory.need_interval_bytes(need))
     return MemoryEstimate(
         gpu_required_gb=memory.capacity_gb(need.total_bytes),
         gpu_available_gb=memory.capacity_gb(plan.capacity_bytes),
@@ -443,6 +444,8 @@ def _memory(plan: memory.MemoryPlan) -> MemoryEstimate:
         model_states_gb=memory.capacity_gb(need.model_states_bytes),
         activations_gb=memory.capacity_gb(activations),
         overhead_gb=memory.capacity_gb(need.total_bytes - need.model_states_bytes - activations),
+        gpu_required_gb_low=low,
+        gpu_required_gb_high=high,
     )
 
 

@@ -28,7 +28,7 @@ from dlrig.catalog.schema import GPU
 from dlrig.enums import Parallelism
 from dlrig.model import parallelism
 from dlrig.units import BITS_PER_BYTE, bytes_to_gib, gib_to_bytes
-from dlrig.workloads.model import Mode, QuantizedBase, Workload
+from dlrig.workloads.model import KernelLibrary, Mode, QuantizedBase, Workload
 
 # 4-bit NF4 with double quantization: 4 bits + 0.127 bits of constants per weight (QLoRA,
 # Dettmers et al. 2023, sec. 3). Embeddings and the output projection stay 16-bit (bitsandbytes
@@ -71,6 +71,22 @@ FUSED_LOSS_BYTES_PER_TOKEN = 4.0
 GATED_MLP_SAVED = 4.0
 GATED_MLP_SAVED_FUSED = 3.0
 MASK_BYTES = 1.0  # a dropout mask keeps one byte per element
+# transformers' NewGELUActivation (gelu_new, GPT-2's: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715
+# pow(x, 3)))), activations.py) as eager ops under autocast with fp32 weights: torch.pow is on
+# autocast's float32 list (PyTorch docs, "Automatic Mixed Precision package", CUDA ops that can
+# autocast to float32), so pow saves an fp32 copy of the f-wide input and type promotion runs
+# the rest in fp32; autograd keeps that copy, tanh's fp32 output and both operands of the last
+# product (0.5 x at 16 bits, 1 + tanh in fp32): 4 + 4 + 2 + 4 bytes per element, where one GELU
+# kernel keeps its 16-bit input (2).
+AUTOCAST_NEW_GELU_SAVED_BYTES = 4.0 + 4.0 + 2.0 + 4.0
+# The 80% interval around a training job's tensors (model states + activations), measured /
+# predicted: the 10th and 90th percentile over the peak memory of the jobs on the lent H200
+# (bench/data/h200_gpu_check.json, torch.cuda.max_memory_allocated), the rows constants of this
+# module were chosen on, each log-ratio widened by sqrt(n / (n - p)) for the p constants
+# chosen on those n rows. bench/held_out.memory_band computes it, tests/model/test_memory_band.py
+# holds this copy to it, and bench_accuracy.py and bench_peak_memory.py report what share of the
+# held-out published peaks it covers.
+MEMORY_RATIO_BAND = (1.0, 1.198)
 
 
 def gpu_memory_bytes(gpu: GPU) -> float:
@@ -286,6 +302,7 @@ def transformer_layer_activation_bytes(
     experts_per_token: int = 1,
     fused_activation: bool = False,
     fp32_adapter_inputs: bool = False,
+    activation_saved_bytes: float | None = None,
 ) -> float:
     """Activations one transformer layer saves for the backward pass, per sample (Korthikanti
     et al. 2022, sec. 4.1). With its defaults (16-bit, MHA, a 4h GeLU MLP, dropout) this is the
@@ -300,7 +317,9 @@ def transformer_layer_activation_bytes(
     memory) widens K, V and the scores. A mixture of experts keeps the MLP's tensors once per
     expert a token is routed to. With `fp32_adapter_inputs` (peft's fp32 LoRA on every
     projection of frozen weights) each projection keeps an fp32 copy of its input in place of
-    the shared 16-bit one (FP32_ADAPTER_INPUT_BYTES)."""
+    the shared 16-bit one (FP32_ADAPTER_INPUT_BYTES). `activation_saved_bytes`: what an ungated
+    MLP's activation keeps per f-wide element when it is not one kernel's 16-bit input
+    (AUTOCAST_NEW_GELU_SAVED_BYTES)."""
     s, h, t, e = float(seq_len), float(hidden_size), float(tensor_parallel), element_bytes
     a = float(num_heads)
     k = float(key_len or seq_len)
@@ -313,6 +332,8 @@ def transformer_layer_activation_bytes(
     attention = e * s * h + 2.0 * e * k * h_kv + e * s * h  # Q, K, V, projection input
     gated = GATED_MLP_SAVED_FUSED if fused_activation else GATED_MLP_SAVED
     mlp = (gated if gated_mlp else 2.0) * e * s * f * experts_per_token
+    if activation_saved_bytes is not None and not gated_mlp:
+        mlp += (activation_saved_bytes - e) * s * f * experts_per_token
     # softmax output (also the input of the product with V), then the dropout's mask and output
     per_score = e + (mask + e if dropout else 0.0)
     scores = 0.0 if selective_recompute else a * s * k * per_score
@@ -405,6 +426,16 @@ def _logit_bytes(workload: Workload, e: float) -> float:
     return saved + gradients if workload.chunked_logits_kept else saved / chunks + gradients
 
 
+def _activation_saved_bytes(workload: Workload, sixteen_bit: bool) -> float | None:
+    """Bytes per f-wide element an eager NewGELU keeps under autocast (16-bit compute over fp32
+    weights: mixed precision that is not pure 16-bit); None where one kernel's input is kept."""
+    eager = workload.kernels is KernelLibrary.EAGER
+    autocast = sixteen_bit and not workload.pure_16bit
+    if workload.hidden_act == "gelu_new" and eager and autocast:
+        return AUTOCAST_NEW_GELU_SAVED_BYTES
+    return None
+
+
 def transformer_activation_bytes_per_sample(
     workload: Workload, sixteen_bit: bool, layout: MemoryLayout
 ) -> float:
@@ -427,6 +458,7 @@ def transformer_activation_bytes_per_sample(
         dropout=w.dropout, element_bytes=e, key_len=s + (w.memory_len or 0),
         experts_per_token=w.experts_per_token or 1, fused_activation=w.fused_activation,
         fp32_adapter_inputs=w.fp32_adapters,
+        activation_saved_bytes=_activation_saved_bytes(w, sixteen_bit),
     )  # fmt: skip
     if w.flash_attention:
         full += 4.0 * (w.num_heads or 1) * s / t  # the kernel's fp32 log-sum-exp per row
@@ -500,6 +532,18 @@ def memory_need(
         context_bytes=gib_to_bytes(cuda_context_gb),
         allocator_overhead_fraction=allocator_overhead_fraction,
         host_bytes=host,
+    )
+
+
+def need_interval_bytes(need: MemoryNeed) -> tuple[float, float]:
+    """The 80% interval of `need.total_bytes`: its tensors scaled by MEMORY_RATIO_BAND, with
+    the allocator's share of them and the CUDA context as counted."""
+    tensors = need.model_states_bytes + need.activation_bytes_per_sample * need.batch
+    scale = 1.0 + need.allocator_overhead_fraction
+    low, high = MEMORY_RATIO_BAND
+    return (
+        tensors * low * scale + need.context_bytes,
+        tensors * high * scale + need.context_bytes,
     )
 
 

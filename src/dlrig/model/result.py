@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class MemoryEstimate:
     """GPU memory on one GPU (GiB, dlrig.units) at the workload's batch, and the largest batch that
-    fits. On a build without a GPU, the figures are the CPU's RAM."""
+    fits. On a build without a GPU, the figures are the CPU's RAM. `gpu_required_gb_low/high`:
+    the 80% interval of a training job's need (memory.MEMORY_RATIO_BAND on its tensors; None
+    where the figure carries none, as a serving job's)."""
 
     gpu_required_gb: float
     gpu_available_gb: float
@@ -23,6 +25,8 @@ class MemoryEstimate:
     model_states_gb: float
     activations_gb: float
     overhead_gb: float
+    gpu_required_gb_low: float | None = None
+    gpu_required_gb_high: float | None = None
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,8 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
         },
         "memory": {
             "gpu_required_gb": est.memory.gpu_required_gb,
+            "gpu_required_gb_low": est.memory.gpu_required_gb_low,
+            "gpu_required_gb_high": est.memory.gpu_required_gb_high,
             "gpu_available_gb": est.memory.gpu_available_gb,
             "fits": est.memory.fits,
             "max_batch_per_gpu": est.memory.max_batch_per_gpu,
@@ -234,8 +236,13 @@ def memory_line(est: Estimate) -> str:
     m = est.memory
     fits = "fits" if m.fits else "DOES NOT FIT"
     where = "RAM" if est.device_is_cpu else "GPU memory"
+    band = (
+        f" ({m.gpu_required_gb_low:.1f}-{m.gpu_required_gb_high:.1f}, 80% interval)"
+        if m.gpu_required_gb_low is not None and m.gpu_required_gb_high is not None
+        else ""
+    )
     return (
-        f"{where}: {m.gpu_required_gb:.1f} GiB needed of {m.gpu_available_gb:g} GiB ({fits}; "
+        f"{where}: {m.gpu_required_gb:.1f} GiB needed{band} of {m.gpu_available_gb:g} GiB ({fits}; "
         f"states {m.model_states_gb:.1f}, activations {m.activations_gb:.1f}, overhead "
         f"{m.overhead_gb:.1f}); largest batch that fits: {m.max_batch_per_gpu}"
     )

@@ -1,0 +1,190 @@
+"""dlrig's GPU memory against published peak memory of LLM fine-tuning jobs it was never tuned on.
+
+    .venv/bin/python bench/bench_peak_memory.py [--out FILE]
+
+Rows: bench/data/peak_memory.csv, each with its URL, date, licence and the table it comes from:
+Answer.AI's fsdp_qlora benchmarks (benchmarks_03_2024.md: Llama-2 7B and 70B LoRA and QLoRA
+with FSDP or its NO_SHARD "DDP" on 2x RTX 3090 and 2x RTX 4090; "Peak Memory (GiB)" is
+torch.cuda.max_memory_reserved, two allocated figures from the note under the first table) and
+torchtune's README (the 'Memory and training speed' table, and the 'Optimization flags' table:
+Llama 3.2 3B on an A100 with one technique added per row; "Peak Memory Active", tensors
+allocated). Each row's job is written in the columns bench/bench_external_llm.py reads (model,
+GPUs, sequence, micro-batch, precision, LoRA/QLoRA/full, optimizer, checkpointing, FSDP shards,
+CPU offload, loss chunks) and predicted as that job ran: its declared layout at its published
+micro-batch (dlrig.model.memory.memory_need), not the plan dlrig would choose. Against an
+allocated (or active) figure dlrig's model states + activations are compared; against a
+reserved one, those times the caching allocator's share (calibration allocator_overhead_fraction).
+A row leaves the cleaned figure only on its own flag, evidence from the source (a throughput above
+the card's datasheet peak, a technique the workload cannot state); the all-rows figure keeps it.
+Writes bench/results/peak_memory.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_external_llm as llm
+import provenance
+from machine_info import machine, write_result
+
+from dlrig.catalog import load_catalog
+from dlrig.catalog.schema import GPU
+from dlrig.model import memory as mem
+from dlrig.model.calibration import default_calibration
+from dlrig.model.rates import is_16bit
+from dlrig.units import GIB
+from dlrig.workloads import resolve_workload
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "bench" / "data" / "peak_memory.csv"
+OUT = REPO / "bench" / "results" / "peak_memory.md"
+MEASURES = ("allocated", "active", "reserved")
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """A published peak and the job that reached it (`job`: the columns external_llm reads)."""
+
+    job: llm.Row
+    source: str  # a key of bench/provenance.toml [sources]
+    table: str
+    measure: str  # allocated | active | reserved
+    peak_gib: float
+    licence: str
+
+
+@dataclass(frozen=True)
+class MemoryPrediction:
+    row: MemoryRow
+    predicted_gib: float
+
+    @property
+    def error(self) -> float:
+        return self.predicted_gib / self.row.peak_gib - 1.0
+
+    @property
+    def ratio(self) -> float:
+        """Measured over predicted: what an interval on the prediction must hold."""
+        return self.row.peak_gib / self.predicted_gib
+
+    @property
+    def cleaned(self) -> bool:
+        return not self.row.job.flag
+
+
+def read_rows(path: Path = DATA) -> list[MemoryRow]:
+    jobs = llm._read_csv(path)  # the same columns, read the same way
+    with path.open() as fh:
+        extra = list(csv.DictReader(fh))
+    rows = []
+    for job, r in zip(jobs, extra, strict=True):
+        if r["measure"] not in MEASURES:
+            raise ValueError(f"{path}: measure {r['measure']!r}, expected one of {MEASURES}")
+        rows.append(MemoryRow(job, r["memory_source"], r["table"], r["measure"],
+                              float(r["peak_gib"]), r["licence"]))  # fmt: skip
+    return rows
+
+
+def predict(row: MemoryRow) -> MemoryPrediction:
+    """The job's tensors on one GPU under its declared layout at its published micro-batch."""
+    job = row.job
+    doc = llm.workload_doc(job)
+    # The row states its own loss: torchtune's flags table adds the chunked loss part-way.
+    doc["loss_chunks"] = job.loss_chunks
+    workload = resolve_workload(doc, "peak_memory")
+    cal = default_calibration()
+    layout = mem.declared_layout(workload, min(job.gpus, llm.GPUS_PER_NODE), job.nodes)
+    need = mem.memory_need(workload, workload.batch_size, is_16bit(workload.precision), layout,
+                           cal.cuda_context_gb, cal.allocator_overhead_fraction)  # fmt: skip
+    tensors = need.model_states_bytes + need.activation_bytes_per_sample * need.batch
+    if row.measure == "reserved":
+        tensors *= 1.0 + cal.allocator_overhead_fraction
+    return MemoryPrediction(row, tensors / GIB)
+
+
+def predictions() -> list[MemoryPrediction]:
+    return [predict(r) for r in read_rows()]
+
+
+def band_coverage(preds: list[MemoryPrediction]) -> float | None:
+    """Share of the rows whose measured peak lies in the interval dlrig shows
+    (memory.MEMORY_RATIO_BAND around its figure)."""
+    if not preds:
+        return None
+    low, high = mem.MEMORY_RATIO_BAND
+    return sum(low <= p.ratio <= high for p in preds) / len(preds)
+
+
+def _stats(preds: list[MemoryPrediction]) -> str:
+    if not preds:
+        return "0 | - | - | - | -"
+    errors = [abs(p.error) for p in preds]
+    cover = band_coverage(preds)
+    return (
+        f"{len(preds)} | {statistics.median(errors):.1%} | {float(np.quantile(errors, 0.9)):.1%} "
+        f"| {statistics.median(p.error for p in preds):+.1%} | {cover:.0%}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    preds = predictions()
+    catalog = load_catalog()
+    sources = sorted({p.row.source for p in preds})
+    low, high = mem.MEMORY_RATIO_BAND
+    lines = [
+        "# GPU memory against published peak memory (held-out fine-tuning jobs)",
+        "",
+        f"Command: `.venv/bin/python bench/bench_peak_memory.py` ({dt.date.today()}, {machine()}).",
+        "",
+        f"Rows: `bench/data/peak_memory.csv`, {len(preds)} published peaks. "
+        + " ".join(provenance.status([s]) for s in sources)
+        + " Each job predicted as it ran (its declared layout at its published micro-batch); "
+        "dlrig's model states + activations against an allocated or active figure, times the "
+        "allocator's share against a reserved one. Interval: dlrig's "
+        f"{low:.3f}-{high:.3f}x band around its figure (memory.MEMORY_RATIO_BAND, from the "
+        "H200 calibration rows only).",
+        "",
+        "| source | rows | median abs error | p90 | median signed error | in interval |",
+        "|---|---|---|---|---|---|",
+    ]
+    for source in sources:
+        mine = [p for p in preds if p.row.source == source]
+        lines.append(f"| {source} (all rows) | {_stats(mine)} |")
+        lines.append(f"| {source} (cleaned) | {_stats([p for p in mine if p.cleaned])} |")
+    lines += [
+        f"| every row | {_stats(preds)} |",
+        f"| every cleaned row | {_stats([p for p in preds if p.cleaned])} |",
+        "",
+        "| source | table | model | job | GPUs | seq | micro-batch | measure | published GiB | "
+        "dlrig GiB | error | capacity GiB | left out of cleaned |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in preds:
+        j = p.row.job
+        offload = ", CPU offload" if j.cpu_offload else ""
+        shard = "FSDP" if j.zero_stage else "replicated"
+        lines.append(
+            f"| {p.row.source} | {p.row.table} | {j.model} | {j.finetune}, {shard}{offload} | "
+            f"{j.gpus}x {j.gpu} | {j.seq_len} | {j.micro_batch} | {p.row.measure} | "
+            f"{p.row.peak_gib:.2f} | {p.predicted_gib:.2f} | {p.error:+.1%} | "
+            f"{catalog.find(GPU, j.gpu).memory_gb:g} | {j.flag} |"
+        )
+    lines.append("")
+    write_result(args.out, lines)
+
+
+if __name__ == "__main__":
+    main()
