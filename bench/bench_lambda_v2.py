@@ -8,13 +8,14 @@ Rows: bench/data/lambda_v2_2025.csv, the systems that only Lambda's 2025 tables 
 throughput-{fp16,fp32}.csv with the batch sizes of pytorch-train-bs-{fp16,fp32}.csv, a Lambda
 Cloud H100 PCIe, 1-8 H100 SXM5, one GH200 (96 GB) and 1-8 B200; from pytorch/pytorch-train-
 throughput-v2-{fp16,fp32}.csv, one and eight H200s of Lambda's bare-metal ENG04 host and eight
-of ASUS, Lenovo and Supermicro HGX H200 servers, each with the batch its results_v2/<system>/
-*/benchmark.para ran. All ran NGC containers with Python 3.12 (their logs). scripts/calibrate.py
-fits on data/calibration's 2022 and 2024 rows only, so every prediction here is the shipped
-calibration's, out of sample. The rows are read as the calibration reads Lambda's
-(calibration_data.read_lambda_rows: the same models, flags and superlinear rule; the SXM cards
-in their HGX servers) and each is predicted as bench_accuracy predicts one. Writes
-bench/results/lambda_v2.md.
+in each of ASUS, Lenovo and Supermicro servers that Lambda labels "8x H200 140GB SXM" but whose
+logs name H200 NVL cards (calibration_data.LOGGED_GPUS: read as such), each with the batch its
+results_v2/<system>/*/benchmark.para ran. All ran NGC containers with Python 3.12 (their logs).
+scripts/calibrate.py fits on data/calibration's 2022 and 2024 rows only; the hand-set constants
+chosen with these rows in view are in bench/provenance.toml, and the output names them. The
+rows are read as the calibration reads Lambda's (calibration_data.read_lambda_rows: the same
+models, flags and superlinear rule; the SXM cards in their HGX servers) and each is predicted
+as bench_accuracy predicts one. Writes bench/results/lambda_v2.md.
 """
 
 from __future__ import annotations
@@ -96,8 +97,8 @@ def main() -> None:
         "|---|---|---|---|---|",
     ]
     groups: list[tuple[str, list[LambdaRow]]] = [("single-GPU", single), ("multi-GPU", multi)]
-    # One group per system as Lambda labels it: the same GPUs in other servers (four 8x H200
-    # systems) measure up to 1.5x apart on the same job, which the model cannot see.
+    # One group per system as Lambda labels it: the vendor "8x H200 SXM" servers run H200 NVL
+    # cards (their logs), and the same cards in other servers still measure apart on one job.
     for label in sorted({r.lambda_gpu.strip() for r in rows}):
         groups.append((label, [r for r in rows if r.lambda_gpu.strip() == label]))
     for label, subset in groups:

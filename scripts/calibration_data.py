@@ -349,6 +349,19 @@ LAMBDA_GPUS: dict[str, str] = {
     "RTX 2070 MAX-Q": "GeForce RTX 2070 Max-Q",
 }
 
+# The GPU a system's own log names where Lambda's label says another: the 2025 "8x H200 140GB
+# SXM" servers of ASUS (board K15PG-D24), Lenovo and Supermicro (H14DSG-O-CPU) report "GPU:
+# NVIDIA_H200_NVL", the 600 W PCIe H200 NVL, where Lambda's own ENG04 H200s report
+# "NVIDIA_H200" on an HGX baseboard (Supermicro X13DEG-OAD) (lambdal/deeplearning-benchmark
+# @aa5addb6 pytorch/results_v2/{ASUS,LENNOVO,SMC}_8xH200_140GB_SXM_lambda-scalar_v2/ and
+# LambdaBM_ENG04_*xH200_140GB_SXM_h200_v2/sys_pytorch.txt, read 2026-12-06). Those rows run as
+# the logged card, in the PCIe server its form takes (lambda_platform).
+LOGGED_GPUS: dict[str, str] = {
+    "ASUS 8x H200 140GB SXM": "H200 NVL 141GB",
+    "LENNOVO 8x H200 140GB SXM": "H200 NVL 141GB",
+    "SMC 8x H200 140GB SXM": "H200 NVL 141GB",
+}
+
 # The servers Lambda's multi-GPU rows ran in, as catalog platforms: SXM cards sit on their
 # vendor's baseboard (V100 SXM2: NVLink hybrid cube-mesh as in DGX-1 and AWS p3; A100 SXM4:
 # NVSwitch as in DGX A100 and AWS p4d; H100 SXM5: NVSwitch HGX boards, Lambda Hyperplane and
@@ -556,7 +569,8 @@ def read_lambda_rows(
                 label = gpu_label(rec["gpu"])
                 if reason is None:
                     try:
-                        gpu = catalog.find(GPU, LAMBDA_GPUS.get(label, label))
+                        logged = LOGGED_GPUS.get(rec["gpu"].strip())
+                        gpu = catalog.find(GPU, logged or LAMBDA_GPUS.get(label, label))
                     except UnknownPartError:
                         reason = f"GPU not in catalog: {rec['gpu']}"
                 version = rec.get("lambda_version") or name.split("_")[3]
@@ -635,6 +649,10 @@ def _is_cleaning(reason: str | None) -> bool:
 # and then exchange gradients, so no GPU of them beats the 1-GPU rate: the same rule is applied
 # to every system.
 SUPERLINEAR_PER_GPU = 1.1
+# Where a card never ran alone, a card at least as fast on every count bounds it: the H200 NVL
+# is the H200 SXM's GH100 die with its 141 GB of 4.8 TB/s HBM3e at 600 W instead of 700 W
+# (NVIDIA H200 datasheet), so the SXM's 1-GPU run bounds an NVL GPU (LOGGED_GPUS).
+BOUNDED_BY = {"H200 NVL 141GB": "H200 SXM 141GB"}
 
 
 def _without_superlinear(rows: list[LambdaRow], skipped: dict[str, int]) -> list[LambdaRow]:
@@ -649,7 +667,11 @@ def _without_superlinear(rows: list[LambdaRow], skipped: dict[str, int]) -> list
         # A 1-GPU run of the same job at an equal or larger batch bounds a data-parallel GPU's
         # rate (a larger batch amortizes at least as much); 10% batch slack for Lambda's
         # rounded per-GPU batches (NCF's 10,854,552 alone against 10,000,000 a GPU).
-        alone = [u for b, u in single.get(_card_job(r), []) if b >= 0.9 * r.workload.batch_size]
+        model, precision, card, version = _card_job(r)
+        runs = single.get((model, precision, card, version)) or single.get(
+            (model, precision, BOUNDED_BY.get(card, card), version), []
+        )
+        alone = [u for b, u in runs if b >= 0.9 * r.workload.batch_size]
         per_gpu = r.measured_units_per_s / r.num_gpus
         if r.num_gpus > 1 and alone and per_gpu > SUPERLINEAR_PER_GPU * statistics.median(alone):
             reason = "superlinear: a GPU above 1.1x its 1-GPU rate (the file's flag, every system)"

@@ -55,3 +55,21 @@ def test_one_h100_sxm5_on_2025_software_is_predicted_within_ten_percent() -> Non
     assert len(h100) == 14
     errors = [abs(predicted_units_per_s(r, cal) / r.measured_units_per_s - 1) for r in h100]
     assert statistics.median(errors) <= 0.10
+
+
+def test_the_vendor_h200_servers_run_the_h200_nvl_their_logs_name() -> None:
+    """Lambda labels the ASUS, Lenovo and Supermicro 2025 servers "8x H200 140GB SXM", but
+    their sys_pytorch.txt logs read "GPU: NVIDIA_H200_NVL" (calibration_data.LOGGED_GPUS): their
+    36 rows run as the 600 W PCIe H200 NVL in the PCIe server, Lambda's own ENG04 H200s stay
+    SXM. No NVL ran alone, so the H200 SXM's 1-GPU runs bound them (BOUNDED_BY): their BERT-base
+    rows at 2.3-2.5x an H200 SXM's 1-GPU rate stay among the 13 superlinear rows left out."""
+    rows, skipped = _rows()
+    vendors = [r for r in rows if r.lambda_gpu.split()[0] in ("ASUS", "LENNOVO", "SMC")]
+    assert len(vendors) == 36
+    assert {r.gpu.name for r in vendors} == {"H200 NVL 141GB"}
+    assert {r.platform.name for r in vendors if r.platform is not None} == {
+        "Supermicro SYS-421GE-TNRT"
+    }
+    assert not [r for r in vendors if r.lambda_model == "bert_base_squad"]
+    assert {r.gpu.name for r in rows if r.lambda_gpu.startswith("LambdaBM")} == {"H200 SXM 141GB"}
+    assert sum(skipped.values()) == 13

@@ -68,3 +68,38 @@ def test_the_estimate_says_when_the_shaders_take_the_3x3_convolutions() -> None:
     assert notes("A100 SXM4 80GB", "tf32") == []
     assert notes("GeForce RTX 4090", "tf32") == []
     assert notes("GeForce RTX 3090", "fp16") == []
+
+
+def test_tf32_convolutions_on_blackwell_pay_the_nchw_transposes() -> None:
+    """cuDNN transposes NCHW tensors for its NHWC tensor-core convolutions; on Blackwell it does
+    so in TF32 as well (compute.NHWC_TF32_CONVOLUTION_ARCHITECTURES), of 4-byte elements. An
+    NCHW TF32 ResNet-50 on a B200 is then slower than the same job in channels_last; on an
+    H100 SXM5 (Hopper: not in the set) the two layouts estimate the same in TF32, and both
+    cards still pay the transposes in fp16."""
+
+    def rate(gpu: str, precision: str, memory_format: str) -> float:
+        job = make_workload(
+            "resnet50", dataset="synthetic", precision=precision, batch_size=256,
+            memory_format=memory_format,
+        )  # fmt: skip
+        return estimate(make_build(None, gpus=[{"model": gpu, "count": 1}]), job).samples_per_s
+
+    for gpu, tf32_transposes in (("B200 SXM 180GB", True), ("H100 SXM5 80GB", False)):
+        nchw, nhwc = rate(gpu, "tf32", "channels_first"), rate(gpu, "tf32", "channels_last")
+        assert (nchw < 0.95 * nhwc) is tf32_transposes
+        assert nchw == pytest.approx(nhwc) or tf32_transposes
+        assert rate(gpu, "fp16", "channels_first") < 0.95 * rate(gpu, "fp16", "channels_last")
+
+
+def test_the_estimate_names_the_tf32_transposes() -> None:
+    """The assumption line says which convolutions transpose: TF32 on a B200, none in TF32 on
+    an H100 SXM5."""
+
+    def notes(gpu: str) -> list[str]:
+        job = make_workload("resnet50", dataset="synthetic", precision="tf32", batch_size=256)
+        est = estimate(make_build(None, gpus=[{"model": gpu, "count": 1}]), job)
+        return [a for a in est.assumptions if "NCHW layout" in a]
+
+    [line] = notes("B200 SXM 180GB")
+    assert "each TF32 tensor-core convolution transposes" in line
+    assert notes("H100 SXM5 80GB") == []

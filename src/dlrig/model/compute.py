@@ -56,8 +56,21 @@ SHADER_WINOGRAD_ARCHITECTURES = frozenset({"Ampere"})
 # 1,200 img/s on V100 SXM2 16GB and 2,470 on A100 SXM4 80GB (bench/data/external_training.csv)
 # against Lambda's NCHW runs (no --memory-format: DLE's default nchw, logged as
 # "memory_format : nchw") 833 and 1,582 (data/calibration, v1): 1.44x and 1.56x; FP32/TF32,
-# NCHW in both, agree within 1-12%. TF32 convolutions get no transposes here (no measurement).
+# NCHW in both, agree within 1-12%. TF32 convolutions get no transposes here (no measurement),
+# except on NHWC_TF32_CONVOLUTION_ARCHITECTURES.
 NCHW_TRANSPOSE_MOVES = 4.0
+# Where cuDNN runs TF32 convolutions on NHWC tensor-core kernels too, so that an NCHW model's
+# TF32 convolutions pay the same transposes as its 16-bit ones, of 4-byte elements: Blackwell.
+# cuDNN "may use padding, folding, and NCHW-to-NHWC transformations to call the Tensor Core
+# operations" (cuDNN developer guide, Legacy API, Data and Filter Formats). That it does so for
+# TF32 on Blackwell rests on Lambda's runs alone (a profile of it was seen but its source could
+# not be pinned down, so it is not cited): Lambda's B200 (NGC 25.06, PyTorch
+# 2.8.0a0, CUDA 12.9; its log's `memory_format : nchw`) ran NCHW ResNet-50 at 2,967 img/s in
+# TF32 and 3,076 in fp16 (1.04x) where the H100 SXM5's fp16 ran 1.47x its TF32: both precisions
+# bound by the same transposes. Hopper keeps NCHW-output TF32 kernels (sm80_xmma_..._nchw):
+# counting the transposes there too put Lambda's 2025 H100 TF32 convnets 10-28% slow, so the
+# set is Blackwell's alone (chosen on those rows: bench/provenance.toml).
+NHWC_TF32_CONVOLUTION_ARCHITECTURES = frozenset({"Blackwell", "Blackwell Ultra"})
 # The backward pass moves about twice the forward's pointwise bytes (reads the saved input and
 # the incoming gradient, writes the outgoing one) and launches about twice its kernels.
 BACKWARD_TRAFFIC = 2.0
@@ -221,12 +234,19 @@ def moves_16bit_activations(sixteen_bit: bool, path: str) -> bool:
 
 
 def nchw_transposes(
-    work: LayerWork, workload: Workload, operand_bytes: float, *, on_shader_cores: bool
+    work: LayerWork,
+    workload: Workload,
+    operand_bytes: float,
+    *,
+    on_shader_cores: bool,
+    tf32_nhwc: bool = False,
 ) -> bool:
-    """16-bit tensor-core convolutions on PyTorch's default NCHW tensors, which cuDNN
-    transposes (NCHW_TRANSPOSE_MOVES)."""
-    sixteen_bit_tensor = operand_bytes == 2.0 and not on_shader_cores
-    return work.conv_output_elems > 0 and sixteen_bit_tensor and not workload.channels_last
+    """Tensor-core convolutions on PyTorch's default NCHW tensors, which cuDNN transposes
+    (NCHW_TRANSPOSE_MOVES): 16-bit ones, and TF32 ones where `tf32_nhwc` (the card's cuDNN
+    runs TF32 convolutions on NHWC kernels too: NHWC_TF32_CONVOLUTION_ARCHITECTURES)."""
+    if on_shader_cores or workload.channels_last or work.conv_output_elems <= 0:
+        return False
+    return operand_bytes == 2.0 or (tf32_nhwc and operand_bytes == 4.0)
 
 
 def transposes_s(
@@ -402,6 +422,7 @@ def class_times(
     issue_rate: float = 0.0,
     transpose_instructions: float = 0.0,
     quantized_params: float = 0.0,
+    tf32_nhwc: bool = False,
 ) -> ClassTimes:
     """Seconds per class for `batch` samples at `flops_s` (the path's rate) and
     `bandwidth_gb_s` (achievable), before efficiencies. `winograd`: convolutions run on shader
@@ -412,7 +433,8 @@ def class_times(
     kernel's share of a GEMM's efficiency on this card (dlrig.model.rates.flash_attention_share).
     `issue_rate` (lane-instructions per second, dlrig.model.rates.shader_issue_rate) and
     `transpose_instructions` (per element moved) bound the NCHW transposes (transposes_s).
-    `quantized_params`: 4-bit weights on this device that QLoRA dequantizes (dequantize_bytes)."""
+    `quantized_params`: 4-bit weights on this device that QLoRA dequantizes (dequantize_bytes).
+    `tf32_nhwc`: TF32 convolutions transpose NCHW tensors too (nchw_transposes)."""
     flop_mult = training_flop_multiplier(workload)
     traffic = traffic_multiplier(workload)
     units = float(batch)
@@ -450,7 +472,9 @@ def class_times(
         work, workload, units
     )
     transposes = 0.0
-    if nchw_transposes(work, workload, operand_bytes, on_shader_cores=winograd):
+    if nchw_transposes(
+        work, workload, operand_bytes, on_shader_cores=winograd, tf32_nhwc=tf32_nhwc
+    ):
         element_moves = NCHW_TRANSPOSE_MOVES * work.conv_output_elems * traffic * units
         transposes = transposes_s(
             element_moves, elem_bytes, bandwidth, issue_rate, transpose_instructions
@@ -474,7 +498,8 @@ class Rates:
     TF32 convolutions run on the TF32 tensor cores: PyTorch's `torch.backends.cudnn.allow_tf32`
     defaults to True (PyTorch docs, CUDA semantics, "TensorFloat-32 (TF32) on Ampere (and
     later) devices"), except the 3x3 ones that run faster as FP32 Winograd on the shader cores
-    at `shader_flops_s` (0: not an option; tf32_conv_s)."""
+    at `shader_flops_s` (0: not an option; tf32_conv_s). `tf32_nhwc_convolutions`: the card's
+    cuDNN runs TF32 convolutions on NHWC kernels, transposing NCHW tensors (nchw_transposes)."""
 
     flops_s: float
     path: str
@@ -484,6 +509,7 @@ class Rates:
     attention_share: float = FLASH_ATTENTION_SHARE
     issue_rate: float = 0.0
     shader_flops_s: float = 0.0
+    tf32_nhwc_convolutions: bool = False
 
 
 @dataclass(frozen=True)
@@ -559,7 +585,7 @@ def gpu_step_s(
         unaligned_share=rates.unaligned_share, attention_share=rates.attention_share,
         issue_rate=rates.issue_rate,
         transpose_instructions=factors.transpose_instructions_per_move,
-        quantized_params=quantized_params,
+        quantized_params=quantized_params, tf32_nhwc=rates.tf32_nhwc_convolutions,
     )  # fmt: skip
     t_flops = t.gemm_s / factors.matmul_efficiency[path]
     if path == ComputePath.TENSOR_TF32 and rates.shader_flops_s > 0:

@@ -122,9 +122,10 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     bw = job.dev.bandwidth_gb_s
     if job.dev.group is not None:
         bw *= sustained_bandwidth_factor(job.dev.group.gpu, measured)
-    if _nchw_transposes(job.work, w, path.value):
+    if _nchw_transposes(job.work, w, path.value, job.dev):
+        which = "16-bit" if compute.operand_bytes(path.value) == 2.0 else "TF32"
         assumed.append(
-            "tensors in PyTorch's default NCHW layout: each 16-bit tensor-core convolution "
+            f"tensors in PyTorch's default NCHW layout: each {which} tensor-core convolution "
             "transposes its input and output (measured on cuDNN; memory_format: channels_last "
             "avoids it)"
         )
@@ -138,6 +139,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     rates = compute.Rates(
         peak, path.value, bw, _l2_bytes(job.dev), job.dev.unaligned_share,
         job.dev.attention_share, issue, _shader_fp32_flops_s(job, path),
+        _tf32_nhwc_convolutions(job.dev),
     )  # fmt: skip
     if job.work.winograd_share > 0 and compute.shaders_win_3x3(rates, cal.compute):
         assumed.append(
@@ -537,10 +539,20 @@ def _run(
     )
 
 
-def _nchw_transposes(work: LayerWork, workload: Workload, path: str) -> bool:
-    return compute.nchw_transposes(
-        work, workload, compute.operand_bytes(path), on_shader_cores=path.startswith("simt")
+def _tf32_nhwc_convolutions(dev: Device) -> bool:
+    """The device's cuDNN runs TF32 convolutions on NHWC kernels
+    (compute.NHWC_TF32_CONVOLUTION_ARCHITECTURES); False on a CPU."""
+    return (
+        dev.group is not None
+        and dev.group.gpu.architecture in compute.NHWC_TF32_CONVOLUTION_ARCHITECTURES
     )
+
+
+def _nchw_transposes(work: LayerWork, workload: Workload, path: str, dev: Device) -> bool:
+    return compute.nchw_transposes(
+        work, workload, compute.operand_bytes(path), on_shader_cores=path.startswith("simt"),
+        tf32_nhwc=_tf32_nhwc_convolutions(dev),
+    )  # fmt: skip
 
 
 # The host's kernel launches are most of the compute stage from this share on: a faster GPU
@@ -591,7 +603,7 @@ def advice(
             )
         if path.startswith("simt") and gpu is not None and gpu.has_tensor_cores:
             return "train in 16-bit (bf16/fp16) on the GPU's tensor cores (GPU.3)"
-        if _nchw_transposes(work, w, path):
+        if _nchw_transposes(work, w, path, dev):
             # The transposes are memory time that adds to the compute's (the classes add).
             return (
                 "a GPU with more TFLOPS at this precision (GPU.1), or more GPUs; "
@@ -599,7 +611,7 @@ def advice(
             )
         return "a GPU with more TFLOPS at this precision (GPU.1), or more GPUs"
     if bottleneck is Bottleneck.GPU_MEMORY_BANDWIDTH:
-        if _nchw_transposes(work, w, path):
+        if _nchw_transposes(work, w, path, dev):
             return (
                 "memory_format: channels_last (the convolutions then skip their NCHW "
                 "transposes), or a GPU with more memory bandwidth (GPU.1)"
