@@ -267,7 +267,8 @@ def workload_doc(row: Row) -> dict[str, Any]:
         # model's dtype, NeMo 1.x's Megatron adapters and NeMo AutoModel's (TE, triton
         # kernels) run in the training precision.
         finetune["finetune"] = {"method": row.finetune, "adapter_precision": "16bit",
-                                "trainable_fraction": row.trainable_fraction}  # fmt: skip
+                                "trainable_fraction": row.trainable_fraction,
+                                "adapter_dropout": adapter_dropout(row)}  # fmt: skip
     return {
         "name": f"{row.model} s{row.seq_len} ({row.source})",
         "model": model_block(row),
@@ -361,6 +362,18 @@ def _scale(r: Row) -> str:
 # cross-entropy, every chunk's log-softmax saved (pytorch/torchtune
 # torchtune/modules/loss/ce_chunked_output_loss.py, num_output_chunks=8).
 TORCHTUNE_LOSS_CHUNKS = 8
+
+
+# Answer.AI's fsdp_qlora train.py: `lora_dropout: float = 0.1` (main's defaults, @50efa1e,
+# 2024-03-26; the benchmark commands set no other), handed to peft's LoraConfig.
+FSDP_QLORA_LORA_DROPOUT = 0.1
+
+
+def adapter_dropout(r: Row) -> float:
+    """LoRA dropout of the row's stack: fsdp_qlora's train.py default (FSDP_QLORA_LORA_DROPOUT);
+    0 for torchtune (its Llama LoRA recipes: `lora_dropout: 0.0`), NeMo (Megatron adapters,
+    `adapter_dropout: 0.0`) and NeMo AutoModel, whose fused adapters the model counts alone."""
+    return FSDP_QLORA_LORA_DROPOUT if r.source == "fsdp_qlora" else 0.0
 
 
 def fused_loss(r: Row) -> bool:

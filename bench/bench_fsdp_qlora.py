@@ -10,11 +10,17 @@ and Llama-2 70B QLoRA on 2-8 cloud RTX A5000, RTX 6000 Ada, A100 SXM4 40GB and 4
 as "seconds to train 1,024 samples", turned into tokens/s per GPU. The job as train.py runs it
 (AnswerDotAI/fsdp_qlora @05ed9f2): the model and its LoRA adapters in bf16 with no fp32 copy
 (`--precision bf16`: no MixedPrecision policy, `quant_storage=bfloat16`), peft LoRA of rank 64
-on q, k, v, gate, up and down (`lora_target_modules='all'`), activation checkpointing of every
-decoder layer, FSDP's CPUOffload(offload_params=True) where the row says so. Each row is
+on q, k, v, gate, up and down (`lora_target_modules='all'`) with its dropout of 0.1
+(`lora_dropout`), run eagerly, activation checkpointing of every decoder layer applied inside
+each layer's FSDP unit (apply_activation_checkpointing after the FSDP wrap: the recompute runs
+on the parameters the backward gathered, two gathers a micro-batch), FSDP's
+CPUOffload(offload_params=True) where the row says so (train.py's default is True; every
+table states it). Each row is
 predicted as bench/bench_external_llm.py predicts its rows (its reading and workload builder),
-on a build of the row's GPUs alone: the published machines' boards and CPUs are not given, so
-whether their GPUs reached each other peer-to-peer is the model's default for the card.
+on a build of the row's GPUs alone: the published machines' boards, cases and CPUs are not
+given, so whether their GPUs reached each other peer-to-peer is the model's default for the
+card, and 3+ cards in that unknown chassis are not assumed to throttle (the cloud rows ran
+on rented machines).
 Writes bench/results/fsdp_qlora.md.
 """
 

@@ -101,15 +101,16 @@ def test_host_parameter_server_crosses_pcie_every_step() -> None:
 
 
 def test_open_air_cards_side_by_side_throttle() -> None:
-    """COOL.1/COOL.3: several open-air cards heat each other; one card does not throttle."""
+    """COOL.1/COOL.3: several open-air cards in a desktop case heat each other; one card does
+    not throttle."""
     job = make_workload("resnet50", dataset="synthetic")
     one = estimate(make_build(RTX_3090), job)
-    four = estimate(make_build(RTX_3090, count=4), job)
+    four = estimate(make_build(RTX_3090, count=4, case="Fractal Design Define 7 XL"), job)
     assert Modifier.THERMAL_THROTTLE not in one.modifiers
     assert Modifier.THERMAL_THROTTLE in four.modifiers
     assert four.samples_per_s / 4 < one.samples_per_s * 0.95
     water = [{"spec": RTX_3090, "count": 4, "cooler": "water"}]
-    cool = estimate(make_build(RTX_3090, gpus=water), job)
+    cool = estimate(make_build(RTX_3090, gpus=water, case="Fractal Design Define 7 XL"), job)
     assert Modifier.THERMAL_THROTTLE not in cool.modifiers
 
 

@@ -19,6 +19,7 @@ RTX_6000_ADA = {
     "cooler": "blower",
 }  # fmt: skip
 PCIE_SERVER = "Supermicro SYS-421GE-TNRT"  # 10 PCIe GPUs behind a front-to-back fan wall
+DESKTOP_CASE = "Fractal Design Define 7 XL"
 
 
 def test_forced_airflow_keeps_full_speed_for_crowded_blowers() -> None:
@@ -49,8 +50,29 @@ def test_rtx_6000_ada_in_a_pcie_server_scales_without_throttling() -> None:
 def test_same_blowers_in_a_desktop_case_still_throttle() -> None:
     """COOL.6: several blowers in a desktop case cost 10-15%."""
     job = make_workload("resnet50", dataset="synthetic", precision="fp16")
-    four = estimate(make_build(RTX_6000_ADA, count=4), job)
+    four = estimate(make_build(RTX_6000_ADA, count=4, case=DESKTOP_CASE), job)
     assert Modifier.THERMAL_THROTTLE in four.modifiers
+
+
+def test_cards_in_an_unknown_chassis_are_not_assumed_to_throttle() -> None:
+    """COOL.3's throttling is of open-air cards packed in a desktop case. A build that names no
+    case, board or server (a rented machine such as llm.q's 4x RTX 4090 and 5090, whose README
+    credits a cloud: IST-DASLab/llmq README, Speed) may sit in a server's airflow: the cards keep
+    full speed and the estimate says what a desktop case would cost (the calibration's
+    open_air_crowded 0.80: 20%). The same cards in a named desktop case throttle."""
+    job = make_workload("resnet50", dataset="synthetic", precision="fp16")
+    card = {"model": "GeForce RTX 4090"}
+    unseen = estimate(make_build(None, gpus=[{**card, "count": 4}]), job)
+    cased = estimate(make_build(None, gpus=[{**card, "count": 4}], case=DESKTOP_CASE), job)
+    assert Modifier.THERMAL_THROTTLE not in unseen.modifiers
+    said = [a for a in unseen.assumptions if a.startswith("no case, motherboard or server")]
+    assert said and "about 20% slower" in said[0]
+    assert Modifier.THERMAL_THROTTLE in cased.modifiers
+    assert not any("side by side throttle" in a for a in unseen.assumptions)
+    assert any("side by side throttle" in a for a in cased.assumptions)
+    # The throttle is the only difference: 0.80 of the compute-bound step's speed.
+    ratio = cased.samples_per_s / unseen.samples_per_s
+    assert 0.80 <= ratio < 0.85
 
 
 def test_two_cards_without_a_named_board_are_assumed_a_slot_apart() -> None:
@@ -60,10 +82,11 @@ def test_two_cards_without_a_named_board_are_assumed_a_slot_apart() -> None:
     TRANSFORMER_XL_REPLICAS, so their scaling is the cards' own speed) run 1.98-2.00x one card
     on 2 RTX A4000, A4500, A5000, A5500, A6000, RTX 3070, 3080, 3090 and 4090
     (data/calibration/lambda_pytorch_train_v0_2022.csv, lambda_pytorch_train_v1_2024.csv):
-    no throttling, where the blower_pair factor took 5% off. Three crowded cards still throttle."""
+    no throttling, where the blower_pair factor took 5% off. Three crowded cards in a desktop
+    case still throttle."""
     job = make_workload("resnet50", dataset="synthetic", precision="fp16", batch_size=928)
     pair = estimate(make_build(RTX_6000_ADA, count=2), job)
     assert Modifier.THERMAL_THROTTLE not in pair.modifiers
     assert any("assumed seated a slot apart" in a for a in pair.assumptions)
-    three = estimate(make_build(RTX_6000_ADA, count=3), job)
+    three = estimate(make_build(RTX_6000_ADA, count=3, case=DESKTOP_CASE), job)
     assert Modifier.THERMAL_THROTTLE in three.modifiers

@@ -465,12 +465,15 @@ def class_times(
     pointwise = work.pointwise_elems * elem_bytes
     if sixteen_traffic:
         pointwise += work.autocast_fp32_elems * (4.0 - elem_bytes)
-    pointwise *= 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
+    from_dram = 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
+    pointwise *= from_dram
     moved = pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0
     moved = moved * traffic * units + optimizer_bytes(workload, optimizer_params)
     moved += dequantize_bytes(workload, quantized_params) + adapter_fp32_bytes(
         work, workload, units
     )
+    # eager LoRA's own passes (counted over the whole step), as cached as the other pointwise
+    moved += work.adapter_step_elems * 2.0 * units * from_dram
     transposes = 0.0
     if nchw_transposes(
         work, workload, operand_bytes, on_shader_cores=winograd, tf32_nhwc=tf32_nhwc

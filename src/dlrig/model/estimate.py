@@ -181,18 +181,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
         )
     throttle = 1.0
     if job.dev.group is not None:
-        # None: no board named, so the pair's seating is unknown; assumed a slot apart.
-        seating = _pair_spaced(job.build) if job.n_node == 2 else False
-        # A server platform's fan wall cools its cards; a desktop case's does not.
-        server = job.build.platform is not None
-        cooler, factors = job.dev.group.cooler, cal.thermal_factor
-        throttle = thermal_factor(
-            cooler, job.n_node, factors, seating is not False, forced_airflow=server
-        )
-        if seating is None and thermal_factor(cooler, 2, factors, forced_airflow=server) < 1.0:
-            assumed.append(
-                "no motherboard given: the two cards assumed seated a slot apart (COOL.3)"
-            )
+        throttle = _throttle(job, job.dev.group.cooler, assumed)
         if throttle < 1.0:
             mods.append(Modifier.THERMAL_THROTTLE)
     t_mm, t_mem = t_mm / throttle, t_mem / throttle
@@ -208,6 +197,33 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
             1, w.gradient_accumulation
         )
     return t_mm, t_mem, path.value
+
+
+def _throttle(job: _Job, cooler: CoolerType, assumed: list[str]) -> float:
+    """Share of full speed the node's cards keep under sustained load (thermal_factor), by what
+    the build says of their chassis: a server platform's fan wall cools them; a desktop case
+    or a motherboard puts them side by side in a case (COOL.3). Three or more cards in a build
+    naming none of these sit in a chassis dlrig cannot see (a rented or borrowed machine, a
+    server): they are not assumed to throttle, and the estimate says what a desktop case
+    would cost. A pair without a board is assumed a slot apart (COOL.3: "air is safe")."""
+    build, factors = job.build, job.cal.thermal_factor
+    server = build.platform is not None
+    unseen = not server and build.case is None and build.motherboard is None
+    if unseen and job.n_node >= 3:
+        packed = thermal_factor(cooler, job.n_node, factors)
+        if packed < 1.0:
+            assumed.append(
+                f"no case, motherboard or server platform given: the chassis is unknown, so "
+                f"its {job.n_node} {cooler.value} cards are not assumed to throttle; side by "
+                f"side in a desktop case they would run about {1.0 - packed:.0%} slower "
+                "(COOL.1, COOL.3)"
+            )
+        return 1.0
+    # None: no board named, so the pair's seating is unknown; assumed a slot apart.
+    seating = _pair_spaced(build) if job.n_node == 2 else False
+    if seating is None and thermal_factor(cooler, 2, factors, forced_airflow=server) < 1.0:
+        assumed.append("no motherboard given: the two cards assumed seated a slot apart (COOL.3)")
+    return thermal_factor(cooler, job.n_node, factors, seating is not False, forced_airflow=server)
 
 
 def _launches(job: _Job, compute_s: float) -> tuple[float, float, float]:
@@ -728,7 +744,8 @@ def estimate(
         build, workload, job.batch * lay.data, rate, power, (electricity_per_kwh, co2_kg_per_kwh),
         assumed,
     )  # fmt: skip
-    if dev.group is not None and dev.group.cooler is CoolerType.OPEN_AIR and n_node >= 3:
+    open_air = dev.group is not None and dev.group.cooler is CoolerType.OPEN_AIR
+    if Modifier.THERMAL_THROTTLE in mods and open_air and n_node >= 3:
         assumed.append("open-air coolers side by side throttle (COOL.3): speed reduced")
 
     par = None

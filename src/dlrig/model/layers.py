@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dlrig.workloads.model import FinetuneMethod, KernelLibrary, Workload
+from dlrig.workloads.model import FinetuneMethod, KernelLibrary, Mode, QuantizedBase, Workload
 
 # Elements one transformer layer's pointwise ops move per token in the forward, eager PyTorch
 # (each op reads its inputs and writes its output): Q/K/V head transposes 6h, context
@@ -286,7 +286,9 @@ class LayerWork:
     elements fp32 LoRA adapters move beyond the pointwise ones (fp32_adapter_elems);
     `expert_gemm_flops` the part of `gemm_flops` in a mixture of experts' routed MLPs, whose
     matrices have `expert_width_elems` and get `expert_rows_per_sample` rows from each sample
-    (its tokens x k / E: each expert's GEMM runs on the tokens routed to it)."""
+    (its tokens x k / E: each expert's GEMM runs on the tokens routed to it);
+    `adapter_step_elems` the 16-bit elements of one sample that eager LoRA adapters add over a
+    whole training step (eager_adapter_elems)."""
 
     gemm_flops: float
     gemm_width_elems: float
@@ -313,6 +315,7 @@ class LayerWork:
     expert_gemm_flops: float = 0.0
     expert_width_elems: float = math.inf
     expert_rows_per_sample: float = math.inf
+    adapter_step_elems: float = 0.0
 
 
 def structure_of(workload: Workload) -> Structure | None:
@@ -358,6 +361,68 @@ def lora_adapter_elems(h: float, f: float, kv_share: float, gated: bool) -> floa
     """Elements one token's 16-bit LoRA adapters move in one layer's forward (lora_adapter_io):
     every adapted linear's input and output once."""
     return sum(lora_adapter_io(h, f, kv_share, gated))
+
+
+# An adapter run as written in PyTorch (peft's LoRA Linear and bitsandbytes Linear4bit,
+# `output = lora_B(lora_A(dropout(x))) * scaling` then `result = result + output`:
+# huggingface/peft src/peft/tuners/lora/layer.py and bnb.py forward; torchtune's LoRALinear
+# the same, torchtune/modules/peft/lora.py). Beside B's write of the update
+# (lora_adapter_elems), in 16 bits: forward, the scaling reads and writes it and the add reads
+# it with the base output and writes their sum (5 moves per output element); backward,
+# autograd scales the update's gradient (a read and a write per output element) and adds the
+# adapter branch's input gradient to the base's (two reads and a write per input element).
+# fp32 adapters count theirs in fp32_adapter_elems. Their kernels are left to the fitted cost
+# per counted kernel (calibration.toml gpu_kernel_s), fitted on counts that leave such small
+# ops out: the H200's Llama 3 8B LoRA step launches 10,216 where 5,048 are counted.
+EAGER_ADAPTER_FORWARD_OUTPUT_ELEMS = 5.0
+EAGER_ADAPTER_BACKWARD_OUTPUT_ELEMS = 2.0
+EAGER_ADAPTER_BACKWARD_INPUT_ELEMS = 3.0
+# A bitsandbytes 4-bit base's output is copied before the update is added ("As per Tim Dettmers,
+# for 4bit, we need to defensively clone here": peft bnb.py Linear4bit.forward, and Answer.AI
+# fsdp_qlora train.py's LORA module): a read and a write of each output element in each
+# forward; its backward passes the gradient through.
+NF4_CLONE_OUTPUT_ELEMS = 2.0
+# LoRA dropout with p > 0 (peft's `lora_dropout`; at 0 peft puts an nn.Identity there) reads the
+# adapter's input and writes the dropped copy and its mask, one byte an element (torch's
+# native_dropout returns a bool mask), and its backward reads the gradient and the mask and
+# writes the result: 2.5 moves of a 16-bit element per input element each way (4.5 where the
+# input was cast to fp32 first, as fp32 adapters do).
+ADAPTER_DROPOUT_INPUT_ELEMS = 2.5
+FP32_ADAPTER_DROPOUT_INPUT_ELEMS = 4.5
+
+
+def eager_adapter_elems(
+    h: float, f: float, kv_share: float, gated: bool, workload: Workload
+) -> float:
+    """16-bit elements one token's LoRA adapters move in one layer over a training step (every
+    forward, the recompute under activation checkpointing, the backward) beyond
+    lora_adapter_elems and fp32_adapter_elems when they run eagerly (`kernels: eager`): the
+    scaling and the add of 16-bit adapters and their backward (EAGER_ADAPTER_*), a bitsandbytes
+    NF4 base's clone (NF4_CLONE_OUTPUT_ELEMS) and the dropout of `finetune.adapter_dropout` > 0
+    (ADAPTER_DROPOUT_INPUT_ELEMS), over every adapted linear (lora_adapter_io). Other kernel
+    libraries keep lora_adapter_elems alone; inference moves none of it."""
+    if (
+        workload.finetune is FinetuneMethod.FULL
+        or workload.kernels is not KernelLibrary.EAGER
+        or workload.mode is not Mode.TRAINING
+    ):
+        return 0.0
+    inputs, outputs = lora_adapter_io(h, f, kv_share, gated)
+    forwards = 2.0 if workload.activation_checkpointing else 1.0
+    sixteen = not workload.fp32_adapters
+    fwd_out = EAGER_ADAPTER_FORWARD_OUTPUT_ELEMS if sixteen else 0.0
+    bwd_out = EAGER_ADAPTER_BACKWARD_OUTPUT_ELEMS if sixteen else 0.0
+    bwd_in = EAGER_ADAPTER_BACKWARD_INPUT_ELEMS if sixteen else 0.0
+    fwd_in = 0.0
+    if workload.finetune is FinetuneMethod.QLORA and workload.quantized_base in (
+        None,
+        QuantizedBase.NF4,
+    ):
+        fwd_out += NF4_CLONE_OUTPUT_ELEMS
+    if workload.adapter_dropout > 0:
+        drop = ADAPTER_DROPOUT_INPUT_ELEMS if sixteen else FP32_ADAPTER_DROPOUT_INPUT_ELEMS
+        fwd_in, bwd_in = fwd_in + drop, bwd_in + drop
+    return forwards * (fwd_out * outputs + fwd_in * inputs) + bwd_out * outputs + bwd_in * inputs
 
 
 def fp32_adapter_elems(h: float, f: float, kv_share: float, gated: bool) -> tuple[float, float]:
@@ -482,9 +547,12 @@ def transformer_work(workload: Workload) -> LayerWork:
     layer = layer_pointwise(workload, h, h * kv_share, f * experts, eager_passes)
     per_token = layers * (layer.elems + moe_dispatch_elems(workload, h))
     per_token += EMBEDDING_ELEMS_PER_HIDDEN * h
-    adapter_fp32 = 0.0
+    adapter_fp32 = adapter_step = 0.0
     if workload.finetune is not FinetuneMethod.FULL:
         per_token += layers * lora_adapter_elems(h, f * experts, kv_share, workload.gated_mlp)
+        adapter_step = (
+            layers * s * eager_adapter_elems(h, f * experts, kv_share, workload.gated_mlp, workload)
+        )
         if workload.fp32_adapters:
             fp32, sixteen = fp32_adapter_elems(h, f * experts, kv_share, workload.gated_mlp)
             per_token += layers * sixteen
@@ -531,6 +599,7 @@ def transformer_work(workload: Workload) -> LayerWork:
         expert_rows_per_sample=s * experts / workload.experts
         if routed and workload.experts
         else math.inf,
+        adapter_step_elems=adapter_step,
     )
 
 

@@ -399,6 +399,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         finetune=method,
         trainable_fraction=fraction,
         fp32_adapters=method is not FinetuneMethod.FULL and adapter_precision == "fp32",
+        adapter_dropout=wf.finetune.adapter_dropout if wf.finetune else 0.0,
         weight_bits=4 if method is FinetuneMethod.QLORA else None,
         quantized_base=_quantized_base(method, wf.finetune),
         quant_group_size=(wf.finetune.group_size if wf.finetune else None) or 128,

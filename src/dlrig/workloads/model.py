@@ -200,6 +200,7 @@ class Workload:
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0
     fp32_adapters: bool = False
+    adapter_dropout: float = 0.0  # LoRA dropout probability on each adapter's input
     weight_bits: int | None = None
     quantized_base: QuantizedBase | None = None  # QLoRA's base format (None: not quantized)
     quant_group_size: int = 128  # GPTQ/AWQ: input channels sharing one scale and zero point

@@ -250,6 +250,11 @@ class FinetuneBlock(_Strict):
     # fp32: peft's default (get_peft_model's autocast_adapter_dtype=True upcasts bf16/fp16
     # adapters); 16bit: the training precision, as torchtune's LoRALinear and NeMo keep them.
     adapter_precision: Literal["fp32", "16bit"] | None = None
+    adapter_dropout: Annotated[float, Field(ge=0, lt=1)] = Field(
+        default=0.0,
+        description="LoRA dropout on each adapter's input (peft's lora_dropout, default 0: "
+        "no kernel); above 0 each adapted linear writes a dropped copy of its input and a mask",
+    )
     base_format: Literal["nf4", "gptq", "awq"] | None = Field(
         default=None,
         description="qlora only: the frozen base's 4-bit format, nf4 (bitsandbytes, the "
@@ -266,6 +271,8 @@ class FinetuneBlock(_Strict):
             raise ValueError("'base_format' is the 4-bit base of method 'qlora' only")
         if self.group_size is not None and self.base_format not in ("gptq", "awq"):
             raise ValueError("'group_size' is for base_format 'gptq' or 'awq' only")
+        if self.adapter_dropout > 0 and self.method is FinetuneMethod.FULL:
+            raise ValueError("'adapter_dropout' is for method 'lora' or 'qlora' only")
         return self
 
 

@@ -1,0 +1,67 @@
+"""LoRA adapters run eagerly (peft, torchtune): the scaling and the add of each update, a
+bitsandbytes base's clone and the adapters' dropout, over a whole training step."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from model_fixtures import make_workload
+
+from dlrig.model.layers import eager_adapter_elems, layer_work
+from dlrig.workloads.model import KernelLibrary
+
+# Llama 3 8B (config.json): hidden 4096, FFN 14336, 8 of 32 heads for K and V.
+H, F, KV_SHARE = 4096.0, 14336.0, 0.25
+# lora_adapter_io over Q, K, V, O, gate, up, down: inputs 6 h + f, outputs 3 h + 2 h/4 + 2 f.
+INPUTS, OUTPUTS = 6 * 4096 + 14336, 3 * 4096 + 2 * 1024 + 2 * 14336
+
+
+def test_sixteen_bit_adapters_scale_and_add_in_every_pass() -> None:
+    """peft's Linear.forward (`lora_B(lora_A(dropout(x))) * scaling`, then `result + output`):
+    5 moves per output element in each of the 2 forwards (with checkpointing), 2 in the
+    backward's scaling and 3 per input element in the input gradient's add. The H200's bf16
+    adapter run shows the kernels: 640 bf16 scalar multiplies and 416 more bf16 adds a step
+    than the fp32 run (bench/data/h200_gpu_check.json, llama-3-8b-lora-bf16-adapters)."""
+    job = make_workload(
+        "llama-3-8b-lora",
+        finetune={"method": "lora", "trainable_fraction": 0.005223, "adapter_precision": "16bit"},
+    )
+    assert (INPUTS, OUTPUTS) == (38912, 43008)
+    expected = 2 * 5 * OUTPUTS + 2 * OUTPUTS + 3 * INPUTS
+    assert eager_adapter_elems(H, F, KV_SHARE, True, job) == pytest.approx(expected)
+    assert expected == 632_832
+
+
+def test_nf4_base_clones_and_dropout_copies_the_input() -> None:
+    """A bitsandbytes NF4 base adds peft's clone of each output (2 moves, each forward); LoRA
+    dropout 0.1, Answer.AI fsdp_qlora's default, writes a copy and a byte mask of each input
+    (2.5 moves) forward and backward: 2 (7 x 43,008 + 2.5 x 38,912) + 2 x 43,008 + 5.5 x 38,912."""
+    job = make_workload(
+        "llama-3-8b-qlora",
+        finetune={"method": "qlora", "trainable_fraction": 0.005223,
+                  "adapter_precision": "16bit", "adapter_dropout": 0.1},
+    )  # fmt: skip
+    expected = 2 * (7 * OUTPUTS + 2.5 * INPUTS) + 2 * OUTPUTS + 5.5 * INPUTS
+    assert eager_adapter_elems(H, F, KV_SHARE, True, job) == pytest.approx(expected)
+    assert expected == 1_096_704
+
+
+def test_fp32_adapters_keep_their_own_count_and_fused_libraries_add_nothing() -> None:
+    """fp32 adapters' scaling and add are in fp32_adapter_elems already: without dropout or a
+    4-bit base nothing is added. A fused library (compile, liger, fused) leaves the adapters as
+    lora_adapter_elems counts them."""
+    fp32 = make_workload("llama-3-8b-lora")  # the zoo's peft default: fp32 adapters
+    assert fp32.fp32_adapters
+    assert eager_adapter_elems(H, F, KV_SHARE, True, fp32) == 0.0
+    bf16 = make_workload(
+        "llama-3-8b-lora",
+        finetune={"method": "lora", "trainable_fraction": 0.005223, "adapter_precision": "16bit"},
+    )
+    for library in (KernelLibrary.COMPILE, KernelLibrary.LIGER, KernelLibrary.FUSED):
+        fused = dataclasses.replace(bf16, kernels=library)
+        assert eager_adapter_elems(H, F, KV_SHARE, True, fused) == 0.0
+    full = make_workload("llama-3-8b")
+    assert layer_work(full).adapter_step_elems == 0.0
+    # Per sample, the layer_work total is the per-token count x 32 layers x 2,048 tokens.
+    assert layer_work(bf16).adapter_step_elems == pytest.approx(632_832 * 32 * bf16.seq_len)
