@@ -55,7 +55,8 @@ VLLM_MUSGRAVE = (
     "[J. Musgrave, vLLM sweep on A100](https://johnmusgrave.com/p/vllm-throughput-latency-"
     'sweep-on), vLLM 0.23.0, A100 40GB, BF16, 1024/128, concurrency 1 ("about 75 tokens/sec")'
 )
-# Held out: vLLM rows no constant was chosen on (TPOT p50 at each client concurrency).
+# vLLM sweeps (TPOT p50 at each client concurrency): no engine share was chosen on them; the
+# decode step's structure was, with them in view (bench/provenance.toml).
 VLLM_A6000 = (
     "[ai-factory-ops-lab inference benchmark report](https://ld-singh.github.io/ai-factory-"
     "ops-lab/portfolio-lab/06-validation-reports/inference-benchmark-report/), vLLM 0.23.0, "
@@ -134,7 +135,8 @@ def predict(p: Point) -> tuple[float, ServingEstimate]:
 
 
 # TensorRT-LLM perf-overview rows the efficiencies were not chosen on (Llama 3.1 8B FP8 and
-# Llama 3.3 70B FP8, same table): total output tokens/s at maximum concurrency.
+# Llama 3.3 70B FP8, same table): total output tokens/s at maximum concurrency. The decode
+# step's structure was chosen with them in view (bench/provenance.toml).
 ISL_OSL = ["128/128", "128/2048", "128/4096", "500/2000", "1000/1000", "1000/2000", "2048/128",
            "2048/2048", "5000/500", "20000/2000"]  # fmt: skip
 HELD_OUT = [
@@ -343,8 +345,8 @@ def main() -> None:
     lines += [
         "",
         "vLLM (`serve.engine: vllm`), " + provenance.status(["vllm_sweeps"]) + " Time per "
-        "output token (ms, median) at each client concurrency, on vLLM's own rows no constant "
-        f"was chosen on: median |error| {errors[len(errors) // 2]:.0%}, worst {errors[-1]:.0%} "
+        "output token (ms, median) at each client concurrency, on vLLM's own sweeps: median "
+        f"|error| {errors[len(errors) // 2]:.0%}, worst {errors[-1]:.0%} "
         f"over {len(errors)} rows. Its batch-1 rows above are calibration: "
         + provenance.status(["vllm_batch1"]),
         "",
@@ -366,7 +368,7 @@ def main() -> None:
         "rates from `dlrig.model.rates`) are fitted, not predicted out of sample: the local "
         "runner's 89% of bandwidth, 70 us per layer and token and 67% of the matmul rate in "
         "prefill on the llama.cpp rows; the batched server's 25 us per layer on the H200 row "
-        "and its 74% (prefill) and 42% (decode) of the matmul rate on the 8x H100 405B rows; "
+        "and its 74% (prefill) and 46% (decode) of the matmul rate on the 8x H100 405B rows; "
         "vLLM's 89% of bandwidth on its two batch-1 rows (its other shares are the batched "
         "server's). "
         "The held-out table is the out-of-sample check. Batch-1 and 8x H100 rows above: "
