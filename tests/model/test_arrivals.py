@@ -268,8 +268,9 @@ def test_left_to_dlrig_the_copies_are_laid_out_for_the_rate() -> None:
     """70B in fp8 on 8x H100: one GPU per copy holds 66 GiB of weights and, in TensorRT-LLM's
     0.90 of the memory left free, room for 25 contexts; two GPUs per copy hold 204; the pairs
     saturate higher and carry more of the arrivals at MLPerf's llama2-70b bounds (2 s / 200
-    ms). Two GPUs per copy, four copies, is also the layout NVIDIA ran its MLPerf v4.1 Server submission with (inference_results_v4.1
-    closed/NVIDIA/configs/llama2-70b/Server: H100_SXM_80GB_TP2x4)."""
+    ms). Two GPUs per copy, four copies, is also the layout NVIDIA ran its MLPerf v4.1 Server
+    submission with (inference_results_v4.1 closed/NVIDIA/configs/llama2-70b/Server:
+    H100_SXM_80GB_TP2x4)."""
     bounds = {"ttft_target_s": 2.0, "tpot_target_s": 0.2}
     fp8 = WeightFormat.FP8
     chosen = _load("H100 SXM", 8, "llama-3.1-70b-serve", quantization=fp8, **bounds)

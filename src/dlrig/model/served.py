@@ -94,7 +94,8 @@ def served_step(s: ServingEstimate) -> ServedStep:
     """The decode step's parts (dlrig.model.serving.decode_parts_s) as the estimate's stages:
     the weights' and the KV cache's reads are gpu_memory_bandwidth; FLOPs, per-layer launches
     and the prefills that stall each user's answer are gpu_compute; all-reduces and pipeline
-    hops interconnect; layers read from host RAM pcie (the serving limit `offload`). They add up to `tpot_s`."""
+    hops interconnect; layers read from host RAM pcie (the serving limit `offload`). They add
+    up to `tpot_s`."""
     parts = s.decode_parts_s
     bandwidth = parts[ServingLimit.DECODE_BANDWIDTH.value]
     flops = parts[ServingLimit.DECODE_COMPUTE.value]
