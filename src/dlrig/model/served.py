@@ -171,7 +171,7 @@ def served_memory(
     ways = layout.gpus_per_copy
     weights = mem.weight_bytes(spec) * (1.0 - s.offloaded_fraction) / ways
     kv = mem.kv_bytes_per_user(spec) * layout.users_per_copy / ways
-    reserve = card_bytes - mem.usable_bytes_per_gpu(spec, card_bytes) + mem.activation_bytes(spec)
+    reserve = mem.reserve_bytes_per_gpu(spec, card_bytes, ways)
     return MemoryEstimate(
         gpu_required_gb=bytes_to_gib(weights + kv + reserve),
         gpu_available_gb=bytes_to_gib(card_bytes),

@@ -122,23 +122,33 @@ def activation_bytes(spec: ServeSpec) -> float:
 
 
 def usable_bytes_per_gpu(spec: ServeSpec, memory_bytes: float) -> float:
-    """What the engine may fill on one card of `memory_bytes`: 90% on a batched server, all but
-    the CUDA context on a local runner."""
-    total = memory_bytes
-    if spec.engine.is_batched:
-        return total * BATCHED_USABLE_FRACTION
-    return max(total - LOCAL_CONTEXT_BYTES, 0.0)
+    """What the engine may fill on one card of `memory_bytes`: 90% on vLLM, all but the CUDA
+    context on TensorRT-LLM and a local runner."""
+    if spec.engine is Engine.VLLM:
+        return memory_bytes * BATCHED_USABLE_FRACTION
+    return max(memory_bytes - LOCAL_CONTEXT_BYTES, 0.0)
+
+
+def free_bytes(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
+    """Bytes the engine may fill on all cards once the weights and activations are in."""
+    usable = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec))
+    return max(usable - weight_bytes(spec), 0.0)
 
 
 def kv_capacity_bytes(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
-    """Bytes left for the KV cache on all cards once the weights and activations are in:
-    what the engine may fill less those (vLLM, llama.cpp), or on TensorRT-LLM its share of
-    the memory still free after them and the CUDA context."""
-    if spec.engine is Engine.BATCHED:
-        free = gpus * (memory_bytes - LOCAL_CONTEXT_BYTES - activation_bytes(spec))
-        return max(free - weight_bytes(spec), 0.0) * TRTLLM_KV_FREE_FRACTION
-    usable = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec))
-    return max(usable - weight_bytes(spec), 0.0)
+    """Bytes for the KV cache on all cards: all that is free on vLLM and a local runner, its
+    share of it on TensorRT-LLM."""
+    free = free_bytes(spec, memory_bytes, gpus)
+    return free * TRTLLM_KV_FREE_FRACTION if spec.engine is Engine.BATCHED else free
+
+
+def reserve_bytes_per_gpu(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
+    """What the engine keeps on one card beyond the weights and the KV cache: the memory it
+    leaves unfilled (vLLM's 10%, the CUDA context), the prefill's activations, and on
+    TensorRT-LLM the free memory its KV cache leaves."""
+    unfilled = memory_bytes - usable_bytes_per_gpu(spec, memory_bytes)
+    left = free_bytes(spec, memory_bytes, gpus) - kv_capacity_bytes(spec, memory_bytes, gpus)
+    return unfilled + activation_bytes(spec) + left / gpus
 
 
 def max_users_fit(spec: ServeSpec, memory_bytes: float, gpus: int) -> int:
