@@ -33,6 +33,7 @@ LIMIT_STAGE = {
     ServingLimit.WEIGHT_MEMORY: Bottleneck.GPU_MEMORY_BANDWIDTH,
     ServingLimit.KV_MEMORY: Bottleneck.GPU_MEMORY_BANDWIDTH,
     ServingLimit.DECODE_BANDWIDTH: Bottleneck.GPU_MEMORY_BANDWIDTH,
+    ServingLimit.DECODE_ATTENTION: Bottleneck.GPU_MEMORY_BANDWIDTH,
     ServingLimit.DECODE_COMPUTE: Bottleneck.GPU_COMPUTE,
     ServingLimit.PREFILL_COMPUTE: Bottleneck.GPU_COMPUTE,
     ServingLimit.INTERCONNECT: Bottleneck.INTERCONNECT,
@@ -53,6 +54,11 @@ ADVICE = {
         "a GPU with more memory bandwidth (GPU.1) or a smaller weight format; more users per "
         "step raise the total, each step reading the weights once for all of them"
     ),
+    ServingLimit.DECODE_ATTENTION: (
+        "shorter contexts or fewer users per model copy (attention reads every user's KV "
+        "cache each step), an 8-bit KV cache (serve.kv_precision: fp8), or a GPU with more "
+        "memory bandwidth (GPU.1)"
+    ),
     ServingLimit.DECODE_COMPUTE: (
         "a GPU with more TFLOPS at this precision (GPU.1), or fewer users per model copy"
     ),
@@ -71,8 +77,9 @@ ADVICE = {
 @dataclass(frozen=True)
 class ServedStep:
     """The time per output token a user sees, by stage: `stages_s` each stage's time,
-    `exposed_s` what it adds after the decode step's overlap (reading and computing overlap;
-    offloaded layers, all-reduces, launches and the other users' prefills do not)."""
+    `exposed_s` what it adds after the decode step's overlap (the GEMMs' reading and
+    computing overlap; attention's KV read, offloaded layers, all-reduces, launches and the
+    other users' prefills do not)."""
 
     time_s: float
     stages_s: dict[Bottleneck, float]
@@ -85,14 +92,17 @@ class ServedStep:
 
 def served_step(s: ServingEstimate) -> ServedStep:
     """The decode step's parts (dlrig.model.serving.decode_parts_s) as the estimate's stages:
-    bandwidth is gpu_memory_bandwidth; FLOPs, per-layer launches and the prefills that stall
-    each user's answer are gpu_compute; all-reduces and pipeline hops interconnect; layers
-    read from host RAM pcie (the serving limit `offload`). They add up to `tpot_s`."""
+    the weights' and the KV cache's reads are gpu_memory_bandwidth; FLOPs, per-layer launches
+    and the prefills that stall each user's answer are gpu_compute; all-reduces and pipeline
+    hops interconnect; layers read from host RAM pcie (the serving limit `offload`). They add
+    up to `tpot_s`."""
     parts = s.decode_parts_s
     bandwidth = parts[ServingLimit.DECODE_BANDWIDTH.value]
     flops = parts[ServingLimit.DECODE_COMPUTE.value]
+    attention = parts[ServingLimit.DECODE_ATTENTION.value]
     stalls = max(s.tpot_s - s.decode_step_s, 0.0)  # the other users' prefills
     serial = {
+        Bottleneck.GPU_MEMORY_BANDWIDTH: attention,
         Bottleneck.GPU_COMPUTE: parts[ServingLimit.ENGINE_OVERHEAD.value] + stalls,
         Bottleneck.INTERCONNECT: parts[ServingLimit.INTERCONNECT.value],
         Bottleneck.PCIE: parts[ServingLimit.OFFLOAD.value],
@@ -100,14 +110,15 @@ def served_step(s: ServingEstimate) -> ServedStep:
     stages = {b: 0.0 for b in Bottleneck}
     stages.update(serial)
     stages[Bottleneck.GPU_COMPUTE] += flops
-    stages[Bottleneck.GPU_MEMORY_BANDWIDTH] = bandwidth
+    stages[Bottleneck.GPU_MEMORY_BANDWIDTH] += bandwidth
     exposed = dict(stages)
     hidden: list[Bottleneck] = []
     if bandwidth >= flops:
         exposed[Bottleneck.GPU_COMPUTE] = serial[Bottleneck.GPU_COMPUTE]
     else:
-        exposed[Bottleneck.GPU_MEMORY_BANDWIDTH] = 0.0
-        hidden.append(Bottleneck.GPU_MEMORY_BANDWIDTH)
+        exposed[Bottleneck.GPU_MEMORY_BANDWIDTH] = attention
+        if attention == 0.0:
+            hidden.append(Bottleneck.GPU_MEMORY_BANDWIDTH)
     bottleneck = LIMIT_STAGE[s.binding]
 
     def without(stage: Bottleneck) -> float:
@@ -160,7 +171,7 @@ def served_memory(
     ways = layout.gpus_per_copy
     weights = mem.weight_bytes(spec) * (1.0 - s.offloaded_fraction) / ways
     kv = mem.kv_bytes_per_user(spec) * layout.users_per_copy / ways
-    reserve = card_bytes - mem.usable_bytes_per_gpu(spec, card_bytes) + mem.activation_bytes(spec)
+    reserve = mem.reserve_bytes_per_gpu(spec, card_bytes, ways)
     return MemoryEstimate(
         gpu_required_gb=bytes_to_gib(weights + kv + reserve),
         gpu_available_gb=bytes_to_gib(card_bytes),

@@ -3,10 +3,13 @@ time per output token, tokens/s per user and in total, the most users at a speed
 which limit binds.
 
 Prefill is compute-bound: the prompt's FLOPs (2 per active weight per token, plus causal
-attention) at the card's achievable matmul rate. Decode is bandwidth-bound: each step reads
-the weights once for the whole batch (for a mixture of experts, the experts some sequence in
-the batch routes to) and every sequence's KV cache; at large batches its FLOPs can bind
-instead. A batched server splits weights and KV cache across its GPUs (tensor parallel) and
+attention) at the card's achievable matmul rate. A decode step runs two kinds of kernels one
+after the other: the linear layers' GEMMs, which read the weights once for the whole batch
+(for a mixture of experts, the experts some sequence in the batch routes to) and multiply
+them by one row per sequence, and attention, which reads every sequence's KV cache. The
+GEMMs take the slower of their read and their FLOPs; attention, a kernel of its own after
+them, the slower of its KV read and its own FLOPs.
+A batched server splits weights and KV cache across its GPUs (tensor parallel) and
 all-reduces the hidden state twice per layer; a local runner splits layers across cards
 (pipeline: one card works at a time) and reads layers left in RAM at the host's bandwidth.
 Continuous batching interleaves prompts with decoding: each user's prefill stalls the others'
@@ -52,6 +55,7 @@ class ServingLimit(StrEnum):
     WEIGHT_MEMORY = "weight_memory"
     KV_MEMORY = "kv_memory"
     DECODE_BANDWIDTH = "decode_bandwidth"
+    DECODE_ATTENTION = "decode_attention"
     DECODE_COMPUTE = "decode_compute"
     PREFILL_COMPUTE = "prefill_compute"
     INTERCONNECT = "interconnect"
@@ -63,9 +67,10 @@ class ServingLimit(StrEnum):
 class EngineProfile:
     """An engine's stated efficiencies.
 
-    `bandwidth_efficiency`: share of the card's memory bandwidth its decode kernels reach;
-    `compute_efficiency`: share of the peak matmul rate in prefill (long, wide matmuls);
-    `decode_compute_efficiency`: the same in batched decode (one row per sequence);
+    `bandwidth_efficiency`: share of the card's memory bandwidth its decode kernels reach
+    (weights and KV cache alike); `compute_efficiency`: share of the achievable matmul rate
+    in prefill (long, wide matmuls); `decode_compute_efficiency`: the same in batched decode's
+    GEMMs (one row per sequence);
     `layer_overhead_s`: fixed time per layer and decode step (kernel launches, small
     kernels that never reach full bandwidth); `allreduce_latency_s`: one small all-reduce;
     `accumulates_fp16`: its 16-bit matmuls accumulate in FP16, and the compute shares are of
@@ -85,15 +90,15 @@ class EngineProfile:
 # Batched server, TensorRT-LLM-like (its C++ runtime, CUDA graphs, custom GEMV kernels):
 # decode reads at ~96% of what a copy kernel reaches, plus ~25 us per layer and step (chosen
 # on NVIDIA's H200 running Llama 3.3 70B fp8 at 51.14 tok/s at batch 1); a custom all-reduce
-# over NVLink takes ~8 us for a few KB (NCCL's small-message latency is 10-20 us); prefill
-# reaches 74% of the achievable matmul rate and batched decode's skinny matmuls 42% (the pair
-# of a 0.04-step grid with the least mean |error| over TensorRT-LLM's 8x H100 Llama 3.1 405B
-# fp8 maximum-throughput runs, 7 ISL/OSL pairs: 7.2%, at most 15%, with GPU memory read in
-# GiB; bench/results/serving.md).
+# over NVLink takes ~8 us for a few KB (NCCL's small-message latency is 10-20 us); its GEMMs
+# reach 74% of the achievable matmul rate (chosen with a separate 42% for decode's GEMMs on
+# TensorRT-LLM's 8x H100 Llama 3.1 405B fp8 maximum-throughput runs, 7 ISL/OSL pairs, when
+# attention's KV read overlapped the GEMMs; with attention after the GEMMs and the GEMMs'
+# rows padded to whole tiles, the one 74% serves both, bench/results/serving.md).
 BATCHED = EngineProfile(
     bandwidth_efficiency=0.96,
     compute_efficiency=0.74,
-    decode_compute_efficiency=0.42,
+    decode_compute_efficiency=0.46,
     layer_overhead_s=25e-6,
     allreduce_latency_s=8e-6,
 )
@@ -104,7 +109,7 @@ BATCHED = EngineProfile(
 # (J. Musgrave, vLLM 0.23.0). The two cards' weight reads differ 2.2x, so the rows part the
 # bandwidth share (0.894) from the fixed time per step (0.82 ms): 89% of a copy kernel, and
 # the fixed time is TensorRT-LLM's 25 us a layer within 0.02 ms, so no separate host term.
-# The compute shares and the all-reduce are TensorRT-LLM's: no vLLM row here sets them.
+# The compute share and the all-reduce are TensorRT-LLM's: no vLLM row here sets them.
 VLLM = replace(BATCHED, bandwidth_efficiency=0.89)
 # Local runner (llama.cpp CUDA): fitted to llama-bench tg 1024 on a 4090 (Llama 3 8B Q4_K_M
 # 127.74 tok/s, F16 54.34) and two 3090s (70B Q4_K_M 16.29): ~89% of the achievable bandwidth
@@ -317,13 +322,17 @@ def prefill_flops(spec: ServeSpec, prompt_tokens: int) -> float:
     return matmul + attention
 
 
-def decode_flops(spec: ServeSpec, batch: int) -> float:
-    """FLOPs of one decode step: 2 per active weight per sequence plus attention over each
-    sequence's mean context (4 x L x context x heads x dim)."""
+def decode_gemm_flops(spec: ServeSpec, batch: int) -> float:
+    """FLOPs of one decode step's linear layers: 2 per active weight per sequence (the
+    embedding is a lookup; the output head multiplies)."""
+    return batch * 2.0 * (spec.active_params - mem.embedding_params(spec) / 2.0)
+
+
+def decode_attention_flops(spec: ServeSpec, batch: int) -> float:
+    """FLOPs of one decode step's attention: QK^T and PV of one query over each sequence's
+    mean context, 4 x L x context x heads x dim."""
     mean_context = spec.prompt_tokens + spec.output_tokens / 2.0
-    per_token = 2.0 * (spec.active_params - mem.embedding_params(spec) / 2.0)
-    per_token += 4.0 * spec.layers * mean_context * attention_dim(spec)
-    return batch * per_token
+    return batch * 4.0 * spec.layers * mean_context * attention_dim(spec)
 
 
 def allreduce_s(spec: ServeSpec, c: Cards, tokens: int) -> float:
@@ -354,21 +363,27 @@ def prefill_s(spec: ServeSpec, c: Cards) -> float:
 def decode_parts_s(
     spec: ServeSpec, c: Cards, batch: int, offloaded: float, host_gb_s: float
 ) -> dict[str, float]:
-    """One decode step's parts: reading weights and KV cache on the cards, their FLOPs,
-    layers left in RAM (read by the CPU at the host's bandwidth), all-reduces and the
+    """One decode step's parts: the GEMMs reading the weights on the cards and computing
+    (decode_bandwidth and decode_compute: they overlap), attention after them (the slower of
+    its KV-cache read and its FLOPs: latent attention shares one cached vector among all
+    heads), layers left in RAM (read by the CPU at the host's bandwidth), all-reduces and the
     per-layer overhead."""
     weights = weight_bytes_per_step(spec, batch)
-    kv = kv_bytes_per_step(spec, batch)
-    on_cards = weights * (1.0 - offloaded) + kv
     ways = split_ways(spec, c)
-    bandwidth = on_cards / (ways * achievable_bandwidth_bytes_s(c.gpu, spec))
-    compute = decode_flops(spec, batch) * (1.0 - offloaded)
+    bytes_s = ways * achievable_bandwidth_bytes_s(c.gpu, spec)
+    flops_s = ways * achievable_matmul_flops_s(c.gpu, spec)
+    bandwidth = weights * (1.0 - offloaded) / bytes_s
+    compute = decode_gemm_flops(spec, batch) * (1.0 - offloaded)
     compute /= ways * achievable_matmul_flops_s(c.gpu, spec, decode=True)
+    attention = max(
+        kv_bytes_per_step(spec, batch) / bytes_s, decode_attention_flops(spec, batch) / flops_s
+    )
     offload = weights * offloaded / gb_s_to_bytes_s(host_gb_s)
     hops = (c.count - 1) * PIPELINE_HOP_S if spec.engine is Engine.LOCAL else 0.0
     return {
         ServingLimit.DECODE_BANDWIDTH.value: bandwidth,
         ServingLimit.DECODE_COMPUTE.value: compute,
+        ServingLimit.DECODE_ATTENTION.value: attention,
         ServingLimit.OFFLOAD.value: offload,
         ServingLimit.INTERCONNECT.value: allreduce_s(spec, c, batch) + hops,
         ServingLimit.ENGINE_OVERHEAD.value: spec.layers * ENGINES[spec.engine].layer_overhead_s,
@@ -376,12 +391,17 @@ def decode_parts_s(
 
 
 def decode_step_s(parts: dict[str, float]) -> float:
-    """A step lasts the slower of reading and computing (they overlap), plus what cannot
-    overlap: offloaded layers, all-reduces, launches."""
+    """A step lasts the slower of the GEMMs' reading and computing (they overlap), plus what
+    runs after them: attention, offloaded layers, all-reduces, launches."""
     roofline = max(
         parts[ServingLimit.DECODE_BANDWIDTH.value], parts[ServingLimit.DECODE_COMPUTE.value]
     )
-    serial = (ServingLimit.OFFLOAD, ServingLimit.INTERCONNECT, ServingLimit.ENGINE_OVERHEAD)
+    serial = (
+        ServingLimit.DECODE_ATTENTION,
+        ServingLimit.OFFLOAD,
+        ServingLimit.INTERCONNECT,
+        ServingLimit.ENGINE_OVERHEAD,
+    )
     return roofline + sum(parts[k.value] for k in serial)
 
 
@@ -431,7 +451,8 @@ def max_users_at_target(
 
 
 def binding_limit(parts: dict[str, float], prefill_share_s: float) -> ServingLimit:
-    """The largest part of a user's time per output token."""
+    """The largest part of a user's time per output token (of the GEMMs' read and FLOPs,
+    the one the step waits on)."""
     shares = dict(parts)
     roof = ServingLimit.DECODE_BANDWIDTH.value
     other = ServingLimit.DECODE_COMPUTE.value

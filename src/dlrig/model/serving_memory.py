@@ -45,12 +45,17 @@ HEAD_BITS_BATCHED = 16.0
 KV_BYTES = {KVPrecision.BF16: 2, KVPrecision.FP16: 2, KVPrecision.FP8: 1, KVPrecision.INT8: 1}
 
 # What an engine keeps from each GPU for itself. vLLM's default gpu_memory_utilization is 0.90
-# (the rest: CUDA context, cuBLAS workspace, fragmentation); llama.cpp takes what it needs,
-# about 0.5 GiB of CUDA context per card. Prefill activations: a chunk of tokens (vLLM's
-# default 2048 batched tokens on a chat server, llama.cpp's 512-token micro-batch) times the
+# of the card, weights included (the rest: CUDA context, cuBLAS workspace, fragmentation);
+# TensorRT-LLM gives the KV cache 0.90 of the memory still free once the weights are loaded
+# (kv_cache_free_gpu_mem_fraction, "the default setting of 0.90", TensorRT-LLM
+# docs/source/performance/perf-overview.md @00f37686, the runs bench_serving compares with);
+# llama.cpp takes what it needs, about 0.5 GiB of CUDA context per card (TensorRT-LLM's
+# free memory is counted after the same context). Prefill activations: a chunk of tokens
+# (vLLM's default 2048 batched tokens on a chat server, llama.cpp's 512-token micro-batch) times the
 # hidden size in 16 bits, times 16 live copies (gate and up projections at ~3.5x the hidden
 # size each, attention scratch, residuals).
 BATCHED_USABLE_FRACTION = 0.90
+TRTLLM_KV_FREE_FRACTION = 0.90
 LOCAL_CONTEXT_BYTES = gib_to_bytes(0.5)
 PREFILL_CHUNK_TOKENS = {Engine.BATCHED: 2048, Engine.VLLM: 2048, Engine.LOCAL: 512}
 ACTIVATION_COPIES = 16
@@ -117,18 +122,33 @@ def activation_bytes(spec: ServeSpec) -> float:
 
 
 def usable_bytes_per_gpu(spec: ServeSpec, memory_bytes: float) -> float:
-    """What the engine may fill on one card of `memory_bytes`: 90% on a batched server, all but
-    the CUDA context on a local runner."""
-    total = memory_bytes
-    if spec.engine.is_batched:
-        return total * BATCHED_USABLE_FRACTION
-    return max(total - LOCAL_CONTEXT_BYTES, 0.0)
+    """What the engine may fill on one card of `memory_bytes`: 90% on vLLM, all but the CUDA
+    context on TensorRT-LLM and a local runner."""
+    if spec.engine is Engine.VLLM:
+        return memory_bytes * BATCHED_USABLE_FRACTION
+    return max(memory_bytes - LOCAL_CONTEXT_BYTES, 0.0)
+
+
+def free_bytes(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
+    """Bytes the engine may fill on all cards once the weights and activations are in."""
+    usable = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec))
+    return max(usable - weight_bytes(spec), 0.0)
 
 
 def kv_capacity_bytes(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
-    """Bytes left for the KV cache on all cards once the weights and activations are in."""
-    usable = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec))
-    return max(usable - weight_bytes(spec), 0.0)
+    """Bytes for the KV cache on all cards: all that is free on vLLM and a local runner, its
+    share of it on TensorRT-LLM."""
+    free = free_bytes(spec, memory_bytes, gpus)
+    return free * TRTLLM_KV_FREE_FRACTION if spec.engine is Engine.BATCHED else free
+
+
+def reserve_bytes_per_gpu(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
+    """What the engine keeps on one card beyond the weights and the KV cache: the memory it
+    leaves unfilled (vLLM's 10%, the CUDA context), the prefill's activations, and on
+    TensorRT-LLM the free memory its KV cache leaves."""
+    unfilled = memory_bytes - usable_bytes_per_gpu(spec, memory_bytes)
+    left = free_bytes(spec, memory_bytes, gpus) - kv_capacity_bytes(spec, memory_bytes, gpus)
+    return unfilled + activation_bytes(spec) + left / gpus
 
 
 def max_users_fit(spec: ServeSpec, memory_bytes: float, gpus: int) -> int:
