@@ -16,15 +16,20 @@ settings.load_profile("dlrig")
 
 
 @pytest.fixture(autouse=True)
-def isolated_dlrig_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated_dlrig_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """Point DLRIG_HOME (the history database's folder) and DLRIG_CACHE (the validated
     catalog's cache) at fresh temporary directories, and DLRIG_CONFIG at a file that does not
-    exist."""
-    home = tmp_path / "dlrig-home"
+    exist. They sit beside the test's own tmp_path, not in it: a test that checks what a
+    command left in its folder must not find the catalog cache the first catalog load of its
+    process writes."""
+    env = tmp_path_factory.mktemp("dlrig-env")
+    home = env / "dlrig-home"
     monkeypatch.setenv("DLRIG_HOME", str(home))
-    monkeypatch.setenv("DLRIG_CACHE", str(tmp_path / "dlrig-cache"))
+    monkeypatch.setenv("DLRIG_CACHE", str(env / "dlrig-cache"))
     # Nor the user's config file (commands/config.py): no test reads a circuit set there.
-    monkeypatch.setenv("DLRIG_CONFIG", str(tmp_path / "no-config.toml"))
+    monkeypatch.setenv("DLRIG_CONFIG", str(env / "no-config.toml"))
     yield home
 
 
