@@ -49,8 +49,9 @@ class Calibration:
     psu_efficiency: dict[str, float]
     gpu_average_power_fraction: float
     meta: dict[str, Any] = field(default_factory=dict)
-    # Measured / predicted throughput at the 10th and 90th percentile of the model's
-    # leave-one-architecture-out residuals (scripts/calibrate.py): the estimate's interval.
+    # Measured / predicted throughput at the 10th and 90th percentile of the calibration
+    # sources' residuals, each source weighing 1, widened until each source left out is
+    # covered 80% on average (scripts/interval_band.py): the estimate's interval.
     throughput_ratio_low: float = 1.0
     throughput_ratio_high: float = 1.0
     # How far the model may misjudge one GPU against another on the same job (80% of pairs,
@@ -59,7 +60,7 @@ class Calibration:
     # The same for two builds of one GPU model (count, cooling, host differ): the GPU's own
     # error cancels too, what is left is the scaling error (scripts/calibrate.py).
     same_gpu_ratio_low: float = 1.0
-    # The interval of an estimate of several GPUs, from the 2-8 GPU rows' residuals.
+    # The interval of an estimate of several GPUs, the same from the rows of several GPUs.
     multi_gpu_ratio_low: float = 1.0
     multi_gpu_ratio_high: float = 1.0
 

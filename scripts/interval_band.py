@@ -1,0 +1,157 @@
+"""The 80% interval a training estimate carries, set from the calibration sources' residuals so
+that it holds for a source the fit never saw (scripts/calibrate.py gathers the residuals).
+
+A new job comes from a new source: other software, other people's settings, another day. Rows
+of one source share much of their error, so the rows of the largest source say little about
+the next one. The interval is therefore computed over sources, not rows:
+
+1. Each calibration source's rows are predicted from outside it as far as the repository
+   allows (a Lambda run by the fit on the other run; every other source by the shipped fit,
+   which never fits on it), as measured / predicted.
+2. Their 10th, 50th and 90th percentiles are taken with each source weighing 1 in all, split
+   evenly over its rows, so that no source dominates (Lambda's 2022 run has 80x the rows of
+   DGX Cloud's tables).
+3. That band is widened about its median by the smallest factor (in steps of 0.01) under which
+   each calibration source, left out of steps 1-2 in turn, has on average at least 80% of its
+   rows inside the band the others give: split conformal prediction with the source, not the
+   row, as the unit that is exchangeable (what is left out is what is judged).
+
+Bands are kept separately for one GPU and for several (a scaling adds its own error), each from
+the sources with rows of that kind. Pure functions: no reading, no printing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+QUANTILES = (0.1, 0.5, 0.9)
+COVERAGE = 0.8
+WIDENING_STEP = 0.01
+MAX_WIDENING = 5.0
+
+
+@dataclass(frozen=True)
+class Residual:
+    """One measured row of a calibration source as predicted from outside it."""
+
+    source: str
+    gpus: int
+    ratio: float  # measured / predicted throughput
+
+    @property
+    def group(self) -> str:
+        return "multi_gpu" if self.gpus > 1 else "single_gpu"
+
+
+@dataclass(frozen=True)
+class Band:
+    """measured / predicted at the low and high end of the interval, its median, the widening
+    applied, and the sources and rows it was computed from."""
+
+    low: float
+    median: float
+    high: float
+    widening: float
+    sources: tuple[str, ...]
+    rows: int
+
+    def holds(self, ratio: float) -> bool:
+        return self.low <= ratio <= self.high
+
+    @property
+    def width(self) -> float:
+        """high / low - 1: how much larger the top of the interval is than its bottom."""
+        return self.high / self.low - 1.0
+
+
+def weighted_quantiles(values: np.ndarray, weights: np.ndarray, qs: Iterable[float]) -> np.ndarray:
+    """Quantiles of a weighted sample: each value sits at the middle of its weight on the
+    cumulative scale, linear between (with equal weights, numpy's 'hazen' definition)."""
+    order = np.argsort(values)
+    v, w = values[order], weights[order]
+    cdf = (np.cumsum(w) - 0.5 * w) / w.sum()
+    return np.interp(list(qs), cdf, v)
+
+
+def source_quantiles(residuals: list[Residual]) -> tuple[float, float, float]:
+    """The 10th, 50th and 90th percentile of log(measured / predicted), each source weighing 1."""
+    per_source: dict[str, int] = {}
+    for r in residuals:
+        per_source[r.source] = per_source.get(r.source, 0) + 1
+    logs = np.log([r.ratio for r in residuals])
+    weights = np.array([1.0 / per_source[r.source] for r in residuals])
+    low, mid, high = weighted_quantiles(logs, weights, QUANTILES)
+    return float(low), float(mid), float(high)
+
+
+def widened(quantiles: tuple[float, float, float], factor: float) -> tuple[float, float]:
+    """(low, high) as ratios, the log band stretched about its median by `factor`."""
+    low, mid, high = quantiles
+    return math.exp(mid + factor * (low - mid)), math.exp(mid + factor * (high - mid))
+
+
+def left_out_coverage(residuals: list[Residual], factor: float) -> dict[str, float]:
+    """Each source's share of rows inside the band the other sources give at `factor`."""
+    sources = sorted({r.source for r in residuals})
+    out = {}
+    for s in sources:
+        low, high = widened(source_quantiles([r for r in residuals if r.source != s]), factor)
+        mine = [r.ratio for r in residuals if r.source == s]
+        out[s] = sum(low <= x <= high for x in mine) / len(mine)
+    return out
+
+
+def widening(residuals: list[Residual]) -> float:
+    """The smallest factor (a multiple of WIDENING_STEP from 1) at which the sources, each left
+    out in turn, have on average COVERAGE of their rows inside the others' band; 1 with fewer
+    than two sources (nothing to leave out)."""
+    if len({r.source for r in residuals}) < 2:
+        return 1.0
+    steps = round((MAX_WIDENING - 1.0) / WIDENING_STEP)
+    for i in range(steps + 1):
+        factor = round(1.0 + i * WIDENING_STEP, 4)
+        coverage = left_out_coverage(residuals, factor)
+        if sum(coverage.values()) / len(coverage) >= COVERAGE:
+            return factor
+    return MAX_WIDENING
+
+
+def band(residuals: list[Residual], factor: float | None = None) -> Band:
+    """The interval from these residuals, widened by `factor` (by `widening` if not given);
+    it always holds 1, the estimate itself."""
+    factor = widening(residuals) if factor is None else factor
+    quantiles = source_quantiles(residuals)
+    low, high = widened(quantiles, factor)
+    return Band(
+        low=min(low, 1.0),
+        median=math.exp(quantiles[1]),
+        high=max(high, 1.0),
+        widening=factor,
+        sources=tuple(sorted({r.source for r in residuals})),
+        rows=len(residuals),
+    )
+
+
+def bands(residuals: list[Residual]) -> dict[str, Band]:
+    """The single-GPU and the multi-GPU band, each from its own rows."""
+    return {
+        group: band([r for r in residuals if r.group == group])
+        for group in ("single_gpu", "multi_gpu")
+    }
+
+
+def left_out_bands(residuals: list[Residual]) -> dict[tuple[str, str], Band]:
+    """For each (source, group): the band the other sources give, at the widening they would
+    find among themselves: what judges that source as if it were new."""
+    out = {}
+    for group in ("single_gpu", "multi_gpu"):
+        mine = [r for r in residuals if r.group == group]
+        for s in sorted({r.source for r in mine}):
+            others = [r for r in mine if r.source != s]
+            if others:
+                out[(s, group)] = band(others)
+    return out
