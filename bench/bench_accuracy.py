@@ -133,6 +133,7 @@ class Judged:
     inside_all: bool | None
     inside_cleaned: bool | None
     gpus: int = 1
+    fitted_gpu: bool = True
 
 
 def source_fold(data_dir: Path, held: str, cleaned: bool) -> Calibration:
@@ -142,7 +143,7 @@ def source_fold(data_dir: Path, held: str, cleaned: bool) -> Calibration:
     )
 
 
-Bands = dict[tuple[str, str], interval_band.Band]
+Bands = dict[tuple[str, str], interval_band.Bands]
 
 
 def _group(gpus: int) -> str:
@@ -164,6 +165,7 @@ def lambda_left_out(data_dir: Path, left_out: Bands) -> list[Judged]:
                 continue
             ratio_all = r.measured_units_per_s / predicted_units_per_s(r, fold_all)
             interval = left_out[(source, _group(r.num_gpus))]
+            fitted = fold_all.fitted_gpu(r.gpu.name)
             clean = held_out.lambda_key(r) in kept
             ratio_clean = (
                 r.measured_units_per_s / predicted_units_per_s(r, fold_clean) if clean else None
@@ -174,9 +176,10 @@ def lambda_left_out(data_dir: Path, left_out: Bands) -> list[Judged]:
                     clean,
                     1.0 / ratio_all - 1.0,
                     None if ratio_clean is None else 1.0 / ratio_clean - 1.0,
-                    interval.holds(ratio_all),
-                    None if ratio_clean is None else interval.holds(ratio_clean),
+                    interval.holds(ratio_all, fitted),
+                    None if ratio_clean is None else interval.holds(ratio_clean, fitted),
                     r.num_gpus,
+                    fitted,
                 )
             )
     return judged
@@ -199,9 +202,10 @@ def others_left_out(left_out: Bands) -> list[Judged]:
         inside = None
         kind = sources[pair.source].kind
         if kind == "training" and (pair.source, _group(pair.gpus)) in left_out:
-            inside = left_out[(pair.source, _group(pair.gpus))].holds(pair.ratio)
+            left = left_out[(pair.source, _group(pair.gpus))]
+            inside = left.holds(pair.ratio, cal.fitted_gpu(pair.gpu))
         elif kind == "training":
-            low, high = cal.throughput_band(pair.gpus)
+            low, high = cal.throughput_band(pair.gpus, cal.fitted_gpu(pair.gpu))
             inside = low <= pair.ratio <= high
         elif kind == "serving" and pair.source not in NO_SERVING_INTERVAL:
             low, high = SERVING_RATIO_BAND
@@ -215,6 +219,7 @@ def others_left_out(left_out: Bands) -> list[Judged]:
                 inside,
                 inside if pair.cleaned else None,
                 pair.gpus,
+                cal.fitted_gpu(pair.gpu),
             )
         )
     return judged
@@ -338,20 +343,29 @@ def interval_lines(residuals: list[interval_band.Residual], judged: list[Judged]
         "the median until the sources, each left out in turn, average 80% of their rows inside "
         "the band the others give. No held-out row enters it.",
         "",
-        "| band | calibration sources | rows | low | high | width (high / low - 1) | "
-        "widening | each calibration source left out: its rows inside the others' band |",
-        "|---|---|---|---|---|---|---|---|",
+        "A job on a GPU model the fit has no rows of gets a wider band where the calibration "
+        "rows show such jobs err more: within the sources with rows of both kinds (Lambda's "
+        "runs, each predicted by the fit on the other), the spread of the rows on GPUs that fit "
+        "lacked over the spread of all their rows multiplies the widening (never below 1).",
+        "",
+        "| band | GPU model | calibration sources | rows | low | high | width (high / low - 1) "
+        "| widening | each calibration source left out: its rows inside the others' band at "
+        "this widening |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for group, label in (("single_gpu", "one GPU"), ("multi_gpu", "2 GPUs or more")):
-        band = shipped[group]
         mine = [r for r in residuals if r.group == group]
-        covered = interval_band.left_out_coverage(mine, band.widening)
-        lines.append(
-            f"| {label} | {len(band.sources)} | {band.rows} | {band.low:.3f} | {band.high:.3f} "
-            f"| {band.width:.0%} | {band.widening:.2f} | "
-            + ", ".join(f"{k} {v:.0%}" for k, v in covered.items())
-            + " |"
-        )
+        for fitted, kind in ((True, "in the fit"), (False, "not in the fit")):
+            band = shipped[group].fitted if fitted else shipped[group].unfitted
+            covered = interval_band.left_out_coverage(
+                [r for r in mine if r.fitted_gpu == fitted], band.widening
+            )
+            lines.append(
+                f"| {label} | {kind} | {len(band.sources)} | {band.rows} | {band.low:.3f} | "
+                f"{band.high:.3f} | {band.width:.0%} | {band.widening:.2f} | "
+                + ", ".join(f"{k} {v:.0%}" for k, v in covered.items())
+                + " |"
+            )
     sources = provenance.sources()
     training = [j for j in judged if sources[j.source].kind == "training"]
     held = [
@@ -360,12 +374,8 @@ def interval_lines(residuals: list[interval_band.Residual], judged: list[Judged]
     per_source = {}
     for j in held:
         per_source.setdefault(j.source, []).append(bool(j.inside_all))
-    widths = [
-        (cal.throughput_ratio_high / cal.throughput_ratio_low - 1.0)
-        if j.gpus == 1
-        else (cal.multi_gpu_ratio_high / cal.multi_gpu_ratio_low - 1.0)
-        for j in held
-    ]
+    bands = [cal.throughput_band(j.gpus, j.fitted_gpu) for j in held]
+    widths = [high / low - 1.0 for low, high in bands]
     lines += [
         "",
         "Held-out training rows inside the shipped interval, all rows: "

@@ -47,6 +47,7 @@ class Pair:
     predicted: float
     cleaned: bool = True
     gpus: int = 1
+    gpu: str = ""  # the catalog's name of the GPU model, where the row names one
 
     @property
     def error(self) -> float:
@@ -55,6 +56,14 @@ class Pair:
     @property
     def ratio(self) -> float:
         return self.measured / self.predicted
+
+
+def catalog_name(name: str) -> str:
+    """The catalog's name of a GPU a bench row names (the row's own for a variant it builds)."""
+    try:
+        return load_catalog().find(GPU, name).name
+    except DlrigError:
+        return name
 
 
 def lambda_2025() -> list[Pair]:
@@ -76,6 +85,7 @@ def lambda_2025() -> list[Pair]:
             predicted_units_per_s(r, cal),
             lambda_key(r) in kept,
             r.num_gpus,
+            r.gpu.name,
         )
         for r in read[False]
     ]
@@ -92,7 +102,13 @@ def nvidia_dle() -> list[Pair]:
     import bench_external as ext
 
     return [
-        Pair("nvidia_dle", f"{r.model} {r.precision} {r.gpu}", r.measured, ext.predict(r))
+        Pair(
+            "nvidia_dle",
+            f"{r.model} {r.precision} {r.gpu}",
+            r.measured,
+            ext.predict(r),
+            gpu=catalog_name(r.gpu),
+        )
         for r in ext.read_rows(ext.DATA)
     ]
 
@@ -114,7 +130,13 @@ def h200_jobs() -> list[Pair]:
 
     compared, build, data = _h200()
     pairs = [
-        Pair("h200_jobs", c.job, 1.0 / statistics.median(c.measured_s), 1.0 / c.predicted_s)
+        Pair(
+            "h200_jobs",
+            c.job,
+            1.0 / statistics.median(c.measured_s),
+            1.0 / c.predicted_s,
+            gpu=build.gpus[0].gpu.name,
+        )
         for c in compared
     ]
     for sweep, job in h2.SWEEPS.items():
@@ -128,6 +150,7 @@ def h200_jobs() -> list[Pair]:
                     f"{job} batch {run['batch']}",
                     1.0 / run["median_step_s"],
                     1.0 / predicted_s,
+                    gpu=build.gpus[0].gpu.name,
                 )
             )
     return pairs
@@ -175,6 +198,7 @@ def external_llm() -> list[Pair]:
                 p.tokens_per_gpu,
                 not r.flag,
                 r.gpus,
+                catalog_name(r.gpu),
             )
         )
     return pairs
@@ -192,6 +216,7 @@ def fsdp_qlora() -> list[Pair]:
             p.row.measured,
             p.tokens_per_gpu,
             gpus=p.row.gpus,
+            gpu=catalog_name(p.row.gpu),
         )
         for p in fq.predictions()
     ]

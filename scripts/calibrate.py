@@ -34,7 +34,8 @@ What is fitted, and how (few parameters, physical forms, so that other GPUs are 
 - The interval every training estimate carries ([uncertainty]): scripts/interval_band.py, from
   every row of the calibration sources (bench/provenance.toml), each predicted from outside its
   source, each source weighing 1, widened until each source left out in turn is covered 80% on
-  average. Rerun this script after any change to the model: the residuals move with it.
+  average; on a GPU model the fit has no rows of, wider where the calibration rows on such GPUs
+  err more. Rerun this script after any change to the model: the residuals move with it.
 - Set by hand from the sources named beside them: CPU rates, CUDA context size, cooling
   factors (guide COOL.*), PSU efficiencies (80 PLUS).
 """
@@ -619,7 +620,10 @@ def lambda_run_residuals(
     every, _ = read_lambda_rows(data_dir, load_catalog(), multi_gpu=True, cleaned=False)
     return [
         interval_band.Residual(
-            LAMBDA_RUNS[held], r.num_gpus, r.measured_units_per_s / predicted_units_per_s(r, fitted)
+            LAMBDA_RUNS[held],
+            r.num_gpus,
+            r.measured_units_per_s / predicted_units_per_s(r, fitted),
+            fitted.fitted_gpu(r.gpu.name),
         )
         for r in every
         if r.version == held and r.num_gpus <= MAX_GPUS_IN_NODE
@@ -644,8 +648,9 @@ def calibration_residuals(data_dir: Path) -> list[interval_band.Residual]:
             residuals += lambda_run_residuals(
                 data_dir, held, parse_calibration(fitted, f"without {held}")
             )
+    shipped = default_calibration()
     residuals += [
-        interval_band.Residual(p.source, p.gpus, p.ratio)
+        interval_band.Residual(p.source, p.gpus, p.ratio, shipped.fitted_gpu(p.gpu))
         for p in held_out.every_pair()
         if p.source in sources and p.source not in LAMBDA_RUNS.values()
     ]
@@ -657,7 +662,8 @@ def interval_table(residuals: list[interval_band.Residual]) -> dict[str, Any]:
     the calibration sources' residuals, widened until each source left out is covered 80% on
     average)."""
     found = interval_band.bands(residuals)
-    single, multi = found["single_gpu"], found["multi_gpu"]
+    single, multi = found["single_gpu"].fitted, found["multi_gpu"].fitted
+    single_new, multi_new = found["single_gpu"].unfitted, found["multi_gpu"].unfitted
     return {
         "method": "10th/90th percentile of measured / predicted over the calibration sources' "
         "rows, each predicted from outside its source, each source weighing 1; widened about "
@@ -673,6 +679,14 @@ def interval_table(residuals: list[interval_band.Residual]) -> dict[str, Any]:
         "multi_gpu_ratio_low": round(multi.low, 4),
         "multi_gpu_ratio_high": round(multi.high, 4),
         "multi_gpu_widening": multi.widening,
+        # A GPU model the fit has no rows of: wider by what Lambda's runs, each predicted by the
+        # fit on the other, show for the GPUs that fit lacked (interval_band).
+        "unfitted_gpu_ratio_low": round(single_new.low, 4),
+        "unfitted_gpu_ratio_high": round(single_new.high, 4),
+        "unfitted_gpu_widening": single_new.widening,
+        "multi_gpu_unfitted_ratio_low": round(multi_new.low, 4),
+        "multi_gpu_unfitted_ratio_high": round(multi_new.high, 4),
+        "multi_gpu_unfitted_widening": multi_new.widening,
     }
 
 

@@ -17,7 +17,11 @@ the next one. The interval is therefore computed over sources, not rows:
    row, as the unit that is exchangeable (what is left out is what is judged).
 
 Bands are kept separately for one GPU and for several (a scaling adds its own error), each from
-the sources with rows of that kind. Pure functions: no reading, no printing.
+the sources with rows of that kind. A job on a GPU model the fit never saw is given a wider band
+if, and only if, the calibration rows say such jobs err more: within the sources that have rows
+on both (Lambda's runs, each predicted by the fit on the other, share some GPUs and not others),
+the spread (90th over 10th percentile, in log) of the rows on GPUs that fit lacked over that of
+all their rows; never narrower. Pure functions: no reading, no printing.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class Residual:
     source: str
     gpus: int
     ratio: float  # measured / predicted throughput
+    fitted_gpu: bool = True  # the GPU model is among the rows the predicting fit was fitted on
 
     @property
     def group(self) -> str:
@@ -74,7 +79,7 @@ def weighted_quantiles(values: np.ndarray, weights: np.ndarray, qs: Iterable[flo
     order = np.argsort(values)
     v, w = values[order], weights[order]
     cdf = (np.cumsum(w) - 0.5 * w) / w.sum()
-    return np.interp(list(qs), cdf, v)
+    return np.asarray(np.interp(list(qs), cdf, v), dtype=float)
 
 
 def source_quantiles(residuals: list[Residual]) -> tuple[float, float, float]:
@@ -136,16 +141,63 @@ def band(residuals: list[Residual], factor: float | None = None) -> Band:
     )
 
 
-def bands(residuals: list[Residual]) -> dict[str, Band]:
-    """The single-GPU and the multi-GPU band, each from its own rows."""
+# A source speaks to the GPUs the fit lacked only with this many rows on each kind.
+MIN_ROWS_EACH = 10
+
+
+def spread(residuals: list[Residual]) -> float:
+    """log(90th / 10th percentile) of measured / predicted, each source weighing 1."""
+    low, _, high = source_quantiles(residuals)
+    return high - low
+
+
+def unfitted_gpu_widening(residuals: list[Residual]) -> float:
+    """How much wider the band of a GPU model the fit lacked is: the spread of such rows over
+    the spread of all rows, within the sources with at least MIN_ROWS_EACH rows of each kind
+    (so that the sources' own differences cancel), rounded to 0.01; 1 where none has, or where
+    such rows err no more."""
+    both = [
+        s
+        for s in {r.source for r in residuals}
+        if sum(r.fitted_gpu for r in residuals if r.source == s) >= MIN_ROWS_EACH
+        and sum(not r.fitted_gpu for r in residuals if r.source == s) >= MIN_ROWS_EACH
+    ]
+    mine = [r for r in residuals if r.source in both]
+    if not mine:
+        return 1.0
+    ratio = spread([r for r in mine if not r.fitted_gpu]) / spread(mine)
+    return max(1.0, round(ratio, 2))
+
+
+@dataclass(frozen=True)
+class Bands:
+    """The band of one kind of job (one GPU or several): on a GPU model the fit was fitted on,
+    and on one it lacked."""
+
+    fitted: Band
+    unfitted: Band
+
+    def holds(self, ratio: float, fitted_gpu: bool) -> bool:
+        return (self.fitted if fitted_gpu else self.unfitted).holds(ratio)
+
+
+def group_bands(residuals: list[Residual]) -> Bands:
+    """A kind's two bands: the unfitted one widened by unfitted_gpu_widening on top."""
+    fitted = band(residuals)
+    extra = unfitted_gpu_widening(residuals)
+    return Bands(fitted, band(residuals, round(fitted.widening * extra, 4)))
+
+
+def bands(residuals: list[Residual]) -> dict[str, Bands]:
+    """The single-GPU and the multi-GPU bands, each from its own rows."""
     return {
-        group: band([r for r in residuals if r.group == group])
+        group: group_bands([r for r in residuals if r.group == group])
         for group in ("single_gpu", "multi_gpu")
     }
 
 
-def left_out_bands(residuals: list[Residual]) -> dict[tuple[str, str], Band]:
-    """For each (source, group): the band the other sources give, at the widening they would
+def left_out_bands(residuals: list[Residual]) -> dict[tuple[str, str], Bands]:
+    """For each (source, group): the bands the other sources give, at the widenings they would
     find among themselves: what judges that source as if it were new."""
     out = {}
     for group in ("single_gpu", "multi_gpu"):
@@ -153,5 +205,5 @@ def left_out_bands(residuals: list[Residual]) -> dict[tuple[str, str], Band]:
         for s in sorted({r.source for r in mine}):
             others = [r for r in mine if r.source != s]
             if others:
-                out[(s, group)] = band(others)
+                out[(s, group)] = group_bands(others)
     return out

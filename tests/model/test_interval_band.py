@@ -106,3 +106,38 @@ def test_the_shipped_interval_names_its_sources_and_an_estimate_carries_it() -> 
         assert est.samples_per_s_high == pytest.approx(est.samples_per_s * high)
     assert cal.throughput_band(1) == (band["throughput_ratio_low"], band["throughput_ratio_high"])
     assert cal.throughput_band(2) == (band["multi_gpu_ratio_low"], band["multi_gpu_ratio_high"])
+
+
+def test_a_gpu_the_fit_lacked_is_widened_only_where_its_rows_err_more() -> None:
+    """Source a has 20 rows on fitted GPUs (log ratios spread over +-0.1) and 20 on GPUs its fit
+    lacked (spread over +-0.3): those err more, and the widening is their spread over all of
+    a's rows, computed with the interval's own percentiles. Where the unfitted rows are as
+    tight as the rest, nothing widens."""
+    tight = list(np.linspace(-0.1, 0.1, 20))
+    loose = list(np.linspace(-0.3, 0.3, 20))
+    rows = [ib.Residual("a", 1, math.exp(x)) for x in tight]
+    rows += [ib.Residual("a", 1, math.exp(x), fitted_gpu=False) for x in loose]
+    expected = ib.spread(rows[20:]) / ib.spread(rows)
+    assert expected > 1.2
+    assert ib.unfitted_gpu_widening(rows) == round(expected, 2)
+    same = [ib.Residual("a", 1, math.exp(x), fitted_gpu=i % 2 == 0) for i, x in enumerate(tight)]
+    same += [ib.Residual("a", 1, math.exp(x), fitted_gpu=i % 2 == 1) for i, x in enumerate(tight)]
+    assert ib.unfitted_gpu_widening(same) == 1.0
+    # Too few rows of either kind in a source: it says nothing about the GPUs the fit lacked.
+    assert ib.unfitted_gpu_widening(rows[:25]) == 1.0
+
+
+def test_an_estimate_on_a_gpu_the_fit_lacked_carries_the_unfitted_band() -> None:
+    """The B200 has no Lambda row (calibration.toml meta.gpus) and the H100 SXM5 has: one GPU of
+    each carries its own band."""
+    cal = default_calibration()
+    assert not cal.fitted_gpu("B200 SXM 180GB") and cal.fitted_gpu("H100 SXM5 80GB")
+    catalog = load_catalog(None)
+    workload = load_workload("resnet50")
+    for model, fitted in (("B200 SXM 180GB", False), ("H100 SXM5 80GB", True)):
+        build = resolve_build({"name": "b", "gpus": [{"model": model, "count": 1}]}, "t", catalog)
+        est = estimate(build, workload)
+        low, high = cal.throughput_band(1, fitted)
+        assert est.samples_per_s_low == pytest.approx(est.samples_per_s * low)
+        assert est.samples_per_s_high == pytest.approx(est.samples_per_s * high)
+    assert cal.throughput_band(1, False) != cal.throughput_band(1, True)
