@@ -11,15 +11,12 @@ leaves out on evidence, put back for the all-rows figure.
 from __future__ import annotations
 
 import json
-import math
 import statistics
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -251,21 +248,23 @@ def serving() -> list[Pair]:
     return pairs
 
 
-# The serving constants chosen on bench_serving's points (bench/provenance.toml: the batched
-# engine's bandwidth share, layer overhead, prefill and decode-compute shares; the local
-# engine's bandwidth share, layer overhead and prefill share; vLLM's bandwidth share).
-SERVING_CHOSEN_CONSTANTS = 8
+# The serving sources the engine profiles were chosen on (bench/provenance.toml: the batched
+# engine's shares and layer overhead, the local engine's, vLLM's bandwidth share).
 SERVING_CALIBRATION_SOURCES = ("llama_bench", "trtllm_405b", "vllm_batch1")
 
 
 def serving_band() -> tuple[float, float]:
-    """The 10th and 90th percentile of measured / predicted over the serving points the engine
-    profiles were chosen on, each log-ratio widened by sqrt(n / (n - p)) for the p constants
-    chosen on those n points: serving.SERVING_RATIO_BAND, rounded to 3 places."""
-    ratios = [p.ratio for p in serving() if p.source in SERVING_CALIBRATION_SOURCES]
-    widen = math.sqrt(len(ratios) / (len(ratios) - SERVING_CHOSEN_CONSTANTS))
-    low, high = np.quantile(np.log(ratios), [0.1, 0.9]) * widen
-    return round(math.exp(low), 3), round(math.exp(high), 3)
+    """The serving interval as the training one is set (scripts/interval_band.py): the 10th
+    and 90th percentile of measured / predicted over the serving points the engine profiles were
+    chosen on, each source weighing 1, widened until each source left out in turn averages 80%
+    inside the others' band: serving.SERVING_RATIO_BAND, rounded to 3 places."""
+    import interval_band
+
+    band = interval_band.band(
+        [interval_band.Residual(p.source, 1, p.ratio)
+         for p in serving() if p.source in SERVING_CALIBRATION_SOURCES]
+    )  # fmt: skip
+    return round(band.low, 3), round(band.high, 3)
 
 
 def arrivals() -> list[Pair]:
