@@ -272,12 +272,13 @@ def loso_lines(judged: list[Judged]) -> list[str]:
         "the other run alone, on all its rows (the rows left out on evidence put back; those "
         "whose logs say what ran, as replicas or at another precision or GPU count, predicted "
         "as that job) or on "
-        "its cleaned rows; the interval is the one that fit would ship (the 10th/90th "
-        "percentile of its own rows' leave-one-architecture-out residuals), and coverage is the "
-        "share of the held-out run's measurements inside it. Every other source is never "
-        "fitted on: the shipped calibration predicts it, the shipped interval judges it "
-        "(training rates, and serving speeds by serving.SERVING_RATIO_BAND; memory figures and "
-        "MLPerf's largest arrival rates carry no interval), and its all-rows "
+        "its cleaned rows. Every other source is never "
+        "fitted on: the shipped calibration predicts it. Coverage is the share of a source's "
+        "measurements inside the interval: for a training source that set the interval "
+        "(calibration), the interval the other calibration sources give without it "
+        "(interval_band.left_out_bands), so that no source judges itself; for a held-out "
+        "training source the shipped interval; serving speeds by serving.SERVING_RATIO_BAND "
+        "(memory figures and MLPerf's largest arrival rates carry no interval). Its all-rows "
         "figure puts back the rows its own bench leaves out. `held out` is bench/provenance."
         "toml's verdict: no constant of the model was set looking at the source's rows "
         "(for the two Lambda runs, whose fitted factors are refitted here, hand-set constants "
@@ -349,17 +350,15 @@ def interval_lines(residuals: list[interval_band.Residual], judged: list[Judged]
         "lacked over the spread of all their rows multiplies the widening (never below 1).",
         "",
         "| band | GPU model | calibration sources | rows | low | high | width (high / low - 1) "
-        "| widening | each calibration source left out: its rows inside the others' band at "
-        "this widening |",
+        "| widening | each calibration source left out: its rows on such GPUs inside the band "
+        "all the others' rows give at this widening |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for group, label in (("single_gpu", "one GPU"), ("multi_gpu", "2 GPUs or more")):
         mine = [r for r in residuals if r.group == group]
         for fitted, kind in ((True, "in the fit"), (False, "not in the fit")):
             band = shipped[group].fitted if fitted else shipped[group].unfitted
-            covered = interval_band.left_out_coverage(
-                [r for r in mine if r.fitted_gpu == fitted], band.widening
-            )
+            covered = interval_band.left_out_coverage(mine, band.widening, fitted)
             lines.append(
                 f"| {label} | {kind} | {len(band.sources)} | {band.rows} | {band.low:.3f} | "
                 f"{band.high:.3f} | {band.width:.0%} | {band.widening:.2f} | "
@@ -406,6 +405,10 @@ def reproduced_lines(
         "same_gpu_ratio_low": cal.same_gpu_ratio_low,
         "multi_gpu_ratio_low": cal.multi_gpu_ratio_low,
         "multi_gpu_ratio_high": cal.multi_gpu_ratio_high,
+        "unfitted_gpu_ratio_low": cal.unfitted_gpu_ratio_low,
+        "unfitted_gpu_ratio_high": cal.unfitted_gpu_ratio_high,
+        "multi_gpu_unfitted_ratio_low": cal.multi_gpu_unfitted_ratio_low,
+        "multi_gpu_unfitted_ratio_high": cal.multi_gpu_unfitted_ratio_high,
     }
     differ = [f"{k} {band[k]} against {v}" for k, v in shipped.items() if band[k] != v]
     return [

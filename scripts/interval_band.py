@@ -99,13 +99,22 @@ def widened(quantiles: tuple[float, float, float], factor: float) -> tuple[float
     return math.exp(mid + factor * (low - mid)), math.exp(mid + factor * (high - mid))
 
 
-def left_out_coverage(residuals: list[Residual], factor: float) -> dict[str, float]:
-    """Each source's share of rows inside the band the other sources give at `factor`."""
-    sources = sorted({r.source for r in residuals})
+def left_out_coverage(
+    residuals: list[Residual], factor: float, fitted_gpu: bool | None = None
+) -> dict[str, float]:
+    """Each source's share of rows inside the band the other sources give at `factor` (of its
+    rows on fitted or on unfitted GPUs only, if `fitted_gpu` is given; the band is always from
+    all the others' rows)."""
     out = {}
-    for s in sources:
+    for s in sorted({r.source for r in residuals}):
+        mine = [
+            r.ratio
+            for r in residuals
+            if r.source == s and (fitted_gpu is None or r.fitted_gpu == fitted_gpu)
+        ]
+        if not mine:
+            continue
         low, high = widened(source_quantiles([r for r in residuals if r.source != s]), factor)
-        mine = [r.ratio for r in residuals if r.source == s]
         out[s] = sum(low <= x <= high for x in mine) / len(mine)
     return out
 
