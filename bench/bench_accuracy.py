@@ -43,14 +43,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 import held_out
+import interval_band
 import provenance
 from calibrate import (
     calibrate,
+    calibration_residuals,
+    comparison_band,
+    interval_table,
     leave_one_architecture_out,
-    multi_gpu_band,
     predicted_units_per_s,
     same_gpu_ratio_low,
-    uncertainty,
 )
 from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, job_key, read_lambda_rows
 from machine_info import machine
@@ -131,42 +133,27 @@ class Judged:
     error_cleaned: float | None
     inside_all: bool | None
     inside_cleaned: bool | None
+    gpus: int = 1
+    fitted_gpu: bool = True
 
 
-@dataclass(frozen=True)
-class Fold:
-    """A calibration fitted without one source, and the intervals it would ship for one GPU and
-    for several: the 10th and 90th percentile of measured / predicted over its own single-GPU
-    and 2-8 GPU rows, each predicted without its architecture."""
-
-    calibration: Calibration
-    single: tuple[float, float]
-    multi: tuple[float, float]
-
-    def inside(self, ratio: float, gpus: int) -> bool:
-        low, high = self.multi if gpus > 1 else self.single
-        return low <= ratio <= high
-
-
-def source_fold(data_dir: Path, held: str, cleaned: bool) -> Fold:
+def source_fold(data_dir: Path, held: str, cleaned: bool) -> Calibration:
     """The fit on the Lambda run other than `held`, on its cleaned or all rows."""
-    fitted = calibrate(data_dir, exclude_version=held, cleaned=cleaned)
-    rows, _ = read_lambda_rows(data_dir, load_catalog(), cleaned=cleaned)
-    train = [r for r in rows if r.version != held]
-    loao = leave_one_architecture_out(
-        data_dir, {r.gpu.architecture for r in train}, exclude_version=held, cleaned=cleaned
-    )
-    band = uncertainty(train, loao)
-    multi = multi_gpu_band(data_dir, loao, exclude_version=held, cleaned=cleaned)
-    return Fold(
-        parse_calibration(fitted, f"without {held}"),
-        (band["throughput_ratio_low"], band["throughput_ratio_high"]),
-        (multi["multi_gpu_ratio_low"], multi["multi_gpu_ratio_high"]),
+    return parse_calibration(
+        calibrate(data_dir, exclude_version=held, cleaned=cleaned), f"without {held}"
     )
 
 
-def lambda_left_out(data_dir: Path) -> list[Judged]:
-    """Each Lambda run (1-8 GPUs) predicted by the fit on the other run."""
+Bands = dict[tuple[str, str], interval_band.Bands]
+
+
+def _group(gpus: int) -> str:
+    return "multi_gpu" if gpus > 1 else "single_gpu"
+
+
+def lambda_left_out(data_dir: Path, left_out: Bands) -> list[Judged]:
+    """Each Lambda run (1-8 GPUs) predicted by the fit on the other run, judged by the interval
+    the other calibration sources give (interval_band.left_out_bands)."""
     catalog = load_catalog()
     every, _ = read_lambda_rows(data_dir, catalog, multi_gpu=True, cleaned=False)
     kept = {held_out.lambda_key(r) for r in read_lambda_rows(data_dir, catalog, multi_gpu=True)[0]}
@@ -177,12 +164,12 @@ def lambda_left_out(data_dir: Path) -> list[Judged]:
         for r in every:
             if r.version != held or r.num_gpus > MAX_GPUS_IN_NODE:
                 continue
-            ratio_all = r.measured_units_per_s / predicted_units_per_s(r, fold_all.calibration)
+            ratio_all = r.measured_units_per_s / predicted_units_per_s(r, fold_all)
+            interval = left_out[(source, _group(r.num_gpus))]
+            fitted = fold_all.fitted_gpu(r.gpu.name)
             clean = held_out.lambda_key(r) in kept
             ratio_clean = (
-                r.measured_units_per_s / predicted_units_per_s(r, fold_clean.calibration)
-                if clean
-                else None
+                r.measured_units_per_s / predicted_units_per_s(r, fold_clean) if clean else None
             )
             judged.append(
                 Judged(
@@ -190,8 +177,10 @@ def lambda_left_out(data_dir: Path) -> list[Judged]:
                     clean,
                     1.0 / ratio_all - 1.0,
                     None if ratio_clean is None else 1.0 / ratio_clean - 1.0,
-                    fold_all.inside(ratio_all, r.num_gpus),
-                    None if ratio_clean is None else fold_clean.inside(ratio_clean, r.num_gpus),
+                    interval.holds(ratio_all, fitted),
+                    None if ratio_clean is None else interval.holds(ratio_clean, fitted),
+                    r.num_gpus,
+                    fitted,
                 )
             )
     return judged
@@ -202,17 +191,22 @@ def lambda_left_out(data_dir: Path) -> list[Judged]:
 NO_SERVING_INTERVAL = {"mlperf_server"}
 
 
-def others_left_out() -> list[Judged]:
+def others_left_out(left_out: Bands) -> list[Judged]:
     """Every other source, predicted by the shipped calibration (fitted on none of them), its
-    interval judged on training rates, serving speeds and peak memory."""
+    interval judged on training rates, serving speeds and peak memory: a held-out source's by
+    the shipped interval, a calibration training source's by the one the other calibration
+    sources give (its own rows set the shipped one)."""
     cal = default_calibration()
     sources = provenance.sources()
     judged = []
     for pair in held_out.every_pair():
         inside = None
         kind = sources[pair.source].kind
-        if kind == "training":
-            low, high = cal.throughput_band(pair.gpus)
+        if kind == "training" and (pair.source, _group(pair.gpus)) in left_out:
+            left = left_out[(pair.source, _group(pair.gpus))]
+            inside = left.holds(pair.ratio, cal.fitted_gpu(pair.gpu))
+        elif kind == "training":
+            low, high = cal.throughput_band(pair.gpus, cal.fitted_gpu(pair.gpu))
             inside = low <= pair.ratio <= high
         elif kind == "serving" and pair.source not in NO_SERVING_INTERVAL:
             low, high = SERVING_RATIO_BAND
@@ -228,6 +222,8 @@ def others_left_out() -> list[Judged]:
                 pair.error if pair.cleaned else None,
                 inside,
                 inside if pair.cleaned else None,
+                pair.gpus,
+                cal.fitted_gpu(pair.gpu),
             )
         )
     return judged
@@ -280,13 +276,14 @@ def loso_lines(judged: list[Judged]) -> list[str]:
         "the other run alone, on all its rows (the rows left out on evidence put back; those "
         "whose logs say what ran, as replicas or at another precision or GPU count, predicted "
         "as that job) or on "
-        "its cleaned rows; the interval is the one that fit would ship (the 10th/90th "
-        "percentile of its own rows' leave-one-architecture-out residuals), and coverage is the "
-        "share of the held-out run's measurements inside it. Every other source is never "
-        "fitted on: the shipped calibration predicts it, the shipped interval judges it "
-        "(training rates; serving speeds by serving.SERVING_RATIO_BAND; peak memory by "
-        "memory.MEMORY_RATIO_BAND, from the H200 jobs' peaks alone; MLPerf's largest arrival "
-        "rates carry no interval), and its all-rows "
+        "its cleaned rows. Every other source is never "
+        "fitted on: the shipped calibration predicts it. Coverage is the share of a source's "
+        "measurements inside the interval: for a training source that set the interval "
+        "(calibration), the interval the other calibration sources give without it "
+        "(interval_band.left_out_bands), so that no source judges itself; for a held-out "
+        "training source the shipped interval; serving speeds by serving.SERVING_RATIO_BAND; "
+        "peak memory by memory.MEMORY_RATIO_BAND, from the H200 jobs' peaks alone (MLPerf's "
+        "largest arrival rates carry no interval). Its all-rows "
         "figure puts back the rows its own bench leaves out. `held out` is bench/provenance."
         "toml's verdict: no constant of the model was set looking at the source's rows "
         "(for the two Lambda runs, whose fitted factors are refitted here, hand-set constants "
@@ -335,14 +332,76 @@ def loso_lines(judged: list[Judged]) -> list[str]:
     return lines
 
 
+def interval_lines(residuals: list[interval_band.Residual], judged: list[Judged]) -> list[str]:
+    """How the shipped interval was set (scripts/interval_band.py), and what share of each kind
+    of row it holds, with its width: the calibration sources by the band the others give, the
+    held-out ones by the shipped band."""
+    cal = default_calibration()
+    shipped = interval_band.bands(residuals)
+    lines = [
+        "## The training interval",
+        "",
+        "Set by `scripts/calibrate.py` (scripts/interval_band.py) from the calibration sources "
+        "alone (bench/provenance.toml: the training sources some other constant was set on): "
+        "every row of each, predicted from outside its source (a Lambda run by the fit on the "
+        "other run; the rest by the shipped fit, which fits on Lambda alone), the 10th, 50th and "
+        "90th percentile of measured / predicted with each source weighing 1, widened about "
+        "the median until the sources, each left out in turn, average 80% of their rows inside "
+        "the band the others give. No held-out row enters it.",
+        "",
+        "A job on a GPU model the fit has no rows of gets a wider band where the calibration "
+        "rows show such jobs err more: within the sources with rows of both kinds (Lambda's "
+        "runs, each predicted by the fit on the other), the spread of the rows on GPUs that fit "
+        "lacked over the spread of all their rows multiplies the widening (never below 1).",
+        "",
+        "| band | GPU model | calibration sources | rows | low | high | width (high / low - 1) "
+        "| widening | each calibration source left out: its rows on such GPUs inside the band "
+        "all the others' rows give at this widening |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for group, label in (("single_gpu", "one GPU"), ("multi_gpu", "2 GPUs or more")):
+        mine = [r for r in residuals if r.group == group]
+        for fitted, kind in ((True, "in the fit"), (False, "not in the fit")):
+            band = shipped[group].fitted if fitted else shipped[group].unfitted
+            covered = interval_band.left_out_coverage(mine, band.widening, fitted)
+            lines.append(
+                f"| {label} | {kind} | {len(band.sources)} | {band.rows} | {band.low:.3f} | "
+                f"{band.high:.3f} | {band.width:.0%} | {band.widening:.2f} | "
+                + ", ".join(f"{k} {v:.0%}" for k, v in covered.items())
+                + " |"
+            )
+    sources = provenance.sources()
+    training = [j for j in judged if sources[j.source].kind == "training"]
+    held = [
+        j for j in training if provenance.held_out([j.source], refitted=j.source in RUNS.values())
+    ]
+    per_source = {}
+    for j in held:
+        per_source.setdefault(j.source, []).append(bool(j.inside_all))
+    bands = [cal.throughput_band(j.gpus, j.fitted_gpu) for j in held]
+    widths = [high / low - 1.0 for low, high in bands]
+    lines += [
+        "",
+        "Held-out training rows inside the shipped interval, all rows: "
+        + ", ".join(
+            f"{sources[k].title.split(' (')[0]} {sum(v) / len(v):.0%} of {len(v)}"
+            for k, v in per_source.items()
+        )
+        + (f"; median width over them {statistics.median(widths):.0%}." if widths else "."),
+    ]
+    return lines
+
+
 def reproduced_lines(
-    data_dir: Path, single: list[LambdaRow], loao: dict[str, Calibration]
+    data_dir: Path,
+    single: list[LambdaRow],
+    loao: dict[str, Calibration],
+    residuals: list[interval_band.Residual],
 ) -> list[str]:
-    """Whether the shipped [uncertainty] is what this bench's own leave-one-architecture-out
-    fits give (scripts/calibrate.py computes it the same way)."""
-    band = uncertainty(single, loao)
+    """Whether the shipped [uncertainty] is what this bench's own fits and residuals give
+    (scripts/calibrate.py computes it the same way)."""
+    band = {**interval_table(residuals), **comparison_band(single, loao)}
     band["same_gpu_ratio_low"] = same_gpu_ratio_low(data_dir, loao, band["comparison_ratio_low"])
-    band.update(multi_gpu_band(data_dir, loao))
     cal = default_calibration()
     shipped = {
         "throughput_ratio_low": cal.throughput_ratio_low,
@@ -351,6 +410,10 @@ def reproduced_lines(
         "same_gpu_ratio_low": cal.same_gpu_ratio_low,
         "multi_gpu_ratio_low": cal.multi_gpu_ratio_low,
         "multi_gpu_ratio_high": cal.multi_gpu_ratio_high,
+        "unfitted_gpu_ratio_low": cal.unfitted_gpu_ratio_low,
+        "unfitted_gpu_ratio_high": cal.unfitted_gpu_ratio_high,
+        "multi_gpu_unfitted_ratio_low": cal.multi_gpu_unfitted_ratio_low,
+        "multi_gpu_unfitted_ratio_high": cal.multi_gpu_unfitted_ratio_high,
     }
     differ = [f"{k} {band[k]} against {v}" for k, v in shipped.items() if band[k] != v]
     return [
@@ -411,22 +474,11 @@ def main() -> None:
         for r in all_rows
         if r.gpu.architecture in loao_all
     }
-    all_band = uncertainty(all_single, loao_all)
     cal = default_calibration()
-
-    def coverage(ratios: list[float], band: tuple[float, float]) -> str:
-        inside = sum(band[0] <= x <= band[1] for x in ratios)
-        return f"{inside / len(ratios):.0%}" if ratios else "-"
-
-    shipped_band = cal.throughput_band(1)
-    shipped_multi = cal.throughput_band(2)
-    all_rows_band = (all_band["throughput_ratio_low"], all_band["throughput_ratio_high"])
 
     def all_cells(subset: list[LambdaRow]) -> str:
         n, med, p90 = stats([abs(1.0 / all_ratio[id(r)] - 1.0) for r in subset])
         return f"{n} | {med:.1%} | {p90:.1%}"
-
-    clean_ratio = {i: rows[i].measured_units_per_s / pred[i] for i in pred}
 
     # Scaling factor: n-GPU throughput over the same job's 1-GPU throughput, measured vs model.
     single_measured: dict[tuple[str, str, int, str, str], list[float]] = {}
@@ -452,7 +504,9 @@ def main() -> None:
         if estimate(r.build(), r.workload, calibration=cal).memory.max_batch_per_gpu
         < r.workload.batch_size
     ]
-    judged = lambda_left_out(args.data) + others_left_out()
+    residuals = calibration_residuals(args.data)
+    left_out = interval_band.left_out_bands(residuals)
+    judged = lambda_left_out(args.data, left_out) + others_left_out(left_out)
 
     lines = [
         "# Accuracy of `dlrig estimate`: Lambda's PyTorch training rows left out by architecture, "
@@ -497,22 +551,10 @@ def main() -> None:
         f"| single-GPU, in-sample | dlrig, shipped calibration | {n} | {med:.1%} | {p90:.1%} "
         "| - | - | - |"
     )
-    multi_clean = [clean_ratio[i] for i in idx_multi]
-    all_multi = [all_ratio[id(r)] for r in all_rows if r.num_gpus > 1 and id(r) in all_ratio]
+    lines += ["", *interval_lines(residuals, judged)]
     lines += [
         "",
-        f"Interval: an estimate of one GPU carries measured / predicted in [{shipped_band[0]}, "
-        f"{shipped_band[1]}], the 10th/90th percentile of the single-GPU residuals above, and "
-        f"one of several GPUs [{shipped_multi[0]}, {shipped_multi[1]}], the same of the "
-        "multi-GPU residuals: each holds 80% of the rows that set it by construction ("
-        f"{coverage([clean_ratio[i] for i in idx_single], shipped_band)} and "
-        f"{coverage(multi_clean, shipped_multi)}); the single-GPU band alone held "
-        f"{coverage(multi_clean, shipped_band)} of the multi-GPU rows. Held-out coverage is the "
-        "leave-one-source-out table's. On all rows the single-GPU recipe gives "
-        f"[{all_band['throughput_ratio_low']}, {all_band['throughput_ratio_high']}], which "
-        f"holds {coverage(all_multi, all_rows_band)} of the multi-GPU rows.",
-        "",
-        *reproduced_lines(args.data, single, loao),
+        *reproduced_lines(args.data, single, loao, residuals),
     ]
 
     lines += ["", "Per held-out architecture (dlrig, single-GPU / multi-GPU median abs error):", ""]

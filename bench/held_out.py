@@ -11,15 +11,12 @@ leaves out on evidence, put back for the all-rows figure.
 from __future__ import annotations
 
 import json
-import math
 import statistics
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -47,6 +44,7 @@ class Pair:
     predicted: float
     cleaned: bool = True
     gpus: int = 1
+    gpu: str = ""  # the catalog's name of the GPU model, where the row names one
 
     @property
     def error(self) -> float:
@@ -55,6 +53,14 @@ class Pair:
     @property
     def ratio(self) -> float:
         return self.measured / self.predicted
+
+
+def catalog_name(name: str) -> str:
+    """The catalog's name of a GPU a bench row names (the row's own for a variant it builds)."""
+    try:
+        return load_catalog().find(GPU, name).name
+    except DlrigError:
+        return name
 
 
 def lambda_2025() -> list[Pair]:
@@ -76,6 +82,7 @@ def lambda_2025() -> list[Pair]:
             predicted_units_per_s(r, cal),
             lambda_key(r) in kept,
             r.num_gpus,
+            r.gpu.name,
         )
         for r in read[False]
     ]
@@ -92,7 +99,13 @@ def nvidia_dle() -> list[Pair]:
     import bench_external as ext
 
     return [
-        Pair("nvidia_dle", f"{r.model} {r.precision} {r.gpu}", r.measured, ext.predict(r))
+        Pair(
+            "nvidia_dle",
+            f"{r.model} {r.precision} {r.gpu}",
+            r.measured,
+            ext.predict(r),
+            gpu=catalog_name(r.gpu),
+        )
         for r in ext.read_rows(ext.DATA)
     ]
 
@@ -114,7 +127,13 @@ def h200_jobs() -> list[Pair]:
 
     compared, build, data = _h200()
     pairs = [
-        Pair("h200_jobs", c.job, 1.0 / statistics.median(c.measured_s), 1.0 / c.predicted_s)
+        Pair(
+            "h200_jobs",
+            c.job,
+            1.0 / statistics.median(c.measured_s),
+            1.0 / c.predicted_s,
+            gpu=build.gpus[0].gpu.name,
+        )
         for c in compared
     ]
     for sweep, job in h2.SWEEPS.items():
@@ -128,6 +147,7 @@ def h200_jobs() -> list[Pair]:
                     f"{job} batch {run['batch']}",
                     1.0 / run["median_step_s"],
                     1.0 / predicted_s,
+                    gpu=build.gpus[0].gpu.name,
                 )
             )
     return pairs
@@ -204,6 +224,7 @@ def external_llm() -> list[Pair]:
                 p.tokens_per_gpu,
                 not r.flag,
                 r.gpus,
+                catalog_name(r.gpu),
             )
         )
     return pairs
@@ -221,6 +242,7 @@ def fsdp_qlora() -> list[Pair]:
             p.row.measured,
             p.tokens_per_gpu,
             gpus=p.row.gpus,
+            gpu=catalog_name(p.row.gpu),
         )
         for p in fq.predictions()
     ]
@@ -255,21 +277,23 @@ def serving() -> list[Pair]:
     return pairs
 
 
-# The serving constants chosen on bench_serving's points (bench/provenance.toml: the batched
-# engine's bandwidth share, layer overhead, prefill and decode-compute shares; the local
-# engine's bandwidth share, layer overhead and prefill share; vLLM's bandwidth share).
-SERVING_CHOSEN_CONSTANTS = 8
+# The serving sources the engine profiles were chosen on (bench/provenance.toml: the batched
+# engine's shares and layer overhead, the local engine's, vLLM's bandwidth share).
 SERVING_CALIBRATION_SOURCES = ("llama_bench", "trtllm_405b", "vllm_batch1")
 
 
 def serving_band() -> tuple[float, float]:
-    """The 10th and 90th percentile of measured / predicted over the serving points the engine
-    profiles were chosen on, each log-ratio widened by sqrt(n / (n - p)) for the p constants
-    chosen on those n points: serving.SERVING_RATIO_BAND, rounded to 3 places."""
-    ratios = [p.ratio for p in serving() if p.source in SERVING_CALIBRATION_SOURCES]
-    widen = math.sqrt(len(ratios) / (len(ratios) - SERVING_CHOSEN_CONSTANTS))
-    low, high = np.quantile(np.log(ratios), [0.1, 0.9]) * widen
-    return round(math.exp(low), 3), round(math.exp(high), 3)
+    """The serving interval as the training one is set (scripts/interval_band.py): the 10th
+    and 90th percentile of measured / predicted over the serving points the engine profiles were
+    chosen on, each source weighing 1, widened until each source left out in turn averages 80%
+    inside the others' band: serving.SERVING_RATIO_BAND, rounded to 3 places."""
+    import interval_band
+
+    band = interval_band.band(
+        [interval_band.Residual(p.source, 1, p.ratio)
+         for p in serving() if p.source in SERVING_CALIBRATION_SOURCES]
+    )  # fmt: skip
+    return round(band.low, 3), round(band.high, 3)
 
 
 def arrivals() -> list[Pair]:

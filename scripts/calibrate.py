@@ -31,6 +31,11 @@ What is fitted, and how (few parameters, physical forms, so that other GPUs are 
 - Collectives: NVLink/NVSwitch bus bandwidth at large messages / the link's one-way spec, median;
   latency from the smallest messages; PCIe and network efficiencies from the rows that state
   their link.
+- The interval every training estimate carries ([uncertainty]): scripts/interval_band.py, from
+  every row of the calibration sources (bench/provenance.toml), each predicted from outside its
+  source, each source weighing 1, widened until each source left out in turn is covered 80% on
+  average; on a GPU model the fit has no rows of, wider where the calibration rows on such GPUs
+  err more. Rerun this script after any change to the model: the residuals move with it.
 - Set by hand from the sources named beside them: CPU rates, CUDA context size, cooling
   factors (guide COOL.*), PSU efficiencies (80 PLUS).
 """
@@ -54,11 +59,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import interval_band
 from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, read_lambda_rows
 
 from dlrig.catalog import load_catalog
 from dlrig.model import compute, estimate
-from dlrig.model.calibration import Calibration, parse_calibration
+from dlrig.model.calibration import Calibration, default_calibration, parse_calibration
 from dlrig.model.layers import layer_work
 from dlrig.model.pcie import pcie_theoretical_gb_s
 from dlrig.model.rates import (
@@ -577,48 +583,110 @@ def leave_one_architecture_out(
     }
 
 
-def uncertainty(rows: list[LambdaRow], loao: dict[str, Calibration]) -> dict[str, Any]:
-    """The interval every estimate carries: the 10th and 90th percentile of measured /
-    predicted throughput over the single-GPU rows, each predicted by the fit without its
-    architecture (what a GPU the fit never saw gets)."""
+def comparison_band(rows: list[LambdaRow], loao: dict[str, Calibration]) -> dict[str, Any]:
+    """How far the model misjudges one GPU against another on the same job, from the
+    single-GPU rows each predicted by the fit without its architecture (what a GPU the fit
+    never saw gets): comparison_ratio_low."""
     ratios = [
         r.measured_units_per_s / predicted_units_per_s(r, loao[r.gpu.architecture]) for r in rows
     ]
-    low, high = np.quantile(ratios, [0.1, 0.9])
     return {
-        "method": "leave-one-architecture-out, single-GPU Lambda rows, 10th/90th percentile",
-        "rows": len(ratios),
-        "throughput_ratio_low": round(float(min(low, 1.0)), 4),
-        "throughput_ratio_high": round(float(max(high, 1.0)), 4),
+        "comparison_rows": len(ratios),
         "comparison_ratio_low": round(comparison_ratio_low(rows, ratios), 4),
     }
 
 
-def multi_gpu_band(
-    data_dir: Path,
-    loao: dict[str, Calibration],
-    *,
-    exclude_version: str | None = None,
-    cleaned: bool = True,
-) -> dict[str, Any]:
-    """The interval an estimate of several GPUs carries: the 10th and 90th percentile of
-    measured / predicted throughput over the 2-8 GPU rows of one node, each predicted by the
-    fit without its architecture. The scaling adds its own error to the single GPU's, so the
-    single-GPU band held only 70-73% of these rows."""
-    rows, _ = read_lambda_rows(data_dir, load_catalog(), multi_gpu=True, cleaned=cleaned)
-    rows = [
-        r
-        for r in rows
-        if 1 < r.num_gpus <= 8 and r.gpu.architecture in loao and r.version != exclude_version
+# Lambda's runs as bench/provenance.toml names them.
+LAMBDA_RUNS = {"v0": "lambda_2022", "v1": "lambda_2024"}
+MAX_GPUS_IN_NODE = 8  # v0's 16-GPU rows span two nodes: not a one-node build
+PROVENANCE = REPO / "bench" / "provenance.toml"
+
+
+def band_sources() -> tuple[str, ...]:
+    """The training sources the interval is set on: those bench/provenance.toml says some
+    constant other than the interval itself was set looking at (calibration sources). A
+    held-out source never sets it; one becomes calibration, and joins, when a constant is
+    chosen on its rows."""
+    doc = tomllib.loads(PROVENANCE.read_text(encoding="utf-8"))
+    used = {key for c in doc["constants"] if "[uncertainty]" not in c["where"] for key in c["rows"]}
+    return tuple(k for k, v in doc["sources"].items() if v["kind"] == "training" and k in used)
+
+
+def lambda_run_residuals(
+    data_dir: Path, held: str, fitted: Calibration
+) -> list[interval_band.Residual]:
+    """Every row (all rows: none left out on evidence) of one Lambda run, 1-8 GPUs in one node,
+    predicted by `fitted`, the fit on the other run alone."""
+    every, _ = read_lambda_rows(data_dir, load_catalog(), multi_gpu=True, cleaned=False)
+    return [
+        interval_band.Residual(
+            LAMBDA_RUNS[held],
+            r.num_gpus,
+            r.measured_units_per_s / predicted_units_per_s(r, fitted),
+            fitted.fitted_gpu(r.gpu.name),
+        )
+        for r in every
+        if r.version == held and r.num_gpus <= MAX_GPUS_IN_NODE
     ]
-    ratios = [
-        r.measured_units_per_s / predicted_units_per_s(r, loao[r.gpu.architecture]) for r in rows
+
+
+def calibration_residuals(data_dir: Path) -> list[interval_band.Residual]:
+    """Every row of every calibration source (band_sources), predicted from outside its source:
+    each Lambda run by the fit on the other run (leave-one-source-out), every other source by
+    the shipped fit (model/data/calibration.toml, which fits on Lambda alone), as its own bench
+    predicts it (bench/held_out.py), all rows."""
+    bench = str(REPO / "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    import held_out  # bench/held_out.py: each source read and predicted by its own bench
+
+    sources = band_sources()
+    residuals = []
+    for held, key in LAMBDA_RUNS.items():
+        if key in sources:
+            fitted = calibrate(data_dir, exclude_version=held, cleaned=False)
+            residuals += lambda_run_residuals(
+                data_dir, held, parse_calibration(fitted, f"without {held}")
+            )
+    shipped = default_calibration()
+    residuals += [
+        interval_band.Residual(p.source, p.gpus, p.ratio, shipped.fitted_gpu(p.gpu))
+        for p in held_out.every_pair()
+        if p.source in sources and p.source not in LAMBDA_RUNS.values()
     ]
-    low, high = np.quantile(ratios, [0.1, 0.9])
+    return residuals
+
+
+def interval_table(residuals: list[interval_band.Residual]) -> dict[str, Any]:
+    """The [uncertainty] keys of the interval (interval_band: source-weighted percentiles of
+    the calibration sources' residuals, widened until each source left out is covered 80% on
+    average)."""
+    found = interval_band.bands(residuals)
+    single, multi = found["single_gpu"].fitted, found["multi_gpu"].fitted
+    single_new, multi_new = found["single_gpu"].unfitted, found["multi_gpu"].unfitted
     return {
-        "multi_gpu_rows": len(ratios),
-        "multi_gpu_ratio_low": round(float(min(low, 1.0)), 4),
-        "multi_gpu_ratio_high": round(float(max(high, 1.0)), 4),
+        "method": "10th/90th percentile of measured / predicted over the calibration sources' "
+        "rows, each predicted from outside its source, each source weighing 1; widened about "
+        "the median until the sources left out in turn average 80% inside "
+        "(scripts/interval_band.py)",
+        "sources": list(single.sources),
+        "rows": single.rows,
+        "throughput_ratio_low": round(single.low, 4),
+        "throughput_ratio_high": round(single.high, 4),
+        "widening": single.widening,
+        "multi_gpu_sources": list(multi.sources),
+        "multi_gpu_rows": multi.rows,
+        "multi_gpu_ratio_low": round(multi.low, 4),
+        "multi_gpu_ratio_high": round(multi.high, 4),
+        "multi_gpu_widening": multi.widening,
+        # A GPU model the fit has no rows of: wider by what Lambda's runs, each predicted by the
+        # fit on the other, show for the GPUs that fit lacked (interval_band).
+        "unfitted_gpu_ratio_low": round(single_new.low, 4),
+        "unfitted_gpu_ratio_high": round(single_new.high, 4),
+        "unfitted_gpu_widening": single_new.widening,
+        "multi_gpu_unfitted_ratio_low": round(multi_new.low, 4),
+        "multi_gpu_unfitted_ratio_high": round(multi_new.high, 4),
+        "multi_gpu_unfitted_widening": multi_new.widening,
     }
 
 
@@ -682,23 +750,24 @@ HEADER = (
     "# overlap, intensity scale,\n"
     "# instructions per NCHW transpose move),\n"
     "# pcie, collectives; meta.older_stack_time_factor, how much longer Lambda's 2022\n"
-    "# software ran a step than its 2024 software (the model predicts the newer).\n"
+    "# software ran a step than its 2024 software (the model predicts the newer);\n"
+    "# uncertainty, the interval, from the calibration sources' residuals.\n"
     "# Set by hand with sources in scripts/calibrate.py: cpu, memory,\n"
     "# thermal (guide COOL.*), power (80 PLUS).\n\n"
 )
 
 
 def full_document(data_dir: Path) -> dict[str, Any]:
-    """What calibration.toml holds: the fit on every row, with the interval and comparison
-    bands from the leave-one-architecture-out fits."""
+    """What calibration.toml holds: the fit on every row, the comparison bands from the
+    leave-one-architecture-out fits, and the interval from the calibration sources' residuals.
+    Sources other than Lambda are predicted with the shipped file's fit: main() writes the fresh
+    fit there first, so the interval is that fit's."""
     doc = calibrate(data_dir)
     rows, _ = read_lambda_rows(data_dir, load_catalog())
     loao = leave_one_architecture_out(data_dir, {r.gpu.architecture for r in rows})
-    doc["uncertainty"] = uncertainty(rows, loao)
-    doc["uncertainty"]["same_gpu_ratio_low"] = same_gpu_ratio_low(
-        data_dir, loao, doc["uncertainty"]["comparison_ratio_low"]
-    )
-    doc["uncertainty"].update(multi_gpu_band(data_dir, loao))
+    band = comparison_band(rows, loao)
+    band["same_gpu_ratio_low"] = same_gpu_ratio_low(data_dir, loao, band["comparison_ratio_low"])
+    doc["uncertainty"] = {**interval_table(calibration_residuals(data_dir)), **band}
     return doc
 
 
@@ -728,7 +797,20 @@ def main() -> None:
         "--check", action="store_true", help="compare with --out instead of writing it"
     )
     args = parser.parse_args()
-    doc = calibrate(args.data, args.exclude_gpu) if args.exclude_gpu else full_document(args.data)
+    if args.exclude_gpu:
+        doc = calibrate(args.data, args.exclude_gpu)
+    elif args.check:
+        doc = full_document(args.data)
+    else:
+        # The interval's non-Lambda residuals are predicted by the shipped fit: write the fresh
+        # fit first (the interval of the file before), then the whole document.
+        shipped = tomllib.loads(args.out.read_text()) if args.out.exists() else {}
+        fit = calibrate(args.data)
+        if "uncertainty" in shipped:
+            fit["uncertainty"] = shipped["uncertainty"]
+        args.out.write_text(HEADER + to_toml(fit))
+        default_calibration.cache_clear()
+        doc = full_document(args.data)
     if args.check:
         diff = differences(doc, tomllib.loads(args.out.read_text()))
         for line in diff:

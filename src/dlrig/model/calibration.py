@@ -49,8 +49,9 @@ class Calibration:
     psu_efficiency: dict[str, float]
     gpu_average_power_fraction: float
     meta: dict[str, Any] = field(default_factory=dict)
-    # Measured / predicted throughput at the 10th and 90th percentile of the model's
-    # leave-one-architecture-out residuals (scripts/calibrate.py): the estimate's interval.
+    # Measured / predicted throughput at the 10th and 90th percentile of the calibration
+    # sources' residuals, each source weighing 1, widened until each source left out is
+    # covered 80% on average (scripts/interval_band.py): the estimate's interval.
     throughput_ratio_low: float = 1.0
     throughput_ratio_high: float = 1.0
     # How far the model may misjudge one GPU against another on the same job (80% of pairs,
@@ -59,14 +60,29 @@ class Calibration:
     # The same for two builds of one GPU model (count, cooling, host differ): the GPU's own
     # error cancels too, what is left is the scaling error (scripts/calibrate.py).
     same_gpu_ratio_low: float = 1.0
-    # The interval of an estimate of several GPUs, from the 2-8 GPU rows' residuals.
+    # The interval of an estimate of several GPUs, the same from the rows of several GPUs.
     multi_gpu_ratio_low: float = 1.0
     multi_gpu_ratio_high: float = 1.0
+    # The same two on a GPU model the fit has no rows of (meta.gpus): wider where the
+    # calibration rows on GPUs their fit lacked erred more (scripts/interval_band.py).
+    unfitted_gpu_ratio_low: float = 1.0
+    unfitted_gpu_ratio_high: float = 1.0
+    multi_gpu_unfitted_ratio_low: float = 1.0
+    multi_gpu_unfitted_ratio_high: float = 1.0
 
-    def throughput_band(self, gpus: int) -> tuple[float, float]:
-        """(low, high) measured / predicted throughput an estimate of `gpus` GPUs carries."""
+    def fitted_gpu(self, name: str) -> bool:
+        """Whether the fit had rows of this GPU model (meta.gpus, catalog names)."""
+        return name in self.meta.get("gpus", ())
+
+    def throughput_band(self, gpus: int, fitted_gpu: bool = True) -> tuple[float, float]:
+        """(low, high) measured / predicted throughput an estimate of `gpus` GPUs carries, on a
+        GPU model the fit had rows of or (`fitted_gpu` false) one it lacked."""
         if gpus > 1:
+            if not fitted_gpu:
+                return self.multi_gpu_unfitted_ratio_low, self.multi_gpu_unfitted_ratio_high
             return self.multi_gpu_ratio_low, self.multi_gpu_ratio_high
+        if not fitted_gpu:
+            return self.unfitted_gpu_ratio_low, self.unfitted_gpu_ratio_high
         return self.throughput_ratio_low, self.throughput_ratio_high
 
     @property
@@ -129,6 +145,14 @@ def parse_calibration(doc: dict[str, Any], source: str) -> Calibration:
             same_gpu_ratio_low=float(band.get("same_gpu_ratio_low", 1.0)),
             multi_gpu_ratio_low=float(band.get("multi_gpu_ratio_low", low)),
             multi_gpu_ratio_high=float(band.get("multi_gpu_ratio_high", high)),
+            unfitted_gpu_ratio_low=float(band.get("unfitted_gpu_ratio_low", low)),
+            unfitted_gpu_ratio_high=float(band.get("unfitted_gpu_ratio_high", high)),
+            multi_gpu_unfitted_ratio_low=float(
+                band.get("multi_gpu_unfitted_ratio_low", band.get("multi_gpu_ratio_low", low))
+            ),
+            multi_gpu_unfitted_ratio_high=float(
+                band.get("multi_gpu_unfitted_ratio_high", band.get("multi_gpu_ratio_high", high))
+            ),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise CatalogError(f"{source}: malformed calibration data ({exc})") from None
