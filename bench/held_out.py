@@ -11,6 +11,7 @@ leaves out on evidence, put back for the all-rows figure.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import sys
 from collections.abc import Callable
@@ -18,10 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH.parent / "scripts"))
 
+import provenance  # noqa: E402
 from calibrate import predicted_units_per_s  # noqa: E402
 from calibration_data import LambdaRow, read_lambda_rows  # noqa: E402
 
@@ -277,22 +281,29 @@ def serving() -> list[Pair]:
     return pairs
 
 
-# The serving sources the engine profiles were chosen on (bench/provenance.toml: the batched
-# engine's shares and layer overhead, the local engine's, vLLM's bandwidth share).
-SERVING_CALIBRATION_SOURCES = ("llama_bench", "trtllm_405b", "vllm_batch1")
+def serving_calibration_sources() -> tuple[str, ...]:
+    """The serving sources some constant other than the interval was chosen on
+    (bench/provenance.toml: the engines' shares and overheads, the decode step's structure):
+    those the serving interval is set on, as calibrate.band_sources picks the training ones."""
+    return tuple(
+        key
+        for key, source in provenance.sources().items()
+        if source.kind == "serving"
+        and any("SERVING_RATIO_BAND" not in c.name for c in provenance.set_on([key]))
+    )
 
 
 def serving_band() -> tuple[float, float]:
     """The serving interval as the training one is set (scripts/interval_band.py): the 10th
-    and 90th percentile of measured / predicted over the serving points the engine profiles were
-    chosen on, each source weighing 1, widened until each source left out in turn averages 80%
+    and 90th percentile of measured / predicted over the serving points of the calibration
+    sources, each source weighing 1, widened until each source left out in turn averages 80%
     inside the others' band: serving.SERVING_RATIO_BAND, rounded to 3 places."""
     import interval_band
 
+    sources = serving_calibration_sources()
     band = interval_band.band(
-        [interval_band.Residual(p.source, 1, p.ratio)
-         for p in serving() if p.source in SERVING_CALIBRATION_SOURCES]
-    )  # fmt: skip
+        [interval_band.Residual(p.source, 1, p.ratio) for p in serving() if p.source in sources]
+    )
     return round(band.low, 3), round(band.high, 3)
 
 
