@@ -4,6 +4,7 @@ line; a serving job's memory carries none (null)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from dlrig.catalog import load_catalog
@@ -38,3 +39,16 @@ def test_serving_memory_has_no_interval() -> None:
     memory = estimate_dict(est)["memory"]
     assert memory["gpu_required_gb_low"] is None and memory["gpu_required_gb_high"] is None
     assert "80% interval" not in memory_line(est)
+
+
+def test_a_fit_whose_interval_tops_the_card_says_it_may_run_out() -> None:
+    """The need inside the card but its interval's top (1.198x the tensors, MEMORY_RATIO_BAND)
+    over it: 'fits', hedged, not a confident fit. GPT-2 at the largest batch that fits a 4090
+    needs close to its 24 GiB, so the top of its interval is over them."""
+    build = _build()
+    largest = estimate(build, load_workload("gpt2")).memory.max_batch_per_gpu
+    est = estimate(build, dataclasses.replace(load_workload("gpt2"), batch_size=largest))
+    m = est.memory
+    assert m.fits and m.gpu_required_gb_high is not None
+    assert m.gpu_required_gb_high > m.gpu_available_gb
+    assert "fits, but its interval's top does not: it may run out" in memory_line(est)

@@ -235,6 +235,9 @@ def memory_line(est: Estimate) -> str:
     """The memory one GPU (on a CPU, the RAM) needs, what it has, and the largest batch."""
     m = est.memory
     fits = "fits" if m.fits else "DOES NOT FIT"
+    top = m.gpu_required_gb_high
+    if m.fits and top is not None and top > m.gpu_available_gb:
+        fits = "fits, but its interval's top does not: it may run out"
     where = "RAM" if est.device_is_cpu else "GPU memory"
     band = (
         f" ({m.gpu_required_gb_low:.1f}-{m.gpu_required_gb_high:.1f}, 80% interval)"
