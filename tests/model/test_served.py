@@ -124,4 +124,5 @@ def test_issue_a_batch_split_into_micro_batches_is_not_said_not_to_fit() -> None
     out = dlrig("estimate", str(BLOWER), "--workload", "llama-3-8b-lora")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("GPU.4 warning: llama-3-8b-lora needs")
-    assert "DOES NOT FIT" not in out.stdout and "(fits;" in out.stdout
+    # The split micro-batch fits; its memory interval's top may not (report.memory_line).
+    assert "DOES NOT FIT" not in out.stdout and "(fits" in out.stdout
