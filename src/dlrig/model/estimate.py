@@ -122,6 +122,16 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     bw = job.dev.bandwidth_gb_s
     if job.dev.group is not None:
         bw *= sustained_bandwidth_factor(job.dev.group.gpu, measured)
+    if job.training and job.work.expert_gemm_flops > 0:
+        # Megatron-Bridge's published MoE pre-training (docs/performance-summary.md, NeMo 25.09
+        # and 25.11: Qwen3-30B-A3B on 8 B200, EP 8, 18,066 and 9,299 tokens/s a GPU with the
+        # same layout) shows how much of an MoE step lies outside its matmuls and copies.
+        assumed.append(
+            "mixture of experts: the expert GEMMs, their tokens' copies and all-to-alls are "
+            "counted; the router, top-k and token-sorting kernels and any imbalance between "
+            "experts are not, so the step is a lower bound (published MoE runs vary 2x "
+            "between framework releases)"
+        )
     if _nchw_transposes(job.work, w, path.value, job.dev):
         which = "16-bit" if compute.operand_bytes(path.value) == 2.0 else "TF32"
         assumed.append(
