@@ -11,7 +11,7 @@ from model_fixtures import make_workload
 from dlrig.errors import ValidationError
 from dlrig.machine import load_build
 from dlrig.model import compute, estimate, parallelism
-from dlrig.model.layers import layer_work, moe_dispatch_elems
+from dlrig.model.layers import expert_params, layer_work, moe_dispatch_elems
 from dlrig.model.parallelism import check_layout, layout
 
 MIXTRAL_FULL = {"method": "full"}
@@ -48,7 +48,7 @@ def test_mixtral_experts_hold_45_1_of_its_46_7_billion_parameters() -> None:
     follow (46.7e9 - 45.1e9 x 6/8), and expert parallelism over 8 GPUs leaves each GPU the
     1.6e9 dense parameters and one expert a layer: 7.2e9, 15.5% of the model."""
     job = make_workload("mixtral-8x7b-qlora", finetune=MIXTRAL_FULL)
-    routed = parallelism.expert_params(job)
+    routed = expert_params(job)
     assert routed == 32 * 8 * 3 * 4096 * 14336
     assert job.params - routed * 6 / 8 == pytest.approx(12.9e9, rel=0.005)
     assert parallelism.expert_split_share(job, 8) * job.params == pytest.approx(7.24e9, rel=0.01)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from dlrig.enums import Parallelism
 from dlrig.errors import ValidationError
+from dlrig.model.layers import expert_params
 from dlrig.workloads.model import Workload
 
 
@@ -186,18 +187,6 @@ def replica_gradient_bytes(workload: Workload, lay: Layout, sixteen_bit: bool) -
         workload.params * workload.trainable_fraction * expert_split_share(workload, lay.expert)
     )
     return trainable * gradient_bytes_per_param(workload, sixteen_bit) / lay.weight_split
-
-
-def expert_params(workload: Workload) -> float:
-    """Parameters in the routed experts' MLPs: experts x (3 gated, else 2) x hidden x FFN
-    width a layer (Mixtral 8x7B: 45.1 B of its 46.7 B)."""
-    w = workload
-    if not (w.experts and w.experts > 1 and w.hidden_size and w.ffn_hidden_size and w.num_layers):
-        return 0.0
-    matrices = 3.0 if w.gated_mlp else 2.0
-    return min(
-        float(w.params), w.num_layers * w.experts * matrices * w.hidden_size * w.ffn_hidden_size
-    )
 
 
 def expert_split_share(workload: Workload, expert: int) -> float:
