@@ -186,11 +186,6 @@ def lambda_left_out(data_dir: Path, left_out: Bands) -> list[Judged]:
     return judged
 
 
-# Serving rows whose figure is not a serving speed the interval is on (MLPerf's requests/s at
-# its latency bounds: the largest arrival rate, which the output gives without a band).
-NO_SERVING_INTERVAL = {"mlperf_server"}
-
-
 def others_left_out(left_out: Bands) -> list[Judged]:
     """Every other source, predicted by the shipped calibration (fitted on none of them), its
     interval judged on training rates, serving speeds and peak memory: a held-out source's by
@@ -202,13 +197,15 @@ def others_left_out(left_out: Bands) -> list[Judged]:
     for pair in held_out.every_pair():
         inside = None
         kind = sources[pair.source].kind
-        if kind == "training" and (pair.source, _group(pair.gpus)) in left_out:
+        if pair.interval is not None:
+            inside = pair.interval[0] <= pair.measured <= pair.interval[1]
+        elif kind == "training" and (pair.source, _group(pair.gpus)) in left_out:
             left = left_out[(pair.source, _group(pair.gpus))]
             inside = left.holds(pair.ratio, cal.fitted_gpu(pair.gpu))
         elif kind == "training":
             low, high = cal.throughput_band(pair.gpus, cal.fitted_gpu(pair.gpu))
             inside = low <= pair.ratio <= high
-        elif kind == "serving" and pair.source not in NO_SERVING_INTERVAL:
+        elif kind == "serving":
             low, high = SERVING_RATIO_BAND
             inside = low <= pair.ratio <= high
         elif kind == "memory":
@@ -282,8 +279,9 @@ def loso_lines(judged: list[Judged]) -> list[str]:
         "(calibration), the interval the other calibration sources give without it "
         "(interval_band.left_out_bands), so that no source judges itself; for a held-out "
         "training source the shipped interval; serving speeds by serving.SERVING_RATIO_BAND; "
-        "peak memory by memory.MEMORY_RATIO_BAND, from the H200 jobs' peaks alone (MLPerf's "
-        "largest arrival rates carry no interval). Its all-rows "
+        "peak memory by memory.MEMORY_RATIO_BAND, from the H200 jobs' peaks alone; MLPerf's "
+        "largest arrival rates by the output's own interval on that rate (the rate searched "
+        "again at the serving interval's ends). Its all-rows "
         "figure puts back the rows its own bench leaves out. `held out` is bench/provenance."
         "toml's verdict: no constant of the model was set looking at the source's rows "
         "(for the two Lambda runs, whose fitted factors are refitted here, hand-set constants "

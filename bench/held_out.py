@@ -49,6 +49,9 @@ class Pair:
     cleaned: bool = True
     gpus: int = 1
     gpu: str = ""  # the catalog's name of the GPU model, where the row names one
+    # The output's own interval on the predicted figure, where it is not the ratio band of the
+    # row's kind (the largest arrival rate's, searched again at the serving band's ends).
+    interval: tuple[float, float] | None = None
 
     @property
     def error(self) -> float:
@@ -309,15 +312,24 @@ def serving_band() -> tuple[float, float]:
 
 def arrivals() -> list[Pair]:
     """MLPerf Server runs (bench_arrivals.py): the requests/s each passed at its p99 bounds
-    against dlrig's largest rate meeting them."""
+    against dlrig's largest rate meeting them, with that rate's interval."""
     import bench_arrivals as ar
 
     pairs = []
     for run in ar.HELD_OUT:
         load = ar.predict(run)
-        assert load.max_requests_per_s is not None
-        pairs.append(Pair("mlperf_server", run.label, run.samples_per_s,
-                          load.max_requests_per_s, gpus=run.count))  # fmt: skip
+        low, high = load.max_requests_per_s_low, load.max_requests_per_s_high
+        assert load.max_requests_per_s is not None and low is not None and high is not None
+        pairs.append(
+            Pair(
+                "mlperf_server",
+                run.label,
+                run.samples_per_s,
+                load.max_requests_per_s,
+                gpus=run.count,
+                interval=(low, high),
+            )
+        )
     return pairs
 
 

@@ -19,7 +19,7 @@ from dlrig.machine import resolve_build
 from dlrig.model import arrivals
 from dlrig.model.calibration import default_calibration
 from dlrig.model.estimate import estimate
-from dlrig.model.serving import ServingLimit, cards, total_tokens_per_s
+from dlrig.model.serving import SERVING_RATIO_BAND, ServingLimit, cards, total_tokens_per_s
 from dlrig.model.serving_load import ServingLoad, engine_times
 from dlrig.workloads import load_workload, resolve_workload
 from dlrig.workloads.serving import WeightFormat
@@ -142,6 +142,29 @@ def test_the_largest_rate_meets_the_bounds_and_a_higher_one_does_not() -> None:
     assert load.limit is not None and load.bottleneck is not None
 
 
+def test_the_largest_rate_has_the_serving_interval() -> None:
+    """The interval on the largest rate is the rate searched again on an engine at the
+    serving interval's ends (serving.SERVING_RATIO_BAND, 0.891-1.219 measured / predicted
+    speed): on the 8B's H100 under MLPerf's bounds it brackets the rate, and the slow end's
+    rate is what the bisection finds with every prefill and step 1 / 0.891 times longer."""
+    load = _load("H100 SXM", 1, ttft_target_s=MLPERF_8B_TTFT_S, tpot_target_s=MLPERF_8B_TPOT_S)
+    low, high, rate = (
+        load.max_requests_per_s_low,
+        load.max_requests_per_s_high,
+        load.max_requests_per_s,
+    )
+    assert low is not None and high is not None and rate is not None
+    assert low < rate < high
+    engine = _engine_of(load)
+    slow = replace(
+        engine,
+        prefill_s=engine.prefill_s / SERVING_RATIO_BAND[0],
+        step_s=lambda b: engine.step_s(b) / SERVING_RATIO_BAND[0],
+    )
+    found = arrivals.max_rate(slow, load.copies, MLPERF_8B_TTFT_S, MLPERF_8B_TPOT_S)
+    assert low == pytest.approx(found.max_requests_per_s)
+
+
 def _engine_of(load: ServingLoad) -> arrivals.EngineTimes:
     # The 8B on one H100 again (no layer in RAM: the host's bandwidth is not read).
     build = resolve_build(
@@ -235,6 +258,8 @@ def test_estimate_shows_the_load_in_json_and_terminal(tmp_path: Path) -> None:
     assert load["meets_targets"] is True and load["at_rate"]["stable"] is True
     assert 0 < load["at_rate"]["utilisation"] < 1
     assert load["max_requests_per_s"] > 10 and load["limit"] and load["bottleneck"]
+    assert load["max_requests_per_s_low"] < load["max_requests_per_s"]
+    assert load["max_requests_per_s"] < load["max_requests_per_s_high"]
     text = _dlrig(*args)
     assert text.returncode == 0, text.stderr
     assert "Poisson arrivals" in text.stdout and "largest rate with p99" in text.stdout

@@ -19,6 +19,7 @@ from dlrig.model.calibration import Calibration
 from dlrig.model.host import host_memory_bandwidth
 from dlrig.model.served import LIMIT_STAGE
 from dlrig.model.serving import (
+    SERVING_RATIO_BAND,
     Cards,
     ServingEstimate,
     ServingLimit,
@@ -40,8 +41,10 @@ class ServingLoad:
     """What arrivals at a rate see, and what rate the bounds allow: `at_rate` the latency at
     the asked `requests_per_s` (None when not asked) and `meets_targets` whether both bounds
     hold there; `max_requests_per_s` the largest rate meeting the bounds (None without
-    bounds), `at_max` the latency there, and `limit` / `bottleneck` what stops a higher
-    rate (ServingLimit, and its stage in the bottleneck vocabulary)."""
+    bounds), `max_requests_per_s_low` / `_high` that rate on an engine as slow and as fast as
+    the serving interval's ends (serving.SERVING_RATIO_BAND), `at_max` the latency at the
+    largest rate, and `limit` / `bottleneck` what stops a higher rate (ServingLimit, and its
+    stage in the bottleneck vocabulary)."""
 
     percentile: float
     copies: int
@@ -57,6 +60,8 @@ class ServingLoad:
     at_rate: arrivals.Load | None
     meets_targets: bool | None
     max_requests_per_s: float | None
+    max_requests_per_s_low: float | None
+    max_requests_per_s_high: float | None
     at_max: arrivals.Load | None
     limit: ServingLimit | None
     bottleneck: Bottleneck | None
@@ -81,6 +86,28 @@ def engine_times(
         return decode_step_s(decode_parts_s(at, c, batch, off, host_gb_s))
 
     return arrivals.EngineTimes(prefill_one_s, step_s, max_batch, spec.output_tokens)
+
+
+def rate_band(
+    engine: arrivals.EngineTimes,
+    copies: int,
+    ttft_target_s: float | None,
+    tpot_target_s: float | None,
+) -> tuple[float, float]:
+    """The largest rate meeting the bounds on an engine whose every prefill and decode step
+    runs at the serving interval's slow and fast ends (measured / predicted speed,
+    serving.SERVING_RATIO_BAND). The bounds are absolute times, so the rate is searched again
+    at each end rather than scaled: a faster engine both serves more and leaves more of the
+    bound for queueing."""
+
+    def at_speed(speed: float) -> float:
+        scaled = replace(
+            engine, prefill_s=engine.prefill_s / speed, step_s=lambda b: engine.step_s(b) / speed
+        )
+        return arrivals.max_rate(scaled, copies, ttft_target_s, tpot_target_s).max_requests_per_s
+
+    low, high = SERVING_RATIO_BAND
+    return at_speed(low), at_speed(high)
 
 
 def _score(x: arrivals.Load, ttft: float | None, tpot: float | None) -> tuple[float, float]:
@@ -191,9 +218,11 @@ def serving_load(
         meets = arrivals.meets(at_rate, ttft, tpot)
     cap = None
     limit = None
+    band: tuple[float | None, float | None] = (None, None)
     if ttft is not None or tpot is not None:
         cap = arrivals.max_rate(engine, copies, ttft, tpot)
         limit = _limit(spec, c, host_gb_s, engine, cap, copies)
+        band = rate_band(engine, copies, ttft, tpot)
     return ServingLoad(
         percentile=arrivals.PERCENTILE,
         copies=copies,
@@ -209,6 +238,8 @@ def serving_load(
         at_rate=at_rate,
         meets_targets=meets,
         max_requests_per_s=None if cap is None else cap.max_requests_per_s,
+        max_requests_per_s_low=band[0],
+        max_requests_per_s_high=band[1],
         at_max=None if cap is None else cap.at_max,
         limit=limit,
         bottleneck=None if limit is None else LIMIT_STAGE[limit],

@@ -110,6 +110,8 @@ def load_dict(load: ServingLoad, output_tokens: int) -> dict[str, Any]:
         "at_rate": None if load.at_rate is None else _load_figures(load.at_rate, output_tokens),
         "meets_targets": load.meets_targets,
         "max_requests_per_s": load.max_requests_per_s,
+        "max_requests_per_s_low": load.max_requests_per_s_low,
+        "max_requests_per_s_high": load.max_requests_per_s_high,
         "at_max": None if load.at_max is None else _load_figures(load.at_max, output_tokens),
         "limit": None if load.limit is None else load.limit.value,
         "bottleneck": None if load.bottleneck is None else load.bottleneck.value,
@@ -137,6 +139,13 @@ def _latency(x: Load) -> str:
         else f"p50 {ms(x.tpot_p50_s)}, p99 {ms(x.tpot_p99_s)}"
     )
     return f"TTFT {ttft}; TPOT {tpot}"
+
+
+def _rate_interval(load: ServingLoad) -> str:
+    low, high = load.max_requests_per_s_low, load.max_requests_per_s_high
+    if low is None or high is None:
+        return ""
+    return f" (interval {low:,.3g}-{high:,.3g})"
 
 
 def load_lines(load: ServingLoad, output_tokens: int) -> list[str]:
@@ -171,9 +180,9 @@ def load_lines(load: ServingLoad, output_tokens: int) -> list[str]:
         else:
             x = load.at_max
             lines.append(
-                f"largest rate with p99 {bounds}: {x.requests_per_s:,.3g} requests/s "
-                f"({x.requests_per_s * output_tokens:,.0f} output tokens/s, utilisation "
-                f"{x.utilisation:.0%}); there {_latency(x)}"
+                f"largest rate with p99 {bounds}: {x.requests_per_s:,.3g} requests/s"
+                f"{_rate_interval(load)} ({x.requests_per_s * output_tokens:,.0f} output "
+                f"tokens/s, utilisation {x.utilisation:.0%}); there {_latency(x)}"
             )
         if load.limit is not None and load.bottleneck is not None:
             lines.append(

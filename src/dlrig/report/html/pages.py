@@ -203,6 +203,11 @@ def _load_facts(load: ServingLoad | None) -> list[tuple[str, str, str]]:
     if load.max_requests_per_s is not None:
         limit = "-" if load.limit is None else load.limit.value
         rate = f"{load.max_requests_per_s:,.3g} requests/s"
+        if load.max_requests_per_s_low is not None and load.max_requests_per_s_high is not None:
+            rate += (
+                f" (interval {load.max_requests_per_s_low:,.3g}-"
+                f"{load.max_requests_per_s_high:,.3g})"
+            )
         facts.append(("largest rate at the p99 bounds", rate, f"then binds: {limit}"))
     return facts
 
