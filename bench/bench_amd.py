@@ -1,0 +1,200 @@
+"""Accuracy of `dlrig.model.serving` on AMD Instinct MI300X serving, held out: AMD's own vLLM
+tables and Oracle's OCI vLLM measurements, none of them looked at to set any constant.
+
+    .venv/bin/python bench/bench_amd.py [--out FILE]
+
+Rows: bench/data/amd_vllm.csv (URL, date and container per row). AMD's "Performance results
+with AMD ROCm software" page, vLLM on 8x MI300X TP8 with AMD's FP8-KV checkpoints of Llama 3.1
+70B and 405B: the throughput tables (all prompts sent at once, `max num seqs` = the prompts, at
+four input/output lengths) of seven dated containers (2025-04 to 2025-11), and the latency table's
+batches 1-4 of Llama 3.1 70B at 128 in / 2048 out. Oracle's blog (2024-10-10): Llama 3.1 405B FP8
+on one OCI BM.GPU.MI300X.8, vLLM benchmark_latency.py at 128/128, batches 1-256.
+
+Each row is predicted with the shipped serving model as bench_serving.py predicts its rows:
+the `vllm` engine, tensor parallel over the eight cards, the row's weight and KV formats. A
+throughput row runs all users that fit the KV cache (the prompts exceed what fits), as
+bench_serving.max_throughput; a latency row (benchmark_latency.py: one static batch, every
+prompt prefilled, then every output token decoded) is the batch's output tokens over its time,
+which is dlrig's total output tokens/s at that many users (serving.total_tokens_per_s: the
+prefills of the batch plus output_tokens decode steps). Writes bench/results/amd.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import statistics
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import provenance
+from machine_info import machine, write_result
+
+from dlrig.catalog import load_catalog
+from dlrig.machine import resolve_build
+from dlrig.model.serving import ServingEstimate, serving_estimate
+from dlrig.workloads import load_workload
+from dlrig.workloads.serving import Engine, KVPrecision, WeightFormat
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "bench" / "data" / "amd_vllm.csv"
+OUT = REPO / "bench" / "results" / "amd.md"
+# The file's model -> dlrig's serving workload of the same structure (src/dlrig/workloads/data/
+# serve.toml: Llama 3.1 70B and 405B config.json).
+WORKLOADS = {"llama-3.1-70b": "llama-3.1-70b-serve", "llama-3.1-405b": "llama-3.1-405b-serve"}
+SOURCES = ("amd_vllm", "oci_mi300x_405b")
+
+
+@dataclass(frozen=True)
+class Row:
+    source: str  # a key of bench/provenance.toml [sources]
+    url: str
+    date: str
+    software: str
+    model: str
+    gpu: str
+    gpus: int
+    tensor_parallel: int
+    quantization: WeightFormat
+    kv_precision: KVPrecision
+    input_tokens: int
+    output_tokens: int
+    batch: int  # a latency row's batch; a throughput row's prompts
+    max_num_seqs: int
+    metric: str  # output_tokens_per_s | latency_s
+    measured: float  # as published, in the metric's unit
+    notes: str
+
+    @property
+    def measured_tokens_per_s(self) -> float:
+        """Output tokens/s of all users: as published, or a latency row's batch x output
+        tokens over its time."""
+        if self.metric == "latency_s":
+            return self.batch * self.output_tokens / self.measured
+        return self.measured
+
+    @property
+    def label(self) -> str:
+        kind = f"batch {self.batch}" if self.metric == "latency_s" else "throughput"
+        container = self.software.rsplit("_", 1)[-1] if self.source == "amd_vllm" else "vLLM"
+        return (f"{self.model} {self.gpus}x MI300X {self.input_tokens}/{self.output_tokens} "
+                f"{kind} ({container})")  # fmt: skip
+
+
+def read_rows(path: Path = DATA) -> list[Row]:
+    with path.open(encoding="utf-8") as fh:
+        return [
+            Row(
+                r["source"], r["url"], r["date"], r["software"], r["model"], r["gpu"],
+                int(r["gpus"]), int(r["tensor_parallel"]), WeightFormat(r["quantization"]),
+                KVPrecision(r["kv_precision"]), int(r["input_tokens"]), int(r["output_tokens"]),
+                int(r["batch"]), int(r["max_num_seqs"]), r["metric"], float(r["measured"]),
+                r["notes"],
+            )
+            for r in csv.DictReader(fh)
+        ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Prediction:
+    row: Row
+    tokens_per_s: float  # output tokens/s of all users
+    users: int
+    estimate: ServingEstimate
+
+    @property
+    def error(self) -> float:
+        return self.tokens_per_s / self.row.measured_tokens_per_s - 1.0
+
+
+def predict(row: Row) -> Prediction:
+    """dlrig's output tokens/s for the row as it ran (vLLM, the row's TP, formats, lengths)."""
+    build = resolve_build({"gpus": [{"model": row.gpu, "count": row.gpus}]}, "bench",
+                          load_catalog(None))  # fmt: skip
+    w = load_workload(WORKLOADS[row.model])
+    assert w.serve is not None
+    spec = replace(w.serve, engine=Engine.VLLM, quantization=row.quantization,
+                   kv_precision=row.kv_precision, prompt_tokens=row.input_tokens,
+                   output_tokens=row.output_tokens, tensor_parallel=row.tensor_parallel,
+                   users=row.batch)  # fmt: skip
+    if row.metric == "output_tokens_per_s":
+        first = serving_estimate(build, spec, w.name)
+        assert first is not None
+        spec = replace(spec, users=max(1, min(row.max_num_seqs, first.max_users_fit)))
+    est = serving_estimate(build, spec, w.name)
+    assert est is not None
+    return Prediction(row, est.tokens_per_s_total, spec.users, est)
+
+
+def predictions() -> list[Prediction]:
+    return [predict(r) for r in read_rows()]
+
+
+def _stats(errors: list[float]) -> str:
+    abs_err = [abs(e) for e in errors]
+    return (f"{len(errors)} | {statistics.median(abs_err):.1%} | "
+            f"{float(np.quantile(abs_err, 0.9)):.1%} | {statistics.median(errors):+.1%}")  # fmt: skip
+
+
+def summary(preds: list[Prediction]) -> list[str]:
+    groups: dict[str, list[float]] = {"all": [p.error for p in preds]}
+    for p in preds:
+        r = p.row
+        groups.setdefault(f"source {r.source}", []).append(p.error)
+        groups.setdefault(f"model {r.model}", []).append(p.error)
+        groups.setdefault(f"metric {r.metric}", []).append(p.error)
+        groups.setdefault(f"binds {p.estimate.binding.value}", []).append(p.error)
+        if r.source == "amd_vllm" and r.metric == "output_tokens_per_s":
+            groups.setdefault(f"AMD throughput, container {r.date}", []).append(p.error)
+    return [
+        "| group | n | median abs error | p90 abs error | median signed |",
+        "|---|---|---|---|---|",
+        *(f"| {name} | {_stats(errs)} |" for name, errs in groups.items()),
+    ]
+
+
+def row_table(preds: list[Prediction]) -> list[str]:
+    lines = [
+        "| row | date | users | measured tok/s | predicted tok/s | error | binds | prefill s | "
+        "decode step ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in preds:
+        e = p.estimate
+        lines.append(
+            f"| {p.row.label} | {p.row.date} | {p.users} | {p.row.measured_tokens_per_s:,.0f} | "
+            f"{p.tokens_per_s:,.0f} | {p.error:+.1%} | {e.binding.value} | {e.prefill_s:.3f} | "
+            f"{e.decode_step_s * 1e3:.2f} |"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    preds = predictions()
+    titles = provenance.sources()
+    lines = [
+        "# Serving on AMD Instinct MI300X (held out): AMD's and Oracle's vLLM measurements",
+        "",
+        f"Command: `.venv/bin/python bench/bench_amd.py` ({dt.date.today()}, {machine()}).",
+        "",
+        f"{len(preds)} rows from `bench/data/amd_vllm.csv`, each predicted with the shipped "
+        "serving model: engine `vllm`, tensor parallel over the 8 cards, the row's weight and KV "
+        "formats and lengths; a throughput row with all users that fit the KV cache, a latency "
+        "row (one static batch) as the batch's output tokens over its time. No row is left out.",
+        "",
+        *(f"- {titles[k].title}: {provenance.status([k])}" for k in SOURCES),
+        "",
+        *summary(preds),
+        "",
+        *row_table(preds),
+    ]
+    write_result(args.out, lines)
+
+
+if __name__ == "__main__":
+    main()
