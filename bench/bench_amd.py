@@ -34,7 +34,7 @@ from machine_info import machine, write_result
 
 from dlrig.catalog import load_catalog
 from dlrig.machine import resolve_build
-from dlrig.model.serving import ServingEstimate, serving_estimate
+from dlrig.model.serving import SERVING_RATIO_BAND, ServingEstimate, serving_estimate
 from dlrig.workloads import load_workload
 from dlrig.workloads.serving import Engine, KVPrecision, WeightFormat
 
@@ -134,8 +134,10 @@ def predictions() -> list[Prediction]:
 
 def _stats(errors: list[float]) -> str:
     abs_err = [abs(e) for e in errors]
-    return (f"{len(errors)} | {statistics.median(abs_err):.1%} | "
-            f"{float(np.quantile(abs_err, 0.9)):.1%} | {statistics.median(errors):+.1%}")  # fmt: skip
+    return (
+        f"{len(errors)} | {statistics.median(abs_err):.1%} | "
+        f"{float(np.quantile(abs_err, 0.9)):.1%} | {statistics.median(errors):+.1%}"
+    )
 
 
 def summary(preds: list[Prediction]) -> list[str]:
@@ -155,19 +157,46 @@ def summary(preds: list[Prediction]) -> list[str]:
     ]
 
 
+def measured_step_ms(p: Prediction) -> float:
+    """The measured time per decode step the row implies (ms): a latency row's time over its
+    output tokens (its prefill spread over them), a throughput row's users over its output
+    tokens/s (the other users' prefills inside). A reading of the measurement, not a fit."""
+    if p.row.metric == "latency_s":
+        return p.row.measured / p.row.output_tokens * 1e3
+    return p.users / p.row.measured * 1e3
+
+
+PARTS = ("decode_bandwidth", "decode_compute", "decode_attention", "interconnect",
+         "engine_overhead")  # fmt: skip
+
+
 def row_table(preds: list[Prediction]) -> list[str]:
     lines = [
-        "| row | date | users | measured tok/s | predicted tok/s | error | binds | prefill s | "
-        "decode step ms |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| row | date | users | measured tok/s | predicted tok/s | error | binds | measured ms "
+        "a step | predicted ms a step | GEMM read | GEMM compute | attention | all-reduce | "
+        "fixed per layer |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in preds:
         e = p.estimate
+        parts = " | ".join(f"{e.decode_parts_s[k] * 1e3:.2f}" for k in PARTS)
         lines.append(
             f"| {p.row.label} | {p.row.date} | {p.users} | {p.row.measured_tokens_per_s:,.0f} | "
-            f"{p.tokens_per_s:,.0f} | {p.error:+.1%} | {e.binding.value} | {e.prefill_s:.3f} | "
-            f"{e.decode_step_s * 1e3:.2f} |"
+            f"{p.tokens_per_s:,.0f} | {p.error:+.1%} | {e.binding.value} | "
+            f"{measured_step_ms(p):.2f} | {e.tpot_s * 1e3:.2f} | {parts} |"
         )
+    return lines
+
+
+def coverage(preds: list[Prediction]) -> list[str]:
+    """How many rows the shipped serving interval holds, by source."""
+    low, high = SERVING_RATIO_BAND
+    lines = []
+    for source in SOURCES:
+        ratios = [1.0 / (1.0 + p.error) for p in preds if p.row.source == source]
+        inside = sum(low <= r <= high for r in ratios)
+        lines.append(f"- {source}: {inside} of {len(ratios)} rows inside the serving interval "
+                     f"(measured / predicted {low:g}-{high:g}, SERVING_RATIO_BAND)")  # fmt: skip
     return lines
 
 
@@ -190,6 +219,13 @@ def main() -> None:
         *(f"- {titles[k].title}: {provenance.status([k])}" for k in SOURCES),
         "",
         *summary(preds),
+        "",
+        *coverage(preds),
+        "",
+        "Every row, with dlrig's decode step in parts (ms: the GEMMs' weight read and their "
+        "FLOPs overlap, the larger counts; attention, all-reduces and the fixed time per layer "
+        "follow) beside the step the measurement implies (a latency row's time over its output "
+        "tokens; a throughput row's users over its tokens/s):",
         "",
         *row_table(preds),
     ]

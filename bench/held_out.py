@@ -333,6 +333,24 @@ def arrivals() -> list[Pair]:
     return pairs
 
 
+def amd_serving() -> list[Pair]:
+    """AMD's vLLM tables and Oracle's OCI sweep on 8x MI300X (bench_amd.py): output tokens/s
+    of all users, as published or a latency row's batch x output tokens over its time."""
+    import bench_amd as amd
+
+    return [
+        Pair(
+            p.row.source,
+            p.row.label,
+            p.row.measured_tokens_per_s,
+            p.tokens_per_s,
+            gpus=p.row.gpus,
+            gpu=catalog_name(p.row.gpu),
+        )
+        for p in amd.predictions()
+    ]
+
+
 ADAPTERS: dict[str, Callable[[], list[Pair]]] = {
     "lambda_2025": lambda_2025,
     "nvidia_dle": nvidia_dle,
@@ -341,6 +359,7 @@ ADAPTERS: dict[str, Callable[[], list[Pair]]] = {
     "fsdp_qlora": fsdp_qlora,
     "serving": serving,
     "arrivals": arrivals,
+    "amd_serving": amd_serving,
     "h200_memory": h200_memory,
     "peak_memory": peak_memory,
 }

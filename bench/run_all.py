@@ -38,6 +38,7 @@ ORDER = [
     "health",
     "serving",
     "arrivals",
+    "amd",
     "report",
 ]
 
