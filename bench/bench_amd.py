@@ -17,6 +17,14 @@ bench_serving.max_throughput; a latency row (benchmark_latency.py: one static ba
 prompt prefilled, then every output token decoded) is the batch's output tokens over its time,
 which is dlrig's total output tokens/s at that many users (serving.total_tokens_per_s: the
 prefills of the batch plus output_tokens decode steps). Writes bench/results/amd.md.
+
+The figures are AMD's and Oracle's published measurements, recorded as facts with their page,
+date and software (the pages' terms reserve their text; none of it is copied). A throughput
+row is output tokens/s: the page gives one "Throughput" per row, and ROCm's vLLM guide
+(docs/how-to/rocm-for-ai/inference/vllm-benchmark.rst) defines both a total and a generated
+rate; the generated one is read because the rows fall 1.9-2x from 128/2048 to 2048/2048 at
+equal output, as TensorRT-LLM's 8x H100 405B output rates do (4340 to 2296), where total
+tokens would fall 3.7x. That reading was settled before any prediction was made.
 """
 
 from __future__ import annotations
