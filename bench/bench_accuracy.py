@@ -189,12 +189,14 @@ def lambda_left_out(data_dir: Path, left_out: Bands) -> list[Judged]:
 def others_left_out(left_out: Bands) -> list[Judged]:
     """Every other source, predicted by the shipped calibration (fitted on none of them), its
     interval judged on training rates, serving speeds and peak memory: a held-out source's by
-    the shipped interval, a calibration training source's by the one the other calibration
-    sources give (its own rows set the shipped one)."""
+    the shipped interval, a calibration training or memory source's by the one the other
+    calibration sources of its kind give (its own rows set the shipped one)."""
     cal = default_calibration()
     sources = provenance.sources()
     judged = []
-    for pair in held_out.every_pair():
+    pairs = held_out.every_pair()
+    memory_left_out = held_out.memory_left_out_bands(pairs)
+    for pair in pairs:
         inside = None
         kind = sources[pair.source].kind
         if pair.interval is not None:
@@ -209,7 +211,7 @@ def others_left_out(left_out: Bands) -> list[Judged]:
             low, high = SERVING_RATIO_BAND
             inside = low <= pair.ratio <= high
         elif kind == "memory":
-            low, high = MEMORY_RATIO_BAND
+            low, high = memory_left_out.get(pair.source, MEMORY_RATIO_BAND)
             inside = low <= pair.ratio <= high
         judged.append(
             Judged(
@@ -279,7 +281,8 @@ def loso_lines(judged: list[Judged]) -> list[str]:
         "(calibration), the interval the other calibration sources give without it "
         "(interval_band.left_out_bands), so that no source judges itself; for a held-out "
         "training source the shipped interval; serving speeds by serving.SERVING_RATIO_BAND; "
-        "peak memory by memory.MEMORY_RATIO_BAND, from the H200 jobs' peaks alone; MLPerf's "
+        "peak memory likewise: a memory calibration source by the band the other ones give "
+        "(held_out.memory_left_out_bands), a held-out one by memory.MEMORY_RATIO_BAND; MLPerf's "
         "largest arrival rates by the output's own interval on that rate (the rate searched "
         "again at the serving interval's ends). Its all-rows "
         "figure puts back the rows its own bench leaves out. `held out` is bench/provenance."

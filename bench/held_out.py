@@ -11,15 +11,12 @@ leaves out on evidence, put back for the all-rows figure.
 from __future__ import annotations
 
 import json
-import math
 import statistics
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -179,20 +176,59 @@ def peak_memory() -> list[Pair]:
     ]  # fmt: skip
 
 
-# The memory constants chosen on the H200 jobs' peaks (bench/provenance.toml: LOSS_GRADIENT_COPIES,
-# the peft fp32-adapter input bytes, AUTOCAST_NEW_GELU_SAVED_BYTES).
-MEMORY_CHOSEN_CONSTANTS = 3
-MEMORY_CALIBRATION_SOURCES = ("h200_memory",)
+def memory() -> list[Pair]:
+    """Every peak-memory pair: the H200 jobs' and the published peaks."""
+    return h200_memory() + peak_memory()
+
+
+def memory_calibration_sources() -> tuple[str, ...]:
+    """The memory sources some constant other than the interval was chosen on
+    (bench/provenance.toml), among those with measured peaks: what the memory interval is set
+    on, as serving_calibration_sources picks the serving ones."""
+    measured = {p.source for p in memory()}
+    return tuple(
+        key
+        for key, source in provenance.sources().items()
+        if source.kind == "memory"
+        and key in measured
+        and any("MEMORY_RATIO_BAND" not in c.name for c in provenance.set_on([key]))
+    )
+
+
+def memory_residuals(pairs: list[Pair]) -> list[Any]:
+    """The calibration sources' peaks as interval_band residuals, every row (the ones a bench
+    leaves out on evidence too), each source weighing 1."""
+    import interval_band
+
+    sources = memory_calibration_sources()
+    return [interval_band.Residual(p.source, 1, p.ratio) for p in pairs if p.source in sources]
 
 
 def memory_band() -> tuple[float, float]:
-    """The 10th and 90th percentile of measured / predicted peak tensors over the H200 jobs the
-    memory constants were chosen on, each log-ratio widened by sqrt(n / (n - p)) for the p
-    constants chosen on those n rows: memory.MEMORY_RATIO_BAND, rounded to 3 places."""
-    ratios = [p.ratio for p in h200_memory()]
-    widen = math.sqrt(len(ratios) / (len(ratios) - MEMORY_CHOSEN_CONSTANTS))
-    low, high = np.quantile(np.log(ratios), [0.1, 0.9]) * widen
-    return round(math.exp(low), 3), round(math.exp(high), 3)
+    """The memory interval as the training and serving ones are set (scripts/interval_band.py):
+    the 10th and 90th percentile of measured / predicted peak tensors over the calibration
+    sources' rows, each source weighing 1, widened until each source left out in turn averages
+    80% inside the others' band: memory.MEMORY_RATIO_BAND, rounded to 3 places."""
+    import interval_band
+
+    band = interval_band.band(memory_residuals(memory()))
+    return round(band.low, 3), round(band.high, 3)
+
+
+def memory_left_out_bands(pairs: list[Pair]) -> dict[str, tuple[float, float]]:
+    """For each memory calibration source, the band the other calibration sources give (at the
+    widening they find among themselves): what judges it as if it were new, so that no source
+    judges itself (interval_band.left_out_bands does this for training)."""
+    import interval_band
+
+    residuals = memory_residuals(pairs)
+    out = {}
+    for source in sorted({r.source for r in residuals}):
+        others = [r for r in residuals if r.source != source]
+        if others:
+            band = interval_band.band(others)
+            out[source] = (band.low, band.high)
+    return out
 
 
 # bench/data/external_llm.csv's `source` column -> a provenance source.
@@ -360,8 +396,7 @@ ADAPTERS: dict[str, Callable[[], list[Pair]]] = {
     "serving": serving,
     "arrivals": arrivals,
     "amd_serving": amd_serving,
-    "h200_memory": h200_memory,
-    "peak_memory": peak_memory,
+    "memory": memory,
 }
 
 

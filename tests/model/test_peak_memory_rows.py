@@ -1,6 +1,6 @@
-"""Published peak memory the model was never tuned on (bench/data/peak_memory.csv, read and
-predicted by bench/bench_peak_memory.py): each row carries its source, and the job is
-predicted as it ran."""
+"""Published peak memory (bench/data/peak_memory.csv, read and predicted by
+bench/bench_peak_memory.py): each row carries its source, and the job is predicted as it ran.
+Answer.AI's peaks are held out; torchtune's are calibration (bench/provenance.toml)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,23 @@ def test_every_row_names_its_source_date_licence_and_measure() -> None:
         assert provenance.sources()[r.source].kind == "memory"
 
 
-def test_the_sources_are_held_out() -> None:
-    assert provenance.held_out(["torchtune_memory", "fsdp_qlora_memory"])
+def test_answer_ai_peaks_are_held_out_and_torchtunes_are_calibration() -> None:
+    """Constants were chosen with torchtune's peaks in view (torch.compile's saved tensors,
+    the paged optimizer's managed state, activation offloading), none with Answer.AI's."""
+    assert provenance.held_out(["fsdp_qlora_memory"])
+    assert not provenance.held_out(["torchtune_memory"])
+
+
+def test_a_paged_optimizers_state_is_not_in_the_allocators_peak() -> None:
+    """torchtune's Llama 3.1 8B full fine-tune on one RTX 4090 (PagedAdamW8bit, the step in
+    the backward, pure bf16): 18.9 GiB peak active. bitsandbytes keeps the 8-bit moments in
+    managed memory, 2 B x 8.03e9 = 14.96 GiB that torch's figure never holds: dlrig's tensors
+    without them, within 5% (calibration: this row was in view when the term was written)."""
+    row = next(r for r in pm.read_rows()
+               if r.job.model == "llama-3.1-8b" and r.job.finetune == "full"
+               and r.job.gpu == "GeForce RTX 4090")  # fmt: skip
+    assert row.peak_gib == 18.9 and row.job.paged_optimizer
+    assert pm.predict(row).predicted_gib == pytest.approx(18.9, rel=0.05)
 
 
 def _row(source: str, table_start: str, measure: str, seq: int) -> pm.MemoryRow:

@@ -384,6 +384,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         cpu_offload=block.cpu_offload if block else False,
         gradient_accumulation=wf.gradient_accumulation,
         activation_checkpointing=wf.activation_checkpointing,
+        activation_offloading=wf.activation_offloading,
         channels_last=wf.memory_format == "channels_last",
         fused_loss=wf.fused_loss,
         fp32_loss=wf.loss_precision == "fp32",

@@ -125,7 +125,8 @@ class Workload:
     `fused_activation`: a gated MLP's SiLU and product run in one kernel that saves only its
     input; `pure_16bit`: a 16-bit run keeps its weights, gradients and optimizer state in 16
     bits; `optimizer_in_backward`: each weight steps and frees its gradient during the
-    backward; `paged_optimizer`: the
+    backward; `activation_offloading`: the tensors the layers save wait in host RAM between
+    the forward and the backward; `paged_optimizer`: the
     optimizer state pages to host RAM where the GPU cannot hold it; `cuda_graphs`: each step
     replays a captured CUDA graph, so the host does not dispatch its kernels one by one;
     `kernels`: the library the job's element-wise, norm, rotary and loss kernels come from
@@ -185,6 +186,7 @@ class Workload:
     cpu_offload: bool = False
     gradient_accumulation: int = 1
     activation_checkpointing: bool = False
+    activation_offloading: bool = False
     channels_last: bool = False
     fused_loss: bool = False
     fp32_loss: bool = True

@@ -347,10 +347,10 @@ class ServeBlock(_Strict):
 
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
-    `similar_to`, `activation_checkpointing`, `pure_16bit`, `fused_loss`, `loss_precision`,
-    `gradient_precision`, `loss_chunks`, `chunked_logits_kept`, `fused_activation`,
-    `cuda_graphs`, `kernels`, `memory_format`, `gradient_accumulation`, `steps`, `sources`,
-    `notes`, and `parallel` as a block)."""
+    `similar_to`, `activation_checkpointing`, `activation_offloading`, `pure_16bit`,
+    `fused_loss`, `loss_precision`, `gradient_precision`, `loss_chunks`, `chunked_logits_kept`,
+    `fused_activation`, `cuda_graphs`, `kernels`, `memory_format`, `gradient_accumulation`,
+    `steps`, `sources`, `notes`, and `parallel` as a block)."""
 
     name: str | None = None
     model: str | ModelBlock
@@ -380,6 +380,12 @@ class WorkloadFile(_Strict):
     )
     activation_checkpointing: bool = Field(
         default=False, description="recompute activations in backward (one extra forward)"
+    )
+    activation_offloading: bool = Field(
+        default=False,
+        description="the tensors the forward saves go to pinned host RAM on a side stream "
+        "and come back in the backward (torchtune enable_activation_offloading): the GPU "
+        "keeps the last 5 in flight; with checkpointing, those are the layers' inputs",
     )
     pure_16bit: bool = Field(
         default=False,

@@ -1,0 +1,91 @@
+"""Memory as the stacks that shrink it run: torch.compile's saved tensors, torchtune's compiled
+chunked loss, activation offloading, and a paged optimizer's state outside PyTorch's allocator."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from model_fixtures import make_workload
+
+from dlrig.model import memory
+from dlrig.workloads import Workload, load_workload
+
+# Llama 3.2 3B (huggingface.co/meta-llama/Llama-3.2-3B config.json): hidden 3072,
+# intermediate 8192, 28 layers, 24 heads, 8 KV heads, vocabulary 128,256, tied embeddings.
+S, H, F, LAYERS, VOCAB = 4096, 3072, 8192, 28, 128_256
+
+
+def test_a_compiled_gated_mlp_keeps_the_gate_and_up_outputs() -> None:
+    """Inductor's min-cut partitioner recomputes SiLU and the product in the backward from the
+    gate and up projections' outputs: 2 f-wide tensors saved where eager PyTorch keeps 4 (SiLU's
+    input and output, up, the product). At Llama 3.2 3B's s 4,096 and f 8,192 in bf16 that is
+    2 x 2 B x 4,096 x 8,192 = 134,217,728 bytes less per layer and sample."""
+    eager = memory.transformer_layer_activation_bytes(S, H, 24, 1, False, True, gated_mlp=True,
+                                                      kv_heads=8, ffn_hidden_size=F)  # fmt: skip
+    compiled = memory.transformer_layer_activation_bytes(
+        S, H, 24, 1, False, True, gated_mlp=True, kv_heads=8, ffn_hidden_size=F, compiled=True
+    )
+    assert eager - compiled == 2 * 2 * S * F == 134_217_728
+
+
+def _llama_3b(kernels: str, **fields: object) -> Workload:
+    """Llama 3.2 3B's structure at 4,096 tokens, checkpointed, torchtune's loss over 8 chunks."""
+    job = make_workload("llama-3-8b", kernels=kernels, loss_chunks=8, chunked_logits_kept=True,
+                        activation_checkpointing=True, **fields)  # fmt: skip
+    return dataclasses.replace(
+        job, hidden_size=H, num_layers=LAYERS, num_heads=24, kv_heads=8, ffn_hidden_size=F,
+        vocab_size=VOCAB, seq_len=S, tied_embeddings=True,
+    )  # fmt: skip
+
+
+def test_a_compiled_kept_chunk_loss_keeps_only_the_16_bit_logits() -> None:
+    """torchtune's CEWithChunkedOutputLoss keeps every chunk's bf16 logits (the model returns
+    them as a list) and, compiled (compile_loss compiles compute_cross_entropy alone), upcasts
+    one chunk at a time: per logit 2 B kept plus 1/8 of the 4 B fp32 copy and of the 6 B
+    gradients, 3.25 B, where eager keeps every chunk's fp32 log-softmax too: 6 + 6/8 = 6.75 B.
+    With checkpointing the layers keep their inputs alone, so the one recomputed layer (its MLP
+    at 2 f-wide tensors compiled, 4 eager) is the rest of the difference."""
+    eager = _llama_3b("eager")
+    compiled = _llama_3b("compile")
+    layout = memory.MemoryLayout()
+    difference = memory.per_sample_bytes(eager, True, layout) - memory.per_sample_bytes(
+        compiled, True, layout
+    )
+    logits = (6.75 - 3.25) * S * VOCAB
+    recomputed_mlp = 2 * 2 * S * F
+    assert difference == pytest.approx(logits + recomputed_mlp)
+
+
+def test_activation_offloading_keeps_five_checkpointed_inputs_on_the_gpu() -> None:
+    """torchtune's OffloadActivations keeps the last max_fwd_stash_size = 5 saved tensors on
+    the GPU while their copies to host RAM run; with checkpointing those are 5 layers' inputs
+    (bf16, s x h), so Llama 3.2 3B's 28 layers hold 23 x 2 x 4,096 x 3,072 = 578,813,952 bytes
+    a sample less on the GPU."""
+    kept = _llama_3b("compile")
+    offloaded = _llama_3b("compile", activation_offloading=True)
+    layout = memory.MemoryLayout()
+    saved = memory.per_sample_bytes(kept, True, layout) - memory.per_sample_bytes(
+        offloaded, True, layout
+    )
+    assert saved == (LAYERS - 5) * 2 * S * H == 578_813_952
+
+
+def test_activation_offloading_is_a_workload_field(tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(
+        "model: llama-3-8b\nactivation_checkpointing: true\nactivation_offloading: true\n"
+    )
+    assert load_workload(path).activation_offloading
+
+
+def test_a_paged_optimizers_moments_are_managed_memory() -> None:
+    """bitsandbytes' PagedAdamW8bit allocates each moment of a parameter of 1e5 elements or more
+    with cudaMallocManaged (Optimizer8bit.get_state_buffer): Llama 3's 8.03e9 parameters keep
+    2 x 1 B of moments each there, 16.06e9 bytes PyTorch's allocator never sees; the fp32 block
+    constants (4 B per 2,048 values) stay torch tensors."""
+    job = make_workload("llama-3-8b", optimizer="adamw8bit", paged_optimizer=True)
+    need = memory.memory_need(job, 1, True, memory.MemoryLayout(), 0.8, 0.05)
+    assert need.managed_bytes == pytest.approx(2.0 * job.params)
+    assert memory.managed_state_bytes(make_workload("llama-3-8b"), memory.MemoryLayout()) == 0.0
