@@ -189,13 +189,14 @@ def lambda_left_out(data_dir: Path, left_out: Bands) -> list[Judged]:
 def others_left_out(left_out: Bands) -> list[Judged]:
     """Every other source, predicted by the shipped calibration (fitted on none of them), its
     interval judged on training rates, serving speeds and peak memory: a held-out source's by
-    the shipped interval, a calibration training or memory source's by the one the other
-    calibration sources of its kind give (its own rows set the shipped one)."""
+    the shipped interval, a calibration training, serving or memory source's by the one the
+    other calibration sources of its kind give (its own rows set the shipped one)."""
     cal = default_calibration()
     sources = provenance.sources()
     judged = []
     pairs = held_out.every_pair()
     memory_left_out = held_out.memory_left_out_bands(pairs)
+    serving_left_out = held_out.serving_left_out_bands(pairs)
     for pair in pairs:
         inside = None
         kind = sources[pair.source].kind
@@ -208,7 +209,7 @@ def others_left_out(left_out: Bands) -> list[Judged]:
             low, high = cal.throughput_band(pair.gpus, cal.fitted_gpu(pair.gpu))
             inside = low <= pair.ratio <= high
         elif kind == "serving":
-            low, high = SERVING_RATIO_BAND
+            low, high = serving_left_out.get(pair.source, SERVING_RATIO_BAND)
             inside = low <= pair.ratio <= high
         elif kind == "memory":
             low, high = memory_left_out.get(pair.source, MEMORY_RATIO_BAND)
@@ -280,7 +281,9 @@ def loso_lines(judged: list[Judged]) -> list[str]:
         "measurements inside the interval: for a training source that set the interval "
         "(calibration), the interval the other calibration sources give without it "
         "(interval_band.left_out_bands), so that no source judges itself; for a held-out "
-        "training source the shipped interval; serving speeds by serving.SERVING_RATIO_BAND; "
+        "training source the shipped interval; serving speeds likewise: a serving calibration "
+        "source by the band the other ones give (held_out.serving_left_out_bands), a held-out "
+        "one by serving.SERVING_RATIO_BAND; "
         "peak memory likewise: a memory calibration source by the band the other ones give "
         "(held_out.memory_left_out_bands), a held-out one by memory.MEMORY_RATIO_BAND; MLPerf's "
         "largest arrival rates by the output's own interval on that rate (the rate searched "

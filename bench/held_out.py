@@ -346,6 +346,27 @@ def serving_band() -> tuple[float, float]:
     return round(band.low, 3), round(band.high, 3)
 
 
+def serving_left_out_bands(pairs: list[Pair]) -> dict[str, tuple[float, float]]:
+    """For each serving calibration source, the band the other serving calibration sources
+    give (interval_band at the widening they find among themselves): what judges it as if it
+    were new, as memory_left_out_bands does for peak memory."""
+    import interval_band
+
+    sources = serving_calibration_sources()
+    residuals = [
+        interval_band.Residual(p.source, 1, p.ratio)
+        for p in pairs
+        if p.source in sources and p.interval is None
+    ]
+    out = {}
+    for source in sorted({r.source for r in residuals}):
+        others = [r for r in residuals if r.source != source]
+        if others:
+            band = interval_band.band(others)
+            out[source] = (band.low, band.high)
+    return out
+
+
 def arrivals() -> list[Pair]:
     """MLPerf Server runs (bench_arrivals.py): the requests/s each passed at its p99 bounds
     against dlrig's largest rate meeting them, with that rate's interval."""
