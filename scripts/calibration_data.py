@@ -50,6 +50,43 @@ LAMBDA_MODELS: dict[str, tuple[str, float, dict[str, object]]] = {
     "ncf": ("ncf", 1.0, {"gradient_precision": "16bit"}),
 }
 
+# How each Lambda job steps its optimizer (dlrig.workloads.model.OptimizerStep), from the code it
+# ran (LambdaLabsML/DeepLearningExamples@lambda/benchmark, c1781a37) and the container its log
+# names. DLE's BERT SQuAD fine-tuning takes apex FusedAdam with --fp16 (fused) and otherwise
+# BertAdam: a Python loop over the tensors stepping each one op by op with decoupled weight
+# decay, as AdamW, after `clip_grad_norm_(p, ...)` on that tensor alone (PyTorch/LanguageModeling/
+# BERT/run_squad.py `optimizer = BertAdam(...)` outside `if args.fp16`; optimization.py
+# BertAdam.step; its separate learning-rate product and negation, ~4 element moves and 2
+# kernels a tensor more, are left out). Before PyTorch 1.10 that clip waits on the GPU
+# (compute.CLIP_OPS_PER_TENSOR): Lambda's v0 logs name NGC builds 9332039, 16972326 and 21060478
+# (2020-03 to 2021-12, PyTorch 1.4 to 1.9), except the RTX A4500 and A5500 runs of 2022-06, build
+# 25165078 (PyTorch 1.12, python3.8: results/A4500/PyTorch_bert_large_squad_FP32/
+# 30-06-2022_20-27-53.txt); v1 ran PyTorch 2 (NGC 23-24).
+BERT_SQUAD = {"bert_base_squad", "bert_large_squad"}
+LAMBDA_V0_PYTORCH_1_12 = {"RTX A4500", "RTX A5500"}
+
+
+# WaveGlow trains with `torch.optim.Adam(model.parameters(), ...)` (PyTorch/SpeechSynthesis/
+# Tacotron2/train.py): a per-tensor loop on the PyTorch 1 of Lambda's v0 containers, the foreach
+# path on v1's PyTorch 2 (its default on CUDA), after a `clip_grad_norm_` over every tensor
+# at once. Tacotron2 runs the same code over 28 M parameters, whose step is a rounding error
+# beside its recurrent decoder (left out).
+def lambda_optimizer(
+    lambda_model: str, precision: Precision, version: str, label: str
+) -> dict[str, str]:
+    """The workload fields of the optimizer step this Lambda job ran (BERT_SQUAD's BertAdam,
+    WaveGlow's torch.optim.Adam), empty where the zoo's fused step is what ran."""
+    if lambda_model == "waveglow":
+        return {"optimizer_step": "per_tensor" if version == "v0" else "foreach"}
+    if lambda_model not in BERT_SQUAD or precision is not Precision.TF32:
+        return {}
+    synced = version == "v0" and gpu_label(label) not in LAMBDA_V0_PYTORCH_1_12
+    return {
+        "optimizer": "adamw",
+        "optimizer_step": "per_tensor_synced" if synced else "per_tensor",
+    }
+
+
 # Lambda's Tacotron2/WaveGlow "fp16" runs ignore their AMP flag (workloads_reference.csv).
 NOT_MIXED_PRECISION = {"tacotron2", "waveglow"}
 
@@ -551,7 +588,7 @@ def read_lambda_rows(
     rows: list[LambdaRow] = []
     skipped: dict[str, int] = {}
     seen: set[tuple[str, str, str, str, str, str]] = set()
-    cache: dict[tuple[str, str, int], Workload] = {}
+    cache: dict[tuple[object, ...], Workload] = {}
     for name in files:
         with (data_dir / name).open() as fh:
             for rec in csv.DictReader(fh):
@@ -596,7 +633,8 @@ def read_lambda_rows(
                 zoo_name, units, extra = LAMBDA_MODELS[rec["model"]]
                 precision = ran_precision or lambda_precision(rec["model"], rec["precision"])
                 batch = int(float(rec["batch_size_per_gpu"]))
-                wkey = (zoo_name, precision.value, batch)
+                optimizer_fields = lambda_optimizer(rec["model"], precision, version, rec["gpu"])
+                wkey = (zoo_name, precision.value, batch, *optimizer_fields.values())
                 if wkey not in cache:
                     doc = {
                         "name": f"{zoo_name} (Lambda)",
@@ -605,6 +643,7 @@ def read_lambda_rows(
                         "precision": precision.value,
                         "dataset": "synthetic",
                         **extra,
+                        **optimizer_fields,
                     }
                     cache[wkey] = resolve_workload(doc, "lambda")
                 rows.append(

@@ -30,7 +30,7 @@ from dlrig.model import memory
 from dlrig.model.layers import FLASH_ATTENTION_SHARE, LayerWork
 from dlrig.model.rates import ComputePath
 from dlrig.units import BITS_PER_BYTE, gb_s_to_bytes_s
-from dlrig.workloads.model import FinetuneMethod, Mode, QuantizedBase, Workload
+from dlrig.workloads.model import FinetuneMethod, Mode, OptimizerStep, QuantizedBase, Workload
 
 # cuDNN runs 3x3 stride-1 convolutions on shader cores with Winograd F(2x2, 3x3), 2.25x fewer
 # multiplications than the counted direct convolution (Lavin & Gray 2016, "Fast Algorithms for
@@ -270,14 +270,91 @@ def transposes_s(
     return max(memory, element_moves * instructions_per_move / issue_rate)
 
 
-def optimizer_step_bytes_per_param(optimizer: str, pure_16bit: bool) -> float:
-    """Bytes an optimizer step moves per trainable parameter: the weight and its gradient read
-    and the weight written (fp32, or 16-bit in pure 16-bit training), each moment read and
-    written at its width (memory.moment_bytes): SGD momentum 5 x 4 B, Adam 7 x 4 B, AdamW
-    8-bit 3 x 4 + 4 x 1 B."""
+# An optimizer run op by op (PyTorch's torch.optim without `fused=True`: its per-tensor loop, and
+# its foreach path, which batches the launches but not the bytes; hand-written steps such as
+# BERT's BertAdam) reads and writes whole tensors in every op, where a fused kernel (apex
+# FusedAdam, `fused=True`) reads the weight, gradient and moments once and writes them once.
+# Element moves per parameter, counted from torch/optim/adam.py and sgd.py
+# `_single_tensor_adam` / `_single_tensor_sgd` (pytorch v1.13): Adam's
+# `exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)` 2 + 3, `exp_avg_sq.mul_(beta2).addcmul_(grad,
+# grad, value=1 - beta2)` 2 + 3, `denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)`
+# 2 + 2 + 2, `param.addcdiv_(exp_avg, denom, value=-step_size)` 4 = 20; AdamW first decays the
+# weight, `param.mul_(1 - lr * weight_decay)` 2 more = 22; SGD with momentum,
+# `buf.mul_(momentum).add_(d_p, alpha=1 - dampening)` 2 + 3 and `param.add_(d_p, alpha=-lr)` 3
+# = 8 (fused: 5). An 8-bit optimizer is a fused kernel (bitsandbytes).
+UNFUSED_OPTIMIZER_MOVES: dict[str, float] = {"adam": 20.0, "adamw": 22.0, "sgd": 8.0}
+
+
+def optimizer_step_bytes_per_param(
+    optimizer: str, pure_16bit: bool, *, fused: bool = True
+) -> float:
+    """Bytes an optimizer step moves per trainable parameter. Fused: the weight and its
+    gradient read and the weight written (fp32, or 16-bit in pure 16-bit training), each
+    moment read and written at its width (memory.moment_bytes): SGD momentum 5 x 4 B, Adam
+    7 x 4 B, AdamW 8-bit 3 x 4 + 4 x 1 B. Op by op (`fused` false): every op's reads and
+    writes at the state's width (UNFUSED_OPTIMIZER_MOVES: Adam 20 x 4 B)."""
     value = 2.0 if pure_16bit else 4.0
+    if not fused and optimizer in UNFUSED_OPTIMIZER_MOVES:
+        return UNFUSED_OPTIMIZER_MOVES[optimizer] * value
     moments = memory.optimizer_moments(optimizer)
     return 3.0 * value + 2.0 * moments * memory.moment_bytes(optimizer, pure_16bit)
+
+
+# The kernels the same loop launches per tensor: Adam's mul_, add_, mul_, addcmul_, sqrt, div,
+# add_, addcdiv_ = 8; AdamW's decay mul_ 9; SGD momentum's mul_, add_, add_ = 3 (the ops above).
+UNFUSED_OPTIMIZER_OPS: dict[str, float] = {"adam": 8.0, "adamw": 9.0, "sgd": 3.0}
+# torch.nn.utils.clip_grad_norm_ before PyTorch 1.10, called on one tensor, runs a norm, a stack,
+# the norm of the stack, + 1e-6, max_norm / that, the `clip_coef < 1` test and the mul_ = 7
+# kernels, and the test copies a GPU value to the host: the host stops until the GPU has run
+# everything queued (pytorch/pytorch#60691, "bad GPU utilization due to GPU-data-dependent
+# control-flow", 2021-06-24; removed by #61042, 2021-07, for 1.10). A loop that clips each
+# tensor before stepping it (DLE BERT's BertAdam, optimization.py, `clip_grad_norm_(p,
+# group['max_grad_norm'])` inside `for p in group['params']`) waits once per tensor.
+CLIP_OPS_PER_TENSOR = 7.0
+
+
+def optimizer_loops(workload: Workload) -> bool:
+    """A training step whose optimizer is a Python loop over the parameter tensors
+    (OptimizerStep.PER_TENSOR, PER_TENSOR_SYNCED): its launches are timed apart from the rest
+    of the step (optimizer_phase_s)."""
+    return workload.mode is Mode.TRAINING and workload.optimizer_step in (
+        OptimizerStep.PER_TENSOR,
+        OptimizerStep.PER_TENSOR_SYNCED,
+    )
+
+
+def optimizer_host_s(work: LayerWork, workload: Workload) -> float:
+    """Seconds per micro-batch the host spends dispatching a per-tensor optimizer loop: its ops
+    per tensor (UNFUSED_OPTIMIZER_OPS, plus CLIP_OPS_PER_TENSOR where it clips each tensor and
+    waits) over `parameter_tensors` at HOST_DISPATCH_S each, once per `gradient_accumulation`
+    micro-batches; 0 for another step or a model whose tensors are not counted."""
+    if not optimizer_loops(workload):
+        return 0.0
+    ops = UNFUSED_OPTIMIZER_OPS.get(workload.optimizer.value, 0.0)
+    if workload.optimizer_step is OptimizerStep.PER_TENSOR_SYNCED:
+        ops += CLIP_OPS_PER_TENSOR
+    per_step = work.parameter_tensors * ops * HOST_DISPATCH_S
+    return per_step / max(1, workload.gradient_accumulation)
+
+
+def optimizer_phase_s(
+    work: LayerWork, gpu_s: float, host_s: float, workload: Workload
+) -> tuple[float, float]:
+    """(launch-bound, memory-bound) seconds of a per-tensor optimizer loop whose GPU work takes
+    `gpu_s` and whose launches `host_s`. The loop follows the backward, after the step's
+    gradient clip or loss-scale check has read a GPU value on the host, so the backward's
+    kernels do not hide its launches: the slower of the two binds. A loop that waits once per
+    tensor binds tensor by tensor: each vector (a bias, a norm's weight) costs its launches,
+    each matrix (`parameter_matrices`, sharing the GPU work) the slower of its launches and
+    its share of the GPU work; with the matrices not told apart, every tensor shares it."""
+    tensors = work.parameter_tensors
+    if workload.optimizer_step is not OptimizerStep.PER_TENSOR_SYNCED or tensors <= 0:
+        return max(host_s - gpu_s, 0.0), gpu_s
+    matrices = work.parameter_matrices if work.parameter_matrices > 0 else tensors
+    per_tensor_host = host_s / tensors
+    phase = (tensors - matrices) * per_tensor_host
+    phase += matrices * max(per_tensor_host, gpu_s / matrices)
+    return max(phase - gpu_s, 0.0), gpu_s
 
 
 def optimizer_bytes(workload: Workload, trainable_params: float) -> float:
@@ -285,7 +362,11 @@ def optimizer_bytes(workload: Workload, trainable_params: float) -> float:
     per `gradient_accumulation` micro-batches, so each carries 1/k of it."""
     if workload.mode is Mode.INFERENCE:
         return 0.0
-    per_param = optimizer_step_bytes_per_param(workload.optimizer.value, workload.pure_16bit)
+    per_param = optimizer_step_bytes_per_param(
+        workload.optimizer.value,
+        workload.pure_16bit,
+        fused=workload.optimizer_step is OptimizerStep.FUSED,
+    )
     return per_param * trainable_params / max(1, workload.gradient_accumulation)
 
 
@@ -468,7 +549,9 @@ def class_times(
     from_dram = 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
     pointwise *= from_dram
     moved = pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0
-    moved = moved * traffic * units + optimizer_bytes(workload, optimizer_params)
+    moved = moved * traffic * units
+    if not optimizer_loops(workload):  # a per-tensor loop is timed apart (optimizer_phase_s)
+        moved += optimizer_bytes(workload, optimizer_params)
     moved += dequantize_bytes(workload, quantized_params) + adapter_fp32_bytes(
         work, workload, units
     )
@@ -607,4 +690,14 @@ def gpu_step_s(
     gpu = t_flops + t.kernels * factors.gpu_kernel_s
     host = 0.0 if workload.cuda_graphs else t.kernels * factors.host_kernel_s
     both = overlapped_s(gpu + t_mem, host, factors.host_overlap_exponent)
+    if optimizer_loops(workload):
+        loop_gpu = bandwidth_time_s(
+            optimizer_bytes(workload, optimizer_params),
+            rates.bandwidth_gb_s,
+            factors.memory_efficiency,
+        )
+        launches, loop_mem = optimizer_phase_s(
+            work, loop_gpu, optimizer_host_s(work, workload), workload
+        )
+        return both - t_mem + launches, t_mem + loop_mem
     return both - t_mem, t_mem

@@ -117,6 +117,20 @@ POINTWISE_PASSES = 2.5
 # the convolutions write half of the saved elements.
 SAVED_TENSORS_PER_CONV = 2.0
 DEFAULT_HEAD_DIM = 64
+# Parameter tensors one layer holds, what a per-tensor optimizer loop steps one by one: the
+# BERT/GPT layer's six linears with a weight and a bias and two LayerNorms with a weight and a
+# bias (DLE BERT modeling.py BertLayer) = 16; the Llama family's seven bias-free linears and two
+# weight-only RMSNorms = 9. Outside the layers: BERT's three embedding tables, their LayerNorm
+# and the SQuAD head's weight and bias = 7 (its pooler gets no gradient); a Llama's embedding,
+# final norm and LM head = 3.
+PARAMETER_TENSORS_PER_LAYER = 16.0
+PARAMETER_TENSORS_PER_GATED_LAYER = 9.0
+PARAMETER_TENSORS_OUTSIDE_LAYERS = 7.0
+PARAMETER_TENSORS_OUTSIDE_GATED_LAYERS = 3.0
+# Of those, the matrices (a layer's linears; BERT's three embedding tables and the SQuAD head's
+# weight, a Llama's embedding and LM head) hold nearly every parameter; the rest are vectors.
+PARAMETER_MATRICES_OUTSIDE_LAYERS = 4.0
+PARAMETER_MATRICES_OUTSIDE_GATED_LAYERS = 2.0
 
 
 @dataclass(frozen=True)
@@ -126,11 +140,12 @@ class Structure:
     `gemm_rows_per_sample`: rows one sample adds to a GEMM call (inf: many, as tokens or
     pixels); `amp_casts_per_kernel`: cast kernels its mixed-precision recipe adds per op;
     `autocast_fp32_elems`: of the pointwise elements, those a mixed-precision run still moves
-    in fp32. Autocast runs only the ops on its fp16 list (linear, matmul, convolutions) in 16
-    bits and the others in their input's type; an embedding table is fp32 (the master
-    weights), so its lookups and the ops they feed stay fp32 until a linear casts them (PyTorch
-    docs, "Automatic Mixed Precision package - torch.amp", CUDA op-specific behavior:
-    embedding is on no list, cat promotes to its widest input)."""
+    in fp32; `parameter_tensors`: the tensors its weights are held in (0: not counted).
+    Autocast runs only the ops on its fp16 list (linear, matmul, convolutions) in 16 bits and
+    the others in their input's type; an embedding table is fp32 (the master weights), so its
+    lookups and the ops they feed stay fp32 until a linear casts them (PyTorch docs,
+    "Automatic Mixed Precision package - torch.amp", CUDA op-specific behavior: embedding is
+    on no list, cat promotes to its widest input)."""
 
     family: str = "convnet"
     conv_share: float = 1.0
@@ -146,6 +161,7 @@ class Structure:
     gemm_rows_per_sample: float = math.inf
     amp_casts_per_kernel: float = 0.0
     autocast_fp32_elems: float = 0.0
+    parameter_tensors: float = 0.0
     source: str = ""
 
 
@@ -222,9 +238,12 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
         source=_DLE + "SpeechSynthesis/Tacotron2 tacotron2/model.py",
     ),
     # DLE WaveGlow: 12 flows x (8 WN layers x 9 kernels + ~15) = 1044; dilated 1-D convs (no
-    # Winograd): 3-tap 256 -> 512 (width 1024) and 1x1 res/skip (341).
+    # Winograd): 3-tap 256 -> 512 (width 1024) and 1x1 res/skip (341). Parameter tensors: the
+    # upsampling ConvTranspose1d's weight and bias, and per flow the invertible 1x1 conv's
+    # weight, WN's weight-normed start conv (weight_g, weight_v, bias), its end conv (weight,
+    # bias) and 8 layers of weight-normed in, cond and res/skip convs (3 each): 2 + 12 x 78 = 938.
     "waveglow": Structure(
-        kernels_forward=1050.0, conv_width=500.0,
+        kernels_forward=1050.0, conv_width=500.0, parameter_tensors=938.0,
         source=_DLE + "SpeechSynthesis/Tacotron2 waveglow/model.py (counted)",
     ),
     # DLE NCF (NeuMF): 4 embedding lookups, MLP 256-256-128-64 with ReLU, MF product, concat,
@@ -288,7 +307,10 @@ class LayerWork:
     matrices have `expert_width_elems` and get `expert_rows_per_sample` rows from each sample
     (its tokens x k / E: each expert's GEMM runs on the tokens routed to it);
     `adapter_step_elems` the 16-bit elements of one sample that eager LoRA adapters add over a
-    whole training step (eager_adapter_elems)."""
+    whole training step (eager_adapter_elems); `parameter_tensors` the tensors the weights are
+    held in (0: not counted), what an optimizer run tensor by tensor steps one at a time, and
+    `parameter_matrices` those of them that are matrices (0: not told apart), which hold nearly
+    every parameter."""
 
     gemm_flops: float
     gemm_width_elems: float
@@ -316,6 +338,8 @@ class LayerWork:
     expert_width_elems: float = math.inf
     expert_rows_per_sample: float = math.inf
     adapter_step_elems: float = 0.0
+    parameter_tensors: float = 0.0
+    parameter_matrices: float = 0.0
 
 
 def structure_of(workload: Workload) -> Structure | None:
@@ -613,6 +637,19 @@ def transformer_work(workload: Workload) -> LayerWork:
         if routed and workload.experts
         else math.inf,
         adapter_step_elems=adapter_step,
+        parameter_tensors=layers
+        * (PARAMETER_TENSORS_PER_GATED_LAYER if workload.gated_mlp else PARAMETER_TENSORS_PER_LAYER)
+        + (
+            PARAMETER_TENSORS_OUTSIDE_GATED_LAYERS
+            if workload.gated_mlp
+            else PARAMETER_TENSORS_OUTSIDE_LAYERS
+        ),
+        parameter_matrices=layers * (LINEARS_PER_LAYER + (1.0 if workload.gated_mlp else 0.0))
+        + (
+            PARAMETER_MATRICES_OUTSIDE_GATED_LAYERS
+            if workload.gated_mlp
+            else PARAMETER_MATRICES_OUTSIDE_LAYERS
+        ),
     )
 
 
@@ -646,6 +683,7 @@ def classic_work(workload: Workload) -> LayerWork:
         * workload.activation_bytes_per_sample
         / 4.0
         / SAVED_TENSORS_PER_CONV,
+        parameter_tensors=found.parameter_tensors,
     )
 
 

@@ -394,6 +394,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         fused_activation=wf.fused_activation,
         pure_16bit=wf.pure_16bit and precision in (Precision.FP16, Precision.BF16, Precision.FP8),
         optimizer_in_backward=wf.optimizer_in_backward,
+        optimizer_step=wf.optimizer_step,
         paged_optimizer=wf.paged_optimizer,
         cuda_graphs=wf.cuda_graphs,
         kernels=wf.kernels,

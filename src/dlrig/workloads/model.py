@@ -54,6 +54,20 @@ class QuantizedBase(StrEnum):
     AWQ = "awq"
 
 
+class OptimizerStep(StrEnum):
+    """How a training job's optimizer step runs (the `optimizer_step` job field): one fused
+    kernel over every tensor (apex FusedAdam, torch.optim `fused=True`); torch.optim's foreach
+    path (PyTorch 2's default on CUDA: each op once over lists of tensors); a Python loop over
+    the tensors (torch.optim before PyTorch 2, hand-written steps such as BERT's BertAdam);
+    or that loop waiting on the GPU once per tensor (a per-tensor gradient clip on PyTorch
+    before 1.10). What each moves and launches: dlrig.model.compute."""
+
+    FUSED = "fused"
+    FOREACH = "foreach"
+    PER_TENSOR = "per_tensor"
+    PER_TENSOR_SYNCED = "per_tensor_synced"
+
+
 class KernelLibrary(StrEnum):
     """The kernels a training job's code runs its non-matmul work with (the `kernels` job
     field): PyTorch eager as transformers writes its models, torch.compile's Inductor (default
@@ -126,7 +140,8 @@ class Workload:
     input; `pure_16bit`: a 16-bit run keeps its weights, gradients and optimizer state in 16
     bits; `optimizer_in_backward`: each weight steps and frees its gradient during the
     backward; `activation_offloading`: the tensors the layers save wait in host RAM between
-    the forward and the backward; `paged_optimizer`: the
+    the forward and the backward; `optimizer_step`: how the optimizer step runs
+    (OptimizerStep); `paged_optimizer`: the
     optimizer state pages to host RAM where the GPU cannot hold it; `cuda_graphs`: each step
     replays a captured CUDA graph, so the host does not dispatch its kernels one by one;
     `kernels`: the library the job's element-wise, norm, rotary and loss kernels come from
@@ -196,6 +211,7 @@ class Workload:
     fused_activation: bool = False
     pure_16bit: bool = False
     optimizer_in_backward: bool = False
+    optimizer_step: OptimizerStep = OptimizerStep.FUSED
     paged_optimizer: bool = False
     cuda_graphs: bool = False
     kernels: KernelLibrary = KernelLibrary.EAGER

@@ -13,7 +13,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from dlrig.enums import Optimizer, Parallelism, Precision, PreprocessingStrategy
-from dlrig.workloads.model import FinetuneMethod, KernelLibrary, Mode, WorkloadKind
+from dlrig.workloads.model import (
+    FinetuneMethod,
+    KernelLibrary,
+    Mode,
+    OptimizerStep,
+    WorkloadKind,
+)
 from dlrig.workloads.serving import Engine, KVPrecision, WeightFormat
 
 # Every number is finite and bounded far beyond any real job (a 405B-parameter model, 15T
@@ -397,6 +403,15 @@ class WorkloadFile(_Strict):
         description="each weight steps as soon as its gradient is ready and frees it "
         "(torchtune optimizer_in_bwd): about one layer's gradients held at a time; no "
         "gradient accumulation",
+    )
+    optimizer_step: OptimizerStep = Field(
+        default=OptimizerStep.FUSED,
+        description="how the optimizer step runs: fused (one kernel: apex FusedAdam, torch.optim "
+        "fused=True), foreach (torch.optim's default on PyTorch 2: each op over lists of "
+        "tensors, every op reading and writing whole tensors: Adam 20 element moves a "
+        "parameter, not 7), per_tensor (a Python loop over the tensors: torch.optim before "
+        "PyTorch 2, BERT's BertAdam; its launches are counted) or per_tensor_synced (that loop "
+        "waiting on the GPU once per tensor: clip_grad_norm_ per tensor on PyTorch before 1.10)",
     )
     paged_optimizer: bool = Field(
         default=False,
