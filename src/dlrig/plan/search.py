@@ -268,6 +268,7 @@ class Planner:
         cand: Candidate,
         useful: Callable[[tuple[Outcome, ...]], bool] = lambda o: True,
         dead: Sequence[set[int]] | None = None,
+        dead_pairs: set[tuple[int, int]] | None = None,
     ) -> list[tuple[Outcome, ...]] | None:
         """Probe each of the candidate's parts: the ideal parts with that one part in place.
         Each probe's outcomes are an upper bound for the candidate (the model only gets faster
@@ -277,7 +278,8 @@ class Planner:
         first, for every probe, and the rules only when all bounds are useful (the rules cost
         more). Each part is probed once per group, when a candidate first uses it (most
         options are never reached). `dead`: per option list, where an option whose probe is
-        useless or fails goes (the caller leaves it out of dearer candidates)."""
+        useless or fails goes (the caller leaves it out of dearer candidates); `dead_pairs`:
+        where the (RAM, drive) pair goes when its probe is useless or fails."""
         memo_key = (group.key, option_sizes(group))
         table = self._probes.get(memo_key)
         if table is None:
@@ -301,7 +303,10 @@ class Planner:
                 self.evaluator.outcome(pair_key, build, w.workload) for w in self.workloads
             )
             self._verdicts[pair_key] = pair
+        pair_index = (cand.index[1], cand.index[2])
         if not useful(pair):
+            if dead_pairs is not None:
+                dead_pairs.add(pair_index)
             return None
         for axis, (kind, i) in enumerate(zip(OPTION_LISTS, cand.index, strict=True)):
             if self._probe(group, memo_key, table, kind, i) is None:
@@ -312,6 +317,8 @@ class Planner:
         if rules_key not in self._rules_ok:
             self._rules_ok[rules_key] = not self._any_error(pair_key, self._pair_build(group, cand))
         if not self._rules_ok[rules_key]:
+            if dead_pairs is not None:
+                dead_pairs.add(pair_index)
             return None
         out.append(pair)
         return out
@@ -401,16 +408,18 @@ class Planner:
             # Options found useless for a candidate are useless for every dearer one (a
             # probe's bound only falls with the price, and the pass only gets stricter), and
             # options whose probe fails a rule fail with any parts: the walk leaves them out.
+            # The same holds for a (RAM, drive) pair, probed together (option_bounds).
             dead = self.unbuildable(opened)
+            dead_pairs: set[tuple[int, int]] = set()
             take = p.taker(loose)
             feasible = FeasibleMerits()
             for cand in opened.cheapest_first(p.budget_usd, dead):
                 if p.past_reach(cand, loose):
                     break
-                if feasible.outdo(cand):
+                if cand.index[1:3] in dead_pairs or feasible.outdo(cand):
                     continue
                 useful = p.useful_at(opened, cand.price_usd)
-                if self.option_bounds(opened, cand, useful, dead) is None:
+                if self.option_bounds(opened, cand, useful, dead, dead_pairs) is None:
                     continue
                 scored = self.score(cand, loose)
                 if scored is None:
@@ -518,12 +527,33 @@ class Planner:
             cost, which are negative)."""
             return bound * band_gap if bound >= 0 else bound / band_gap
 
+        # Per price (to the cent), the k-th highest `reach` of the found GPU sets, until the
+        # next build is recorded: the walk asks it of every probe of a candidate.
+        kth_reach: dict[float, float | None] = {}
+
+        def reach(gpus: Hashable, at: float) -> float:
+            """The highest value that a found build of these GPUs precedes at price `at`
+            (preceded_by(gpus, v, at) exactly when v <= it, for a finite v)."""
+            less, same = cheaper[gpus], clean.get(gpus)
+            worse = math.nextafter(same.best_at(at), -math.inf) if same is not None else -math.inf
+            return max(less.best_at(at - 0.005), worse)
+
+        def ahead_of(rival: float, price_usd: float) -> bool:
+            """Found builds of k different GPU sets precede every build worth at most rival
+            costing price_usd."""
+            if not math.isfinite(rival):
+                return sum(1 for g in cheaper if preceded_by(g, rival, price_usd)) >= k
+            at = cents(price_usd)
+            if at not in kth_reach:
+                reaches = sorted((reach(g, at) for g in cheaper), reverse=True)
+                kth_reach[at] = reaches[k - 1] if len(reaches) >= k else None
+            kth = kth_reach[at]
+            return kth is not None and rival <= kth
+
         def out_of_reach(bound: float, price_usd: float, gpus: Hashable) -> bool:
             if below(bound, floor) or preceded_by(gpus, bound, price_usd):
                 return True
-            rival = across_models(bound)
-            ahead = sum(1 for g in cheaper if preceded_by(g, rival, price_usd))
-            return ahead >= k
+            return ahead_of(across_models(bound), price_usd)
 
         def groups() -> Iterator[tuple[Group, tuple[Outcome, ...]]]:
             for family in families:
@@ -542,6 +572,7 @@ class Planner:
             if scored.candidate.key in kept:
                 return True
             kept.add(scored.candidate.key)
+            kth_reach.clear()
             gpus = scored.candidate.group.gpu_set
             found.append(scored)
             at = cents(scored.price_usd)
