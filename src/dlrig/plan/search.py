@@ -284,17 +284,36 @@ class Planner:
         table = self._probes.get(memo_key)
         if table is None:
             return []
+        pair_index = (cand.index[1], cand.index[2])
+
+        def drop(axis: int, i: int) -> None:
+            if dead is not None:
+                dead[axis].add(i)
+
+        def drop_pair() -> None:
+            if dead_pairs is not None:
+                dead_pairs.add(pair_index)
+
+        # RAM and the dataset drive act together (a dataset that fits the page cache is read
+        # from disk once: DISK.1, DISK.3), so they are also probed as a pair.
+        pair_key = ("pair", memo_key, *pair_index)
+        # What earlier candidates' probes already tell first: a probe that is no longer useful
+        # at this price, or that failed a rule, turns the candidate away without a new
+        # estimate (the answer is the same in any order; only the work differs).
+        for axis, (kind, i) in enumerate(zip(OPTION_LISTS, cand.index, strict=True)):
+            if table[kind][i] is None or self._known_out(("probe", memo_key, kind, i), useful):
+                drop(axis, i)
+                return None
+        if self._known_out(pair_key, useful):
+            drop_pair()
+            return None
         out = []
         for axis, (kind, i) in enumerate(zip(OPTION_LISTS, cand.index, strict=True)):
             model_only = self._probe(group, memo_key, table, kind, i, rules=False)
             if model_only is None or not useful(model_only):
-                if dead is not None:
-                    dead[axis].add(i)
+                drop(axis, i)
                 return None
             out.append(model_only)
-        # RAM and the dataset drive act together (a dataset that fits the page cache is read
-        # from disk once: DISK.1, DISK.3), so they are also probed as a pair.
-        pair_key = ("pair", memo_key, cand.index[1], cand.index[2])
         pair = self._verdicts.get(pair_key)
         if pair is None:
             self._count("estimate", pair_key)
@@ -303,25 +322,30 @@ class Planner:
                 self.evaluator.outcome(pair_key, build, w.workload) for w in self.workloads
             )
             self._verdicts[pair_key] = pair
-        pair_index = (cand.index[1], cand.index[2])
         if not useful(pair):
-            if dead_pairs is not None:
-                dead_pairs.add(pair_index)
+            drop_pair()
             return None
         for axis, (kind, i) in enumerate(zip(OPTION_LISTS, cand.index, strict=True)):
             if self._probe(group, memo_key, table, kind, i) is None:
-                if dead is not None:
-                    dead[axis].add(i)
+                drop(axis, i)
                 return None
         rules_key = ("rules", pair_key)
         if rules_key not in self._rules_ok:
             self._rules_ok[rules_key] = not self._any_error(pair_key, self._pair_build(group, cand))
         if not self._rules_ok[rules_key]:
-            if dead_pairs is not None:
-                dead_pairs.add(pair_index)
+            drop_pair()
             return None
         out.append(pair)
         return out
+
+    def _known_out(
+        self, verdict_key: Hashable, useful: Callable[[tuple[Outcome, ...]], bool]
+    ) -> bool:
+        """A probe already estimated whose bound is no longer useful, or already checked and
+        failed by the rules."""
+        verdict = self._verdicts.get(verdict_key)
+        failed = self._rules_ok.get(("rules", verdict_key)) is False
+        return failed or (verdict is not None and not useful(verdict))
 
     def _pair_build(self, group: Group, cand: Candidate) -> Build:
         """The ideal parts with the candidate's RAM and dataset drive in place."""
