@@ -8,7 +8,7 @@ import dataclasses
 import functools
 import heapq
 import math
-from collections.abc import Container, Hashable, Iterator, Sequence
+from collections.abc import Callable, Container, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -310,7 +310,9 @@ def cheapest_combinations(
 
 
 def _walk_axes(
-    price_lists: Sequence[Sequence[float]], axes: Sequence[_Axis], dead: Sequence[Container[int]] | None
+    price_lists: Sequence[Sequence[float]],
+    axes: Sequence[_Axis],
+    dead: Sequence[Container[int]] | None,
 ) -> Iterator[tuple[float, tuple[int, ...]]]:
     """The best-first walk of `cheapest_combinations` over positions on `axes`, each entry of
     an axis standing for options of one or more lists. Totals are summed afresh, list by list,
@@ -319,40 +321,45 @@ def _walk_axes(
     sizes = [len(entries) for entries in axes]
     if any(n == 0 for n in sizes):
         return
+    # Per axis, the lists its entries set and, per entry, their options in those lists.
+    owners = [tuple(lst for lst, _ in entries[0]) for entries in axes]
+    options = [[tuple(option for _, option in e) for e in entries] for entries in axes]
 
-    def index_of(position: tuple[int, ...]) -> tuple[int, ...]:
-        index = [0] * len(price_lists)
-        for entries, at in zip(axes, position, strict=True):
-            for lst, option in entries[at]:
-                index[lst] = option
-        return tuple(index)
-
-    def entry(position: tuple[int, ...]) -> tuple[float, tuple[int, ...], tuple[int, ...]]:
-        index = index_of(position)
-        return sum(p[i] for p, i in zip(price_lists, index, strict=True)), index, position
+    dead_at = [_dead_check(owners[axis], options[axis], gone) for axis in range(len(axes))]
 
     def live_from(axis: int, at: int) -> int:
         """The first position from at on whose options are none dead (the axis's length:
         none)."""
-        entries, n = axes[axis], sizes[axis]
-        while at < n and any(option in gone[lst] for lst, option in entries[at]):
+        n, is_dead = sizes[axis], dead_at[axis]
+        while at < n and is_dead(at):
             at += 1
         return at
+
+    def entry(
+        position: tuple[int, ...], index: list[int]
+    ) -> tuple[float, tuple[int, ...], tuple[int, ...]]:
+        return sum(p[i] for p, i in zip(price_lists, index, strict=True)), tuple(index), position
+
+    def index_of(position: tuple[int, ...]) -> list[int]:
+        index = [0] * len(price_lists)
+        for axis, at in enumerate(position):
+            for lst, option in zip(owners[axis], options[axis][at], strict=True):
+                index[lst] = option
+        return index
 
     start = tuple(live_from(axis, 0) for axis in range(len(axes)))
     if any(at >= n for at, n in zip(start, sizes, strict=True)):
         return
-    heap = [entry(start)]
+    heap = [entry(start, index_of(start))]
     seen = {start}
     while heap:
         total, index, position = heapq.heappop(heap)
-        if dead is not None:
+        if dead is not None and any(d(at) for d, at in zip(dead_at, position, strict=True)):
             moved = tuple(live_from(axis, at) for axis, at in enumerate(position))
-            if moved != position:
-                if moved not in seen and all(at < n for at, n in zip(moved, sizes, strict=True)):
-                    seen.add(moved)
-                    heapq.heappush(heap, entry(moved))
-                continue
+            if moved not in seen and all(at < n for at, n in zip(moved, sizes, strict=True)):
+                seen.add(moved)
+                heapq.heappush(heap, entry(moved, index_of(moved)))
+            continue
         yield total, index
         for axis in range(len(axes)):
             at = live_from(axis, position[axis] + 1)
@@ -360,7 +367,25 @@ def _walk_axes(
                 nxt = (*position[:axis], at, *position[axis + 1 :])
                 if nxt not in seen:
                     seen.add(nxt)
-                    heapq.heappush(heap, entry(nxt))
+                    step = list(index)
+                    for lst, option in zip(owners[axis], options[axis][at], strict=True):
+                        step[lst] = option
+                    heapq.heappush(heap, entry(nxt, step))
+
+
+def _dead_check(
+    lists: tuple[int, ...], options: Sequence[tuple[int, ...]], gone: Sequence[Container[int]]
+) -> Callable[[int], bool]:
+    """Whether an axis's entry holds a dead option (the walk asks this of every step: one or
+    two lookups, not a loop)."""
+    if len(lists) == 1:
+        out, own = gone[lists[0]], [o[0] for o in options]
+        return lambda at: own[at] in out
+    if len(lists) == 2:
+        out_a, out_b = gone[lists[0]], gone[lists[1]]
+        own_a, own_b = [o[0] for o in options], [o[1] for o in options]
+        return lambda at: own_a[at] in out_a or own_b[at] in out_b
+    return lambda at: any(o in gone[lst] for lst, o in zip(lists, options[at], strict=True))
 
 
 @dataclass(frozen=True)

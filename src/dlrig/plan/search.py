@@ -262,18 +262,18 @@ class Planner:
         out[OPTION_LISTS.index("psus")].update(group.weak_psus)
         return out
 
-    def option_bounds(
+    def options_useful(
         self,
         group: Group,
         cand: Candidate,
         useful: Callable[[tuple[Outcome, ...]], bool] = lambda o: True,
         dead: Sequence[set[int]] | None = None,
         dead_pairs: set[tuple[int, int]] | None = None,
-    ) -> list[tuple[Outcome, ...]] | None:
+    ) -> bool:
         """Probe each of the candidate's parts: the ideal parts with that one part in place.
         Each probe's outcomes are an upper bound for the candidate (the model only gets faster
         with better parts); a probe that fails a rule fails every build of the group with
-        that part (rules only get happier with better parts). None when a probe's bound is no
+        that part (rules only get happier with better parts). False when a probe's bound is no
         longer useful or a probe fails a rule: the candidate cannot count. The model is asked
         first, for every probe, and the rules only when all bounds are useful (the rules cost
         more). Each part is probed once per group, when a candidate first uses it (most
@@ -283,7 +283,7 @@ class Planner:
         memo_key = (group.key, option_sizes(group))
         table = self._probes.get(memo_key)
         if table is None:
-            return []
+            return True
         pair_index = (cand.index[1], cand.index[2])
 
         def drop(axis: int, i: int) -> None:
@@ -300,52 +300,54 @@ class Planner:
         # What earlier candidates' probes already tell first: a probe that is no longer useful
         # at this price, or that failed a rule, turns the candidate away without a new
         # estimate (the answer is the same in any order; only the work differs).
+        unknown = []
         for axis, (kind, i) in enumerate(zip(OPTION_LISTS, cand.index, strict=True)):
-            if table[kind][i] is None or self._known_out(("probe", memo_key, kind, i), useful):
+            known = self._known(("probe", memo_key, kind, i), useful)
+            if table[kind][i] is None or known is False:
                 drop(axis, i)
-                return None
-        if self._known_out(pair_key, useful):
+                return False
+            if known is None:
+                unknown.append((axis, kind, i))
+        pair_known = self._known(pair_key, useful)
+        if pair_known is False:
             drop_pair()
-            return None
-        out = []
-        for axis, (kind, i) in enumerate(zip(OPTION_LISTS, cand.index, strict=True)):
+            return False
+        for axis, kind, i in unknown:
             model_only = self._probe(group, memo_key, table, kind, i, rules=False)
             if model_only is None or not useful(model_only):
                 drop(axis, i)
-                return None
-            out.append(model_only)
-        pair = self._verdicts.get(pair_key)
-        if pair is None:
+                return False
+        if pair_known is None:
             self._count("estimate", pair_key)
             build = self._pair_build(group, cand)
             pair = tuple(
                 self.evaluator.outcome(pair_key, build, w.workload) for w in self.workloads
             )
             self._verdicts[pair_key] = pair
-        if not useful(pair):
-            drop_pair()
-            return None
+            if not useful(pair):
+                drop_pair()
+                return False
         for axis, (kind, i) in enumerate(zip(OPTION_LISTS, cand.index, strict=True)):
             if self._probe(group, memo_key, table, kind, i) is None:
                 drop(axis, i)
-                return None
+                return False
         rules_key = ("rules", pair_key)
         if rules_key not in self._rules_ok:
             self._rules_ok[rules_key] = not self._any_error(pair_key, self._pair_build(group, cand))
         if not self._rules_ok[rules_key]:
             drop_pair()
-            return None
-        out.append(pair)
-        return out
+            return False
+        return True
 
-    def _known_out(
+    def _known(
         self, verdict_key: Hashable, useful: Callable[[tuple[Outcome, ...]], bool]
-    ) -> bool:
-        """A probe already estimated whose bound is no longer useful, or already checked and
-        failed by the rules."""
+    ) -> bool | None:
+        """What is known of a probe: False when its bound is no longer useful or the rules
+        failed it, True when it is estimated and still useful, None when not estimated."""
+        if self._rules_ok.get(("rules", verdict_key)) is False:
+            return False
         verdict = self._verdicts.get(verdict_key)
-        failed = self._rules_ok.get(("rules", verdict_key)) is False
-        return failed or (verdict is not None and not useful(verdict))
+        return None if verdict is None else useful(verdict)
 
     def _pair_build(self, group: Group, cand: Candidate) -> Build:
         """The ideal parts with the candidate's RAM and dataset drive in place."""
@@ -432,7 +434,7 @@ class Planner:
             # Options found useless for a candidate are useless for every dearer one (a
             # probe's bound only falls with the price, and the pass only gets stricter), and
             # options whose probe fails a rule fail with any parts: the walk leaves them out.
-            # The same holds for a (RAM, drive) pair, probed together (option_bounds).
+            # The same holds for a (RAM, drive) pair, probed together (options_useful).
             dead = self.unbuildable(opened)
             dead_pairs: set[tuple[int, int]] = set()
             take = p.taker(loose)
@@ -443,7 +445,7 @@ class Planner:
                 if cand.index[1:3] in dead_pairs or feasible.outdo(cand):
                     continue
                 useful = p.useful_at(opened, cand.price_usd)
-                if self.option_bounds(opened, cand, useful, dead, dead_pairs) is None:
+                if not self.options_useful(opened, cand, useful, dead, dead_pairs):
                     continue
                 scored = self.score(cand, loose)
                 if scored is None:
