@@ -185,9 +185,18 @@ class Planner:
         memo_key = (cut.key, option_sizes(cut))
         found = self._ideals.get(memo_key)
         if found is None:
-            found = ideal_build(cut, self.electricity_per_kwh)
+            found = ideal_build(cut, self.electricity_per_kwh, self._fused(cut))
             self._ideals[memo_key] = found
         return found
+
+    def _fused(self, cut: Group) -> IdealParts:
+        """The cut group's ideal parts, fused once (its bound, its probes and its pairs start
+        from them)."""
+        memo_key = (cut.key, option_sizes(cut))
+        ideal = self._ideal_parts.get(memo_key)
+        if ideal is None:
+            ideal = self._ideal_parts[memo_key] = ideal_parts(cut)
+        return ideal
 
     def _record_block(self, key: Hashable, build: Build) -> None:
         found: dict[str, str] = {}
@@ -215,7 +224,7 @@ class Planner:
                 self._record_block(("ideal", memo_key), ideal)
             self._opened[memo_key] = None if failed else cut
             if not failed:
-                self._probes[memo_key] = {kind: probe for kind, probe in probe_table(cut)}
+                self._probes[memo_key] = dict(probe_table(cut, self._fused(cut)))
         return self._opened[memo_key]
 
     def _probe(
@@ -351,11 +360,9 @@ class Planner:
 
     def _pair_build(self, group: Group, cand: Candidate) -> Build:
         """The ideal parts with the candidate's RAM and dataset drive in place."""
-        memo_key = (group.key, option_sizes(group))
-        ideal = self._ideal_parts.get(memo_key)
-        if ideal is None:
-            ideal = self._ideal_parts[memo_key] = ideal_parts(group)
-        parts = dataclasses.replace(ideal, memory=cand.memory, storage=cand.storage)
+        parts = dataclasses.replace(
+            self._fused(group), memory=cand.memory, storage=cand.storage
+        )
         return parts_build(group, parts, self.electricity_per_kwh)
 
     def families(self, budget_usd: float) -> list[Family]:

@@ -180,6 +180,15 @@ def search_space(
             unit_prices[id(part)] = price_of(part)
         return unit_prices[id(part)]
 
+    # The prices of a shared PSU or case tuple, once per tuple (held with it, so that its id
+    # stays its own).
+    list_prices: dict[int, tuple[Sequence[PSU | Case | None], tuple[float, ...]]] = {}
+
+    def prices_of(parts: Sequence[PSU | Case | None]) -> tuple[float, ...]:
+        if id(parts) not in list_prices:
+            list_prices[id(parts)] = (parts, tuple(priced_once(p) for p in parts))
+        return list_prices[id(parts)][1]
+
     storage_prices = tuple(price_of(s) for s in storage)
     case_pools: dict[str, list[Case]] = {}
     # Groups that take the same PSUs (or cases) share one tuple of them: the search fuses
@@ -191,6 +200,7 @@ def search_space(
     case_loops: dict[Hashable, LoopPlan | None] = {}
     wanting_price: dict[str, None] = {}
     off_circuit: dict[str, None] = {}
+    limits: dict[Hashable, int | Literal[False] | None] = {}
     # GPUs a priced server holds, whether or not the circuit carries it (what the search line's
     # "for want of a priced server" must not name).
     in_servers: set[str] = set()
@@ -217,7 +227,13 @@ def search_space(
             for water in (False, True) if waterable else (False,):
                 board = chassis.board
                 pool = psu_pool if board is not None else []
-                limit = _circuit_limit(chassis, gpu, count, min_cpu_w, pool, mains)
+                # The limit reads the chassis only through its platform (a board's groups all
+                # draw on the one PSU pool): worked out once per platform, GPU, count and CPU
+                # draw, not per board.
+                limit_key = (id(chassis.platform), board is None, id(gpu), count, min_cpu_w)
+                if limit_key not in limits:
+                    limits[limit_key] = _circuit_limit(chassis, gpu, count, min_cpu_w, pool, mains)
+                limit = limits[limit_key]
                 if limit is False:
                     # no power limit the cards take runs them on this circuit
                     off_circuit[f"{count}x {gpu.name}"] = None
@@ -284,8 +300,8 @@ def search_space(
                         cpu_prices,
                         memory_prices,
                         storage_prices,
-                        tuple(priced_once(p) for p in group_psus),
-                        tuple(priced_once(c) for c in group_cases),
+                        prices_of(group_psus),
+                        prices_of(group_cases),
                     )
                     groups.append(
                         Group(
