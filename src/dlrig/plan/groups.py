@@ -10,7 +10,7 @@ import heapq
 import math
 from collections.abc import Callable, Container, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from dlrig.catalog.schema import (
     CPU,
@@ -246,32 +246,65 @@ class Group:
         """(CPU, PSU) option pairs that `powered` lets go together, cheapest first (ties: by
         CPU, then PSU): the walk's one axis for both lists, so that it never steps through the
         combinations of a PSU too small for the CPU (93% of those a 10x catalog's walk met)."""
+        return _pairs_by_price(self.option_prices(), 0, 3, self.powered)
+
+    @functools.cached_property
+    def ram_drive_pairs(self) -> tuple[tuple[int, int], ...]:
+        """Every (RAM, drive) option pair, cheapest first (ties: by RAM, then drive): the walk's
+        one axis for both lists, so that a pair the search found useless (its probe, plan.
+        search) is stepped over like a dead option, not met with every CPU, PSU and case."""
         prices = self.option_prices()
-        cpu_usd, psu_usd = prices[0], prices[3]
-        pairs = [
-            (cpu_usd[i] + psu_usd[j], i, j)
-            for i, row in enumerate(self.powered)
-            for j, ok in enumerate(row)
-            if ok
-        ]
-        pairs.sort()
-        return tuple((i, j) for _, i, j in pairs)
+        every = tuple(tuple(True for _ in prices[2]) for _ in prices[1])
+        return _pairs_by_price(prices, 1, 2, every)
 
     def cheapest_first(
-        self, max_price_usd: float, dead: Sequence[Container[int]] | None = None
+        self,
+        max_price_usd: float,
+        dead: Sequence[Container[int]] | None = None,
+        dead_pairs: Container[tuple[int, int]] = (),
     ) -> Iterator[Candidate]:
         """The group's candidates in non-decreasing price, up to max_price_usd; with `dead`, one
         collection of option indices per list (cpus, memory, storage, psus, cases) that the
-        caller may grow while it iterates, only those made of options not in it. Only
-        candidates whose PSU can power them (`powered`) and whose CPU addresses their RAM."""
+        caller may grow while it iterates, only those made of options not in it, and of no
+        (RAM, drive) pair in `dead_pairs` (which it may grow too). Only candidates whose PSU
+        can power them (`powered`) and whose CPU addresses their RAM."""
         prices = self.option_prices()
-        for total, index in cheapest_combinations(prices, dead, joint=(0, 3, self.powered_pairs)):
+        joints = (
+            Joint(0, 3, self.powered_pairs),
+            Joint(1, 2, self.ram_drive_pairs, dead_pairs),
+        )
+        for total, index in cheapest_combinations(prices, dead, joints):
             price = (self.fixed_price_usd + total) * self.nodes
             if price > max_price_usd + 1e-6:
                 return
             cand = self.candidate(index)  # type: ignore[arg-type]
             if cand.assembles:
                 yield cand
+
+
+def _pairs_by_price(
+    prices: Sequence[Sequence[float]], a: int, b: int, allowed: Sequence[Sequence[bool]]
+) -> tuple[tuple[int, int], ...]:
+    """The allowed (option of list a, option of list b) pairs, in non-decreasing price of the
+    two, ties by index."""
+    pairs = sorted(
+        (prices[a][i] + prices[b][j], i, j)
+        for i, row in enumerate(allowed)
+        for j, ok in enumerate(row)
+        if ok
+    )
+    return tuple((i, j) for _, i, j in pairs)
+
+
+class Joint(NamedTuple):
+    """Two option lists the walk steps along together: `pairs`, the (option of a, option of b)
+    pairs that may go together, in non-decreasing price of the pair, ties by index; `dead`,
+    pairs to leave out, which the caller may add to between steps."""
+
+    a: int
+    b: int
+    pairs: Sequence[tuple[int, int]]
+    dead: Container[tuple[int, int]] = ()
 
 
 # Per axis of a walk, what each of its entries stands for: (list, option) pairs.
@@ -281,7 +314,7 @@ _Axis = Sequence[tuple[tuple[int, int], ...]]
 def cheapest_combinations(
     price_lists: Sequence[Sequence[float]],
     dead: Sequence[Container[int]] | None = None,
-    joint: tuple[int, int, Sequence[tuple[int, int]]] | None = None,
+    joints: Sequence[Joint] = (),
 ) -> Iterator[tuple[float, tuple[int, ...]]]:
     """Index tuples into sorted price lists, in non-decreasing total price, ties by index (a
     best-first walk of the product: each step raises one index to the next option not dead).
@@ -293,30 +326,35 @@ def cheapest_combinations(
     behind a dead option. Every combination of live indices is still reached: it lies above
     some combination waiting in the heap, which moves up to it one live index at a time.
 
-    `joint`: (list a, list b, the option pairs of the two that may go together, in
-    non-decreasing price of the pair, ties by index): only combinations with such a pair come,
-    and the walk steps along the pairs as one list, never through the others."""
+    `joints`: pairs of lists walked as one list of their allowed pairs (`Joint`): only
+    combinations of allowed pairs come, the walk never steps through the others, and a dead
+    pair is left out like a dead option."""
     if any(len(p) == 0 for p in price_lists):
         return
-    axes: list[_Axis] = [
-        [((axis, i),) for i in range(len(p))]
-        for axis, p in enumerate(price_lists)
-        if joint is None or axis not in joint[:2]
+    joined = {lst for j in joints for lst in (j.a, j.b)}
+    axes: list[_Axis] = [[((j.a, i), (j.b, k)) for i, k in j.pairs] for j in joints]
+    axes += [
+        [((lst, i),) for i in range(len(p))]
+        for lst, p in enumerate(price_lists)
+        if lst not in joined
     ]
-    if joint is not None:
-        a, b, pairs = joint
-        axes.insert(a, [((a, i), (b, j)) for i, j in pairs])
-    yield from _walk_axes(price_lists, axes, dead)
+    pair_dead: list[Container[tuple[int, int]]] = [j.dead for j in joints]
+    pair_dead += [()] * (len(axes) - len(joints))
+    yield from _walk_axes(price_lists, axes, dead, pair_dead)
 
 
 def _walk_axes(
     price_lists: Sequence[Sequence[float]],
     axes: Sequence[_Axis],
     dead: Sequence[Container[int]] | None,
+    pair_dead: Sequence[Container[tuple[int, int]]],
 ) -> Iterator[tuple[float, tuple[int, ...]]]:
     """The best-first walk of `cheapest_combinations` over positions on `axes`, each entry of
-    an axis standing for options of one or more lists. Totals are summed afresh, list by list,
-    so that equal prices compare equal and ties come by index."""
+    an axis standing for options of one or more lists (`pair_dead`: per axis, its entries
+    left out whole). Totals are summed afresh, list by list, so that equal prices compare
+    equal and ties come by index."""
+    # Whether the caller may declare anything dead while the walk goes (else no step checks).
+    watching = dead is not None or any(whole != () for whole in pair_dead)
     gone: Sequence[Container[int]] = dead if dead is not None else [()] * len(price_lists)
     sizes = [len(entries) for entries in axes]
     if any(n == 0 for n in sizes):
@@ -325,7 +363,9 @@ def _walk_axes(
     owners = [tuple(lst for lst, _ in entries[0]) for entries in axes]
     options = [[tuple(option for _, option in e) for e in entries] for entries in axes]
 
-    dead_at = [_dead_check(owners[axis], options[axis], gone) for axis in range(len(axes))]
+    dead_at = [
+        _dead_check(owners[axis], options[axis], gone, pair_dead[axis]) for axis in range(len(axes))
+    ]
 
     def live_from(axis: int, at: int) -> int:
         """The first position from at on whose options are none dead (the axis's length:
@@ -354,7 +394,7 @@ def _walk_axes(
     seen = {start}
     while heap:
         total, index, position = heapq.heappop(heap)
-        if dead is not None and any(d(at) for d, at in zip(dead_at, position, strict=True)):
+        if watching and any(d(at) for d, at in zip(dead_at, position, strict=True)):
             moved = tuple(live_from(axis, at) for axis, at in enumerate(position))
             if moved not in seen and all(at < n for at, n in zip(moved, sizes, strict=True)):
                 seen.add(moved)
@@ -374,17 +414,21 @@ def _walk_axes(
 
 
 def _dead_check(
-    lists: tuple[int, ...], options: Sequence[tuple[int, ...]], gone: Sequence[Container[int]]
+    lists: tuple[int, ...],
+    options: Sequence[tuple[int, ...]],
+    gone: Sequence[Container[int]],
+    gone_whole: Container[tuple[int, ...]],
 ) -> Callable[[int], bool]:
-    """Whether an axis's entry holds a dead option (the walk asks this of every step: one or
-    two lookups, not a loop)."""
+    """Whether an axis's entry holds a dead option, or is itself dead (`gone_whole`: a pair of
+    options left out together); the walk asks this of every step: a few lookups, not a
+    loop."""
     if len(lists) == 1:
         out, own = gone[lists[0]], [o[0] for o in options]
         return lambda at: own[at] in out
     if len(lists) == 2:
         out_a, out_b = gone[lists[0]], gone[lists[1]]
         own_a, own_b = [o[0] for o in options], [o[1] for o in options]
-        return lambda at: own_a[at] in out_a or own_b[at] in out_b
+        return lambda at: own_a[at] in out_a or own_b[at] in out_b or options[at] in gone_whole
     return lambda at: any(o in gone[lst] for lst, o in zip(lists, options[at], strict=True))
 
 

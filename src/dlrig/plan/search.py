@@ -446,10 +446,10 @@ class Planner:
             dead_pairs: set[tuple[int, int]] = set()
             take = p.taker(loose)
             feasible = FeasibleMerits()
-            for cand in opened.cheapest_first(p.budget_usd, dead):
+            for cand in opened.cheapest_first(p.budget_usd, dead, dead_pairs):
                 if p.past_reach(cand, loose):
                     break
-                if cand.index[1:3] in dead_pairs or feasible.outdo(cand):
+                if feasible.outdo(cand):
                     continue
                 useful = p.useful_at(opened, cand.price_usd)
                 if not self.options_useful(opened, cand, useful, dead, dead_pairs):
