@@ -359,7 +359,9 @@ def ideal_build(
     return key, build
 
 
-def probes(group: Group, ideal: IdealParts | None = None) -> Iterator[tuple[str, int, IdealParts | None]]:
+def probes(
+    group: Group, ideal: IdealParts | None = None
+) -> Iterator[tuple[str, int, IdealParts | None]]:
     """For each option of each list: the ideal parts with that one option in place (None when
     the option cannot go with any of the others). Under the assumption that the rules only get
     happier with better parts, an error on a probe is an error on every build with that option.

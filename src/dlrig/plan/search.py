@@ -360,9 +360,7 @@ class Planner:
 
     def _pair_build(self, group: Group, cand: Candidate) -> Build:
         """The ideal parts with the candidate's RAM and dataset drive in place."""
-        parts = dataclasses.replace(
-            self._fused(group), memory=cand.memory, storage=cand.storage
-        )
+        parts = dataclasses.replace(self._fused(group), memory=cand.memory, storage=cand.storage)
         return parts_build(group, parts, self.electricity_per_kwh)
 
     def families(self, budget_usd: float) -> list[Family]:
