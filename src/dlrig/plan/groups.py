@@ -211,6 +211,9 @@ class Group:
         storage, storage_usd = keep(self.storage, prices[2])
         psus, psu_usd = keep(self.psus, prices[3])
         cases, case_usd = keep(self.cases, prices[4])
+        if (len(cpus), len(memory), len(storage), len(psus), len(cases)) == self.option_sizes:
+            # Nothing to cut: the group itself, with what it has worked out (its walk's axes).
+            return self
         cut = dataclasses.replace(
             self,
             cpus=cpus,
@@ -307,8 +310,13 @@ class Joint(NamedTuple):
     dead: Container[tuple[int, int]] = ()
 
 
-# Per axis of a walk, what each of its entries stands for: (list, option) pairs.
-_Axis = Sequence[tuple[tuple[int, int], ...]]
+class _Axis(NamedTuple):
+    """One axis of a walk: the lists it sets, per entry its option in each of them, and the
+    entries left out whole (a dead pair)."""
+
+    lists: tuple[int, ...]
+    options: Sequence[tuple[int, ...]]
+    dead: Container[tuple[int, ...]] = ()
 
 
 def cheapest_combinations(
@@ -332,40 +340,32 @@ def cheapest_combinations(
     if any(len(p) == 0 for p in price_lists):
         return
     joined = {lst for j in joints for lst in (j.a, j.b)}
-    axes: list[_Axis] = [[((j.a, i), (j.b, k)) for i, k in j.pairs] for j in joints]
+    axes = [_Axis((j.a, j.b), j.pairs, j.dead) for j in joints]
     axes += [
-        [((lst, i),) for i in range(len(p))]
+        _Axis((lst,), [(i,) for i in range(len(p))])
         for lst, p in enumerate(price_lists)
         if lst not in joined
     ]
-    pair_dead: list[Container[tuple[int, int]]] = [j.dead for j in joints]
-    pair_dead += [()] * (len(axes) - len(joints))
-    yield from _walk_axes(price_lists, axes, dead, pair_dead)
+    yield from _walk_axes(price_lists, axes, dead)
 
 
 def _walk_axes(
     price_lists: Sequence[Sequence[float]],
     axes: Sequence[_Axis],
     dead: Sequence[Container[int]] | None,
-    pair_dead: Sequence[Container[tuple[int, int]]],
 ) -> Iterator[tuple[float, tuple[int, ...]]]:
     """The best-first walk of `cheapest_combinations` over positions on `axes`, each entry of
-    an axis standing for options of one or more lists (`pair_dead`: per axis, its entries
-    left out whole). Totals are summed afresh, list by list, so that equal prices compare
-    equal and ties come by index."""
+    an axis standing for options of one or more lists. Totals are summed afresh, list by list,
+    so that equal prices compare equal and ties come by index."""
     # Whether the caller may declare anything dead while the walk goes (else no step checks).
-    watching = dead is not None or any(whole != () for whole in pair_dead)
+    watching = dead is not None or any(axis.dead != () for axis in axes)
     gone: Sequence[Container[int]] = dead if dead is not None else [()] * len(price_lists)
-    sizes = [len(entries) for entries in axes]
+    sizes = [len(axis.options) for axis in axes]
     if any(n == 0 for n in sizes):
         return
-    # Per axis, the lists its entries set and, per entry, their options in those lists.
-    owners = [tuple(lst for lst, _ in entries[0]) for entries in axes]
-    options = [[tuple(option for _, option in e) for e in entries] for entries in axes]
-
-    dead_at = [
-        _dead_check(owners[axis], options[axis], gone, pair_dead[axis]) for axis in range(len(axes))
-    ]
+    owners = [axis.lists for axis in axes]
+    options = [axis.options for axis in axes]
+    dead_at = [_dead_check(axis, gone) for axis in axes]
 
     def live_from(axis: int, at: int) -> int:
         """The first position from at on whose options are none dead (the axis's length:
@@ -413,23 +413,17 @@ def _walk_axes(
                     heapq.heappush(heap, entry(nxt, step))
 
 
-def _dead_check(
-    lists: tuple[int, ...],
-    options: Sequence[tuple[int, ...]],
-    gone: Sequence[Container[int]],
-    gone_whole: Container[tuple[int, ...]],
-) -> Callable[[int], bool]:
-    """Whether an axis's entry holds a dead option, or is itself dead (`gone_whole`: a pair of
-    options left out together); the walk asks this of every step: a few lookups, not a
-    loop."""
-    if len(lists) == 1:
-        out, own = gone[lists[0]], [o[0] for o in options]
-        return lambda at: own[at] in out
-    if len(lists) == 2:
-        out_a, out_b = gone[lists[0]], gone[lists[1]]
-        own_a, own_b = [o[0] for o in options], [o[1] for o in options]
-        return lambda at: own_a[at] in out_a or own_b[at] in out_b or options[at] in gone_whole
-    return lambda at: any(o in gone[lst] for lst, o in zip(lists, options[at], strict=True))
+def _dead_check(axis: _Axis, gone: Sequence[Container[int]]) -> Callable[[int], bool]:
+    """Whether an axis's entry holds a dead option, or is itself dead (a pair of options left
+    out together); the walk asks this of every step: a few lookups, not a loop."""
+    options, whole = axis.options, axis.dead
+    if len(axis.lists) == 1:
+        out = gone[axis.lists[0]]
+        return lambda at: at in out
+    if len(axis.lists) == 2:
+        out_a, out_b = gone[axis.lists[0]], gone[axis.lists[1]]
+        return lambda at: options[at][0] in out_a or options[at][1] in out_b or options[at] in whole
+    return lambda at: any(o in gone[lst] for lst, o in zip(axis.lists, options[at], strict=True))
 
 
 @dataclass(frozen=True)
