@@ -1,6 +1,8 @@
 """The walk's enumerator (plan.groups.cheapest_combinations): combinations in non-decreasing
 total price, and options the caller declares dead while it walks are left out, exactly: every
-combination of live options still comes, in the same order as without the dead ones."""
+combination of live options still comes, in the same order as without the dead ones. Two lists
+walked as one list of their allowed pairs (a Joint) give the same order, less the pairs not
+allowed or declared dead."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dlrig.plan.groups import cheapest_combinations
+from dlrig.plan.groups import Joint, cheapest_combinations
 
 # Whole-dollar prices: sums are exact, so the expected order (total, then index) is exact too.
 price_lists = st.lists(
@@ -67,3 +69,47 @@ def test_without_dead_options_every_combination_comes_cheapest_first() -> None:
     got = [index for _, index in cheapest_combinations(lists)]
     assert got == by_price([[int(x) for x in p] for p in lists])
     assert len(got) == 3 * 2 * 3
+
+
+@settings(max_examples=200)
+@given(lists=price_lists.filter(lambda ls: len(ls) >= 3), data=st.data())
+def test_joint_lists_walk_their_allowed_pairs_and_skip_dead_pairs(
+    lists: list[list[int]], data: st.DataObject
+) -> None:
+    # Lists 0 and 2 go together only in allowed pairs, and the caller may declare pairs dead
+    # as it walks: every other combination comes, in the order of the plain walk.
+    allowed = {
+        (i, j)
+        for i in range(len(lists[0]))
+        for j in range(len(lists[2]))
+        if data.draw(st.booleans())
+    }
+    pairs = sorted(allowed, key=lambda ij: (lists[0][ij[0]] + lists[2][ij[1]], ij))
+    deaths = data.draw(
+        st.dictionaries(
+            st.integers(0, 30),
+            st.lists(
+                st.tuples(st.integers(0, len(lists[0]) - 1), st.integers(0, len(lists[2]) - 1)),
+                max_size=2,
+            ),
+            max_size=4,
+        )
+    )
+    dead_pairs: set[tuple[int, int]] = set()
+    joint = Joint(0, 2, pairs, dead_pairs)
+    got = []
+    prices = [[float(x) for x in p] for p in lists]
+    for total, index in cheapest_combinations(prices, None, [joint]):
+        assert total == sum(p[i] for p, i in zip(lists, index, strict=True))
+        got.append(index)
+        dead_pairs.update(deaths.get(len(got), []))
+
+    expected = []
+    gone: set[tuple[int, int]] = set()
+    for index in by_price(lists):
+        pair = (index[0], index[2])
+        if pair not in allowed or pair in gone:
+            continue
+        expected.append(index)
+        gone.update(deaths.get(len(expected), []))
+    assert got == expected

@@ -359,12 +359,15 @@ def ideal_build(
     return key, build
 
 
-def probes(group: Group) -> Iterator[tuple[str, int, IdealParts | None]]:
+def probes(
+    group: Group, ideal: IdealParts | None = None
+) -> Iterator[tuple[str, int, IdealParts | None]]:
     """For each option of each list: the ideal parts with that one option in place (None when
     the option cannot go with any of the others). Under the assumption that the rules only get
     happier with better parts, an error on a probe is an error on every build with that option.
-    A CPU is probed with the largest RAM it addresses."""
-    ideal = ideal_parts(group)
+    A CPU is probed with the largest RAM it addresses. `ideal`: the group's ideal parts, when
+    the caller has fused them already."""
+    ideal = ideal or ideal_parts(group)
     for i, cpu in enumerate(group.cpus):
         usable = [m for m in group.memory if memory_fits_cpu(m, cpu, group.chassis.cpu_count)]
         best = max(usable, key=lambda m: (m.size_gb, m.kit.speed_mt_s or 0), default=None)
@@ -459,8 +462,11 @@ def option_sizes(group: Group) -> tuple[int, ...]:
     return group.option_sizes
 
 
-def probe_table(group: Group) -> Iterator[tuple[str, list[IdealParts | None]]]:
+def probe_table(
+    group: Group, ideal: IdealParts | None = None
+) -> Iterator[tuple[str, list[IdealParts | None]]]:
+    """Per option list, each option's probe parts (`probes`)."""
     table: dict[str, list[IdealParts | None]] = {k: [] for k in OPTION_LISTS}
-    for kind, _, parts in probes(group):
+    for kind, _, parts in probes(group, ideal):
         table[kind].append(parts)
     yield from table.items()

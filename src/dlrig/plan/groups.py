@@ -8,9 +8,9 @@ import dataclasses
 import functools
 import heapq
 import math
-from collections.abc import Container, Hashable, Iterator, Sequence
+from collections.abc import Callable, Container, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from dlrig.catalog.schema import (
     CPU,
@@ -211,6 +211,9 @@ class Group:
         storage, storage_usd = keep(self.storage, prices[2])
         psus, psu_usd = keep(self.psus, prices[3])
         cases, case_usd = keep(self.cases, prices[4])
+        if (len(cpus), len(memory), len(storage), len(psus), len(cases)) == self.option_sizes:
+            # Nothing to cut: the group itself, with what it has worked out (its walk's axes).
+            return self
         cut = dataclasses.replace(
             self,
             cpus=cpus,
@@ -241,76 +244,186 @@ class Group:
             index=index,
         )
 
+    @functools.cached_property
+    def powered_pairs(self) -> tuple[tuple[int, int], ...]:
+        """(CPU, PSU) option pairs that `powered` lets go together, cheapest first (ties: by
+        CPU, then PSU): the walk's one axis for both lists, so that it never steps through the
+        combinations of a PSU too small for the CPU (93% of those a 10x catalog's walk met)."""
+        return _pairs_by_price(self.option_prices(), 0, 3, self.powered)
+
+    @functools.cached_property
+    def ram_drive_pairs(self) -> tuple[tuple[int, int], ...]:
+        """Every (RAM, drive) option pair, cheapest first (ties: by RAM, then drive): the walk's
+        one axis for both lists, so that a pair the search found useless (its probe, plan.
+        search) is stepped over like a dead option, not met with every CPU, PSU and case."""
+        prices = self.option_prices()
+        every = tuple(tuple(True for _ in prices[2]) for _ in prices[1])
+        return _pairs_by_price(prices, 1, 2, every)
+
     def cheapest_first(
-        self, max_price_usd: float, dead: Sequence[Container[int]] | None = None
+        self,
+        max_price_usd: float,
+        dead: Sequence[Container[int]] | None = None,
+        dead_pairs: Container[tuple[int, int]] = (),
     ) -> Iterator[Candidate]:
         """The group's candidates in non-decreasing price, up to max_price_usd; with `dead`, one
         collection of option indices per list (cpus, memory, storage, psus, cases) that the
-        caller may grow while it iterates, only those made of options not in it. Only
-        candidates whose PSU can power them (`powered`) and whose CPU addresses their RAM."""
-        prices, powered = self.option_prices(), self.powered
-        for total, index in cheapest_combinations(prices, dead):
+        caller may grow while it iterates, only those made of options not in it, and of no
+        (RAM, drive) pair in `dead_pairs` (which it may grow too). Only candidates whose PSU
+        can power them (`powered`) and whose CPU addresses their RAM."""
+        prices = self.option_prices()
+        joints = (
+            Joint(0, 3, self.powered_pairs),
+            Joint(1, 2, self.ram_drive_pairs, dead_pairs),
+        )
+        for total, index in cheapest_combinations(prices, dead, joints):
             price = (self.fixed_price_usd + total) * self.nodes
             if price > max_price_usd + 1e-6:
                 return
-            if not powered[index[0]][index[3]]:
-                continue
             cand = self.candidate(index)  # type: ignore[arg-type]
             if cand.assembles:
                 yield cand
 
 
+def _pairs_by_price(
+    prices: Sequence[Sequence[float]], a: int, b: int, allowed: Sequence[Sequence[bool]]
+) -> tuple[tuple[int, int], ...]:
+    """The allowed (option of list a, option of list b) pairs, in non-decreasing price of the
+    two, ties by index."""
+    pairs = sorted(
+        (prices[a][i] + prices[b][j], i, j)
+        for i, row in enumerate(allowed)
+        for j, ok in enumerate(row)
+        if ok
+    )
+    return tuple((i, j) for _, i, j in pairs)
+
+
+class Joint(NamedTuple):
+    """Two option lists the walk steps along together: `pairs`, the (option of a, option of b)
+    pairs that may go together, in non-decreasing price of the pair, ties by index; `dead`,
+    pairs to leave out, which the caller may add to between steps."""
+
+    a: int
+    b: int
+    pairs: Sequence[tuple[int, int]]
+    dead: Container[tuple[int, int]] = ()
+
+
+class _Axis(NamedTuple):
+    """One axis of a walk: the lists it sets, per entry its option in each of them, and the
+    entries left out whole (a dead pair)."""
+
+    lists: tuple[int, ...]
+    options: Sequence[tuple[int, ...]]
+    dead: Container[tuple[int, ...]] = ()
+
+
 def cheapest_combinations(
-    price_lists: Sequence[Sequence[float]], dead: Sequence[Container[int]] | None = None
+    price_lists: Sequence[Sequence[float]],
+    dead: Sequence[Container[int]] | None = None,
+    joints: Sequence[Joint] = (),
 ) -> Iterator[tuple[float, tuple[int, ...]]]:
-    """Index tuples into sorted price lists, in non-decreasing total price (a best-first walk
-    of the product: each step raises one index to the next option not dead).
+    """Index tuples into sorted price lists, in non-decreasing total price, ties by index (a
+    best-first walk of the product: each step raises one index to the next option not dead).
 
     `dead`: per list, indices to leave out, which the caller may add to between steps (an
     option found useless for this and every dearer combination). A combination that holds a
     newly dead index is not yielded; it moves to the next live index of each such list
     instead of spreading along every list, so the walk skips the whole region of the product
     behind a dead option. Every combination of live indices is still reached: it lies above
-    some combination waiting in the heap, which moves up to it one live index at a time."""
+    some combination waiting in the heap, which moves up to it one live index at a time.
+
+    `joints`: pairs of lists walked as one list of their allowed pairs (`Joint`): only
+    combinations of allowed pairs come, the walk never steps through the others, and a dead
+    pair is left out like a dead option."""
     if any(len(p) == 0 for p in price_lists):
         return
+    joined = {lst for j in joints for lst in (j.a, j.b)}
+    axes = [_Axis((j.a, j.b), j.pairs, j.dead) for j in joints]
+    axes += [
+        _Axis((lst,), [(i,) for i in range(len(p))])
+        for lst, p in enumerate(price_lists)
+        if lst not in joined
+    ]
+    yield from _walk_axes(price_lists, axes, dead)
+
+
+def _walk_axes(
+    price_lists: Sequence[Sequence[float]],
+    axes: Sequence[_Axis],
+    dead: Sequence[Container[int]] | None,
+) -> Iterator[tuple[float, tuple[int, ...]]]:
+    """The best-first walk of `cheapest_combinations` over positions on `axes`, each entry of
+    an axis standing for options of one or more lists. Totals are summed afresh, list by list,
+    so that equal prices compare equal and ties come by index."""
+    # Whether the caller may declare anything dead while the walk goes (else no step checks).
+    watching = dead is not None or any(axis.dead != () for axis in axes)
     gone: Sequence[Container[int]] = dead if dead is not None else [()] * len(price_lists)
-    sizes = [len(p) for p in price_lists]
-
-    def live_from(axis: int, i: int) -> int:
-        """The first index from i on that is not dead (the list's length: none)."""
-        out = gone[axis]
-        while i < sizes[axis] and i in out:
-            i += 1
-        return i
-
-    start = tuple(live_from(axis, 0) for axis in range(len(price_lists)))
-    if any(i >= n for i, n in zip(start, sizes, strict=True)):
+    sizes = [len(axis.options) for axis in axes]
+    if any(n == 0 for n in sizes):
         return
-    heap = [(sum(p[i] for p, i in zip(price_lists, start, strict=True)), start)]
+    owners = [axis.lists for axis in axes]
+    options = [axis.options for axis in axes]
+    dead_at = [_dead_check(axis, gone) for axis in axes]
+
+    def live_from(axis: int, at: int) -> int:
+        """The first position from at on whose options are none dead (the axis's length:
+        none)."""
+        n, is_dead = sizes[axis], dead_at[axis]
+        while at < n and is_dead(at):
+            at += 1
+        return at
+
+    def entry(
+        position: tuple[int, ...], index: list[int]
+    ) -> tuple[float, tuple[int, ...], tuple[int, ...]]:
+        return sum(p[i] for p, i in zip(price_lists, index, strict=True)), tuple(index), position
+
+    def index_of(position: tuple[int, ...]) -> list[int]:
+        index = [0] * len(price_lists)
+        for axis, at in enumerate(position):
+            for lst, option in zip(owners[axis], options[axis][at], strict=True):
+                index[lst] = option
+        return index
+
+    start = tuple(live_from(axis, 0) for axis in range(len(axes)))
+    if any(at >= n for at, n in zip(start, sizes, strict=True)):
+        return
+    heap = [entry(start, index_of(start))]
     seen = {start}
     while heap:
-        total, index = heapq.heappop(heap)
-        if dead is not None:
-            moved = tuple(live_from(axis, i) for axis, i in enumerate(index))
-            if moved != index:
-                if any(i >= n for i, n in zip(moved, sizes, strict=True)):
-                    continue
-                if moved not in seen:
-                    seen.add(moved)
-                    for prices, old, new in zip(price_lists, index, moved, strict=True):
-                        if new != old:
-                            total = total - prices[old] + prices[new]
-                    heapq.heappush(heap, (total, moved))
-                continue
+        total, index, position = heapq.heappop(heap)
+        if watching and any(d(at) for d, at in zip(dead_at, position, strict=True)):
+            moved = tuple(live_from(axis, at) for axis, at in enumerate(position))
+            if moved not in seen and all(at < n for at, n in zip(moved, sizes, strict=True)):
+                seen.add(moved)
+                heapq.heappush(heap, entry(moved, index_of(moved)))
+            continue
         yield total, index
-        for axis, prices in enumerate(price_lists):
-            i = live_from(axis, index[axis] + 1)
-            if i < sizes[axis]:
-                nxt = (*index[:axis], i, *index[axis + 1 :])
+        for axis in range(len(axes)):
+            at = live_from(axis, position[axis] + 1)
+            if at < sizes[axis]:
+                nxt = (*position[:axis], at, *position[axis + 1 :])
                 if nxt not in seen:
                     seen.add(nxt)
-                    heapq.heappush(heap, (total - prices[index[axis]] + prices[i], nxt))
+                    step = list(index)
+                    for lst, option in zip(owners[axis], options[axis][at], strict=True):
+                        step[lst] = option
+                    heapq.heappush(heap, entry(nxt, step))
+
+
+def _dead_check(axis: _Axis, gone: Sequence[Container[int]]) -> Callable[[int], bool]:
+    """Whether an axis's entry holds a dead option, or is itself dead (a pair of options left
+    out together); the walk asks this of every step: a few lookups, not a loop."""
+    options, whole = axis.options, axis.dead
+    if len(axis.lists) == 1:
+        out = gone[axis.lists[0]]
+        return lambda at: at in out
+    if len(axis.lists) == 2:
+        out_a, out_b = gone[axis.lists[0]], gone[axis.lists[1]]
+        return lambda at: options[at][0] in out_a or options[at][1] in out_b or options[at] in whole
+    return lambda at: any(o in gone[lst] for lst, o in zip(axis.lists, options[at], strict=True))
 
 
 @dataclass(frozen=True)

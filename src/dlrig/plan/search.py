@@ -185,9 +185,18 @@ class Planner:
         memo_key = (cut.key, option_sizes(cut))
         found = self._ideals.get(memo_key)
         if found is None:
-            found = ideal_build(cut, self.electricity_per_kwh)
+            found = ideal_build(cut, self.electricity_per_kwh, self._fused(cut))
             self._ideals[memo_key] = found
         return found
+
+    def _fused(self, cut: Group) -> IdealParts:
+        """The cut group's ideal parts, fused once (its bound, its probes and its pairs start
+        from them)."""
+        memo_key = (cut.key, option_sizes(cut))
+        ideal = self._ideal_parts.get(memo_key)
+        if ideal is None:
+            ideal = self._ideal_parts[memo_key] = ideal_parts(cut)
+        return ideal
 
     def _record_block(self, key: Hashable, build: Build) -> None:
         found: dict[str, str] = {}
@@ -215,7 +224,7 @@ class Planner:
                 self._record_block(("ideal", memo_key), ideal)
             self._opened[memo_key] = None if failed else cut
             if not failed:
-                self._probes[memo_key] = {kind: probe for kind, probe in probe_table(cut)}
+                self._probes[memo_key] = dict(probe_table(cut, self._fused(cut)))
         return self._opened[memo_key]
 
     def _probe(
@@ -262,67 +271,96 @@ class Planner:
         out[OPTION_LISTS.index("psus")].update(group.weak_psus)
         return out
 
-    def option_bounds(
+    def options_useful(
         self,
         group: Group,
         cand: Candidate,
         useful: Callable[[tuple[Outcome, ...]], bool] = lambda o: True,
         dead: Sequence[set[int]] | None = None,
-    ) -> list[tuple[Outcome, ...]] | None:
+        dead_pairs: set[tuple[int, int]] | None = None,
+    ) -> bool:
         """Probe each of the candidate's parts: the ideal parts with that one part in place.
         Each probe's outcomes are an upper bound for the candidate (the model only gets faster
         with better parts); a probe that fails a rule fails every build of the group with
-        that part (rules only get happier with better parts). None when a probe's bound is no
+        that part (rules only get happier with better parts). False when a probe's bound is no
         longer useful or a probe fails a rule: the candidate cannot count. The model is asked
         first, for every probe, and the rules only when all bounds are useful (the rules cost
         more). Each part is probed once per group, when a candidate first uses it (most
         options are never reached). `dead`: per option list, where an option whose probe is
-        useless or fails goes (the caller leaves it out of dearer candidates)."""
+        useless or fails goes (the caller leaves it out of dearer candidates); `dead_pairs`:
+        where the (RAM, drive) pair goes when its probe is useless or fails."""
         memo_key = (group.key, option_sizes(group))
         table = self._probes.get(memo_key)
         if table is None:
-            return []
-        out = []
-        for axis, (kind, i) in enumerate(zip(OPTION_LISTS, cand.index, strict=True)):
-            model_only = self._probe(group, memo_key, table, kind, i, rules=False)
-            if model_only is None or not useful(model_only):
-                if dead is not None:
-                    dead[axis].add(i)
-                return None
-            out.append(model_only)
+            return True
+        pair_index = (cand.index[1], cand.index[2])
+
+        def drop(axis: int, i: int) -> None:
+            if dead is not None:
+                dead[axis].add(i)
+
+        def drop_pair() -> None:
+            if dead_pairs is not None:
+                dead_pairs.add(pair_index)
+
         # RAM and the dataset drive act together (a dataset that fits the page cache is read
         # from disk once: DISK.1, DISK.3), so they are also probed as a pair.
-        pair_key = ("pair", memo_key, cand.index[1], cand.index[2])
-        pair = self._verdicts.get(pair_key)
-        if pair is None:
+        pair_key = ("pair", memo_key, *pair_index)
+        # What earlier candidates' probes already tell first: a probe that is no longer useful
+        # at this price, or that failed a rule, turns the candidate away without a new
+        # estimate (the answer is the same in any order; only the work differs).
+        unknown = []
+        for axis, (kind, i) in enumerate(zip(OPTION_LISTS, cand.index, strict=True)):
+            known = self._known(("probe", memo_key, kind, i), useful)
+            if table[kind][i] is None or known is False:
+                drop(axis, i)
+                return False
+            if known is None:
+                unknown.append((axis, kind, i))
+        pair_known = self._known(pair_key, useful)
+        if pair_known is False:
+            drop_pair()
+            return False
+        for axis, kind, i in unknown:
+            model_only = self._probe(group, memo_key, table, kind, i, rules=False)
+            if model_only is None or not useful(model_only):
+                drop(axis, i)
+                return False
+        if pair_known is None:
             self._count("estimate", pair_key)
             build = self._pair_build(group, cand)
             pair = tuple(
                 self.evaluator.outcome(pair_key, build, w.workload) for w in self.workloads
             )
             self._verdicts[pair_key] = pair
-        if not useful(pair):
-            return None
+            if not useful(pair):
+                drop_pair()
+                return False
         for axis, (kind, i) in enumerate(zip(OPTION_LISTS, cand.index, strict=True)):
             if self._probe(group, memo_key, table, kind, i) is None:
-                if dead is not None:
-                    dead[axis].add(i)
-                return None
+                drop(axis, i)
+                return False
         rules_key = ("rules", pair_key)
         if rules_key not in self._rules_ok:
             self._rules_ok[rules_key] = not self._any_error(pair_key, self._pair_build(group, cand))
         if not self._rules_ok[rules_key]:
-            return None
-        out.append(pair)
-        return out
+            drop_pair()
+            return False
+        return True
+
+    def _known(
+        self, verdict_key: Hashable, useful: Callable[[tuple[Outcome, ...]], bool]
+    ) -> bool | None:
+        """What is known of a probe: False when its bound is no longer useful or the rules
+        failed it, True when it is estimated and still useful, None when not estimated."""
+        if self._rules_ok.get(("rules", verdict_key)) is False:
+            return False
+        verdict = self._verdicts.get(verdict_key)
+        return None if verdict is None else useful(verdict)
 
     def _pair_build(self, group: Group, cand: Candidate) -> Build:
         """The ideal parts with the candidate's RAM and dataset drive in place."""
-        memo_key = (group.key, option_sizes(group))
-        ideal = self._ideal_parts.get(memo_key)
-        if ideal is None:
-            ideal = self._ideal_parts[memo_key] = ideal_parts(group)
-        parts = dataclasses.replace(ideal, memory=cand.memory, storage=cand.storage)
+        parts = dataclasses.replace(self._fused(group), memory=cand.memory, storage=cand.storage)
         return parts_build(group, parts, self.electricity_per_kwh)
 
     def families(self, budget_usd: float) -> list[Family]:
@@ -401,16 +439,18 @@ class Planner:
             # Options found useless for a candidate are useless for every dearer one (a
             # probe's bound only falls with the price, and the pass only gets stricter), and
             # options whose probe fails a rule fail with any parts: the walk leaves them out.
+            # The same holds for a (RAM, drive) pair, probed together (options_useful).
             dead = self.unbuildable(opened)
+            dead_pairs: set[tuple[int, int]] = set()
             take = p.taker(loose)
             feasible = FeasibleMerits()
-            for cand in opened.cheapest_first(p.budget_usd, dead):
+            for cand in opened.cheapest_first(p.budget_usd, dead, dead_pairs):
                 if p.past_reach(cand, loose):
                     break
                 if feasible.outdo(cand):
                     continue
                 useful = p.useful_at(opened, cand.price_usd)
-                if self.option_bounds(opened, cand, useful, dead) is None:
+                if not self.options_useful(opened, cand, useful, dead, dead_pairs):
                     continue
                 scored = self.score(cand, loose)
                 if scored is None:
@@ -518,12 +558,33 @@ class Planner:
             cost, which are negative)."""
             return bound * band_gap if bound >= 0 else bound / band_gap
 
+        # Per price (to the cent), the k-th highest `reach` of the found GPU sets, until the
+        # next build is recorded: the walk asks it of every probe of a candidate.
+        kth_reach: dict[float, float | None] = {}
+
+        def reach(gpus: Hashable, at: float) -> float:
+            """The highest value that a found build of these GPUs precedes at price `at`
+            (preceded_by(gpus, v, at) exactly when v <= it, for a finite v)."""
+            less, same = cheaper[gpus], clean.get(gpus)
+            worse = math.nextafter(same.best_at(at), -math.inf) if same is not None else -math.inf
+            return max(less.best_at(at - 0.005), worse)
+
+        def ahead_of(rival: float, price_usd: float) -> bool:
+            """Found builds of k different GPU sets precede every build worth at most rival
+            costing price_usd."""
+            if not math.isfinite(rival):
+                return sum(1 for g in cheaper if preceded_by(g, rival, price_usd)) >= k
+            at = cents(price_usd)
+            if at not in kth_reach:
+                reaches = sorted((reach(g, at) for g in cheaper), reverse=True)
+                kth_reach[at] = reaches[k - 1] if len(reaches) >= k else None
+            kth = kth_reach[at]
+            return kth is not None and rival <= kth
+
         def out_of_reach(bound: float, price_usd: float, gpus: Hashable) -> bool:
             if below(bound, floor) or preceded_by(gpus, bound, price_usd):
                 return True
-            rival = across_models(bound)
-            ahead = sum(1 for g in cheaper if preceded_by(g, rival, price_usd))
-            return ahead >= k
+            return ahead_of(across_models(bound), price_usd)
 
         def groups() -> Iterator[tuple[Group, tuple[Outcome, ...]]]:
             for family in families:
@@ -542,6 +603,7 @@ class Planner:
             if scored.candidate.key in kept:
                 return True
             kept.add(scored.candidate.key)
+            kth_reach.clear()
             gpus = scored.candidate.group.gpu_set
             found.append(scored)
             at = cents(scored.price_usd)

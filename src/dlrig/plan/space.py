@@ -180,6 +180,15 @@ def search_space(
             unit_prices[id(part)] = price_of(part)
         return unit_prices[id(part)]
 
+    # The prices of a shared PSU or case tuple, once per tuple (held with it, so that its id
+    # stays its own).
+    list_prices: dict[int, tuple[Sequence[PSU | Case | None], tuple[float, ...]]] = {}
+
+    def prices_of(parts: Sequence[PSU | Case | None]) -> tuple[float, ...]:
+        if id(parts) not in list_prices:
+            list_prices[id(parts)] = (parts, tuple(priced_once(p) for p in parts))
+        return list_prices[id(parts)][1]
+
     storage_prices = tuple(price_of(s) for s in storage)
     case_pools: dict[str, list[Case]] = {}
     # Groups that take the same PSUs (or cases) share one tuple of them: the search fuses
@@ -191,6 +200,20 @@ def search_space(
     case_loops: dict[Hashable, LoopPlan | None] = {}
     wanting_price: dict[str, None] = {}
     off_circuit: dict[str, None] = {}
+    limits: dict[Hashable, int | Literal[False] | None] = {}
+    # The PSU pool's best tier and output, and what a circuit carries per supply (PSU.6), once.
+    pool_supply = _supply(psu_pool, low_line) if psu_pool else None
+    dc_limits: dict[tuple[str, float | None, bool], float] = {}
+
+    def most_dc_w(tier: str, capacity_w: float | None, server: bool) -> float:
+        """max_dc_w_on the circuit: one workstation PSU, or a server's supplies split over
+        every circuit given."""
+        key = (tier, capacity_w, server)
+        if key not in dc_limits:
+            supplies = mains.count if server else 1
+            dc_limits[key] = max_dc_w_on(mains, tier, capacity_w, supplies=supplies)
+        return dc_limits[key]
+
     # GPUs a priced server holds, whether or not the circuit carries it (what the search line's
     # "for want of a priced server" must not name).
     in_servers: set[str] = set()
@@ -217,7 +240,15 @@ def search_space(
             for water in (False, True) if waterable else (False,):
                 board = chassis.board
                 pool = psu_pool if board is not None else []
-                limit = _circuit_limit(chassis, gpu, count, min_cpu_w, pool, mains)
+                # The limit reads the chassis only through its platform (a board's groups all
+                # draw on the one PSU pool): worked out once per platform, GPU, count and CPU
+                # draw, not per board.
+                limit_key = (id(chassis.platform), board is None, id(gpu), count, min_cpu_w)
+                if limit_key not in limits:
+                    limits[limit_key] = _circuit_limit(
+                        chassis, gpu, count, min_cpu_w, pool_supply if pool else None, most_dc_w
+                    )
+                limit = limits[limit_key]
                 if limit is False:
                     # no power limit the cards take runs them on this circuit
                     off_circuit[f"{count}x {gpu.name}"] = None
@@ -284,8 +315,8 @@ def search_space(
                         cpu_prices,
                         memory_prices,
                         storage_prices,
-                        tuple(priced_once(p) for p in group_psus),
-                        tuple(priced_once(c) for c in group_cases),
+                        prices_of(group_psus),
+                        prices_of(group_cases),
                     )
                     groups.append(
                         Group(
@@ -397,31 +428,36 @@ def _block_slots(loop: LoopPlan | None) -> int | None:
     return next((e.part.slots for e in loop.entries if e.part.role is LoopRole.GPU_BLOCK), None)
 
 
+def _supply(psus: Sequence[PSU], low_line: bool) -> tuple[str, float]:
+    """The best efficiency tier and the most output on the circuit's voltage of these PSUs."""
+    tier = max((str(p.efficiency) for p in psus), key=efficiency_rank)
+    capacity = max(psu_output_w(p, low_line) or 0.0 for p in psus)
+    return tier.lower(), capacity
+
+
 def _circuit_limit(
     chassis: Chassis,
     gpu: GPU,
     count: int,
     min_cpu_w: float,
-    psus: Sequence[PSU],
-    mains: Mains,
+    supply: tuple[str, float] | None,
+    most_dc_w: Callable[[str, float | None, bool], float],
 ) -> int | Literal[False] | None:
     """The per-GPU power limit a group needs to run on the circuit (PSU.6) with its leanest
-    CPU and its best supply: None when stock power already does, False when no limit the cards
-    take is low enough (10 W steps, as nvidia-smi users set them). A server is planned at stock
-    power or not at all: its supplies and firmware are its vendor's (a DGX's PSUs take 200-240 V
-    only), so a limit is no fix for the wrong circuit."""
+    CPU and its best supply (`supply`: the PSUs' best tier and output, None without PSUs;
+    `most_dc_w`: model.wall.max_dc_w_on on the circuit, for a server or not): None when stock
+    power already does, False when no limit the cards take is low enough (10 W steps, as
+    nvidia-smi users set them). A server is planned at stock power or not at all: its
+    supplies and firmware are its vendor's (a DGX's PSUs take 200-240 V only), so a limit is
+    no fix for the wrong circuit."""
     if chassis.platform is not None:
-        tier, capacity, supplies = str(chassis.platform.psu_efficiency), None, mains.count
-        capacity = chassis.platform.psu_watts
-        most = max_dc_w_on(mains, tier.lower(), capacity, supplies=supplies)
+        tier = str(chassis.platform.psu_efficiency).lower()
+        most = most_dc_w(tier, chassis.platform.psu_watts, True)
         return None if gpu.tdp_w * count + min_cpu_w <= most else False
-    elif psus:
-        tier = max((str(p.efficiency) for p in psus), key=efficiency_rank)
-        capacity = max(psu_output_w(p, mains.circuit.low_line) or 0.0 for p in psus)
-        supplies = 1
-    else:
+    if supply is None:
         return None
-    most_dc = max_dc_w_on(mains, tier.lower(), capacity or None, supplies=supplies)
+    tier, capacity = supply
+    most_dc = most_dc_w(tier, capacity or None, False)
     if gpu.tdp_w * count + min_cpu_w <= most_dc:
         return None
     limit = math.floor((most_dc - min_cpu_w) / count / 10) * 10
