@@ -92,5 +92,8 @@ _MOUNTS_COMPARED = 6
 
 
 def memory_merit(m: MemoryOption) -> tuple[float, ...]:
-    """Size (RAM.2); speed barely matters (RAM.1) but is kept so a rule on it can be met."""
-    return (m.size_gb, m.kit.speed_mt_s or 0, int(m.kit.registered))
+    """Size (RAM.2); speed barely matters (RAM.1) but is kept so a rule on it can be met; the
+    modules, because each fills a DDR channel the host's bandwidth counts (model/host.py: an
+    offloaded layer or optimizer state moves at channels x speed x 8 B), so the same size in
+    fewer modules is not as good."""
+    return (m.size_gb, m.kit.speed_mt_s or 0, m.kit.modules * m.count, int(m.kit.registered))
