@@ -24,7 +24,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from dlrig.catalog.schema import GPU
-from dlrig.enums import Precision
+from dlrig.enums import Precision, Vendor
 from dlrig.errors import ValidationError
 from dlrig.machine.model import Build
 from dlrig.model import pcie
@@ -489,6 +489,26 @@ def tensor_parallel_degree(
     return options[-1]
 
 
+def uncalibrated_vendor_note(spec: ServeSpec, gpu: GPU) -> str | None:
+    """Every engine profile's shares and per-layer times were chosen on NVIDIA GPUs (CUDA
+    builds of TensorRT-LLM, vLLM and llama.cpp: bench/provenance.toml); on another vendor's
+    card they carry no calibration of their own, which the estimate says rather than hides.
+    AMD's and Oracle's published vLLM runs on 8x MI300X, held out, came out slower than dlrig
+    (bench/bench_amd.py)."""
+    if gpu.vendor is Vendor.NVIDIA:
+        return None
+    measured = (
+        "; published vLLM runs on 8x MI300X (AMD's, Oracle's) ran slower than this model "
+        "(BENCHMARKS.md, held-out AMD serving)"
+        if gpu.vendor is Vendor.AMD
+        else ""
+    )
+    return (
+        f"the {spec.engine.value} engine's shares and per-layer time were chosen on NVIDIA "
+        f"GPUs: on the {gpu.name} they are not calibrated{measured}"
+    )
+
+
 def serving_estimate(
     build: Build, spec: ServeSpec, model_name: str, cal: Calibration | None = None
 ) -> ServingEstimate | None:
@@ -567,6 +587,8 @@ def serving_estimate(
         "rates: each card's achievable matmul rate and bandwidth (dlrig.model.rates) x the "
         "engine's stated shares (dlrig.model.serving)"
     )
+    uncalibrated = uncalibrated_vendor_note(spec, c.gpu)
+    notes.extend([uncalibrated] if uncalibrated else [])
     return ServingEstimate(
         model=model_name,
         engine=spec.engine.value,
