@@ -203,12 +203,13 @@ def _load_facts(load: ServingLoad | None) -> list[tuple[str, str, str]]:
     if load.max_requests_per_s is not None:
         limit = "-" if load.limit is None else load.limit.value
         rate = f"{load.max_requests_per_s:,.3g} requests/s"
+        binds = f"then binds: {limit}"
         if load.max_requests_per_s_low is not None and load.max_requests_per_s_high is not None:
-            rate += (
-                f" (interval {load.max_requests_per_s_low:,.3g}-"
-                f"{load.max_requests_per_s_high:,.3g})"
+            binds = (
+                f"interval {load.max_requests_per_s_low:,.3g}-"
+                f"{load.max_requests_per_s_high:,.3g}; {binds}"
             )
-        facts.append(("largest rate at the p99 bounds", rate, f"then binds: {limit}"))
+        facts.append(("largest rate at the p99 bounds", rate, binds))
     return facts
 
 
