@@ -145,6 +145,8 @@ def test_an_estimate_on_a_gpu_the_fit_lacked_carries_the_unfitted_band() -> None
         build = resolve_build({"name": "b", "gpus": [{"model": model, "count": 1}]}, "t", catalog)
         est = estimate(build, workload)
         low, high = cal.throughput_band(1, fitted)
+        said = any("no measured training row" in a for a in est.assumptions)
+        assert said is not fitted  # the estimate says which band it carries, and why
         assert est.samples_per_s_low == pytest.approx(est.samples_per_s * low)
         assert est.samples_per_s_high == pytest.approx(est.samples_per_s * high)
     assert cal.throughput_band(1, False) != cal.throughput_band(1, True)

@@ -772,9 +772,14 @@ def estimate(
             tensor_parallel_s=t_tp, communication_s=t_ic + t_net,
             communication_exposed_s=exposed_ic + exposed_net,
         )  # fmt: skip
-    band = cal.throughput_band(
-        1 if dev.is_cpu else job.n_total, dev.is_cpu or cal.fitted_gpu(dev.name)
-    )
+    fitted = dev.is_cpu or cal.fitted_gpu(dev.name)
+    band = cal.throughput_band(1 if dev.is_cpu else job.n_total, fitted)
+    if not fitted:
+        assumed.append(
+            f"no measured training row of the {dev.name} is in the fit: its efficiencies are "
+            "those fitted on other GPUs, and its interval the wider one the fit's rows give "
+            "such GPUs"
+        )
     launches = (0.0, 0.0, 2.0)
     if step.bottleneck is Bottleneck.GPU_COMPUTE:  # only its advice reads the launches
         launches = _launches(job, device_compute_s)
