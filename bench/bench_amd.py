@@ -32,11 +32,10 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as dt
-import statistics
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
+import bench_external_llm as llm
 import provenance
 from machine_info import machine, write_result
 
@@ -140,14 +139,6 @@ def predictions() -> list[Prediction]:
     return [predict(r) for r in read_rows()]
 
 
-def _stats(errors: list[float]) -> str:
-    abs_err = [abs(e) for e in errors]
-    return (
-        f"{len(errors)} | {statistics.median(abs_err):.1%} | "
-        f"{float(np.quantile(abs_err, 0.9)):.1%} | {statistics.median(errors):+.1%}"
-    )
-
-
 def summary(preds: list[Prediction]) -> list[str]:
     groups: dict[str, list[float]] = {"all": [p.error for p in preds]}
     for p in preds:
@@ -161,7 +152,7 @@ def summary(preds: list[Prediction]) -> list[str]:
     return [
         "| group | n | median abs error | p90 abs error | median signed |",
         "|---|---|---|---|---|",
-        *(f"| {name} | {_stats(errs)} |" for name, errs in groups.items()),
+        *(f"| {name} | {llm.stats_cells(errs)} |" for name, errs in groups.items()),
     ]
 
 

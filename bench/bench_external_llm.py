@@ -447,7 +447,8 @@ GROUPS: list[tuple[str, Callable[[Row], str]]] = [
 ]  # fmt: skip
 
 
-def _stats(errors: list[float]) -> str:
+def stats_cells(errors: list[float]) -> str:
+    """Table cells of signed errors: rows | median |error| | p90 |error| | median signed."""
     abs_err = [abs(e) for e in errors]
     return (
         f"{len(errors)} | {statistics.median(abs_err):.1%} | "
@@ -459,14 +460,14 @@ def summary(preds: list[Prediction]) -> list[str]:
     lines = [
         "| group | rows | n | median abs error | p90 abs error | median signed |",
         "|---|---|---|---|---|---|",
-        f"| all | all | {_stats([p.error for p in preds])} |",
+        f"| all | all | {stats_cells([p.error for p in preds])} |",
     ]
     for title, key in GROUPS:
         groups: dict[str, list[float]] = {}
         for p in preds:
             groups.setdefault(key(p.row), []).append(p.error)
         for name, errs in sorted(groups.items()):
-            lines.append(f"| {title} | {name} | {_stats(errs)} |")
+            lines.append(f"| {title} | {name} | {stats_cells(errs)} |")
     return lines
 
 

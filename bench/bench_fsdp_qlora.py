@@ -28,11 +28,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import statistics
 import sys
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -75,14 +72,6 @@ def host_staged(row: llm.Row) -> float | None:
                    resolve_workload(llm.workload_doc(row), "fsdp_qlora"))  # fmt: skip
     assert est.tokens_per_s is not None
     return est.tokens_per_s / est.gpus
-
-
-def _stats(errors: list[float]) -> str:
-    abs_err = [abs(e) for e in errors]
-    return (
-        f"{len(errors)} | {statistics.median(abs_err):.1%} | "
-        f"{float(np.quantile(abs_err, 0.9)):.1%} | {statistics.median(errors):+.1%}"
-    )
 
 
 def _table(preds: list[llm.Prediction]) -> list[str]:
@@ -129,7 +118,7 @@ def main() -> None:
         "",
         "| rows | n | median abs error | p90 abs error | median signed |",
         "|---|---|---|---|---|",
-        *(f"| {k} | {_stats(v)} |" for k, v in groups.items()),
+        *(f"| {k} | {llm.stats_cells(v)} |" for k, v in groups.items()),
         "",
         *_table(preds),
     ]

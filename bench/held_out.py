@@ -215,13 +215,11 @@ def memory_band() -> tuple[float, float]:
     return round(band.low, 3), round(band.high, 3)
 
 
-def memory_left_out_bands(pairs: list[Pair]) -> dict[str, tuple[float, float]]:
-    """For each memory calibration source, the band the other calibration sources give (at the
-    widening they find among themselves): what judges it as if it were new, so that no source
-    judges itself (interval_band.left_out_bands does this for training)."""
+def _left_out_bands(residuals: list[Any]) -> dict[str, tuple[float, float]]:
+    """For each source among `residuals` (interval_band.Residual), the band the others give at
+    the widening they find among themselves: what judges it as if it were new."""
     import interval_band
 
-    residuals = memory_residuals(pairs)
     out = {}
     for source in sorted({r.source for r in residuals}):
         others = [r for r in residuals if r.source != source]
@@ -229,6 +227,13 @@ def memory_left_out_bands(pairs: list[Pair]) -> dict[str, tuple[float, float]]:
             band = interval_band.band(others)
             out[source] = (band.low, band.high)
     return out
+
+
+def memory_left_out_bands(pairs: list[Pair]) -> dict[str, tuple[float, float]]:
+    """For each memory calibration source, the band the other calibration sources give (at the
+    widening they find among themselves): what judges it as if it were new, so that no source
+    judges itself (interval_band.left_out_bands does this for training)."""
+    return _left_out_bands(memory_residuals(pairs))
 
 
 # bench/data/external_llm.csv's `source` column -> a provenance source.
@@ -358,13 +363,7 @@ def serving_left_out_bands(pairs: list[Pair]) -> dict[str, tuple[float, float]]:
         for p in pairs
         if p.source in sources and p.interval is None
     ]
-    out = {}
-    for source in sorted({r.source for r in residuals}):
-        others = [r for r in residuals if r.source != source]
-        if others:
-            band = interval_band.band(others)
-            out[source] = (band.low, band.high)
-    return out
+    return _left_out_bands(residuals)
 
 
 def arrivals() -> list[Pair]:
