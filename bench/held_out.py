@@ -114,6 +114,17 @@ def nvidia_dle() -> list[Pair]:
     ]
 
 
+def dle_frameworks() -> list[Pair]:
+    """DLE's TensorFlow, MXNet and PaddlePaddle tables (bench_frameworks.py), images or
+    sequences a second on all the row's GPUs; it leaves none out."""
+    import bench_frameworks as fw
+
+    return [
+        Pair(fw.SOURCE, r.label, r.measured, fw.predict(r), gpus=r.gpus, gpu=catalog_name(r.gpu))
+        for r in fw.read_rows()
+    ]
+
+
 def _h200() -> tuple[list[Any], Build, dict[str, Any]]:
     """bench_h200's comparisons of every job, the 1x H200 build and the recorded data."""
     import bench_h200 as h2
@@ -410,6 +421,7 @@ def amd_serving() -> list[Pair]:
 ADAPTERS: dict[str, Callable[[], list[Pair]]] = {
     "lambda_2025": lambda_2025,
     "nvidia_dle": nvidia_dle,
+    "dle_frameworks": dle_frameworks,
     "h200_jobs": h200_jobs,
     "external_llm": external_llm,
     "fsdp_qlora": fsdp_qlora,

@@ -22,6 +22,7 @@ ORDER = [
     "estimate",
     "accuracy",
     "external",
+    "frameworks",
     "external_llm",
     "fsdp_qlora",
     "kernel_libraries",
