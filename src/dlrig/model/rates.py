@@ -13,7 +13,7 @@ from dlrig.catalog.schema import CPU, GPU
 from dlrig.enums import Precision, Segment, Vendor
 from dlrig.machine.model import Measured
 from dlrig.model.layers import FLASH_ATTENTION_SHARE, FLASH_ATTENTION_SHARE_WARPGROUP_MMA
-from dlrig.units import GHZ, TFLOPS
+from dlrig.units import GHZ, TFLOPS, gb_s_to_bytes_s, us_to_s
 
 # How a card's sustained clock follows a TDP below what tensor work at boost needs: clock ~
 # power ** 1. Power is clock x voltage^2; above the base clock the voltage falls with the clock
@@ -134,11 +134,22 @@ class _Measured:
 
 
 @dataclass(frozen=True)
+class DecodeGemm:
+    """A decode GEMM (one row per sequence) measured on one card: a fixed time per kernel plus
+    its weight bytes at a streaming rate, fitted over a library's tuned shapes."""
+
+    fixed_s: float
+    bytes_s: float
+    provenance: str
+
+
+@dataclass(frozen=True)
 class _RateTable:
     """Measured rows by (catalog name, precision) and the rules derived from them."""
 
     matmul: dict[tuple[str, str], _Measured]
     memory: dict[str, _Measured]
+    decode_gemm: dict[tuple[str, str], DecodeGemm]
     matmul_efficiency: dict[tuple[Vendor, bool], float]
     geforce_efficiency: dict[tuple[str, bool], float]  # by (architecture, FP8 group)
     amd_efficiency: dict[tuple[str, bool], float]  # by (architecture, FP8 group)
@@ -180,6 +191,15 @@ def _table() -> _RateTable:
     memory = {
         row["gpu"]: _Measured(row["gpu"], "", float(row["gb_s"]), row["source"], row["date"])
         for row in raw["memory"]
+    }
+    decode_gemm = {
+        (row["gpu"], prec): DecodeGemm(
+            us_to_s(float(row["fixed_us"])),
+            gb_s_to_bytes_s(float(row["gb_s"])),
+            f"{row['software']}: {row['source']} ({row['date']})",
+        )
+        for row in raw.get("decode_gemm", [])
+        for prec in row["precisions"]
     }
     # The rules for unmeasured cards come from the 16-bit and FP8 rows; a TF32 row speaks only
     # for its own card (TF32 without one takes the 16-bit ratio, _software_efficiency).
@@ -226,6 +246,7 @@ def _table() -> _RateTable:
     return _RateTable(
         matmul=matmul,
         memory=memory,
+        decode_gemm=decode_gemm,
         matmul_efficiency=matmul_efficiency,
         geforce_efficiency={k: statistics.median(v) for k, v in geforce.items()},
         amd_efficiency={k: statistics.median(v) for k, v in amd.items()},
@@ -478,6 +499,13 @@ def achievable_memory_bandwidth(gpu: GPU, measured: Measured | None = None) -> A
 def achievable_memory_bandwidth_gb_s(gpu: GPU, measured: Measured | None = None) -> float:
     """Achievable device-memory bandwidth of `gpu` in GB/s; see `achievable_memory_bandwidth`."""
     return achievable_memory_bandwidth(gpu, measured).value
+
+
+def measured_decode_gemm(gpu: GPU, precision: Precision) -> DecodeGemm | None:
+    """How one decode GEMM runs on `gpu` at `precision` where a vendor library's tuned
+    kernels were timed across model shapes (MI300X FP8: 8.9 us per kernel, then 3.58 TB/s);
+    None elsewhere, where the engine's share of the copy bandwidth stands for it."""
+    return _table().decode_gemm.get((gpu.name, precision.value))
 
 
 def measured_rate_notes(

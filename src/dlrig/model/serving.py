@@ -34,12 +34,19 @@ from dlrig.model.device import busbw_gb_s, pcie_link
 from dlrig.model.host import host_memory_bandwidth
 from dlrig.model.interconnect import ring_allreduce_bus_factor
 from dlrig.model.memory import gpu_memory_bytes
-from dlrig.model.rates import achievable_matmul_tflops, achievable_memory_bandwidth_gb_s
+from dlrig.model.rates import (
+    DecodeGemm,
+    achievable_matmul_tflops,
+    achievable_memory_bandwidth_gb_s,
+    measured_decode_gemm,
+)
 from dlrig.units import (
     BITS_PER_BYTE,
+    bytes_s_to_gb_s,
     bytes_to_gib,
     gb_s_to_bytes_s,
     gib_to_bytes,
+    s_to_us,
     tflops_to_flops,
     wh_to_kwh,
 )
@@ -262,6 +269,22 @@ def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec, *, decode: bool = False
     return rate * (profile.decode_compute_efficiency if decode else profile.compute_efficiency)
 
 
+# The weight GEMMs of one transformer layer in a batched server: vLLM's Llama layer runs
+# qkv_proj (QKVParallelLinear), o_proj, gate_up_proj (MergedColumnParallelLinear) and
+# down_proj (vllm/model_executor/models/llama.py); a mixture of experts runs at least as many.
+GEMMS_PER_LAYER = 4
+
+
+def decode_gemm(gpu: GPU, spec: ServeSpec) -> DecodeGemm | None:
+    """How a batched server's decode GEMMs run where the card's vendor library was timed on
+    decode shapes (dlrig.model.rates.measured_decode_gemm: a fixed time per kernel, then the
+    weights at a measured rate); None where the engine's share of the copy bandwidth stands
+    for it (every NVIDIA card, a local runner's own kernels, FP4 weights)."""
+    if not spec.engine.is_batched or spec.quantization.is_fp4:
+        return None
+    return measured_decode_gemm(gpu, compute_precision(spec))
+
+
 def achievable_bandwidth_bytes_s(gpu: GPU, spec: ServeSpec) -> float:
     """Bytes/s one card's decode kernels read: its achievable bandwidth (dlrig.model.rates,
     a copy kernel) x the engine's share."""
@@ -367,12 +390,16 @@ def decode_parts_s(
     (decode_bandwidth and decode_compute: they overlap), attention after them (the slower of
     its KV-cache read and its FLOPs: latent attention shares one cached vector among all
     heads), layers left in RAM (read by the CPU at the host's bandwidth), all-reduces and the
-    per-layer overhead."""
+    per-layer overhead (with, where the card's decode GEMMs were timed, their fixed time per
+    kernel: `decode_gemm`)."""
     weights = weight_bytes_per_step(spec, batch)
     ways = split_ways(spec, c)
     bytes_s = ways * achievable_bandwidth_bytes_s(c.gpu, spec)
     flops_s = ways * achievable_matmul_flops_s(c.gpu, spec)
-    bandwidth = weights * (1.0 - offloaded) / bytes_s
+    gemm = decode_gemm(c.gpu, spec)
+    gemm_bytes_s = ways * gemm.bytes_s if gemm is not None else bytes_s
+    bandwidth = weights * (1.0 - offloaded) / gemm_bytes_s
+    gemm_fixed_s = GEMMS_PER_LAYER * gemm.fixed_s if gemm is not None else 0.0
     compute = decode_gemm_flops(spec, batch) * (1.0 - offloaded)
     compute /= ways * achievable_matmul_flops_s(c.gpu, spec, decode=True)
     attention = max(
@@ -386,7 +413,8 @@ def decode_parts_s(
         ServingLimit.DECODE_ATTENTION.value: attention,
         ServingLimit.OFFLOAD.value: offload,
         ServingLimit.INTERCONNECT.value: allreduce_s(spec, c, batch) + hops,
-        ServingLimit.ENGINE_OVERHEAD.value: spec.layers * ENGINES[spec.engine].layer_overhead_s,
+        ServingLimit.ENGINE_OVERHEAD.value: spec.layers
+        * (ENGINES[spec.engine].layer_overhead_s + gemm_fixed_s),
     }
 
 
@@ -494,12 +522,12 @@ def uncalibrated_vendor_note(spec: ServeSpec, gpu: GPU) -> str | None:
     builds of TensorRT-LLM, vLLM and llama.cpp: bench/provenance.toml); on another vendor's
     card they carry no calibration of their own, which the estimate says rather than hides.
     AMD's and Oracle's published vLLM runs on 8x MI300X, held out, came out slower than dlrig
-    (bench/bench_amd.py)."""
+    at high concurrency even with AMD's own decode-GEMM timings (bench/bench_amd.py)."""
     if gpu.vendor is Vendor.NVIDIA:
         return None
     measured = (
-        "; published vLLM runs on 8x MI300X (AMD's, Oracle's) ran slower than this model "
-        "(BENCHMARKS.md, held-out AMD serving)"
+        "; published vLLM runs on 8x MI300X (AMD's, Oracle's) at high concurrency ran slower "
+        "than this model (BENCHMARKS.md, held-out AMD serving)"
         if gpu.vendor is Vendor.AMD
         else ""
     )
@@ -587,6 +615,13 @@ def serving_estimate(
         "rates: each card's achievable matmul rate and bandwidth (dlrig.model.rates) x the "
         "engine's stated shares (dlrig.model.serving)"
     )
+    gemm = decode_gemm(c.gpu, spec)
+    if gemm is not None:
+        notes.append(
+            f"decode GEMMs on the {c.gpu.name}: {s_to_us(gemm.fixed_s):.1f} us each "
+            f"({GEMMS_PER_LAYER} a layer) before their weights stream at "
+            f"{bytes_s_to_gb_s(gemm.bytes_s):,.0f} GB/s, measured ({gemm.provenance})"
+        )
     uncalibrated = uncalibrated_vendor_note(spec, c.gpu)
     notes.extend([uncalibrated] if uncalibrated else [])
     return ServingEstimate(

@@ -1,0 +1,66 @@
+"""A card's decode GEMMs as its vendor library runs them (rates.measured_decode_gemm): the law in
+achievable_rates.toml is what its kernel timings give, and it times the shapes it came from."""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from pathlib import Path
+
+import pytest
+
+from dlrig.catalog.loader import builtin_catalog
+from dlrig.catalog.schema import GPU
+from dlrig.enums import Precision
+from dlrig.model.rates import measured_decode_gemm
+from dlrig.units import bytes_s_to_gb_s, s_to_us
+
+TIMINGS = Path(__file__).resolve().parents[2] / "data" / "calibration" / "mi300x_fp8_decode_gemm.csv"
+
+
+def gpu(name: str) -> GPU:
+    return next(g for g in builtin_catalog().gpus if g.name == name)
+
+
+def _rows() -> list[dict[str, str]]:
+    with TIMINGS.open(encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_the_mi300x_law_is_the_least_squares_line_through_amds_tuned_fp8_gemms() -> None:
+    """AITER's tuned CK a8w8 GEMMs on MI300X at M=1 (ROCm/aiter@fbb52ddfad, 2025-09-26): 24
+    Llama 3.1 70B/405B shapes, 6.17 us for 8192x1024 to 249.84 us for 53248x16384. Time
+    against the FP8 weight bytes is a line: 8.91 us, then 3,583 GB/s."""
+    rows = _rows()
+    assert len(rows) == 24 and {r["m"] for r in rows} == {"1"}
+    weight_bytes = [int(r["n"]) * int(r["k"]) for r in rows]  # one byte per FP8 weight
+    time_us = [float(r["time_us"]) for r in rows]
+    slope, intercept = statistics.linear_regression(weight_bytes, time_us)
+    law = measured_decode_gemm(gpu("AMD Instinct MI300X"), Precision.FP8)
+    assert law is not None
+    assert s_to_us(law.fixed_s) == pytest.approx(intercept, abs=0.01)
+    assert bytes_s_to_gb_s(law.bytes_s) == pytest.approx(1.0 / slope / 1e3, abs=1.0)
+    assert "fbb52ddfad" in law.provenance
+
+
+def test_the_law_times_llama_70b_tp8_layers_gemms_within_a_tenth() -> None:
+    """Llama 3.1 70B at TP8 runs four GEMMs a layer (QKV 1280x8192, O 8192x1024, gate-up
+    7168x8192, down 8192x3584): 15.98 + 6.17 + 26.36 + 12.10 = 60.6 us measured (AITER
+    @fbb52ddfad); the law's 65.5 us is within 10%, where the weight bytes at the card's copy
+    rate (4,100 GB/s, BabelStream) would take 26.9 us."""
+    law = measured_decode_gemm(gpu("AMD Instinct MI300X"), Precision.FP8)
+    assert law is not None
+    shapes = [(1280, 8192), (8192, 1024), (7168, 8192), (8192, 3584)]
+    measured = {(int(r["n"]), int(r["k"])): float(r["time_us"]) for r in _rows()}
+    layer_us = sum(measured[s] for s in shapes)
+    assert layer_us == pytest.approx(60.6, abs=0.05)
+    law_us = sum(s_to_us(law.fixed_s + n * k / law.bytes_s) for n, k in shapes)
+    assert law_us == pytest.approx(layer_us, rel=0.10)
+    assert s_to_us(sum(n * k for n, k in shapes) / 4100e9) < 0.5 * layer_us
+
+
+def test_only_the_timed_card_and_precision_have_a_law() -> None:
+    """No BF16 decode GEMMs were timed on MI300X, none on NVIDIA cards: the engine's share of
+    the copy bandwidth stands for them."""
+    assert measured_decode_gemm(gpu("AMD Instinct MI300X"), Precision.BF16) is None
+    assert measured_decode_gemm(gpu("H100 SXM5 80GB"), Precision.FP8) is None
