@@ -15,7 +15,9 @@ from dlrig.enums import Precision
 from dlrig.model.rates import measured_decode_gemm
 from dlrig.units import bytes_s_to_gb_s, s_to_us
 
-TIMINGS = Path(__file__).resolve().parents[2] / "data" / "calibration" / "mi300x_fp8_decode_gemm.csv"
+TIMINGS = (
+    Path(__file__).resolve().parents[2] / "data" / "calibration" / "mi300x_fp8_decode_gemm.csv"
+)
 
 
 def gpu(name: str) -> GPU:

@@ -32,7 +32,7 @@ from dlrig.model import serving_memory as mem
 from dlrig.model.calibration import Calibration, default_calibration
 from dlrig.model.device import busbw_gb_s, pcie_link
 from dlrig.model.host import host_memory_bandwidth
-from dlrig.model.interconnect import ring_allreduce_bus_factor
+from dlrig.model.interconnect import XGMI_COLLECTIVE_LATENCY_S, ring_allreduce_bus_factor
 from dlrig.model.memory import gpu_memory_bytes
 from dlrig.model.rates import (
     DecodeGemm,
@@ -42,6 +42,7 @@ from dlrig.model.rates import (
 )
 from dlrig.units import (
     BITS_PER_BYTE,
+    MB,
     bytes_s_to_gb_s,
     bytes_to_gib,
     gb_s_to_bytes_s,
@@ -148,6 +149,13 @@ ENGINES = {Engine.BATCHED: BATCHED, Engine.VLLM: VLLM, Engine.LOCAL: LOCAL}
 # bench/held_out.serving_band computes it, and tests/model/test_serving_band.py holds this copy
 # to it; bench_accuracy.py reports what share of each source's rows it covers.
 SERVING_RATIO_BAND = (0.891, 1.219)
+# On AMD Instinct, vLLM and SGLang run their own all-reduce kernel below 16 MB and RCCL above
+# it ("for data sizes smaller than 16 MB ... falls back to using PyNccl (RCCL)": AMD ROCm blog,
+# "QuickReduce: Up to 3x Faster All-reduce for vLLM and SGLang", 2025-08-26). Below it the
+# engine's small-message latency holds: vLLM's custom all-reduce on MI300X takes 7.1-7.7 us up
+# to 64 KB on 2 GPUs and 7.2-7.6 us up to 32 KB on 4 (ROCm/aiter#801, vllm-project/vllm#19744),
+# as the 8 us the batched profile assumes.
+ROCM_CUSTOM_ALLREDUCE_MAX_BYTES = 16 * MB
 # An all-reduce over PCIe goes through the host bridge: slower to start than NVLink.
 PCIE_ALLREDUCE_LATENCY_S = 25e-6
 # A pipeline hop hands one token's hidden state to the next card over PCIe.
@@ -358,14 +366,27 @@ def decode_attention_flops(spec: ServeSpec, batch: int) -> float:
     return batch * 4.0 * spec.layers * mean_context * attention_dim(spec)
 
 
+def allreduce_latency_s(spec: ServeSpec, c: Cards, buffer_bytes: float) -> float:
+    """Start-up time of one all-reduce: the engine's own kernel over NVLink or Infinity Fabric,
+    except on AMD Instinct above ROCM_CUSTOM_ALLREDUCE_MAX_BYTES, where RCCL's measured fixed
+    cost over the Infinity Fabric mesh applies (interconnect.XGMI_COLLECTIVE_LATENCY_S); the
+    host bridge's over PCIe."""
+    if not c.nvlink:
+        return PCIE_ALLREDUCE_LATENCY_S
+    if c.gpu.vendor is Vendor.AMD and buffer_bytes > ROCM_CUSTOM_ALLREDUCE_MAX_BYTES:
+        return XGMI_COLLECTIVE_LATENCY_S
+    return ENGINES[spec.engine].allreduce_latency_s
+
+
 def allreduce_s(spec: ServeSpec, c: Cards, tokens: int) -> float:
     """Tensor parallel: two all-reduces of the hidden state per layer (after attention and
     after the MLP), each a ring over the cards plus its start-up latency."""
     if not spec.engine.is_batched or c.count <= 1:
         return 0.0
-    latency = ENGINES[spec.engine].allreduce_latency_s if c.nvlink else PCIE_ALLREDUCE_LATENCY_S
-    n_bytes = tokens * spec.hidden_size * ACTIVATION_BYTES * ring_allreduce_bus_factor(c.count)
-    per_reduce = latency + n_bytes / gb_s_to_bytes_s(c.allreduce_busbw_gb_s)
+    buffer_bytes = tokens * spec.hidden_size * ACTIVATION_BYTES
+    n_bytes = buffer_bytes * ring_allreduce_bus_factor(c.count)
+    per_reduce = allreduce_latency_s(spec, c, buffer_bytes)
+    per_reduce += n_bytes / gb_s_to_bytes_s(c.allreduce_busbw_gb_s)
     return 2.0 * spec.layers * per_reduce
 
 
