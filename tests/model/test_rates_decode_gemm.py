@@ -66,3 +66,17 @@ def test_only_the_timed_card_and_precision_have_a_law() -> None:
     the copy bandwidth stands for them."""
     assert measured_decode_gemm(gpu("AMD Instinct MI300X"), Precision.BF16) is None
     assert measured_decode_gemm(gpu("H100 SXM5 80GB"), Precision.FP8) is None
+
+
+def test_the_mi325x_runs_the_mi300x_die_at_its_own_bandwidth() -> None:
+    """MI325X is the MI300X's CDNA 3 die (gfx942, 304 CUs: ROCm GPU specifications) with 6 TB/s
+    of HBM3E: its decode GEMMs keep the 8.91 us fixed time and stream 4,950 / 4,100 (the two
+    cards' achievable copy rates: datasheet x AMD's median, and BabelStream) times faster.
+    CDNA 4 (MI355X) has no timings and keeps the engine's share."""
+    mi300x = measured_decode_gemm(gpu("AMD Instinct MI300X"), Precision.FP8)
+    mi325x = measured_decode_gemm(gpu("AMD Instinct MI325X"), Precision.FP8)
+    assert mi300x is not None and mi325x is not None
+    assert mi325x.fixed_s == mi300x.fixed_s
+    assert mi325x.bytes_s == pytest.approx(mi300x.bytes_s * 4950 / 4100)
+    assert "MI300X" in mi325x.provenance
+    assert measured_decode_gemm(gpu("AMD Instinct MI355X"), Precision.FP8) is None

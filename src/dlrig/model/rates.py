@@ -503,9 +503,29 @@ def achievable_memory_bandwidth_gb_s(gpu: GPU, measured: Measured | None = None)
 
 def measured_decode_gemm(gpu: GPU, precision: Precision) -> DecodeGemm | None:
     """How one decode GEMM runs on `gpu` at `precision` where a vendor library's tuned
-    kernels were timed across model shapes (MI300X FP8: 8.9 us per kernel, then 3.58 TB/s);
-    None elsewhere, where the engine's share of the copy bandwidth stands for it."""
-    return _table().decode_gemm.get((gpu.name, precision.value))
+    kernels were timed across model shapes (MI300X FP8: 8.9 us per kernel, then 3.58 TB/s).
+    A card of the same vendor and architecture without timings of its own (MI325X: the
+    MI300X's CDNA 3 die with faster HBM3E) takes the timed card's fixed time and its rate
+    scaled by the two cards' achievable copy bandwidths. None elsewhere, where the engine's
+    share of the copy bandwidth stands for it."""
+    table = _table()
+    own = table.decode_gemm.get((gpu.name, precision.value))
+    if own is not None:
+        return own
+    from dlrig.catalog.loader import builtin_catalog
+
+    for timed in builtin_catalog().gpus:
+        law = table.decode_gemm.get((timed.name, precision.value))
+        if law is None or (timed.vendor, timed.architecture) != (gpu.vendor, gpu.architecture):
+            continue
+        scale = achievable_memory_bandwidth_gb_s(gpu) / achievable_memory_bandwidth_gb_s(timed)
+        return DecodeGemm(
+            law.fixed_s,
+            law.bytes_s * scale,
+            f"{timed.name}'s ({gpu.architecture}) timings, its rate x {scale:.2f} for this "
+            f"card's copy bandwidth: {law.provenance}",
+        )
+    return None
 
 
 def measured_rate_notes(
