@@ -29,20 +29,42 @@ def _rows() -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def test_the_mi300x_law_is_the_least_squares_line_through_amds_tuned_fp8_gemms() -> None:
-    """AITER's tuned CK a8w8 GEMMs on MI300X at M=1 (ROCm/aiter@fbb52ddfad, 2025-09-26): 24
-    Llama 3.1 70B/405B shapes, 6.17 us for 8192x1024 to 249.84 us for 53248x16384. Time
-    against the FP8 weight bytes is a line: 8.91 us, then 3,583 GB/s."""
-    rows = _rows()
-    assert len(rows) == 24 and {r["m"] for r in rows} == {"1"}
-    weight_bytes = [int(r["n"]) * int(r["k"]) for r in rows]  # one byte per FP8 weight
-    time_us = [float(r["time_us"]) for r in rows]
-    slope, intercept = statistics.linear_regression(weight_bytes, time_us)
-    law = measured_decode_gemm(gpu("AMD Instinct MI300X"), Precision.FP8)
+@pytest.mark.parametrize(
+    ("rows", "fixed_us", "gb_s"),
+    [(1, 8.91, 3583), (16, 6.50, 3468), (32, 7.44, 3303), (64, 8.42, 2793), (128, 15.21, 2337),
+     (256, 20.15, 1561)],
+)  # fmt: skip
+def test_the_mi300x_law_at_each_m_is_the_least_squares_line_through_amds_tuned_gemms(
+    rows: int, fixed_us: float, gb_s: float
+) -> None:
+    """AITER's tuned CK a8w8 GEMMs on MI300X (ROCm/aiter@fbb52ddfad, 2025-09-26): 24 Llama 3.1
+    70B/405B shapes at each M; at M=1, 6.17 us for 8192x1024 to 249.84 us for 53248x16384.
+    Time against the FP8 weight bytes is a line at each M: at M=1 8.91 us, then 3,583 GB/s; the
+    rate falls to 1,561 GB/s at M=256, where the FLOPs bind."""
+    at_m = [r for r in _rows() if int(r["m"]) == rows]
+    assert len(at_m) == 24
+    weight_bytes = [int(r["n"]) * int(r["k"]) for r in at_m]  # one byte per FP8 weight
+    slope, intercept = statistics.linear_regression(
+        weight_bytes, [float(r["time_us"]) for r in at_m]
+    )
+    assert (intercept, 1.0 / slope / 1e3) == pytest.approx((fixed_us, gb_s), abs=0.01, rel=1e-3)
+    law = measured_decode_gemm(gpu("AMD Instinct MI300X"), Precision.FP8, rows)
+    assert law is not None and "fbb52ddfad" in law.provenance
+    assert s_to_us(law.fixed_s) == pytest.approx(fixed_us)
+    assert bytes_s_to_gb_s(law.bytes_s) == pytest.approx(gb_s)
+
+
+def test_between_timed_ms_the_law_runs_linear_in_log_m_and_holds_its_ends() -> None:
+    """M=8 sits 3/4 of the way from M=1 to M=16 in log M: 8.91 + 0.75 x (6.50 - 8.91) = 7.10 us
+    and 3,583 + 0.75 x (3,468 - 3,583) = 3,497 GB/s; past M=256 the M=256 row holds."""
+    mi300x = gpu("AMD Instinct MI300X")
+    law = measured_decode_gemm(mi300x, Precision.FP8, 8)
     assert law is not None
-    assert s_to_us(law.fixed_s) == pytest.approx(intercept, abs=0.01)
-    assert bytes_s_to_gb_s(law.bytes_s) == pytest.approx(1.0 / slope / 1e3, abs=1.0)
-    assert "fbb52ddfad" in law.provenance
+    assert s_to_us(law.fixed_s) == pytest.approx(7.1025)
+    assert bytes_s_to_gb_s(law.bytes_s) == pytest.approx(3496.75)
+    assert measured_decode_gemm(mi300x, Precision.FP8, 4096) == measured_decode_gemm(
+        mi300x, Precision.FP8, 256
+    )
 
 
 def test_the_law_times_llama_70b_tp8_layers_gemms_within_a_tenth() -> None:
@@ -53,7 +75,7 @@ def test_the_law_times_llama_70b_tp8_layers_gemms_within_a_tenth() -> None:
     law = measured_decode_gemm(gpu("AMD Instinct MI300X"), Precision.FP8)
     assert law is not None
     shapes = [(1280, 8192), (8192, 1024), (7168, 8192), (8192, 3584)]
-    measured = {(int(r["n"]), int(r["k"])): float(r["time_us"]) for r in _rows()}
+    measured = {(int(r["n"]), int(r["k"])): float(r["time_us"]) for r in _rows() if r["m"] == "1"}
     layer_us = sum(measured[s] for s in shapes)
     assert layer_us == pytest.approx(60.6, abs=0.05)
     law_us = sum(s_to_us(law.fixed_s + n * k / law.bytes_s) for n, k in shapes)

@@ -283,14 +283,14 @@ def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec, *, decode: bool = False
 GEMMS_PER_LAYER = 4
 
 
-def decode_gemm(gpu: GPU, spec: ServeSpec) -> DecodeGemm | None:
-    """How a batched server's decode GEMMs run where the card's vendor library was timed on
-    decode shapes (dlrig.model.rates.measured_decode_gemm: a fixed time per kernel, then the
-    weights at a measured rate); None where the engine's share of the copy bandwidth stands
-    for it (every NVIDIA card, a local runner's own kernels, FP4 weights)."""
+def decode_gemm(gpu: GPU, spec: ServeSpec, batch: int) -> DecodeGemm | None:
+    """How a batched server's decode GEMMs of `batch` rows run where the card's vendor library
+    was timed on decode shapes (dlrig.model.rates.measured_decode_gemm: a fixed time per
+    kernel, then the weights at a measured rate); None where the engine's share of the copy
+    bandwidth stands for it (every NVIDIA card, a local runner's own kernels, FP4 weights)."""
     if not spec.engine.is_batched or spec.quantization.is_fp4:
         return None
-    return measured_decode_gemm(gpu, compute_precision(spec))
+    return measured_decode_gemm(gpu, compute_precision(spec), max(batch, 1))
 
 
 def achievable_bandwidth_bytes_s(gpu: GPU, spec: ServeSpec) -> float:
@@ -417,7 +417,7 @@ def decode_parts_s(
     ways = split_ways(spec, c)
     bytes_s = ways * achievable_bandwidth_bytes_s(c.gpu, spec)
     flops_s = ways * achievable_matmul_flops_s(c.gpu, spec)
-    gemm = decode_gemm(c.gpu, spec)
+    gemm = decode_gemm(c.gpu, spec, batch)
     gemm_bytes_s = ways * gemm.bytes_s if gemm is not None else bytes_s
     bandwidth = weights * (1.0 - offloaded) / gemm_bytes_s
     gemm_fixed_s = GEMMS_PER_LAYER * gemm.fixed_s if gemm is not None else 0.0
@@ -636,11 +636,11 @@ def serving_estimate(
         "rates: each card's achievable matmul rate and bandwidth (dlrig.model.rates) x the "
         "engine's stated shares (dlrig.model.serving)"
     )
-    gemm = decode_gemm(c.gpu, spec)
+    gemm = decode_gemm(c.gpu, spec, spec.users)
     if gemm is not None:
         notes.append(
             f"decode GEMMs on the {c.gpu.name}: {s_to_us(gemm.fixed_s):.1f} us each "
-            f"({GEMMS_PER_LAYER} a layer) before their weights stream at "
+            f"({GEMMS_PER_LAYER} a layer, {spec.users} rows) before their weights stream at "
             f"{bytes_s_to_gb_s(gemm.bytes_s):,.0f} GB/s, measured ({gemm.provenance})"
         )
     uncalibrated = uncalibrated_vendor_note(spec, c.gpu)
