@@ -219,7 +219,8 @@ def law_note() -> str:
         else "none"
     )
     return (
-        f"The model's MI300X FP8 decode GEMMs (AMD's tuned kernels: {timed}) and its RCCL "
+        f"The model's MI300X FP8 decode GEMMs (AMD's tuned kernels at one row: {timed}; slower "
+        "per byte at more rows) and its RCCL "
         "all-reduces above 16 MB were added after these rows' first run (at commit 110ca0e: all "
         "rows 26.2% / 51.4%, the latency rows +47%); their constants are kernel and collective "
         "measurements (rates.measured_decode_gemm, serving.allreduce_latency_s), not these rows."
