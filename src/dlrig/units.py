@@ -113,6 +113,16 @@ def ns_to_s(ns: float) -> float:
     return ns / 1e9
 
 
+def us_to_s(us: float) -> float:
+    """Microseconds to seconds."""
+    return us / 1e6
+
+
+def s_to_us(s: float) -> float:
+    """Seconds to microseconds."""
+    return s * 1e6
+
+
 def ms_to_s(ms: float) -> float:
     """Milliseconds to seconds."""
     return ms / 1e3

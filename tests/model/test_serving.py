@@ -12,11 +12,14 @@ from dlrig.errors import ValidationError
 from dlrig.machine import resolve_build
 from dlrig.machine.model import Build
 from dlrig.model import serving_memory as mem
+from dlrig.model.calibration import default_calibration
 from dlrig.model.serving import (
     BATCHED,
     VLLM,
     ServingEstimate,
     ServingLimit,
+    allreduce_latency_s,
+    cards,
     experts_touched_fraction,
     prefill_flops,
     serving_estimate,
@@ -390,3 +393,39 @@ def test_an_amd_card_is_told_its_engine_profile_is_not_calibrated_there() -> Non
     assert "AMD Instinct MI300X" in note and "held-out AMD serving" in note
     nvidia = _estimate("llama-3.1-70b-serve", "H100 SXM", 8)
     assert not any("not calibrated" in n for n in nvidia.notes)
+
+
+def test_mi300x_fp8_decode_gemms_pay_amds_measured_fixed_time_per_kernel() -> None:
+    """On an MI300X a batched server's FP8 decode GEMMs run as AMD timed them (AITER's tuned
+    kernels, ROCm/aiter@fbb52ddfad): 8.91 us each before the weights stream at 3,583 GB/s. Llama
+    3.1 70B at TP8, batch 1: 80 layers x (25 us + 4 GEMMs x 8.91 us) = 4.85 ms of fixed time a
+    step, and its weights read at 8 x 3,583 GB/s; in BF16, untimed, the engine's 25 us a layer
+    and its share of the copy rate stand."""
+    fp8 = _estimate("llama-3.1-70b-serve", "MI300X", 8, engine=Engine.VLLM,
+                    quantization=WeightFormat.FP8, tensor_parallel=8, users=1)  # fmt: skip
+    parts = fp8.decode_parts_s
+    assert parts[ServingLimit.ENGINE_OVERHEAD.value] == pytest.approx(80 * (25e-6 + 4 * 8.91e-6))
+    weights = weight_bytes_per_step(_spec("llama-3.1-70b-serve", quantization=WeightFormat.FP8), 1)
+    assert parts[ServingLimit.DECODE_BANDWIDTH.value] == pytest.approx(weights / (8 * 3583e9))
+    assert any("8.9 us each" in n and "3,583 GB/s" in n for n in fp8.notes)
+    bf16 = _estimate("llama-3.1-70b-serve", "MI300X", 8, engine=Engine.VLLM,
+                     quantization=WeightFormat.BF16, tensor_parallel=8, users=1)  # fmt: skip
+    assert bf16.decode_parts_s[ServingLimit.ENGINE_OVERHEAD.value] == pytest.approx(80 * 25e-6)
+    assert not any("decode GEMMs on" in n for n in bf16.notes)
+
+
+def test_an_mi300x_all_reduce_above_16_mb_is_rccls() -> None:
+    """vLLM on AMD Instinct runs its own all-reduce below 16 MB and RCCL above it (AMD ROCm
+    blog, QuickReduce, 2025-08-26). Llama 3.1 70B (hidden 8192, 16-bit activations) at 1,500
+    users all-reduces 24.6 MB: RCCL's 64.7 us fixed cost over the MI300X mesh (Azure's
+    rccl-tests, interconnect.XGMI_COLLECTIVE_LATENCY_S); at one user, 16 KB, the engine's 8 us.
+    On H100s the engine's 8 us holds at any size."""
+    spec = _spec("llama-3.1-70b-serve", engine=Engine.VLLM)
+    buffer = 1500 * 8192 * 2
+    amd = cards(_build("MI300X", 8), default_calibration())
+    assert amd is not None
+    assert allreduce_latency_s(spec, amd, buffer) == pytest.approx(64.7e-6)
+    assert allreduce_latency_s(spec, amd, 8192 * 2) == pytest.approx(8e-6)
+    nvidia = cards(_build("H100 SXM", 8), default_calibration())
+    assert nvidia is not None
+    assert allreduce_latency_s(spec, nvidia, buffer) == pytest.approx(8e-6)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import statistics
 import tomllib
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from dlrig.catalog.schema import CPU, GPU
 from dlrig.enums import Precision, Segment, Vendor
 from dlrig.machine.model import Measured
 from dlrig.model.layers import FLASH_ATTENTION_SHARE, FLASH_ATTENTION_SHARE_WARPGROUP_MMA
-from dlrig.units import GHZ, TFLOPS
+from dlrig.units import GHZ, TFLOPS, gb_s_to_bytes_s, us_to_s
 
 # How a card's sustained clock follows a TDP below what tensor work at boost needs: clock ~
 # power ** 1. Power is clock x voltage^2; above the base clock the voltage falls with the clock
@@ -134,11 +135,22 @@ class _Measured:
 
 
 @dataclass(frozen=True)
+class DecodeGemm:
+    """A decode GEMM (one row per sequence) measured on one card: a fixed time per kernel plus
+    its weight bytes at a streaming rate, fitted over a library's tuned shapes."""
+
+    fixed_s: float
+    bytes_s: float
+    provenance: str
+
+
+@dataclass(frozen=True)
 class _RateTable:
     """Measured rows by (catalog name, precision) and the rules derived from them."""
 
     matmul: dict[tuple[str, str], _Measured]
     memory: dict[str, _Measured]
+    decode_gemm: dict[tuple[str, str], dict[int, DecodeGemm]]  # by rows (M)
     matmul_efficiency: dict[tuple[Vendor, bool], float]
     geforce_efficiency: dict[tuple[str, bool], float]  # by (architecture, FP8 group)
     amd_efficiency: dict[tuple[str, bool], float]  # by (architecture, FP8 group)
@@ -181,6 +193,15 @@ def _table() -> _RateTable:
         row["gpu"]: _Measured(row["gpu"], "", float(row["gb_s"]), row["source"], row["date"])
         for row in raw["memory"]
     }
+    decode_gemm: dict[tuple[str, str], dict[int, DecodeGemm]] = {}
+    for row in raw.get("decode_gemm", []):
+        law = DecodeGemm(
+            us_to_s(float(row["fixed_us"])),
+            gb_s_to_bytes_s(float(row["gb_s"])),
+            f"{row['software']}: {row['source']} ({row['date']})",
+        )
+        for prec in row["precisions"]:
+            decode_gemm.setdefault((row["gpu"], prec), {})[int(row["m"])] = law
     # The rules for unmeasured cards come from the 16-bit and FP8 rows; a TF32 row speaks only
     # for its own card (TF32 without one takes the 16-bit ratio, _software_efficiency).
     ruled = {k: m for k, m in matmul.items() if Precision(k[1]) not in _OWN_CARD_ONLY}
@@ -226,6 +247,7 @@ def _table() -> _RateTable:
     return _RateTable(
         matmul=matmul,
         memory=memory,
+        decode_gemm=decode_gemm,
         matmul_efficiency=matmul_efficiency,
         geforce_efficiency={k: statistics.median(v) for k, v in geforce.items()},
         amd_efficiency={k: statistics.median(v) for k, v in amd.items()},
@@ -478,6 +500,54 @@ def achievable_memory_bandwidth(gpu: GPU, measured: Measured | None = None) -> A
 def achievable_memory_bandwidth_gb_s(gpu: GPU, measured: Measured | None = None) -> float:
     """Achievable device-memory bandwidth of `gpu` in GB/s; see `achievable_memory_bandwidth`."""
     return achievable_memory_bandwidth(gpu, measured).value
+
+
+def _at_rows(curve: dict[int, DecodeGemm], rows: int) -> DecodeGemm:
+    """The timed law at `rows` (M): linear in log M between the timed Ms, the nearest end
+    outside them (beyond the largest the FLOPs bind, not the read)."""
+    ms = sorted(curve)
+    if rows <= ms[0]:
+        return curve[ms[0]]
+    if rows >= ms[-1]:
+        return curve[ms[-1]]
+    hi = next(m for m in ms if m >= rows)
+    lo = ms[ms.index(hi) - 1]
+    w = math.log(rows / lo) / math.log(hi / lo)
+    a, b = curve[lo], curve[hi]
+    return DecodeGemm(
+        a.fixed_s + w * (b.fixed_s - a.fixed_s),
+        a.bytes_s + w * (b.bytes_s - a.bytes_s),
+        a.provenance,
+    )
+
+
+def measured_decode_gemm(gpu: GPU, precision: Precision, rows: int = 1) -> DecodeGemm | None:
+    """How one decode GEMM of `rows` (M, one per sequence) runs on `gpu` at `precision` where
+    a vendor library's tuned kernels were timed across model shapes (MI300X FP8 at M=1: 8.9 us
+    per kernel, then 3.58 TB/s; the rate falls to 2.79 TB/s at M=64). A card of the same
+    vendor and architecture without timings of its own (MI325X: the MI300X's CDNA 3 die with
+    faster HBM3E) takes the timed card's fixed time and its rate scaled by the two cards'
+    achievable copy bandwidths. None elsewhere, where the engine's share of the copy
+    bandwidth stands for it."""
+    table = _table()
+    own = table.decode_gemm.get((gpu.name, precision.value))
+    if own is not None:
+        return _at_rows(own, rows)
+    from dlrig.catalog.loader import builtin_catalog
+
+    for timed in builtin_catalog().gpus:
+        curve = table.decode_gemm.get((timed.name, precision.value))
+        if curve is None or (timed.vendor, timed.architecture) != (gpu.vendor, gpu.architecture):
+            continue
+        law = _at_rows(curve, rows)
+        scale = achievable_memory_bandwidth_gb_s(gpu) / achievable_memory_bandwidth_gb_s(timed)
+        return DecodeGemm(
+            law.fixed_s,
+            law.bytes_s * scale,
+            f"{timed.name}'s ({gpu.architecture}) timings, its rate x {scale:.2f} for this "
+            f"card's copy bandwidth: {law.provenance}",
+        )
+    return None
 
 
 def measured_rate_notes(

@@ -32,14 +32,22 @@ from dlrig.model import serving_memory as mem
 from dlrig.model.calibration import Calibration, default_calibration
 from dlrig.model.device import busbw_gb_s, pcie_link
 from dlrig.model.host import host_memory_bandwidth
-from dlrig.model.interconnect import ring_allreduce_bus_factor
+from dlrig.model.interconnect import XGMI_COLLECTIVE_LATENCY_S, ring_allreduce_bus_factor
 from dlrig.model.memory import gpu_memory_bytes
-from dlrig.model.rates import achievable_matmul_tflops, achievable_memory_bandwidth_gb_s
+from dlrig.model.rates import (
+    DecodeGemm,
+    achievable_matmul_tflops,
+    achievable_memory_bandwidth_gb_s,
+    measured_decode_gemm,
+)
 from dlrig.units import (
     BITS_PER_BYTE,
+    MB,
+    bytes_s_to_gb_s,
     bytes_to_gib,
     gb_s_to_bytes_s,
     gib_to_bytes,
+    s_to_us,
     tflops_to_flops,
     wh_to_kwh,
 )
@@ -141,6 +149,13 @@ ENGINES = {Engine.BATCHED: BATCHED, Engine.VLLM: VLLM, Engine.LOCAL: LOCAL}
 # bench/held_out.serving_band computes it, and tests/model/test_serving_band.py holds this copy
 # to it; bench_accuracy.py reports what share of each source's rows it covers.
 SERVING_RATIO_BAND = (0.891, 1.219)
+# On AMD Instinct, vLLM and SGLang run their own all-reduce kernel below 16 MB and RCCL above
+# it ("for data sizes smaller than 16 MB ... falls back to using PyNccl (RCCL)": AMD ROCm blog,
+# "QuickReduce: Up to 3x Faster All-reduce for vLLM and SGLang", 2025-08-26). Below it the
+# engine's small-message latency holds: vLLM's custom all-reduce on MI300X takes 7.1-7.7 us up
+# to 64 KB on 2 GPUs and 7.2-7.6 us up to 32 KB on 4 (ROCm/aiter#801, vllm-project/vllm#19744),
+# as the 8 us the batched profile assumes.
+ROCM_CUSTOM_ALLREDUCE_MAX_BYTES = 16 * MB
 # An all-reduce over PCIe goes through the host bridge: slower to start than NVLink.
 PCIE_ALLREDUCE_LATENCY_S = 25e-6
 # A pipeline hop hands one token's hidden state to the next card over PCIe.
@@ -262,6 +277,22 @@ def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec, *, decode: bool = False
     return rate * (profile.decode_compute_efficiency if decode else profile.compute_efficiency)
 
 
+# The weight GEMMs of one transformer layer in a batched server: vLLM's Llama layer runs
+# qkv_proj (QKVParallelLinear), o_proj, gate_up_proj (MergedColumnParallelLinear) and
+# down_proj (vllm/model_executor/models/llama.py); a mixture of experts runs at least as many.
+GEMMS_PER_LAYER = 4
+
+
+def decode_gemm(gpu: GPU, spec: ServeSpec, batch: int) -> DecodeGemm | None:
+    """How a batched server's decode GEMMs of `batch` rows run where the card's vendor library
+    was timed on decode shapes (dlrig.model.rates.measured_decode_gemm: a fixed time per
+    kernel, then the weights at a measured rate); None where the engine's share of the copy
+    bandwidth stands for it (every NVIDIA card, a local runner's own kernels, FP4 weights)."""
+    if not spec.engine.is_batched or spec.quantization.is_fp4:
+        return None
+    return measured_decode_gemm(gpu, compute_precision(spec), max(batch, 1))
+
+
 def achievable_bandwidth_bytes_s(gpu: GPU, spec: ServeSpec) -> float:
     """Bytes/s one card's decode kernels read: its achievable bandwidth (dlrig.model.rates,
     a copy kernel) x the engine's share."""
@@ -335,14 +366,27 @@ def decode_attention_flops(spec: ServeSpec, batch: int) -> float:
     return batch * 4.0 * spec.layers * mean_context * attention_dim(spec)
 
 
+def allreduce_latency_s(spec: ServeSpec, c: Cards, buffer_bytes: float) -> float:
+    """Start-up time of one all-reduce: the engine's own kernel over NVLink or Infinity Fabric,
+    except on AMD Instinct above ROCM_CUSTOM_ALLREDUCE_MAX_BYTES, where RCCL's measured fixed
+    cost over the Infinity Fabric mesh applies (interconnect.XGMI_COLLECTIVE_LATENCY_S); the
+    host bridge's over PCIe."""
+    if not c.nvlink:
+        return PCIE_ALLREDUCE_LATENCY_S
+    if c.gpu.vendor is Vendor.AMD and buffer_bytes > ROCM_CUSTOM_ALLREDUCE_MAX_BYTES:
+        return XGMI_COLLECTIVE_LATENCY_S
+    return ENGINES[spec.engine].allreduce_latency_s
+
+
 def allreduce_s(spec: ServeSpec, c: Cards, tokens: int) -> float:
     """Tensor parallel: two all-reduces of the hidden state per layer (after attention and
     after the MLP), each a ring over the cards plus its start-up latency."""
     if not spec.engine.is_batched or c.count <= 1:
         return 0.0
-    latency = ENGINES[spec.engine].allreduce_latency_s if c.nvlink else PCIE_ALLREDUCE_LATENCY_S
-    n_bytes = tokens * spec.hidden_size * ACTIVATION_BYTES * ring_allreduce_bus_factor(c.count)
-    per_reduce = latency + n_bytes / gb_s_to_bytes_s(c.allreduce_busbw_gb_s)
+    buffer_bytes = tokens * spec.hidden_size * ACTIVATION_BYTES
+    n_bytes = buffer_bytes * ring_allreduce_bus_factor(c.count)
+    per_reduce = allreduce_latency_s(spec, c, buffer_bytes)
+    per_reduce += n_bytes / gb_s_to_bytes_s(c.allreduce_busbw_gb_s)
     return 2.0 * spec.layers * per_reduce
 
 
@@ -367,12 +411,16 @@ def decode_parts_s(
     (decode_bandwidth and decode_compute: they overlap), attention after them (the slower of
     its KV-cache read and its FLOPs: latent attention shares one cached vector among all
     heads), layers left in RAM (read by the CPU at the host's bandwidth), all-reduces and the
-    per-layer overhead."""
+    per-layer overhead (with, where the card's decode GEMMs were timed, their fixed time per
+    kernel: `decode_gemm`)."""
     weights = weight_bytes_per_step(spec, batch)
     ways = split_ways(spec, c)
     bytes_s = ways * achievable_bandwidth_bytes_s(c.gpu, spec)
     flops_s = ways * achievable_matmul_flops_s(c.gpu, spec)
-    bandwidth = weights * (1.0 - offloaded) / bytes_s
+    gemm = decode_gemm(c.gpu, spec, batch)
+    gemm_bytes_s = ways * gemm.bytes_s if gemm is not None else bytes_s
+    bandwidth = weights * (1.0 - offloaded) / gemm_bytes_s
+    gemm_fixed_s = GEMMS_PER_LAYER * gemm.fixed_s if gemm is not None else 0.0
     compute = decode_gemm_flops(spec, batch) * (1.0 - offloaded)
     compute /= ways * achievable_matmul_flops_s(c.gpu, spec, decode=True)
     attention = max(
@@ -386,7 +434,8 @@ def decode_parts_s(
         ServingLimit.DECODE_ATTENTION.value: attention,
         ServingLimit.OFFLOAD.value: offload,
         ServingLimit.INTERCONNECT.value: allreduce_s(spec, c, batch) + hops,
-        ServingLimit.ENGINE_OVERHEAD.value: spec.layers * ENGINES[spec.engine].layer_overhead_s,
+        ServingLimit.ENGINE_OVERHEAD.value: spec.layers
+        * (ENGINES[spec.engine].layer_overhead_s + gemm_fixed_s),
     }
 
 
@@ -494,12 +543,12 @@ def uncalibrated_vendor_note(spec: ServeSpec, gpu: GPU) -> str | None:
     builds of TensorRT-LLM, vLLM and llama.cpp: bench/provenance.toml); on another vendor's
     card they carry no calibration of their own, which the estimate says rather than hides.
     AMD's and Oracle's published vLLM runs on 8x MI300X, held out, came out slower than dlrig
-    (bench/bench_amd.py)."""
+    at high concurrency even with AMD's own decode-GEMM timings (bench/bench_amd.py)."""
     if gpu.vendor is Vendor.NVIDIA:
         return None
     measured = (
-        "; published vLLM runs on 8x MI300X (AMD's, Oracle's) ran slower than this model "
-        "(BENCHMARKS.md, held-out AMD serving)"
+        "; published vLLM runs on 8x MI300X (AMD's, Oracle's) at high concurrency ran slower "
+        "than this model (BENCHMARKS.md, held-out AMD serving)"
         if gpu.vendor is Vendor.AMD
         else ""
     )
@@ -587,6 +636,13 @@ def serving_estimate(
         "rates: each card's achievable matmul rate and bandwidth (dlrig.model.rates) x the "
         "engine's stated shares (dlrig.model.serving)"
     )
+    gemm = decode_gemm(c.gpu, spec, spec.users)
+    if gemm is not None:
+        notes.append(
+            f"decode GEMMs on the {c.gpu.name}: {s_to_us(gemm.fixed_s):.1f} us each "
+            f"({GEMMS_PER_LAYER} a layer, {spec.users} rows) before their weights stream at "
+            f"{bytes_s_to_gb_s(gemm.bytes_s):,.0f} GB/s, measured ({gemm.provenance})"
+        )
     uncalibrated = uncalibrated_vendor_note(spec, c.gpu)
     notes.extend([uncalibrated] if uncalibrated else [])
     return ServingEstimate(
