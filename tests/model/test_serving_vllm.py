@@ -20,6 +20,7 @@ from dlrig.model.serving import (
     vllm_batch_limits,
     vllm_computed_prompt_tokens,
 )
+from dlrig.model.serving_load import serving_load
 from dlrig.workloads import load_workload
 from dlrig.workloads.serving import Engine, ServeSpec
 from support.cli import assert_one_line_error, run_in_process
@@ -117,3 +118,23 @@ def test_shared_prefix_longer_than_the_prompt_is_a_one_line_error() -> None:
     assert_one_line_error(
         code, err, "'shared_prefix_tokens' (101) is at most 'prompt_tokens' (100)"
     )
+
+
+def test_arrivals_on_vllm_run_at_most_max_num_seqs_at_once() -> None:
+    """Llama 3.1 8B on an RTX A6000: the KV cache holds 764 contexts of 300 tokens, but vLLM
+    admits at most 256 running requests there (get_batch_defaults), so the simulated copy's
+    batch is 256; the TensorRT-like engine keeps every context the cache holds."""
+    build = resolve_build({"gpus": [{"model": "NVIDIA RTX A6000", "count": 1}]}, "t",
+                          load_catalog(None))  # fmt: skip
+    spec = _spec(prompt_tokens=200, output_tokens=100, arrival_rate=5.0)
+    cal = default_calibration()
+    est = serving_estimate(build, spec, "llama-3.1-8b-serve")
+    assert est is not None
+    load = serving_load(build, spec, est, cal)
+    assert est.max_users_fit > 256
+    assert load is not None and load.max_batch_per_copy == 256
+    trt = replace(spec, engine=Engine.BATCHED)
+    batched = serving_estimate(build, trt, "llama-3.1-8b-serve")
+    assert batched is not None
+    trt_load = serving_load(build, trt, batched, cal)
+    assert trt_load is not None and trt_load.max_batch_per_copy == batched.max_users_fit
