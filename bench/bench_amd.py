@@ -1,5 +1,6 @@
-"""Accuracy of `dlrig.model.serving` on AMD Instinct MI300X serving, held out: AMD's own vLLM
-tables and Oracle's OCI vLLM measurements, none of them looked at to set any constant.
+"""Accuracy of `dlrig.model.serving` on AMD Instinct MI300X serving: AMD's own vLLM tables and
+Oracle's OCI vLLM measurements, no constant fitted on them (they were in view when vLLM kept
+its decode GEMM share: bench/provenance.toml).
 
     .venv/bin/python bench/bench_amd.py [--out FILE]
 
@@ -206,7 +207,7 @@ def main() -> None:
     preds = predictions()
     titles = provenance.sources()
     lines = [
-        "# Serving on AMD Instinct MI300X (held out): AMD's and Oracle's vLLM measurements",
+        "# Serving on AMD Instinct MI300X: AMD's and Oracle's vLLM measurements",
         "",
         f"Command: `.venv/bin/python bench/bench_amd.py` ({dt.date.today()}, {machine()}).",
         "",

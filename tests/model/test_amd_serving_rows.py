@@ -29,8 +29,11 @@ def test_every_row_names_its_source_date_and_software() -> None:
         assert provenance.sources()[r.source].kind == "serving"
 
 
-def test_the_sources_are_held_out() -> None:
-    assert provenance.held_out(list(amd.SOURCES))
+def test_the_sources_are_calibration_for_the_vllm_decode_share_they_were_in_view_for() -> None:
+    """bench/provenance.toml: vLLM's decode GEMM share was kept at the batched profile's with
+    these rows in view (a single share put them from +15% to +46% at the median), so the bench
+    reports them as calibration, not held out."""
+    assert not provenance.held_out(list(amd.SOURCES))
 
 
 def test_a_latency_row_reads_as_the_publishers_own_throughput_column() -> None:

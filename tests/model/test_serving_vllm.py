@@ -76,15 +76,16 @@ def test_a_step_carries_the_other_users_prompts_within_the_token_budget() -> Non
     """128 users, 100-token prompts, 50-token answers: each answer brings one prompt, so a
     step computes 127 x 100 / 50 = 254 prompt tokens beside its 128 decodes; at 1,000 users a
     2,048-token budget (A6000) runs 256 and leaves 1,792 for prompts, which want 256 x 2 = 512
-    a step: not capped. Prompts of 2,000 tokens for 20 answers want 25,600 and are capped."""
+    a step: not capped. 200 users' prompts of 800 tokens for 8-token answers want 20,000 and get
+    the 1,848 left."""
     a6000 = _cards("NVIDIA RTX A6000")
     mix = mixed_step(_spec(prompt_tokens=100, output_tokens=50), a6000, 128, own_prompt=False)
     assert (mix.running, mix.waiting, mix.prefill_tokens, mix.output_share) == (128, 0, 254, 1)
     many = mixed_step(_spec(prompt_tokens=100, output_tokens=50), a6000, 1000, own_prompt=True)
     assert (many.running, many.waiting, many.prefill_tokens) == (256, 744, 512)
-    long = mixed_step(_spec(prompt_tokens=2000, output_tokens=20), a6000, 256, own_prompt=True)
-    assert long.prefill_tokens == 2048 - 256
-    assert long.output_share == pytest.approx(2048 / (256 * 101))
+    long = mixed_step(_spec(prompt_tokens=800, output_tokens=8), a6000, 200, own_prompt=True)
+    assert (long.running, long.prefill_tokens) == (200, 2048 - 200)
+    assert long.output_share == pytest.approx(2048 / (200 * 101))
 
 
 def test_mixed_prompts_cost_flops_not_a_second_weight_read() -> None:
@@ -138,3 +139,16 @@ def test_arrivals_on_vllm_run_at_most_max_num_seqs_at_once() -> None:
     assert batched is not None
     trt_load = serving_load(build, trt, batched, cal)
     assert trt_load is not None and trt_load.max_batch_per_copy == batched.max_users_fit
+
+
+def test_past_what_the_kv_cache_holds_vllm_runs_no_more_and_the_rest_wait() -> None:
+    """Llama 3.1 8B at 8,000-token prompts on an A6000: the KV cache holds 28 such contexts
+    (max_users_fit), under max_num_seqs' 256, so 100 users decode 28 at a time, as 28 do,
+    and the estimate says the KV cache binds."""
+    many = _estimate("NVIDIA RTX A6000", users=100, prompt_tokens=8000, output_tokens=100)
+    held = many.max_users_fit
+    assert 1 < held < 100
+    at = _estimate("NVIDIA RTX A6000", users=held, prompt_tokens=8000, output_tokens=100)
+    assert many.tpot_s == pytest.approx(at.tpot_s)
+    assert many.binding.value == "kv_memory"
+    assert any(f"at most {held} requests at once here (the KV cache)" in n for n in many.notes)

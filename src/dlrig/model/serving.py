@@ -469,13 +469,15 @@ def mixes_prefill(spec: ServeSpec) -> bool:
 
 def mixed_step(spec: ServeSpec, c: Cards, users: int, *, own_prompt: bool) -> MixedStep:
     """What a vLLM step holds with `users` clients each asking again as soon as an answer
-    ends: `running` of them decode, and every answer of `output_tokens` steps brings one
-    prompt into the steps, so a step computes running x prompt / output prompt tokens; a
-    user's own prompt is not in its time per output token (`own_prompt` False leaves it out).
-    Beyond the token budget the prompts wait, and only budget x output / (prompt + output) of
-    a step's tokens are output tokens."""
+    ends: `running` of them decode (at most max_num_seqs, and at most the contexts its KV
+    cache holds: past them it preempts rather than runs more), and every answer of
+    `output_tokens` steps brings one prompt into the steps, so a step computes running x
+    prompt / output prompt tokens; a user's own prompt is not in its time per output token
+    (`own_prompt` False leaves it out). Beyond the token budget the prompts wait, and only
+    budget x output / (prompt + output) of a step's tokens are output tokens."""
     max_seqs, budget = vllm_batch_limits(c)
-    running = max(1, min(users, max_seqs))
+    held = mem.max_users_fit(spec, c.memory_bytes, c.count)
+    running = max(1, min(users, max_seqs, held))
     per_answer = vllm_computed_prompt_tokens(spec) / max(spec.output_tokens, 1)
     senders = running if own_prompt else running - 1
     room = max(budget - running, 0)
@@ -585,13 +587,13 @@ def uncalibrated_vendor_note(spec: ServeSpec, gpu: GPU) -> str | None:
     """Every engine profile's shares and per-layer times were chosen on NVIDIA GPUs (CUDA
     builds of TensorRT-LLM, vLLM and llama.cpp: bench/provenance.toml); on another vendor's
     card they carry no calibration of their own, which the estimate says rather than hides.
-    AMD's and Oracle's published vLLM runs on 8x MI300X, held out, came out slower than dlrig
-    (bench/bench_amd.py)."""
+    AMD's and Oracle's published vLLM runs on 8x MI300X, no constant fitted on them, came out
+    slower than dlrig (bench/bench_amd.py)."""
     if gpu.vendor is Vendor.NVIDIA:
         return None
     measured = (
         "; published vLLM runs on 8x MI300X (AMD's, Oracle's) ran slower than this model "
-        "(BENCHMARKS.md, held-out AMD serving)"
+        "(BENCHMARKS.md, AMD serving)"
         if gpu.vendor is Vendor.AMD
         else ""
     )
@@ -652,9 +654,10 @@ def serving_estimate(
         ttft = queued_s + pre + (step if spec.users > 1 else 0.0)
         prefill_share = 0.0
         if mix.waiting:
+            why = "max_num_seqs" if mix.running == vllm_batch_limits(c)[0] else "the KV cache"
             notes.append(
-                f"vLLM runs at most {mix.running} requests at once on this card "
-                f"(max_num_seqs): {mix.waiting} users wait for a slot"
+                f"vLLM runs at most {mix.running} requests at once here ({why}): "
+                f"{mix.waiting} users wait for a slot"
             )
     else:
         parts = decode_parts_s(spec, c, spec.users, offloaded, host_gb_s)
