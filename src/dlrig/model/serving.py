@@ -438,9 +438,10 @@ def decode_step_s(parts: dict[str, float]) -> float:
 @dataclass(frozen=True)
 class MixedStep:
     """A vLLM step at a client concurrency: `running` requests decode a token each (at most
-    its max_num_seqs; the rest of the users wait for a slot), `prefill_tokens` of the others'
-    prompts are computed beside them within the step's token budget, and `output_share` of
-    the step's tokens are output tokens (all of them decode tokens when nothing is capped)."""
+    max_num_seqs and the contexts its KV cache holds; the other users wait for a slot),
+    `prefill_tokens` of the others' prompts are computed beside them within the step's token
+    budget, and `output_share` of the step's tokens are output tokens (all of them decode
+    tokens when nothing is capped)."""
 
     running: int
     waiting: int
