@@ -39,9 +39,11 @@ from machine_info import machine
 
 from dlrig.catalog import load_catalog
 from dlrig.catalog.schema import GPU
+from dlrig.enums import Bottleneck
 from dlrig.machine import resolve_build
 from dlrig.model import estimate
 from dlrig.model.interconnect import LinkClass, intra_node_link
+from dlrig.model.result import Estimate
 from dlrig.workloads import resolve_workload
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,6 +74,35 @@ def host_staged(row: llm.Row) -> float | None:
                    resolve_workload(llm.workload_doc(row), "fsdp_qlora"))  # fmt: skip
     assert est.tokens_per_s is not None
     return est.tokens_per_s / est.gpus
+
+
+def micro_batch_s(row: llm.Row) -> tuple[float, Estimate]:
+    """(the seconds one micro-batch took as measured: a GPU's micro-batch x sequence tokens at
+    its published tokens/s, and dlrig's estimate of the row, whose stages are per micro-batch).
+    A reading of the measurement beside the model's parts, not a fit."""
+    est = estimate(resolve_build(llm.build_doc(row), "fsdp_qlora"),
+                   resolve_workload(llm.workload_doc(row), "fsdp_qlora"))  # fmt: skip
+    return row.micro_batch * row.seq_len / row.measured, est
+
+
+def _parts_table(preds: list[llm.Prediction]) -> list[str]:
+    lines = [
+        "| model | job | GPUs | micro-batch | measured s | predicted s | compute | memory | "
+        "interconnect (exposed) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in preds:
+        r = p.row
+        measured_s, est = micro_batch_s(r)
+        stage, exposed = est.stages_s, est.exposed_s
+        link = Bottleneck.INTERCONNECT
+        lines.append(
+            f"| {r.model} | {r.finetune} | {r.gpus}x {r.gpu} | {r.micro_batch} x {r.seq_len} | "
+            f"{measured_s:.2f} | {est.step_time_s:.2f} | "
+            f"{stage[Bottleneck.GPU_COMPUTE]:.2f} | {stage[Bottleneck.GPU_MEMORY_BANDWIDTH]:.2f} | "
+            f"{stage[link]:.2f} ({exposed.get(link, 0.0):.2f}) |"
+        )
+    return lines
 
 
 def _table(preds: list[llm.Prediction]) -> list[str]:
@@ -121,6 +152,12 @@ def main() -> None:
         *(f"| {k} | {llm.stats_cells(v)} |" for k, v in groups.items()),
         "",
         *_table(preds),
+        "",
+        "Each row's micro-batch (one GPU's micro-batch x sequence tokens) in seconds: as measured "
+        "(those tokens at the published tokens/s per GPU) and as dlrig's stages give it "
+        "(compute and memory in series, the interconnect's exposed part added).",
+        "",
+        *_parts_table(preds),
     ]
     args.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")

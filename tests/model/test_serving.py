@@ -387,10 +387,10 @@ def test_a_tensor_parallel_degree_that_does_not_divide_the_gpus_is_refused() -> 
 def test_an_amd_card_is_told_its_engine_profile_is_not_calibrated_there() -> None:
     """Every engine profile was chosen on NVIDIA GPUs (bench/provenance.toml: TensorRT-LLM's,
     vLLM's and llama.cpp's CUDA rows), so a serving estimate on an MI300X says so, and points at
-    the held-out MI300X runs that came out slower; on an H100 it says nothing of the kind."""
+    the MI300X runs that came out slower; on an H100 it says nothing of the kind."""
     amd = _estimate("llama-3.1-70b-serve", "MI300X", 8)
     note = next(n for n in amd.notes if "not calibrated" in n)
-    assert "AMD Instinct MI300X" in note and "held-out AMD serving" in note
+    assert "AMD Instinct MI300X" in note and "(BENCHMARKS.md, AMD serving)" in note
     nvidia = _estimate("llama-3.1-70b-serve", "H100 SXM", 8)
     assert not any("not calibrated" in n for n in nvidia.notes)
 

@@ -13,7 +13,8 @@ A batched server splits weights and KV cache across its GPUs (tensor parallel) a
 all-reduces the hidden state twice per layer; a local runner splits layers across cards
 (pipeline: one card works at a time) and reads layers left in RAM at the host's bandwidth.
 Continuous batching interleaves prompts with decoding: each user's prefill stalls the others'
-steps once per answer.
+steps once per answer; vLLM instead computes the prompts inside the decode steps (mixed_step),
+where their FLOPs share the step's weight read.
 """
 
 from __future__ import annotations
@@ -117,7 +118,9 @@ BATCHED = EngineProfile(
 # (J. Musgrave, vLLM 0.23.0). The two cards' weight reads differ 2.2x, so the rows part the
 # bandwidth share (0.894) from the fixed time per step (0.82 ms): 89% of a copy kernel, and
 # the fixed time is TensorRT-LLM's 25 us a layer within 0.02 ms, so no separate host term.
-# The compute share and the all-reduce are TensorRT-LLM's: no vLLM row here sets them.
+# The compute shares and the all-reduce are TensorRT-LLM's: no vLLM row here sets them (one
+# share for vLLM's mixed steps was tried and not kept: bench/provenance.toml). Its scheduler
+# is vLLM's own (mixed_step).
 VLLM = replace(BATCHED, bandwidth_efficiency=0.89)
 # Local runner (llama.cpp CUDA): fitted to llama-bench tg 1024 on a 4090 (Llama 3 8B Q4_K_M
 # 127.74 tok/s, F16 54.34) and two 3090s (70B Q4_K_M 16.29): ~89% of the achievable bandwidth
@@ -140,6 +143,24 @@ LOCAL = EngineProfile(
 )
 ENGINES = {Engine.BATCHED: BATCHED, Engine.VLLM: VLLM, Engine.LOCAL: LOCAL}
 
+# vLLM's V1 scheduler has no prefill phase: each step gives every running request its next
+# token, then fills what is left of the step's token budget with waiting prompts, in chunks
+# (vllm/v1/core/sched/scheduler.py, Scheduler.schedule: "There's no 'decoding phase' nor
+# 'prefill phase' in the scheduler", vllm-project/vllm @00024d3). Its OpenAI-compatible
+# server's defaults (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults, @99d7eb5): on a
+# card of 70 GiB or more whose name has no "a100", max_num_seqs 1,024 and
+# max_num_batched_tokens 8,192; on any other card 256 and 2,048.
+VLLM_LARGE_CARD_BYTES = gib_to_bytes(70)
+VLLM_MAX_NUM_SEQS = {False: 256, True: 1024}
+VLLM_MAX_BATCHED_TOKENS = {False: 2048, True: 8192}
+# Its prefix cache (on by default for generative models: vllm/engine/arg_utils.py
+# _set_default_chunked_prefill_and_prefix_caching_args, @99d7eb5) keeps whole blocks of 16
+# tokens (CacheConfig.block_size's default on CUDA), and a prompt found whole still computes
+# its last block: the hit is capped at the prompt less one token, in whole blocks
+# (vllm/v1/core/kv_cache_manager.py get_computed_blocks, "When all tokens hit the cache, we
+# must recompute the last token to obtain logits", @6a1acac).
+VLLM_BLOCK_TOKENS = 16
+
 # The 80% interval a serving speed carries, measured / predicted, set as the training one is
 # (scripts/interval_band.py): the 10th and 90th percentile over the published points of every
 # serving source a constant above was chosen on (llama-bench, NVIDIA's H200 batch-1, TensorRT-
@@ -148,7 +169,7 @@ ENGINES = {Engine.BATCHED: BATCHED, Engine.VLLM: VLLM, Engine.LOCAL: LOCAL}
 # others' band (a fit's residuals understate its error on a source it never saw).
 # bench/held_out.serving_band computes it, and tests/model/test_serving_band.py holds this copy
 # to it; bench_accuracy.py reports what share of each source's rows it covers.
-SERVING_RATIO_BAND = (0.891, 1.219)
+SERVING_RATIO_BAND = (0.863, 1.201)
 # On AMD Instinct, vLLM and SGLang run their own all-reduce kernel below 16 MB and RCCL above
 # it ("for data sizes smaller than 16 MB ... falls back to using PyNccl (RCCL)": AMD ROCm blog,
 # "QuickReduce: Up to 3x Faster All-reduce for vLLM and SGLang", 2025-08-26). Below it the
@@ -405,14 +426,21 @@ def prefill_s(spec: ServeSpec, c: Cards) -> float:
 
 
 def decode_parts_s(
-    spec: ServeSpec, c: Cards, batch: int, offloaded: float, host_gb_s: float
+    spec: ServeSpec,
+    c: Cards,
+    batch: int,
+    offloaded: float,
+    host_gb_s: float,
+    prefill_tokens: float = 0.0,
 ) -> dict[str, float]:
     """One decode step's parts: the GEMMs reading the weights on the cards and computing
     (decode_bandwidth and decode_compute: they overlap), attention after them (the slower of
     its KV-cache read and its FLOPs: latent attention shares one cached vector among all
     heads), layers left in RAM (read by the CPU at the host's bandwidth), all-reduces and the
     per-layer overhead (with, where the card's decode GEMMs were timed, their fixed time per
-    kernel: `decode_gemm`)."""
+    kernel: `decode_gemm`). `prefill_tokens` of other requests' prompts ride in the same step
+    (vLLM's mixed batches, mixed_step): their FLOPs join the GEMMs', which read the weights
+    once for all of the step's rows."""
     weights = weight_bytes_per_step(spec, batch)
     ways = split_ways(spec, c)
     bytes_s = ways * achievable_bandwidth_bytes_s(c.gpu, spec)
@@ -421,7 +449,9 @@ def decode_parts_s(
     gemm_bytes_s = ways * gemm.bytes_s if gemm is not None else bytes_s
     bandwidth = weights * (1.0 - offloaded) / gemm_bytes_s
     gemm_fixed_s = GEMMS_PER_LAYER * gemm.fixed_s if gemm is not None else 0.0
-    compute = decode_gemm_flops(spec, batch) * (1.0 - offloaded)
+    prompts = prefill_tokens / max(spec.prompt_tokens, 1)
+    compute = decode_gemm_flops(spec, batch) + prompts * prefill_flops(spec, spec.prompt_tokens)
+    compute *= 1.0 - offloaded
     compute /= ways * achievable_matmul_flops_s(c.gpu, spec, decode=True)
     attention = max(
         kv_bytes_per_step(spec, batch) / bytes_s, decode_attention_flops(spec, batch) / flops_s
@@ -433,7 +463,7 @@ def decode_parts_s(
         ServingLimit.DECODE_COMPUTE.value: compute,
         ServingLimit.DECODE_ATTENTION.value: attention,
         ServingLimit.OFFLOAD.value: offload,
-        ServingLimit.INTERCONNECT.value: allreduce_s(spec, c, batch) + hops,
+        ServingLimit.INTERCONNECT.value: allreduce_s(spec, c, batch + round(prefill_tokens)) + hops,
         ServingLimit.ENGINE_OVERHEAD.value: spec.layers
         * (ENGINES[spec.engine].layer_overhead_s + gemm_fixed_s),
     }
@@ -452,6 +482,58 @@ def decode_step_s(parts: dict[str, float]) -> float:
         ServingLimit.ENGINE_OVERHEAD,
     )
     return roofline + sum(parts[k.value] for k in serial)
+
+
+@dataclass(frozen=True)
+class MixedStep:
+    """A vLLM step at a client concurrency: `running` requests decode a token each (at most
+    max_num_seqs and the contexts its KV cache holds; the other users wait for a slot),
+    `prefill_tokens` of the others' prompts are computed beside them within the step's token
+    budget, and `output_share` of the step's tokens are output tokens (all of them decode
+    tokens when nothing is capped)."""
+
+    running: int
+    waiting: int
+    prefill_tokens: float
+    output_share: float
+
+
+def vllm_batch_limits(c: Cards) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) vLLM's OpenAI server takes by default on this
+    card (VLLM_MAX_NUM_SEQS, VLLM_MAX_BATCHED_TOKENS)."""
+    large = c.memory_bytes >= VLLM_LARGE_CARD_BYTES and "a100" not in c.gpu.name.lower()
+    return VLLM_MAX_NUM_SEQS[large], VLLM_MAX_BATCHED_TOKENS[large]
+
+
+def vllm_computed_prompt_tokens(spec: ServeSpec) -> int:
+    """Prompt tokens vLLM computes for a request whose first `shared_prefix_tokens` every
+    request shares: the rest of the prompt once the cached whole blocks are skipped."""
+    reusable = min(spec.shared_prefix_tokens, spec.prompt_tokens - 1)
+    return spec.prompt_tokens - reusable // VLLM_BLOCK_TOKENS * VLLM_BLOCK_TOKENS
+
+
+def mixes_prefill(spec: ServeSpec) -> bool:
+    """The engine computes prompts inside decode steps rather than stalling them (vLLM)."""
+    return spec.engine is Engine.VLLM
+
+
+def mixed_step(spec: ServeSpec, c: Cards, users: int, *, own_prompt: bool) -> MixedStep:
+    """What a vLLM step holds with `users` clients each asking again as soon as an answer
+    ends: `running` of them decode (at most max_num_seqs, and at most the contexts its KV
+    cache holds: past them it preempts rather than runs more), and every answer of
+    `output_tokens` steps brings one prompt into the steps, so a step computes running x
+    prompt / output prompt tokens; a user's own prompt is not in its time per output token
+    (`own_prompt` False leaves it out). Beyond the token budget the prompts wait, and only
+    budget x output / (prompt + output) of a step's tokens are output tokens."""
+    max_seqs, budget = vllm_batch_limits(c)
+    held = mem.max_users_fit(spec, c.memory_bytes, c.count)
+    running = max(1, min(users, max_seqs, held))
+    per_answer = vllm_computed_prompt_tokens(spec) / max(spec.output_tokens, 1)
+    senders = running if own_prompt else running - 1
+    room = max(budget - running, 0)
+    demand = running * (1.0 + per_answer)
+    share = 1.0 if demand <= max(budget, running) else budget / demand
+    return MixedStep(running, max(users - running, 0), min(senders * per_answer, room), share)
 
 
 def tpot_s(step_s: float, prefill_one_s: float, users: int, output_tokens: int) -> float:
@@ -475,6 +557,20 @@ def _step_at(spec: ServeSpec, c: Cards, users: int, host_gb_s: float) -> float:
     return decode_step_s(decode_parts_s(at, c, users, off, host_gb_s))
 
 
+def user_tpot_s(
+    spec: ServeSpec, c: Cards, users: int, prefill_one_s: float, host_gb_s: float
+) -> float:
+    """Time per output token one of `users` sees: vLLM's mixed step (mixed_step), else a
+    decode step plus the others' prefill stalls (tpot_s)."""
+    if not mixes_prefill(spec):
+        return tpot_s(_step_at(spec, c, users, host_gb_s), prefill_one_s, users,
+                      spec.output_tokens)  # fmt: skip
+    mix = mixed_step(spec, c, users, own_prompt=False)
+    at = replace(spec, users=users)
+    off = mem.offloaded_fraction(at, c.memory_bytes, c.count)
+    return decode_step_s(decode_parts_s(at, c, mix.running, off, host_gb_s, mix.prefill_tokens))
+
+
 def max_users_at_target(
     spec: ServeSpec, c: Cards, target: float, fit: int, host_gb_s: float
 ) -> int:
@@ -483,8 +579,7 @@ def max_users_at_target(
     pre = prefill_s(spec, c)
 
     def ok(users: int) -> bool:
-        step = _step_at(spec, c, users, host_gb_s)
-        return 1.0 / tpot_s(step, pre, users, spec.output_tokens) >= target
+        return 1.0 / user_tpot_s(spec, c, users, pre, host_gb_s) >= target
 
     limit = max(fit, 1 if spec.engine is Engine.LOCAL else 0)
     if limit < 1 or not ok(1):
@@ -542,13 +637,13 @@ def uncalibrated_vendor_note(spec: ServeSpec, gpu: GPU) -> str | None:
     """Every engine profile's shares and per-layer times were chosen on NVIDIA GPUs (CUDA
     builds of TensorRT-LLM, vLLM and llama.cpp: bench/provenance.toml); on another vendor's
     card they carry no calibration of their own, which the estimate says rather than hides.
-    AMD's and Oracle's published vLLM runs on 8x MI300X, held out, came out slower than dlrig
-    at high concurrency even with AMD's own decode-GEMM timings (bench/bench_amd.py)."""
+    On AMD Instinct, AMD's and Oracle's published vLLM runs on 8x MI300X are the check
+    (bench/bench_amd.py); the MI300X's decode GEMMs are AMD's own timed kernels."""
     if gpu.vendor is Vendor.NVIDIA:
         return None
     measured = (
-        "; published vLLM runs on 8x MI300X (AMD's, Oracle's) at high concurrency ran slower "
-        "than this model (BENCHMARKS.md, held-out AMD serving)"
+        "; published vLLM runs on 8x MI300X (AMD's, Oracle's) are its check there "
+        "(BENCHMARKS.md, AMD serving)"
         if gpu.vendor is Vendor.AMD
         else ""
     )
@@ -592,11 +687,35 @@ def serving_estimate(
         if ram_gb is not None and gib_to_bytes(ram_gb) < weights * offloaded:
             fits = False
             notes.append(f"the offloaded weights need more than the build's {ram_gb:.0f} GiB RAM")
-    parts = decode_parts_s(spec, c, spec.users, offloaded, host_gb_s)
-    step = decode_step_s(parts)
     pre = prefill_s(spec, c)
-    tpot = tpot_s(step, pre, spec.users, spec.output_tokens)
-    ttft = pre + (step if spec.users > 1 else 0.0)
+    if mixes_prefill(spec):
+        mix = mixed_step(spec, c, spec.users, own_prompt=False)
+        parts = decode_parts_s(spec, c, mix.running, offloaded, host_gb_s, mix.prefill_tokens)
+        step = decode_step_s(parts)
+        tpot = step
+        every = mixed_step(spec, c, spec.users, own_prompt=True)
+        full_s = decode_step_s(
+            decode_parts_s(spec, c, every.running, offloaded, host_gb_s, every.prefill_tokens)
+        )
+        per_copy_total = every.running * every.output_share / full_s
+        # Little's law over the closed loop: a user beyond max_num_seqs waits for a slot
+        # while the running answers, `output_tokens` steps each, finish.
+        queued_s = mix.waiting / mix.running * spec.output_tokens * full_s
+        ttft = queued_s + pre + (step if spec.users > 1 else 0.0)
+        prefill_share = 0.0
+        if mix.waiting:
+            why = "max_num_seqs" if mix.running == vllm_batch_limits(c)[0] else "the KV cache"
+            notes.append(
+                f"vLLM runs at most {mix.running} requests at once here ({why}): "
+                f"{mix.waiting} users wait for a slot"
+            )
+    else:
+        parts = decode_parts_s(spec, c, spec.users, offloaded, host_gb_s)
+        step = decode_step_s(parts)
+        tpot = tpot_s(step, pre, spec.users, spec.output_tokens)
+        ttft = pre + (step if spec.users > 1 else 0.0)
+        per_copy_total = total_tokens_per_s(step, pre, spec.users, spec.output_tokens)
+        prefill_share = (spec.users - 1) * pre / spec.output_tokens
     batch1 = 1.0 / _step_at(spec, c, 1, host_gb_s)
     target = spec.min_tokens_per_s_per_user
     at_target = None
@@ -609,7 +728,7 @@ def serving_estimate(
         binding = ServingLimit.KV_MEMORY
         notes.append(f"only {replicas * fit} users' contexts fit the KV cache")
     else:
-        binding = binding_limit(parts, (spec.users - 1) * pre / spec.output_tokens)
+        binding = binding_limit(parts, prefill_share)
     parallelism = "single GPU"
     if c.count > 1:
         parallelism = (
@@ -661,7 +780,7 @@ def serving_estimate(
         ttft_s=ttft,
         tpot_s=tpot,
         tokens_per_s_per_user=1.0 / tpot,
-        tokens_per_s_total=scale * total_tokens_per_s(step, pre, spec.users, spec.output_tokens),
+        tokens_per_s_total=scale * per_copy_total,
         batch1_tokens_per_s=batch1,
         max_users_fit=replicas * fit,
         max_users_at_target=at_target,

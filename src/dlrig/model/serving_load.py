@@ -29,6 +29,7 @@ from dlrig.model.serving import (
     decode_step_s,
     prefill_s,
     tensor_parallel_degree,
+    vllm_batch_limits,
 )
 from dlrig.workloads.serving import Engine, ServeSpec
 
@@ -147,6 +148,9 @@ def _limit(
         ServingLimit.PREFILL_COMPUTE: replace(engine, prefill_s=engine.prefill_s / LIFT),
         ServingLimit.DECODE_BANDWIDTH: replace(engine, step_s=lambda b: step(b) / LIFT),
     }
+    if engine.max_batch < mem.max_users_fit(spec, c.memory_bytes, c.count):
+        # vLLM's max_num_seqs, not the KV cache, caps the batch: more memory would not lift it.
+        del lifts[ServingLimit.KV_MEMORY]
     scores = {k: _score(arrivals.load_at(e, rate, copies), ttft, tpot) for k, e in lifts.items()}
     best = min(scores, key=lambda k: scores[k])
     if best is not ServingLimit.DECODE_BANDWIDTH:
@@ -159,6 +163,14 @@ def _decode_limit(spec: ServeSpec, c: Cards, host_gb_s: float, batch: int) -> Se
     at = replace(spec, users=batch)
     off = mem.offloaded_fraction(at, c.memory_bytes, c.count)
     return binding_limit(decode_parts_s(at, c, batch, off, host_gb_s), 0.0)
+
+
+def running_slots(spec: ServeSpec, c: Cards, fit: int) -> int:
+    """Sequences one copy runs at once: those whose whole context its KV cache holds, and on
+    vLLM no more than its max_num_seqs (serving.vllm_batch_limits)."""
+    if spec.engine is Engine.VLLM:
+        return min(fit, vllm_batch_limits(c)[0])
+    return fit
 
 
 def _rate_layout(
@@ -178,7 +190,7 @@ def _rate_layout(
         if group.count % d or spec.heads % d or fit < 1:
             continue
         c = replace(group, count=d, nvlink=group.nvlink and d > 1)
-        engine = engine_times(spec, c, prefill_s(spec, c), fit, host_gb_s)
+        engine = engine_times(spec, c, prefill_s(spec, c), running_slots(spec, c, fit), host_gb_s)
         lone_ok = (spec.ttft_target_s is None or engine.prefill_s <= spec.ttft_target_s) and (
             spec.tpot_target_s is None or engine.step_s(1) <= spec.tpot_target_s
         )
@@ -208,7 +220,7 @@ def serving_load(
         copies = max(group.count // tp, 1)
         c = replace(group, count=tp, nvlink=group.nvlink and tp > 1)
         fit = s.max_users_fit // copies
-        max_batch = max(fit, 1) if spec.engine is Engine.LOCAL else fit
+        max_batch = max(fit, 1) if spec.engine is Engine.LOCAL else running_slots(spec, c, fit)
         engine = engine_times(spec, c, s.prefill_s, max_batch, host_gb_s)
     at_rate = None if spec.arrival_rate is None else arrivals.load_at(
         engine, spec.arrival_rate, copies

@@ -464,6 +464,7 @@ def _serve_spec(block: ServeBlock, params: float) -> ServeSpec:
         arrival_rate=block.arrival_rate,
         ttft_target_s=block.ttft_target_s,
         tpot_target_s=block.tpot_target_s,
+        shared_prefix_tokens=block.shared_prefix_tokens,
     )
 
 

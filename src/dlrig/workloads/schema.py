@@ -329,6 +329,11 @@ class ServeBlock(_Strict):
         description="bound on the 99th-percentile time per output token after the first, "
         "seconds (MLPerf llama2-70b Server: 0.2): the largest arrival rate that meets it",
     )
+    shared_prefix_tokens: Annotated[int, Field(ge=0, le=MAX_SEQ_LEN)] = Field(
+        default=0,
+        description="leading prompt tokens every request shares (a system prompt, a fixed "
+        "preamble), at most prompt_tokens: vLLM's prefix cache computes them once",
+    )
 
     @model_validator(mode="after")
     def _experts_paired(self) -> ServeBlock:
@@ -343,6 +348,11 @@ class ServeBlock(_Strict):
             )
         if self.kv_heads > self.heads:
             raise ValueError("'kv_heads' is at most 'heads'")
+        if self.shared_prefix_tokens > self.prompt_tokens:
+            raise ValueError(
+                f"'shared_prefix_tokens' ({self.shared_prefix_tokens}) is at most "
+                f"'prompt_tokens' ({self.prompt_tokens})"
+            )
         if self.engine is Engine.LOCAL and self.quantization is WeightFormat.NVFP4:
             raise ValueError(
                 "the local engine (llama.cpp) has no NVFP4 format: use quantization mxfp4 or "

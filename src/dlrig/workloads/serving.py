@@ -89,6 +89,8 @@ class ServeSpec:
     arrival_rate: float | None = None
     ttft_target_s: float | None = None
     tpot_target_s: float | None = None
+    # Leading prompt tokens every request shares (a system prompt): a prefix cache skips them.
+    shared_prefix_tokens: int = 0
 
     @property
     def is_moe(self) -> bool:
