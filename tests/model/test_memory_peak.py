@@ -44,9 +44,7 @@ def test_accumulated_gradients_are_held_through_the_next_backward() -> None:
     forward and backward: nothing is freed, the peak is the sum."""
     need = _need(batch_size=4, gradient_accumulation=2)
     assert need.backward_gradient_bytes == 0.0
-    assert need.peak_tensor_bytes == pytest.approx(
-        need.model_states_bytes + need.activation_bytes
-    )
+    assert need.peak_tensor_bytes == pytest.approx(need.model_states_bytes + need.activation_bytes)
 
 
 def test_a_small_batch_peaks_at_the_optimizer_step() -> None:

@@ -310,9 +310,7 @@ def model_state_bytes(
     return states.gpu_bytes, states.host_bytes
 
 
-def backward_gradient_bytes(
-    workload: Workload, sixteen_bit: bool, layout: MemoryLayout
-) -> float:
+def backward_gradient_bytes(workload: Workload, sixteen_bit: bool, layout: MemoryLayout) -> float:
     """The part of model_state_bytes the backward creates: the gradients one GPU holds at the
     optimizer step that did not exist when the backward began (MemoryNeed.peak_tensor_bytes).
     A step frees its gradients (`zero_grad(set_to_none=True)`, PyTorch's default since 2.0,
