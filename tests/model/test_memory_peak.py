@@ -56,13 +56,18 @@ def test_a_small_batch_peaks_at_the_optimizer_step() -> None:
 
 
 def test_autocast_over_fp32_weights_keeps_an_fp32_residual_stream() -> None:
-    """A full fine-tune under bf16 autocast keeps fp32 weights, so its embedding output and
-    residual adds are fp32; pure bf16 (torchtune) and a LoRA base stored in bf16 keep a bf16
-    stream."""
-    assert memory.residual_bytes(make_workload("llama-3-8b"), True) == 4.0
+    """A full fine-tune under bf16 autocast on one GPU or under DDP keeps fp32 weights, so its
+    embedding output and residual adds are fp32; pure bf16 (torchtune), a LoRA base stored in
+    bf16, apex O2's 16-bit model and FSDP's bf16 compute copies (the zoo's Llama 3 8B runs
+    FSDP) keep a bf16 stream."""
+    ddp = make_workload("llama-3-8b", parallel="ddp")
+    assert memory.residual_bytes(ddp, True) == 4.0
+    assert memory.residual_bytes(make_workload("llama-3-8b"), True) == 2.0  # FSDP
     assert memory.residual_bytes(make_workload("llama-3-8b", pure_16bit=True), True) == 2.0
     assert memory.residual_bytes(make_workload("llama-3-8b-lora"), True) == 2.0
     assert memory.residual_bytes(make_workload("bert-large-squad"), True) == 2.0  # apex O2
+    tensor_parallel = memory.MemoryLayout(tensor_parallel=2)
+    assert memory.residual_bytes(ddp, True, tensor_parallel) == 2.0  # Megatron's 16-bit model
 
 
 def test_the_h200_llama_1b_full_fine_tune_is_no_longer_15_percent_under() -> None:

@@ -77,19 +77,19 @@ def test_full_checkpointing_keeps_one_input_per_layer() -> None:
     at a time, and the head keeps the logits and their fp32 log-softmax (6 s v) with a gradient
     of each beside them at the loss's backward (6 s v more: the 3.2e9 bytes above the saved
     tensors a lent H200 measured for Llama 3 8B LoRA at 2 x 2048 tokens,
-    memory.LOSS_GRADIENT_COPIES). The zoo's Llama 3 8B trains fp32 weights under bf16 autocast,
-    so its residual stream is fp32 (memory.RESIDUAL_BYTES_FP32): each layer keeps 4 s h; the
-    recomputed layer's two eager RMSNorms keep their fp32 input and normalized output (8 s h
-    each, memory.EAGER_RMS_NORM_FP32_BYTES) and q, k, v, gate and up a bf16 cast each (10 s h),
-    with Q, K, V and the projection input (5 s h) and 4 f-wide MLP tensors (8 s f), plus flash's
-    4 a s log-sum-exp; the head's final norm 8 s h and the projection's input 2 s h: at s = 2048
-    32 x 4 s h + 495.2 MB + 10 s h + 12 s v = 4.80 GB per sample."""
+    memory.LOSS_GRADIENT_COPIES). The zoo's Llama 3 8B runs FSDP, whose bf16 compute copies
+    keep a bf16 residual stream: each layer keeps 2 s h; the recomputed layer's two eager
+    RMSNorms keep an fp32 copy of their input and the bf16 normalized output (6 s h each,
+    memory.EAGER_RMS_NORM_FP32_BYTES), the attention and MLP inputs (4 s h), Q, K, V and the
+    projection input (5 s h) and 4 f-wide MLP tensors (8 s f), plus flash's 4 a s log-sum-exp;
+    the head's final norm 6 s h and the projection's input 2 s h: at s = 2048
+    32 x 2 s h + 411.3 MB + 8 s h + 12 s v = 4.17 GB per sample."""
     w = make_workload("llama-3-8b")
     s, h, v = 2048, 4096, 128256
-    layer = 2048 * ((2 * 8 + 10 + 5) * 4096 + 8 * 14336) + 4 * 32 * s
-    expected = 32 * 4 * s * h + layer + 10 * s * h + 12 * s * v
+    layer = 2048 * ((2 * 6 + 4 + 5) * 4096 + 8 * 14336) + 4 * 32 * s
+    expected = 32 * 2 * s * h + layer + 8 * s * h + 12 * s * v
     assert per_sample_bytes(w, True, MemoryLayout()) == pytest.approx(expected)
-    assert expected == pytest.approx(4.80e9, rel=0.01)
+    assert expected == pytest.approx(4.17e9, rel=0.01)
 
 
 def test_zero_paper_figure_1_model_states_per_stage() -> None:
@@ -145,19 +145,18 @@ def test_pipeline_stage_memory_is_the_larger_of_first_and_last() -> None:
     worth of one micro-batch (Korthikanti et al. 2022, sec. 4.2.3); the last holds one
     micro-batch of its L/p layers and the head. GPT-2 (s 1024, v 50257): the head's logits and
     fp32 log-softmax with their gradients at the loss's backward, 12 s v = 618 MB, outweigh 9
-    layers, so the last stage binds. Under autocast over fp32 weights the final norm keeps its
-    fp32 input (4 s h) and the projection a bf16 cast of its output (2 s h)."""
-    w = make_workload("gpt2")
+    layers, so the last stage binds. A 16-bit model, as a pipeline-parallel one is."""
+    w = make_workload("gpt2", pure_16bit=True)
     one = per_sample_bytes(w, True, MemoryLayout())
     four = per_sample_bytes(w, True, MemoryLayout(pipeline_parallel=4, micro_batches=16))
-    head = (4 + 2) * 1024 * 768 + 12 * 1024 * 50257
+    head = 2 * 2 * 1024 * 768 + 12 * 1024 * 50257
     layers = one - head
     assert four == pytest.approx(max(layers, layers / 4 + head), rel=1e-6)
     assert four == pytest.approx(layers / 4 + head, rel=1e-6)
 
 
 def test_tensor_parallel_splits_states_and_activations() -> None:
-    w = make_workload("gpt2")
+    w = make_workload("gpt2", pure_16bit=True)  # a 16-bit model, as a tensor-parallel one is
     one = memory_need(w, 8, True, MemoryLayout(), 0.8, 0.05)
     two = memory_need(
         w, 8, True, MemoryLayout(tensor_parallel=2, sequence_parallel=True), 0.8, 0.05

@@ -598,13 +598,22 @@ def _logit_bytes(workload: Workload, e: float) -> float:
     return saved + gradients
 
 
-def residual_bytes(workload: Workload, sixteen_bit: bool) -> float:
+def residual_bytes(
+    workload: Workload, sixteen_bit: bool, layout: MemoryLayout | None = None
+) -> float:
     """Bytes per element of the residual stream: fp32 (RESIDUAL_BYTES_FP32) where a 16-bit run
-    computes under autocast over fp32 weights, as full training does unless its weights are
-    16-bit (`pure_16bit`, or apex O2's 16-bit model, `gradients_16bit`); a fine-tune's frozen
-    base is stored in 16 bits (frozen_weight_bytes), so its stream is too."""
+    computes under autocast over the fp32 weights it trains, as PyTorch AMP on one GPU or under
+    DDP does. 16 bits otherwise: weights kept in 16 bits (`pure_16bit`, apex O2's model,
+    `gradients_16bit`), a fine-tune's frozen base (frozen_weight_bytes), and the sharded and
+    model-parallel stacks, which compute with 16-bit copies of fp32 master weights (FSDP's
+    MixedPrecision param_dtype, as torchtitan and llm-foundry set it; DeepSpeed's bf16 and fp16
+    modes; Megatron's 16-bit model, and the hand-fused trainers', `kernels` fused)."""
+    layout = layout or MemoryLayout()
     full = workload.finetune is FinetuneMethod.FULL and workload.mode is Mode.TRAINING
-    if full and _autocast(workload, sixteen_bit):
+    sharded = workload.parallel is Parallelism.FSDP or max(workload.zero_stage, layout.zero_stage) > 0
+    split = layout.tensor_parallel * layout.pipeline_parallel > 1
+    fp32_model = not (sharded or split or workload.kernels is KernelLibrary.FUSED)
+    if full and fp32_model and _autocast(workload, sixteen_bit):
         return RESIDUAL_BYTES_FP32
     return _element_bytes(sixteen_bit)
 
@@ -648,7 +657,7 @@ def transformer_activation_bytes_per_sample(
     w, e = workload, _element_bytes(sixteen_bit)
     s, h, layers = w.seq_len or 0, w.hidden_size or 0, w.num_layers or 0
     t, sp = layout.tensor_parallel, layout.sequence_parallel
-    r, eager_norm = residual_bytes(w, sixteen_bit), eager_rms_norm(w)
+    r, eager_norm = residual_bytes(w, sixteen_bit, layout), eager_rms_norm(w)
     full = transformer_layer_activation_bytes(
         s, h, w.num_heads or 1, t, sp, w.flash_attention,
         kv_heads=w.kv_heads, ffn_hidden_size=w.ffn_hidden_size, gated_mlp=w.gated_mlp,
@@ -769,7 +778,8 @@ def need_interval_bytes(need: MemoryNeed) -> tuple[float, float]:
 def max_batch_per_gpu(need: MemoryNeed, available_bytes: float) -> int:
     """The largest batch whose need fits in available_bytes (0: the model alone does not)."""
     scale = 1.0 + need.allocator_overhead_fraction
-    room = available_bytes - need.context_bytes - need.model_states_bytes * scale
+    # MemoryPlan.fits' byte of slack: a plan sized to the card holds its own batch.
+    room = available_bytes + 1.0 - need.context_bytes - need.model_states_bytes * scale
     if room < 0:
         return 0
     per_sample = need.activation_bytes_per_sample * scale
