@@ -610,7 +610,8 @@ def residual_bytes(
     modes; Megatron's 16-bit model, and the hand-fused trainers', `kernels` fused)."""
     layout = layout or MemoryLayout()
     full = workload.finetune is FinetuneMethod.FULL and workload.mode is Mode.TRAINING
-    sharded = workload.parallel is Parallelism.FSDP or max(workload.zero_stage, layout.zero_stage) > 0
+    stage = max(workload.zero_stage, layout.zero_stage)
+    sharded = workload.parallel is Parallelism.FSDP or stage > 0
     split = layout.tensor_parallel * layout.pipeline_parallel > 1
     fp32_model = not (sharded or split or workload.kernels is KernelLibrary.FUSED)
     if full and fp32_model and _autocast(workload, sixteen_bit):
