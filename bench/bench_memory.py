@@ -45,7 +45,9 @@ def implied_fp32_bound(row: LambdaRow) -> float:
     )
     scale = 1.0 + need.allocator_overhead_fraction
     room = mem.gpu_memory_bytes(row.gpu) - need.context_bytes
-    per_sample = (room / scale - need.model_states_bytes) / w.batch_size
+    # The backward's gradients are not held with every activation (MemoryNeed.peak_tensor_bytes).
+    states = need.model_states_bytes - need.backward_gradient_bytes
+    per_sample = (room / scale - states) / w.batch_size
     return per_sample * (2.0 if sixteen else 1.0)
 
 

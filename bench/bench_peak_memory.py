@@ -113,9 +113,7 @@ def predict(row: MemoryRow) -> MemoryPrediction:
     need = mem.memory_need(workload, workload.batch_size, is_16bit(workload.precision), layout,
                            cal.cuda_context_gb, cal.allocator_overhead_fraction)  # fmt: skip
     # Every measure here is PyTorch's allocator's: a paged optimizer's managed state is not in it.
-    tensors = (
-        need.model_states_bytes - need.managed_bytes + need.activation_bytes_per_sample * need.batch
-    )
+    tensors = need.peak_tensor_bytes - need.managed_bytes
     if row.measure == "reserved":
         tensors *= 1.0 + cal.allocator_overhead_fraction
     return MemoryPrediction(row, tensors / GIB)

@@ -40,7 +40,7 @@ def test_the_shipped_memory_band_is_what_the_calibration_peaks_give() -> None:
     import held_out
 
     assert held_out.memory_calibration_sources() == ("h200_memory", "torchtune_memory")
-    assert held_out.memory_band() == MEMORY_RATIO_BAND == (0.652, 1.59)
+    assert held_out.memory_band() == MEMORY_RATIO_BAND == (0.477, 1.51)
 
 
 def test_each_memory_calibration_source_is_judged_by_the_others_band() -> None:
@@ -57,8 +57,8 @@ def test_each_memory_calibration_source_is_judged_by_the_others_band() -> None:
 
 def test_a_training_estimate_carries_the_band_around_its_tensors() -> None:
     """GPT-2 at batch 12 on one RTX 4090: the need is tensors x 1.05 (allocator share,
-    calibration.toml) + 0.8 GiB of CUDA context; the interval scales the tensors by 0.652 and
-    1.59 (MEMORY_RATIO_BAND) and keeps the context."""
+    calibration.toml) + 0.8 GiB of CUDA context; the interval scales the tensors by 0.477 and
+    1.51 (MEMORY_RATIO_BAND) and keeps the context."""
     build = resolve_build(
         {"name": "1x 4090", "gpus": [{"model": "GeForce RTX 4090", "count": 1}]}, "t",
         load_catalog(None),
@@ -66,8 +66,8 @@ def test_a_training_estimate_carries_the_band_around_its_tensors() -> None:
     m = estimate(build, load_workload("gpt2")).memory
     tensors = m.model_states_gb + m.activations_gb
     assert m.gpu_required_gb == pytest.approx(tensors * 1.05 + 0.8)
-    assert m.gpu_required_gb_low == pytest.approx(tensors * 0.652 * 1.05 + 0.8)
-    assert m.gpu_required_gb_high == pytest.approx(tensors * 1.59 * 1.05 + 0.8)
+    assert m.gpu_required_gb_low == pytest.approx(tensors * 0.477 * 1.05 + 0.8)
+    assert m.gpu_required_gb_high == pytest.approx(tensors * 1.51 * 1.05 + 0.8)
 
 
 def test_a_serving_estimate_carries_no_memory_band() -> None:
@@ -96,8 +96,10 @@ def test_gpt2_h200_peaks_within_ten_percent() -> None:
     """transformers' GPT-2 (fp32 weights, bf16 autocast, batch 12 x 1024) peaked at
     20,726,034,944 bytes allocated (19.30 GiB; dropout 0: 20,497,183,232, 19.09 GiB) on the
     lent H200 (bench/data/h200_gpu_check.json); dlrig counted 12.4 GiB before NewGELU's fp32
-    tensors, 17.5 and 17.2 GiB with them: within 10%, still low (the fp32 residual stream and
-    norm inputs autocast keeps are not counted)."""
+    tensors, 17.5 and 17.2 GiB with them, 17.7 and 17.5 GiB with the fp32 residual stream and
+    norm inputs autocast keeps (memory.RESIDUAL_BYTES_FP32) and the gradients the backward
+    makes as it frees the activations (memory.MemoryNeed.peak_tensor_bytes): within 10%,
+    still low."""
     _bench()
     import bench_h200 as bench
 

@@ -462,16 +462,20 @@ def _memory(plan: memory.MemoryPlan) -> MemoryEstimate:
     """GPU memory (or RAM on a CPU-only build) at the batch, and the largest batch that fits,
     in GB as cards are labelled (memory.capacity_gb), under the layout memory_plan chose."""
     need = plan.need
-    activations = need.activation_bytes_per_sample * need.batch
+    # The parts as the step's peak holds them (MemoryNeed.peak_tensor_bytes): the backward's
+    # gradients are not there while every activation is, and the activations are gone by the
+    # optimizer step.
+    states = need.peak_states_bytes
+    activations = need.peak_tensor_bytes - states
     low, high = (memory.capacity_gb(b) for b in memory.need_interval_bytes(need))
     return MemoryEstimate(
         gpu_required_gb=memory.capacity_gb(need.total_bytes),
         gpu_available_gb=memory.capacity_gb(plan.capacity_bytes),
         fits=plan.fits,
         max_batch_per_gpu=plan.max_batch_per_gpu,
-        model_states_gb=memory.capacity_gb(need.model_states_bytes),
+        model_states_gb=memory.capacity_gb(states),
         activations_gb=memory.capacity_gb(activations),
-        overhead_gb=memory.capacity_gb(need.total_bytes - need.model_states_bytes - activations),
+        overhead_gb=memory.capacity_gb(need.total_bytes - need.peak_tensor_bytes),
         gpu_required_gb_low=low,
         gpu_required_gb_high=high,
     )

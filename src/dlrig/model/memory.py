@@ -13,6 +13,13 @@ Activations of a transformer layer: Korthikanti et al. 2022, "Reducing Activatio
 in Large Transformer Models" (arXiv:2205.05198), sec. 4; other models: the workload's measured
 per-sample bytes (`dlrig.torch.describe`'s count, 32-bit; halved for 16-bit).
 
+The step's peak (MemoryNeed.peak_tensor_bytes) is the larger of the backward's start, every
+activation saved and the gradients not yet made, and the optimizer step, every gradient made and
+the activations freed: the backward makes each layer's gradients as it frees that layer's saved
+tensors. A 16-bit run under autocast over fp32 weights keeps an fp32 residual stream
+(residual_bytes), eager RMSNorms keep fp32 copies (eager_rms_norm), an unfused softmax runs in
+fp32 (score_bytes).
+
 GPU capacity: memory is binary (dlrig.units): a card's `memory_gb` is GiB, read into bytes once,
 by `gpu_memory_bytes`, for the training and the serving model alike, and every need is reported
 in GiB.
@@ -28,7 +35,13 @@ from dlrig.catalog.schema import GPU
 from dlrig.enums import Parallelism
 from dlrig.model import parallelism
 from dlrig.units import BITS_PER_BYTE, bytes_to_gib, gib_to_bytes
-from dlrig.workloads.model import KernelLibrary, Mode, QuantizedBase, Workload
+from dlrig.workloads.model import (
+    FinetuneMethod,
+    KernelLibrary,
+    Mode,
+    QuantizedBase,
+    Workload,
+)
 
 # 4-bit NF4 with double quantization: 4 bits + 0.127 bits of constants per weight (QLoRA,
 # Dettmers et al. 2023, sec. 3). Embeddings and the output projection stay 16-bit (bitsandbytes
@@ -85,6 +98,24 @@ MASK_BYTES = 1.0  # a dropout mask keeps one byte per element
 # product (0.5 x at 16 bits, 1 + tanh in fp32): 4 + 4 + 2 + 4 bytes per element, where one GELU
 # kernel keeps its 16-bit input (2).
 AUTOCAST_NEW_GELU_SAVED_BYTES = 4.0 + 4.0 + 2.0 + 4.0
+# The residual stream is in the dtype of the weights the model is stored in: PyTorch's autocast
+# runs matmuls in 16 bits but leaves the embedding lookup and the residual adds alone, so a model
+# whose weights are fp32 (autocast mixed precision, as `gradients_16bit` is not) carries an fp32
+# residual stream, and every norm's input is fp32 (layer_norm is on autocast's float32 list:
+# PyTorch docs, "Automatic Mixed Precision package", CUDA ops that can autocast to float32).
+# Each linear layer then casts the fp32 norm output to 16 bits itself and autograd keeps each
+# cast copy: autocast caches casts of leaf weights only (aten/src/ATen/autocast_mode.cpp
+# cached_cast, "cached_casts" holds leaf tensors that require grad), so q, k and v each keep one,
+# as gate and up do.
+RESIDUAL_BYTES_FP32 = 4.0
+# transformers' LlamaRMSNorm (models/llama/modeling_llama.py) and torchtune's RMSNorm
+# (torchtune/modules/rms_norm.py @1814feb) as eager ops: `x.to(float32)`, its `pow(2).mean()`
+# and the product with rsqrt save that fp32 copy of the input (4 bytes per element), and the
+# product with the weight saves the normalized tensor cast back to the input's dtype: 4 + the
+# residual's bytes, where one norm kernel (Liger's, Unsloth's, llm.q's, or Inductor's fusion)
+# keeps its input alone.
+EAGER_RMS_NORM_FP32_BYTES = 4.0
+AUTOCAST_SOFTMAX_BYTES = 4.0  # an unfused attention's fp32 softmax output (score_bytes)
 # The 80% interval around a training job's tensors (model states + activations), measured /
 # predicted, set as the training and serving intervals are (scripts/interval_band.py): the 10th
 # and 90th percentile over every peak of the memory sources constants of this module were
@@ -93,9 +124,11 @@ AUTOCAST_NEW_GELU_SAVED_BYTES = 4.0 + 4.0 + 2.0 + 4.0
 # inside the band the others give. bench/held_out.memory_band computes it,
 # tests/model/test_memory_band.py holds this copy to it, and bench_accuracy.py and
 # bench_peak_memory.py judge each calibration source by the others' band and the held-out
-# published peaks by this one. It is wide because the two sources err in opposite directions
-# (the H200's eager transformers jobs above dlrig's figure, torchtune's compiled ones below).
-MEMORY_RATIO_BAND = (0.652, 1.59)
+# published peaks by this one. It is wide because the two sources disagree: the H200's jobs
+# sit within -8% and +1% of dlrig's figure, torchtune's README peaks from -50% (its RTX A6000
+# rows, twice its RTX 4090's for the same job) to +32% (its LoRA and QLoRA jobs), so each is
+# far outside the band the other gives and the widening that brings them to 80% is large.
+MEMORY_RATIO_BAND = (0.477, 1.51)
 
 
 def gpu_memory_bytes(gpu: GPU) -> float:
@@ -154,11 +187,35 @@ class MemoryNeed:
     host_bytes: float = 0.0
     paged_bytes: float = 0.0
     managed_bytes: float = 0.0
+    backward_gradient_bytes: float = 0.0
+
+    @property
+    def activation_bytes(self) -> float:
+        return self.activation_bytes_per_sample * self.batch
+
+    @property
+    def peak_tensor_bytes(self) -> float:
+        """The tensors at the step's peak: the larger of the backward's start (the states
+        without the gradients it makes, every saved activation) and the optimizer step (every
+        gradient, the activations freed); they do not sum, as the backward frees each layer's
+        activations while it makes its gradients (backward_gradient_bytes)."""
+        return self.model_states_bytes + max(
+            self.activation_bytes - self.backward_gradient_bytes, 0.0
+        )
+
+    @property
+    def peak_states_bytes(self) -> float:
+        """The model states held at the peak (peak_tensor_bytes): without the backward's
+        gradients while its start binds."""
+        if self.activation_bytes > self.backward_gradient_bytes:
+            return self.model_states_bytes - self.backward_gradient_bytes
+        return self.model_states_bytes
 
     @property
     def total_bytes(self) -> float:
-        tensors = self.model_states_bytes + self.activation_bytes_per_sample * self.batch
-        return tensors * (1.0 + self.allocator_overhead_fraction) + self.context_bytes
+        return (
+            self.peak_tensor_bytes * (1.0 + self.allocator_overhead_fraction) + self.context_bytes
+        )
 
 
 # 8-bit optimizers keep each moment in one byte, block-wise quantized: blocks of 2,048 values
@@ -249,10 +306,36 @@ def model_state_bytes(
 ) -> tuple[float, float]:
     """(bytes on one GPU, bytes offloaded to host RAM for it) of weights, gradients and
     optimizer state under the layout's ZeRO stage, tensor/pipeline split and CPU offload."""
+    states = _model_states(workload, sixteen_bit, layout)
+    return states.gpu_bytes, states.host_bytes
+
+
+def backward_gradient_bytes(workload: Workload, sixteen_bit: bool, layout: MemoryLayout) -> float:
+    """The part of model_state_bytes the backward creates: the gradients one GPU holds at the
+    optimizer step that did not exist when the backward began (MemoryNeed.peak_tensor_bytes).
+    A step frees its gradients (`zero_grad(set_to_none=True)`, PyTorch's default since 2.0,
+    torch/optim/optimizer.py; torchtune's recipes @1814feb and transformers' Trainer call it),
+    so they come back only as the backward makes them, layer by layer, as autograd frees each
+    node's saved tensors (torch/csrc/autograd/engine.cpp releases a node's variables after its
+    backward unless retain_graph). None when gradients are accumulated over micro-batches: the
+    earlier ones' are held through the next forward and backward."""
+    if workload.gradient_accumulation > 1 or layout.accumulation_split > 1:
+        return 0.0
+    return _model_states(workload, sixteen_bit, layout).gradient_bytes
+
+
+@dataclass(frozen=True)
+class _States:
+    gpu_bytes: float
+    host_bytes: float
+    gradient_bytes: float  # the gradients among gpu_bytes
+
+
+def _model_states(workload: Workload, sixteen_bit: bool, layout: MemoryLayout) -> _States:
     split = float(layout.tensor_parallel * layout.pipeline_parallel)
     if workload.mode is Mode.INFERENCE:
         weights = frozen_weight_bytes(workload, workload.params, sixteen_bit)
-        return weights / split, 0.0
+        return _States(weights / split, 0.0, 0.0)
     trainable = workload.params * workload.trainable_fraction
     weight_b, grad_b = (2.0, 2.0) if sixteen_bit else (4.0, 4.0)
     state_b = trainable_state_bytes_per_param(
@@ -262,11 +345,13 @@ def model_state_bytes(
         workload, workload.params - trainable, sixteen_bit
     )
     grads = trainable * grad_b
+    head = head_gradient_params(workload) * grad_b
     if workload.optimizer_in_backward and workload.num_layers:
         # Each weight steps in its gradient hook and frees the gradient (torchtune's
         # OptimizerInBackward, docs/source/tutorials/memory_optimizations.rst @bd2a0fc:
-        # "completely removing the buffer of gradients"): one layer's live at a time.
-        grads /= workload.num_layers
+        # "completely removing the buffer of gradients"): one layer's live at a time, or the
+        # output projection's where it is larger (head_gradient_params).
+        grads = max(grads / workload.num_layers, head)
     optimizer = trainable * (state_b - weight_b - grad_b)
     ranks, stage = float(layout.shard_ranks), layout.effective_stage
     on_gpu = {
@@ -282,8 +367,26 @@ def model_state_bytes(
     gpu = sum(on_gpu.values())
     if stage >= 3:
         gpu += gathered_weight_bytes(workload, weights, sixteen_bit)
-    experts = parallelism.expert_split_share(workload, layout.expert_parallel)
-    return gpu * experts / split, host * experts / split
+    share = parallelism.expert_split_share(workload, layout.expert_parallel) / split
+    # The backward makes the output projection's gradient first, while every activation is
+    # still held; stepped in the backward, the gradients live only while they are made.
+    made = 0.0
+    if not workload.optimizer_in_backward and grads > 0:
+        made = on_gpu["grads"] * max(grads - head, 0.0) / grads
+    return _States(gpu * share, host * share, made * share)
+
+
+def head_gradient_params(workload: Workload) -> float:
+    """Parameters of the output projection whose gradient the backward holds from its first
+    node on: a trained vocab x hidden matrix (full training; a fine-tune's is frozen). Its
+    gradient is made at the loss's backward, when every activation is still saved; tied to the
+    embedding, it waits in the AccumulateGrad node's input buffer until the embedding's part
+    is added at the backward's end (torch/csrc/autograd/engine.cpp sums a tensor's gradient
+    contributions before its AccumulateGrad runs), so a gradient hook (optimizer_in_backward)
+    frees it only then."""
+    if workload.finetune is not FinetuneMethod.FULL or not workload.hidden_size:
+        return 0.0
+    return float((workload.vocab_size or 0) * workload.hidden_size)
 
 
 def gathered_weight_bytes(workload: Workload, weights: float, sixteen_bit: bool) -> float:
@@ -317,6 +420,9 @@ def transformer_layer_activation_bytes(
     fp32_adapter_inputs: bool = False,
     activation_saved_bytes: float | None = None,
     compiled: bool = False,
+    residual_bytes: float | None = None,
+    eager_rms_norm: bool = False,
+    autocast_softmax: bool = False,
 ) -> float:
     """Activations one transformer layer saves for the backward pass, per sample (Korthikanti
     et al. 2022, sec. 4.1). With its defaults (16-bit, MHA, a 4h GeLU MLP, dropout) this is the
@@ -334,7 +440,12 @@ def transformer_layer_activation_bytes(
     projection of frozen weights) each projection keeps an fp32 copy of its input in place of
     the shared 16-bit one (FP32_ADAPTER_INPUT_BYTES). `activation_saved_bytes`: what an ungated
     MLP's activation keeps per f-wide element when it is not one kernel's 16-bit input
-    (AUTOCAST_NEW_GELU_SAVED_BYTES)."""
+    (AUTOCAST_NEW_GELU_SAVED_BYTES). `residual_bytes`: the residual stream's width where it is
+    not the 16-bit compute's (RESIDUAL_BYTES_FP32 under autocast over fp32 weights: each norm
+    keeps an fp32 input and each projection its own 16-bit cast of it); `eager_rms_norm`: each
+    norm keeps an fp32 copy of its input and its normalized output as well
+    (EAGER_RMS_NORM_FP32_BYTES); `autocast_softmax`: an unfused attention's softmax runs in
+    fp32 under autocast (score_bytes)."""
     s, h, t, e = float(seq_len), float(hidden_size), float(tensor_parallel), element_bytes
     a = float(num_heads)
     k = float(key_len or seq_len)
@@ -343,7 +454,11 @@ def transformer_layer_activation_bytes(
     mask = MASK_BYTES if dropout else 0.0
     # Kept whole on each tensor-parallel rank unless sequence parallel: the two norms' inputs,
     # the attention and MLP inputs, and the masks of the dropouts after each block.
-    replicated = 4.0 * e * s * h + 2.0 * mask * s * h
+    r = residual_bytes or e
+    attention_reads, mlp_reads = projection_casts(gated_mlp) if r > e else (1.0, 1.0)
+    inputs = (attention_reads + mlp_reads) * e
+    replicated = 2.0 * norm_saved_bytes(r, eager_rms_norm) * s * h + inputs * s * h
+    replicated += 2.0 * mask * s * h
     attention = e * s * h + 2.0 * e * k * h_kv + e * s * h  # Q, K, V, projection input
     gated = (
         GATED_MLP_SAVED_COMPILED
@@ -355,15 +470,39 @@ def transformer_layer_activation_bytes(
     mlp = (gated if gated_mlp else 2.0) * e * s * f * experts_per_token
     if activation_saved_bytes is not None and not gated_mlp:
         mlp += (activation_saved_bytes - e) * s * f * experts_per_token
-    # softmax output (also the input of the product with V), then the dropout's mask and output
-    per_score = e + (mask + e if dropout else 0.0)
-    scores = 0.0 if selective_recompute else a * s * k * per_score
+    scores = 0.0 if selective_recompute else a * s * k * score_bytes(e, mask, autocast_softmax)
     if fp32_adapter_inputs:
         attention, mlp, replicated = _fp32_adapter_inputs(
             attention, mlp, replicated, s * h, s * f, e, gated_mlp
         )
     sharded = attention + mlp + scores
     return sharded / t + replicated / (t if sequence_parallel else 1.0)
+
+
+def score_bytes(element_bytes: float, mask_bytes: float, autocast_softmax: bool = False) -> float:
+    """Bytes an unfused attention keeps per score: the softmax output (also the product with
+    V's input), then the dropout's mask and output. Under autocast the softmax runs in fp32
+    (softmax is on autocast's float32 list: PyTorch docs, "Automatic Mixed Precision package")
+    and keeps its fp32 output; the dropout runs on it, and the product with V keeps its own
+    16-bit cast of the result."""
+    e = element_bytes
+    if autocast_softmax:
+        return AUTOCAST_SOFTMAX_BYTES + mask_bytes + e
+    return e + (mask_bytes + e if mask_bytes else 0.0)
+
+
+def norm_saved_bytes(residual_bytes: float, eager_rms_norm: bool) -> float:
+    """Bytes per element a norm keeps for its backward: its input at the residual's width, or
+    an eager RMSNorm's fp32 copy and normalized output (EAGER_RMS_NORM_FP32_BYTES + the
+    residual's width; an fp32 input is its own copy)."""
+    return EAGER_RMS_NORM_FP32_BYTES + residual_bytes if eager_rms_norm else residual_bytes
+
+
+def projection_casts(gated_mlp: bool) -> tuple[float, float]:
+    """(attention, MLP) linear layers that each cast a norm's fp32 output to 16 bits under
+    autocast: a Llama-family layer's separate q, k, v and gate, up projections; one fused QKV
+    and one fc1 otherwise (GPT-2's c_attn and c_fc)."""
+    return (3.0, 2.0) if gated_mlp else (1.0, 1.0)
 
 
 def _fp32_adapter_inputs(
@@ -398,8 +537,7 @@ def cross_attention_activation_bytes(
     s, k, h, e = float(seq_len), float(key_len), float(hidden_size), element_bytes
     h_kv = h * (kv_heads or num_heads) / num_heads
     mask = MASK_BYTES if dropout else 0.0
-    per_score = e + (mask + e if dropout else 0.0)
-    scores = 0.0 if flash else num_heads * s * k * per_score
+    scores = 0.0 if flash else num_heads * s * k * score_bytes(e, mask)
     return 3.0 * e * s * h + 2.0 * e * k * h_kv + scores + mask * s * h
 
 
@@ -460,12 +598,45 @@ def _logit_bytes(workload: Workload, e: float) -> float:
     return saved + gradients
 
 
+def residual_bytes(
+    workload: Workload, sixteen_bit: bool, layout: MemoryLayout | None = None
+) -> float:
+    """Bytes per element of the residual stream: fp32 (RESIDUAL_BYTES_FP32) where a 16-bit run
+    computes under autocast over the fp32 weights it trains, as PyTorch AMP on one GPU or under
+    DDP does. 16 bits otherwise: weights kept in 16 bits (`pure_16bit`, apex O2's model,
+    `gradients_16bit`), a fine-tune's frozen base (frozen_weight_bytes), and the sharded and
+    model-parallel stacks, which compute with 16-bit copies of fp32 master weights (FSDP's
+    MixedPrecision param_dtype, as torchtitan and llm-foundry set it; DeepSpeed's bf16 and fp16
+    modes; Megatron's 16-bit model, and the hand-fused trainers', `kernels` fused)."""
+    layout = layout or MemoryLayout()
+    full = workload.finetune is FinetuneMethod.FULL and workload.mode is Mode.TRAINING
+    stage = max(workload.zero_stage, layout.zero_stage)
+    sharded = workload.parallel is Parallelism.FSDP or stage > 0
+    split = layout.tensor_parallel * layout.pipeline_parallel > 1
+    fp32_model = not (sharded or split or workload.kernels is KernelLibrary.FUSED)
+    if full and fp32_model and _autocast(workload, sixteen_bit):
+        return RESIDUAL_BYTES_FP32
+    return _element_bytes(sixteen_bit)
+
+
+def eager_rms_norm(workload: Workload) -> bool:
+    """The norms are RMSNorms run as eager PyTorch ops (EAGER_RMS_NORM_FP32_BYTES): a
+    Llama-family model (gated MLP, RMSNorm) written as transformers and torchtune write it,
+    without a fused norm kernel (`kernels` eager)."""
+    return workload.gated_mlp and workload.kernels is KernelLibrary.EAGER
+
+
+def _autocast(workload: Workload, sixteen_bit: bool) -> bool:
+    """The 16-bit run computes under autocast: mixed precision that keeps no 16-bit model (not
+    pure 16-bit, nor apex O2's, `gradients_16bit`, which casts the model and patches no op)."""
+    return sixteen_bit and not (workload.pure_16bit or workload.gradients_16bit)
+
+
 def _activation_saved_bytes(workload: Workload, sixteen_bit: bool) -> float | None:
     """Bytes per f-wide element an eager NewGELU keeps under autocast (16-bit compute over fp32
     weights: mixed precision that is not pure 16-bit); None where one kernel's input is kept."""
     eager = workload.kernels is KernelLibrary.EAGER
-    autocast = sixteen_bit and not workload.pure_16bit
-    if workload.hidden_act == "gelu_new" and eager and autocast:
+    if workload.hidden_act == "gelu_new" and eager and _autocast(workload, sixteen_bit):
         return AUTOCAST_NEW_GELU_SAVED_BYTES
     return None
 
@@ -487,6 +658,7 @@ def transformer_activation_bytes_per_sample(
     w, e = workload, _element_bytes(sixteen_bit)
     s, h, layers = w.seq_len or 0, w.hidden_size or 0, w.num_layers or 0
     t, sp = layout.tensor_parallel, layout.sequence_parallel
+    r, eager_norm = residual_bytes(w, sixteen_bit, layout), eager_rms_norm(w)
     full = transformer_layer_activation_bytes(
         s, h, w.num_heads or 1, t, sp, w.flash_attention,
         kv_heads=w.kv_heads, ffn_hidden_size=w.ffn_hidden_size, gated_mlp=w.gated_mlp,
@@ -494,15 +666,16 @@ def transformer_activation_bytes_per_sample(
         experts_per_token=w.experts_per_token or 1, fused_activation=w.fused_activation,
         fp32_adapter_inputs=w.fp32_adapters,
         activation_saved_bytes=_activation_saved_bytes(w, sixteen_bit), compiled=_compiled(w),
+        residual_bytes=r, eager_rms_norm=eager_norm, autocast_softmax=_autocast(w, sixteen_bit),
     )  # fmt: skip
     if w.flash_attention:
         full += 4.0 * (w.num_heads or 1) * s / t  # the kernel's fp32 log-sum-exp per row
     encoder, cross, encoder_layer = _encoder_bytes(w, e, layout)
     full += cross
-    per_layer = e * s * h / (t if sp else 1) if w.activation_checkpointing else full
+    per_layer = r * s * h / (t if sp else 1) if w.activation_checkpointing else full
     recompute = max(full, encoder_layer) if w.activation_checkpointing else 0.0
     embedding = (MASK_BYTES * s * h if w.dropout else 0.0) / (t if sp else 1)
-    head = 2.0 * e * s * h / (t if sp else 1)
+    head = (norm_saved_bytes(r, eager_norm) + e) * s * h / (t if sp else 1)
     if w.vocab_size:
         head += _logit_bytes(w, e) * s * w.vocab_size / t
         head += FUSED_LOSS_BYTES_PER_TOKEN * s if w.fused_loss else 0.0
@@ -578,22 +751,23 @@ def memory_need(
 ) -> MemoryNeed:
     """What one GPU needs at `batch` under `layout`: model states, activations (or KV cache),
     the CUDA context (GiB) and the caching allocator's fragmentation."""
-    states, host = model_state_bytes(workload, sixteen_bit, layout)
+    states = _model_states(workload, sixteen_bit, layout)
     return MemoryNeed(
-        model_states_bytes=states,
+        model_states_bytes=states.gpu_bytes,
         activation_bytes_per_sample=per_sample_bytes(workload, sixteen_bit, layout),
         batch=batch,
         context_bytes=gib_to_bytes(cuda_context_gb),
         allocator_overhead_fraction=allocator_overhead_fraction,
-        host_bytes=host,
+        host_bytes=states.host_bytes,
         managed_bytes=managed_state_bytes(workload, layout),
+        backward_gradient_bytes=backward_gradient_bytes(workload, sixteen_bit, layout),
     )
 
 
 def need_interval_bytes(need: MemoryNeed) -> tuple[float, float]:
     """The 80% interval of `need.total_bytes`: its tensors scaled by MEMORY_RATIO_BAND, with
     the allocator's share of them and the CUDA context as counted."""
-    tensors = need.model_states_bytes + need.activation_bytes_per_sample * need.batch
+    tensors = need.peak_tensor_bytes
     scale = 1.0 + need.allocator_overhead_fraction
     low, high = MEMORY_RATIO_BAND
     return (
@@ -605,13 +779,15 @@ def need_interval_bytes(need: MemoryNeed) -> tuple[float, float]:
 def max_batch_per_gpu(need: MemoryNeed, available_bytes: float) -> int:
     """The largest batch whose need fits in available_bytes (0: the model alone does not)."""
     scale = 1.0 + need.allocator_overhead_fraction
-    room = available_bytes - need.context_bytes - need.model_states_bytes * scale
-    if room <= 0:
+    # MemoryPlan.fits' byte of slack: a plan sized to the card holds its own batch.
+    room = available_bytes + 1.0 - need.context_bytes - need.model_states_bytes * scale
+    if room < 0:
         return 0
     per_sample = need.activation_bytes_per_sample * scale
     if per_sample <= 0:
         return 1_000_000_000
-    return int(room // per_sample)
+    # The backward's gradients and the activations are not held at once (peak_tensor_bytes).
+    return int((room + need.backward_gradient_bytes * scale) // per_sample)
 
 
 @dataclass(frozen=True)
@@ -627,7 +803,8 @@ class MemoryPlan:
 
     @property
     def fits(self) -> bool:
-        return self.need.total_bytes <= self.capacity_bytes
+        # A byte of slack: a plan sized to the card (paged_plan) lands on it up to rounding.
+        return self.need.total_bytes <= self.capacity_bytes + 1.0
 
     @property
     def host_gb_per_node(self) -> float:
