@@ -4,6 +4,7 @@ Lambda's benchmark rows (model names, units, GPU names) onto dlrig's zoo and cat
 from __future__ import annotations
 
 import csv
+import math
 import re
 import statistics
 from dataclasses import dataclass
@@ -34,7 +35,8 @@ _LABEL_COUNT = re.compile(r"^\d+x\s*")
 # all-reduce moves the 16-bit model's gradients; the zoo's NCF is NVIDIA's, under autocast.
 # Units per sample: workloads_reference.csv's forward_gflops_per_sample /
 # forward_gflops_per_throughput_unit (GNMT counts 100 source+target tokens per sentence pair,
-# Tacotron2 800 mel frames, WaveGlow 8000 audio samples, Transformer-XL target tokens).
+# Tacotron2 800 mel frames, WaveGlow 8000 audio samples, Transformer-XL target tokens); NCF
+# counts more samples than it trains (ncf_counted_per_trained).
 LAMBDA_MODELS: dict[str, tuple[str, float, dict[str, object]]] = {
     "resnet50": ("resnet50", 1.0, {}),
     "ssd": ("ssd300", 1.0, {}),
@@ -89,6 +91,48 @@ def lambda_optimizer(
 
 # Lambda's Tacotron2/WaveGlow "fp16" runs ignore their AMP flag (workloads_reference.csv).
 NOT_MIXED_PRECISION = {"tacotron2", "waveglow"}
+
+
+# Lambda's NCF throughput counts every sample of an epoch, but its processes train whole batches
+# only. Both of its NCF codes give each of the n processes 1/n of the epoch's samples, split that
+# share into batches of the per-GPU batch and drop the last ("the last batch will almost certainly
+# be smaller, drop it"), and log all of the epoch's samples over the epoch's time
+# (`epoch_samples / train_time`): v1, LambdaLabsML/DeepLearningExamples@c1781a37 (lambda/benchmark)
+# PyTorch/Recommendation/NCF/dataloading.py TrainDataloader.get_epoch_data and ncf.py; v0, whose
+# logs name the earlier NVLOG ncf.py with apex O2, NVIDIA/DeepLearningExamples@70c51ad7
+# dataloading.py prepare_epoch_train_data and the same count. Lambda runs 2 epochs and reports
+# the best (`best_train_throughput`, pytorch/results/*/PyTorch_ncf_*/*.txt @aa5addb6). Where a
+# GPU's share is one batch or less, no step trains at all: the 8x A100 80GB SXM4 fp16 run
+# (global batch 120,000,000, 15,000,000 a GPU against a 12,413,606-sample share) logged
+# 7.0e9 and 1.09e10 samples/s, 253x its 1-GPU rate (results/8xA100_80GB_SXM4/PyTorch_ncf_FP16/
+# 26-11-2021_08-13-09.txt). The epoch: ML-20m's 20,000,263 ratings less the one test rating
+# held out for each of its 138,493 users (GroupLens, ml-20m README.txt; DLE NCF README, leave-
+# one-out test set), each with 4 negatives (the logs' `negative_samples : 4`): 99,308,850,
+# which the logs agree with (Dell 8x H100 SXM5 fp32, first epoch: 1.530e8 samples/s x 0.649 s).
+NCF_EPOCH_SAMPLES = (20_000_263 - 138_493) * (1 + 4)
+
+# Its epoch is timed with time.time() and no torch.cuda.synchronize() (both codes above), so
+# the timer stops when the host has queued the epoch's last step. On PyTorch 1.13 (every v1 run
+# of 2022-2023) something in the step waits for the GPU and the timer holds the epoch's work:
+# the validation that follows takes 0.03-0.3 s. On PyTorch 2 (the 2024 H100 SXM5 servers of Dell,
+# DellTexas, SMC, 1CC and RAIDZ1, NGC 24.03, and Lambda Cloud's 8x H100, 2.1) it does not: on one
+# GPU the epoch logs 1.49 s and its validation 0.59 s where Lambda's 2023 H100 SXM5 logged 2.02
+# and 0.10 s (the same 2.1 s in all), and on 4 and 8 GPUs the epoch logs 0.004-0.016 s for a
+# step of 8-10 million samples a GPU (pytorch/results/*_H100_80GB_SXM5_v1/PyTorch_ncf_*/*.txt
+# and sys_pytorch.txt @aa5addb6). Their throughput is of the host's queueing, not of training:
+# left out of the cleaned rows; every row keeps them as labeled.
+NCF_UNSYNCED_TIMING = re.compile(r"^(?:1CC|DellTexas|Dell|SMC|RAIDZ1) |^LambdaCloud 8x H100")
+NCF_NO_STEP = "ncf epoch share of a GPU is one batch or less: no step trained (DLE drops it)"
+
+
+def ncf_counted_per_trained(batch_per_gpu: int, num_gpus: int) -> float | None:
+    """Samples Lambda's NCF counts per sample it trains at this per-GPU batch on `num_gpus`
+    (NCF_EPOCH_SAMPLES over the whole batches the processes train); None where no step trains."""
+    share = int(NCF_EPOCH_SAMPLES / num_gpus)  # what process 0 gets (dataloading.py)
+    steps = math.ceil(share / batch_per_gpu) - 1
+    if steps < 1:
+        return None
+    return NCF_EPOCH_SAMPLES / (num_gpus * steps * batch_per_gpu)
 
 
 # Rows whose precision label is not what ran, left out (and counted) with the evidence:
@@ -161,8 +205,9 @@ CUDNN7_FP32_SSD_ARCHITECTURES = {"Turing", "Volta"}
 # ran the same jobs at the same batches in 2024 on NGC 24.03 (CUDA 12.4, PyTorch 2.3). They
 # agree with one another within 3% on 11 of the 16 one-GPU jobs and within 6% on 14 (Tacotron2
 # spreads 23-32%), and their median lies 3-36% above the 2023 server on every job: ResNet-50
-# 1.07-1.08x, SSD 1.11-1.12x, BERT 1.03-1.07x, GNMT 1.03-1.13x, WaveGlow 1.19-1.26x, NCF
-# 1.34-1.36x (lambda_pytorch_train_v1_2024.csv). dlrig predicts current software; the
+# 1.07-1.08x, SSD 1.11-1.12x, BERT 1.03-1.07x, GNMT 1.03-1.13x, WaveGlow 1.19-1.26x; NCF's
+# 1.34-1.36x is its timer stopping early on PyTorch 2 (NCF_UNSYNCED_TIMING), not a faster step
+# (lambda_pytorch_train_v1_2024.csv). dlrig predicts current software; the
 # 2023 server is that stack, superseded on the same hardware: its rows are left out, counted.
 EARLY_HOPPER_STACK_LABELS = {"H100 80GB SXM5"}
 
@@ -288,6 +333,8 @@ def _mislabeled_for(rec: dict[str, str], gpu: GPU, version: str) -> str | None:
         and version == "v0"
     ):
         return "bert-large fp16 on 2-8 RTX 2080 Ti ran one fp32 process (logs)"
+    if rec["model"] == "ncf" and version == "v1" and NCF_UNSYNCED_TIMING.match(rec["gpu"].strip()):
+        return "ncf on PyTorch 2 timed before the GPU finished its work (logs)"
     if version == "v1" and rec["gpu"].strip() in EARLY_HOPPER_STACK_LABELS:
         return "H100 SXM5 on CUDA 11.8 (Lambda, 2023) ran 3-36% below five 2024 H100 SXM5 servers"
     if (
@@ -633,6 +680,12 @@ def read_lambda_rows(
                 zoo_name, units, extra = LAMBDA_MODELS[rec["model"]]
                 precision = ran_precision or lambda_precision(rec["model"], rec["precision"])
                 batch = int(float(rec["batch_size_per_gpu"]))
+                if rec["model"] == "ncf":
+                    counted = ncf_counted_per_trained(batch, num_gpus)
+                    if counted is None:
+                        skipped[NCF_NO_STEP] = skipped.get(NCF_NO_STEP, 0) + 1
+                        continue
+                    units *= counted
                 optimizer_fields = lambda_optimizer(rec["model"], precision, version, rec["gpu"])
                 wkey = (zoo_name, precision.value, batch, *optimizer_fields.values())
                 if wkey not in cache:
@@ -667,6 +720,7 @@ def read_lambda_rows(
 # What cannot be predicted (no batch, no throughput, an unknown model or GPU, a repeat) is not
 # cleaning; everything else `read_lambda_rows` leaves out is, and `cleaned=False` puts it back.
 _UNPREDICTABLE_PREFIXES = (
+    NCF_NO_STEP,
     "model not mapped",
     "batch size missing",
     "batch size per GPU not",
@@ -699,19 +753,20 @@ def _without_superlinear(rows: list[LambdaRow], skipped: dict[str, int]) -> list
     for r in rows:
         if r.num_gpus == 1:
             single.setdefault(_card_job(r), []).append(
-                (r.workload.batch_size, r.measured_units_per_s)
+                (r.workload.batch_size, r.measured_samples_per_s)
             )
     kept = []
     for r in rows:
         # A 1-GPU run of the same job at an equal or larger batch bounds a data-parallel GPU's
         # rate (a larger batch amortizes at least as much); 10% batch slack for Lambda's
-        # rounded per-GPU batches (NCF's 10,854,552 alone against 10,000,000 a GPU).
+        # rounded per-GPU batches (NCF's 10,854,552 alone against 10,000,000 a GPU). Rates in
+        # samples trained: NCF counts more samples than it trains (ncf_counted_per_trained).
         model, precision, card, version = _card_job(r)
         runs = single.get((model, precision, card, version)) or single.get(
             (model, precision, BOUNDED_BY.get(card, card), version), []
         )
         alone = [u for b, u in runs if b >= 0.9 * r.workload.batch_size]
-        per_gpu = r.measured_units_per_s / r.num_gpus
+        per_gpu = r.measured_samples_per_s / r.num_gpus
         if r.num_gpus > 1 and alone and per_gpu > SUPERLINEAR_PER_GPU * statistics.median(alone):
             reason = "superlinear: a GPU above 1.1x its 1-GPU rate (the file's flag, every system)"
             skipped[reason] = skipped.get(reason, 0) + 1
