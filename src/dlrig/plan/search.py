@@ -120,6 +120,8 @@ class Planner:
         # Per opened group and option list, the model merit and verdict key of each probe
         # estimated (_useful_as_worse).
         self._estimated: dict[tuple[Hashable, str], MeritRows] = {}
+        # The estimated probe that last showed a probe useful (_useful_as_worse).
+        self._answered_by: dict[Hashable, Hashable] = {}
         self._rules_ok: dict[Hashable, bool] = {}
         self._families: dict[float, list[Family]] = {}
         self._calls: set[tuple[str, Hashable]] = set()
@@ -282,19 +284,30 @@ class Planner:
 
     def _useful_as_worse(
         self,
-        memo_key: Hashable,
-        kind: str,
-        merit: tuple[float, ...],
+        probe_key: Hashable,
+        rows_key: tuple[Hashable, str],
+        merit: Callable[[], tuple[float, ...]],
         useful: Callable[[tuple[Outcome, ...]], bool],
     ) -> bool:
-        """A probe of the same list whose parts are no better than `merit` everywhere the
-        model looks (plan.dominance.model_merit) is still useful: then so is this one, which
-        runs at least as fast (the premise of every bound here), and needs no estimate."""
-        rows = self._estimated.get((memo_key, kind))
+        """An estimated probe of the same list whose parts are no better than this one's
+        everywhere the model looks (plan.dominance.model_merit) is still useful: then so is
+        this one, which runs at least as fast (the premise of every bound here), and needs no
+        estimate. The probe that answered is asked first the next time (the walk asks again
+        with every dearer candidate that has the option)."""
+        answered = self._answered_by.get(probe_key)
+        if answered is not None:
+            verdict = self._verdicts[answered]
+            if verdict is not None and useful(verdict):
+                return True
+        rows = self._estimated.get(rows_key)
         if rows is None:
             return False
-        verdicts = (self._verdicts[key] for key in rows.no_better_than(merit))
-        return any(v is not None and useful(v) for v in verdicts)
+        for key in rows.no_better_than(merit()):
+            verdict = self._verdicts[key]
+            if verdict is not None and useful(verdict):
+                self._answered_by[probe_key] = key
+                return True
+        return False
 
     def unbuildable(self, group: Group) -> tuple[set[int], ...]:
         """Per option list, the options that cannot go with any of the group's other parts
@@ -361,25 +374,32 @@ class Planner:
         for axis, kind, i in unknown:
             parts = table[kind][i]
             assert parts is not None  # the loop above turned away options that cannot exist
-            merit = model_merit(parts.cpu, parts.memory, parts.storage, parts.psu)
-            if self._useful_as_worse(memo_key, kind, merit, useful):
+            probe_key = ("probe", memo_key, kind, i)
+
+            def merit(parts: IdealParts = parts) -> tuple[float, ...]:
+                return model_merit(parts.cpu, parts.memory, parts.storage, parts.psu)
+
+            if self._useful_as_worse(probe_key, (memo_key, kind), merit, useful):
                 continue
             model_only = self._probe(group, memo_key, table, kind, i)
-            self._estimated.setdefault((memo_key, kind), MeritRows()).add(
-                merit, ("probe", memo_key, kind, i)
-            )
+            self._estimated.setdefault((memo_key, kind), MeritRows()).add(merit(), probe_key)
             if model_only is None or not useful(model_only):
                 drop(axis, i)
                 return False
         if pair_known is None:
             ideal = self._fused(group)
-            merit = model_merit(ideal.cpu, cand.memory, cand.storage, ideal.psu)
-            if not self._useful_as_worse(memo_key, "pair", merit, useful):
+
+            def pair_merit() -> tuple[float, ...]:
+                return model_merit(ideal.cpu, cand.memory, cand.storage, ideal.psu)
+
+            if not self._useful_as_worse(pair_key, (memo_key, "pair"), pair_merit, useful):
                 parts = self._pair_parts(group, cand)
                 build = parts_build(group, parts, self.electricity_per_kwh)
                 pair = self._estimate(model_view(group, parts, self.electricity_per_kwh), build)
                 self._verdicts[pair_key] = pair
-                self._estimated.setdefault((memo_key, "pair"), MeritRows()).add(merit, pair_key)
+                self._estimated.setdefault((memo_key, "pair"), MeritRows()).add(
+                    pair_merit(), pair_key
+                )
                 if not useful(pair):
                     drop_pair()
                     return False
