@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import random
 import sys
 import time
@@ -123,6 +124,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "plan.md")
     args = parser.parse_args()
 
+    load_before = os.getloadavg()[0]
     base = load_catalog()
     rows = []
     for factor in (1, 2, 5, 10):
@@ -159,7 +161,9 @@ def main() -> None:
         "# Planner speed (`bench/bench_plan.py`)",
         "",
         f"- command: `{command}`",
-        f"- machine: {machine()}",
+        f"- machine: {machine()}; load average (1 min) {load_before:.1f} at the start, "
+        f"{os.getloadavg()[0]:.1f} at the end (a load far above the CPU count slows every "
+        "CPU second too: compare runs made under the same load)",
         f"- date: {dt.date.today().isoformat()}",
         f"- workload {args.workload}, budget {args.budget:,.0f} USD, objective throughput, top 3;"
         " wall time and process CPU time are each the best of the repeats, each with a cold"

@@ -8,7 +8,6 @@ by one merged group."""
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
@@ -18,7 +17,7 @@ from dlrig.enums import CoolerType, StorageKind
 from dlrig.machine.model import Build
 from dlrig.machine.topology import card_width_slots
 from dlrig.model.interconnect import amd_socket
-from dlrig.plan.assembles import memory_fits_cpu, place_gpus
+from dlrig.plan.assembles import memory_fits_cpu
 from dlrig.plan.dominance import STORAGE_KIND_RANK
 from dlrig.plan.evaluate import Outcome
 from dlrig.plan.groups import Group, assemble
@@ -312,38 +311,28 @@ def parts_build(group: Group, parts: IdealParts, electricity_per_kwh: float) -> 
 def ideal_build(
     group: Group, electricity_per_kwh: float, parts: IdealParts | None = None
 ) -> tuple[Hashable, Build]:
-    """The group's GPUs with its ideal parts (or these), and a key naming what the model can
-    see of it (groups with the same key share the bound)."""
+    """The group's GPUs with its ideal parts (or these), and the key naming what the model can
+    see of it (`model_view`: groups with the same key share the bound)."""
     parts = parts or ideal_parts(group)
-    cpu, memory, drive, psu = parts.cpu, parts.memory, parts.storage, parts.psu
     build = parts_build(group, parts, electricity_per_kwh)
+    return model_view(group, parts, electricity_per_kwh), build
+
+
+def model_view(group: Group, parts: IdealParts, electricity_per_kwh: float) -> Hashable:
+    """What the model reads of the group's build with these parts (dlrig.model.estimate): two
+    builds with the same view get the same estimate, so the search estimates it once. The
+    GPUs, their cooling, power limit and nodes; where the cards sit (a platform, or the board's
+    socket, sockets and each card's slot: lanes, generation, CPU or chipset, and the gaps
+    between cards); the CPU's numbers; the RAM's size, speed and modules (the host's memory
+    bandwidth counts its channels); the drive's; the PSU's efficiency (the energy); whether a
+    case is named (a build naming no chassis is not assumed to throttle); the electricity
+    price. Not the case's size, the PSU's watts or any name or price: the model reads none."""
     chassis = group.chassis
-    if chassis.platform is not None:
-        where: Hashable = ("platform", chassis.platform.name)
-    else:
-        board = chassis.board
-        block = (
-            next((e.part.slots for e in group.loop.entries if e.part.slots), None)
-            if group.loop is not None
-            else None
-        )
-        slots = (
-            place_gpus(board, group.gpu, group.count, water=group.water, block_slots=block)
-            if board is not None
-            else None
-        )
-        seats = slots or ()
-        where = (
-            "board",
-            board.socket if board else "",
-            board.sockets if board else 1,
-            tuple((s.lanes, s.gen, s.from_cpu) for s in seats),
-            # The gaps between the seated cards: the model throttles two open-air cards less
-            # with a free slot between them (two boards alike but for that once shared a key,
-            # and a group's bound was the other board's, 5% slower).
-            tuple(b.position - a.position for a, b in itertools.pairwise(seats)),
-        )
-    key = (
+    cpu, memory, drive, psu = parts.cpu, parts.memory, parts.storage, parts.psu
+    where: Hashable = (
+        ("platform", chassis.platform.name) if chassis.platform is not None else group.seats_view
+    )
+    return (
         group.gpu.name,
         group.count,
         group.water,
@@ -352,11 +341,12 @@ def ideal_build(
         where,
         (cpu.cores, cpu.threads, cpu.base_ghz, cpu.boost_ghz, cpu.pcie_lanes, cpu.pcie_gen),
         (cpu.memory_channels, cpu.tdp_w, chassis.cpu_count),
-        (memory.size_gb, memory.kit.speed_mt_s),
-        (drive.kind, drive.read_mb_s, drive.write_mb_s, drive.capacity_tb),
+        (memory.size_gb, memory.kit.speed_mt_s, memory.kit.modules * memory.count),
+        (drive.kind, drive.read_mb_s, drive.write_mb_s, drive.capacity_tb, drive.random_read_iops),
         psu.efficiency if psu else None,
+        parts.case is None,
+        electricity_per_kwh,
     )
-    return key, build
 
 
 def probes(

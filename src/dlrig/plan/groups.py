@@ -7,10 +7,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import heapq
+import itertools
 import math
 from collections.abc import Callable, Container, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from dlrig.catalog.schema import (
     CPU,
@@ -26,18 +30,14 @@ from dlrig.mains import Mains
 from dlrig.model.power import size_psu, vendor_min_with
 from dlrig.plan.assembles import (
     memory_fits_cpu,
+    place_gpus,
 )
-from dlrig.plan.dominance import (
-    cpu_merit,
-    memory_merit,
-    storage_merit,
-)
+from dlrig.plan.dominance import model_merit
 from dlrig.plan.loop import LoopPlan
 from dlrig.plan.parts import (
     INFINIBAND_MIN_GBIT_S,
     Chassis,
     MemoryOption,
-    efficiency_rank,
     price_of,
     psu_output_w,
 )
@@ -109,6 +109,31 @@ class Group:
             len(self.storage),
             len(self.psus),
             len(self.cases),
+        )
+
+    @functools.cached_property
+    def seats_view(self) -> Hashable:
+        """What the model reads of a workstation board with the group's cards on it
+        (plan.bounds.model_view): the socket, the sockets, each card's slot (lanes,
+        generation, from the CPU or the chipset) and the gaps between the cards (the model
+        throttles two open-air cards less with a free slot between them)."""
+        board = self.chassis.board
+        block = (
+            next((e.part.slots for e in self.loop.entries if e.part.slots), None)
+            if self.loop is not None
+            else None
+        )
+        seats = (
+            place_gpus(board, self.gpu, self.count, water=self.water, block_slots=block)
+            if board is not None
+            else None
+        ) or ()
+        return (
+            "board",
+            board.socket if board else "",
+            board.sockets if board else 1,
+            tuple((s.lanes, s.gen, s.from_cpu) for s in seats),
+            tuple(b.position - a.position for a, b in itertools.pairwise(seats)),
         )
 
     @functools.cached_property
@@ -257,8 +282,7 @@ class Group:
         one axis for both lists, so that a pair the search found useless (its probe, plan.
         search) is stepped over like a dead option, not met with every CPU, PSU and case."""
         prices = self.option_prices()
-        every = tuple(tuple(True for _ in prices[2]) for _ in prices[1])
-        return _pairs_by_price(prices, 1, 2, every)
+        return _pairs_by_price(prices, 1, 2, np.ones((len(prices[1]), len(prices[2])), bool))
 
     def cheapest_first(
         self,
@@ -286,17 +310,20 @@ class Group:
 
 
 def _pairs_by_price(
-    prices: Sequence[Sequence[float]], a: int, b: int, allowed: Sequence[Sequence[bool]]
+    prices: Sequence[Sequence[float]],
+    a: int,
+    b: int,
+    allowed: Sequence[Sequence[bool]] | npt.NDArray[np.bool_],
 ) -> tuple[tuple[int, int], ...]:
     """The allowed (option of list a, option of list b) pairs, in non-decreasing price of the
-    two, ties by index."""
-    pairs = sorted(
-        (prices[a][i] + prices[b][j], i, j)
-        for i, row in enumerate(allowed)
-        for j, ok in enumerate(row)
-        if ok
-    )
-    return tuple((i, j) for _, i, j in pairs)
+    two, ties by index. As arrays: a 10x catalog's groups pair a hundred drives with dozens of
+    RAM options each (the same sums as Python's, so the same order)."""
+    if len(allowed) == 0:
+        return ()
+    first, second = np.nonzero(np.array(allowed, dtype=bool).reshape(len(allowed), -1))
+    totals = np.array(prices[a], dtype=float)[first] + np.array(prices[b], dtype=float)[second]
+    order = np.lexsort((second, first, totals))
+    return tuple(zip(first[order].tolist(), second[order].tolist(), strict=True))
 
 
 class Joint(NamedTuple):
@@ -472,16 +499,8 @@ class Candidate:
 
     @functools.cached_property
     def model_merit(self) -> tuple[float, ...]:
-        """What the model reads of the supporting parts (larger is better in each place):
-        the CPU, the RAM, the dataset drive and the PSU's efficiency (energy). Two candidates
-        of a group where one is at least as good in every place run at least as fast."""
-        efficiency = efficiency_rank(self.psu.efficiency) if self.psu is not None else 0
-        return (
-            *cpu_merit(self.cpu),
-            *memory_merit(self.memory),
-            *storage_merit(self.storage),
-            efficiency,
-        )
+        """What the model reads of the supporting parts (plan.dominance.model_merit)."""
+        return model_merit(self.cpu, self.memory, self.storage, self.psu)
 
     def price_lines(self) -> tuple[tuple[str, float], ...]:
         """(part, USD) for one node's bill of materials, in build-file order."""

@@ -113,7 +113,12 @@ class MemoryOption:
         return price_of(self.kit, self.count)
 
     def config(self) -> MemoryConfig:
-        """The build's RAM entry for these kits."""
+        """The build's RAM entry for these kits (one, frozen, shared by every build the search
+        assembles with the option)."""
+        return self._config
+
+    @functools.cached_property
+    def _config(self) -> MemoryConfig:
         return MemoryConfig(
             size_gb=self.size_gb,
             memory_type=self.kit.memory_type,

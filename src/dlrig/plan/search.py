@@ -37,6 +37,7 @@ from dlrig.plan.bounds import (
     fused_parts,
     ideal_build,
     ideal_parts,
+    model_view,
     on_family_board,
     on_fewest_sockets,
     option_sizes,
@@ -44,6 +45,7 @@ from dlrig.plan.bounds import (
     probe_table,
 )
 from dlrig.plan.constraints import Constraints, part_filter, validate_constraints
+from dlrig.plan.dominance import MeritRows, model_merit
 from dlrig.plan.evaluate import Evaluator, Outcome
 from dlrig.plan.frontier import FeasibleMerits, Staircase, above, below, rank_key, undominated
 from dlrig.plan.groups import Candidate, Group
@@ -115,6 +117,11 @@ class Planner:
         self._probes: dict[Hashable, dict[str, list[IdealParts | None]]] = {}
         self._ideal_parts: dict[Hashable, IdealParts] = {}
         self._verdicts: dict[Hashable, tuple[Outcome, ...] | None] = {}
+        # Per opened group and option list, the model merit and verdict key of each probe
+        # estimated (_useful_as_worse).
+        self._estimated: dict[tuple[Hashable, str], MeritRows] = {}
+        # The estimated probe that last showed a probe useful (_useful_as_worse).
+        self._answered_by: dict[Hashable, Hashable] = {}
         self._rules_ok: dict[Hashable, bool] = {}
         self._families: dict[float, list[Family]] = {}
         self._calls: set[tuple[str, Hashable]] = set()
@@ -136,10 +143,7 @@ class Planner:
         """The outcomes of an ideal build (None: the job does not fit its GPUs), estimated once
         per key."""
         if key not in self._bounds:
-            outcomes = tuple(
-                self.evaluator.outcome(("ideal", key), build, w.workload) for w in self.workloads
-            )
-            self._count("estimate", ("ideal", key))
+            outcomes = self._estimate(key, build)
             self._bounds[key] = outcomes if all(o.fits for o in outcomes) else None
         return self._bounds[key]
 
@@ -153,8 +157,11 @@ class Planner:
         result: Scored | None = None
         self._count("check", key)
         if not any(self.evaluator.errors(key, build, w.workload) for w in self.workloads):
-            self._count("estimate", key)
-            outcomes = tuple(self.evaluator.outcome(key, build, w.workload) for w in self.workloads)
+            parts = IdealParts(
+                candidate.cpu, candidate.memory, candidate.storage, candidate.psu, candidate.case
+            )
+            view = model_view(candidate.group, parts, self.electricity_per_kwh)
+            outcomes = self._estimate(view, build)
             if all(o.fits for o in outcomes):
                 warned = (self.evaluator.warnings(key, build, w.workload) for w in self.workloads)
                 result = Scored(
@@ -172,6 +179,14 @@ class Planner:
                 )
         self._scored[key] = result
         return result
+
+    def _estimate(self, view: Hashable, build: Build) -> tuple[Outcome, ...]:
+        """The model's outcomes for build, whose model view (plan.bounds.model_view) is
+        `view`: estimated once per view, for every workload."""
+        self._count("estimate", ("view", view))
+        return tuple(
+            self.evaluator.outcome(("view", view), build, w.workload) for w in self.workloads
+        )
 
     def _count(self, what: str, key: Hashable) -> None:
         if (what, key) not in self._calls:
@@ -234,30 +249,65 @@ class Planner:
         table: dict[str, list[IdealParts | None]],
         kind: str,
         i: int,
-        *,
-        rules: bool = True,
     ) -> tuple[Outcome, ...] | None:
         """The outcomes of the ideal parts with option i of kind in place; None when that
-        build cannot exist or (with rules) the rules reject it: then every build with the
-        option fails. The model is asked first: it is the cheaper of the two."""
+        build cannot exist (then every build with the option fails)."""
         verdict_key = ("probe", memo_key, kind, i)
         parts = table[kind][i]
         if parts is None:
             return None
         if verdict_key not in self._verdicts:
             build = parts_build(group, parts, self.electricity_per_kwh)
-            self._count("estimate", verdict_key)
-            self._verdicts[verdict_key] = tuple(
-                self.evaluator.outcome(verdict_key, build, w.workload) for w in self.workloads
-            )
-        if rules:
-            rules_key = ("rules", verdict_key)
-            if rules_key not in self._rules_ok:
-                build = parts_build(group, parts, self.electricity_per_kwh)
-                self._rules_ok[rules_key] = not self._any_error(verdict_key, build)
-            if not self._rules_ok[rules_key]:
-                return None
+            view = model_view(group, parts, self.electricity_per_kwh)
+            self._verdicts[verdict_key] = self._estimate(view, build)
         return self._verdicts[verdict_key]
+
+    def _probe_passes(
+        self,
+        group: Group,
+        memo_key: Hashable,
+        table: dict[str, list[IdealParts | None]],
+        kind: str,
+        i: int,
+    ) -> bool:
+        """Whether the rules pass the ideal parts with option i of kind in place (when they do
+        not, every build with the option fails)."""
+        parts = table[kind][i]
+        if parts is None:
+            return False
+        verdict_key = ("probe", memo_key, kind, i)
+        rules_key = ("rules", verdict_key)
+        if rules_key not in self._rules_ok:
+            build = parts_build(group, parts, self.electricity_per_kwh)
+            self._rules_ok[rules_key] = not self._any_error(verdict_key, build)
+        return self._rules_ok[rules_key]
+
+    def _useful_as_worse(
+        self,
+        probe_key: Hashable,
+        rows_key: tuple[Hashable, str],
+        merit: Callable[[], tuple[float, ...]],
+        useful: Callable[[tuple[Outcome, ...]], bool],
+    ) -> bool:
+        """An estimated probe of the same list whose parts are no better than this one's
+        everywhere the model looks (plan.dominance.model_merit) is still useful: then so is
+        this one, which runs at least as fast (the premise of every bound here), and needs no
+        estimate. The probe that answered is asked first the next time (the walk asks again
+        with every dearer candidate that has the option)."""
+        answered = self._answered_by.get(probe_key)
+        if answered is not None:
+            verdict = self._verdicts[answered]
+            if verdict is not None and useful(verdict):
+                return True
+        rows = self._estimated.get(rows_key)
+        if rows is None:
+            return False
+        for key in rows.no_better_than(merit()):
+            verdict = self._verdicts[key]
+            if verdict is not None and useful(verdict):
+                self._answered_by[probe_key] = key
+                return True
+        return False
 
     def unbuildable(self, group: Group) -> tuple[set[int], ...]:
         """Per option list, the options that cannot go with any of the group's other parts
@@ -322,22 +372,39 @@ class Planner:
             drop_pair()
             return False
         for axis, kind, i in unknown:
-            model_only = self._probe(group, memo_key, table, kind, i, rules=False)
+            parts = table[kind][i]
+            assert parts is not None  # the loop above turned away options that cannot exist
+            probe_key = ("probe", memo_key, kind, i)
+
+            def merit(parts: IdealParts = parts) -> tuple[float, ...]:
+                return model_merit(parts.cpu, parts.memory, parts.storage, parts.psu)
+
+            if self._useful_as_worse(probe_key, (memo_key, kind), merit, useful):
+                continue
+            model_only = self._probe(group, memo_key, table, kind, i)
+            self._estimated.setdefault((memo_key, kind), MeritRows()).add(merit(), probe_key)
             if model_only is None or not useful(model_only):
                 drop(axis, i)
                 return False
         if pair_known is None:
-            self._count("estimate", pair_key)
-            build = self._pair_build(group, cand)
-            pair = tuple(
-                self.evaluator.outcome(pair_key, build, w.workload) for w in self.workloads
-            )
-            self._verdicts[pair_key] = pair
-            if not useful(pair):
-                drop_pair()
-                return False
+            ideal = self._fused(group)
+
+            def pair_merit() -> tuple[float, ...]:
+                return model_merit(ideal.cpu, cand.memory, cand.storage, ideal.psu)
+
+            if not self._useful_as_worse(pair_key, (memo_key, "pair"), pair_merit, useful):
+                parts = self._pair_parts(group, cand)
+                build = parts_build(group, parts, self.electricity_per_kwh)
+                pair = self._estimate(model_view(group, parts, self.electricity_per_kwh), build)
+                self._verdicts[pair_key] = pair
+                self._estimated.setdefault((memo_key, "pair"), MeritRows()).add(
+                    pair_merit(), pair_key
+                )
+                if not useful(pair):
+                    drop_pair()
+                    return False
         for axis, (kind, i) in enumerate(zip(OPTION_LISTS, cand.index, strict=True)):
-            if self._probe(group, memo_key, table, kind, i) is None:
+            if not self._probe_passes(group, memo_key, table, kind, i):
                 drop(axis, i)
                 return False
         rules_key = ("rules", pair_key)
@@ -358,10 +425,12 @@ class Planner:
         verdict = self._verdicts.get(verdict_key)
         return None if verdict is None else useful(verdict)
 
-    def _pair_build(self, group: Group, cand: Candidate) -> Build:
+    def _pair_parts(self, group: Group, cand: Candidate) -> IdealParts:
         """The ideal parts with the candidate's RAM and dataset drive in place."""
-        parts = dataclasses.replace(self._fused(group), memory=cand.memory, storage=cand.storage)
-        return parts_build(group, parts, self.electricity_per_kwh)
+        return dataclasses.replace(self._fused(group), memory=cand.memory, storage=cand.storage)
+
+    def _pair_build(self, group: Group, cand: Candidate) -> Build:
+        return parts_build(group, self._pair_parts(group, cand), self.electricity_per_kwh)
 
     def families(self, budget_usd: float) -> list[Family]:
         """The groups that fit the budget, by family (one GPU set on every workstation board;
@@ -399,10 +468,9 @@ class Planner:
         20,000 USD exceeded their family's bound that way); `lean`, the same board with the
         fewest sockets, draws the least."""
         key, build = ideal_build(lean, self.electricity_per_kwh, parts)
-        self._count("estimate", ("ideal", key))
         return tuple(
-            at_least_draw(fast, self.evaluator.outcome(("ideal", key), build, w.workload))
-            for fast, w in zip(best, self.workloads, strict=True)
+            at_least_draw(fast, lean)
+            for fast, lean in zip(best, self._estimate(key, build), strict=True)
         )
 
     def bounded(
