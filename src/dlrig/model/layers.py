@@ -300,8 +300,8 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
     # copy (3) and the sum (3) on top of BERT's 10.5 passes = 17.5. Lambda runs the full
     # 267735-word WikiText-103 softmax (adaptive off). Backward: BERT's 11.5, the causal
     # masked_fill_'s (2), rel_shift's copy back (3) and the second score matmul's two gradient
-    # reads (2) = 18.5 (the sum passes its gradient on). Its qkv_net, o_net and r_net are nn.Linear(..., bias=False); only
-    # PositionwiseFF's two linears carry a bias.
+    # reads (2) = 18.5 (the sum passes its gradient on). Its qkv_net, o_net and r_net are
+    # nn.Linear(..., bias=False); only PositionwiseFF's two linears carry a bias.
     "transformer-xl-base": Structure(
         family="transformer", conv_share=0.0, attention_span=2.0,
         score_passes=17.5, score_backward_passes=18.5, vocab=267735, attention_bias=False,
