@@ -58,6 +58,10 @@ ADAPTIVE_DIV_VAL = {"transformerxlbase": 1, "transformerxllarge": 4}
 # nchw) and SSD in every precision (PyTorch/Detection/SSD main.py `--data-layout` defaults to
 # channels_last since its November 2021 release, container 21.11; these rows ran 22.10).
 CHANNELS_LAST = {("resnet50", "fp16"), ("ssd", "fp16"), ("ssd", "fp32"), ("ssd", "tf32")}
+# Containers whose PyTorch ran F.linear on a 3-D activation as a matmul and then a bias kernel
+# (before PyTorch 1.12, pytorch/pytorch#72728): NGC 20.x and 21.x (PyTorch 1.6-1.11). The
+# transformer rows (Transformer-XL, 20.06) run `bias_epilogue: false`, as Lambda's v0 rows do.
+SEPARATE_BIAS_CONTAINERS = ("pytorch-20.", "pytorch-21.")
 
 
 def _harmonic(n: float) -> float:
@@ -139,6 +143,8 @@ def predict(row: Row) -> float:
     }
     if (row.model, row.precision) in CHANNELS_LAST:
         doc["memory_format"] = "channels_last"
+    if row.container.startswith(SEPARATE_BIAS_CONTAINERS):
+        doc["bias_epilogue"] = False
     workload = resolve_workload(doc, "external")
     if row.model in ADAPTIVE_DIV_VAL:
         workload = adaptive_softmax(workload, ADAPTIVE_DIV_VAL[row.model])

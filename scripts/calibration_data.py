@@ -4,6 +4,7 @@ Lambda's benchmark rows (model names, units, GPU names) onto dlrig's zoo and cat
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import re
 import statistics
@@ -87,6 +88,33 @@ def lambda_optimizer(
         "optimizer": "adamw",
         "optimizer_step": "per_tensor_synced" if synced else "per_tensor",
     }
+
+
+# What the transformer code of each Lambda run ran beside the zoo's (today's DLE code on PyTorch
+# 1.12 or later). v0 ran the DeepLearningExamples copy inside each NGC container
+# (lambdal/deeplearning-benchmark pytorch/scripts/config_v0/*.sh: "examples/bert"; every v0 BERT
+# log lists that directory without DLE's `distillation/`, added by a9e2c1d5 on 2022-03-02, e.g.
+# results/A100_80GB_SXM4/PyTorch_bert_large_squad_FP16/*.txt, build 21060478) on PyTorch 1.4-1.9
+# (sys_pytorch.txt), except the RTX A4500/A5500 runs' 1.12 (LAMBDA_V0_PYTORCH_1_12); v1 ran
+# LambdaLabsML/DeepLearningExamples@c1781a37 (lambda/benchmark, BERT as of a9e2c1d5 plus
+# bca2927e) on NGC 22.09-24.03 (PyTorch 1.13-2.3), its logs listing `distillation/`.
+# - Before PyTorch 1.12, F.linear on a 3-D activation ran the matmul and then `output += bias`
+#   in a kernel of its own (pytorch/pytorch#39661; fused into addmm by #72728): every biased
+#   linear of BERT and of Transformer-XL's feed-forward on v0's PyTorch 1.4-1.9.
+#   DLE's BERT before a9e2c1d5 also adds the intermediate layer's bias apart from its matmul
+#   on any PyTorch (modeling.py LinearActivation: `F.linear(input, self.weight, None)`, then
+#   bias_gelu_training's `bias + y`), which the 1.12 rows leave uncounted.
+# - BERT before a9e2c1d5 copies Q, K and V head-major (`permute` then `torch.matmul`); since
+#   then it runs sequence-first and bmm reads them in place (the zoo's `eager_strided`).
+def lambda_code(lambda_model: str, version: str, label: str) -> dict[str, bool]:
+    """Workload fields where the code a Lambda transformer row ran differs from the zoo's (the
+    note above): empty for v1 and for every other job."""
+    if version != "v0" or lambda_model not in BERT_SQUAD | TRANSFORMER_XL_REPLICAS:
+        return {}
+    fields = {"bias_epilogue": gpu_label(label) in LAMBDA_V0_PYTORCH_1_12}
+    if lambda_model in BERT_SQUAD:
+        fields["strided_heads"] = False
+    return fields
 
 
 # Lambda's Tacotron2/WaveGlow "fp16" runs ignore their AMP flag (workloads_reference.csv).
@@ -687,7 +715,8 @@ def read_lambda_rows(
                         continue
                     units *= counted
                 optimizer_fields = lambda_optimizer(rec["model"], precision, version, rec["gpu"])
-                wkey = (zoo_name, precision.value, batch, *optimizer_fields.values())
+                code = lambda_code(rec["model"], version, rec["gpu"])
+                wkey = (zoo_name, precision.value, batch, *optimizer_fields.values(), *code.items())
                 if wkey not in cache:
                     doc = {
                         "name": f"{zoo_name} (Lambda)",
@@ -698,7 +727,7 @@ def read_lambda_rows(
                         **extra,
                         **optimizer_fields,
                     }
-                    cache[wkey] = resolve_workload(doc, "lambda")
+                    cache[wkey] = dataclasses.replace(resolve_workload(doc, "lambda"), **code)
                 rows.append(
                     LambdaRow(
                         rec["model"],

@@ -25,7 +25,7 @@ from dlrig.model.layers import (
     transformer_work,
 )
 from dlrig.model.rates import matmul_peak
-from dlrig.workloads.model import Workload
+from dlrig.workloads.model import Mode, Workload
 
 
 def _gpu(name: str) -> GPU:
@@ -47,8 +47,8 @@ def test_bert_base_attention_flops_follow_kaplan() -> None:
 def test_eager_attention_materialises_the_scores_and_flash_does_not() -> None:
     """DLE BERT computes softmax(QK^T) explicitly: 10.5 passes over 12 heads x 384 x 384
     scores per layer; the same model with fused attention moves none and launches 6 fewer
-    kernels per layer."""
-    job = make_workload("bert-base-squad")
+    kernels per layer (as transformers' eager attention, copying Q, K, V head-major)."""
+    job = dataclasses.replace(make_workload("bert-base-squad"), strided_heads=False)
     eager = layer_work(job)
     assert eager.score_elems == pytest.approx(EAGER_SCORE_PASSES * 12 * 384 * 384 * 12)
     fused = transformer_work(
@@ -58,6 +58,64 @@ def test_eager_attention_materialises_the_scores_and_flash_does_not() -> None:
     assert eager.kernels_forward - fused.kernels_forward == pytest.approx(
         12 * (KERNELS_PER_LAYER_EAGER - KERNELS_PER_LAYER_FUSED)
     )
+
+
+def test_strided_attention_skips_the_head_copies() -> None:
+    """DLE's BERT since a9e2c1d5 (2022-03) hands torch.bmm views of Q, K and V
+    (`attention: eager_strided`, the zoo's BERT): per layer 3 kernels fewer and 6h fewer
+    elements per token than the head-major copies of its earlier code, 6 x 768 x 384 x 12
+    layers = 21.2 M a sample for BERT-base."""
+    job = make_workload("bert-base-squad")
+    assert job.strided_heads
+    copied = layer_work(dataclasses.replace(job, strided_heads=False))
+    strided = layer_work(job)
+    assert copied.kernels_forward - strided.kernels_forward == 12 * 3
+    assert copied.pointwise_elems - strided.pointwise_elems == pytest.approx(6 * 768 * 384 * 12)
+
+
+def test_a_bias_added_after_its_matmul_moves_the_output_again() -> None:
+    """F.linear on a 3-D activation before PyTorch 1.12 ran `output += bias` after the matmul
+    (pytorch/pytorch#39661): each of BERT-base's 6 biased linears per layer adds a kernel and
+    reads and writes its output, 2 x (5 x 768 + 3072) = 13,824 elements per token per layer;
+    Transformer-XL's bias-free attention projections leave its two feed-forward ones,
+    2 x (1024 + 4096) per token at d_model 1024 and d_inner 4096 (its large preset)."""
+    job = make_workload("bert-base-squad")
+    apart = layer_work(dataclasses.replace(job, bias_epilogue=False))
+    fused = layer_work(job)
+    assert apart.kernels_forward - fused.kernels_forward == 12 * 6
+    assert apart.pointwise_elems - fused.pointwise_elems == pytest.approx(13_824 * 384 * 12)
+    txl = make_workload("transformer-xl-large", seq_len=256)
+    txl_apart = layer_work(dataclasses.replace(txl, bias_epilogue=False))
+    layers, s = float(txl.num_layers or 0), 256.0
+    assert txl_apart.kernels_forward - layer_work(txl).kernels_forward == 2 * layers
+    assert txl_apart.pointwise_elems - layer_work(txl).pointwise_elems == pytest.approx(
+        2 * (1024 + 4096) * s * layers
+    )
+
+
+def test_the_score_chains_backward_moves_its_own_passes() -> None:
+    """A training step moves eager attention's scores 10.5 times forward and 11.5 backward
+    (layers.EAGER_SCORE_BACKWARD_PASSES, counted from the autograd derivatives), not 3 x 10.5:
+    BERT-base at batch 1, fp16, 1 TB/s moves 22 x 12 heads x 384^2 x 12 layers x 2 B of
+    scores = 0.934 ms; inference moves the forward's alone."""
+    job = make_workload("bert-base-squad", precision="fp16")
+    work = layer_work(job)
+    assert work.score_backward_elems == pytest.approx(11.5 * 12 * 384 * 384 * 12)
+
+    def memory_s(w: Workload, scores: bool) -> float:
+        cut = (
+            work if scores else dataclasses.replace(work, score_elems=0.0, score_backward_elems=0.0)
+        )
+        return compute.class_times(
+            cut, w, 1, 1e14, 1000.0, winograd=False, operand_bytes=2.0, sixteen_traffic=True,
+            optimizer_params=0.0, intensity_scale=1.0,
+        ).memory_s  # fmt: skip
+
+    moved = 22 * 12 * 384**2 * 12 * 2 / 1e12
+    assert moved == pytest.approx(0.934e-3, rel=1e-3)
+    assert memory_s(job, True) - memory_s(job, False) == pytest.approx(moved)
+    serving = dataclasses.replace(job, mode=Mode.INFERENCE)
+    assert memory_s(serving, True) - memory_s(serving, False) == pytest.approx(moved * 10.5 / 22)
 
 
 def test_a_models_own_attention_field_sets_its_kernels() -> None:
@@ -365,8 +423,9 @@ def test_flash_attention_runs_at_a_smaller_share_on_warpgroup_mma_cards() -> Non
 
 def test_the_hosts_launches_add_only_what_outlasts_the_gpus_work() -> None:
     """compute.launch_s is the host's seconds for a step's kernels (the share a data-parallel
-    straggler term weighs): BERT-large fp16 at batch 8 on an A100 launches (27 x 24 + 14) x 3
-    = 1,986 kernels (eager layers, forward and backward), each at the fitted host figure. They
+    straggler term weighs): BERT-large fp16 at batch 8 on an A100 launches (24 x 24 + 14) x 3
+    = 1,770 kernels (eager layers reading Q, K, V in place, forward and backward), each at the
+    fitted host figure. They
     overlap the GPU's work: the step is the two overlapped (compute.overlapped_s), at least the
     longer of them and less than their sum."""
     cal = default_calibration().compute
@@ -384,7 +443,7 @@ def test_the_hosts_launches_add_only_what_outlasts_the_gpus_work() -> None:
         )
 
     launches = compute.launch_s(work, job, 8, cal, sixteen_bit=True)
-    assert launches == pytest.approx((27 * 24 + 14) * 3 * cal.host_kernel_s)
+    assert launches == pytest.approx((24 * 24 + 14) * 3 * cal.host_kernel_s)
     gpu_alone = step(dataclasses.replace(cal, host_kernel_s=0.0))
     assert step(cal) == pytest.approx(
         compute.overlapped_s(gpu_alone, launches, cal.host_overlap_exponent)

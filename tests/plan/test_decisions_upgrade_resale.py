@@ -3,7 +3,7 @@ credits the swapped cards at their resale (their dated used price, else their ne
 the used-GPU depreciation curve: "20-30% in the first year and 10-15% per year after that",
 calcbee.com, midpoints 25% and 12.5%), and says "not worth it" when the model is not 90% sure
 the best affordable change is faster at all (its comparison band, calibration.toml
-[uncertainty] comparison_ratio_low 0.8182, for a swap to another GPU model)."""
+[uncertainty] comparison_ratio_low 0.8202, for a swap to another GPU model)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from dlrig.catalog.schema import GPU
 
 BUDGET_3090 = Path(__file__).parents[2] / "examples" / "builds" / "budget-1gpu-3090.yaml"
 USED_3090_USD = 700.0  # runlocalai, 'Best GPU for local AI in 2026' (May 2026), low end
-COMPARISON_LOW = 0.8182  # calibration.toml [uncertainty] comparison_ratio_low
+COMPARISON_LOW = 0.8202  # calibration.toml [uncertainty] comparison_ratio_low
 
 
 def upgrade_json(*args: str) -> dict[str, Any]:

@@ -548,8 +548,11 @@ def class_times(
         pointwise += work.autocast_fp32_elems * (4.0 - elem_bytes)
     from_dram = 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
     pointwise *= from_dram
-    moved = pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0
-    moved = moved * traffic * units
+    moved = (pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0) * traffic
+    if work.score_backward_elems is not None and workload.mode is Mode.TRAINING:
+        # the score chain's backward moves its own count, not BACKWARD_TRAFFIC x its forward
+        moved += (work.score_backward_elems - BACKWARD_TRAFFIC * work.score_elems) * elem_bytes
+    moved = moved * units
     if not optimizer_loops(workload):  # a per-tensor loop is timed apart (optimizer_phase_s)
         moved += optimizer_bytes(workload, optimizer_params)
     moved += dequantize_bytes(workload, quantized_params) + adapter_fp32_bytes(

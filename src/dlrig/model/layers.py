@@ -61,6 +61,13 @@ FLASH_ATTENTION_SHARE_WARPGROUP_MMA = 0.44
 # Eager attention moves the s x span score tensor of every head this many times in the forward
 # (HF/DLE BERT: QK^T write 1, scale 2, mask add 2, softmax 2, dropout 2.5, AV read 1).
 EAGER_SCORE_PASSES = 10.5
+# ... and this many in the backward, not the forward's twice that the other pointwise work
+# takes (compute.BACKWARD_TRAFFIC): AV's gradient writes dP (1) and V's reads P (1), dropout's
+# reads dP and its mask and writes (2.5), softmax's reads the gradient and its output and writes
+# (3), the mask add passes the gradient on (no kernel), the scale reads and writes (2), and
+# QK^T's two gradients each read dS (2) = 11.5 (torch.autograd's derivatives of bmm, dropout,
+# softmax and div, tools/autograd/derivatives.yaml).
+EAGER_SCORE_BACKWARD_PASSES = 11.5
 # Kernels per transformer layer in the forward: eager 27 (3 QKV linears, 3 transposes, 2 bmm,
 # scale, mask, softmax, 2 x dropout (2 each), context copy, out linear, 2 adds, 2 LayerNorms,
 # 2 FFN linears, activation); with fused attention (SDPA/flash) the 7 score kernels become 1.
@@ -69,6 +76,19 @@ KERNELS_PER_LAYER_FUSED = 21.0
 KERNELS_OUTSIDE_LAYERS = 14.0  # embeddings, LM head, loss
 # Linear layers in a transformer block: Q, K, V, O and the MLP's two (a gated MLP adds its gate).
 LINEARS_PER_LAYER = 6.0
+# Of the eager counts above, the head-major copies of Q, K and V: HF/DLE BERT's
+# transpose_for_scores permutes each and torch.matmul copies it into a (batch x heads) batch,
+# 2 elements moved per element, 3 kernels (NVIDIA/DeepLearningExamples PyTorch/
+# LanguageModeling/BERT/modeling.py before a9e2c1d5). Since a9e2c1d5 (2022-03) DLE's BERT runs
+# sequence-first and hands torch.bmm views of Q, K and V that its strided batched GEMM reads in
+# place (`attention: eager_strided`); the context's copy back (2h, one kernel) stays.
+HEAD_COPY_ELEMS_PER_HIDDEN = 6.0
+HEAD_COPY_KERNELS = 3.0
+# A linear's bias added after the matmul (F.linear on a 3-D activation before PyTorch 1.12:
+# `output = input.matmul(weight.t()); output += bias`, pytorch/pytorch#39661; fused into
+# addmm by #72728) reads and writes the output once more in a kernel of its own
+# (`bias_epilogue: false`); its gradient's reduction runs either way.
+BIAS_ADD_ELEMS_PER_OUTPUT = 2.0
 # A gated MLP marks the Llama family (Llama, Mistral, Qwen2, Gemma): RMSNorm, rotary positions
 # and SwiGLU, whose eager transformers code (models/llama/modeling_llama.py) differs from the
 # BERT/GPT layer above. Counted per layer in the forward, elements moved per token (h hidden,
@@ -107,6 +127,9 @@ EAGER_ACTIVATION: dict[str, tuple[float, float]] = {
 # the fused kernel reads them and writes the probabilities (2), AV reads them (1); 3 kernels
 # where eager runs 7.
 FUSED_SCORE_PASSES = 4.0
+# Its backward: AV's gradients write dP and read P (2), the fused softmax-dropout backward reads
+# dP and P and writes dS (3), QK^T's gradients read dS twice (2).
+FUSED_SCORE_BACKWARD_PASSES = 7.0
 FUSED_SCORE_KERNELS = 3.0
 # Convnets: each saved activation is written by its producer and then read and written by a
 # BatchNorm/activation (and read again for BN's statistics): 2.5 element moves per saved
@@ -140,7 +163,9 @@ class Structure:
     `gemm_rows_per_sample`: rows one sample adds to a GEMM call (inf: many, as tokens or
     pixels); `amp_casts_per_kernel`: cast kernels its mixed-precision recipe adds per op;
     `autocast_fp32_elems`: of the pointwise elements, those a mixed-precision run still moves
-    in fp32; `parameter_tensors`: the tensors its weights are held in (0: not counted).
+    in fp32; `parameter_tensors`: the tensors its weights are held in (0: not counted);
+    `attention_bias`: a transformer's Q, K, V and output projections carry a bias (its MLP's
+    two linears do in every non-gated transformer counted here).
     Autocast runs only the ops on its fp16 list (linear, matmul, convolutions) in 16 bits and
     the others in their input's type; an embedding table is fp32 (the master weights), so its
     lookups and the ops they feed stay fp32 until a linear casts them (PyTorch docs,
@@ -158,6 +183,8 @@ class Structure:
     pointwise_elems: float | None = None
     attention_span: float = 1.0
     score_passes: float = EAGER_SCORE_PASSES
+    score_backward_passes: float = EAGER_SCORE_BACKWARD_PASSES
+    attention_bias: bool = True
     gemm_rows_per_sample: float = math.inf
     amp_casts_per_kernel: float = 0.0
     autocast_fp32_elems: float = 0.0
@@ -271,15 +298,18 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
     # DLE Transformer-XL: eager attention over target + memory (tgt_len = mem_len: span 2s),
     # with the relative-position term: a second score matmul (write 1), rel_shift's pad and
     # copy (3) and the sum (3) on top of BERT's 10.5 passes = 17.5. Lambda runs the full
-    # 267735-word WikiText-103 softmax (adaptive off).
+    # 267735-word WikiText-103 softmax (adaptive off). Backward: BERT's 11.5, the causal
+    # masked_fill_'s (2), rel_shift's copy back (3) and the second score matmul's two gradient
+    # reads (2) = 18.5 (the sum passes its gradient on). Its qkv_net, o_net and r_net are
+    # nn.Linear(..., bias=False); only PositionwiseFF's two linears carry a bias.
     "transformer-xl-base": Structure(
         family="transformer", conv_share=0.0, attention_span=2.0,
-        score_passes=17.5, vocab=267735,
+        score_passes=17.5, score_backward_passes=18.5, vocab=267735, attention_bias=False,
         source=_DLE + "LanguageModeling/Transformer-XL mem_transformer.py",
     ),
     "transformer-xl-large": Structure(
         family="transformer", conv_share=0.0, attention_span=2.0,
-        score_passes=17.5, vocab=267735,
+        score_passes=17.5, score_backward_passes=18.5, vocab=267735, attention_bias=False,
         source=_DLE + "LanguageModeling/Transformer-XL mem_transformer.py",
     ),
 }  # fmt: skip
@@ -308,9 +338,10 @@ class LayerWork:
     (its tokens x k / E: each expert's GEMM runs on the tokens routed to it);
     `adapter_step_elems` the 16-bit elements of one sample that eager LoRA adapters add over a
     whole training step (eager_adapter_elems); `parameter_tensors` the tensors the weights are
-    held in (0: not counted), what an optimizer run tensor by tensor steps one at a time, and
+    held in (0: not counted), what an optimizer run tensor by tensor steps one at a time,
     `parameter_matrices` those of them that are matrices (0: not told apart), which hold nearly
-    every parameter."""
+    every parameter, and `score_backward_elems` the elements the backward of eager attention's
+    score chain moves (None: BACKWARD_TRAFFIC times its forward's `score_elems`)."""
 
     gemm_flops: float
     gemm_width_elems: float
@@ -340,6 +371,7 @@ class LayerWork:
     adapter_step_elems: float = 0.0
     parameter_tensors: float = 0.0
     parameter_matrices: float = 0.0
+    score_backward_elems: float | None = None
 
 
 def structure_of(workload: Workload) -> Structure | None:
@@ -473,13 +505,34 @@ class LayerPointwise:
     elems: float
     fp32_elems: float
     score_passes: float
+    score_backward_passes: float = EAGER_SCORE_BACKWARD_PASSES
 
 
 _FUSING = (KernelLibrary.COMPILE, KernelLibrary.COMPILE_REDUCE_OVERHEAD, KernelLibrary.FUSED)
 
 
+def bias_add_work(
+    workload: Workload, h: float, kv: float, f: float, attention_bias: bool
+) -> tuple[float, float]:
+    """(kernels, elements per token) one non-gated layer's bias adds run in its forward when
+    they are not in the matmul (`bias_epilogue` off): one kernel per biased linear moving
+    BIAS_ADD_ELEMS_PER_OUTPUT its output, over Q, O (h), K, V (kv) where `attention_bias`,
+    and the MLP's up (f) and down (h) projections."""
+    if workload.bias_epilogue:
+        return 0.0, 0.0
+    outputs = [f, h] + ([h, kv, kv, h] if attention_bias else [])
+    return float(len(outputs)), BIAS_ADD_ELEMS_PER_OUTPUT * sum(outputs)
+
+
 def layer_pointwise(
-    workload: Workload, h: float, kv: float, f: float, eager_passes: float
+    workload: Workload,
+    h: float,
+    kv: float,
+    f: float,
+    eager_passes: float,
+    *,
+    attention_bias: bool = True,
+    eager_backward_passes: float = EAGER_SCORE_BACKWARD_PASSES,
 ) -> LayerPointwise:
     """Per layer, by the workload's `kernels` (a library the model does not change keeps the
     eager counts): for the BERT/GPT layer (LayerNorm, GELU) eager is LAYER_ELEMS_PER_HIDDEN h +
@@ -487,7 +540,9 @@ def layer_pointwise(
     trainers fuse each add-norm chain, liger and unsloth leave this layer as it is (Liger's
     LayerNorm moves what PyTorch's one-kernel LayerNorm does; Unsloth patches Llama-family
     models), except an activation written as element-wise ops (`hidden_act`,
-    EAGER_ACTIVATION). For the Llama-family layer (`gated_mlp`) eager counts transformers'
+    EAGER_ACTIVATION), less the Q/K/V head copies strided attention skips
+    (HEAD_COPY_*), plus a bias kernel per biased linear where `bias_epilogue` is off
+    (bias_add_work). For the Llama-family layer (`gated_mlp`) eager counts transformers'
     RMSNorm, RoPE and SwiGLU (the constants above); liger and unsloth replace each with one kernel;
     compile fuses the adds into the norms too; fused (llm.q) also runs one QKV and one
     gate-and-up matmul and writes attention in the layout o_proj reads."""
@@ -495,38 +550,50 @@ def layer_pointwise(
     eager_attention = not workload.flash_attention
     gemms = LINEARS_PER_LAYER + (1.0 if workload.gated_mlp else 0.0)
     attention_kernels = 1.0
-    passes = eager_passes
+    passes, backward = eager_passes, eager_backward_passes
     if eager_attention:
         attention_kernels = 1.0 + KERNELS_PER_LAYER_EAGER - KERNELS_PER_LAYER_FUSED
         if library in _FUSING:
             attention_kernels, passes = FUSED_SCORE_KERNELS, FUSED_SCORE_PASSES
+            backward = FUSED_SCORE_BACKWARD_PASSES
     if not workload.gated_mlp:
         if library in _FUSING:
             gelu = f if library is KernelLibrary.FUSED else 2.0 * f
             if library is KernelLibrary.FUSED:  # one QKV matmul, GELU in the epilogue
-                return LayerPointwise(4.0 + attention_kernels + 2.0, 8.0 * h + gelu, 0.0, passes)
+                return LayerPointwise(
+                    4.0 + attention_kernels + 2.0, 8.0 * h + gelu, 0.0, passes, backward
+                )
             # two add-norms, the attention output's copy, GELU
             kernels = gemms + attention_kernels + 4.0
-            return LayerPointwise(kernels, 10.0 * h + gelu, 0.0, passes)
+            return LayerPointwise(kernels, 10.0 * h + gelu, 0.0, passes, backward)
         act_kernels, act_elems = EAGER_ACTIVATION.get(
             workload.hidden_act, (1.0, LAYER_ELEMS_PER_FFN)
         )
         kernels = KERNELS_PER_LAYER_FUSED - 2.0 + act_kernels + attention_kernels
-        return LayerPointwise(kernels, LAYER_ELEMS_PER_HIDDEN * h + act_elems * f, 0.0, passes)
+        elems = LAYER_ELEMS_PER_HIDDEN * h + act_elems * f
+        if eager_attention and workload.strided_heads:
+            kernels -= HEAD_COPY_KERNELS
+            elems -= HEAD_COPY_ELEMS_PER_HIDDEN * h
+        bias_kernels, bias_elems = bias_add_work(workload, h, kv, f, attention_bias)
+        return LayerPointwise(kernels + bias_kernels, elems + bias_elems, 0.0, passes, backward)
     rope = 2.0 * (h + kv)
     if library is KernelLibrary.FUSED:
         # QKV and gate-up matmuls, two residual-norms, RoPE, SwiGLU
-        return LayerPointwise(4.0 + attention_kernels + 4.0, 8.0 * h + rope + 3.0 * f, 0.0, passes)
+        return LayerPointwise(
+            4.0 + attention_kernels + 4.0, 8.0 * h + rope + 3.0 * f, 0.0, passes, backward
+        )
     if library in _FUSING:
         # two add-norms, RoPE on q and on k, the output copy, SwiGLU
         kernels = gemms + attention_kernels + 6.0
-        return LayerPointwise(kernels, 8.0 * h + rope + 2.0 * h + 3.0 * f, 0.0, passes)
+        return LayerPointwise(kernels, 8.0 * h + rope + 2.0 * h + 3.0 * f, 0.0, passes, backward)
     residual = 6.0 * h + 2.0 * h  # two adds, the output copy
     if workload.dropout:
         residual += 2.0 * 2.5 * h  # two dropouts, their masks written
     if library in (KernelLibrary.LIGER, KernelLibrary.UNSLOTH):
         kernels = gemms + attention_kernels + 2.0 + 1.0 + 3.0 + 1.0
-        return LayerPointwise(kernels, 2.0 * 2.0 * h + rope + residual + 3.0 * f, 0.0, passes)
+        return LayerPointwise(
+            kernels, 2.0 * 2.0 * h + rope + residual + 3.0 * f, 0.0, passes, backward
+        )
     norms = 2.0 * (RMSNORM_EAGER_ELEMS + RMSNORM_EAGER_FP32_ELEMS) * h
     act_kernels, act_elems = EAGER_ACTIVATION.get(workload.hidden_act, (1.0, 2.0))
     kernels = gemms + attention_kernels + 2.0 * RMSNORM_EAGER_KERNELS + 2.0 * ROPE_EAGER_KERNELS
@@ -536,6 +603,7 @@ def layer_pointwise(
         norms + ROPE_EAGER_ELEMS * (h + kv) + residual + (act_elems + 3.0) * f,
         2.0 * RMSNORM_EAGER_FP32_ELEMS * h,
         passes,
+        backward,
     )
 
 
@@ -580,7 +648,18 @@ def transformer_work(workload: Workload) -> LayerWork:
     attention = min(4.0 * s * span * h * layers, total)
     experts = (workload.experts_per_token or 1) if workload.experts else 1
     eager_passes = found.score_passes if found is not None else EAGER_SCORE_PASSES
-    layer = layer_pointwise(workload, h, h * kv_share, f * experts, eager_passes)
+    eager_backward = (
+        found.score_backward_passes if found is not None else EAGER_SCORE_BACKWARD_PASSES
+    )
+    layer = layer_pointwise(
+        workload,
+        h,
+        h * kv_share,
+        f * experts,
+        eager_passes,
+        attention_bias=found.attention_bias if found is not None else True,
+        eager_backward_passes=eager_backward,
+    )
     per_token = layers * (layer.elems + moe_dispatch_elems(workload, h))
     per_token += EMBEDDING_ELEMS_PER_HIDDEN * h
     adapter_fp32 = adapter_step = 0.0
@@ -594,7 +673,7 @@ def transformer_work(workload: Workload) -> LayerWork:
             per_token += layers * sixteen
             adapter_fp32 = layers * fp32 * s
     vocab = float(workload.vocab_size or (found.vocab if found is not None else 0) or 0)
-    score = 0.0
+    score = score_backward = 0.0
     head_dim = h / heads
     # Eager QK^T / AV write or read the s x span scores: 2 head_dim FLOPs per element moved.
     # Fused attention keeps them on chip and runs at a share of a large GEMM's efficiency
@@ -602,6 +681,7 @@ def transformer_work(workload: Workload) -> LayerWork:
     attention_width = 2.0 * head_dim
     if eager:
         score = layer.score_passes * heads * s * span * layers
+        score_backward = layer.score_backward_passes * heads * s * span * layers
     else:
         attention_width = math.inf
     gemm_flops = total - min(4.0 * s * span * h * layers, total)
@@ -620,6 +700,7 @@ def transformer_work(workload: Workload) -> LayerWork:
         attention_width_elems=attention_width,
         pointwise_elems=per_token * s,
         score_elems=score,
+        score_backward_elems=score_backward,
         loss_fp32_elems=(LOSS_FUSED_PASSES if workload.fused_loss else LOSS_FP32_PASSES)
         * vocab
         * s,

@@ -125,7 +125,8 @@ class Workload:
     not fit replicated). The transformer structure (`num_heads`, `kv_heads`, `ffn_hidden_size`,
     `gated_mlp`, `hidden_act` (the MLP's activation, transformers' name), `dropout`,
     `flash_attention` (`native_attention`: a fused kernel written for
-    the card's own MMA instructions, cuDNN or FlashAttention-3), `vocab_size`,
+    the card's own MMA instructions, cuDNN or FlashAttention-3; `strided_heads`: eager
+    attention reads Q, K and V in place instead of copying them head-major), `vocab_size`,
     `tied_embeddings`, `memory_len`, and for encoder-decoder models `encoder_layers` over
     `encoder_seq_len` positions, the decoder being `num_layers` over `seq_len`) is the published
     config's; the activation memory is computed from it. `channels_last`: convolutions run on
@@ -145,7 +146,8 @@ class Workload:
     optimizer state pages to host RAM where the GPU cannot hold it; `cuda_graphs`: each step
     replays a captured CUDA graph, so the host does not dispatch its kernels one by one;
     `kernels`: the library the job's element-wise, norm, rotary and loss kernels come from
-    (KernelLibrary). Run
+    (KernelLibrary); `bias_epilogue`: a linear's bias is added by its matmul, not by a kernel
+    of its own after it (PyTorch before 1.12 on 3-D activations). Run
     length is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model states
     its default.
     """
@@ -183,6 +185,7 @@ class Workload:
     experts_per_token: int | None = None
     flash_attention: bool = False
     native_attention: bool = False
+    strided_heads: bool = False
     gated_mlp: bool = False
     hidden_act: str = "gelu"
     dropout: bool = True
@@ -215,6 +218,7 @@ class Workload:
     paged_optimizer: bool = False
     cuda_graphs: bool = False
     kernels: KernelLibrary = KernelLibrary.EAGER
+    bias_epilogue: bool = True
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0
     fp32_adapters: bool = False

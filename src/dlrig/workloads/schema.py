@@ -69,9 +69,12 @@ class ModelBlock(_Strict):
         default=None, description="feed-forward experts per layer (mixture of experts)"
     )
     experts_per_token: Annotated[int, Field(gt=0, le=10**5)] | None = None
-    attention: Literal["eager", "flash", "cudnn"] = Field(
+    attention: Literal["eager", "eager_strided", "flash", "cudnn"] = Field(
         default="eager",
-        description="attention kernel: eager keeps the score matrices for backward, flash "
+        description="attention kernel: eager keeps the score matrices for backward (and copies "
+        "Q, K and V into head-major tensors first, as transformers' and older NVIDIA Deep "
+        "Learning Examples' code does; eager_strided reads them in place as strided batched "
+        "matmuls, as DLE's BERT has since 2022-03), flash "
         "(FlashAttention-2, PyTorch SDPA) recomputes them, cudnn (cuDNN / Transformer Engine "
         "fused attention as NeMo and Megatron run it, or FlashAttention-3) does too with the "
         "warpgroup MMA of Hopper and data-centre Blackwell",
@@ -365,7 +368,8 @@ class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
     `similar_to`, `activation_checkpointing`, `activation_offloading`, `pure_16bit`,
     `fused_loss`, `loss_precision`, `gradient_precision`, `loss_chunks`, `chunked_logits_kept`,
-    `fused_activation`, `cuda_graphs`, `kernels`, `memory_format`, `gradient_accumulation`,
+    `fused_activation`, `cuda_graphs`, `kernels`, `bias_epilogue`, `memory_format`,
+    `gradient_accumulation`,
     `steps`, `sources`, `notes`, and `parallel` as a block)."""
 
     name: str | None = None
@@ -481,6 +485,13 @@ class WorkloadFile(_Strict):
         "cross-entropy), unsloth (its Triton kernels and gradient checkpointing) or fused "
         "(hand-written trainers such as llm.c and llm.q); it sets fused_loss, loss_chunks, "
         "fused_activation, cuda_graphs and activation_checkpointing unless the file sets them",
+    )
+    bias_epilogue: bool = Field(
+        default=True,
+        description="a linear layer's bias is added by its matmul (addmm; PyTorch 1.12 and later "
+        "for activations of up to 3 dimensions); false: by a separate element-wise kernel "
+        "that reads and writes the output again, as F.linear ran on 3-D activations before "
+        "PyTorch 1.12 (pytorch/pytorch#39661, #72728)",
     )
     memory_format: Literal["channels_first", "channels_last"] = Field(
         default="channels_first",
