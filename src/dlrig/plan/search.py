@@ -117,6 +117,7 @@ class Planner:
         self._probes: dict[Hashable, dict[str, list[IdealParts | None]]] = {}
         self._ideal_parts: dict[Hashable, IdealParts] = {}
         self._verdicts: dict[Hashable, tuple[Outcome, ...] | None] = {}
+        self._probe_builds: dict[Hashable, Build] = {}
         # Per opened group and option list, the model merit and verdict key of each probe
         # estimated (_useful_as_worse).
         self._estimated: dict[tuple[Hashable, str], MeritRows] = {}
@@ -257,10 +258,16 @@ class Planner:
         if parts is None:
             return None
         if verdict_key not in self._verdicts:
-            build = parts_build(group, parts, self.electricity_per_kwh)
+            build = self._probe_build(group, verdict_key, parts)
             view = model_view(group, parts, self.electricity_per_kwh)
             self._verdicts[verdict_key] = self._estimate(view, build)
         return self._verdicts[verdict_key]
+
+    def _probe_build(self, group: Group, verdict_key: Hashable, parts: IdealParts) -> Build:
+        """A probe's build, assembled once for its estimate and its rule check."""
+        if verdict_key not in self._probe_builds:
+            self._probe_builds[verdict_key] = parts_build(group, parts, self.electricity_per_kwh)
+        return self._probe_builds[verdict_key]
 
     def _probe_passes(
         self,
@@ -278,7 +285,7 @@ class Planner:
         verdict_key = ("probe", memo_key, kind, i)
         rules_key = ("rules", verdict_key)
         if rules_key not in self._rules_ok:
-            build = parts_build(group, parts, self.electricity_per_kwh)
+            build = self._probe_build(group, verdict_key, parts)
             self._rules_ok[rules_key] = not self._any_error(verdict_key, build)
         return self._rules_ok[rules_key]
 
