@@ -329,10 +329,30 @@ def loso_lines(judged: list[Judged]) -> list[str]:
                 f"| {kind} | {label} | {_cells(every)} | {_verdict(every, kind)} | "
                 f"{_cells(_figures(mine, True))} |"
             )
+    lines += ["", *_tail_lines(judged, sources)]
     lines += ["", "What set which constant (bench/provenance.toml):", ""]
     for c in provenance.set_on(list(sources)):
         rows = ", ".join(sources[k].title for k in c.rows)
         lines.append(f"- {c.name} ({c.where}): {c.how} on {rows}; {c.note}.")
+    return lines
+
+
+def _tail_lines(judged: list[Judged], sources: dict[str, provenance.Source]) -> list[str]:
+    """Where each kind's all-rows p90 comes from: the rows beyond the p90 target, and how many
+    of them are rows their own bench leaves out on evidence (a log, a superlinear scaling, a
+    superseded software stack), against the most a p90 <= target allows."""
+    lines = [
+        f"Rows beyond {TARGET_P90:.0%} error, over every source (all rows); the p90 target "
+        f"allows at most a tenth of them:",
+        "",
+        "| kind | rows | beyond | allowed | of them, rows the cleaning leaves out |",
+        "|---|---|---|---|---|",
+    ]
+    for kind in KINDS:
+        mine = [j for j in judged if sources[j.source].kind == kind]
+        beyond = [j for j in mine if abs(j.error_all) > TARGET_P90]
+        dropped = sum(1 for j in beyond if not j.cleaned)
+        lines.append(f"| {kind} | {len(mine)} | {len(beyond)} | {len(mine) // 10} | {dropped} |")
     return lines
 
 
