@@ -107,11 +107,21 @@ def predict(row: MemoryRow) -> MemoryPrediction:
     # The row states its own loss: torchtune's flags table adds the chunked loss part-way.
     doc["loss_chunks"] = job.loss_chunks
     doc["activation_offloading"] = row.activation_offloading
+    # torchtune's recipes drop the logits before the backward (`del logits`,
+    # lora_finetune_single_device.py @1814feb) and its MultiHeadAttention saves K and V copied
+    # to every query head (torchtune/modules/attention.py @1814feb); fsdp_qlora's train.py
+    # @05ed9f2 keeps `output` (its logits) through loss.backward(), and transformers' Llama
+    # attention repeats K and V inside the attention call (eager) or not at all (SDPA, flash).
+    torchtune = job.framework == "torchtune"
+    doc["logits_released"] = torchtune
+    doc["expanded_kv"] = torchtune
     workload = resolve_workload(doc, "peak_memory")
     cal = default_calibration()
     layout = mem.declared_layout(workload, min(job.gpus, llm.GPUS_PER_NODE), job.nodes)
+    # An allocated or active peak counts live tensors; a reserved one the allocator's cache.
     need = mem.memory_need(workload, workload.batch_size, is_16bit(workload.precision), layout,
-                           cal.cuda_context_gb, cal.allocator_overhead_fraction)  # fmt: skip
+                           cal.cuda_context_gb, cal.allocator_overhead_fraction,
+                           allocated=row.measure != "reserved")  # fmt: skip
     # Every measure here is PyTorch's allocator's: a paged optimizer's managed state is not in it.
     tensors = need.peak_tensor_bytes - need.managed_bytes
     if row.measure == "reserved":

@@ -44,8 +44,9 @@ def _llama_3b(kernels: str, **fields: object) -> Workload:
 def test_a_compiled_kept_chunk_loss_keeps_only_the_16_bit_logits() -> None:
     """torchtune's CEWithChunkedOutputLoss keeps every chunk's bf16 logits (the model returns
     them as a list) and, compiled (compile_loss compiles compute_cross_entropy alone), upcasts
-    one chunk at a time: per logit 2 B kept plus 1/8 of the 4 B fp32 copy and of the 6 B
-    gradients, 3.25 B, where eager keeps every chunk's fp32 log-softmax too: 6 + 6/8 = 6.75 B.
+    one chunk at a time in one graph whose backward writes the chunk's gradient in bf16: per
+    logit 2 B kept plus 1/8 of a 2 B gradient, 2.25 B, where eager keeps every chunk's fp32
+    log-softmax too and makes an fp32 and a bf16 gradient per chunk: 6 + 6/8 = 6.75 B.
     With checkpointing the layers keep their inputs alone, so the one recomputed layer (its MLP
     at 2 f-wide tensors compiled, 4 eager) and the eager RMSNorms' fp32 copies of their inputs
     (4 B x s x h for the recomputed layer's two and the final norm: memory.
@@ -56,7 +57,7 @@ def test_a_compiled_kept_chunk_loss_keeps_only_the_16_bit_logits() -> None:
     difference = memory.per_sample_bytes(eager, True, layout) - memory.per_sample_bytes(
         compiled, True, layout
     )
-    logits = (6.75 - 3.25) * S * VOCAB
+    logits = (6.75 - 2.25) * S * VOCAB
     recomputed_mlp = 2 * 2 * S * F
     eager_norms = 3 * 4 * S * H
     assert difference == pytest.approx(logits + recomputed_mlp + eager_norms)
