@@ -179,7 +179,8 @@ def memory_summary(results: list[Compared]) -> str:
         f"Peak tensors: median |error| {statistics.median(errors):.1%}, largest "
         f"{max(errors):.1%}; {inside} of {len(results)} inside the memory interval the other "
         f"memory calibration sources give ({low:.3f}-{high:.3f}x dlrig's figure; the shipped "
-        f"{shipped_low:.3f}-{shipped_high:.3f}x is set on these jobs and torchtune's peaks)."
+        f"{shipped_low:.3f}-{shipped_high:.3f}x is set on these jobs', torchtune's and "
+        "fsdp_qlora's peaks)."
     )
 
 
