@@ -33,7 +33,7 @@ from dlrig.catalog import load_catalog
 from dlrig.catalog.schema import GPU
 from dlrig.enums import Bottleneck, Precision
 from dlrig.machine.model import Build, GPUGroup
-from dlrig.model import compute, estimate, layers
+from dlrig.model import compute, estimate, layers, memory
 from dlrig.model.calibration import default_calibration
 from dlrig.model.compute import ComputeFactors
 from dlrig.model.memory import MEMORY_RATIO_BAND
@@ -148,10 +148,17 @@ def compare(job: str, recorded: dict[str, Any], build: Build) -> Compared:
     kernels = compute.step_kernels(work, workload, workload.batch_size, mixed_precision=sixteen)
     runs = tuple(recorded["median_step_s_runs"])
     profile = recorded["profile"]
+    # The record is torch.cuda.max_memory_allocated: the live tensors' peak, not the reserve
+    # the estimate sizes the card by (memory.transformer_activation_bytes_per_sample).
+    cal = default_calibration()
+    need = memory.memory_need(
+        workload, workload.batch_size, sixteen, memory.declared_layout(workload, 1),
+        cal.cuda_context_gb, cal.allocator_overhead_fraction, allocated=True,
+    )  # fmt: skip
     return Compared(
         job, runs, est.step_time_s, est.step_time_s_low, est.step_time_s_high,
         recorded["peak_allocated_gb"] * 1e9 / GIB,
-        est.memory.model_states_gb + est.memory.activations_gb,
+        (need.peak_tensor_bytes - need.managed_bytes) / GIB,
         profile["kernels_per_step"], kernels,
         profile["gpu_busy_s_per_step"] / profile["wall_s_per_step"],
     )  # fmt: skip
@@ -172,7 +179,8 @@ def memory_summary(results: list[Compared]) -> str:
         f"Peak tensors: median |error| {statistics.median(errors):.1%}, largest "
         f"{max(errors):.1%}; {inside} of {len(results)} inside the memory interval the other "
         f"memory calibration sources give ({low:.3f}-{high:.3f}x dlrig's figure; the shipped "
-        f"{shipped_low:.3f}-{shipped_high:.3f}x is set on these jobs and torchtune's peaks)."
+        f"{shipped_low:.3f}-{shipped_high:.3f}x is set on these jobs', torchtune's and "
+        "fsdp_qlora's peaks)."
     )
 
 

@@ -12,8 +12,9 @@ allocated). Each row's job is written in the columns bench/bench_external_llm.py
 GPUs, sequence, micro-batch, precision, LoRA/QLoRA/full, optimizer, checkpointing, FSDP shards,
 CPU offload, loss chunks) and predicted as that job ran: its declared layout at its published
 micro-batch (dlrig.model.memory.memory_need), not the plan dlrig would choose. Against an
-allocated (or active) figure dlrig's model states + activations are compared; against a
-reserved one, those times the caching allocator's share (calibration allocator_overhead_fraction);
+allocated (or active) figure dlrig's live tensors are compared (memory_need allocated: the loss's
+tensors or the recomputed layer, whichever is larger); against a reserved one, the allocator's
+reserve (both) times its share (calibration allocator_overhead_fraction);
 a paged optimizer's state (CUDA managed memory) is in none of those figures and is taken off.
 Which constants were chosen with which of these sources in view: bench/provenance.toml (the
 result file says).
@@ -107,11 +108,21 @@ def predict(row: MemoryRow) -> MemoryPrediction:
     # The row states its own loss: torchtune's flags table adds the chunked loss part-way.
     doc["loss_chunks"] = job.loss_chunks
     doc["activation_offloading"] = row.activation_offloading
+    # torchtune's recipes drop the logits before the backward (`del logits`,
+    # lora_finetune_single_device.py @1814feb) and its MultiHeadAttention saves K and V copied
+    # to every query head (torchtune/modules/attention.py @1814feb); fsdp_qlora's train.py
+    # @05ed9f2 keeps `output` (its logits) through loss.backward(), and transformers' Llama
+    # attention repeats K and V inside the attention call (eager) or not at all (SDPA, flash).
+    torchtune = job.framework == "torchtune"
+    doc["logits_released"] = torchtune
+    doc["expanded_kv"] = torchtune
     workload = resolve_workload(doc, "peak_memory")
     cal = default_calibration()
     layout = mem.declared_layout(workload, min(job.gpus, llm.GPUS_PER_NODE), job.nodes)
+    # An allocated or active peak counts live tensors; a reserved one the allocator's cache.
     need = mem.memory_need(workload, workload.batch_size, is_16bit(workload.precision), layout,
-                           cal.cuda_context_gb, cal.allocator_overhead_fraction)  # fmt: skip
+                           cal.cuda_context_gb, cal.allocator_overhead_fraction,
+                           allocated=row.measure != "reserved")  # fmt: skip
     # Every measure here is PyTorch's allocator's: a paged optimizer's managed state is not in it.
     tensors = need.peak_tensor_bytes - need.managed_bytes
     if row.measure == "reserved":
@@ -176,8 +187,10 @@ def main() -> None:
         f"Rows: `bench/data/peak_memory.csv`, {len(preds)} published peaks. "
         + " ".join(provenance.status([s]) for s in sources)
         + " Each job predicted as it ran (its declared layout at its published micro-batch); "
-        "dlrig's model states + activations against an allocated or active figure, times the "
-        "allocator's share against a reserved one; a paged optimizer's state, in CUDA managed "
+        "dlrig's live tensors (model states, activations, the loss's tensors or the recomputed "
+        "layer, whichever is larger) against an allocated or active figure, the allocator's "
+        "reserve (both) times its share against a reserved one; a paged optimizer's state, in "
+        "CUDA managed "
         "memory, is in none of PyTorch's figures and not counted. Interval: dlrig's "
         f"{low:.3f}-{high:.3f}x band around its figure (memory.MEMORY_RATIO_BAND, from every "
         "row of the memory calibration sources, bench/held_out.memory_band); a calibration "

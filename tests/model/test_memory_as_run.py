@@ -44,8 +44,9 @@ def _llama_3b(kernels: str, **fields: object) -> Workload:
 def test_a_compiled_kept_chunk_loss_keeps_only_the_16_bit_logits() -> None:
     """torchtune's CEWithChunkedOutputLoss keeps every chunk's bf16 logits (the model returns
     them as a list) and, compiled (compile_loss compiles compute_cross_entropy alone), upcasts
-    one chunk at a time: per logit 2 B kept plus 1/8 of the 4 B fp32 copy and of the 6 B
-    gradients, 3.25 B, where eager keeps every chunk's fp32 log-softmax too: 6 + 6/8 = 6.75 B.
+    one chunk at a time in one graph whose backward writes the chunk's gradient in bf16: per
+    logit 2 B kept plus 1/8 of a 2 B gradient, 2.25 B, where eager keeps every chunk's fp32
+    log-softmax too and makes an fp32 and a bf16 gradient per chunk: 6 + 6/8 = 6.75 B.
     With checkpointing the layers keep their inputs alone, so the one recomputed layer (its MLP
     at 2 f-wide tensors compiled, 4 eager) and the eager RMSNorms' fp32 copies of their inputs
     (4 B x s x h for the recomputed layer's two and the final norm: memory.
@@ -56,7 +57,7 @@ def test_a_compiled_kept_chunk_loss_keeps_only_the_16_bit_logits() -> None:
     difference = memory.per_sample_bytes(eager, True, layout) - memory.per_sample_bytes(
         compiled, True, layout
     )
-    logits = (6.75 - 3.25) * S * VOCAB
+    logits = (6.75 - 2.25) * S * VOCAB
     recomputed_mlp = 2 * 2 * S * F
     eager_norms = 3 * 4 * S * H
     assert difference == pytest.approx(logits + recomputed_mlp + eager_norms)
@@ -93,3 +94,46 @@ def test_a_paged_optimizers_moments_are_managed_memory() -> None:
     need = memory.memory_need(job, 1, True, memory.MemoryLayout(), 0.8, 0.05)
     assert need.managed_bytes == pytest.approx(2.0 * job.params)
     assert memory.managed_state_bytes(make_workload("llama-3-8b"), memory.MemoryLayout()) == 0.0
+
+
+def test_torchtune_saves_k_and_v_copied_to_every_query_head() -> None:
+    """torchtune's MultiHeadAttention expands grouped K and V to the 24 query heads before the
+    attention call, which saves the copies (torchtune/modules/attention.py @1814feb): per layer
+    2 x 2 B x s x (3072 - 1024) more than the 8 KV heads' K and V, 33.6e6 bytes at 4,096 tokens,
+    1.75 GiB over Llama 3.2 3B's 28 layers at batch 2 without checkpointing."""
+    grouped = dataclasses.replace(_llama_3b("compile"), activation_checkpointing=False)
+    expanded = dataclasses.replace(grouped, expanded_kv=True)
+    layout = memory.MemoryLayout()
+    per_sample = memory.per_sample_bytes(expanded, True, layout) - memory.per_sample_bytes(
+        grouped, True, layout
+    )
+    assert per_sample == pytest.approx(2 * 2 * S * (H - 1024) * LAYERS)
+    assert 2 * per_sample / 2**30 == pytest.approx(1.75, abs=0.01)
+
+
+def test_the_live_peak_holds_the_head_or_the_recomputed_layer() -> None:
+    """Autograd frees the loss's and the head's saved tensors before the backward recomputes
+    the last checkpointed layer, so the live (allocated) peak holds the larger of the two, with
+    the logits a loop that keeps the model's output still holds (2 B each); the reserve a card
+    is sized by keeps both. torchtune drops its logits (`del logits`): none held."""
+    kept = _llama_3b("compile")
+    released = dataclasses.replace(kept, logits_released=True)
+    layout = memory.MemoryLayout()
+    reserve = memory.per_sample_bytes(kept, True, layout)
+    live_kept = memory.per_sample_bytes(kept, True, layout, allocated=True)
+    live_released = memory.per_sample_bytes(released, True, layout, allocated=True)
+    # Released, the compiled chunked head (2.25 B a logit) outweighs one recomputed layer: the
+    # live peak is the reserve less that layer (compiled: 2 f-wide MLP tensors, no eager norm
+    # copies; flash attention's fp32 log-sum-exp per row and head).
+    layer = memory.transformer_layer_activation_bytes(
+        S, H, 24, selective_recompute=True, kv_heads=8, ffn_hidden_size=F, gated_mlp=True,
+        dropout=False, compiled=True,
+    ) + 4 * 24 * S  # fmt: skip
+    assert reserve - live_released == pytest.approx(layer)
+    # Kept, the loop's 2 B logits beside the recomputed layer outweigh the head (the final
+    # norm's and the projection's 16-bit inputs, 2 + 2 B x s x h, and 2.25 B a logit), so the
+    # live peak is the reserve less the head, plus those logits.
+    head = 4 * S * H + 2.25 * S * VOCAB
+    assert reserve - live_kept == pytest.approx(head - 2 * S * VOCAB)
+    assert memory.held_logit_bytes(kept, 2.0) == 2.0
+    assert memory.held_logit_bytes(released, 2.0) == 0.0

@@ -124,11 +124,11 @@ AUTOCAST_SOFTMAX_BYTES = 4.0  # an unfused attention's fp32 softmax output (scor
 # source left out in turn averages 80% inside the band the others give. bench/held_out.
 # memory_band computes it, tests/model/test_memory_band.py holds this copy to it, and
 # bench_accuracy.py and bench_peak_memory.py judge each calibration source by the others'
-# band. It is wide because the sources disagree: the H200's jobs sit within -6% and +8% of
-# dlrig's figure, torchtune's README peaks from -49% (its RTX A6000 rows, twice its RTX
-# 4090's for the same job) to +44% (its 3B QLoRA job), fsdp_qlora's from -31% (its CPU-offload
-# rows) to +24%.
-MEMORY_RATIO_BAND = (0.714, 1.617)
+# band. The sources' peaks sit within -31% and +30% of dlrig's figure: the H200's jobs within
+# -8% and +1%, torchtune's README peaks from -14% (its RTX A6000 full fine-tune) to +30% (its
+# 405B QLoRA job), fsdp_qlora's reserved peaks from -31% (its smallest job, 7B QLoRA at 512
+# tokens, and its 70B CPU-offload rows) to -1%.
+MEMORY_RATIO_BAND = (0.88, 1.333)
 
 
 def gpu_memory_bytes(gpu: GPU) -> float:
@@ -423,6 +423,7 @@ def transformer_layer_activation_bytes(
     residual_bytes: float | None = None,
     eager_rms_norm: bool = False,
     autocast_softmax: bool = False,
+    expanded_kv: bool = False,
 ) -> float:
     """Activations one transformer layer saves for the backward pass, per sample (Korthikanti
     et al. 2022, sec. 4.1). With its defaults (16-bit, MHA, a 4h GeLU MLP, dropout) this is the
@@ -445,11 +446,15 @@ def transformer_layer_activation_bytes(
     keeps an fp32 input and each projection its own 16-bit cast of it); `eager_rms_norm`: each
     norm keeps an fp32 copy of its input and its normalized output as well
     (EAGER_RMS_NORM_FP32_BYTES); `autocast_softmax`: an unfused attention's softmax runs in
-    fp32 under autocast (score_bytes)."""
+    fp32 under autocast (score_bytes); `expanded_kv`: grouped-query attention's K and V are
+    copied to every query head before the attention kernel, which saves the copies (torchtune's
+    MultiHeadAttention @1814feb, torchtune/modules/attention.py: k.unsqueeze(2).expand(...)
+    .flatten(1, 2), then SDPA or flex attention, each saving its q, k, v for the backward), so
+    K and V are kept at the query heads' width."""
     s, h, t, e = float(seq_len), float(hidden_size), float(tensor_parallel), element_bytes
     a = float(num_heads)
     k = float(key_len or seq_len)
-    h_kv = h * (kv_heads or num_heads) / a
+    h_kv = h if expanded_kv else h * (kv_heads or num_heads) / a
     f = float(ffn_hidden_size or 4 * hidden_size)
     mask = MASK_BYTES if dropout else 0.0
     # Kept whole on each tensor-parallel rank unless sequence parallel: the two norms' inputs,
@@ -584,7 +589,9 @@ def _logit_bytes(workload: Workload, e: float) -> float:
     saves its 16-bit input, not its fp32 log-softmax, so only the 16-bit logits stay for every
     chunk (torchtune compiles CEWithChunkedOutputLoss.compute_cross_entropy alone, "upcasting
     only one chunk at a time": torchtune/modules/loss/ce_chunked_output_loss.py and
-    training/_compile.py compile_loss @1814feb)."""
+    training/_compile.py compile_loss @1814feb), and the graph's backward, one kernel from the
+    16-bit input and its saved per-row log-sum-exp, writes the chunk's gradient in the input's
+    16 bits (autograd gives a tensor's gradient its dtype): no fp32 chunk is made."""
     chunks = float(workload.loss_chunks)
     if workload.fused_loss:
         return e / chunks
@@ -593,8 +600,8 @@ def _logit_bytes(workload: Workload, e: float) -> float:
     gradients = LOSS_GRADIENT_COPIES * saved / chunks
     if not workload.chunked_logits_kept:
         return saved / chunks + gradients
-    if _compiled(workload):
-        return e + (saved - e) / chunks + gradients
+    if _compiled(workload) and chunks > 1:
+        return e + LOSS_GRADIENT_COPIES * e / chunks
     return saved + gradients
 
 
@@ -642,7 +649,7 @@ def _activation_saved_bytes(workload: Workload, sixteen_bit: bool) -> float | No
 
 
 def transformer_activation_bytes_per_sample(
-    workload: Workload, sixteen_bit: bool, layout: MemoryLayout
+    workload: Workload, sixteen_bit: bool, layout: MemoryLayout, allocated: bool = False
 ) -> float:
     """Activations per sample (of one micro-batch) on the most loaded GPU of a transformer:
     its layers (each keeping only its input, e s h, under full activation checkpointing, plus
@@ -651,7 +658,14 @@ def transformer_activation_bytes_per_sample(
     (final norm and projection inputs, the logits and their fp32 log-softmax: Korthikanti's
     4 s b v, and their gradients at the loss's backward, _logit_bytes; a fused loss keeps the
     16-bit logits and a log-sum-exp per token; a chunked head,
-    `loss_chunks`, holds 1/n of the logits at a time). Pipeline
+    `loss_chunks`, holds 1/n of the logits at a time). The head and the recomputed layer are
+    not alive at once (`allocated`, the live tensors' peak, torch.cuda.max_memory_allocated's):
+    autograd frees the loss's, the output projection's and the final norm's saved tensors as
+    each of their nodes' backward runs (torch/csrc/autograd/engine.cpp releases a node's saved
+    variables after its backward unless retain_graph), all before the backward reaches the last
+    checkpointed layer and recomputes it, which then shares the GPU only with the logits the
+    training loop still holds (held_logit_bytes); the larger binds. What the caching allocator
+    reserves, and a card must have room for, counts both. Pipeline
     stages under 1F1B: the first holds min(micro-batches, stages) micro-batches of its L/p
     layers, the last one micro-batch and the head. An encoder-decoder model adds its
     encoder's layers and a cross-attention block per decoder layer (not pipelined here)."""
@@ -667,6 +681,7 @@ def transformer_activation_bytes_per_sample(
         fp32_adapter_inputs=w.fp32_adapters,
         activation_saved_bytes=_activation_saved_bytes(w, sixteen_bit), compiled=_compiled(w),
         residual_bytes=r, eager_rms_norm=eager_norm, autocast_softmax=_autocast(w, sixteen_bit),
+        expanded_kv=w.expanded_kv,
     )  # fmt: skip
     if w.flash_attention:
         full += 4.0 * (w.num_heads or 1) * s / t  # the kernel's fp32 log-sum-exp per row
@@ -681,11 +696,36 @@ def transformer_activation_bytes_per_sample(
         head += FUSED_LOSS_BYTES_PER_TOKEN * s if w.fused_loss else 0.0
     p = layout.pipeline_parallel
     stage_layers = resident_layers(w, layers / p)
+    if allocated:  # the recomputed layer with whatever logits the loop still holds, or the head
+        backward = max(recompute + held_logit_bytes(w, e) * s * (w.vocab_size or 0) / t, head)
+    else:
+        # What PyTorch's caching allocator reserves over checkpointed steps is taken to hold
+        # the loss's blocks and the recomputed layer's together: freed blocks stay cached, and
+        # the head's logits-sized ones, once split to serve the next forward's saved tensors
+        # while those live, cannot serve the next loss whole, which then maps new segments (the
+        # fragmentation PYTORCH_CUDA_ALLOC_CONF expandable_segments is there to avoid: PyTorch
+        # docs, "CUDA semantics", memory management). A card is sized by this reserve.
+        backward = recompute + head
     if p == 1:
-        return per_layer * stage_layers + recompute + embedding + head + encoder
+        return per_layer * stage_layers + backward + embedding + encoder
     first = per_layer * stage_layers * min(layout.micro_batches, p) + embedding + recompute
-    last = per_layer * stage_layers + head + recompute
+    last = per_layer * stage_layers + backward
     return max(first, last)
+
+
+def held_logit_bytes(workload: Workload, element_bytes: float) -> float:
+    """Bytes per logit the training loop keeps referenced through the backward: the model's
+    16-bit logits where the loop keeps the model's output (`out = model(**batch);
+    out.loss.backward()`, as fsdp_qlora's train.py @05ed9f2 and dlrig's gpu_jobs.hf_step do:
+    out.logits lives until the step ends), none where it drops them first (`logits_released`:
+    torchtune's recipes `del logits` before loss.backward(), lora_finetune_single_device.py
+    @1814feb) or where no whole logits tensor is made (a chunked head that frees each chunk).
+    transformers before 4.45 returned an fp32 copy (LlamaForCausalLM's `logits.float()`):
+    counted at 16 bits, as the model's own output is."""
+    w = workload
+    if w.logits_released or (w.loss_chunks > 1 and not w.chunked_logits_kept):
+        return 0.0
+    return element_bytes
 
 
 # torchtune's OffloadActivations (training/_activation_offloading.py @1814feb) copies each
@@ -708,19 +748,23 @@ def resident_layers(workload: Workload, layers: float) -> float:
 
 
 def per_sample_bytes(
-    workload: Workload, sixteen_bit: bool, layout: MemoryLayout | None = None
+    workload: Workload,
+    sixteen_bit: bool,
+    layout: MemoryLayout | None = None,
+    allocated: bool = False,
 ) -> float:
     """Memory that grows with the batch: saved activations (training: from the transformer
     structure when known, else the workload's 32-bit figure, halved for 16-bit) or the KV
     cache over the context plus the activations (decoding). Context parallelism keeps
-    1/context of each sequence's activations on a GPU."""
+    1/context of each sequence's activations on a GPU. `allocated`: the live tensors' peak
+    (transformer_activation_bytes_per_sample), not the allocator's reserve."""
     measured = workload.activation_bytes_per_sample * (0.5 if sixteen_bit else 1.0)
     if workload.mode is Mode.INFERENCE:
         kv = (workload.kv_bytes_per_token or 0.0) * (workload.seq_len or 0)
         return kv + measured
     layout = layout or MemoryLayout()
     if workload.has_transformer_structure:
-        whole = transformer_activation_bytes_per_sample(workload, sixteen_bit, layout)
+        whole = transformer_activation_bytes_per_sample(workload, sixteen_bit, layout, allocated)
         return whole / layout.context_parallel
     return measured / layout.context_parallel
 
@@ -748,13 +792,16 @@ def memory_need(
     layout: MemoryLayout,
     cuda_context_gb: float,
     allocator_overhead_fraction: float,
+    allocated: bool = False,
 ) -> MemoryNeed:
     """What one GPU needs at `batch` under `layout`: model states, activations (or KV cache),
-    the CUDA context (GiB) and the caching allocator's fragmentation."""
+    the CUDA context (GiB) and the caching allocator's fragmentation. `allocated`: the live
+    tensors' peak (what torch.cuda.max_memory_allocated measures), not what the allocator
+    reserves and the card must hold (per_sample_bytes)."""
     states = _model_states(workload, sixteen_bit, layout)
     return MemoryNeed(
         model_states_bytes=states.gpu_bytes,
-        activation_bytes_per_sample=per_sample_bytes(workload, sixteen_bit, layout),
+        activation_bytes_per_sample=per_sample_bytes(workload, sixteen_bit, layout, allocated),
         batch=batch,
         context_bytes=gib_to_bytes(cuda_context_gb),
         allocator_overhead_fraction=allocator_overhead_fraction,

@@ -392,6 +392,8 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         gradients_16bit=wf.gradient_precision == "16bit",
         loss_chunks=wf.loss_chunks,
         chunked_logits_kept=wf.chunked_logits_kept,
+        logits_released=wf.logits_released,
+        expanded_kv=wf.expanded_kv,
         fused_activation=wf.fused_activation,
         pure_16bit=wf.pure_16bit and precision in (Precision.FP16, Precision.BF16, Precision.FP8),
         optimizer_in_backward=wf.optimizer_in_backward,

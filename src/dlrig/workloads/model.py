@@ -137,6 +137,9 @@ class Workload:
     `loss_chunks`: the LM head and loss run over
     that many chunks of the micro-batch's tokens, one chunk's logits alive at a time
     (`chunked_logits_kept`: all stay saved, only the upcast and gradients are per chunk);
+    `logits_released`: the training loop drops the logits before the backward, which frees
+    them with the loss's nodes (else it holds the model's output through the backward);
+    `expanded_kv`: grouped-query attention saves K and V copied to every query head;
     `fused_activation`: a gated MLP's SiLU and product run in one kernel that saves only its
     input; `pure_16bit`: a 16-bit run keeps its weights, gradients and optimizer state in 16
     bits; `optimizer_in_backward`: each weight steps and frees its gradient during the
@@ -211,6 +214,8 @@ class Workload:
     gradients_16bit: bool = False
     loss_chunks: int = 1
     chunked_logits_kept: bool = False
+    logits_released: bool = False
+    expanded_kv: bool = False
     fused_activation: bool = False
     pure_16bit: bool = False
     optimizer_in_backward: bool = False

@@ -368,8 +368,8 @@ class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
     `similar_to`, `activation_checkpointing`, `activation_offloading`, `pure_16bit`,
     `fused_loss`, `loss_precision`, `gradient_precision`, `loss_chunks`, `chunked_logits_kept`,
-    `fused_activation`, `cuda_graphs`, `kernels`, `bias_epilogue`, `memory_format`,
-    `gradient_accumulation`,
+    `logits_released`, `expanded_kv`, `fused_activation`, `cuda_graphs`, `kernels`,
+    `bias_epilogue`, `memory_format`, `gradient_accumulation`,
     `steps`, `sources`, `notes`, and `parallel` as a block)."""
 
     name: str | None = None
@@ -464,6 +464,19 @@ class WorkloadFile(_Strict):
         description="with loss_chunks: every chunk's logits and log-softmax stay saved for the "
         "backward, only the fp32 upcast and its gradients are per chunk (torchtune's "
         "CEWithChunkedOutputLoss); false: each chunk's logits are freed and recomputed",
+    )
+    logits_released: bool = Field(
+        default=False,
+        description="the training loop drops its reference to the logits before the backward "
+        "(torchtune's recipes `del logits`), so they go with the loss's nodes before the "
+        "backward recomputes a checkpointed layer; false: the loop keeps the model's output "
+        "(`out = model(**batch); out.loss.backward()`) and its 16-bit logits until the step ends",
+    )
+    expanded_kv: bool = Field(
+        default=False,
+        description="grouped-query attention's K and V are copied to every query head before "
+        "the attention kernel, which saves the copies for its backward (torchtune's "
+        "MultiHeadAttention): K and V kept at the query heads' width",
     )
     fused_activation: bool = Field(
         default=False,
