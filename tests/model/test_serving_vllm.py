@@ -151,4 +151,6 @@ def test_past_what_the_kv_cache_holds_vllm_runs_no_more_and_the_rest_wait() -> N
     at = _estimate("NVIDIA RTX A6000", users=held, prompt_tokens=8000, output_tokens=100)
     assert many.tpot_s == pytest.approx(at.tpot_s)
     assert many.binding.value == "kv_memory"
-    assert any(f"at most {held} requests at once here (the KV cache)" in n for n in many.notes)
+    assert many.fits and (many.running_per_copy, many.users_waiting) == (held, 100 - held)
+    note = f"at most {held} requests at once here (the whole contexts its KV cache holds)"
+    assert any(note in n for n in many.notes)

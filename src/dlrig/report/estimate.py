@@ -276,7 +276,10 @@ def cannot_run_line(est: Estimate) -> str:
     """Why a job that does not fit has no speed, run time or energy."""
     s = est.serving
     if s is not None and s.binding.value == "kv_memory":
-        why = f"only {s.max_users_fit} of {s.users} users' contexts fit the KV cache"
+        why = (
+            f"not even one request's {s.prompt_tokens + s.output_tokens:,}-token context fits "
+            "the KV cache beside the weights, so the engine cannot start"
+        )
     elif s is not None and s.engine == "local" and s.offloaded_fraction >= 1.0:
         why = "the users' KV cache alone fills the cards, with every layer in RAM"
     elif s is not None and s.engine == "local":
