@@ -93,6 +93,11 @@ def test_the_page_names_the_queue_as_the_terminal_does(h100: Path, tmp_path: Pat
     text = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", body)).split())
     assert "GPU.4 warning: llama-3.1-8b-serve" in text and "DOES NOT FIT" not in text
     assert "users that fit at once 357 asked: 512; 155 wait for a slot" in text
+    from dlrig.report.estimate import ms
+
+    doc = json.loads(dlrig("estimate", str(h100), *ISSUE, "--json").stdout)
+    wait = ms(doc["serving"]["queue_wait_s"])
+    assert f"time to first token {ms(doc['serving']['ttft_s'])} 512 users; {wait} of it" in text
     assert "KV cache (357 users at once)" in text  # the memory chart's label
 
 

@@ -170,14 +170,15 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
     s = est.serving
     if s is not None:
         return [
-            ("time to first token", ms(s.ttft_s), _count(s.users, "user")),
+            ("time to first token", ms(s.ttft_s), _count(s.users, "user")
+             + (f"; {ms(s.queue_wait_s)} of it waiting for a slot" if s.users_waiting else "")),
             ("time per output token", ms(est.step_time_s), f"binds: {s.binding.value}"),
             ("throughput", f"{est.samples_per_s:,.0f} tokens/s",
              f"interval {est.samples_per_s_low:,.0f}-{est.samples_per_s_high:,.0f}; "
              f"{s.tokens_per_s_per_user:,.1f} per user"),
             ("users that fit at once", f"{s.max_users_fit}",
-             f"asked: {s.users}" + (f"; {s.users_waiting} wait for a slot, each request "
-                                    f"{ms(s.queue_wait_s)}" if s.users_waiting else "")),
+             f"asked: {s.users}"
+             + (f"; {s.users_waiting} wait for a slot" if s.users_waiting else "")),
             *_load_facts(s.load),
             memory, run,
         ]  # fmt: skip
