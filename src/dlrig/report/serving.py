@@ -245,7 +245,11 @@ def users_line(s: ServingEstimate) -> str:
     the asked speed."""
     line = f"users whose contexts fit at once: {s.max_users_fit} (asked: {s.users})"
     if s.fits and s.users_waiting:
-        line += f"; {s.users - s.users_waiting} run at once, {s.users_waiting} wait for a slot"
+        # Past the cache, or, with room for all, vLLM's cap on running requests.
+        capped = " (vLLM's default max_num_seqs)" if s.max_users_fit >= s.users else ""
+        line += (
+            f"; {s.users - s.users_waiting} run at once{capped}, {s.users_waiting} wait for a slot"
+        )
     if s.min_tokens_per_s_per_user is not None:
         line += (
             f"; at {s.min_tokens_per_s_per_user:g} tokens/s each: {s.max_users_at_target} "
