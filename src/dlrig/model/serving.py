@@ -535,10 +535,9 @@ def mixed_step(spec: ServeSpec, c: Cards, users: int, *, own_prompt: bool) -> Mi
 
 
 def queue_wait_s(users: int, running: int, answer_s: float) -> float:
-    """Seconds a user past the running ones waits for a slot, by Little's law over the
-    closed loop of `users` clients each asking again when an answer ends: the running
-    requests free a slot every answer_s / running, and the waiting ones are served in turn,
-    (users - running) / running answers' time."""
+    """Seconds each request waits for a slot when `users` clients each ask again as soon as
+    an answer ends and `running` are served at once, an answer holding its slot `answer_s`:
+    by Little's law over the closed loop, (users - running) / running answers' time."""
     return max(users - running, 0) / max(running, 1) * answer_s
 
 
@@ -725,8 +724,8 @@ def serving_estimate(
     ram_gb = build.memory.size_gb if build.memory else None
     fits_weights = weights + c.count * mem.activation_bytes(spec) <= usable
     # A batched engine queues the users whose contexts its KV cache cannot hold at once
-    # (queues_past_kv_cache); it cannot serve at all only when the weights, or one whole
-    # context beside them, do not fit.
+    # (queue_note); it cannot serve at all only when the weights, or one whole context
+    # beside them, do not fit (no_context_note).
     fits = fits_weights and fit >= 1 if spec.engine.is_batched else offloaded < 1.0
     if offloaded > 0:
         notes.append(
