@@ -117,3 +117,20 @@ def test_one_context_too_big_for_the_cache_is_the_one_that_does_not_fit(h100: Pa
     s = doc["serving"]
     assert doc["memory"]["fits"] is False and s["binding"] == "kv_memory"
     assert s["users_waiting"] is None and s["queue_wait_s"] is None and s["ttft_s"] is None
+
+
+def test_compare_shows_the_first_token_receding_past_the_kv_cache(h100: Path) -> None:
+    """Past the 357 contexts the cache holds, more users add no tokens/s (the same 357 run)
+    but wait longer for their first token: the comparison's TTFT column says so."""
+    out = dlrig("estimate", str(h100), "--workload", "llama-3.1-8b-serve", "--set",
+                "serve.engine=vllm", "--compare", "serve.users=357,512")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    rows = {line.split()[0]: line.split() for line in out.stdout.splitlines() if line.strip()}
+    assert "TTFT" in rows["value"]
+    from dlrig.report.estimate import ms
+
+    for users in (357, 512):
+        doc = json.loads(dlrig("estimate", str(h100), "--workload", "llama-3.1-8b-serve",
+                               "--set", "serve.engine=vllm", "--set", f"serve.users={users}",
+                               "--json").stdout)  # fmt: skip
+        assert " ".join(ms(doc["serving"]["ttft_s"]).split()) in " ".join(rows[str(users)])
