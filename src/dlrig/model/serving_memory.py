@@ -126,8 +126,9 @@ def cached_prefix_tokens(spec: ServeSpec) -> int:
     """Leading prompt tokens whose KV blocks every request shares, held once in the cache:
     on vLLM the shared prefix's whole blocks up to the prompt less one token (its prefix
     cache hits whole blocks and recomputes a prompt's last token, VLLM_BLOCK_TOKENS); 0 on
-    the batched profile (TensorRT-LLM as its perf-overview runs were timed, the whole prompt
-    computed) and on llama.cpp, whose server keeps a cache per slot."""
+    the batched profile, which computes every prompt whole (TensorRT-LLM's KV block reuse
+    is not modelled), and on llama.cpp, whose server gives each of its --parallel slots a
+    KV cache of its own (cache_prompt reuses a slot's own previous prompt, tools/server)."""
     if spec.engine is not Engine.VLLM:
         return 0
     reusable = min(spec.shared_prefix_tokens, spec.prompt_tokens - 1)
