@@ -227,13 +227,73 @@ def test_prefill_flops_count_causal_attention() -> None:
     assert prefill_flops(spec, p) == pytest.approx(expected)
 
 
-def test_users_beyond_the_kv_cache_bind_on_kv_memory() -> None:
+def test_users_beyond_the_kv_cache_queue_and_bind_on_kv_memory() -> None:
+    """Past the contexts its KV cache holds, a batched engine runs those and queues the rest
+    (TensorRT-LLM's GUARANTEED_NO_EVICT admits a request once its whole context has room):
+    the job still runs, each step is the one at the users held, the total is theirs, and
+    every request waits (users - held) / held answers (Little's law over the closed loop)
+    before its prompt starts."""
     est = _estimate("llama-3.1-8b-serve", "RTX 4090", 1, users=1, prompt_tokens=8000)
-    crowded = _estimate(
-        "llama-3.1-8b-serve", "RTX 4090", 1, users=est.max_users_fit + 1, prompt_tokens=8000
-    )
-    assert est.fits and not crowded.fits
+    held = est.max_users_fit
+    at = _estimate("llama-3.1-8b-serve", "RTX 4090", 1, users=held, prompt_tokens=8000)
+    crowded = _estimate("llama-3.1-8b-serve", "RTX 4090", 1, users=3 * held, prompt_tokens=8000)
+    assert held >= 1 and est.fits and crowded.fits
     assert crowded.binding is ServingLimit.KV_MEMORY
+    assert (crowded.running_per_copy, crowded.users_waiting) == (held, 2 * held)
+    assert crowded.tpot_s == pytest.approx(at.tpot_s)
+    assert crowded.tokens_per_s_total == pytest.approx(at.tokens_per_s_total)
+    answer_s = crowded.output_tokens * crowded.decode_step_s + held * crowded.prefill_s
+    assert crowded.queue_wait_s == pytest.approx(2 * answer_s)
+    assert crowded.ttft_s == pytest.approx(at.ttft_s + crowded.queue_wait_s)
+    assert at.users_waiting == 0 and at.queue_wait_s == 0.0
+
+
+def test_one_context_that_does_not_fit_beside_the_weights_cannot_run() -> None:
+    """Llama 3.1 70B in fp8 (67.7 GiB) on one H100 under vLLM: 0.90 x 80 GiB less the weights
+    and the prefill's activations leaves 3.83 GiB, and one 20,300-token context takes 6.20
+    GiB (80 layers x 8 KV heads x 128 x 2 x 2 B = 327,680 B a token, the model's config):
+    vLLM refuses to start (check_enough_kv_cache_memory), so the job does not fit."""
+    est = _estimate("llama-3.1-70b-serve", "H100 SXM5 80GB", 1, engine=Engine.VLLM,
+                    quantization=WeightFormat.FP8, users=4, prompt_tokens=20000)  # fmt: skip
+    assert est.kv_per_user_gb == pytest.approx(20300 * 327680 / 2**30)
+    assert est.kv_capacity_gb == pytest.approx(3.83, abs=0.01)
+    assert not est.fits and est.max_users_fit == 0
+    assert est.binding is ServingLimit.KV_MEMORY and est.users_waiting == 0
+    assert any("vLLM refuses to start" in n for n in est.notes)
+
+
+@pytest.mark.parametrize(
+    ("engine", "shared_tokens"),
+    [
+        # vLLM's prefix cache: 900 shared prompt tokens are 56 whole blocks of 16 = 896.
+        (Engine.VLLM, 896),
+        # The batched profile (TensorRT-LLM as timed, no block reuse) and llama.cpp's
+        # per-slot cache keep every user's prefix of their own.
+        (Engine.BATCHED, 0),
+        (Engine.LOCAL, 0),
+    ],
+)
+def test_a_shared_prefix_is_held_once_where_the_engine_shares_blocks(
+    engine: Engine, shared_tokens: int
+) -> None:
+    """Llama 3.1 8B (32 layers x 8 KV heads x 128 x 2 x 2 B = 131,072 B a token, its config),
+    1,000-token prompts of which 900 are shared, 300-token answers, on one H100."""
+    spec = _spec("llama-3.1-8b-serve", engine=engine, shared_prefix_tokens=900)
+    assert mem.kv_bytes_per_user(spec) == (1300 - shared_tokens) * 131072
+    assert mem.kv_shared_bytes(spec) == shared_tokens * 131072
+    assert mem.kv_cache_bytes(spec, 10) == (shared_tokens + 10 * (1300 - shared_tokens)) * 131072
+    card = 80 * 2**30
+    room = mem.kv_capacity_bytes(spec, card, 1) - shared_tokens * 131072
+    assert mem.max_users_fit(spec, card, 1) == int(room // ((1300 - shared_tokens) * 131072))
+
+
+def test_vllm_holds_three_times_the_users_when_most_of_the_prompt_is_shared() -> None:
+    alone = _estimate("llama-3.1-8b-serve", "H100 SXM5 80GB", 1, engine=Engine.VLLM)
+    shared = _estimate("llama-3.1-8b-serve", "H100 SXM5 80GB", 1, engine=Engine.VLLM,
+                       shared_prefix_tokens=900)  # fmt: skip
+    # 1,300 tokens a user alone against 404 of its own: 3.2x the users in the same cache.
+    assert shared.max_users_fit / alone.max_users_fit == pytest.approx(1300 / 404, rel=0.01)
+    assert shared.kv_shared_gb == pytest.approx(896 * 131072 / 2**30)
 
 
 def test_weights_larger_than_the_cards_bind_on_weight_memory() -> None:

@@ -151,4 +151,17 @@ def test_past_what_the_kv_cache_holds_vllm_runs_no_more_and_the_rest_wait() -> N
     at = _estimate("NVIDIA RTX A6000", users=held, prompt_tokens=8000, output_tokens=100)
     assert many.tpot_s == pytest.approx(at.tpot_s)
     assert many.binding.value == "kv_memory"
-    assert any(f"at most {held} requests at once here (the KV cache)" in n for n in many.notes)
+    assert many.fits and (many.running_per_copy, many.users_waiting) == (held, 100 - held)
+    note = f"at most {held} requests at once here (the whole contexts its KV cache holds)"
+    assert any(note in n for n in many.notes)
+
+
+def test_past_max_num_seqs_vllm_queues_with_room_left_in_the_cache() -> None:
+    """2,000 users of 200-token conversations on an H100: the KV cache holds more than 2,000
+    of them, but vLLM's OpenAI server runs at most 1,024 requests on a card of 70 GiB or more
+    (get_batch_defaults, @99d7eb5): 976 wait, and the KV cache is not what binds."""
+    est = _estimate("H100 SXM5 80GB", users=2000, prompt_tokens=100, output_tokens=100)
+    assert est.max_users_fit > 2000 and est.fits
+    assert (est.running_per_copy, est.users_waiting) == (1024, 976)
+    assert est.binding.value != "kv_memory" and est.queue_wait_s > 0
+    assert any("(vLLM's default max_num_seqs)" in n for n in est.notes)

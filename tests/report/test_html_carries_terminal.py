@@ -162,7 +162,7 @@ def test_the_serving_page_shows_the_serving_figures_json_gives(tmp_path: Path) -
     text = page_text(page)
     assert f"time to first token {ms(s['ttft_s'])}" in text
     assert f"{s['tokens_per_s_per_user']:,.1f} tokens/s per user" in text
-    assert f"users whose contexts fit: {s['max_users_fit']}" in text
+    assert f"users whose contexts fit at once: {s['max_users_fit']}" in text
     assert f"KV cache {s['memory']['kv_per_user_gb']:.2f} GiB per user" in text
     assert doc["throughput"]["samples_per_s"] == s["tokens_per_s_total"]
     assert f"{s['tokens_per_s_total']:,.0f} output tokens/s in total" in text

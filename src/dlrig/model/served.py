@@ -21,6 +21,7 @@ from dlrig.model.result import MemoryEstimate
 from dlrig.model.serving import (
     ServingEstimate,
     ServingLimit,
+    binding_limit,
     cards,
     tensor_parallel_degree,
 )
@@ -119,7 +120,14 @@ def served_step(s: ServingEstimate) -> ServedStep:
         exposed[Bottleneck.GPU_MEMORY_BANDWIDTH] = attention
         if attention == 0.0:
             hidden.append(Bottleneck.GPU_MEMORY_BANDWIDTH)
-    bottleneck = LIMIT_STAGE[s.binding]
+    # Users queued for the KV cache (kv_memory) leave the running ones' step to its own
+    # stage; the other limits name theirs.
+    limit = (
+        binding_limit(parts, stalls)
+        if s.binding is ServingLimit.KV_MEMORY and s.fits
+        else s.binding
+    )
+    bottleneck = LIMIT_STAGE[limit]
 
     def without(stage: Bottleneck) -> float:
         # The step were the stage free: the roofline's other side shows, the rest stays.
@@ -165,12 +173,13 @@ def served_memory(
     s: ServingEstimate, spec: ServeSpec, layout: ServedLayout, card_bytes: float
 ) -> MemoryEstimate:
     """What one card holds: its share of a copy's weights (those not left in RAM), its share
-    of the KV cache of the copy's users, and the engine's reserve with the prefill's
-    activations. `fits` is the serving answer itself; the figures add up to it.
-    `max_batch_per_gpu` is the users one copy can hold."""
+    of the KV cache of the users the copy runs at once (those queued past it hold none), and
+    the engine's reserve with the prefill's activations. `fits` is the serving answer itself;
+    the figures add up to it. `max_batch_per_gpu` is the users one copy can hold."""
     ways = layout.gpus_per_copy
     weights = mem.weight_bytes(spec) * (1.0 - s.offloaded_fraction) / ways
-    kv = mem.kv_bytes_per_user(spec) * layout.users_per_copy / ways
+    held = layout.users_per_copy if not s.fits else min(layout.users_per_copy, s.running_per_copy)
+    kv = mem.kv_cache_bytes(spec, held) / ways
     reserve = mem.reserve_bytes_per_gpu(spec, card_bytes, ways)
     return MemoryEstimate(
         gpu_required_gb=bytes_to_gib(weights + kv + reserve),
@@ -183,8 +192,17 @@ def served_memory(
     )
 
 
+# A KV cache that cannot hold even one request: fewer users would not start the engine.
+NO_CONTEXT_ADVICE = (
+    "shorter contexts, an 8-bit KV cache (serve.kv_precision: fp8), a smaller weight format "
+    "(serve.quantization: fp8 or int4), or more GPU memory"
+)
+
+
 def served_advice(s: ServingEstimate) -> str:
     """What would move a serving build, by the limit that binds."""
+    if s.binding is ServingLimit.KV_MEMORY and not s.fits:
+        return NO_CONTEXT_ADVICE
     return ADVICE[s.binding]
 
 
@@ -192,5 +210,5 @@ def served_copy_gb(spec: ServeSpec) -> float:
     """GiB one model copy holds, on however many cards: the weights in their stored format,
     the KV cache of every asked user and one prefill chunk's activations (serving's units,
     dlrig.model.serving_memory), before the engine keeps its reserve on each card."""
-    held = mem.weight_bytes(spec) + mem.kv_bytes_per_user(spec) * spec.users
+    held = mem.weight_bytes(spec) + mem.kv_cache_bytes(spec, spec.users)
     return bytes_to_gib(held + mem.activation_bytes(spec))

@@ -153,13 +153,8 @@ ENGINES = {Engine.BATCHED: BATCHED, Engine.VLLM: VLLM, Engine.LOCAL: LOCAL}
 VLLM_LARGE_CARD_BYTES = gib_to_bytes(70)
 VLLM_MAX_NUM_SEQS = {False: 256, True: 1024}
 VLLM_MAX_BATCHED_TOKENS = {False: 2048, True: 8192}
-# Its prefix cache (on by default for generative models: vllm/engine/arg_utils.py
-# _set_default_chunked_prefill_and_prefix_caching_args, @99d7eb5) keeps whole blocks of 16
-# tokens (CacheConfig.block_size's default on CUDA), and a prompt found whole still computes
-# its last block: the hit is capped at the prompt less one token, in whole blocks
-# (vllm/v1/core/kv_cache_manager.py get_computed_blocks, "When all tokens hit the cache, we
-# must recompute the last token to obtain logits", @6a1acac).
-VLLM_BLOCK_TOKENS = 16
+# Its prefix cache skips the shared prefix's whole blocks and holds their KV once
+# (serving_memory.cached_prefix_tokens, VLLM_BLOCK_TOKENS).
 
 # The 80% interval a serving speed carries, measured / predicted, set as the training one is
 # (scripts/interval_band.py): the 10th and 90th percentile over the published points of every
@@ -219,10 +214,14 @@ class ServingEstimate:
     tokens_per_s_total: float
     batch1_tokens_per_s: float
     max_users_fit: int
+    running_per_copy: int  # requests one copy runs at once; the rest wait (users_waiting)
+    users_waiting: int  # of all the asked users, those waiting for a slot at any time
+    queue_wait_s: float  # a waiting user's time in the queue, part of ttft_s
     max_users_at_target: int | None
     min_tokens_per_s_per_user: float | None
     weights_gb: float
     kv_per_user_gb: float
+    kv_shared_gb: float  # the prompt prefix every user shares, held once per copy
     kv_per_token_per_layer_bytes: float
     kv_capacity_gb: float
     memory_available_gb: float
@@ -508,8 +507,7 @@ def vllm_batch_limits(c: Cards) -> tuple[int, int]:
 def vllm_computed_prompt_tokens(spec: ServeSpec) -> int:
     """Prompt tokens vLLM computes for a request whose first `shared_prefix_tokens` every
     request shares: the rest of the prompt once the cached whole blocks are skipped."""
-    reusable = min(spec.shared_prefix_tokens, spec.prompt_tokens - 1)
-    return spec.prompt_tokens - reusable // VLLM_BLOCK_TOKENS * VLLM_BLOCK_TOKENS
+    return spec.prompt_tokens - mem.cached_prefix_tokens(spec)
 
 
 def mixes_prefill(spec: ServeSpec) -> bool:
@@ -534,6 +532,53 @@ def mixed_step(spec: ServeSpec, c: Cards, users: int, *, own_prompt: bool) -> Mi
     demand = running * (1.0 + per_answer)
     share = 1.0 if demand <= max(budget, running) else budget / demand
     return MixedStep(running, max(users - running, 0), min(senders * per_answer, room), share)
+
+
+def queue_wait_s(users: int, running: int, answer_s: float) -> float:
+    """Seconds each request waits for a slot when `users` clients each ask again as soon as
+    an answer ends and `running` are served at once, an answer holding its slot `answer_s`:
+    by Little's law over the closed loop, (users - running) / running answers' time."""
+    return max(users - running, 0) / max(running, 1) * answer_s
+
+
+def queue_note(
+    spec: ServeSpec, c: Cards, running: int, waiting: int, wait_s: float, fit: int
+) -> str:
+    """What the estimate says of users past what the engine runs at once: vLLM's scheduler
+    admits a waiting request only while the KV cache has blocks for it and fewer than
+    max_num_seqs run (vllm/v1/core/sched/scheduler.py, Scheduler.schedule, @00024d3);
+    TensorRT-LLM's default capacity policy, GUARANTEED_NO_EVICT, starts a request only once
+    its whole context's blocks are free ("a started request is never paused", TensorRT-LLM
+    docs, performance-tuning-guide/useful-runtime-flags): the rest wait in its queue."""
+    capped = spec.engine is Engine.VLLM and vllm_batch_limits(c)[0] < fit
+    why = "vLLM's default max_num_seqs" if capped else "the whole contexts its KV cache holds"
+    engine = "vLLM" if spec.engine is Engine.VLLM else "the engine"
+    return (
+        f"{engine} runs at most {running} request{'s' * (running != 1)} at once here ({why}): "
+        f"the other {waiting} user{'s' * (waiting != 1)} wait for a slot, and as each asks "
+        f"again when its answer ends, every request queues {wait_s:.1f} s before its prompt "
+        "starts (in the time to first token)"
+    )
+
+
+def no_context_note(spec: ServeSpec, c: Cards, memory_bytes: float) -> str:
+    """Why a batched engine cannot serve even one request beside the weights: vLLM refuses
+    to start unless its KV cache holds one request of max_model_len ("To serve at least one
+    request with the model's max seq len ...", check_enough_kv_cache_memory in
+    vllm/v1/core/kv_cache_utils.py, @bbf906a), taken here as the request's own context,
+    the smallest max_model_len that serves it."""
+    room = mem.kv_capacity_bytes(spec, memory_bytes, c.count)
+    need = mem.kv_cache_bytes(spec, 1)
+    refusal = (
+        "vLLM refuses to start with a max_model_len its cache cannot hold once"
+        if spec.engine is Engine.VLLM
+        else "the engine can admit no request"
+    )
+    return (
+        f"one request's context ({spec.context_tokens:,} tokens, {bytes_to_gib(need):.2f} GiB "
+        f"of KV cache) does not fit the {bytes_to_gib(room):.2f} GiB the weights leave: "
+        f"{refusal}"
+    )
 
 
 def tpot_s(step_s: float, prefill_one_s: float, users: int, output_tokens: int) -> float:
@@ -678,7 +723,10 @@ def serving_estimate(
     offloaded = mem.offloaded_fraction(spec, memory_bytes, c.count)
     ram_gb = build.memory.size_gb if build.memory else None
     fits_weights = weights + c.count * mem.activation_bytes(spec) <= usable
-    fits = spec.users <= fit if spec.engine.is_batched else offloaded < 1.0
+    # A batched engine queues the users whose contexts its KV cache cannot hold at once
+    # (queue_note); it cannot serve at all only when the weights, or one whole context
+    # beside them, do not fit (no_context_note).
+    fits = fits_weights and fit >= 1 if spec.engine.is_batched else offloaded < 1.0
     if offloaded > 0:
         notes.append(
             f"{offloaded:.0%} of the weights stay in system RAM, read at "
@@ -698,24 +746,27 @@ def serving_estimate(
             decode_parts_s(spec, c, every.running, offloaded, host_gb_s, every.prefill_tokens)
         )
         per_copy_total = every.running * every.output_share / full_s
-        # Little's law over the closed loop: a user beyond max_num_seqs waits for a slot
-        # while the running answers, `output_tokens` steps each, finish.
-        queued_s = mix.waiting / mix.running * spec.output_tokens * full_s
+        running = mix.running
+        queued_s = queue_wait_s(spec.users, running, spec.output_tokens * full_s)
         ttft = queued_s + pre + (step if spec.users > 1 else 0.0)
         prefill_share = 0.0
-        if mix.waiting:
-            why = "max_num_seqs" if mix.running == vllm_batch_limits(c)[0] else "the KV cache"
-            notes.append(
-                f"vLLM runs at most {mix.running} requests at once here ({why}): "
-                f"{mix.waiting} users wait for a slot"
-            )
     else:
-        parts = decode_parts_s(spec, c, spec.users, offloaded, host_gb_s)
+        # Past the contexts its KV cache holds a batched server runs those and queues the
+        # rest; a local runner offloads layers to hold every user (offloaded_fraction).
+        running = min(spec.users, max(fit, 1)) if spec.engine.is_batched else spec.users
+        parts = decode_parts_s(spec, c, running, offloaded, host_gb_s)
         step = decode_step_s(parts)
-        tpot = tpot_s(step, pre, spec.users, spec.output_tokens)
-        ttft = pre + (step if spec.users > 1 else 0.0)
-        per_copy_total = total_tokens_per_s(step, pre, spec.users, spec.output_tokens)
-        prefill_share = (spec.users - 1) * pre / spec.output_tokens
+        tpot = tpot_s(step, pre, running, spec.output_tokens)
+        per_copy_total = total_tokens_per_s(step, pre, running, spec.output_tokens)
+        # A running request holds its slot for its prefill and `output_tokens` steps, each
+        # stretched by the other running users' prefills: output x step + running x prefill.
+        answer_s = spec.output_tokens * step + running * pre
+        queued_s = queue_wait_s(spec.users, running, answer_s)
+        ttft = queued_s + pre + (step if spec.users > 1 else 0.0)
+        prefill_share = (running - 1) * pre / spec.output_tokens
+    waiting = max(asked - replicas * running, 0) if fits else 0
+    if waiting:
+        notes.append(queue_note(spec, c, running * replicas, waiting, queued_s, fit))
     batch1 = 1.0 / _step_at(spec, c, 1, host_gb_s)
     target = spec.min_tokens_per_s_per_user
     at_target = None
@@ -724,9 +775,11 @@ def serving_estimate(
     if not fits_weights and spec.engine.is_batched:
         binding = ServingLimit.WEIGHT_MEMORY
         notes.append("the weights do not fit the cards: more or larger GPUs, or a smaller format")
+    elif spec.engine.is_batched and fit < 1:
+        binding = ServingLimit.KV_MEMORY
+        notes.append(no_context_note(spec, c, memory_bytes))
     elif spec.engine.is_batched and spec.users > fit:
         binding = ServingLimit.KV_MEMORY
-        notes.append(f"only {replicas * fit} users' contexts fit the KV cache")
     else:
         binding = binding_limit(parts, prefill_share)
     parallelism = "single GPU"
@@ -783,10 +836,14 @@ def serving_estimate(
         tokens_per_s_total=scale * per_copy_total,
         batch1_tokens_per_s=batch1,
         max_users_fit=replicas * fit,
+        running_per_copy=running,
+        users_waiting=waiting,
+        queue_wait_s=queued_s,
         max_users_at_target=at_target,
         min_tokens_per_s_per_user=target,
         weights_gb=bytes_to_gib(weights),
         kv_per_user_gb=bytes_to_gib(mem.kv_bytes_per_user(spec)),
+        kv_shared_gb=bytes_to_gib(mem.kv_shared_bytes(spec)),
         kv_per_token_per_layer_bytes=mem.kv_bytes_per_token_per_layer(spec),
         kv_capacity_gb=bytes_to_gib(replicas * mem.kv_capacity_bytes(spec, memory_bytes, c.count)),
         memory_available_gb=bytes_to_gib(replicas * usable),

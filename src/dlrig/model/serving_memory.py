@@ -42,6 +42,18 @@ LOCAL_WEIGHT_BITS = {
     WeightFormat.MXFP4: 4.0 + 8.0 / 32.0,
 }
 HEAD_BITS_BATCHED = 16.0
+# vLLM's automatic prefix caching (on by default for generative models: vllm/engine/
+# arg_utils.py _set_default_chunked_prefill_and_prefix_caching_args, @99d7eb5) hashes each
+# full block of 16 tokens (CacheConfig.block_size's default on CUDA) by its tokens and the
+# prefix before it, and a request whose prompt starts with a cached block points its block
+# table at that block and raises its reference count instead of allocating its own: the
+# blocks every request shares are held once ("Automatic Prefix Caching", docs.vllm.ai
+# design/prefix_caching). A prompt found whole still computes its last block: the hit is
+# capped at the prompt less one token, in whole blocks (vllm/v1/core/kv_cache_manager.py
+# get_computed_blocks, "When all tokens hit the cache, we must recompute the last token to
+# obtain logits", @6a1acac). SGLang's RadixAttention shares a common prefix the same way, token
+# by token (Zheng et al., "SGLang", arXiv:2312.07104).
+VLLM_BLOCK_TOKENS = 16
 KV_BYTES = {KVPrecision.BF16: 2, KVPrecision.FP16: 2, KVPrecision.FP8: 1, KVPrecision.INT8: 1}
 
 # What an engine keeps from each GPU for itself. vLLM's default gpu_memory_utilization is 0.90
@@ -110,10 +122,37 @@ def kv_bytes_per_token(spec: ServeSpec) -> float:
     return kv_bytes_per_token_per_layer(spec) * spec.layers
 
 
+def cached_prefix_tokens(spec: ServeSpec) -> int:
+    """Leading prompt tokens whose KV blocks every request shares, held once in the cache:
+    on vLLM the shared prefix's whole blocks up to the prompt less one token (its prefix
+    cache hits whole blocks and recomputes a prompt's last token, VLLM_BLOCK_TOKENS); 0 on
+    the batched profile, which computes every prompt whole (TensorRT-LLM's KV block reuse
+    is not modelled), and on llama.cpp, whose server gives each of its --parallel slots a
+    KV cache of its own (cache_prompt reuses a slot's own previous prompt, tools/server)."""
+    if spec.engine is not Engine.VLLM:
+        return 0
+    reusable = min(spec.shared_prefix_tokens, spec.prompt_tokens - 1)
+    return max(reusable, 0) // VLLM_BLOCK_TOKENS * VLLM_BLOCK_TOKENS
+
+
 def kv_bytes_per_user(spec: ServeSpec) -> float:
-    """KV cache of one finished conversation: prompt plus output tokens (a paged cache holds
-    what is used, so the full context is what each user finally needs)."""
-    return kv_bytes_per_token(spec) * spec.context_tokens
+    """KV cache one more user adds: its finished conversation, prompt plus output tokens (a
+    paged cache holds what is used, so the full context is what each user finally needs),
+    less the prefix blocks it shares with every other user (cached_prefix_tokens)."""
+    return kv_bytes_per_token(spec) * (spec.context_tokens - cached_prefix_tokens(spec))
+
+
+def kv_shared_bytes(spec: ServeSpec) -> float:
+    """KV cache of the prompt prefix every user shares, held once (cached_prefix_tokens)."""
+    return kv_bytes_per_token(spec) * cached_prefix_tokens(spec)
+
+
+def kv_cache_bytes(spec: ServeSpec, users: int) -> float:
+    """KV cache of `users` whole contexts on one copy: the shared prefix once, and each
+    user's own tokens."""
+    if users <= 0:
+        return 0.0
+    return kv_shared_bytes(spec) + users * kv_bytes_per_user(spec)
 
 
 def activation_bytes(spec: ServeSpec) -> float:
@@ -152,9 +191,10 @@ def reserve_bytes_per_gpu(spec: ServeSpec, memory_bytes: float, gpus: int) -> fl
 
 
 def max_users_fit(spec: ServeSpec, memory_bytes: float, gpus: int) -> int:
-    """The most users whose whole contexts fit in the KV cache at once."""
-    per_user = kv_bytes_per_user(spec)
-    return math.floor(kv_capacity_bytes(spec, memory_bytes, gpus) / per_user)
+    """The most users whose whole contexts fit in the KV cache at once, the prefix they
+    share held once among them."""
+    room = kv_capacity_bytes(spec, memory_bytes, gpus) - kv_shared_bytes(spec)
+    return max(math.floor(room / kv_bytes_per_user(spec)), 0)
 
 
 def offloaded_fraction(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
@@ -163,6 +203,6 @@ def offloaded_fraction(spec: ServeSpec, memory_bytes: float, gpus: int) -> float
     if spec.engine.is_batched:
         return 0.0
     room = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec))
-    room -= kv_bytes_per_user(spec) * spec.users
+    room -= kv_cache_bytes(spec, spec.users)
     weights = weight_bytes(spec)
     return min(max(1.0 - room / weights, 0.0), 1.0)

@@ -1,20 +1,32 @@
 """The planner's view of a serving workload (issue 14): a build is feasible when the asked
-users' contexts fit and each user gets the asked speed; it is ranked by output tokens/s in
-total, and the serving limit that binds travels with it. Every figure is the estimate's own
-(dlrig.model.served): the rate, the run and its energy are the same output tokens/s."""
+users' contexts fit at once and each user gets the asked speed; it is ranked by output
+tokens/s in total, and the serving limit that binds travels with it. Every figure is the
+estimate's own (dlrig.model.served): the rate, the run and its energy are the same output
+tokens/s.
+
+`estimate` runs a batched engine past its KV cache, the users beyond it queued (their wait in
+the time to first token); a plan does not size a build that way. Who asks for N concurrent
+users buys memory for N contexts: a queue turns into seconds before the first token that no
+per-user speed target sees, so a build whose cache holds fewer than the asked users is not
+offered (vLLM's max_num_seqs, a setting and not the hardware, does not count against it).
+"""
 
 from __future__ import annotations
 
 from dlrig.model.result import Estimate
 from dlrig.model.serving import ServingEstimate
 from dlrig.plan.evaluate import Outcome
+from dlrig.workloads.serving import Engine
 
 
 def meets_targets(serving: ServingEstimate) -> bool:
-    """The asked users fit and each gets at least the asked tokens/s."""
+    """Every asked user's context fits at once, none queued for the KV cache, and each gets
+    at least the asked tokens/s."""
     target = serving.min_tokens_per_s_per_user
     fast_enough = target is None or serving.tokens_per_s_per_user >= target
-    return serving.fits and fast_enough
+    # A local runner holds every user by leaving layers in RAM (its `fits`).
+    holds_all = serving.engine == Engine.LOCAL.value or serving.max_users_fit >= serving.users
+    return serving.fits and holds_all and fast_enough
 
 
 def serving_outcome(est: Estimate) -> Outcome:

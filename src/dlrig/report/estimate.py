@@ -276,7 +276,10 @@ def cannot_run_line(est: Estimate) -> str:
     """Why a job that does not fit has no speed, run time or energy."""
     s = est.serving
     if s is not None and s.binding.value == "kv_memory":
-        why = f"only {s.max_users_fit} of {s.users} users' contexts fit the KV cache"
+        why = (
+            f"not even one request's {s.prompt_tokens + s.output_tokens:,}-token context fits "
+            "the KV cache beside the weights, so the engine cannot start"
+        )
     elif s is not None and s.engine == "local" and s.offloaded_fraction >= 1.0:
         why = "the users' KV cache alone fills the cards, with every layer in RAM"
     elif s is not None and s.engine == "local":
@@ -383,18 +386,26 @@ def compare_renderable(
     rows = list(zip(values, estimates, strict=True))
     if as_built is not None:
         rows.insert(0, ("(as built)", as_built))
+    # A serving job's time to first token, where users queued past the KV cache wait: the
+    # tokens/s of more users than it holds stays put while their first token recedes.
+    serving = first is not None and first.serving is not None
     cells = []
     for v, e in rows:
+        ttft = "-"
         if not e.runs:
             speed, step, run, cost = "none", "-", "-", "-"
         else:
             change = "" if e is as_built or not base else f" ({e.samples_per_s / base - 1:+.1%})"
             speed, step = f"{rate(e.samples_per_s)}{change}", ms(e.step_time_s)
             run, cost = hours(e.run.time_h), f"{e.run.energy_cost:,.2f}"
+            ttft = ms(e.serving.ttft_s) if e.serving is not None else "-"
         fits = f"{e.memory.gpu_required_gb:.1f}" + ("" if e.memory.fits else " NO")
-        cells.append([str(v), step, speed, e.bottleneck.value, fits, run, cost])
+        row = [str(v), step, speed, e.bottleneck.value, fits, run, cost]
+        cells.append([*row[:2], ttft, *row[2:]] if serving else row)
     currency = (first.run.currency if first is not None else "").strip()
     headers = ["value", "step", unit, "bottleneck", "GB", "run", f"cost {currency}".strip()]
+    if serving:
+        headers.insert(2, "TTFT")
     table = Table(
         title=f"what if {key} = ...",
         title_justify="left",

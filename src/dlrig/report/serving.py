@@ -55,6 +55,9 @@ def serving_dict(est: Estimate, s: ServingEstimate) -> dict[str, Any]:
         "tokens_per_s_total": speed(s.tokens_per_s_total),
         "batch1_tokens_per_s": speed(s.batch1_tokens_per_s),
         "max_users_fit": s.max_users_fit,
+        "users_running": s.users - s.users_waiting if runs else None,
+        "users_waiting": s.users_waiting if runs else None,
+        "queue_wait_s": speed(s.queue_wait_s),
         "min_tokens_per_s_per_user": s.min_tokens_per_s_per_user,
         "max_users_at_target": s.max_users_at_target,
         "binding": s.binding.value,
@@ -62,6 +65,7 @@ def serving_dict(est: Estimate, s: ServingEstimate) -> dict[str, Any]:
         "memory": {
             "weights_gb": s.weights_gb,
             "kv_per_user_gb": s.kv_per_user_gb,
+            "kv_shared_gb": s.kv_shared_gb,
             "kv_per_token_per_layer_bytes": s.kv_per_token_per_layer_bytes,
             "kv_capacity_gb": s.kv_capacity_gb,
             "available_gb": s.memory_available_gb,
@@ -205,24 +209,47 @@ def serving_head(est: Estimate, s: ServingEstimate) -> str:
 
 
 def memory_line(est: Estimate, s: ServingEstimate) -> str:
-    """One card's memory: weights, the KV cache of the users it holds, the engine's reserve."""
+    """One card's memory: weights, the KV cache of the users it runs at once, the engine's
+    reserve."""
     m = est.memory
-    users = est.batch_per_gpu
+    users = held_users(est, s)
+    shared = (
+        f", the shared prompt prefix's {s.kv_shared_gb:.2f} GiB held once" if s.kv_shared_gb else ""
+    )
     line = (
         f"GPU memory per card: {m.gpu_required_gb:.1f} GiB needed of {m.gpu_available_gb:g} GiB "
         f"({'fits' if m.fits else 'DOES NOT FIT'}; weights {m.model_states_gb:.1f}, KV cache "
-        f"{m.activations_gb:.1f} for {users} user{'s' * (users != 1)}, engine reserve "
-        f"{m.overhead_gb:.1f}); KV cache {s.kv_per_user_gb:.2f} GiB per user "
-        f"({s.kv_per_token_per_layer_bytes:,.0f} B per token per layer)"
+        f"{m.activations_gb:.1f} for {_users(users)}{' at once' * bool(s.users_waiting)}, "
+        f"engine reserve {m.overhead_gb:.1f}); KV cache {s.kv_per_user_gb:.2f} GiB per user "
+        f"({s.kv_per_token_per_layer_bytes:,.0f} B per token per layer{shared})"
     )
     if s.offloaded_fraction > 0:
         line += f"; {s.offloaded_fraction:.0%} of the weights in system RAM"
     return line
 
 
+def _users(n: int) -> str:
+    return f"{n} user{'s' * (n != 1)}"
+
+
+def held_users(est: Estimate, s: ServingEstimate) -> int:
+    """Users one model copy holds in its KV cache: those it runs at once when the others
+    queue, else every user it serves."""
+    if not est.runs:
+        return est.batch_per_gpu
+    return min(est.batch_per_gpu, s.running_per_copy)
+
+
 def users_line(s: ServingEstimate) -> str:
-    """How many users' contexts fit, and how many keep the asked speed."""
-    line = f"users whose contexts fit: {s.max_users_fit} (asked: {s.users})"
+    """How many users' contexts fit at once, how many wait for a slot, and how many keep
+    the asked speed."""
+    line = f"users whose contexts fit at once: {s.max_users_fit} (asked: {s.users})"
+    if s.fits and s.users_waiting:
+        # Past the cache, or, with room for all, vLLM's cap on running requests.
+        capped = " (vLLM's default max_num_seqs)" if s.max_users_fit >= s.users else ""
+        line += (
+            f"; {s.users - s.users_waiting} run at once{capped}, {s.users_waiting} wait for a slot"
+        )
     if s.min_tokens_per_s_per_user is not None:
         line += (
             f"; at {s.min_tokens_per_s_per_user:g} tokens/s each: {s.max_users_at_target} "
@@ -233,8 +260,9 @@ def users_line(s: ServingEstimate) -> str:
 
 def speed_lines(est: Estimate, s: ServingEstimate) -> list[str]:
     """Time to first token and the tokens/s in total and per user (a job that fits)."""
+    queued = f", {ms(s.queue_wait_s)} waiting for a slot" if s.users_waiting else ""
     return [
-        f"time to first token {ms(s.ttft_s)} (a prompt's prefill {ms(s.prefill_s)})",
+        f"time to first token {ms(s.ttft_s)} (a prompt's prefill {ms(s.prefill_s)}{queued})",
         f"throughput: {est.samples_per_s:,.0f} output tokens/s in total "
         f"({est.samples_per_s_low:,.0f}-{est.samples_per_s_high:,.0f}, 80% interval)",
         f"{s.tokens_per_s_per_user:,.1f} tokens/s per user ({s.batch1_tokens_per_s:,.1f} for a "

@@ -224,7 +224,10 @@ def host_parameter_server(f: Facts) -> Iterator[Judgement]:
 
 def _serving_memory(f: Facts) -> Iterator[Judgement]:
     """GPU.4 for a serving workload (issue 14): the weights in their stored format, split over
-    the cards, must fit (else error); the asked users' KV cache should (else warning)."""
+    the cards, must fit, and on a batched engine one request's whole context beside them (vLLM
+    will not start otherwise), else error; the asked users' KV cache should fit at once, else
+    a warning that the engine queues the users past it (a batched engine admits a request
+    only when the cache has room for it) and what that adds to their first token."""
     from dlrig.model.serving import ServingLimit, serving_estimate
 
     w = f.workload
@@ -236,14 +239,16 @@ def _serving_memory(f: Facts) -> Iterator[Judgement]:
     evidence = {
         "weights_gb": round(est.weights_gb, 2),
         "kv_per_user_gb": round(est.kv_per_user_gb, 3),
+        "kv_shared_gb": round(est.kv_shared_gb, 3),
         "available_gb": round(est.memory_available_gb, 2),
         "users": est.users,
         "max_users_fit": est.max_users_fit,
         "offloaded_fraction": round(est.offloaded_fraction, 3),
     }
+    shared = f", {est.kv_shared_gb:.2f} GiB shared prefix held once" if est.kv_shared_gb else ""
     message = (
         f"{w.name} in {est.quantization}: {est.weights_gb:.1f} GiB of weights and "
-        f"{est.kv_per_user_gb:.2f} GiB of KV cache per user on {est.gpus} x {est.gpu} "
+        f"{est.kv_per_user_gb:.2f} GiB of KV cache per user{shared} on {est.gpus} x {est.gpu} "
         f"({est.memory_available_gb:.0f} GiB usable, {est.parallelism})"
     )
     if est.binding is ServingLimit.WEIGHT_MEMORY or (not est.fits and est.engine == "local"):
@@ -254,10 +259,22 @@ def _serving_memory(f: Facts) -> Iterator[Judgement]:
             "runner that offloads to RAM (serve.engine=local)",
         )
     elif not est.fits:
-        yield warning(
-            message + f": only {est.max_users_fit} of {est.users} users' contexts fit",
+        yield error(
+            message + f": not even one request's {est.prompt_tokens + est.output_tokens:,}-token "
+            "context fits the KV cache beside the weights, so the engine cannot start",
             evidence,
-            "fewer users, shorter contexts, an fp8 KV cache, or more GPU memory",
+            "shorter contexts, an fp8 KV cache (--set serve.kv_precision=fp8), a smaller weight "
+            "format, or more GPU memory",
+        )
+    elif est.users > est.max_users_fit and est.engine != "local":
+        engine = "vLLM" if est.engine == "vllm" else "the batched engine"
+        yield warning(
+            message + f": only {est.max_users_fit} of {est.users} users' contexts fit at once; "
+            f"{engine} runs those and queues the other {est.users - est.max_users_fit}: "
+            f"each request waits {est.queue_wait_s:.1f} s for a slot before its prompt starts",
+            evidence,
+            "to serve them all at once: fewer users, shorter contexts, an fp8 KV cache, or "
+            "more GPU memory",
         )
     else:
-        yield info(message + f": fits, up to {est.max_users_fit} users", evidence)
+        yield info(message + f": fits, up to {est.max_users_fit} users at once", evidence)

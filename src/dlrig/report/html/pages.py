@@ -119,7 +119,11 @@ def memory_bar(est: Estimate) -> Markup:
     where = "RAM" if est.device_is_cpu else "GPU memory"
     names = ("model states", "activations", "overhead")
     if est.serving is not None:
-        names = ("weights", f"KV cache ({_count(est.batch_per_gpu, 'user')})", "engine reserve")
+        from dlrig.report.serving import held_users
+
+        held = _count(held_users(est, est.serving), "user")
+        at_once = " at once" if est.serving.users_waiting and est.runs else ""
+        names = ("weights", f"KV cache ({held}{at_once})", "engine reserve")
     return stacked_bars(
         f"{where} per GPU: {m.gpu_required_gb:.1f} GiB needed of {m.gpu_available_gb:g} GiB",
         [
@@ -166,12 +170,15 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
     s = est.serving
     if s is not None:
         return [
-            ("time to first token", ms(s.ttft_s), _count(s.users, "user")),
+            ("time to first token", ms(s.ttft_s), _count(s.users, "user")
+             + (f"; {ms(s.queue_wait_s)} of it waiting for a slot" if s.users_waiting else "")),
             ("time per output token", ms(est.step_time_s), f"binds: {s.binding.value}"),
             ("throughput", f"{est.samples_per_s:,.0f} tokens/s",
              f"interval {est.samples_per_s_low:,.0f}-{est.samples_per_s_high:,.0f}; "
              f"{s.tokens_per_s_per_user:,.1f} per user"),
-            ("users that fit", f"{s.max_users_fit}", f"asked: {s.users}"),
+            ("users that fit at once", f"{s.max_users_fit}",
+             f"asked: {s.users}"
+             + (f"; {s.users_waiting} wait for a slot" if s.users_waiting else "")),
             *_load_facts(s.load),
             memory, run,
         ]  # fmt: skip
