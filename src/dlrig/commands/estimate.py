@@ -240,7 +240,7 @@ def _memory_note(est: Any, checked: Any) -> str | None:
         return None
     if finding is None or finding.severity is Severity.INFO:
         m = est.memory
-        return f"DOES NOT FIT: {m.gpu_required_gb:.1f} GB needed of {m.gpu_available_gb:g} GB"
+        return f"DOES NOT FIT: {m.gpu_required_gb:.1f} GiB needed of {m.gpu_available_gb:g} GiB"
     fix = f"; fix: {finding.fix}" if finding.fix else ""
     head = f"{finding.rule} {finding.severity.value}"
     head = head if est.runs else f"DOES NOT FIT ({head})"

@@ -403,7 +403,7 @@ def compare_renderable(
         row = [str(v), step, speed, e.bottleneck.value, fits, run, cost]
         cells.append([*row[:2], ttft, *row[2:]] if serving else row)
     currency = (first.run.currency if first is not None else "").strip()
-    headers = ["value", "step", unit, "bottleneck", "GB", "run", f"cost {currency}".strip()]
+    headers = ["value", "step", unit, "bottleneck", "GiB", "run", f"cost {currency}".strip()]
     if serving:
         headers.insert(2, "TTFT")
     table = Table(
