@@ -14,10 +14,15 @@ in the fields a user has:
   in every precision (cmdline_helper.py `--data_format` default NHWC), MXNet's float16 runs
   (runner: conv, batchnorm and pooling layouts NHWC), PaddlePaddle's AMP runs (the README's
   benchmark command passes `--data-layout NHWC`);
-- XLA as `kernels: compile`: XLA's auto-clustering fuses chains of element-wise and
-  normalisation ops into generated kernels, the fusion torch.compile's Inductor does
-  (TensorFlow's training_perf.sh and run_squad.sh pass `--xla` / `--use_xla` /
-  `--enable_xla`);
+- XLA as `kernels: xla` (TensorFlow's training_perf.sh and run_squad.sh pass `--xla` /
+  `--use_xla` / `--enable_xla`, auto-clustering): element-wise chains fused, each reduction
+  (softmax, LayerNorm) ending a fusion, dropout's random numbers made by a TensorFlow kernel
+  outside the clusters (dlrig.model.layers XLA_*), a convnet's batch norm fused with its
+  ReLU and add (dlrig.workloads.kernels);
+- cuDNN's fused batch norm + ReLU and batch norm + add + ReLU as `fused_norm_activation`
+  where the code turns them on: MXNet's float16 runs (runner: `--fuse-bn-relu 1
+  --fuse-bn-add-relu 1`), PaddlePaddle's AMP runs (program.py: `fuse_bn_act_ops`,
+  `fuse_bn_add_act_ops`);
 - synthetic data: DGX hosts feed these jobs with DALI on the GPU or tf.data, and the tables
   time steady-state training; each data-parallel job on the DGX's NVLink.
 All of this was settled before the first prediction was made; no constant of the model was set
@@ -55,6 +60,11 @@ SOURCE = "dle_frameworks"
 # A100's NVSwitch; the 80 GB A100 tables ran the 640 GB DGX A100, the same chassis and switch).
 PLATFORMS = {"Volta": "NVIDIA DGX-1 (V100)", "Ampere": "NVIDIA DGX A100 (320GB)"}
 PRECISIONS = {"amp": "fp16", "tf32": "tf32", "fp32": "fp32"}
+# Frameworks whose ResNet-50 scripts call cuDNN's fused batch norm-activation kernels in their
+# mixed-precision runs only (MXNet runner: `--fuse-bn-relu 1 --fuse-bn-add-relu 1` under
+# `--dtype float16`; PaddlePaddle program.py: `fuse_bn_act_ops`, `fuse_bn_add_act_ops` under
+# `args.amp`); NVIDIA/DeepLearningExamples @729963dd.
+FUSED_NORM_ACTIVATION = {"mxnet", "paddle"}
 
 
 @dataclass(frozen=True)
@@ -112,7 +122,9 @@ def workload_doc(row: Row) -> dict[str, object]:
     if row.layout == "NHWC":
         doc["memory_format"] = "channels_last"
     if row.xla:
-        doc["kernels"] = "compile"
+        doc["kernels"] = "xla"
+    if row.framework in FUSED_NORM_ACTIVATION and row.precision == "amp":
+        doc["fused_norm_activation"] = True
     return doc
 
 
@@ -151,8 +163,9 @@ def main() -> None:
         "",
         f"{len(rows)} rows from `bench/data/dle_frameworks.csv`: {title}. dlrig has no "
         "framework field: each row is predicted as its scripts ran it, in the fields a user "
-        "has (NHWC as `memory_format: channels_last`, XLA as `kernels: compile`, synthetic "
-        "data, the DGX's NVLink). No row is left out.",
+        "has (NHWC as `memory_format: channels_last`, XLA as `kernels: xla`, cuDNN's fused "
+        "batch norm-ReLU where MXNet's and PaddlePaddle's AMP scripts turn it on as "
+        "`fused_norm_activation`, synthetic data, the DGX's NVLink). No row is left out.",
         "",
         f"- {title}: {provenance.status([SOURCE])}",
         "",

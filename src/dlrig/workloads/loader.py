@@ -400,6 +400,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         cuda_graphs=wf.cuda_graphs,
         kernels=wf.kernels,
         bias_epilogue=wf.bias_epilogue,
+        fused_norm_activation=wf.fused_norm_activation,
         finetune=method,
         trainable_fraction=fraction,
         fp32_adapters=method is not FinetuneMethod.FULL and adapter_precision == "fp32",
