@@ -25,8 +25,10 @@ in the fields a user has:
   `fuse_bn_add_act_ops`);
 - synthetic data: DGX hosts feed these jobs with DALI on the GPU or tf.data, and the tables
   time steady-state training; each data-parallel job on the DGX's NVLink.
-All of this was settled before the first prediction was made; no constant of the model was set
-looking at these rows (bench/provenance.toml). Writes bench/results/frameworks.md.
+The job fields were settled before the first prediction was made; `kernels: xla` and
+`fused_norm_activation` were counted from the code later, with these rows' errors in view, so
+the source is calibration for them (bench/provenance.toml says how). Writes
+bench/results/frameworks.md.
 """
 
 from __future__ import annotations
@@ -157,7 +159,7 @@ def main() -> None:
     errors = [p / r.measured - 1.0 for r, p in zip(rows, predicted, strict=True)]
     title = provenance.sources()[SOURCE].title
     lines = [
-        "# Accuracy of `dlrig estimate` on TensorFlow, MXNet and PaddlePaddle training (held out)",
+        "# Accuracy of `dlrig estimate` on TensorFlow, MXNet and PaddlePaddle training",
         "",
         f"Command: `.venv/bin/python bench/bench_frameworks.py` ({dt.date.today()}, {machine()}).",
         "",

@@ -38,6 +38,19 @@ def test_compile_sets_no_job_field_and_reduce_overhead_adds_cuda_graphs() -> Non
     assert _job(kernels="compile-reduce-overhead").cuda_graphs
 
 
+def test_compilers_fuse_a_convnets_batch_norm_with_its_relu_and_add() -> None:
+    """Inductor decomposes a training batch norm into its reductions and one element-wise
+    normalisation the ReLU and the add join (torch/_decomp native_batch_norm); XLA's GPU
+    backend expands it the same way (xla/service/batchnorm_expander.cc): both set
+    fused_norm_activation, eager does not, and a file's own `false` wins."""
+    resnet = {"model": "resnet50"}
+    assert not resolve_workload({**resnet, "kernels": "eager"}, "t").fused_norm_activation
+    for library in ("compile", "compile-reduce-overhead", "xla"):
+        assert resolve_workload({**resnet, "kernels": library}, "t").fused_norm_activation
+    own = resolve_workload({**resnet, "kernels": "xla", "fused_norm_activation": False}, "t")
+    assert own.kernels is KernelLibrary.XLA and not own.fused_norm_activation
+
+
 def test_liger_sets_its_fused_linear_cross_entropy_and_swiglu() -> None:
     """Liger's apply_liger_kernel_to_llama defaults (linkedin/Liger-Kernel): fused linear
     cross-entropy over cdiv(V, H) chunks (ops/fused_linear_cross_entropy.py: Llama 3's

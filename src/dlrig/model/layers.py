@@ -154,11 +154,15 @@ XLA_SCORE_KERNELS = 6.0
 # its LayerNorm is a reduction fusion (mean and mean square, sibling reductions in one
 # kernel) reading the input and the residual (2h) and a normalising fusion reading them again
 # and writing the sum the backward needs and the normed output (4h); the dropout before it
-# reads its random numbers, which a random kernel wrote (2h); the context's transpose before
-# the output projection (2h): 2 x (6h + 2h) + 2h = 18h, in 2 x 3 + 1 kernels. The biases and
-# GELU join the fusions after their matmuls (GELU reads and writes f, 2f, one kernel).
-XLA_LAYER_ELEMS_PER_HIDDEN = 18.0
-XLA_LAYER_KERNELS = 7.0
+# reads its random numbers, which a random kernel wrote (2h); Q, K and V each go from the
+# matmul's token-major layout to the head-major one a batched GEMM takes (DLE TensorFlow BERT
+# modeling.py transpose_for_scores: tf.transpose to [B, N, S, H]; a batched dot over two batch
+# dimensions needs them contiguous), a fusion with the bias add that reads and writes each
+# (3 x 2h); the context's transpose back before the output projection (2h):
+# 2 x (6h + 2h) + 6h + 2h = 24h, in 2 x 3 + 3 + 1 kernels. The other biases and GELU join
+# the fusions after their matmuls (GELU reads and writes f, 2f, one kernel).
+XLA_LAYER_ELEMS_PER_HIDDEN = 24.0
+XLA_LAYER_KERNELS = 10.0
 # A convnet's batch norm with its ReLU (and the residual add before it) in one kernel
 # (`fused_norm_activation`: cuDNN's fused batch norm as MXNet's --fuse-bn-relu and
 # --fuse-bn-add-relu and PaddlePaddle's fuse_bn_act_ops / fuse_bn_add_act_ops call it;
