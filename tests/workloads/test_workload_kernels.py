@@ -127,8 +127,13 @@ def test_every_library_resolves_on_every_kind_of_model(library: str) -> None:
 
 def test_a_library_on_a_convnet_says_its_layers_stay_eager() -> None:
     """The per-layer counts are a transformer layer's: on ResNet-50 `kernels: compile` changes
-    no layer, and the estimate says so rather than passing it over."""
+    no layer, and the estimate says so rather than passing it over, naming the job field it
+    does set (its fused batch norm) unless the file turned that off."""
     said = resolve_workload({"model": "resnet50", "kernels": "compile"}, "test").assumptions
-    assert any(a.startswith("kernels compile: counted per transformer layer") for a in said)
+    note = next(a for a in said if a.startswith("kernels compile: counted per transformer layer"))
+    assert note.endswith("apply (fused_norm_activation)")
+    off = {"model": "resnet50", "kernels": "xla", "fused_norm_activation": False}
+    said = resolve_workload(off, "test").assumptions
+    assert any(a.startswith("kernels xla") and a.endswith("apply") for a in said)
     plain = resolve_workload({"model": "resnet50"}, "test").assumptions
     assert not any(a.startswith("kernels") for a in plain)
