@@ -55,6 +55,22 @@ def test_a_row_runs_as_its_scripts_say() -> None:
     assert bert["kernels"] == "xla" and "fused_norm_activation" not in bert
 
 
+def test_paddle_bert_runs_as_its_program_builds_it() -> None:
+    """PaddlePaddle's BERT program.py: under AMP, fuse_dot_product_attention (cuDNN's fused
+    attention; run_squad.sh's fuse_mha defaults to true) and fuse_gemm_epilogue; at TF32
+    neither, each bias an elementwise_add of its own."""
+    rows = {r.label: r for r in fw.read_rows()}
+    amp, tf32 = (
+        fw.resolve_workload(
+            fw.workload_doc(rows[f"paddle bert_large_squad {p} 1x A100 SXM4 80GB"]), "t"
+        )
+        for p in ("amp", "tf32")
+    )
+    assert amp.flash_attention and amp.native_attention and amp.bias_epilogue
+    assert not tf32.flash_attention and not tf32.bias_epilogue
+    assert (amp.batch_size, tf32.name) == (32, "bert-large-squad (paddle)")
+
+
 def test_bench_accuracy_counts_every_row_as_a_training_source() -> None:
     pairs = held_out.ADAPTERS["dle_frameworks"]()
     assert len(pairs) == 64
