@@ -38,6 +38,19 @@ def test_compile_sets_no_job_field_and_reduce_overhead_adds_cuda_graphs() -> Non
     assert _job(kernels="compile-reduce-overhead").cuda_graphs
 
 
+def test_compilers_fuse_a_convnets_batch_norm_with_its_relu_and_add() -> None:
+    """Inductor decomposes a training batch norm into its reductions and one element-wise
+    normalisation the ReLU and the add join (torch/_decomp native_batch_norm); XLA's GPU
+    backend expands it the same way (xla/service/batchnorm_expander.cc): both set
+    fused_norm_activation, eager does not, and a file's own `false` wins."""
+    resnet = {"model": "resnet50"}
+    assert not resolve_workload({**resnet, "kernels": "eager"}, "t").fused_norm_activation
+    for library in ("compile", "compile-reduce-overhead", "xla"):
+        assert resolve_workload({**resnet, "kernels": library}, "t").fused_norm_activation
+    own = resolve_workload({**resnet, "kernels": "xla", "fused_norm_activation": False}, "t")
+    assert own.kernels is KernelLibrary.XLA and not own.fused_norm_activation
+
+
 def test_liger_sets_its_fused_linear_cross_entropy_and_swiglu() -> None:
     """Liger's apply_liger_kernel_to_llama defaults (linkedin/Liger-Kernel): fused linear
     cross-entropy over cdiv(V, H) chunks (ops/fused_linear_cross_entropy.py: Llama 3's
@@ -114,8 +127,13 @@ def test_every_library_resolves_on_every_kind_of_model(library: str) -> None:
 
 def test_a_library_on_a_convnet_says_its_layers_stay_eager() -> None:
     """The per-layer counts are a transformer layer's: on ResNet-50 `kernels: compile` changes
-    no layer, and the estimate says so rather than passing it over."""
+    no layer, and the estimate says so rather than passing it over, naming the job field it
+    does set (its fused batch norm) unless the file turned that off."""
     said = resolve_workload({"model": "resnet50", "kernels": "compile"}, "test").assumptions
-    assert any(a.startswith("kernels compile: counted per transformer layer") for a in said)
+    note = next(a for a in said if a.startswith("kernels compile: counted per transformer layer"))
+    assert note.endswith("apply (fused_norm_activation)")
+    off = {"model": "resnet50", "kernels": "xla", "fused_norm_activation": False}
+    said = resolve_workload(off, "test").assumptions
+    assert any(a.startswith("kernels xla") and a.endswith("apply") for a in said)
     plain = resolve_workload({"model": "resnet50"}, "test").assumptions
     assert not any(a.startswith("kernels") for a in plain)

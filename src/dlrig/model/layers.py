@@ -131,6 +131,53 @@ FUSED_SCORE_PASSES = 4.0
 # dP and P and writes dS (3), QK^T's gradients read dS twice (2).
 FUSED_SCORE_BACKWARD_PASSES = 7.0
 FUSED_SCORE_KERNELS = 3.0
+# TensorFlow's XLA auto-clustering (`kernels: xla`) fuses element-wise chains, but on the
+# GPU a reduction's result reaches its consumers only through memory (XLA's fusion pass
+# fuses producers into a reduction, not the reduction into its consumers), and it leaves
+# stateful random ops out of its clusters ("XLA's RNG does not have the same seeding behavior
+# as TensorFlow's RNG ... So we avoid auto-clustering stateful RNG ops",
+# tensorflow/compiler/jit/compilability_check_util.h, allow_stateful_rng_ops): tf.nn.dropout's
+# RandomUniform runs as a TensorFlow kernel writing one number per element, which the fused
+# kernel reads. Per score element, forward: QK^T writes S (1); the softmax's max and sum
+# fusions read S (2); the normalising fusion reads it (1), reads the dropout's random numbers
+# (1) and writes the probabilities the softmax's gradient needs (1) and the dropped ones AV
+# reads (1); the random kernel writes (1); AV reads (1) = 9, in 6 kernels (QK^T, 3 fusions,
+# the random kernel, AV).
+XLA_SCORE_PASSES = 9.0
+# Backward: AV's gradients write dP (1) and V's reads the dropped probabilities (1); the
+# softmax gradient (TensorFlow's SoftmaxGrad, (dP - sum(dP * P)) * P) is a reduction fusion
+# reading dP, the random numbers and P (3) and an element-wise one reading them again and
+# writing dS (4); QK^T's two gradients read dS (2) = 11.
+XLA_SCORE_BACKWARD_PASSES = 11.0
+XLA_SCORE_KERNELS = 6.0
+# The BERT/GPT layer's hidden-wide work under XLA, per token, forward: each residual add with
+# its LayerNorm is a reduction fusion (mean and mean square, sibling reductions in one
+# kernel) reading the input and the residual (2h) and a normalising fusion reading them again
+# and writing the sum the backward needs and the normed output (4h); the dropout before it
+# reads its random numbers, which a random kernel wrote (2h); Q, K and V each go from the
+# matmul's token-major layout to the head-major one a batched GEMM takes (DLE TensorFlow BERT
+# modeling.py transpose_for_scores: tf.transpose to [B, N, S, H]; a batched dot over two batch
+# dimensions needs them contiguous), a fusion with the bias add that reads and writes each
+# (3 x 2h); the context's transpose back before the output projection (2h):
+# 2 x (6h + 2h) + 6h + 2h = 24h, in 2 x 3 + 3 + 1 kernels. The other biases and GELU join
+# the fusions after their matmuls (GELU reads and writes f, 2f, one kernel).
+XLA_LAYER_ELEMS_PER_HIDDEN = 24.0
+XLA_LAYER_KERNELS = 10.0
+# A convnet's batch norm with its ReLU (and the residual add before it) in one kernel
+# (`fused_norm_activation`: cuDNN's fused batch norm as MXNet's --fuse-bn-relu and
+# --fuse-bn-add-relu and PaddlePaddle's fuse_bn_act_ops / fuse_bn_add_act_ops call it;
+# XLA's and Inductor's fusion of the normalisation with what follows). Counted on ResNet's
+# bottleneck in element moves per conv-output element (channels 1:1:4 over its three convs):
+# eager, a conv's write (1), BN's statistics read (1), BN's read and write (2), ReLU's read
+# and write (2) = 6 forward, 8 backward (ReLU's gradient reads 2 and writes 1, BN's reads 2
+# for its reductions, then 2 and writes 1); after the third conv the add reads 2 and writes
+# 1 (forward 9), and the branches' gradients are summed (backward 11). Fused: forward 4 (a
+# write, the statistics' read, one read and write), 5 after the third conv (the residual read
+# too); backward 7 (ReLU's mask read with BN's), 11 after the third conv (the residual's
+# gradient written, then summed). A projection's BN (no ReLU) moves 4 and 5 either way. Over
+# a block, 12 of ResNet-50's 16 without a projection: eager 48 + 60, fused 28 + 58; the 4 with
+# one: 64 + 80 and 44 + 78; (12 x 86 + 4 x 122) / (12 x 108 + 4 x 144) = 1520 / 1872.
+FUSED_NORM_ACTIVATION_SHARE = 1520.0 / 1872.0
 # Convnets: each saved activation is written by its producer and then read and written by a
 # BatchNorm/activation (and read again for BN's statistics): 2.5 element moves per saved
 # element in the forward.
@@ -165,7 +212,9 @@ class Structure:
     `autocast_fp32_elems`: of the pointwise elements, those a mixed-precision run still moves
     in fp32; `parameter_tensors`: the tensors its weights are held in (0: not counted);
     `attention_bias`: a transformer's Q, K, V and output projections carry a bias (its MLP's
-    two linears do in every non-gated transformer counted here).
+    two linears do in every non-gated transformer counted here); `activation_kernels`: the
+    ReLU and residual-add kernels of a forward that a fused norm-activation absorbs into its
+    batch norms (`fused_norm_activation`; 0: not counted).
     Autocast runs only the ops on its fp16 list (linear, matmul, convolutions) in 16 bits and
     the others in their input's type; an embedding table is fp32 (the master weights), so its
     lookups and the ops they feed stay fp32 until a linear casts them (PyTorch docs,
@@ -189,6 +238,7 @@ class Structure:
     amp_casts_per_kernel: float = 0.0
     autocast_fp32_elems: float = 0.0
     parameter_tensors: float = 0.0
+    activation_kernels: float = 0.0
     source: str = ""
 
 
@@ -207,6 +257,7 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
     # downsampling projections, stride-2 3x3s and the 7x7 stem are not), width 407.
     "resnet50": Structure(
         winograd_share=0.368, kernels_forward=176.0, conv_width=407.0,
+        activation_kernels=49.0 + 16.0,
         source="torchvision.models.resnet50 (counted)",
     ),
     # `dlrig probe --train`'s stand-in for a convnet (dlrig.hardware.torch_train._network):
@@ -223,6 +274,7 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
     # Counted: 3x3 stride-1 share 47.2%, width 536.
     "resnet152": Structure(
         winograd_share=0.472, kernels_forward=516.0, conv_width=536.0,
+        activation_kernels=151.0 + 50.0,
         source="torchvision.models.resnet152 (counted)",
     ),
     # DLE SSD300: ResNet-50 to layer3 (~140 kernels), 5 extra blocks (30), 6 loc/conf 3x3
@@ -508,7 +560,12 @@ class LayerPointwise:
     score_backward_passes: float = EAGER_SCORE_BACKWARD_PASSES
 
 
-_FUSING = (KernelLibrary.COMPILE, KernelLibrary.COMPILE_REDUCE_OVERHEAD, KernelLibrary.FUSED)
+_FUSING = (
+    KernelLibrary.COMPILE,
+    KernelLibrary.COMPILE_REDUCE_OVERHEAD,
+    KernelLibrary.FUSED,
+    KernelLibrary.XLA,
+)
 
 
 def bias_add_work(
@@ -537,7 +594,9 @@ def layer_pointwise(
     """Per layer, by the workload's `kernels` (a library the model does not change keeps the
     eager counts): for the BERT/GPT layer (LayerNorm, GELU) eager is LAYER_ELEMS_PER_HIDDEN h +
     LAYER_ELEMS_PER_FFN f in KERNELS_PER_LAYER_EAGER/FUSED kernels; Inductor and hand-fused
-    trainers fuse each add-norm chain, liger and unsloth leave this layer as it is (Liger's
+    trainers fuse each add-norm chain, XLA fuses them around its reductions and dropout's
+    random numbers (XLA_*; without dropout it fuses as Inductor does), liger and unsloth leave
+    this layer as it is (Liger's
     LayerNorm moves what PyTorch's one-kernel LayerNorm does; Unsloth patches Llama-family
     models), except an activation written as element-wise ops (`hidden_act`,
     EAGER_ACTIVATION), less the Q/K/V head copies strided attention skips
@@ -553,10 +612,17 @@ def layer_pointwise(
     passes, backward = eager_passes, eager_backward_passes
     if eager_attention:
         attention_kernels = 1.0 + KERNELS_PER_LAYER_EAGER - KERNELS_PER_LAYER_FUSED
-        if library in _FUSING:
+        if library is KernelLibrary.XLA and workload.dropout:
+            attention_kernels, passes = XLA_SCORE_KERNELS, XLA_SCORE_PASSES
+            backward = XLA_SCORE_BACKWARD_PASSES
+        elif library in _FUSING:
             attention_kernels, passes = FUSED_SCORE_KERNELS, FUSED_SCORE_PASSES
             backward = FUSED_SCORE_BACKWARD_PASSES
     if not workload.gated_mlp:
+        if library is KernelLibrary.XLA and workload.dropout:
+            kernels = gemms + attention_kernels + XLA_LAYER_KERNELS + 1.0
+            elems = XLA_LAYER_ELEMS_PER_HIDDEN * h + 2.0 * f
+            return LayerPointwise(kernels, elems, 0.0, passes, backward)
         if library in _FUSING:
             gelu = f if library is KernelLibrary.FUSED else 2.0 * f
             if library is KernelLibrary.FUSED:  # one QKV matmul, GELU in the epilogue
@@ -736,12 +802,20 @@ def transformer_work(workload: Workload) -> LayerWork:
 
 def classic_work(workload: Workload) -> LayerWork:
     """A convnet, recurrent or speech model from its saved activations and the counts in
-    `CLASSIC_STRUCTURE` (a ResNet-like convnet by default)."""
+    `CLASSIC_STRUCTURE` (a ResNet-like convnet by default); a convnet whose batch norms apply
+    their ReLU and residual add (`fused_norm_activation`) moves FUSED_NORM_ACTIVATION_SHARE of
+    the eager elements and launches no ReLU or add kernels."""
     found = structure_of(workload) or Structure()
     total = workload.forward_flops_per_sample
     pointwise = found.pointwise_elems
     if pointwise is None:
         pointwise = POINTWISE_PASSES * workload.activation_bytes_per_sample / 4.0
+    # one activation tensor of a sample: the eager passes over the eager kernel count
+    tensor_elems = pointwise / POINTWISE_PASSES / max(found.kernels_forward, 1.0)
+    kernels = found.kernels_forward
+    if workload.fused_norm_activation and found.family == "convnet":
+        pointwise *= FUSED_NORM_ACTIVATION_SHARE
+        kernels -= found.activation_kernels
     tokens = float(workload.seq_len or 0)
     return LayerWork(
         gemm_flops=total * (1.0 - found.conv_share),
@@ -754,9 +828,9 @@ def classic_work(workload: Workload) -> LayerWork:
         pointwise_elems=pointwise,
         score_elems=0.0,
         loss_fp32_elems=LOSS_FP32_PASSES * float(found.vocab or 0) * tokens,
-        kernels_forward=found.kernels_forward,
+        kernels_forward=kernels,
         kernels_per_sample=found.kernels_per_sample,
-        tensor_elems=pointwise / POINTWISE_PASSES / max(found.kernels_forward, 1.0),
+        tensor_elems=tensor_elems,
         gemm_rows_per_sample=found.gemm_rows_per_sample,
         amp_casts_per_kernel=found.amp_casts_per_kernel,
         autocast_fp32_elems=found.autocast_fp32_elems,

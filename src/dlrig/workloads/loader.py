@@ -306,10 +306,13 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
             "them on the GPU, an over-estimate"
         )
     if wf.kernels is not KernelLibrary.EAGER and not (m.hidden_size and m.num_layers and seq_len):
+        preset = preset_fields(wf.kernels, None, None)
+        applied = sorted(k for k, v in preset.items() if v and getattr(wf, k) == v)
         assumed.append(
             f"kernels {wf.kernels.value}: counted per transformer layer; this model gives no "
             "hidden_size, num_layers and seq_len, so its layers are counted as eager and only "
             "the job fields the library sets apply"
+            + (f" ({', '.join(applied)})" if applied else "")
         )
     elif wf.kernels is KernelLibrary.LIGER and not m.gated_mlp:
         assumed.append(
@@ -402,6 +405,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         cuda_graphs=wf.cuda_graphs,
         kernels=wf.kernels,
         bias_epilogue=wf.bias_epilogue,
+        fused_norm_activation=wf.fused_norm_activation,
         finetune=method,
         trainable_fraction=fraction,
         fp32_adapters=method is not FinetuneMethod.FULL and adapter_precision == "fp32",

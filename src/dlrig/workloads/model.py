@@ -72,9 +72,11 @@ class KernelLibrary(StrEnum):
     """The kernels a training job's code runs its non-matmul work with (the `kernels` job
     field): PyTorch eager as transformers writes its models, torch.compile's Inductor (default
     mode, or `reduce-overhead` with CUDA graphs), Liger Kernel's or Unsloth's Triton kernels
-    patched into a transformers model, or a hand-fused trainer (llm.c, llm.q). What each
-    changes is counted in dlrig.model.layers (kernels and bytes) and dlrig.workloads.kernels
-    (the job fields it sets)."""
+    patched into a transformers model, a hand-fused trainer (llm.c, llm.q), or TensorFlow's
+    XLA auto-clustering (`xla`: fused element-wise chains, but reductions end a fusion and
+    dropout's random numbers come from outside it). What each changes is counted in
+    dlrig.model.layers (kernels and bytes) and dlrig.workloads.kernels (the job fields it
+    sets)."""
 
     EAGER = "eager"
     COMPILE = "compile"
@@ -82,6 +84,7 @@ class KernelLibrary(StrEnum):
     LIGER = "liger"
     UNSLOTH = "unsloth"
     FUSED = "fused"
+    XLA = "xla"
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,9 @@ class Workload:
     replays a captured CUDA graph, so the host does not dispatch its kernels one by one;
     `kernels`: the library the job's element-wise, norm, rotary and loss kernels come from
     (KernelLibrary); `bias_epilogue`: a linear's bias is added by its matmul, not by a kernel
-    of its own after it (PyTorch before 1.12 on 3-D activations). Run
+    of its own after it (PyTorch before 1.12 on 3-D activations); `fused_norm_activation`: a
+    convnet's batch norm applies its ReLU (and the residual add before it) in the same kernel
+    (dlrig.model.layers.FUSED_NORM_ACTIVATION_SHARE). Run
     length is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model states
     its default.
     """
@@ -224,6 +229,7 @@ class Workload:
     cuda_graphs: bool = False
     kernels: KernelLibrary = KernelLibrary.EAGER
     bias_epilogue: bool = True
+    fused_norm_activation: bool = False
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0
     fp32_adapters: bool = False

@@ -369,7 +369,7 @@ class WorkloadFile(_Strict):
     `similar_to`, `activation_checkpointing`, `activation_offloading`, `pure_16bit`,
     `fused_loss`, `loss_precision`, `gradient_precision`, `loss_chunks`, `chunked_logits_kept`,
     `logits_released`, `expanded_kv`, `fused_activation`, `cuda_graphs`, `kernels`,
-    `bias_epilogue`, `memory_format`, `gradient_accumulation`,
+    `bias_epilogue`, `fused_norm_activation`, `memory_format`, `gradient_accumulation`,
     `steps`, `sources`, `notes`, and `parallel` as a block)."""
 
     name: str | None = None
@@ -495,9 +495,12 @@ class WorkloadFile(_Strict):
         "from: eager (PyTorch and transformers as written), compile (torch.compile's default "
         "mode: element-wise and norm chains fused), compile-reduce-overhead (the same with "
         "CUDA graphs), liger (Liger Kernel: RMSNorm, RoPE, SwiGLU, fused linear "
-        "cross-entropy), unsloth (its Triton kernels and gradient checkpointing) or fused "
-        "(hand-written trainers such as llm.c and llm.q); it sets fused_loss, loss_chunks, "
-        "fused_activation, cuda_graphs and activation_checkpointing unless the file sets them",
+        "cross-entropy), unsloth (its Triton kernels and gradient checkpointing), fused "
+        "(hand-written trainers such as llm.c and llm.q) or xla (TensorFlow's XLA "
+        "auto-clustering, --xla / tf.config.optimizer.set_jit: element-wise chains fused, "
+        "each reduction ends a fusion, dropout's random numbers made outside it); it sets "
+        "fused_loss, loss_chunks, fused_activation, cuda_graphs, activation_checkpointing and "
+        "fused_norm_activation unless the file sets them",
     )
     bias_epilogue: bool = Field(
         default=True,
@@ -505,6 +508,13 @@ class WorkloadFile(_Strict):
         "for activations of up to 3 dimensions); false: by a separate element-wise kernel "
         "that reads and writes the output again, as F.linear ran on 3-D activations before "
         "PyTorch 1.12 (pytorch/pytorch#39661, #72728)",
+    )
+    fused_norm_activation: bool = Field(
+        default=False,
+        description="a convnet's batch norm applies its ReLU, and the residual add before it, "
+        "in the same kernel: cuDNN's fused batch norm (MXNet --fuse-bn-relu / "
+        "--fuse-bn-add-relu, PaddlePaddle fuse_bn_act_ops / fuse_bn_add_act_ops), or a "
+        "compiler's fusion (torch.compile, XLA); fewer passes over the activations",
     )
     memory_format: Literal["channels_first", "channels_last"] = Field(
         default="channels_first",
