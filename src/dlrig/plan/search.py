@@ -214,7 +214,10 @@ class Planner:
             ideal = self._ideal_parts[memo_key] = ideal_parts(cut)
         return ideal
 
-    def _record_block(self, key: Hashable, build: Build) -> None:
+    def _record_block(self, key: Hashable, build: Build) -> bool:
+        """Whether a rule finds an error on build, recording each such rule in the search's
+        blocked list."""
+        self._count("check", key)
         found: dict[str, str] = {}
         for w in self.workloads:
             for finding in self.evaluator.errors(key, build, w.workload):
@@ -222,10 +225,11 @@ class Planner:
         for rule, message in found.items():
             count, first = self._blocked.get(rule, (0, message))
             self._blocked[rule] = (count + 1, first)
+        return bool(found)
 
     def _any_error(self, key: Hashable, build: Build) -> bool:
         self._count("check", key)
-        return any(self.evaluator.errors(key, build, w.workload) for w in self.workloads)
+        return any(self.evaluator.fails(key, build, w.workload) for w in self.workloads)
 
     def opened(self, group: Group, budget_usd: float) -> Group | None:
         """The group cut to the budget, or None when even its ideal parts (the best of every
@@ -235,9 +239,9 @@ class Planner:
         memo_key = (cut.key, option_sizes(cut))
         if memo_key not in self._opened:
             _, ideal = self._ideal(cut)
-            failed = self._any_error(("ideal", memo_key), ideal)
-            if failed:
-                self._record_block(("ideal", memo_key), ideal)
+            # Its findings are wanted when it fails (the search's blocked list), and all the
+            # rules run when it passes: the full check either way.
+            failed = self._record_block(("ideal", memo_key), ideal)
             self._opened[memo_key] = None if failed else cut
             if not failed:
                 self._probes[memo_key] = dict(probe_table(cut, self._fused(cut)))
