@@ -25,9 +25,9 @@ import dataclasses
 import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 from dlrig.catalog.loader import Catalog
-from dlrig.catalog.schema import Storage
 from dlrig.machine.model import Build, Prices
 from dlrig.plan.bounds import (
     OPTION_LISTS,
@@ -63,6 +63,8 @@ from dlrig.plan.results import (
 )
 from dlrig.plan.space import SearchSpace, search_space
 from dlrig.plan.ties import Ranked, band_floor, cents, rank, value_pick
+
+T = TypeVar("T")
 
 # How far past k the top-k search may look for builds that are not dearer copies of better ones.
 MAX_TOP_SEARCH = 16
@@ -128,8 +130,10 @@ class Planner:
         # The estimated probe that last showed a probe useful (_useful_as_worse).
         self._answered_by: dict[Hashable, Hashable] = {}
         self._rules_ok: dict[Hashable, bool] = {}
-        # Fused parts that bound several options at once (_slower_drives_fused, _model_probe_parts).
-        self._drive_ceilings: dict[Hashable, Storage] = {}
+        # Fused parts that bound several options at once (_model_probe_parts, the
+        # pairs' drives): per option list (by identity, kept alive with the entry: the
+        # groups of a space share their lists) and option; and a CPU's probe parts per group.
+        self._fused_options: dict[tuple[str, int, int], tuple[object, Any]] = {}
         self._cpu_ceilings: dict[Hashable, IdealParts | None] = {}
         self._families: dict[float, list[Family]] = {}
         self._calls: set[tuple[str, Hashable]] = set()
@@ -296,10 +300,19 @@ class Planner:
             return parts
         key = (memo_key, i)
         if key not in self._cpu_ceilings:
-            self._cpu_ceilings[key] = with_cpu(
-                group, self._fused(group), fewer_cores_fused(group.cpus, i)
-            )
+            cpu = self._fused_option("cpus", group.cpus, i, fewer_cores_fused)
+            self._cpu_ceilings[key] = with_cpu(group, self._fused(group), cpu)
         return self._cpu_ceilings[key]
+
+    def _fused_option(
+        self, kind: str, items: Sequence[T], i: int, fuse: Callable[[Sequence[T], int], T]
+    ) -> T:
+        """fuse(items, i), once per option list and option."""
+        key = (kind, id(items), i)
+        hit = self._fused_options.get(key)
+        if hit is None or hit[0] is not items:
+            hit = self._fused_options[key] = (items, fuse(items, i))
+        return cast("T", hit[1])
 
     def _probe_build(self, group: Group, verdict_key: Hashable, parts: IdealParts) -> Build:
         """A probe's build, assembled once for its estimate and its rule check."""
@@ -459,7 +472,9 @@ class Planner:
             # the RAM away with each drive it covers (_useless_as_better). Drive by drive, 95%
             # of a 10x catalog's 6,683 pair estimates were useless, most for a copy a little
             # slower or smaller than one already estimated.
-            ceiling = self._slower_drives_fused(group, memo_key, cand.index[2])
+            ceiling = self._fused_option(
+                "storage", group.storage, cand.index[2], slower_drives_fused
+            )
 
             def pair_merit() -> tuple[float, ...]:
                 return model_merit(ideal.cpu, cand.memory, ceiling, ideal.psu)
@@ -499,14 +514,6 @@ class Planner:
             return False
         verdict = self._verdicts.get(verdict_key)
         return None if verdict is None else useful(verdict)
-
-    def _slower_drives_fused(self, group: Group, memo_key: Hashable, i: int) -> Storage:
-        """The group's drive i fused with every slower one, once per cut group and drive."""
-        key = (memo_key, i)
-        found = self._drive_ceilings.get(key)
-        if found is None:
-            found = self._drive_ceilings[key] = slower_drives_fused(group.storage, i)
-        return found
 
     def _pair_parts(self, group: Group, cand: Candidate) -> IdealParts:
         """The ideal parts with the candidate's RAM and dataset drive in place."""
