@@ -242,6 +242,9 @@ class FakeEvaluator:
     def warnings(self, key: Hashable, build: Build, workload: FakeWorkload) -> tuple[str, ...]:  # type: ignore[override]
         return toy_warnings(build)
 
+    def fails(self, key: Hashable, build: Build, workload: FakeWorkload) -> bool:  # type: ignore[override]
+        return bool(self.errors(key, build, workload))
+
 
 def toy_warnings(build: Build) -> tuple[str, ...]:
     """CPU.1's shape: fewer than 4 cores per GPU."""

@@ -17,6 +17,7 @@ from dlrig.enums import CoolerType, StorageKind
 from dlrig.machine.model import Build
 from dlrig.machine.topology import card_width_slots
 from dlrig.model.interconnect import amd_socket
+from dlrig.model.pipeline import random_reads_per_s
 from dlrig.plan.assembles import memory_fits_cpu
 from dlrig.plan.dominance import STORAGE_KIND_RANK
 from dlrig.plan.evaluate import Outcome
@@ -224,6 +225,51 @@ def _facts_of(kind: str, items: Sequence[T], make: Callable[[Sequence[T]], Any])
     return facts
 
 
+def slower_drives_fused(drives: Sequence[Storage], i: int) -> Storage:
+    """drives[i] fused with every drive that reads no faster: its read rate, and the most
+    capacity, write rate, kind and random reads of any of them (what the model reads of a
+    drive), so that the model finds it no slower than each of them."""
+    drive = drives[i]
+    slower = [d for d in drives if d.read_mb_s <= drive.read_mb_s]
+    reads = [random_reads_per_s(d) for d in slower]
+    return drive.model_copy(
+        update={
+            "write_mb_s": max(d.write_mb_s or d.read_mb_s for d in slower),
+            "capacity_tb": max(d.capacity_tb for d in slower),
+            "kind": max((d.kind for d in slower), key=lambda k: STORAGE_KIND_RANK[k]),
+            # None: an SSD's file opens cost nothing (model/pipeline.py)
+            "random_read_iops": None if None in reads else max(r for r in reads if r),
+        }
+    )
+
+
+def fewer_cores_fused(cpus: Sequence[CPU], i: int) -> CPU:
+    """cpus[i] fused with every CPU that has no more cores and threads: its cores and
+    threads, and the most clock, lanes, generation, memory channels and addressable RAM and
+    the least TDP of any of them, so that the model finds it no slower than each of them."""
+    cpu = cpus[i]
+    facts = _cpu_facts([c for c in cpus if c.cores <= cpu.cores and c.threads <= cpu.threads])
+    return cpu.model_copy(
+        update={
+            "base_ghz": facts.base_ghz,
+            "boost_ghz": facts.boost_ghz,
+            "pcie_lanes": facts.pcie_lanes,
+            "pcie_gen": facts.pcie_gen,
+            "memory_channels": facts.memory_channels,
+            "max_memory_gb": facts.max_memory_gb,
+            "tdp_w": facts.tdp_w,
+        }
+    )
+
+
+def with_cpu(group: Group, ideal: IdealParts, cpu: CPU) -> IdealParts | None:
+    """The ideal parts with this CPU and the largest RAM it addresses (None: it addresses
+    none of the group's)."""
+    usable = [m for m in group.memory if memory_fits_cpu(m, cpu, group.chassis.cpu_count)]
+    best = max(usable, key=lambda m: (m.size_gb, m.kit.speed_mt_s or 0), default=None)
+    return dataclasses.replace(ideal, cpu=cpu, memory=best) if best else None
+
+
 def fused_parts(groups: Sequence[Group]) -> IdealParts:
     """The best of every supporting part any of these groups takes, fused into one part per
     kind (the most cores, lanes, clock and addressable RAM of any CPU, the largest RAM, the
@@ -359,9 +405,7 @@ def probes(
     the caller has fused them already."""
     ideal = ideal or ideal_parts(group)
     for i, cpu in enumerate(group.cpus):
-        usable = [m for m in group.memory if memory_fits_cpu(m, cpu, group.chassis.cpu_count)]
-        best = max(usable, key=lambda m: (m.size_gb, m.kit.speed_mt_s or 0), default=None)
-        yield "cpus", i, dataclasses.replace(ideal, cpu=cpu, memory=best) if best else None
+        yield "cpus", i, with_cpu(group, ideal, cpu)
     for i, memory in enumerate(group.memory):
         fits = memory_fits_cpu(memory, ideal.cpu, group.chassis.cpu_count)
         yield "memory", i, dataclasses.replace(ideal, memory=memory) if fits else None

@@ -141,7 +141,21 @@ class MeritRows:
                 for row, key in zip(self._merits, self._keys, strict=True)
                 if all(have <= m for have, m in zip(row, merit, strict=True))
             ]
+        below = (self._rows() <= np.array(merit, dtype=float)).all(axis=1)
+        return [self._keys[i] for i in np.flatnonzero(below)]
+
+    def no_worse_than(self, merit: tuple[float, ...]) -> list[Hashable]:
+        """The keys of the rows at least `merit` in every place, in the order they came."""
+        if len(self._keys) <= _ROWS_BY_LOOP:
+            return [
+                key
+                for row, key in zip(self._merits, self._keys, strict=True)
+                if all(have >= m for have, m in zip(row, merit, strict=True))
+            ]
+        above = (self._rows() >= np.array(merit, dtype=float)).all(axis=1)
+        return [self._keys[i] for i in np.flatnonzero(above)]
+
+    def _rows(self) -> np.ndarray:
         if self._matrix is None:
             self._matrix = np.array(self._merits, dtype=float)
-        below = (self._matrix <= np.array(merit, dtype=float)).all(axis=1)
-        return [self._keys[i] for i in np.flatnonzero(below)]
+        return self._matrix

@@ -103,6 +103,10 @@ class Evaluator(Protocol):
         """The ids of the warning-level findings on build for workload."""
         ...
 
+    def fails(self, key: Hashable, build: Build, workload: WorkloadLike) -> bool:
+        """Whether errors() would find any: the search's question for most builds."""
+        ...
+
 
 class ModelEvaluator:
     """The shipped evaluator: `dlrig.rules.check_build` and `dlrig.model.estimate`, memoised.
@@ -119,6 +123,11 @@ class ModelEvaluator:
         self._errors: dict[tuple[Hashable, str], tuple[Finding, ...]] = {}
         self._warnings: dict[tuple[Hashable, str], tuple[str, ...]] = {}
         self._outcomes: dict[tuple[Hashable, str], Outcome] = {}
+        self._fails: dict[tuple[Hashable, str], bool] = {}
+        # How often each rule stopped a build, and the rules by that count: `fails` tries them
+        # first (a search's builds fail the same few rules over and over).
+        self._stopped_by: dict[str, int] = {}
+        self._try_first: tuple[str, ...] = ()
         self.estimates = 0
         self.checks = 0
 
@@ -146,6 +155,39 @@ class ModelEvaluator:
             found = result.errors + (result.below_bar if self.expert_bar else ())
             self._errors[cache_key] = found
         return found
+
+    def fails(self, key: Hashable, build: Build, workload: WorkloadLike) -> bool:
+        """Whether errors(key, build, workload) finds any, cached per (key, workload): the
+        rule engine stops at the first rule that says no (`dlrig.rules.first_error`), trying
+        first the rules that stopped this evaluator's builds most often."""
+        from dlrig.rules import first_error
+
+        cache_key = (key, workload.name)
+        if cache_key in self._errors:
+            return bool(self._errors[cache_key])
+        failed = self._fails.get(cache_key)
+        if failed is None:
+            self.checks += 1
+            try:
+                first = first_error(
+                    build,
+                    cast("Workload", workload),
+                    expert_bar=self.expert_bar,
+                    try_first=self._try_first,
+                )
+            except ValidationError as exc:
+                if not (exc.field or "").startswith("parallel."):
+                    raise
+                return self._failed(cache_key, "COMPAT.parallel")  # as errors() says
+            failed = self._failed(cache_key, first.rule) if first is not None else False
+            self._fails[cache_key] = failed
+        return failed
+
+    def _failed(self, cache_key: tuple[Hashable, str], rule: str) -> bool:
+        self._fails[cache_key] = True
+        self._stopped_by[rule] = self._stopped_by.get(rule, 0) + 1
+        self._try_first = tuple(sorted(self._stopped_by, key=lambda r: -self._stopped_by[r]))
+        return True
 
     def warnings(self, key: Hashable, build: Build, workload: WorkloadLike) -> tuple[str, ...]:
         """Warning rule ids of check_build(build, workload), cached per (key, workload); a

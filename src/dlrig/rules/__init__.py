@@ -5,10 +5,18 @@ order is the order findings are reported in.
 """
 
 from dlrig.rules import cooling, cpu, fit, gpu, memory, power, software, storage
-from dlrig.rules.engine import RULES, CheckResult, Finding, Rule, check_build, guide_order
+from dlrig.rules.engine import (
+    RULES,
+    CheckResult,
+    Finding,
+    Rule,
+    check_build,
+    first_error,
+    guide_order,
+)
 
 # The modules are imported for their @rule registrations.
 _RULE_MODULES = (power, cpu, memory, cooling, fit, storage, gpu, software)
 RULES.sort(key=guide_order)
 
-__all__ = ["RULES", "CheckResult", "Finding", "Rule", "check_build"]
+__all__ = ["RULES", "CheckResult", "Finding", "Rule", "check_build", "first_error"]

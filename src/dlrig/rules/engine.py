@@ -10,7 +10,7 @@ partial inline spec left out (machine/partial.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -181,6 +181,42 @@ def check_build(
         for j in judge(r, facts)
     ]
     return CheckResult(tuple(findings))
+
+
+def first_error(
+    build: Build,
+    workload: Workload | None = None,
+    *,
+    expert_bar: bool = False,
+    try_first: Sequence[str] = (),
+) -> Finding | None:
+    """The first error-level finding that a rule makes on build (with `expert_bar`, an
+    expert-bar warning counts as one: `CheckResult.below_bar`), or None when there is none:
+    `check_build(..., errors_only=True)` asked only whether the build works, stopping at the
+    first rule that says no. The rules named in `try_first` run first (a search that sees the
+    same rules fail over and over names them), the others in guide order; which error comes
+    first may differ from `check_build`'s order, whether there is one does not."""
+    from dlrig.rules.facts import Facts
+
+    facts = Facts(build, workload, errors_only=True)
+    judge = _judge_partial if build.has_partial_parts else _judge
+    for r in _tried_first(try_first):
+        if not (r.errors or r.bar):
+            continue  # as check_build(errors_only=True) skips it
+        bar = expert_bar and r.bar
+        for j in judge(r, facts):
+            if j.severity is Severity.ERROR or (bar and j.severity is Severity.WARNING):
+                return Finding(r.id, j.severity, j.message, j.evidence, j.fix)
+    return None
+
+
+def _tried_first(ids: Sequence[str]) -> Iterator[Rule]:
+    """Every rule once: those named in ids in that order, then the rest in registry order."""
+    by_id = {r.id: r for r in RULES}
+    named = [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+    yield from named
+    skip = {r.id for r in named}
+    yield from (r for r in RULES if r.id not in skip)
 
 
 def _judge(r: Rule, facts: Facts) -> Iterable[Judgement]:
