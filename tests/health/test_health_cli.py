@@ -189,7 +189,10 @@ def test_readme_sheet_is_what_the_command_prints(tmp_path: Path) -> None:
     block = readme.split("--kernel-log tests/fixtures/kernel_log/hgx_node07.log\n", 1)[1]
     shown = block.split("\n```", 1)[0].splitlines()
     log = Path(__file__).resolve().parents[1] / "fixtures" / "kernel_log" / "hgx_node07.log"
-    with serve_mockup("faulted_subsystems", user="monitor", password=PASSWORD) as bmc:
+    # As README's by-hand mockup serves it: the log entries as old as when they were written.
+    with serve_mockup(
+        "faulted_subsystems", user="monitor", password=PASSWORD, logs_as_of_now=True
+    ) as bmc:
         args = ("--bmc", bmc.url, "--bmc-user", "monitor", "--sources", "kernel_log,bmc")
         done, _ = _dlrig(tmp_path, *args, "--kernel-log", str(log))
     assert done.returncode == 1

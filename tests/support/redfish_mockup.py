@@ -5,12 +5,17 @@ one `index.json` per resource) answered by a small HTTP server of dlrig's own.
 The service root answers without credentials (as DSP0266 requires); every other resource wants
 HTTP Basic with the mockup's user and password (401 otherwise). A `Misbehaviour` makes it slow,
 cut its answers short, or answer without end; every request is recorded (method, path, and
-whether it carried credentials) so a test can assert that dlrig only read.
+whether it carried credentials) so a test can assert that dlrig only read. With
+`logs_as_of_now`, log entries are served as old as they were when the mockups were written
+(`RECORDED_AT`): `dlrig health` on the real clock judges an event log entry by its age (a day
+without a saved reading), so fixed timestamps would age out of that window and change the sheet
+README shows; tests that judge a reading at a fixed time keep the recorded timestamps.
 """
 
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 import sys
 import threading
@@ -24,6 +29,8 @@ from typing import Any
 
 MOCKUP_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "redfish"
 ROOT = "/redfish/v1"
+# When the mockups' log entries were written (the commit that added them).
+RECORDED_AT = dt.datetime(2026, 12, 6, 6, 37, 20, tzinfo=dt.UTC)
 
 
 @dataclass
@@ -71,10 +78,25 @@ def _resource(directory: Path, path: str) -> dict[str, Any] | None:
     return data
 
 
+def _aged(data: dict[str, Any], shift: dt.timedelta) -> dict[str, Any]:
+    """A log entry with its `Created` moved by `shift`, keeping its age at serving time."""
+    created = data.get("Created")
+    if not isinstance(created, str):
+        return data
+    when = dt.datetime.fromisoformat(created)
+    return data | {"Created": (when + shift).isoformat(timespec="seconds")}
+
+
 def _handler(
-    directory: Path, user: str, password: str, mis: Misbehaviour, seen: list[Recorded]
+    directory: Path,
+    user: str,
+    password: str,
+    mis: Misbehaviour,
+    seen: list[Recorded],
+    logs_as_of_now: bool = False,
 ) -> type[BaseHTTPRequestHandler]:
     expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+    shift = dt.datetime.now(dt.UTC) - RECORDED_AT if logs_as_of_now else dt.timedelta(0)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
@@ -123,7 +145,7 @@ def _handler(
             if data is None:
                 self._send(404, b'{"error": {"message": "Not found"}}')
                 return
-            self._send(200, json.dumps(data).encode())
+            self._send(200, json.dumps(_aged(data, shift)).encode())
 
         def _stream_huge(self) -> None:
             self.send_response(200)
@@ -168,11 +190,15 @@ def serve_mockup(
     user: str = "monitor",
     password: str = "s3cret-Pa55",
     misbehaviour: Misbehaviour | None = None,
+    logs_as_of_now: bool = False,
 ) -> Iterator[MockupServer]:
-    """Serve the named mockup on 127.0.0.1 (a free port) for the `with` block."""
+    """Serve the named mockup on 127.0.0.1 (a free port) for the `with` block; with
+    `logs_as_of_now` its log entries keep their recorded age at serving time."""
     directory = mockup_path(name)
     seen: list[Recorded] = []
-    handler = _handler(directory, user, password, misbehaviour or Misbehaviour(), seen)
+    handler = _handler(
+        directory, user, password, misbehaviour or Misbehaviour(), seen, logs_as_of_now
+    )
     server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -203,7 +229,7 @@ def main() -> None:
     port = int(sys.argv[2]) if len(sys.argv) > 2 else 0
     directory = mockup_path(name)
     seen: list[Recorded] = []
-    handler = _handler(directory, "monitor", "s3cret-Pa55", Misbehaviour(), seen)
+    handler = _handler(directory, "monitor", "s3cret-Pa55", Misbehaviour(), seen, True)
     server = _Server(("127.0.0.1", port), handler)
     print(f"serving {name} at http://127.0.0.1:{server.server_address[1]}", flush=True)
     try:
