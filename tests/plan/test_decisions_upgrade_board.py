@@ -57,7 +57,7 @@ def test_the_added_card_and_board_pass_check() -> None:
     catalog = builtin_catalog()
     catalog = with_owned(catalog, owned_parts(OWN, "own.json", catalog))
     job = load_workload("resnet50")
-    result = upgrade(load_build(BUILD), job, 1000, catalog, ModelEvaluator())
+    result = upgrade(load_build(BUILD), job, 1000, catalog, ModelEvaluator(expert_bar=False))
     (change,) = [c for c in result.changes if c.steps[0] == f"add 1x {CARD} (2 in all)"]
     assert change.build.gpu_count == 2
     assert check_build(change.build, job).errors == ()

@@ -56,11 +56,11 @@ def test_upgrade_says_first_that_a_build_fails_check_and_what_passes_it() -> Non
     # The repair passes check: the same change, made by the library on the same build.
     build = load_build(DESKTOP_4X)
     job = load_workload("resnet50")
-    result = upgrade(build, job, 3000, load_catalog(), ModelEvaluator())
+    result = upgrade(build, job, 3000, load_catalog(), ModelEvaluator(expert_bar=False))
     assert result.repair is not None and result.repair.summary == doc["repair"]
     assert check_build(result.repair.build, job).errors == ()
     # No cheaper change passes: every listed change under any budget costs at least as much.
-    everything = upgrade(build, job, 1e9, load_catalog(), ModelEvaluator())
+    everything = upgrade(build, job, 1e9, load_catalog(), ModelEvaluator(expert_bar=False))
     assert all(c.price_usd >= result.repair.price_usd for c in everything.changes if not c.errors)
 
 
