@@ -46,6 +46,7 @@ from dlrig.catalog import load_catalog
 from dlrig.catalog.schema import GPU
 from dlrig.machine import resolve_build
 from dlrig.model import estimate
+from dlrig.model.result import Estimate
 from dlrig.workloads import resolve_workload
 
 REPO = Path(__file__).resolve().parents[1]
@@ -321,6 +322,7 @@ class Prediction:
     tokens_per_gpu: float
     fits: bool | None  # None: a layout whose memory dlrig does not model (selective AC)
     bottleneck: str
+    result: Estimate  # the whole estimate, for benches that show its stages
 
     @property
     def error(self) -> float:
@@ -336,7 +338,7 @@ def predict(row: Row) -> Prediction:
     modelled = row.checkpointing in ("true", "false")
     # At the published micro-batch: one that fits only split (memory_plan) does not.
     fits = est.memory.max_batch_per_gpu >= row.micro_batch if modelled else None
-    return Prediction(row, est.tokens_per_s / est.gpus, fits, str(est.bottleneck))
+    return Prediction(row, est.tokens_per_s / est.gpus, fits, str(est.bottleneck), est)
 
 
 def _seq_bucket(r: Row) -> str:

@@ -43,7 +43,6 @@ from dlrig.enums import Bottleneck
 from dlrig.machine import resolve_build
 from dlrig.model import estimate
 from dlrig.model.interconnect import LinkClass, intra_node_link
-from dlrig.model.result import Estimate
 from dlrig.workloads import resolve_workload
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,15 +75,6 @@ def host_staged(row: llm.Row) -> float | None:
     return est.tokens_per_s / est.gpus
 
 
-def micro_batch_s(row: llm.Row) -> tuple[float, Estimate]:
-    """(the seconds one micro-batch took as measured: a GPU's micro-batch x sequence tokens at
-    its published tokens/s, and dlrig's estimate of the row, whose stages are per micro-batch).
-    A reading of the measurement beside the model's parts, not a fit."""
-    est = estimate(resolve_build(llm.build_doc(row), "fsdp_qlora"),
-                   resolve_workload(llm.workload_doc(row), "fsdp_qlora"))  # fmt: skip
-    return row.micro_batch * row.seq_len / row.measured, est
-
-
 def _parts_table(preds: list[llm.Prediction]) -> list[str]:
     lines = [
         "| model | job | GPUs | micro-batch | measured s | predicted s | compute | memory | "
@@ -92,8 +82,10 @@ def _parts_table(preds: list[llm.Prediction]) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for p in preds:
-        r = p.row
-        measured_s, est = micro_batch_s(r)
+        # One GPU's micro-batch x sequence tokens at the published tokens/s per GPU, beside
+        # dlrig's stages, which are per micro-batch: a reading of the row, not a fit.
+        r, est = p.row, p.result
+        measured_s = r.micro_batch * r.seq_len / r.measured
         stage, exposed = est.stages_s, est.exposed_s
         link = Bottleneck.INTERCONNECT
         lines.append(
