@@ -610,16 +610,18 @@ def layer_pointwise(
     gemms = LINEARS_PER_LAYER + (1.0 if workload.gated_mlp else 0.0)
     attention_kernels = 1.0
     passes, backward = eager_passes, eager_backward_passes
+    # XLA without dropout fuses as Inductor does (_FUSING); dropout's random numbers split it.
+    xla_split = library is KernelLibrary.XLA and workload.dropout
     if eager_attention:
         attention_kernels = 1.0 + KERNELS_PER_LAYER_EAGER - KERNELS_PER_LAYER_FUSED
-        if library is KernelLibrary.XLA and workload.dropout:
+        if xla_split:
             attention_kernels, passes = XLA_SCORE_KERNELS, XLA_SCORE_PASSES
             backward = XLA_SCORE_BACKWARD_PASSES
         elif library in _FUSING:
             attention_kernels, passes = FUSED_SCORE_KERNELS, FUSED_SCORE_PASSES
             backward = FUSED_SCORE_BACKWARD_PASSES
     if not workload.gated_mlp:
-        if library is KernelLibrary.XLA and workload.dropout:
+        if xla_split:
             kernels = gemms + attention_kernels + XLA_LAYER_KERNELS + 1.0
             elems = XLA_LAYER_ELEMS_PER_HIDDEN * h + 2.0 * f
             return LayerPointwise(kernels, elems, 0.0, passes, backward)

@@ -823,11 +823,15 @@ def need_interval_bytes(need: MemoryNeed) -> tuple[float, float]:
     )
 
 
+# A plan sized to the card (paged_plan) lands on it up to rounding: it fits, and holds its own
+# batch (MemoryPlan.fits, max_batch_per_gpu).
+FIT_SLACK_BYTES = 1.0
+
+
 def max_batch_per_gpu(need: MemoryNeed, available_bytes: float) -> int:
     """The largest batch whose need fits in available_bytes (0: the model alone does not)."""
     scale = 1.0 + need.allocator_overhead_fraction
-    # MemoryPlan.fits' byte of slack: a plan sized to the card holds its own batch.
-    room = available_bytes + 1.0 - need.context_bytes - need.model_states_bytes * scale
+    room = available_bytes + FIT_SLACK_BYTES - need.context_bytes - need.model_states_bytes * scale
     if room < 0:
         return 0
     per_sample = need.activation_bytes_per_sample * scale
@@ -850,8 +854,7 @@ class MemoryPlan:
 
     @property
     def fits(self) -> bool:
-        # A byte of slack: a plan sized to the card (paged_plan) lands on it up to rounding.
-        return self.need.total_bytes <= self.capacity_bytes + 1.0
+        return self.need.total_bytes <= self.capacity_bytes + FIT_SLACK_BYTES
 
     @property
     def host_gb_per_node(self) -> float:
