@@ -231,12 +231,13 @@ def slower_drives_fused(drives: Sequence[Storage], i: int) -> Storage:
     drive), so that the model finds it no slower than each of them."""
     drive = drives[i]
     slower = [d for d in drives if d.read_mb_s <= drive.read_mb_s]
+    facts = _drive_facts(slower)
     reads = [random_reads_per_s(d) for d in slower]
     return drive.model_copy(
         update={
-            "write_mb_s": max(d.write_mb_s or d.read_mb_s for d in slower),
-            "capacity_tb": max(d.capacity_tb for d in slower),
-            "kind": max((d.kind for d in slower), key=lambda k: STORAGE_KIND_RANK[k]),
+            "write_mb_s": facts.write_mb_s,
+            "capacity_tb": facts.capacity_tb,
+            "kind": facts.kind,
             # None: an SSD's file opens cost nothing (model/pipeline.py)
             "random_read_iops": None if None in reads else max(r for r in reads if r),
         }
