@@ -370,8 +370,8 @@ def interval_lines(residuals: list[interval_band.Residual], judged: list[Judged]
         "every row of each, predicted from outside its source (a Lambda run by the fit on the "
         "other run; the rest by the shipped fit, which fits on Lambda alone), the 10th, 50th and "
         "90th percentile of measured / predicted with each source weighing 1, widened about "
-        "the median until the sources, each left out in turn, average 80% of their rows inside "
-        "the band the others give. No held-out row enters it.",
+        "the median until the sources, each left out in turn, have 80% of their rows, counted "
+        "together, inside the band the others give. No held-out row enters it.",
         "",
         "A job on a GPU model the fit has no rows of gets a wider band where the calibration "
         "rows show such jobs err more: within the sources with rows of both kinds (Lambda's "

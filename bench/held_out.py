@@ -218,8 +218,9 @@ def memory_residuals(pairs: list[Pair]) -> list[Any]:
 def memory_band() -> tuple[float, float]:
     """The memory interval as the training and serving ones are set (scripts/interval_band.py):
     the 10th and 90th percentile of measured / predicted peak tensors over the calibration
-    sources' rows, each source weighing 1, widened until each source left out in turn averages
-    80% inside the others' band: memory.MEMORY_RATIO_BAND, rounded to 3 places."""
+    sources' rows, each source weighing 1, widened until the sources, each left out in turn,
+    have 80% of their rows inside the others' band: memory.MEMORY_RATIO_BAND, rounded to 3
+    places."""
     import interval_band
 
     band = interval_band.band(memory_residuals(memory()))
@@ -351,13 +352,18 @@ def serving_calibration_sources() -> tuple[str, ...]:
 def serving_band() -> tuple[float, float]:
     """The serving interval as the training one is set (scripts/interval_band.py): the 10th
     and 90th percentile of measured / predicted over the serving points of the calibration
-    sources, each source weighing 1, widened until each source left out in turn averages 80%
+    sources (NVIDIA's and AMD's: every serving source serving_calibration_sources names), each
+    source weighing 1, widened until the sources, each left out in turn, have 80% of their rows
     inside the others' band: serving.SERVING_RATIO_BAND, rounded to 3 places."""
     import interval_band
 
     sources = serving_calibration_sources()
     band = interval_band.band(
-        [interval_band.Residual(p.source, 1, p.ratio) for p in serving() if p.source in sources]
+        [
+            interval_band.Residual(p.source, 1, p.ratio)
+            for p in serving() + amd_serving()
+            if p.source in sources
+        ]
     )
     return round(band.low, 3), round(band.high, 3)
 

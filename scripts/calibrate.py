@@ -667,7 +667,7 @@ def interval_table(residuals: list[interval_band.Residual]) -> dict[str, Any]:
     return {
         "method": "10th/90th percentile of measured / predicted over the calibration sources' "
         "rows, each predicted from outside its source, each source weighing 1; widened about "
-        "the median until the sources left out in turn average 80% inside "
+        "the median until the sources, each left out in turn, have 80% of their rows inside "
         "(scripts/interval_band.py)",
         "sources": list(single.sources),
         "rows": single.rows,

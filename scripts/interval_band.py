@@ -12,9 +12,12 @@ the next one. The interval is therefore computed over sources, not rows:
    evenly over its rows, so that no source dominates (Lambda's 2022 run has 80x the rows of
    DGX Cloud's tables).
 3. That band is widened about its median by the smallest factor (in steps of 0.01) under which
-   each calibration source, left out of steps 1-2 in turn, has on average at least 80% of its
-   rows inside the band the others give: split conformal prediction with the source, not the
-   row, as the unit that is exchangeable (what is left out is what is judged).
+   the calibration sources, each left out of steps 1-2 in turn, have at least 80% of their rows,
+   counted together, inside the band the others give: split conformal prediction with the
+   source, not the row, as the unit that is left out (what is left out is what is judged), and
+   the rows as what the interval promises: "the interval covers 80% of held-out rows" (issue
+   36). A source's rows count as rows here, not as one vote, so a source the others' band
+   misses widens it by as much as it has rows to miss.
 
 Bands are kept separately for one GPU and for several (a scaling adds its own error), each from
 the sources with rows of that kind. A job on a GPU model the fit never saw is given a wider band
@@ -119,17 +122,26 @@ def left_out_coverage(
     return out
 
 
+def pooled_left_out_coverage(residuals: list[Residual], factor: float) -> float:
+    """The share of all rows inside the band the other sources give at `factor`, each source
+    left out in turn, every row counting once."""
+    rows: dict[str, int] = {}
+    for r in residuals:
+        rows[r.source] = rows.get(r.source, 0) + 1
+    covered = left_out_coverage(residuals, factor)
+    return sum(share * rows[s] for s, share in covered.items()) / sum(rows.values())
+
+
 def widening(residuals: list[Residual]) -> float:
     """The smallest factor (a multiple of WIDENING_STEP from 1) at which the sources, each left
-    out in turn, have on average COVERAGE of their rows inside the others' band; 1 with fewer
-    than two sources (nothing to leave out)."""
+    out in turn, have COVERAGE of their rows, counted together, inside the others' band; 1 with
+    fewer than two sources (nothing to leave out)."""
     if len({r.source for r in residuals}) < 2:
         return 1.0
     steps = round((MAX_WIDENING - 1.0) / WIDENING_STEP)
     for i in range(steps + 1):
         factor = round(1.0 + i * WIDENING_STEP, 4)
-        coverage = left_out_coverage(residuals, factor)
-        if sum(coverage.values()) / len(coverage) >= COVERAGE:
+        if pooled_left_out_coverage(residuals, factor) >= COVERAGE:
             return factor
     return MAX_WIDENING
 
