@@ -12,7 +12,7 @@ from model_fixtures import make_build, make_workload
 
 from dlrig.catalog import load_catalog
 from dlrig.errors import ValidationError
-from dlrig.model import compute, estimate, layers
+from dlrig.model import compute, estimate, layers, memory
 from dlrig.workloads import load_workload
 from dlrig.workloads.model import OptimizerStep
 
@@ -154,3 +154,28 @@ def test_lambdas_bert_and_waveglow_rows_run_the_optimizer_their_code_ran() -> No
     assert steps[("bert_large_squad", "fp16", "v0", "RTX 3080")] is s.FUSED
     assert steps[("waveglow", "tf32", "v0", "RTX 3080")] is s.PER_TENSOR
     assert steps[("waveglow", "tf32", "v1", "RTX 4090")] is s.FOREACH
+
+
+def test_a_job_without_an_optimizer_step_moves_no_step_bytes_and_holds_no_moments() -> None:
+    """`optimizer_step: none` (a harness timing forward + backward, as NeuSight's measure_e2e
+    does): no step bytes, where a fused fp32 AdamW moves 7 x 4 B = 28 B a parameter
+    (optimizer_step_bytes_per_param); the GPU holds the weights and gradients but not Adam's
+    two fp32 moments, 8 B a parameter less (memory.optimizer_state_bytes_per_param)."""
+    stepped = make_workload("bert-large-squad", precision="fp32", optimizer="adamw")
+    bare = make_workload(
+        "bert-large-squad", precision="fp32", optimizer="adamw", optimizer_step="none"
+    )
+    assert compute.optimizer_bytes(stepped, stepped.params) == pytest.approx(28.0 * stepped.params)
+    assert compute.optimizer_bytes(bare, bare.params) == 0.0
+    layout = memory.declared_layout(bare, 1)
+    assert memory.optimizer_state_bytes(bare, layout) == 0.0
+    need = {
+        w.optimizer_step: memory.memory_need(w, w.batch_size, False, layout, 0.0, 0.0)
+        for w in (stepped, bare)
+    }
+    saved = (
+        need[OptimizerStep.FUSED].model_states_bytes - need[OptimizerStep.NONE].model_states_bytes
+    )
+    assert saved == pytest.approx(8.0 * bare.params)
+    build = make_build(None, gpus=[{"model": "A100 SXM4 80GB"}])
+    assert estimate(build, bare).step_time_s < estimate(build, stepped).step_time_s

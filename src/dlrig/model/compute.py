@@ -358,9 +358,10 @@ def optimizer_phase_s(
 
 
 def optimizer_bytes(workload: Workload, trainable_params: float) -> float:
-    """Bytes the optimizer step moves per micro-batch (0 for inference): the step runs once
-    per `gradient_accumulation` micro-batches, so each carries 1/k of it."""
-    if workload.mode is Mode.INFERENCE:
+    """Bytes the optimizer step moves per micro-batch (0 for inference and for a job that
+    steps no optimizer): the step runs once per `gradient_accumulation` micro-batches, so each
+    carries 1/k of it."""
+    if workload.mode is Mode.INFERENCE or workload.optimizer_step is OptimizerStep.NONE:
         return 0.0
     per_param = optimizer_step_bytes_per_param(
         workload.optimizer.value,
