@@ -77,12 +77,13 @@ BACKWARD_TRAFFIC = 2.0
 # The host's dispatch of one eager kernel of a decoding step on today's PyTorch. Llama 3.1 8B's
 # eager decode step took 8.4 ms on an H100 SXM5 and 5.1 ms as a CUDA graph (cloudai.pt, "CUDA
 # Graphs + torch.compile: 1.65x LLM Decode Speedup", read 2026-12-03): launch-bound, 8.4 ms
-# over the 686 kernels dlrig.model.layers then counted for that forward = 12 us per kernel, where
-# the graphed 5.1 ms is the 16 GB of weights at the H100's achievable 3 TB/s (the tiny kernels
-# cost nothing beyond their reads). 128 of those kernels were dropouts, which eval mode does not
-# run (layers.runs_dropout): over the 558 left the figure is 15 us; the constant stays at 12 us
-# until a refit, since it also times the per-tensor optimizer loops fitted on Lambda's rows. A training step's kernels dispatch through autograd and,
-# in recurrent models, Python loops: their host cost is fitted (`host_kernel_s`).
+# over the 686 kernels dlrig.model.layers then counted for that forward = 12 us per kernel,
+# where the graphed 5.1 ms is the 16 GB of weights at the H100's achievable 3 TB/s (the tiny
+# kernels cost nothing beyond their reads). 128 of those kernels were dropouts, which eval mode
+# does not run (layers.runs_dropout): over the 558 left the figure is 15 us; the constant stays
+# at 12 us until a refit, since it also times the per-tensor optimizer loops fitted on Lambda's
+# rows. A training step's kernels dispatch through autograd and, in recurrent models, Python
+# loops: their host cost is fitted (`host_kernel_s`).
 HOST_DISPATCH_S = 12e-6
 # Half of the pointwise moves are reads of the tensor the previous kernel just wrote; those hit
 # L2 when the tensor fits in it (Ada's 72-96 MB L2 holds a layer's activations that GA102's 6 MB
