@@ -125,6 +125,17 @@ def dle_frameworks() -> list[Pair]:
     ]
 
 
+def neusight() -> list[Pair]:
+    """NeuSight's measured one-GPU rows (bench_neusight.py) that dlrig expresses, as steps a
+    second (the inverse of the measured latency); the rows it cannot express are not pairs."""
+    import bench_neusight as ns
+
+    return [
+        Pair(ns.SOURCE, p.row.label, 1e3 / p.row.measured_ms, 1e3 / p.ms, gpu=p.row.gpu)
+        for p in (ns.predict(r) for r in ns.read_rows() if ns.not_predicted(r) is None)
+    ]
+
+
 def _h200() -> tuple[list[Any], Build, dict[str, Any]]:
     """bench_h200's comparisons of every job, the 1x H200 build and the recorded data."""
     import bench_h200 as h2
@@ -428,6 +439,7 @@ ADAPTERS: dict[str, Callable[[], list[Pair]]] = {
     "lambda_2025": lambda_2025,
     "nvidia_dle": nvidia_dle,
     "dle_frameworks": dle_frameworks,
+    "neusight": neusight,
     "h200_jobs": h200_jobs,
     "external_llm": external_llm,
     "fsdp_qlora": fsdp_qlora,

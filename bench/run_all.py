@@ -23,6 +23,7 @@ ORDER = [
     "accuracy",
     "external",
     "frameworks",
+    "neusight",
     "external_llm",
     "fsdp_qlora",
     "kernel_libraries",

@@ -245,9 +245,9 @@ TRANSPOSE_INSTRUCTIONS = (0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0)
 # The host's seconds to launch one eager kernel of a training step, and the exponent of the
 # power mean that overlaps them with the GPU's work (compute.overlapped_s), tried like the
 # intensity scale. 0 us is no host term at all (the GPU-side figure then carries every
-# per-kernel second, as the model did before); 12 us is today's PyTorch on an H100 host
+# per-kernel second, as the model did before); 15 us is today's PyTorch on an H100 host
 # (compute.HOST_DISPATCH_S); the rest spans Lambda's older stacks.
-HOST_KERNEL_S = (0.0, 12e-6, 20e-6, 30e-6, 40e-6, 50e-6, 60e-6)
+HOST_KERNEL_S = (0.0, 15e-6, 20e-6, 30e-6, 40e-6, 50e-6, 60e-6)
 HOST_OVERLAP_EXPONENTS = (2.0, 4.0, math.inf)
 
 

@@ -28,9 +28,9 @@ def test_factors_are_physical() -> None:
             assert 0.2 <= efficiency <= 0.81, path
     assert 0.5 < cal.memory_efficiency <= 1.0
     # A kernel's GPU-side cost and the host's dispatch of one eager op: microseconds, not
-    # seconds per workload; the host's never below today's measured decode dispatch (12 us).
+    # seconds per workload; the host's never below today's measured decode dispatch (15 us).
     assert 0.0 <= cal.gpu_kernel_s <= 100e-6
-    assert 12e-6 <= cal.host_kernel_s <= 100e-6 or cal.host_kernel_s == 0.0
+    assert 15e-6 <= cal.host_kernel_s <= 100e-6 or cal.host_kernel_s == 0.0
     assert 0.5 < cal.pcie_pageable_efficiency < cal.pcie_pinned_efficiency < 0.95
     assert 0.5 < cal.nvlink_busbw_efficiency < 1.0
     assert 0 < cal.collective_latency_s < 1e-3

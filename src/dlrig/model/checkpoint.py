@@ -20,7 +20,7 @@ from dlrig.machine.model import Build
 from dlrig.model import memory
 from dlrig.model.rates import is_16bit
 from dlrig.units import GB, MB
-from dlrig.workloads.model import Mode, Workload
+from dlrig.workloads.model import Mode, OptimizerStep, Workload
 
 # Checkpoints kept on disk at a time: the last few, so that a run can go back past a bad step
 # (Hugging Face Trainer's save_total_limit, commonly set to 2-3). A stated assumption.
@@ -59,6 +59,10 @@ def job_files(workload: Workload) -> JobFiles:
         )
         - gradient_bytes
     )
+    if workload.optimizer_step is OptimizerStep.NONE:  # no moments to save
+        per_param -= memory.optimizer_state_bytes_per_param(
+            workload.optimizer.value, workload.pure_16bit and sixteen
+        )
     trainable = workload.params * workload.trainable_fraction
     return JobFiles(weights / GB, trainable * per_param / GB, KEPT_CHECKPOINTS)
 

@@ -77,11 +77,12 @@ BACKWARD_TRAFFIC = 2.0
 # The host's dispatch of one eager kernel of a decoding step on today's PyTorch. Llama 3.1 8B's
 # eager decode step took 8.4 ms on an H100 SXM5 and 5.1 ms as a CUDA graph (cloudai.pt, "CUDA
 # Graphs + torch.compile: 1.65x LLM Decode Speedup", read 2026-12-03): launch-bound, 8.4 ms
-# over the 686 kernels dlrig.model.layers counts for that forward = 12 us per kernel, where
-# the graphed 5.1 ms is the 16 GB of weights at the H100's achievable 3 TB/s (the tiny kernels
-# cost nothing beyond their reads). A training step's kernels dispatch through autograd and,
-# in recurrent models, Python loops: their host cost is fitted (`host_kernel_s`).
-HOST_DISPATCH_S = 12e-6
+# over the 558 kernels dlrig.model.layers counts for that forward in eval mode (no dropout:
+# layers.runs_dropout) = 15 us per kernel, where the graphed 5.1 ms is the 16 GB of weights at
+# the H100's achievable 3 TB/s (the tiny kernels cost nothing beyond their reads). A training
+# step's kernels dispatch through autograd and, in recurrent models, Python loops: their host
+# cost is fitted (`host_kernel_s`).
+HOST_DISPATCH_S = 15e-6
 # Half of the pointwise moves are reads of the tensor the previous kernel just wrote; those hit
 # L2 when the tensor fits in it (Ada's 72-96 MB L2 holds a layer's activations that GA102's 6 MB
 # cannot). Writes still reach DRAM when the lines are evicted.
@@ -358,9 +359,10 @@ def optimizer_phase_s(
 
 
 def optimizer_bytes(workload: Workload, trainable_params: float) -> float:
-    """Bytes the optimizer step moves per micro-batch (0 for inference): the step runs once
-    per `gradient_accumulation` micro-batches, so each carries 1/k of it."""
-    if workload.mode is Mode.INFERENCE:
+    """Bytes the optimizer step moves per micro-batch (0 for inference and for a job that
+    steps no optimizer): the step runs once per `gradient_accumulation` micro-batches, so each
+    carries 1/k of it."""
+    if workload.mode is Mode.INFERENCE or workload.optimizer_step is OptimizerStep.NONE:
         return 0.0
     per_param = optimizer_step_bytes_per_param(
         workload.optimizer.value,

@@ -68,6 +68,15 @@ EAGER_SCORE_PASSES = 10.5
 # QK^T's two gradients each read dS (2) = 11.5 (torch.autograd's derivatives of bmm, dropout,
 # softmax and div, tools/autograd/derivatives.yaml).
 EAGER_SCORE_BACKWARD_PASSES = 11.5
+# Of those counts, dropout's (HF/DLE BERT, GPT-2): the attention probabilities' dropout (2.5
+# score passes each way, in EAGER_SCORE_PASSES and EAGER_SCORE_BACKWARD_PASSES) and the two
+# hidden-state dropouts (2 x 2.5h, in LAYER_ELEMS_PER_HIDDEN), 2 kernels each. A job that runs
+# none moves and launches none of them: nn.Dropout is the identity in eval mode
+# (torch.nn.functional.dropout returns its input when `training` is False), so inference never
+# runs them, and a model trained without dropout (p = 0: `dropout: false`) skips them too.
+SCORE_DROPOUT_PASSES = 2.5
+HIDDEN_DROPOUT_ELEMS_PER_HIDDEN = 2.0 * 2.5
+DROPOUT_KERNELS = 2.0
 # Kernels per transformer layer in the forward: eager 27 (3 QKV linears, 3 transposes, 2 bmm,
 # scale, mask, softmax, 2 x dropout (2 each), context copy, out linear, 2 adds, 2 LayerNorms,
 # 2 FFN linears, activation); with fused attention (SDPA/flash) the 7 score kernels become 1.
@@ -568,6 +577,21 @@ _FUSING = (
 )
 
 
+def loss_passes(workload: Workload) -> float:
+    """fp32 moves of each logit per forward-equivalent pass for the loss: LOSS_FUSED_PASSES or
+    LOSS_FP32_PASSES in training; none in inference, whose forward pass returns the logits
+    and computes no loss (transformers' models compute one only when given labels)."""
+    if workload.mode is not Mode.TRAINING:
+        return 0.0
+    return LOSS_FUSED_PASSES if workload.fused_loss else LOSS_FP32_PASSES
+
+
+def runs_dropout(workload: Workload) -> bool:
+    """The job's dropout layers run: a training job whose model has them (`dropout`); in eval
+    mode, as inference runs, nn.Dropout is the identity and launches nothing."""
+    return workload.dropout and workload.mode is Mode.TRAINING
+
+
 def bias_add_work(
     workload: Workload, h: float, kv: float, f: float, attention_bias: bool
 ) -> tuple[float, float]:
@@ -607,11 +631,12 @@ def layer_pointwise(
     gate-and-up matmul and writes attention in the layout o_proj reads."""
     library = workload.kernels
     eager_attention = not workload.flash_attention
+    dropout = runs_dropout(workload)
     gemms = LINEARS_PER_LAYER + (1.0 if workload.gated_mlp else 0.0)
     attention_kernels = 1.0
     passes, backward = eager_passes, eager_backward_passes
     # XLA without dropout fuses as Inductor does (_FUSING); dropout's random numbers split it.
-    xla_split = library is KernelLibrary.XLA and workload.dropout
+    xla_split = library is KernelLibrary.XLA and dropout
     if eager_attention:
         attention_kernels = 1.0 + KERNELS_PER_LAYER_EAGER - KERNELS_PER_LAYER_FUSED
         if xla_split:
@@ -642,6 +667,13 @@ def layer_pointwise(
         if eager_attention and workload.strided_heads:
             kernels -= HEAD_COPY_KERNELS
             elems -= HEAD_COPY_ELEMS_PER_HIDDEN * h
+        if not dropout:
+            kernels -= 2.0 * DROPOUT_KERNELS
+            elems -= HIDDEN_DROPOUT_ELEMS_PER_HIDDEN * h
+            if eager_attention:
+                kernels -= DROPOUT_KERNELS
+                passes -= SCORE_DROPOUT_PASSES
+                backward -= SCORE_DROPOUT_PASSES
         bias_kernels, bias_elems = bias_add_work(workload, h, kv, f, attention_bias)
         return LayerPointwise(kernels + bias_kernels, elems + bias_elems, 0.0, passes, backward)
     rope = 2.0 * (h + kv)
@@ -655,7 +687,7 @@ def layer_pointwise(
         kernels = gemms + attention_kernels + 6.0
         return LayerPointwise(kernels, 8.0 * h + rope + 2.0 * h + 3.0 * f, 0.0, passes, backward)
     residual = 6.0 * h + 2.0 * h  # two adds, the output copy
-    if workload.dropout:
+    if dropout:
         residual += 2.0 * 2.5 * h  # two dropouts, their masks written
     if library in (KernelLibrary.LIGER, KernelLibrary.UNSLOTH):
         kernels = gemms + attention_kernels + 2.0 + 1.0 + 3.0 + 1.0
@@ -665,7 +697,7 @@ def layer_pointwise(
     norms = 2.0 * (RMSNORM_EAGER_ELEMS + RMSNORM_EAGER_FP32_ELEMS) * h
     act_kernels, act_elems = EAGER_ACTIVATION.get(workload.hidden_act, (1.0, 2.0))
     kernels = gemms + attention_kernels + 2.0 * RMSNORM_EAGER_KERNELS + 2.0 * ROPE_EAGER_KERNELS
-    kernels += 3.0 + act_kernels + 1.0 + (4.0 if workload.dropout else 0.0)
+    kernels += 3.0 + act_kernels + 1.0 + (4.0 if dropout else 0.0)
     return LayerPointwise(
         kernels,
         norms + ROPE_EAGER_ELEMS * (h + kv) + residual + (act_elems + 3.0) * f,
@@ -769,9 +801,7 @@ def transformer_work(workload: Workload) -> LayerWork:
         pointwise_elems=per_token * s,
         score_elems=score,
         score_backward_elems=score_backward,
-        loss_fp32_elems=(LOSS_FUSED_PASSES if workload.fused_loss else LOSS_FP32_PASSES)
-        * vocab
-        * s,
+        loss_fp32_elems=loss_passes(workload) * vocab * s,
         kernels_forward=layer.kernels * layers + KERNELS_OUTSIDE_LAYERS,
         tensor_elems=s * h,
         lm_head_flops=min(2.0 * h * vocab * s, total),

@@ -39,6 +39,7 @@ from dlrig.workloads.model import (
     FinetuneMethod,
     KernelLibrary,
     Mode,
+    OptimizerStep,
     QuantizedBase,
     Workload,
 )
@@ -354,6 +355,10 @@ def _model_states(workload: Workload, sixteen_bit: bool, layout: MemoryLayout) -
         # output projection's where it is larger (head_gradient_params).
         grads = max(grads / workload.num_layers, head)
     optimizer = trainable * (state_b - weight_b - grad_b)
+    if workload.optimizer_step is OptimizerStep.NONE:  # no step: its moments are never made
+        optimizer -= trainable * optimizer_state_bytes_per_param(
+            workload.optimizer.value, workload.pure_16bit and sixteen_bit
+        )
     ranks, stage = float(layout.shard_ranks), layout.effective_stage
     on_gpu = {
         "weights": weights / ranks if stage >= 3 else weights,
@@ -956,8 +961,9 @@ def _split_plan(
 
 
 def optimizer_state_bytes(workload: Workload, layout: MemoryLayout) -> float:
-    """The optimizer state one GPU holds under the layout (none when CPU offload keeps it)."""
-    if layout.cpu_offload:
+    """The optimizer state one GPU holds under the layout (none when CPU offload keeps it or
+    the job steps no optimizer)."""
+    if layout.cpu_offload or workload.optimizer_step is OptimizerStep.NONE:
         return 0.0
     trainable = workload.params * workload.trainable_fraction
     state = trainable * optimizer_state_bytes_per_param(

@@ -60,12 +60,17 @@ class OptimizerStep(StrEnum):
     path (PyTorch 2's default on CUDA: each op once over lists of tensors); a Python loop over
     the tensors (torch.optim before PyTorch 2, hand-written steps such as BERT's BertAdam);
     or that loop waiting on the GPU once per tensor (a per-tensor gradient clip on PyTorch
-    before 1.10). What each moves and launches: dlrig.model.compute."""
+    before 1.10); or none: the job runs the forward and the backward and steps no optimizer,
+    as a harness that times forward + backward does (NeuSight's measure_e2e, Lee et al.,
+    ASPLOS 2025: `loss.backward()` timed, no `optimizer.step()`) and as gradient-only jobs
+    (input attribution, gradient statistics) do: no step's bytes, no moments held. What each
+    moves and launches: dlrig.model.compute."""
 
     FUSED = "fused"
     FOREACH = "foreach"
     PER_TENSOR = "per_tensor"
     PER_TENSOR_SYNCED = "per_tensor_synced"
+    NONE = "none"
 
 
 class KernelLibrary(StrEnum):

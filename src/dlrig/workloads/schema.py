@@ -425,7 +425,9 @@ class WorkloadFile(_Strict):
         "tensors, every op reading and writing whole tensors: Adam 20 element moves a "
         "parameter, not 7), per_tensor (a Python loop over the tensors: torch.optim before "
         "PyTorch 2, BERT's BertAdam; its launches are counted) or per_tensor_synced (that loop "
-        "waiting on the GPU once per tensor: clip_grad_norm_ per tensor on PyTorch before 1.10)",
+        "waiting on the GPU once per tensor: clip_grad_norm_ per tensor on PyTorch before 1.10) "
+        "or none (forward and backward only, no optimizer step and no moments: a harness "
+        "timing forward + backward, gradient attribution)",
     )
     paged_optimizer: bool = Field(
         default=False,
