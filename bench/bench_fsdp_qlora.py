@@ -1,5 +1,5 @@
 """Accuracy of `dlrig.model.estimate` on Answer.AI's FSDP + QLoRA benchmarks (fsdp_qlora,
-February-March 2024), none of it used to choose any constant.
+February-March 2024), a calibration source (bench/provenance.toml).
 
     .venv/bin/python bench/bench_fsdp_qlora.py [--out FILE]
 
@@ -17,10 +17,11 @@ on the parameters the backward gathered, two gathers a micro-batch), FSDP's
 CPUOffload(offload_params=True) where the row says so (train.py's default is True; every
 table states it). Each row is
 predicted as bench/bench_external_llm.py predicts its rows (its reading and workload builder),
-on a build of the row's GPUs alone: the published machines' boards, cases and CPUs are not
-given, so whether their GPUs reached each other peer-to-peer is the model's default for the
-card, and 3+ cards in that unknown chassis are not assumed to throttle (the cloud rows ran
-on rented machines).
+on a build of the row's GPUs with the PCIe link the source gives each machine (MACHINE_LINKS):
+the 4090s' stated PCIe 4.0 x16, the 3090s' "older motherboard", a PCIe 3.0 one. The
+published machines' boards, cases and CPUs are not given otherwise, so whether their GPUs
+reached each other peer-to-peer is the model's default for the card, and 3+ cards in that
+unknown chassis are not assumed to throttle (the cloud rows ran on rented machines).
 Writes bench/results/fsdp_qlora.md.
 """
 
@@ -30,6 +31,7 @@ import argparse
 import datetime as dt
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -51,9 +53,48 @@ OUT = REPO / "bench" / "results" / "fsdp_qlora.md"
 SOURCE = "fsdp_qlora"  # its key in bench/provenance.toml
 
 
+# Each machine's PCIe link to its GPUs, as the source describes it ("NB: ... benchmarks_03_2024.md",
+# the case studies). The dual 4090 "budget workstation": "both GPUs have full PCIe v4 x16 lanes".
+# Johno's dual 3090s sit on "an older motherboard" with "slow PCI lanes", its generation and
+# width unstated: the 3090 is a PCIe 4.0 card (launched September 2020) and the only PCIe 4.0
+# desktop boards before 2021 were AMD's X570/B550 (Intel's came with Rocket Lake, March
+# 2021), so an older board is read as PCIe 3.0, the width left at the card's x16 (a narrower
+# split would make the reading slower still). The cloud machines' links are not given.
+MACHINE_LINKS: dict[str, dict[str, int]] = {
+    "GeForce RTX 3090": {"gen": 3},
+    "GeForce RTX 4090": {"gen": 4, "lanes": 16},
+}
+
+
+def build_doc(row: llm.Row) -> dict[str, Any]:
+    """The row's build (bench_external_llm.build_doc) with its machine's PCIe link."""
+    doc = llm.build_doc(row)
+    link = MACHINE_LINKS.get(row.gpu)
+    if link:
+        doc["gpus"] = [{**doc["gpus"][0], "pcie": link}]
+    return doc
+
+
+def predict(row: llm.Row) -> llm.Prediction:
+    """A row as bench_external_llm.predict predicts it, on the machine the source describes."""
+    est = estimate(resolve_build(build_doc(row), "fsdp_qlora"),
+                   resolve_workload(llm.workload_doc(row), "fsdp_qlora"))  # fmt: skip
+    assert est.tokens_per_s is not None
+    fits = est.memory.max_batch_per_gpu >= row.micro_batch
+    return llm.Prediction(row, est.tokens_per_s / est.gpus, fits, str(est.bottleneck), est)
+
+
 def predictions() -> list[llm.Prediction]:
     """Every row of the file, predicted (none is flagged)."""
-    return [llm.predict(r) for r in llm.read_rows(DATA)]
+    return [predict(r) for r in llm.read_rows(DATA)]
+
+
+def link_cell(row: llm.Row) -> str:
+    """The PCIe link the row's build is given, or the card's own where the source is silent."""
+    link = MACHINE_LINKS.get(row.gpu)
+    if not link:
+        return "unstated"
+    return f"gen {link['gen']}" + (f" x{link['lanes']}" if "lanes" in link else "")
 
 
 def host_staged(row: llm.Row) -> float | None:
@@ -64,7 +105,7 @@ def host_staged(row: llm.Row) -> float | None:
     default is not PCIe with P2P (NVLink, GeForce cards: host-staged either way). A second
     reading of the same rows, not a choice made on them."""
     gpu = load_catalog().find(GPU, row.gpu)
-    build = llm.build_doc(row)
+    build = build_doc(row)
     link = intra_node_link(resolve_build(build, "fsdp_qlora"), gpu, row.gpus)
     if row.gpus < 2 or link is not LinkClass.PCIE:
         return None
@@ -99,9 +140,10 @@ def _parts_table(preds: list[llm.Prediction]) -> list[str]:
 
 def _table(preds: list[llm.Prediction]) -> list[str]:
     lines = [
-        "| model | job | GPUs | sharding | CPU offload | seq | micro-batch | measured tok/s/GPU | "
-        "predicted | error | bottleneck | host-staged instead: predicted, error |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| model | job | GPUs | PCIe link | sharding | CPU offload | seq | micro-batch | "
+        "measured tok/s/GPU | predicted | error | bottleneck | host-staged instead: predicted, "
+        "error |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in preds:
         r = p.row
@@ -109,7 +151,7 @@ def _table(preds: list[llm.Prediction]) -> list[str]:
         other = f"{staged:,.1f}, {staged / r.measured - 1:+.1%}" if staged else ""
         gpu = r.gpu + (f" at {r.power_limit_w:.0f} W" if r.power_limit_w else "")
         lines.append(
-            f"| {r.model} | {r.finetune} | {r.gpus}x {gpu} | "
+            f"| {r.model} | {r.finetune} | {r.gpus}x {gpu} | {link_cell(r)} | "
             f"{'full shard' if r.zero_stage else 'NO_SHARD'} | {'yes' if r.cpu_offload else 'no'} "
             f"| {r.seq_len} | {r.micro_batch} | {r.measured:,.1f} | {p.tokens_per_gpu:,.1f} | "
             f"{p.error:+.1%} | {p.bottleneck} | {other} |"
