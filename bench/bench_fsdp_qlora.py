@@ -55,13 +55,13 @@ OUT = REPO / "bench" / "results" / "fsdp_qlora.md"
 SOURCE = "fsdp_qlora"  # its key in bench/provenance.toml
 
 
-# Each machine's PCIe link to its GPUs, as the source describes it ("NB: ... benchmarks_03_2024.md",
-# the case studies). The dual 4090 "budget workstation": "both GPUs have full PCIe v4 x16 lanes".
-# Johno's dual 3090s sit on "an older motherboard" with "slow PCI lanes", its generation and
-# width unstated: the 3090 is a PCIe 4.0 card (launched September 2020) and the only PCIe 4.0
-# desktop boards before 2021 were AMD's X570/B550 (Intel's came with Rocket Lake, March
-# 2021), so an older board is read as PCIe 3.0, the width left at the card's x16 (a narrower
-# split would make the reading slower still). The cloud machines' links are not given.
+# Each machine's PCIe link to its GPUs, as the source's case studies describe it. The dual
+# 4090 "budget workstation": "both GPUs have full PCIe v4 x16 lanes". Johno's dual 3090s sit on
+# "an older motherboard" with "slow PCI lanes", generation and width unstated: read as PCIe
+# 3.0 (Intel's first PCIe 4.0 desktop chipsets came with Rocket Lake in March 2021, AMD's with
+# X570 in July 2019), the width left at the card's x16; a PCIe 4.0 board splitting its lanes
+# x8/x8 gives the same 15.75 GB/s a direction, a narrower link less. The cloud machines' links
+# are not given.
 MACHINE_LINKS: dict[str, dict[str, int]] = {
     "GeForce RTX 3090": {"gen": 3},
     "GeForce RTX 4090": {"gen": 4, "lanes": 16},
