@@ -31,8 +31,8 @@ from dlrig.machine.model import Build
 from dlrig.model import memory, parallelism, pcie
 from dlrig.model.compute import optimizer_bytes
 from dlrig.model.parallelism import DataParallelTraffic, Layout
-from dlrig.units import BITS_PER_BYTE, gb_s_to_bytes_s
-from dlrig.workloads.model import QuantizedBase, Workload
+from dlrig.units import gb_s_to_bytes_s
+from dlrig.workloads.model import Workload
 
 
 class LinkClass(StrEnum):
@@ -621,7 +621,7 @@ def gathered_param_bytes(
     """Bytes of parameters a data-parallel group all-gathers for one replica. ZeRO-3 gathers
     every weight as it is stored: a QLoRA base model's packed 4-bit weights, not 16-bit copies
     (FSDP shards and gathers the quantized storage: Answer.AI, "Enabling 70B Finetuning on
-    Consumer GPUs", 2024-03-14), without their constants (unsharded_nf4_constant_bytes),
+    Consumer GPUs", 2024-03-14), without their constants (memory.unsharded_quant_state_bytes),
     beside the trainable weights in the training precision. ZeRO-2 gathers only what the
     optimizer step updated: the trainable weights."""
     value_bytes = 2.0 if sixteen_bit else 4.0
@@ -630,21 +630,7 @@ def gathered_param_bytes(
         return trained
     frozen = max(workload.params - trainable_params, 0.0)
     stored = memory.frozen_weight_bytes(workload, frozen, sixteen_bit)
-    return stored - unsharded_nf4_constant_bytes(workload, frozen) + trained
-
-
-def unsharded_nf4_constant_bytes(workload: Workload, frozen_params: float) -> float:
-    """Bytes of a bitsandbytes NF4 base's quantization constants (its absmax blocks and their
-    own double quantization: memory.QLORA_BITS_PER_WEIGHT less the 4 bits of the weight),
-    which FSDP neither shards nor gathers: they live in each Params4bit's quant_state, an
-    attribute, not a parameter or a buffer ("FSDP only syncs parameters and buffers, so the
-    quant_state isn't copied", AnswerDotAI/fsdp_qlora@05ed9f2 train.py load_and_quantize),
-    so every rank holds them whole and only the packed weights travel. None for other bases."""
-    if workload.weight_bits != 4 or workload.quantized_base not in (None, QuantizedBase.NF4):
-        return 0.0
-    quantized = memory.quantized_params(workload, frozen_params)
-    constant_bits = memory.quantized_bits_per_weight(workload) - memory.INT4_BITS
-    return quantized * constant_bits / BITS_PER_BYTE
+    return stored - memory.unsharded_quant_state_bytes(workload, frozen) + trained
 
 
 def training_exchange(
