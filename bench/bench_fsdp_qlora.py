@@ -18,7 +18,7 @@ CPUOffload(offload_params=True) where the row says so (train.py's default is Tru
 table states it). Each row is
 predicted as bench/bench_external_llm.py predicts its rows (its reading and workload builder),
 on a build of the row's GPUs with the PCIe link the source gives each machine (MACHINE_LINKS):
-the 4090s' stated PCIe 4.0 x16, the 3090s' "older motherboard", a PCIe 3.0 one; the rented
+the 4090s' stated PCIe 4.0 x16, the 3090s' "slow PCI lanes", x8; the rented
 RTX A5000 and RTX 6000 Ada machines, "bandwidth-bound" in the source's words, without
 peer-to-peer (RENTED_PCIE_WITHOUT_P2P; the other reading printed beside them). The published
 machines' boards, cases and CPUs are not given otherwise, so the other cards' peer-to-peer is
@@ -57,13 +57,13 @@ SOURCE = "fsdp_qlora"  # its key in bench/provenance.toml
 
 # Each machine's PCIe link to its GPUs, as the source's case studies describe it. The dual
 # 4090 "budget workstation": "both GPUs have full PCIe v4 x16 lanes". Johno's dual 3090s sit on
-# "an older motherboard" with "slow PCI lanes", generation and width unstated: read as PCIe
-# 3.0 (Intel's first PCIe 4.0 desktop chipsets came with Rocket Lake in March 2021, AMD's with
-# X570 in July 2019), the width left at the card's x16; a PCIe 4.0 board splitting its lanes
-# x8/x8 gives the same 15.75 GB/s a direction, a narrower link less. The cloud machines' links
-# are not given.
+# "an older motherboard" with "slow PCI lanes", and the 4090s' edge is put down to "the faster
+# data transfer speed from full x16 PCIe lanes": fewer than x16 lanes each, read as x8 (the
+# x8/x8 split of a desktop board with two cards) at the cards' own PCIe 4.0, 15.75 GB/s a
+# direction. The generation is not stated: an older PCIe 3.0 board at x8 would halve it. The
+# cloud machines' links are not given.
 MACHINE_LINKS: dict[str, dict[str, int]] = {
-    "GeForce RTX 3090": {"gen": 3},
+    "GeForce RTX 3090": {"gen": 4, "lanes": 8},
     "GeForce RTX 4090": {"gen": 4, "lanes": 16},
 }
 
