@@ -62,3 +62,17 @@ def test_a_16_bit_base_has_no_constants_to_keep() -> None:
     assert gathered_param_bytes(job, 3, trainable, sixteen_bit=True) == pytest.approx(
         job.params * 2.0
     )
+
+
+def test_torchaos_nf4_shards_and_gathers_its_constants_with_the_weights() -> None:
+    """torchtune's QLoRA quantizes with torchao's NF4Tensor, whose FSDP2 all-gather carries
+    its quantized scalers and factors with the packed weights: nothing stays whole, and a
+    gather moves the 1.08 GB of Llama 3 70B's constants too (38.73 + 1.08 = 39.81 GB)."""
+    job = make_workload(
+        "llama-3-70b-qlora",
+        finetune={"method": "qlora", "trainable_fraction": 0.002935, "base_format": "torchao-nf4"},
+    )
+    trainable = job.params * job.trainable_fraction
+    assert memory.unsharded_quant_state_bytes(job, job.params - trainable) == 0.0
+    gathered = gathered_param_bytes(job, 3, trainable, sixteen_bit=True)
+    assert gathered == pytest.approx(39.81e9, rel=1e-3)

@@ -81,6 +81,7 @@ DEFAULT_RUN_STEPS = 1000
 # Who dequantizes a QLoRA base, for the assumption that says so (compute.dequantize_bytes).
 _BASE_KERNELS = {
     QuantizedBase.NF4: "bitsandbytes NF4",
+    QuantizedBase.TORCHAO_NF4: "torchao NF4",
     QuantizedBase.GPTQ: "a GPTQ checkpoint, int4 with fp16 scales",
     QuantizedBase.AWQ: "an AWQ checkpoint, int4 with fp16 scales",
 }

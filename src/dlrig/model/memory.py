@@ -269,8 +269,9 @@ def unsharded_quant_state_bytes(workload: Workload, frozen_params: float) -> flo
     Params4bit's quant_state, an attribute, not a parameter or a buffer ("FSDP only syncs
     parameters and buffers, so the quant_state isn't copied", AnswerDotAI/fsdp_qlora@05ed9f2
     train.py load_and_quantize), so every rank holds them whole on its GPU (Llama 3 70B: 1.08
-    GB). None for GPTQ/AWQ bases (the workload's NF4 is bitsandbytes'; torchao's NF4Tensor
-    under FSDP2 shards its scalers with the weights)."""
+    GB). None for other bases: torchao's NF4Tensor (torchtune) hands FSDP2 its quantized
+    scalers and factors with the weights to shard and gather (its fsdp_pre_all_gather), and a
+    GPTQ/AWQ checkpoint's scales are tensors of the module."""
     if workload.weight_bits != 4 or workload.quantized_base not in (None, QuantizedBase.NF4):
         return 0.0
     constant_bits = quantized_bits_per_weight(workload) - INT4_BITS
