@@ -270,6 +270,9 @@ def workload_doc(row: Row) -> dict[str, Any]:
         finetune["finetune"] = {"method": row.finetune, "adapter_precision": "16bit",
                                 "trainable_fraction": row.trainable_fraction,
                                 "adapter_dropout": adapter_dropout(row)}  # fmt: skip
+        if row.finetune == "qlora" and row.framework == "torchtune":
+            # torchtune quantizes with torchao's NF4Tensor (torchtune/modules/peft/lora.py)
+            finetune["finetune"]["base_format"] = "torchao-nf4"
     return {
         "name": f"{row.model} s{row.seq_len} ({row.source})",
         "model": model_block(row),

@@ -1,5 +1,5 @@
 """Accuracy of `dlrig.model.estimate` on Answer.AI's FSDP + QLoRA benchmarks (fsdp_qlora,
-February-March 2024), none of it used to choose any constant.
+February-March 2024), a calibration source (bench/provenance.toml).
 
     .venv/bin/python bench/bench_fsdp_qlora.py [--out FILE]
 
@@ -17,10 +17,13 @@ on the parameters the backward gathered, two gathers a micro-batch), FSDP's
 CPUOffload(offload_params=True) where the row says so (train.py's default is True; every
 table states it). Each row is
 predicted as bench/bench_external_llm.py predicts its rows (its reading and workload builder),
-on a build of the row's GPUs alone: the published machines' boards, cases and CPUs are not
-given, so whether their GPUs reached each other peer-to-peer is the model's default for the
-card, and 3+ cards in that unknown chassis are not assumed to throttle (the cloud rows ran
-on rented machines).
+on a build of the row's GPUs with the PCIe link the source gives each machine (MACHINE_LINKS):
+the 4090s' stated PCIe 4.0 x16, the 3090s' "slow PCI lanes", x8; the rented
+RTX A5000 and RTX 6000 Ada machines, "bandwidth-bound" in the source's words, without
+peer-to-peer (RENTED_PCIE_WITHOUT_P2P; the other reading printed beside them). The published
+machines' boards, cases and CPUs are not given otherwise, so the other cards' peer-to-peer is
+the model's default for the card, and 3+ cards in that unknown chassis are not assumed to
+throttle (the cloud rows ran on rented machines).
 Writes bench/results/fsdp_qlora.md.
 """
 
@@ -30,6 +33,7 @@ import argparse
 import datetime as dt
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -41,7 +45,7 @@ from dlrig.catalog import load_catalog
 from dlrig.catalog.schema import GPU
 from dlrig.enums import Bottleneck
 from dlrig.machine import resolve_build
-from dlrig.model import estimate
+from dlrig.model import Estimate, estimate
 from dlrig.model.interconnect import LinkClass, intra_node_link
 from dlrig.workloads import resolve_workload
 
@@ -51,28 +55,87 @@ OUT = REPO / "bench" / "results" / "fsdp_qlora.md"
 SOURCE = "fsdp_qlora"  # its key in bench/provenance.toml
 
 
+# Each machine's PCIe link to its GPUs, as the source's case studies describe it. The dual
+# 4090 "budget workstation": "both GPUs have full PCIe v4 x16 lanes". Johno's dual 3090s sit on
+# "an older motherboard" with "slow PCI lanes", and the 4090s' edge is put down to "the faster
+# data transfer speed from full x16 PCIe lanes": fewer than x16 lanes each, read as x8 (the
+# x8/x8 split of a desktop board with two cards) at the cards' own PCIe 4.0, 15.75 GB/s a
+# direction. The generation is not stated: an older PCIe 3.0 board at x8 would halve it. The
+# cloud machines' links are not given.
+MACHINE_LINKS: dict[str, dict[str, int]] = {
+    "GeForce RTX 3090": {"gen": 4, "lanes": 8},
+    "GeForce RTX 4090": {"gen": 4, "lanes": 16},
+}
+
+
+# The rented machines of the 70B table ran PCIe cards (RTX A5000, RTX 6000 Ada) whose transfers
+# were not hidden: "for the lower-end configurations ... training speed was bandwidth-bound.
+# Once we moved to the H100 system with fast interconnect ... compute was the limiting factor"
+# (the same file, "Recommendations for Different Hardware Configurations"). On PCIe that is
+# what dlrig gives a machine without peer-to-peer (a virtual machine's passthrough GPUs, a
+# probe's `peer_to_peer: false`): NCCL stages every hop through host memory and the gathers
+# do not run beside the compute (interconnect.every_hop_host_staged). With peer-to-peer the
+# model hides them behind the compute (0.04-0.09 s of 2-3.5 s exposed), the opposite of the
+# source's words; that reading is printed beside each of these rows (other_reading).
+RENTED_PCIE_WITHOUT_P2P = frozenset({"NVIDIA RTX A5000", "NVIDIA RTX 6000 Ada Generation"})
+
+
+def build_doc(row: llm.Row, host_staged: bool | None = None) -> dict[str, Any]:
+    """The row's build (bench_external_llm.build_doc) with its machine's PCIe link and, on the
+    rented PCIe machines (or where `host_staged` says so), no peer-to-peer between its GPUs."""
+    doc = llm.build_doc(row)
+    link = MACHINE_LINKS.get(row.gpu)
+    if link:
+        doc["gpus"] = [{**doc["gpus"][0], "pcie": link}]
+    staged = row.gpu in RENTED_PCIE_WITHOUT_P2P if host_staged is None else host_staged
+    if staged:
+        doc["measured"] = {"taken": row.date, "peer_to_peer": False}
+    return doc
+
+
+def _tokens_per_gpu(build: dict[str, Any], row: llm.Row) -> tuple[float, Estimate]:
+    est = estimate(resolve_build(build, "fsdp_qlora"),
+                   resolve_workload(llm.workload_doc(row), "fsdp_qlora"))  # fmt: skip
+    assert est.tokens_per_s is not None
+    return est.tokens_per_s / est.gpus, est
+
+
+def predict(row: llm.Row) -> llm.Prediction:
+    """A row as bench_external_llm.predict predicts it, on the machine the source describes."""
+    tokens, est = _tokens_per_gpu(build_doc(row), row)
+    fits = est.memory.max_batch_per_gpu >= row.micro_batch
+    return llm.Prediction(row, tokens, fits, str(est.bottleneck), est)
+
+
 def predictions() -> list[llm.Prediction]:
     """Every row of the file, predicted (none is flagged)."""
-    return [llm.predict(r) for r in llm.read_rows(DATA)]
+    return [predict(r) for r in llm.read_rows(DATA)]
 
 
-def host_staged(row: llm.Row) -> float | None:
-    """Tokens/s per GPU of a row whose cards reach their peers over PCIe, predicted again with
-    every hop through host memory (a probe's `peer_to_peer: false`), the other case the
-    unstated machine allows: a board whose slots meet at the CPU's host bridge, where NCCL
-    uses no P2P on an Intel host (2.9.6 on), or a virtual machine. None where the model's
-    default is not PCIe with P2P (NVLink, GeForce cards: host-staged either way). A second
-    reading of the same rows, not a choice made on them."""
+def link_cell(row: llm.Row) -> str:
+    """The PCIe link the row's build is given (the card's own where the source is silent), and
+    whether its GPUs reach each other peer-to-peer."""
+    link = MACHINE_LINKS.get(row.gpu)
+    gen = "unstated"
+    if link:
+        gen = f"gen {link['gen']}" + (f" x{link['lanes']}" if "lanes" in link else "")
+    return gen + (", no P2P" if row.gpu in RENTED_PCIE_WITHOUT_P2P else "")
+
+
+def other_reading(row: llm.Row) -> float | None:
+    """Tokens/s per GPU of a row whose cards can reach their peers over PCIe, predicted under
+    the other reading of its machine: with peer-to-peer for the rented machines
+    (RENTED_PCIE_WITHOUT_P2P), with every hop through host memory for the rest (a board
+    whose slots meet at the CPU's host bridge, where NCCL uses no P2P on an Intel host from
+    2.9.6, or a virtual machine). None where the card's link leaves one reading (NVLink,
+    GeForce cards: host-staged either way). A second reading of the same rows."""
     gpu = load_catalog().find(GPU, row.gpu)
-    build = llm.build_doc(row)
+    build = build_doc(row, host_staged=False)
     link = intra_node_link(resolve_build(build, "fsdp_qlora"), gpu, row.gpus)
     if row.gpus < 2 or link is not LinkClass.PCIE:
         return None
-    doc = {**build, "measured": {"taken": row.date, "peer_to_peer": False}}
-    est = estimate(resolve_build(doc, "fsdp_qlora"),
-                   resolve_workload(llm.workload_doc(row), "fsdp_qlora"))  # fmt: skip
-    assert est.tokens_per_s is not None
-    return est.tokens_per_s / est.gpus
+    staged = row.gpu in RENTED_PCIE_WITHOUT_P2P
+    return _tokens_per_gpu(build_doc(row, host_staged=not staged), row)[0]
 
 
 def _parts_table(preds: list[llm.Prediction]) -> list[str]:
@@ -99,17 +162,18 @@ def _parts_table(preds: list[llm.Prediction]) -> list[str]:
 
 def _table(preds: list[llm.Prediction]) -> list[str]:
     lines = [
-        "| model | job | GPUs | sharding | CPU offload | seq | micro-batch | measured tok/s/GPU | "
-        "predicted | error | bottleneck | host-staged instead: predicted, error |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| model | job | GPUs | PCIe link | sharding | CPU offload | seq | micro-batch | "
+        "measured tok/s/GPU | predicted | error | bottleneck | the other P2P reading: "
+        "predicted, error |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in preds:
         r = p.row
-        staged = host_staged(r)
+        staged = other_reading(r)
         other = f"{staged:,.1f}, {staged / r.measured - 1:+.1%}" if staged else ""
         gpu = r.gpu + (f" at {r.power_limit_w:.0f} W" if r.power_limit_w else "")
         lines.append(
-            f"| {r.model} | {r.finetune} | {r.gpus}x {gpu} | "
+            f"| {r.model} | {r.finetune} | {r.gpus}x {gpu} | {link_cell(r)} | "
             f"{'full shard' if r.zero_stage else 'NO_SHARD'} | {'yes' if r.cpu_offload else 'no'} "
             f"| {r.seq_len} | {r.micro_batch} | {r.measured:,.1f} | {p.tokens_per_gpu:,.1f} | "
             f"{p.error:+.1%} | {p.bottleneck} | {other} |"

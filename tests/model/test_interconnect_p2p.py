@@ -304,3 +304,39 @@ def test_fsdp_gathers_staged_through_the_host_add_to_the_step() -> None:
         intel.parallel.communication_s, rel=0.01
     )
     assert intel.step_time_s > amd.step_time_s + 0.9 * intel.parallel.communication_s
+
+
+def _rented(gpu: str, count: int, **extra: Any) -> Build:
+    return resolve_build({"name": "rented", "gpus": [{"model": gpu, "count": count}], **extra},
+                         "test")  # fmt: skip
+
+
+def test_an_unstated_peer_to_peer_is_said_with_what_it_decides() -> None:
+    """Four RTX A5000 with no board, platform or probe: dlrig takes them to reach each other
+    peer-to-peer, which hides 70B QLoRA's FSDP gathers; the machine may be a cloud VM without
+    it (Answer.AI's rented A5000s ran this job "bandwidth-bound", benchmarks_03_2024.md), so the
+    estimate says what the other case adds: the step the same build gives under a probe's
+    peer_to_peer false, less this one."""
+    job = make_workload("llama-3-70b-qlora", parallel={"strategy": "fsdp"})
+    p2p = estimate(_rented("NVIDIA RTX A5000", 4), job)
+    staged = estimate(
+        _rented("NVIDIA RTX A5000", 4, measured={"taken": "2024-03-01", "peer_to_peer": False}),
+        job,
+    )
+    notes = [a for a in p2p.assumptions if "taken to reach each other peer-to-peer" in a]
+    assert len(notes) == 1, p2p.assumptions
+    added_ms = float(notes[0].split("the exchange adds ")[1].split(" ms")[0].replace(",", ""))
+    assert added_ms == pytest.approx((staged.step_time_s - p2p.step_time_s) * 1e3, rel=0.02)
+    assert added_ms > 0.3 * p2p.step_time_s * 1e3  # the gathers of 70B decide a third or more
+    assert not [a for a in staged.assumptions if "taken to reach each other" in a]
+
+
+def test_no_peer_to_peer_note_where_the_build_settles_it() -> None:
+    """A motherboard says where the slots meet (an AMD host keeps P2P for 2 GPUs), GeForce
+    cards have none to assume, and an NVLink server has its own link: none of them gets it."""
+    job = make_workload("llama-3-70b-qlora", parallel={"strategy": "fsdp"})
+    amd = _board("NVIDIA RTX 4000 Ada Generation", 2, "ASUS ProArt X670E-CREATOR WIFI",
+                 "AMD Ryzen 9 7950X")  # fmt: skip
+    for build in (amd, _rented("GeForce RTX 4090", 2), _rented("A100 SXM4 40GB", 4)):
+        notes = [a for a in estimate(build, job).assumptions if "taken to reach each other" in a]
+        assert not notes, build.name

@@ -443,7 +443,7 @@ def dequantize_kernels(work: LayerWork, workload: Workload) -> float:
     weight (dequantize_bytes)."""
     if not dequantizes(workload):
         return 0.0
-    nf4 = workload.quantized_base in (None, QuantizedBase.NF4)
+    nf4 = workload.quantized_base in (None, QuantizedBase.NF4, QuantizedBase.TORCHAO_NF4)
     per_linear = DEQUANTIZE_KERNELS if nf4 else GROUP_DEQUANTIZE_KERNELS
     return work.linears * per_linear * training_flop_multiplier(workload)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from dlrig.catalog.schema import GPU
@@ -257,6 +257,27 @@ def _geforce_without_p2p(gpu: GPU) -> bool:
         and gpu.segment is Segment.CONSUMER
         and gpu.architecture in NO_P2P_GEFORCE_ARCHITECTURES
     )
+
+
+def peer_to_peer_unstated(build: Build) -> bool:
+    """Nothing in the build says whether its GPUs reach each other peer-to-peer: no
+    motherboard (whose slots say where they meet, board_host_bridge_reason), no platform (its
+    own word) and no probe finding. A rented machine is the usual case: its GPUs may be a
+    virtual machine's passthrough devices, without P2P (github.com/NVIDIA/nccl/issues/175)."""
+    measured = build.measured
+    return (
+        build.motherboard is None
+        and build.platform is None
+        and (measured is None or measured.peer_to_peer is None)
+    )
+
+
+def host_staged_fabric(fabric: Fabric, gen: int, lanes: int) -> Fabric:
+    """The same node's fabric with every hop through host memory: the PCIe link's P2P-less
+    bus bandwidth (no_p2p_busbw_gb_s) and no overlap with the compute
+    (every_hop_host_staged)."""
+    busbw = min(fabric.busbw_gb_s, no_p2p_busbw_gb_s(gen, lanes))
+    return replace(fabric, link=LinkClass.PCIE_NO_P2P, busbw_gb_s=busbw, overlaps_compute=False)
 
 
 def no_p2p_busbw_gb_s(gen: int, lanes: int) -> float:
@@ -621,14 +642,16 @@ def gathered_param_bytes(
     """Bytes of parameters a data-parallel group all-gathers for one replica. ZeRO-3 gathers
     every weight as it is stored: a QLoRA base model's packed 4-bit weights, not 16-bit copies
     (FSDP shards and gathers the quantized storage: Answer.AI, "Enabling 70B Finetuning on
-    Consumer GPUs", 2024-03-14), beside the trainable weights in the training precision.
-    ZeRO-2 gathers only what the optimizer step updated: the trainable weights."""
+    Consumer GPUs", 2024-03-14), without their constants (memory.unsharded_quant_state_bytes),
+    beside the trainable weights in the training precision. ZeRO-2 gathers only what the
+    optimizer step updated: the trainable weights."""
     value_bytes = 2.0 if sixteen_bit else 4.0
     trained = trainable_params * value_bytes
     if stage < 3:
         return trained
     frozen = max(workload.params - trainable_params, 0.0)
-    return memory.frozen_weight_bytes(workload, frozen, sixteen_bit) + trained
+    stored = memory.frozen_weight_bytes(workload, frozen, sixteen_bit)
+    return stored - memory.unsharded_quant_state_bytes(workload, frozen) + trained
 
 
 def training_exchange(

@@ -534,6 +534,7 @@ def eager_adapter_elems(
     if workload.finetune is FinetuneMethod.QLORA and workload.quantized_base in (
         None,
         QuantizedBase.NF4,
+        QuantizedBase.TORCHAO_NF4,
     ):
         fwd_out += NF4_CLONE_OUTPUT_ELEMS
     if workload.adapter_dropout > 0:

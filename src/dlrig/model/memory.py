@@ -264,6 +264,22 @@ def quantized_bits_per_weight(workload: Workload) -> float:
     return QLORA_BITS_PER_WEIGHT
 
 
+def unsharded_quant_state_bytes(workload: Workload, frozen_params: float) -> float:
+    """Bytes of a bitsandbytes NF4 base's quantization constants (its absmax blocks and their
+    own double quantization: QLORA_BITS_PER_WEIGHT less the 4 bits of the weight), which
+    sharded data parallelism neither shards, gathers nor offloads: they live in each
+    Params4bit's quant_state, an attribute, not a parameter or a buffer ("FSDP only syncs
+    parameters and buffers, so the quant_state isn't copied", AnswerDotAI/fsdp_qlora@05ed9f2
+    train.py load_and_quantize), so every rank holds them whole on its GPU (Llama 3 70B: 1.08
+    GB). None for other bases: torchao's NF4Tensor (torchtune) hands FSDP2 its quantized
+    scalers and factors with the weights to shard and gather (its fsdp_pre_all_gather), and a
+    GPTQ/AWQ checkpoint's scales are tensors of the module."""
+    if workload.weight_bits != 4 or workload.quantized_base not in (None, QuantizedBase.NF4):
+        return 0.0
+    constant_bits = quantized_bits_per_weight(workload) - INT4_BITS
+    return quantized_params(workload, frozen_params) * constant_bits / BITS_PER_BYTE
+
+
 def frozen_weight_bytes_per_param(
     weight_bits: int | None, sixteen_bit: bool, quantized_bits: float = QLORA_BITS_PER_WEIGHT
 ) -> float:
@@ -360,8 +376,13 @@ def _model_states(workload: Workload, sixteen_bit: bool, layout: MemoryLayout) -
             workload.optimizer.value, workload.pure_16bit and sixteen_bit
         )
     ranks, stage = float(layout.shard_ranks), layout.effective_stage
+    # ZeRO-3 shards (and CPU offload moves) parameters only: an NF4 base's constants stay whole
+    # on every GPU.
+    whole = (
+        unsharded_quant_state_bytes(workload, workload.params - trainable) if stage >= 3 else 0.0
+    )
     on_gpu = {
-        "weights": weights / ranks if stage >= 3 else weights,
+        "weights": (weights - whole) / ranks if stage >= 3 else weights,
         "grads": grads / ranks if stage >= 2 else grads,
         "optimizer": optimizer / ranks if stage >= 1 else optimizer,
     }
@@ -370,9 +391,9 @@ def _model_states(workload: Workload, sixteen_bit: bool, layout: MemoryLayout) -
         offloaded = ("optimizer", "weights", "grads") if stage >= 3 else ("optimizer",)
         host = sum(on_gpu[k] for k in offloaded)
         on_gpu.update({k: 0.0 for k in offloaded})
-    gpu = sum(on_gpu.values())
+    gpu = sum(on_gpu.values()) + whole
     if stage >= 3:
-        gpu += gathered_weight_bytes(workload, weights, sixteen_bit)
+        gpu += gathered_weight_bytes(workload, weights - whole, sixteen_bit)
     share = parallelism.expert_split_share(workload, layout.expert_parallel) / split
     # The backward makes the output projection's gradient first, while every activation is
     # still held; stepped in the backward, the gradients live only while they are made.

@@ -45,11 +45,15 @@ class FinetuneMethod(StrEnum):
 
 
 class QuantizedBase(StrEnum):
-    """The 4-bit format of a QLoRA job's frozen base: bitsandbytes NF4, quantized as the model
-    loads, or a checkpoint quantized beforehand with GPTQ or AWQ (int4 weights with a 16-bit
-    scale and a 4-bit zero point per group of input channels), which peft trains LoRA over."""
+    """The 4-bit format of a QLoRA job's frozen base: bitsandbytes NF4 (or torchao's, as
+    torchtune quantizes), quantized as the model loads, or a checkpoint quantized beforehand
+    with GPTQ or AWQ (int4 weights with a 16-bit scale and a 4-bit zero point per group of
+    input channels), which peft trains LoRA over."""
 
     NF4 = "nf4"
+    # torchao's NF4Tensor, as torchtune's QLoRA builds it: the same 4-bit NF4 with
+    # double-quantized scalers, which FSDP2 shards and gathers with the weights.
+    TORCHAO_NF4 = "torchao-nf4"
     GPTQ = "gptq"
     AWQ = "awq"
 

@@ -264,10 +264,11 @@ class FinetuneBlock(_Strict):
         description="LoRA dropout on each adapter's input (peft's lora_dropout, default 0: "
         "no kernel); above 0 each adapted linear writes a dropped copy of its input and a mask",
     )
-    base_format: Literal["nf4", "gptq", "awq"] | None = Field(
+    base_format: Literal["nf4", "torchao-nf4", "gptq", "awq"] | None = Field(
         default=None,
         description="qlora only: the frozen base's 4-bit format, nf4 (bitsandbytes, the "
-        "default) or a GPTQ or AWQ checkpoint (int4, a 16-bit scale and a 4-bit zero point per "
+        "default), torchao-nf4 (torchao's NF4Tensor, as torchtune quantizes) or a GPTQ or AWQ "
+        "checkpoint (int4, a 16-bit scale and a 4-bit zero point per "
         "group of `group_size` input channels)",
     )
     group_size: Annotated[int, Field(ge=16, le=65536)] | None = Field(
