@@ -96,3 +96,17 @@ def test_fp32_rows_leave_the_16bit_rules_alone() -> None:
     # The RTX 3080's bf16 rate follows the Ampere GeForce cards' measured 16-bit rates (3090
     # 76.34 of 71: capped at its datasheet 59.5), not their FP32 share.
     assert achievable_matmul(gpu("GeForce RTX 3080"), Precision.BF16).value == pytest.approx(59.5)
+
+
+def test_a_card_takes_the_fp32_rate_measured_on_its_die_at_its_clock() -> None:
+    # The A100 PCIe 80GB runs GA100 at the 40GB cards' 1410 MHz (19.5 TFLOPS FP32 each): the
+    # median of the A100 PCIe 40GB 18.11, SXM4 40GB 18.11 and SXM4 80GB 19.18 measurements,
+    # where the 16-bit share gave 15.81. A GH200 (GH100, 67 TFLOPS): the H100 SXM's 52.11 and
+    # H200 SXM's 51.34, median 51.725.
+    a100 = achievable_matmul(gpu("A100 PCIe 80GB"), Precision.FP32)
+    assert a100.value == 18.11 and "same die" in a100.provenance
+    assert achievable_matmul(gpu("GH200 96GB"), Precision.FP32).value == pytest.approx(51.725)
+    # No measured card shares the V100's die and clock: the rule stands.
+    assert (
+        "same die" not in achievable_matmul(gpu("Tesla V100 PCIe 32GB"), Precision.FP32).provenance
+    )

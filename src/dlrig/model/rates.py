@@ -428,7 +428,8 @@ def achievable_matmul(
     datasheet peak is quoted at boost, and a card whose power limit cannot feed that clock
     runs slower. FP32 GEMMs on shader (or CDNA matrix) cores take instead the median share of
     the datasheet that the measured cards of their `fp32_datapath` reach (a measured rate
-    includes the clock the card held), except on cards with a spare issue slot (`_table`).
+    includes the clock the card held), except on cards with a spare issue slot (`_table`);
+    before that, the rate measured on the same die at the same clock (`_fp32_sibling`).
 
     Before all of these: `measured`, the build's own probe of this card (its `measured:`
     block), which is this very machine's rate.
@@ -443,6 +444,9 @@ def achievable_matmul(
         )
     table = _table()
     peak, path, _ = matmul_peak(gpu, precision)
+    sibling = _fp32_sibling(table, gpu) if path is ComputePath.SIMT_FP32 else None
+    if sibling is not None:
+        return sibling
     datapath = fp32_datapath(gpu) if path is ComputePath.SIMT_FP32 else None
     if datapath is not None and datapath in table.fp32_efficiency:
         share, cards = table.fp32_efficiency[datapath]
@@ -459,6 +463,29 @@ def achievable_matmul(
     if clock.mhz is not None:
         provenance += f"; sustained clock {clock.mhz:.0f} MHz"
     return AchievableRate(peak / TFLOPS * efficiency * clock.share, "TFLOPS", provenance)
+
+
+def _fp32_sibling(table: _RateTable, gpu: GPU) -> AchievableRate | None:
+    """The median FP32 GEMM rate measured on the cards of `gpu`'s die at its clock (the same
+    vendor, architecture and FP32 datasheet peak, which is lanes x clock: the A100 PCIe 80GB
+    takes the A100 40GB and SXM4 80GB's 18.11-19.18 TFLOPS, a GH200 the H100 and H200 SXM's);
+    None where no such card is measured."""
+    from dlrig.catalog.loader import builtin_catalog
+
+    key = (gpu.vendor, gpu.architecture, fp32_gemm_tflops(gpu))
+    rows = [
+        m
+        for g in builtin_catalog().gpus
+        if (g.vendor, g.architecture, fp32_gemm_tflops(g)) == key
+        and (m := table.matmul.get((g.name, Precision.FP32.value))) is not None
+    ]
+    if not rows:
+        return None
+    value = statistics.median(m.value for m in rows)
+    cards = ", ".join(f"{m.gpu} {m.value:g}" for m in rows)
+    return AchievableRate(
+        value, "TFLOPS", f"median FP32 GEMM rate measured on the same die and clock ({cards})"
+    )
 
 
 def measured_matmul(
