@@ -283,7 +283,8 @@ def _table() -> _RateTable:
     # A card with a spare issue slot keeps the 16-bit rule: its class's measured cards are the
     # GA100 (0.93-0.98 at a fixed 1410 MHz), the V100 SXM2 (0.92) and the power-starved T4
     # (0.55), and their median made Lambda's Turing/Volta/Pascal FP32 rows worse (leave-one-
-    # architecture-out, all rows, single-GPU median 8.7% -> 9.5%; bench/provenance.toml).
+    # architecture-out, all rows, single-GPU median 8.7% -> 9.5% without the V100 row;
+    # bench/provenance.toml).
     fp32: dict[str, list[float]] = {}
     for (name, prec), m in matmul.items():
         datapath = fp32_datapath(gpus[name])
