@@ -21,7 +21,7 @@ import pytest
 
 from dlrig.model.calibration import default_calibration
 
-RATIO_LOW = 0.8202  # calibration.toml [uncertainty] comparison_ratio_low
+RATIO_LOW = 0.82  # calibration.toml [uncertainty] comparison_ratio_low
 SAME_GPU_LOW = 0.8967  # calibration.toml [uncertainty] same_gpu_ratio_low
 
 

@@ -85,6 +85,40 @@ def fp32_gemm_tflops(gpu: GPU) -> float:
     return max(gpu.fp32_tflops, gpu.fp32_matrix_tflops or 0.0)
 
 
+# NVIDIA SMs whose warp schedulers have a second dispatch unit (Pascal GP104 whitepaper: two
+# dispatch units per warp scheduler; Volta and later: one, 32 threads a clock).
+DUAL_DISPATCH_ARCHITECTURES = frozenset({"Pascal"})
+ISSUE_BOUND_FP32 = "32 FP32 lanes per one-dispatch warp scheduler (GA10x, AD10x, GH100, Blackwell)"
+SPARE_SLOT_FP32 = "a spare issue slot beside FP32 (16 lanes per scheduler, or Pascal's two)"
+CDNA_MFMA_FP32 = "FP32 on matrix cores at twice the vector rate (CDNA 1/2 MFMA F32)"
+
+
+def fp32_datapath(gpu: GPU) -> str | None:
+    """Which datapath an FP32 GEMM (no tensor cores) runs on, the class whose measured cards set
+    the share of the datasheet an unmeasured card reaches; None where no class applies.
+
+    NVIDIA: a warp scheduler dispatches one 32-thread instruction a clock. With 16 FP32 lanes
+    behind it (Volta, Turing, GA100) an FFMA takes two clocks and leaves a slot for the shared-
+    memory loads and address arithmetic; with 32 (GA10x, whose second 16 "can execute either 16
+    FP32 or 16 INT32": Ampere GA102 whitepaper; AD10x, GH100, Blackwell) the datasheet peak
+    needs an FFMA every clock, so every other instruction costs FFMAs. AMD CDNA 1/2 run it as
+    MFMA F32 at twice the vector rate; other AMD architectures are their own class."""
+    if gpu.vendor is Vendor.NVIDIA:
+        lanes = FP32_LANES_PER_SM.get(gpu.architecture)
+        if lanes is None:
+            return None
+        if gpu.memory_type.upper().startswith("HBM"):
+            lanes = HBM_DIE_FP32_LANES.get(gpu.architecture, lanes)
+        if lanes == 128 and gpu.architecture not in DUAL_DISPATCH_ARCHITECTURES:
+            return ISSUE_BOUND_FP32
+        return SPARE_SLOT_FP32
+    if gpu.vendor is Vendor.AMD:
+        if gpu.fp32_matrix_tflops and gpu.fp32_matrix_tflops > gpu.fp32_tflops:
+            return CDNA_MFMA_FP32
+        return f"{gpu.architecture} FP32"
+    return None
+
+
 # Warpgroup-MMA tensor cores (sm_90 Hopper, sm_100 data-centre Blackwell): a kernel written
 # with warp-level mma.sync reaches a smaller share of them (layers.FLASH_ATTENTION_SHARE_
 # WARPGROUP_MMA). Consumer and workstation Blackwell (sm_120) keep warp-level MMA.
@@ -156,6 +190,7 @@ class _RateTable:
     amd_efficiency: dict[tuple[str, bool], float]  # by (architecture, FP8 group)
     memory_efficiency: dict[Vendor, float]
     watts_per_tflops: dict[tuple[str, bool], tuple[float, str]]
+    fp32_efficiency: dict[str, tuple[float, int]]  # by fp32_datapath: (median, cards)
 
 
 def _geforce(gpu: GPU) -> bool:
@@ -203,7 +238,8 @@ def _table() -> _RateTable:
         for prec in row["precisions"]:
             decode_gemm.setdefault((row["gpu"], prec), {})[int(row["m"])] = law
     # The rules for unmeasured cards come from the 16-bit and FP8 rows; a TF32 row speaks only
-    # for its own card (TF32 without one takes the 16-bit ratio, _software_efficiency).
+    # for its own card (TF32 without one takes the 16-bit ratio, _software_efficiency), an FP32
+    # row for its card and its FP32 datapath's share (fp32_efficiency, below).
     ruled = {k: m for k, m in matmul.items() if Precision(k[1]) not in _OWN_CARD_ONLY}
     ratios: dict[tuple[Vendor, bool], list[float]] = {}
     for (name, prec), m in ruled.items():
@@ -244,6 +280,16 @@ def _table() -> _RateTable:
         bandwidth.setdefault(gpus[name].vendor, []).append(
             m.value / gpus[name].memory_bandwidth_gb_s
         )
+    # A card with a spare issue slot keeps the 16-bit rule: its class's measured cards are the
+    # GA100 (0.93-0.98 at a fixed 1410 MHz), the V100 SXM2 (0.92) and the power-starved T4
+    # (0.55), and their median made Lambda's Turing/Volta/Pascal FP32 rows worse (leave-one-
+    # architecture-out, all rows, single-GPU median 8.7% -> 9.5% without the V100 row;
+    # bench/provenance.toml).
+    fp32: dict[str, list[float]] = {}
+    for (name, prec), m in matmul.items():
+        datapath = fp32_datapath(gpus[name])
+        if Precision(prec) is Precision.FP32 and datapath and datapath != SPARE_SLOT_FP32:
+            fp32.setdefault(datapath, []).append(m.value / fp32_gemm_tflops(gpus[name]))
     return _RateTable(
         matmul=matmul,
         memory=memory,
@@ -253,14 +299,16 @@ def _table() -> _RateTable:
         amd_efficiency={k: statistics.median(v) for k, v in amd.items()},
         memory_efficiency={k: statistics.median(v) for k, v in bandwidth.items()},
         watts_per_tflops=per_tflops,
+        fp32_efficiency={k: (statistics.median(v), len(v)) for k, v in fp32.items()},
     )
 
 
 def _software_efficiency(table: _RateTable, gpu: GPU, precision: Precision) -> tuple[float, str]:
     """(ratio, what it is) applied to the card's datasheet peak: the median measured/datasheet
     ratio of the measured GeForce cards of its architecture for a GeForce card, else of its
-    vendor at this precision group (ROCm's lower ratio is the AMD software factor); FP32 and
-    TF32, without measurements, take the 16-bit ratio. Capped at 1: above the datasheet is a
+    vendor at this precision group (ROCm's lower ratio is the AMD software factor); TF32 without
+    a measurement takes the 16-bit ratio (an FP32 GEMM its datapath's share, `achievable_matmul`
+    and `fp32_datapath`, where its class has a measured card). Capped at 1: above the datasheet is a
     clock bonus no rule may assume.
 
     GeForce apart: GPU Boost raises a GeForce card's clock until it reaches its power target
@@ -379,7 +427,10 @@ def achievable_matmul(
     architecture for a GeForce card (`_software_efficiency`), times the share of the boost
     clock the card holds under sustained tensor work at its TDP (`sustained_clock`): the
     datasheet peak is quoted at boost, and a card whose power limit cannot feed that clock
-    runs slower.
+    runs slower. FP32 GEMMs on shader (or CDNA matrix) cores take instead the median share of
+    the datasheet that the measured cards of their `fp32_datapath` reach (a measured rate
+    includes the clock the card held), except on cards with a spare issue slot (`_table`);
+    before that, the rate measured on the same die at the same clock (`_fp32_sibling`).
 
     Before all of these: `measured`, the build's own probe of this card (its `measured:`
     block), which is this very machine's rate.
@@ -394,6 +445,17 @@ def achievable_matmul(
         )
     table = _table()
     peak, path, _ = matmul_peak(gpu, precision)
+    sibling = _fp32_sibling(table, gpu) if path is ComputePath.SIMT_FP32 else None
+    if sibling is not None:
+        return sibling
+    datapath = fp32_datapath(gpu) if path is ComputePath.SIMT_FP32 else None
+    if datapath is not None and datapath in table.fp32_efficiency:
+        share, cards = table.fp32_efficiency[datapath]
+        provenance = (
+            f"datasheet {peak / TFLOPS:g} TFLOPS ({path.value}) x {share:.2f}: median FP32 "
+            f"GEMM share of {cards} measured card{'s' if cards > 1 else ''}, {datapath}"
+        )
+        return AchievableRate(peak / TFLOPS * share, "TFLOPS", provenance)
     efficiency, which = _software_efficiency(table, gpu, precision)
     clock = sustained_clock(gpu, precision)
     provenance = f"datasheet {peak / TFLOPS:g} TFLOPS ({path.value}) x {efficiency:.2f} {which}"
@@ -402,6 +464,29 @@ def achievable_matmul(
     if clock.mhz is not None:
         provenance += f"; sustained clock {clock.mhz:.0f} MHz"
     return AchievableRate(peak / TFLOPS * efficiency * clock.share, "TFLOPS", provenance)
+
+
+def _fp32_sibling(table: _RateTable, gpu: GPU) -> AchievableRate | None:
+    """The median FP32 GEMM rate measured on the cards of `gpu`'s die at its clock (the same
+    vendor, architecture and FP32 datasheet peak, which is lanes x clock: the A100 PCIe 80GB
+    takes the A100 40GB and SXM4 80GB's 18.11-19.18 TFLOPS, a GH200 the H100 and H200 SXM's);
+    None where no such card is measured."""
+    from dlrig.catalog.loader import builtin_catalog
+
+    key = (gpu.vendor, gpu.architecture, fp32_gemm_tflops(gpu))
+    rows = [
+        m
+        for g in builtin_catalog().gpus
+        if (g.vendor, g.architecture, fp32_gemm_tflops(g)) == key
+        and (m := table.matmul.get((g.name, Precision.FP32.value))) is not None
+    ]
+    if not rows:
+        return None
+    value = statistics.median(m.value for m in rows)
+    cards = ", ".join(f"{m.gpu} {m.value:g}" for m in rows)
+    return AchievableRate(
+        value, "TFLOPS", f"median FP32 GEMM rate measured on the same die and clock ({cards})"
+    )
 
 
 def measured_matmul(

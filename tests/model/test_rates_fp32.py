@@ -1,0 +1,115 @@
+"""FP32 GEMM rates (model/rates.py fp32_datapath): each card's own measurement, else the median
+share its datapath's measured cards reach. The measurements are torch.mm FP32 (TF32 off) from
+zzc0721/torch-performance-test-data database.md @0785868 and, for the MI325X, ROCm/gpu-operator
+issue 419 (model/data/achievable_rates.toml)."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from dlrig.catalog.loader import builtin_catalog
+from dlrig.catalog.schema import GPU
+from dlrig.enums import Precision
+from dlrig.model.rates import (
+    CDNA_MFMA_FP32,
+    ISSUE_BOUND_FP32,
+    SPARE_SLOT_FP32,
+    achievable_matmul,
+    fp32_datapath,
+)
+
+
+def gpu(name: str) -> GPU:
+    return next(g for g in builtin_catalog().gpus if g.name == name)
+
+
+@pytest.mark.parametrize(
+    ("name", "datapath"),
+    [
+        ("Tesla V100 PCIe 32GB", SPARE_SLOT_FP32),  # GV100: 16 FP32 lanes per scheduler
+        ("NVIDIA T4", SPARE_SLOT_FP32),  # TU104: 16
+        ("A100 SXM4 80GB", SPARE_SLOT_FP32),  # GA100 (HBM die): 16
+        ("GeForce GTX 1080 Ti", SPARE_SLOT_FP32),  # GP102: 32, two dispatch units
+        ("GeForce RTX 3090", ISSUE_BOUND_FP32),  # GA102: 16 FP32 + 16 FP32-or-INT32
+        ("NVIDIA L4", ISSUE_BOUND_FP32),  # AD104
+        ("H100 SXM5 80GB", ISSUE_BOUND_FP32),  # GH100: 32 FP32 per scheduler
+        ("B200 SXM 180GB", ISSUE_BOUND_FP32),
+        ("AMD Instinct MI100", CDNA_MFMA_FP32),  # 46.1 matrix of 23.1 vector TFLOPS
+        ("AMD Instinct MI210", CDNA_MFMA_FP32),  # 45.3 of 22.6
+        ("AMD Instinct MI300X", "CDNA 3 FP32"),  # 163.4 both
+    ],
+)
+def test_fp32_datapath_by_architecture(name: str, datapath: str) -> None:
+    assert fp32_datapath(gpu(name)) == datapath
+
+
+def test_issue_bound_cards_reach_two_thirds_of_their_fp32_peak() -> None:
+    # The ten measured cards with 32 FP32 lanes per scheduler, torch.mm TFLOPS of the catalog's
+    # FP32 peak: RTX 3090 24.79/35.6, 4090 54.72/82.6, 5090 68.37/104.8, A6000 23.92/38.7, L40S
+    # 46.88/91.6, H100 SXM 52.11/67, H200 SXM 51.34/67, B200 66.24/75, RTX PRO 6000 Workstation
+    # 77.24/125 and Server 77.01/120: median 0.657. The L4 (AD104, 30.3 TFLOPS): 19.92.
+    shares = [
+        24.79 / 35.6, 54.72 / 82.6, 68.37 / 104.8, 23.92 / 38.7, 46.88 / 91.6,
+        52.11 / 67, 51.34 / 67, 66.24 / 75, 77.24 / 125, 77.01 / 120,
+    ]  # fmt: skip
+    assert statistics.median(shares) == pytest.approx(0.6574, abs=1e-4)
+    rate = achievable_matmul(gpu("NVIDIA L4"), Precision.FP32)
+    assert rate.value == pytest.approx(30.3 * 0.6574, abs=0.01)
+    assert "10 measured cards" in rate.provenance
+
+
+def test_cards_with_a_spare_issue_slot_keep_the_16bit_rule() -> None:
+    # Their class's measured cards: the A100s (18.11, 18.11, 19.18, 18.88 of 19.5), the V100
+    # SXM2 16GB (14.51 of 15.7) and the T4 (4.43 of 8.1). Their median made Lambda's pre-Ampere
+    # FP32 rows worse (leave-one-architecture-out, bench/provenance.toml), so a card without a
+    # measurement on its die and clock, the V100 PCIe (14.0 TFLOPS at 1380 MHz), keeps NVIDIA's
+    # median 16-bit measured/datasheet share: 14.0 x 0.81 = 11.35 TFLOPS.
+    rate = achievable_matmul(gpu("Tesla V100 PCIe 32GB"), Precision.FP32)
+    assert "vendor median" in rate.provenance
+    assert rate.value == pytest.approx(11.35, abs=0.01)
+
+
+def test_mi100_fp32_runs_on_its_matrix_cores_as_the_mi210_does() -> None:
+    # CDNA 1 and 2 run FP32 GEMMs as MFMA F32 at twice the vector rate; the MI210 reaches 33.68
+    # of its 45.3 TFLOPS there (torch.mm, zzc0721/torch-performance-test-data issue 195), so the
+    # MI100 is credited the same share of its 46.1: 34.27 TFLOPS, not 0.50 of it (the share its
+    # one-shape FP16 rocblas-bench row gives, ROCm/Tensile issue 2087).
+    rate = achievable_matmul(gpu("AMD Instinct MI100"), Precision.FP32)
+    assert rate.value == pytest.approx(46.1 * 33.68 / 45.3, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("name", "tflops"),
+    [
+        ("GeForce RTX 3090", 24.79),  # median of 24.46, 24.84, 24.79
+        ("NVIDIA L40S", 46.88),
+        ("H200 SXM 141GB", 51.34),
+        ("AMD Instinct MI325X", 130.6),  # ROCm/gpu-operator issue 419, torch.matmul 16384^3
+        ("Tesla V100 SXM2 16GB", 14.51),  # torch-performance-test-data issue 140
+        ("A100 PCIe 80GB", 18.88),  # cuBLAS SGEMM 5120x4096x4096, YHs_Sample issue 4
+    ],
+)
+def test_a_cards_own_fp32_measurement_is_used_as_published(name: str, tflops: float) -> None:
+    rate = achievable_matmul(gpu(name), Precision.FP32)
+    assert rate.value == tflops and rate.provenance.startswith("measured")
+
+
+def test_fp32_rows_leave_the_16bit_rules_alone() -> None:
+    # The RTX 3080's bf16 rate follows the Ampere GeForce cards' measured 16-bit rates (3090
+    # 76.34 of 71: capped at its datasheet 59.5), not their FP32 share.
+    assert achievable_matmul(gpu("GeForce RTX 3080"), Precision.BF16).value == pytest.approx(59.5)
+
+
+def test_a_card_takes_the_fp32_rate_measured_on_its_die_at_its_clock() -> None:
+    # The V100 SXM2 32GB runs the 16GB card's GV100 at 1530 MHz (15.7 TFLOPS FP32 each): its
+    # 14.51 TFLOPS (torch.mm, zzc0721/torch-performance-test-data issue 140), where the 16-bit
+    # share gave 12.73. A GH200 (GH100, 67 TFLOPS): the H100 SXM's 52.11 and the H200 SXM's
+    # 51.34, median 51.725.
+    v100 = achievable_matmul(gpu("Tesla V100 SXM2 32GB"), Precision.FP32)
+    assert v100.value == 14.51 and "same die" in v100.provenance
+    assert achievable_matmul(gpu("GH200 96GB"), Precision.FP32).value == pytest.approx(51.725)
+    # No measured card shares the V100 PCIe's clock (1380 MHz): the rule stands.
+    pcie = achievable_matmul(gpu("Tesla V100 PCIe 32GB"), Precision.FP32)
+    assert "same die" not in pcie.provenance
