@@ -3,7 +3,6 @@ a database that refuses writes."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -13,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 from watch_helpers import replayed_samples
 
@@ -43,9 +41,19 @@ def _dlrig(home: Path, *args: str, timeout_s: float = 30) -> subprocess.Complete
     )
 
 
-def _start(home: Path, *args: str) -> subprocess.Popen[str]:
+# dlrig started as a non-interactive shell starts a background job: SIGINT ignored, which
+# exec keeps (a `dlrig watch -- ... &` in a script).
+IGNORING_SIGINT = [
+    sys.executable, "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'dlrig', *sys.argv[1:]])",
+]  # fmt: skip
+
+
+def _start(home: Path, *args: str, ignoring_sigint: bool = False) -> subprocess.Popen[str]:
+    dlrig = IGNORING_SIGINT if ignoring_sigint else [sys.executable, "-m", "dlrig"]
     return subprocess.Popen(
-        [sys.executable, "-m", "dlrig", *args],
+        [*dlrig, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
@@ -71,20 +79,6 @@ def _wait_for_samples(home: Path, count: int, timeout_s: float = 30) -> None:
                 pass  # the tables are being created
         time.sleep(0.1)
     raise AssertionError(f"fewer than {count} samples were stored in {timeout_s} s")
-
-
-def _wait_for_exec(watcher: subprocess.Popen[str], timeout_s: float = 30) -> None:
-    """Until dlrig's child runs the sleeper: between fork and exec the child is still a copy of
-    dlrig, whose SIGINT handler only sets a flag that exec then drops, so a signal forwarded in
-    that window is lost (a window a loaded 2-core machine stretches past a sample interval)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        for child in psutil.Process(watcher.pid).children():
-            with contextlib.suppress(psutil.Error):
-                if "time.sleep(30)" in " ".join(child.cmdline()):
-                    return
-        time.sleep(0.1)
-    raise AssertionError(f"dlrig's child did not start the sleeper in {timeout_s} s")
 
 
 WATCH_KEYS = [
@@ -157,13 +151,19 @@ def test_command_that_cannot_start_exits_127_with_one_line(isolated_dlrig_home: 
     assert json.loads(_dlrig(isolated_dlrig_home, "watch", "--list", "--json").stdout) == []
 
 
+@pytest.mark.parametrize("ignoring_sigint", [False, True])
 def test_sigint_terminates_the_child_flushes_the_db_and_prints_the_summary(
-    isolated_dlrig_home: Path,
+    isolated_dlrig_home: Path, ignoring_sigint: bool
 ) -> None:
-    proc = _start(isolated_dlrig_home, "watch", "--interval", "0.2", "--json", "--", *SLEEPER)
+    """Also when dlrig itself was started with SIGINT ignored: its handler is in place before
+    the child is spawned, so the child execs with SIGINT at its default and gets the one dlrig
+    forwards."""
+    proc = _start(
+        isolated_dlrig_home, "watch", "--interval", "0.2", "--json", "--", *SLEEPER,
+        ignoring_sigint=ignoring_sigint,
+    )  # fmt: skip
     try:
         _wait_for_samples(isolated_dlrig_home, 1)
-        _wait_for_exec(proc)
         time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=15)

@@ -196,21 +196,40 @@ def run_watch(
     if health is not None:
         health.start()
     bmc_warned = False
-    start_s = time.monotonic()
-    child = spawn(command, shell=shell, stdout=child_stdout)
-    job = PsutilJobSampler(child.pid)
-    job.sample()  # prime the per-process counters
     interrupted = False
+    spawned: list[subprocess.Popen[bytes]] = []
+    pending: list[int] = []
 
     def forward(signum: int, frame: FrameType | None) -> None:
         nonlocal interrupted
         interrupted = True
         if signum == signal.SIGINT and _terminal_delivers_sigint():
             return
+        if not spawned:
+            pending.append(signum)  # sent once the child exists
+            return
+        with contextlib.suppress(ProcessLookupError):
+            spawned[0].send_signal(signum)
+
+    # Installed before the child is spawned: exec resets a handled signal to its default but
+    # keeps an ignored one ignored, and a non-interactive shell starts a background job with
+    # SIGINT ignored, so a child spawned first would never see the SIGINT dlrig forwards.
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    start_s = time.monotonic()
+    try:
+        child = spawn(command, shell=shell, stdout=child_stdout)
+    except BaseException:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if health is not None:
+            health.close()
+        raise
+    spawned.append(child)
+    for signum in pending:
         with contextlib.suppress(ProcessLookupError):
             child.send_signal(signum)
-
-    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    job = PsutilJobSampler(child.pid)
+    job.sample()  # prime the per-process counters
     waiter = _ExitWaiter(child)
     samples: list[Sample] = []
     count = 0
