@@ -225,9 +225,9 @@ def run_watch(
             health.close()
         raise
     spawned.append(child)
-    for signum in pending:
+    for early in pending:
         with contextlib.suppress(ProcessLookupError):
-            child.send_signal(signum)
+            child.send_signal(early)
     job = PsutilJobSampler(child.pid)
     job.sample()  # prime the per-process counters
     waiter = _ExitWaiter(child)
