@@ -191,6 +191,7 @@ class _RateTable:
     memory_efficiency: dict[Vendor, float]
     watts_per_tflops: dict[tuple[str, bool], tuple[float, str]]
     fp32_efficiency: dict[str, tuple[float, int]]  # by fp32_datapath: (median, cards)
+    fp32_by_die: dict[tuple[Vendor, str, float], list[_Measured]]  # _die_key: FP32 rows
 
 
 def _geforce(gpu: GPU) -> bool:
@@ -286,9 +287,13 @@ def _table() -> _RateTable:
     # architecture-out, all rows, single-GPU median 8.7% -> 9.5% without the V100 row;
     # bench/provenance.toml).
     fp32: dict[str, list[float]] = {}
+    fp32_by_die: dict[tuple[Vendor, str, float], list[_Measured]] = {}
     for (name, prec), m in matmul.items():
+        if Precision(prec) is not Precision.FP32:
+            continue
+        fp32_by_die.setdefault(_die_key(gpus[name]), []).append(m)
         datapath = fp32_datapath(gpus[name])
-        if Precision(prec) is Precision.FP32 and datapath and datapath != SPARE_SLOT_FP32:
+        if datapath and datapath != SPARE_SLOT_FP32:
             fp32.setdefault(datapath, []).append(m.value / fp32_gemm_tflops(gpus[name]))
     return _RateTable(
         matmul=matmul,
@@ -300,6 +305,7 @@ def _table() -> _RateTable:
         memory_efficiency={k: statistics.median(v) for k, v in bandwidth.items()},
         watts_per_tflops=per_tflops,
         fp32_efficiency={k: (statistics.median(v), len(v)) for k, v in fp32.items()},
+        fp32_by_die=fp32_by_die,
     )
 
 
@@ -466,20 +472,16 @@ def achievable_matmul(
     return AchievableRate(peak / TFLOPS * efficiency * clock.share, "TFLOPS", provenance)
 
 
-def _fp32_sibling(table: _RateTable, gpu: GPU) -> AchievableRate | None:
-    """The median FP32 GEMM rate measured on the cards of `gpu`'s die at its clock (the same
-    vendor, architecture and FP32 datasheet peak, which is lanes x clock: the A100 PCIe 80GB
-    takes the A100 40GB and SXM4 80GB's 18.11-19.18 TFLOPS, a GH200 the H100 and H200 SXM's);
-    None where no such card is measured."""
-    from dlrig.catalog.loader import builtin_catalog
+def _die_key(gpu: GPU) -> tuple[Vendor, str, float]:
+    """A die at a clock: the same vendor, architecture and FP32 datasheet peak (lanes x clock)."""
+    return (gpu.vendor, gpu.architecture, fp32_gemm_tflops(gpu))
 
-    key = (gpu.vendor, gpu.architecture, fp32_gemm_tflops(gpu))
-    rows = [
-        m
-        for g in builtin_catalog().gpus
-        if (g.vendor, g.architecture, fp32_gemm_tflops(g)) == key
-        and (m := table.matmul.get((g.name, Precision.FP32.value))) is not None
-    ]
+
+def _fp32_sibling(table: _RateTable, gpu: GPU) -> AchievableRate | None:
+    """The median FP32 GEMM rate measured on the cards of `gpu`'s die at its clock (`_die_key`:
+    the A100 PCIe 80GB takes the A100 40GB and SXM4 80GB's 18.11-19.18 TFLOPS, a GH200 the H100
+    and H200 SXM's); None where no such card is measured."""
+    rows = table.fp32_by_die.get(_die_key(gpu))
     if not rows:
         return None
     value = statistics.median(m.value for m in rows)
