@@ -675,9 +675,9 @@ def read_lambda_rows(
     `cleaned=False` puts back every row left out on evidence about how it ran (the file's flags,
     the mislabeled, superseded-stack, crashed and superlinear rows: `_is_cleaning`), each
     predicted as the job its logs say ran where they say it (AS_RUN: replicas, the precision
-    or GPU count that ran, an epoch timed before the GPU finished), else as its label reads; what cannot be predicted at all (no
-    batch, a fractional batch, no throughput, a GPU or model dlrig does not know, a repeat)
-    stays out either way.
+    or GPU count that ran, an epoch timed before the GPU finished), else as its label reads;
+    what cannot be predicted at all (no batch, a fractional batch, no throughput, a GPU or
+    model dlrig does not know, a repeat) stays out either way.
     Returns the rows and the count of rows left out by reason."""
     rows: list[LambdaRow] = []
     skipped: dict[str, int] = {}

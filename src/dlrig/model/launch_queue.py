@@ -37,10 +37,9 @@ def queued_steps(host_step_s: float) -> float:
     """Steps the launch queue holds: PENDING_LAUNCHES over the launches a step makes, counted
     as the host's seconds a step over HOST_DISPATCH_S, one eager launch's dispatch (the fitted
     per-kernel cost also carries autograd's work and kernels the layer counts leave out, so
-    it is the host's time, not its launch count, that the count is taken from)."""
-    if host_step_s <= 0.0:
-        return float("inf")
-    return PENDING_LAUNCHES * HOST_DISPATCH_S / host_step_s
+    it is the host's time, not its launch count, that the count is taken from); a step
+    launches at least once (a CUDA graph's replay is one launch)."""
+    return PENDING_LAUNCHES / max(host_step_s / HOST_DISPATCH_S, 1.0)
 
 
 def unsynchronized_loop_s(steps: int, gpu_step_s: float, host_step_s: float) -> float:
