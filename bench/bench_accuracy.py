@@ -19,7 +19,8 @@ predicted two ways:
 
 Each figure is given on all rows (the rows left out on evidence put back, refitted per fold;
 a row whose logs say what ran, as replicas or at another precision or GPU count, predicted as
-that job: calibration_data.AS_RUN)
+that job: calibration_data.AS_RUN; an epoch its log timed before the GPU finished, as that
+timer read it: dlrig.model.launch_queue)
 beside the cleaned rows, and each source says whether a constant was set looking at it
 (bench/provenance.toml): such a source is calibration, not held out. Single-GPU and multi-GPU
 rows are reported separately, with the scaling factor (n GPUs over 1) on the same GPU and job,
@@ -275,7 +276,7 @@ def loso_lines(judged: list[Judged]) -> list[str]:
         "Lambda's 2022 and 2024 runs: each predicted (1-8 GPUs) by the calibration fitted on "
         "the other run alone, on all its rows (the rows left out on evidence put back; those "
         "whose logs say what ran, as replicas or at another precision or GPU count, predicted "
-        "as that job) or on "
+        "as that job, and epochs timed before the GPU finished as that timer read them) or on "
         "its cleaned rows. Every other source is never "
         "fitted on: the shipped calibration predicts it. Coverage is the share of a source's "
         "measurements inside the interval: for a training source that set the interval "

@@ -65,6 +65,7 @@ from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, read_lambda_rows
 from dlrig.catalog import load_catalog
 from dlrig.model import compute, estimate
 from dlrig.model.calibration import Calibration, default_calibration, parse_calibration
+from dlrig.model.launch_queue import host_step_s, unsynchronized_loop_s
 from dlrig.model.layers import layer_work
 from dlrig.model.pcie import pcie_theoretical_gb_s
 from dlrig.model.rates import (
@@ -557,7 +558,14 @@ def predicted_units_per_s(row: LambdaRow, cal: Calibration) -> float:
         return row.num_gpus * predicted_units_per_s(one, cal)
     est = estimate(row.build(), row.workload, calibration=cal)
     stack = float(cal.meta.get("older_stack_time_factor", 1.0)) if row.older_stack else 1.0
-    return est.samples_per_s * row.units_per_sample / stack
+    rate = est.samples_per_s * row.units_per_sample / stack
+    if row.unsynced_epoch_steps:
+        # the epoch as its timer read it (LambdaRow.unsynced_epoch_steps): the same samples
+        # over the host's time to queue them instead of the GPU's to train them
+        steps, step_s = row.unsynced_epoch_steps, est.step_time_s * stack
+        timed = unsynchronized_loop_s(steps, step_s, host_step_s(row.workload, cal.compute))
+        rate *= steps * step_s / timed
+    return rate
 
 
 def leave_one_architecture_out(

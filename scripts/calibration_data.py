@@ -148,16 +148,27 @@ NCF_EPOCH_SAMPLES = (20_000_263 - 138_493) * (1 + 4)
 # and 0.10 s (the same 2.1 s in all), and on 4 and 8 GPUs the epoch logs 0.004-0.016 s for a
 # step of 8-10 million samples a GPU (pytorch/results/*_H100_80GB_SXM5_v1/PyTorch_ncf_*/*.txt
 # and sys_pytorch.txt @aa5addb6). Their throughput is of the host's queueing, not of training:
-# left out of the cleaned rows; every row keeps them as labeled.
+# left out of the cleaned rows. Every row predicts them as they ran (AS_RUN's note): the
+# validation, which waits for the GPU, took what the timer missed, about 0.49 s on 1, 2 and 4
+# GPUs at 8,000,000 a GPU (fp32 epoch + validation: 1.49 + 0.59, 0.50 + 0.55, 0.010 + 0.52 s;
+# the 2023 server's 2.02 + 0.10, 1.02 + 0.05, 0.51 + 0.03) and 0.16 s, its one step, on 8 GPUs
+# (0.004-0.006 + 0.178 s against 0.17 + 0.01): the last three steps were still queued.
 NCF_UNSYNCED_TIMING = re.compile(r"^(?:1CC|DellTexas|Dell|SMC|RAIDZ1) |^LambdaCloud 8x H100")
+NCF_UNSYNCED = "ncf on PyTorch 2 timed before the GPU finished its work (logs)"
 NCF_NO_STEP = "ncf epoch share of a GPU is one batch or less: no step trained (DLE drops it)"
+
+
+def ncf_epoch_steps(batch_per_gpu: int, num_gpus: int) -> int:
+    """Steps each of Lambda's NCF processes trains in an epoch: the whole batches of its share
+    (the last, partial one dropped); 0 where its share is one batch or less."""
+    share = int(NCF_EPOCH_SAMPLES / num_gpus)  # what process 0 gets (dataloading.py)
+    return max(math.ceil(share / batch_per_gpu) - 1, 0)
 
 
 def ncf_counted_per_trained(batch_per_gpu: int, num_gpus: int) -> float | None:
     """Samples Lambda's NCF counts per sample it trains at this per-GPU batch on `num_gpus`
     (NCF_EPOCH_SAMPLES over the whole batches the processes train); None where no step trains."""
-    share = int(NCF_EPOCH_SAMPLES / num_gpus)  # what process 0 gets (dataloading.py)
-    steps = math.ceil(share / batch_per_gpu) - 1
+    steps = ncf_epoch_steps(batch_per_gpu, num_gpus)
     if steps < 1:
         return None
     return NCF_EPOCH_SAMPLES / (num_gpus * steps * batch_per_gpu)
@@ -362,7 +373,7 @@ def _mislabeled_for(rec: dict[str, str], gpu: GPU, version: str) -> str | None:
     ):
         return "bert-large fp16 on 2-8 RTX 2080 Ti ran one fp32 process (logs)"
     if rec["model"] == "ncf" and version == "v1" and NCF_UNSYNCED_TIMING.match(rec["gpu"].strip()):
-        return "ncf on PyTorch 2 timed before the GPU finished its work (logs)"
+        return NCF_UNSYNCED
     if version == "v1" and rec["gpu"].strip() in EARLY_HOPPER_STACK_LABELS:
         return "H100 SXM5 on CUDA 11.8 (Lambda, 2023) ran 3-36% below five 2024 H100 SXM5 servers"
     if (
@@ -397,6 +408,11 @@ def _mislabeled_for(rec: dict[str, str], gpu: GPU, version: str) -> str | None:
 # per call dlrig's fp16 (native autocast, casts in the dispatcher) does not carry. Predicted as
 # fp16 they and the fits that take them in erred more: leave-one-source-out all-rows p90 47.0%
 # (2022 run) and 42.9% (2024), against 38.0% and 32.9% without them (2026-12-06).
+# NCF's epochs on PyTorch 2 (NCF_UNSYNCED) are predicted as their timer read them: the host's
+# clock when it had queued the epoch's last step (dlrig.model.launch_queue), which is the GPU's
+# work less the steps still queued where the epoch outlasts the launch queue (one GPU: 12 steps
+# at 8,000,000, 3 of them queued) and the host's launching alone where the queue holds it all
+# (4 and 8 GPUs: 3 steps and 1). LambdaRow.unsynced_epoch_steps carries the epoch's steps.
 # reason -> (precision as run, GPUs that trained, each GPU its own replica)
 AS_RUN: dict[str, tuple[Precision | None, int | None, bool]] = {
     "transformer-xl multi-GPU ran without --multi_gpu ddp (replicas, no all-reduce)": (
@@ -553,6 +569,9 @@ class LambdaRow:
     platform: Platform | None = None
     measured: Measured | None = None
     replicas: bool = False
+    # steps of an epoch its log timed without waiting for the GPU (NCF_UNSYNCED); 0: a timer
+    # that waited, so the throughput is the training's
+    unsynced_epoch_steps: int = 0
 
     @property
     def older_stack(self) -> bool:
@@ -656,9 +675,9 @@ def read_lambda_rows(
     `cleaned=False` puts back every row left out on evidence about how it ran (the file's flags,
     the mislabeled, superseded-stack, crashed and superlinear rows: `_is_cleaning`), each
     predicted as the job its logs say ran where they say it (AS_RUN: replicas, the precision
-    or GPU count that ran), else as its label reads; what cannot be predicted at all (no
-    batch, a fractional batch, no throughput, a GPU or model dlrig does not know, a repeat)
-    stays out either way.
+    or GPU count that ran, an epoch timed before the GPU finished), else as its label reads;
+    what cannot be predicted at all (no batch, a fractional batch, no throughput, a GPU or
+    model dlrig does not know, a repeat) stays out either way.
     Returns the rows and the count of rows left out by reason."""
     rows: list[LambdaRow] = []
     skipped: dict[str, int] = {}
@@ -686,12 +705,14 @@ def read_lambda_rows(
                     except UnknownPartError:
                         reason = f"GPU not in catalog: {rec['gpu']}"
                 version = rec.get("lambda_version") or name.split("_")[3]
+                unsynced = False
                 if reason is None and gpu is not None:
                     mislabel = _mislabeled_for(rec, gpu, version)
                     if cleaned:
                         reason = mislabel
                     elif mislabel is not None:
                         as_run = AS_RUN.get(mislabel, as_run)
+                        unsynced = mislabel == NCF_UNSYNCED
                 if reason is None and gpu is not None:
                     key = (rec["model"], rec["precision"], rec["batch_size_per_gpu"], gpu.name)
                     dedup = (*key, rec["num_gpus"], rec["throughput"])
@@ -741,6 +762,7 @@ def read_lambda_rows(
                         platform,
                         nccl_p2p_disabled(rec["gpu"], num_gpus, version),
                         replicas,
+                        ncf_epoch_steps(batch, num_gpus) if unsynced else 0,
                     )
                 )
     return (_without_superlinear(rows, skipped) if cleaned else rows), skipped

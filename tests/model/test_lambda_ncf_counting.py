@@ -16,12 +16,16 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data" / "calibration"
 sys.path.insert(0, str(REPO / "scripts"))
 
+from calibrate import predicted_units_per_s  # noqa: E402
 from calibration_data import (  # noqa: E402
     NCF_EPOCH_SAMPLES,
     NCF_NO_STEP,
+    NCF_UNSYNCED_TIMING,
     ncf_counted_per_trained,
     read_lambda_rows,
 )
+
+from dlrig.model.calibration import default_calibration  # noqa: E402
 
 
 def test_the_epoch_is_ml20m_training_ratings_with_four_negatives_each() -> None:
@@ -82,3 +86,44 @@ def test_the_2024_h100_servers_ncf_rows_leave_the_cleaned_set_only() -> None:
         if r.lambda_model == "ncf" and r.version == "v1" and r.gpu.name == "H100 SXM5 80GB"
     }  # fmt: skip
     assert {"Dell", "DellTexas", "SMC", "1CC", "RAIDZ1", "LambdaCloud"} <= servers
+
+
+def test_every_row_predicts_the_pytorch_2_epochs_as_their_timer_read_them() -> None:
+    """The 42 NCF rows of the six PyTorch 2 H100 SXM5 servers (sys_pytorch.txt: 2.3.0a0 on
+    Dell, DellTexas, SMC, 1CC, RAIDZ1; 2.1.0a0 on Lambda Cloud's 8x) carry their epoch's steps
+    a GPU (12, 6, 3, 1 at 8,000,000; 9, 4, 2, 1 at 10,000,000); no other row does, and the
+    cleaned set keeps none of them."""
+    every, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True, cleaned=False)
+    timed = [r for r in every if r.unsynced_epoch_steps]
+    assert len(timed) == 42
+    assert all(
+        r.lambda_model == "ncf" and r.version == "v1" and NCF_UNSYNCED_TIMING.match(r.lambda_gpu)
+        for r in timed
+    )
+    steps = {(r.workload.batch_size, r.num_gpus, r.unsynced_epoch_steps) for r in timed}
+    assert steps == {
+        (8_000_000, 1, 12), (8_000_000, 2, 6), (8_000_000, 4, 3), (8_000_000, 8, 1),
+        (10_000_000, 1, 9), (10_000_000, 2, 4), (10_000_000, 4, 2), (10_000_000, 8, 1),
+    }  # fmt: skip
+    unsynced = sum(
+        1 for r in every
+        if r.lambda_model == "ncf" and r.version == "v1" and NCF_UNSYNCED_TIMING.match(r.lambda_gpu)
+    )  # fmt: skip
+    assert unsynced == 42
+    cleaned, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
+    assert not any(r.unsynced_epoch_steps for r in cleaned)
+
+
+def test_an_eight_gpu_epoch_of_one_step_is_predicted_as_the_hosts_queueing() -> None:
+    """Dell's 8 H100 at 8,000,000 a GPU logged 2.273e10 samples/s, an epoch of 4.4 ms
+    (Dell_8xH100_80GB_SXM5_v1/PyTorch_ncf_FP32/16-04-2024_18-47-21.txt): the host's launches
+    of its one step, 120 kernels (layers: NCF's 40 forward, x3 in training) at the fitted
+    host_kernel_s, where a synchronized step predicts 30x too slow."""
+    every, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True, cleaned=False)
+    row = next(
+        r for r in every
+        if r.lambda_gpu == "Dell 8x H100 80GB SXM5" and r.workload.batch_size == 8_000_000
+    )  # fmt: skip
+    assert row.measured_units_per_s == pytest.approx(2.273e10, rel=0.001)
+    predicted = predicted_units_per_s(row, default_calibration())
+    assert predicted == pytest.approx(2.273e10, rel=0.25)
