@@ -215,6 +215,31 @@ TRANSFORMER_XL_REPLICAS = {"transformerxlbase", "transformerxllarge"}
 # Quadro RTX 8000 (batch 336, 6.05 s) is 3x faster per sample than its fp32 one (168, 9.3 s).
 AMP_RAN_ARCHITECTURES = {"Pascal", "Turing", "Volta"}
 AMP_RAN_GPUS = {"GeForce RTX 3070", "GeForce RTX 3080"}
+APEX_O1_RAN = "mislabeled tacotron2/waveglow fp16 ran apex amp O1 on v0 2020 systems (logs)"
+
+# Which software each of those runs had (their sys_pytorch.txt, same commit): the RTX 3070 and
+# 3080 systems NGC 20.10 (PyTorch 1.7.0a0+7036e91, CUDA 11.1, cuDNN 8), every Pascal, Turing
+# and Volta one NGC 20.01 (PyTorch 1.4.0a0+a5b4d78, CUDA 10.2, cuDNN 7.6.5). Both count the
+# unit dlrig reads: WaveGlow's `train_iter_items/sec` is batch x `segment_length` (8000 in
+# every run's args) over the iteration (Quadro RTX 8000, batch 52: 416,000 samples in 4.47 s;
+# RTX 3080, batch 4: 32,000 in 0.47 s), as in v1 (Quadro RTX 8000, batch 32: 256,000 in
+# 5.43 s); and O1 kept fp32 weights (`cast_model_type : None`, `master_weights : None`).
+# On NGC 20.10 they ran as dlrig's fp16 predicts (leave-one-source-out: Tacotron2 -0.16 to
+# +0.24, WaveGlow +0.02 and +0.11). On NGC 20.01 they ran at ~0.55 of it, by two separate
+# causes the runs' nvidia-smi logs (*_monitor.csv, GPU busy share each second) tell apart:
+# Tacotron2 waited on the host (busy a median 46% on the RTX 2080 Ti and 54% on the RTX 2080
+# Max-Q, against 76% and 92% in fp32), WaveGlow on its kernels (76% on the RTX 2080 Ti and 94%
+# on the V100, as fp32's 78% and 97%). NVIDIA's own machine shows the same gap on that era's
+# container: DeepLearningExamples' DGX-1 (V100 16GB), NGC 19.12, apex O1, WaveGlow 81,503
+# samples/s at batch 10 and Tacotron2 15,313 mel frames/s at batch 104, against dlrig's
+# 145,996 and 26,642 (+0.79, +0.74), where its FP32 runs (36,671 at 4, 9,674 at 48) come out
+# +0.11 and +0.12 (PyTorch/SpeechSynthesis/Tacotron2/README.md @77a1bb91, training
+# performance). A stack dlrig does not model, as the same container's Tacotron2 fp32 and
+# Transformer-XL fp16 rows: the NGC 20.10 rows are predicted as the fp16 they ran; the NGC
+# 20.01 ones keep lambda_precision's full precision, whose prediction their step happened to
+# run near (as fp16 too, the 61 rows and the fits that take them in raised the Lambda
+# leave-one-source-out all-rows p90 from 32.5% to 40.2%: 2026-12-07).
+APEX_O1_CURRENT_STACK_GPUS = AMP_RAN_GPUS
 
 
 # Lambda's v0 Transformer-XL fp16 runs on Turing and Volta (NGC 20.01, the container before
@@ -347,6 +372,13 @@ BATCH_FROM_LOGS = {
 }
 
 
+def apex_o1_as_run(gpu: GPU) -> tuple[Precision | None, int | None, bool] | None:
+    """What an apex amp O1 Tacotron2/WaveGlow row (APEX_O1_RAN) is predicted as with every row
+    put back: the fp16 it ran on NGC 20.10 (APEX_O1_CURRENT_STACK_GPUS); None on NGC 20.01,
+    whose mixed precision dlrig does not model (the note above)."""
+    return (Precision.FP16, None, False) if gpu.name in APEX_O1_CURRENT_STACK_GPUS else None
+
+
 def _run_key(rec: dict[str, str]) -> tuple[str, str, str, str]:
     return (rec["model"], rec["precision"][:4], gpu_label(rec["gpu"]), rec["batch_size_per_gpu"])
 
@@ -358,7 +390,7 @@ def _mislabeled_for(rec: dict[str, str], gpu: GPU, version: str) -> str | None:
         and version == "v0"
         and (gpu.architecture in AMP_RAN_ARCHITECTURES or gpu.name in AMP_RAN_GPUS)
     ):
-        return "mislabeled tacotron2/waveglow fp16 ran apex amp O1 on v0 2020 systems (logs)"
+        return APEX_O1_RAN
     if (
         rec["model"] in TRANSFORMER_XL_REPLICAS
         and rec["precision"].startswith("fp16")
@@ -402,12 +434,8 @@ def _mislabeled_for(rec: dict[str, str], gpu: GPU, version: str) -> str | None:
 
 
 # What the logs say ran, for the rows they show mislabeled (the comments above give each log):
-# `cleaned=False` puts such a row back predicted as that job, not as its label reads. Apex amp
-# O1's Tacotron2/WaveGlow rows stay as labeled: O1 "patches all Torch functions and Tensor
-# methods to cast their inputs" in Python (NVIDIA apex docs, amp.html, opt-levels), a cost
-# per call dlrig's fp16 (native autocast, casts in the dispatcher) does not carry. Predicted as
-# fp16 they and the fits that take them in erred more: leave-one-source-out all-rows p90 47.0%
-# (2022 run) and 42.9% (2024), against 38.0% and 32.9% without them (2026-12-06).
+# `cleaned=False` puts such a row back predicted as that job, not as its label reads; apex amp
+# O1's Tacotron2/WaveGlow rows only where they ran the software dlrig models (apex_o1_as_run).
 # NCF's epochs on PyTorch 2 (NCF_UNSYNCED) are predicted as their timer read them: the host's
 # clock when it had queued the epoch's last step (dlrig.model.launch_queue), which is the GPU's
 # work less the steps still queued where the epoch outlasts the launch queue (one GPU: 12 steps
@@ -710,6 +738,8 @@ def read_lambda_rows(
                     mislabel = _mislabeled_for(rec, gpu, version)
                     if cleaned:
                         reason = mislabel
+                    elif mislabel == APEX_O1_RAN:
+                        as_run = apex_o1_as_run(gpu) or as_run
                     elif mislabel is not None:
                         as_run = AS_RUN.get(mislabel, as_run)
                         unsynced = mislabel == NCF_UNSYNCED

@@ -60,3 +60,37 @@ def test_speech_rows_that_ran_full_precision_stay_as_tf32() -> None:
         if r.gpu.name == "GeForce RTX 4090" and r.lambda_model == "tacotron2"
     )  # fmt: skip
     assert rtx4090 == [32661.0, 32910.0]  # v1 "fp16" (amp : False) and fp32, both batch 88
+
+
+def test_apex_o1_rows_on_ngc_20_10_are_put_back_as_the_fp16_they_ran() -> None:
+    """With every row put back, the 8 apex O1 rows of the RTX 3070 and 3080 (NGC 20.10: their
+    sys_pytorch.txt reads PyTorch 1.7.0a0+7036e91, CUDA 11.1) are predicted as fp16: among them
+    the RTX 3080's WaveGlow at batch 4, 68,121 samples/s (results/3080/PyTorch_waveglow_FP16/
+    28-10-2020_04-50-22.txt: `amp : True`, "Selected optimization level O1", 32,000 samples
+    in 0.47 s an iteration). The 61 of NGC 20.01 (PyTorch 1.4, cuDNN 7.6.5) keep full
+    precision: the Quadro RTX 8000's WaveGlow at batch 52, 92,695 samples/s (O1 too, 4.47 s
+    for 52 x 8000 samples), whose stack dlrig does not model."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibration_data import APEX_O1_CURRENT_STACK_GPUS, read_lambda_rows
+
+    every, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True, cleaned=False)
+    fp16 = [
+        r for r in every
+        if r.lambda_model in ("tacotron2", "waveglow") and r.workload.precision.value == "fp16"
+    ]  # fmt: skip
+    assert len(fp16) == 8
+    assert {r.gpu.name for r in fp16} == APEX_O1_CURRENT_STACK_GPUS
+    rtx3080 = [
+        r for r in fp16
+        if r.lambda_model == "waveglow" and r.num_gpus == 1 and r.workload.batch_size == 4
+    ]  # fmt: skip
+    assert [r.measured_units_per_s for r in rtx3080] == [68121.0]
+    rtx8000 = [
+        r for r in every
+        if r.lambda_model == "waveglow" and r.gpu.name == "Quadro RTX 8000" and r.version == "v0"
+        and r.num_gpus == 1 and r.workload.batch_size == 52
+    ]  # fmt: skip
+    # dlrig's "tf32" is PyTorch's fp32 default: full fp32 on Turing, which has no TF32
+    assert [(r.measured_units_per_s, r.workload.precision.value) for r in rtx8000] == [
+        (92695.0, "tf32")
+    ]
