@@ -125,3 +125,21 @@ def test_fp32_adapters_cost_what_the_h200_measured() -> None:
     measured = fp32.measured_s[-1] / bf16.measured_s[-1]
     assert measured == pytest.approx(1.37, abs=0.01)
     assert fp32.predicted_s / bf16.predicted_s == pytest.approx(measured, rel=0.10)
+
+
+def test_step_split_reads_the_profile_by_class() -> None:
+    """bench_h200's split of the BERT-large SDPA b32 step, measured side, is the newest run's
+    profile (bench/data/h200_gpu_check.json): matmuls = gemm 29.9 + attention 7.5 + conv 1.2
+    = 38.6 ms, other kernels = other 32.1 + optimizer 3.9 = 36.0 ms, idle = the 86.8 ms median
+    step less the 74.7 ms the GPU was busy = 12.1 ms, over 2,088 kernels; dlrig's side is its
+    estimate cut at its fitted cost per kernel (kernels x gpu_kernel_s)."""
+    cal = bench.default_calibration().compute
+    split = {s.job: s for s in bench.step_splits(DATA, BUILD, cal)}["bert-large-squad"]
+    assert split.matmuls[0] == pytest.approx(38.6e-3, abs=0.1e-3)
+    assert split.other[0] == pytest.approx(36.0e-3, abs=0.1e-3)
+    assert split.idle == pytest.approx(12.1e-3, abs=0.1e-3)
+    assert split.kernels[0] == 2088
+    assert split.per_kernel == pytest.approx(split.kernels[1] * cal.gpu_kernel_s)
+    assert split.matmuls[1] + split.per_kernel + split.other[1] == pytest.approx(
+        split.step[1], rel=0.01
+    )
