@@ -46,8 +46,8 @@ def test_launch_noise_averages_out_past_a_run_of_launches() -> None:
     are independent between runs, the spread of a sum of independent parts: 4x the launches
     past the run, half the share. Tacotron2's 25,640 forward kernels x 3 (forward and
     backward, dlrig.model.layers) = 76,920 spread by 0.2 x sqrt(10,000 / 76,920) = 7.2%: its
-    one-GPU iterations in Lambda's logs differ by a few percent (1cc H100 SXM5, batch 256:
-    1.56-1.59 s; lambdal/deeplearning-benchmark@aa5addb6 pytorch/results/
+    one-GPU iterations in Lambda's logs, past each epoch's first, differ by a few percent (1cc
+    H100 SXM5, batch 256: 1.56-1.59 s; lambdal/deeplearning-benchmark@aa5addb6 pytorch/results/
     1cc_H100_80GB_SXM5_v1/PyTorch_tacotron2_FP16/02-05-2024_04-09-34.txt), not the 20% a
     fully shared host state would give."""
     assert launch_noise_cv(0.0) == launch_noise_cv(530.0) == launch_noise_cv(10000.0) == 0.2
