@@ -199,7 +199,10 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     gpus = job.n_node * job.build.nodes
     if job.training and gpus > 1:  # data-parallel GPUs wait at each all-reduce for the slowest
         launch = compute.launch_s(job.work, w, batch, cal.compute, sixteen_bit=job.sixteen)
-        wait = interconnect.straggler_wait_s(gpus, t_mm + t_mem, launch, w.gradient_accumulation)
+        kernels = compute.step_kernels(job.work, w, batch, mixed_precision=job.sixteen)
+        wait = interconnect.straggler_wait_s(
+            gpus, t_mm + t_mem, launch, w.gradient_accumulation, kernels
+        )
         if wait > 0:
             share = 1.0 + wait / (t_mm + t_mem)
             t_mm, t_mem = t_mm * share, t_mem * share

@@ -820,8 +820,7 @@ def host_parameter_server_time_s(
 
 # Step-to-step spread (coefficient of variation) of the two parts of one GPU's step: its own
 # work (clocks, power), and the host's kernel launches (the launching thread preempted by the
-# OS or by loader workers competing for cores, Python's garbage collector, the core's clock:
-# a step's launches share the host's state, so their delays add up rather than average out).
+# OS or by loader workers competing for cores, Python's garbage collector, the core's clock).
 # Data-parallel ranks wait for the slowest at every all-reduce ("DDP is highly sensitive to
 # stragglers -- the allreduce-based gradient synchronization has to wait for the slowest
 # process at every iteration": github.com/pytorch/pytorch/issues/71303, 2022-01-14), and host
@@ -833,10 +832,36 @@ def host_parameter_server_time_s(
 # same job; the pair chosen with each architecture held out stays at 0.025-0.04 and
 # 0.12-0.18). The rows show why launches matter: per-GPU scaling efficiency is 0.98-0.99 for
 # ResNet-50, SSD and NCF (100-700 kernels a step), 0.90-0.95 for BERT, GNMT and WaveGlow
-# (1,000-3,200) and 0.88-0.92 for Mask R-CNN and Tacotron2 (12,000-77,000), where a spread
-# of the GPU's work alone said 0.97 for all.
+# (1,000-3,200) and 0.86-0.93 for Mask R-CNN (about 15,000), where a spread of the GPU's work
+# alone said 0.97 for all.
 STEP_TIME_CV = 0.02
 LAUNCH_TIME_CV = 0.2
+# The launches' spread is LAUNCH_TIME_CV of their time over a run of this many launches, whose
+# delays share the host's state (one preemption, one garbage collection, one clock step), and
+# runs further apart are independent: a step of K launches spreads by LAUNCH_TIME_CV x
+# sqrt(run / K) of its launch time, the 1/sqrt(count) of a sum of independent delays. A step
+# of tens of thousands of launches does not spread by a fifth: Lambda's logs of Tacotron2
+# (77,000 kernels a step, host-bound; lambdal/deeplearning-benchmark@aa5addb6
+# pytorch/results/*/PyTorch_tacotron2_FP*/*.txt, `train_iter_time` past each epoch's first
+# iteration) show one GPU's iterations within a few percent of each other (1cc H100 SXM5 at
+# batch 256: 1.56-1.59 s; RTX 3090 at 88: 1.90-2.06 s over 24 iterations), and its 2-8 GPU
+# rows on the RTX A4500, A5500, A6000 and A100 40GB (batch 128) machines keep 0.92-1.05 of one
+# GPU's rate per GPU (data/calibration/lambda_pytorch_train_v0_2022.csv; 8 RTX A4500 7.67x at
+# batch 48), where 0.2 of the whole launch time said 0.72-0.82. The run length is chosen on
+# Lambda's multi-GPU rows (bench/provenance.toml): the logs alone (a fully independent launch
+# past ~800, 2% of Tacotron2's step) would also take away the lost scaling of GNMT and Mask
+# R-CNN, which their batches' varying sentence lengths and object counts likely cause rather
+# than their launches, and which the launch term stands for.
+LAUNCH_NOISE_RUN_KERNELS = 10000.0
+
+
+def launch_noise_cv(kernels: float) -> float:
+    """Step-to-step spread of a step's launch time, as a share of it: LAUNCH_TIME_CV up to a
+    run of LAUNCH_NOISE_RUN_KERNELS launches, falling as 1/sqrt(kernels) beyond (independent
+    runs); LAUNCH_TIME_CV where the count is not known (0)."""
+    if kernels <= LAUNCH_NOISE_RUN_KERNELS:
+        return LAUNCH_TIME_CV
+    return LAUNCH_TIME_CV * math.sqrt(LAUNCH_NOISE_RUN_KERNELS / kernels)
 
 
 def straggler_wait_s(
@@ -844,19 +869,20 @@ def straggler_wait_s(
     gpu_s: float,
     launch_s: float,
     micro_batches: int = 1,
+    kernels: float = 0.0,
     cv: float = STEP_TIME_CV,
-    launch_cv: float = LAUNCH_TIME_CV,
 ) -> float:
     """Per-micro-batch synchronisation cost: how long the average data-parallel GPU waits for
     the slowest at the step's all-reduce, shared over the step's micro-batches. One GPU's
-    micro-batch of `gpu_s` seconds, `launch_s` of them spent launching kernels
-    (compute.launch_s), spreads by sqrt((cv x gpu_s)^2 + (launch_cv x launch_s)^2); the
-    expected maximum of n such GPUs lies about sd x sqrt(2 ln n) above their mean
+    micro-batch of `gpu_s` seconds, `launch_s` of them spent launching its `kernels` kernels
+    (compute.launch_s, compute.step_kernels), spreads by sqrt((cv x gpu_s)^2 + (launch cv x
+    launch_s)^2), the launches' cv falling past a run of shared host state (launch_noise_cv);
+    the expected maximum of n such GPUs lies about sd x sqrt(2 ln n) above their mean
     (extreme-value bound for n samples), so the wait grows with the GPU count and with the
     launches. With k `micro_batches` accumulated between two all-reduces the GPU's slow drift
     (clocks, heat) adds up over the step, while each micro-batch's launches meet their own
     host noise, so the launches' share of the wait falls as 1/sqrt(k)."""
     if n_gpus <= 1:
         return 0.0
-    launches = launch_cv * max(launch_s, 0.0) / math.sqrt(max(1, micro_batches))
+    launches = launch_noise_cv(kernels) * max(launch_s, 0.0) / math.sqrt(max(1, micro_batches))
     return math.hypot(cv * gpu_s, launches) * math.sqrt(2.0 * math.log(n_gpus))
