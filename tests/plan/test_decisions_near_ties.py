@@ -22,7 +22,7 @@ import pytest
 from dlrig.model.calibration import default_calibration
 
 RATIO_LOW = 0.8204  # calibration.toml [uncertainty] comparison_ratio_low
-SAME_GPU_LOW = 0.9142  # calibration.toml [uncertainty] same_gpu_ratio_low
+SAME_GPU_LOW = 0.9143  # calibration.toml [uncertainty] same_gpu_ratio_low
 
 
 def _plan(workload: str, budget: str) -> dict[str, Any]:
