@@ -192,6 +192,8 @@ class _RateTable:
     watts_per_tflops: dict[tuple[str, bool], tuple[float, str]]
     fp32_efficiency: dict[str, tuple[float, int]]  # by fp32_datapath: (median, cards)
     fp32_by_die: dict[tuple[Vendor, str, float], list[_Measured]]  # _die_key: FP32 rows
+    # (vendor, architecture, precision) -> (timed card, its curve): what an untimed card borrows
+    decode_gemm_by_architecture: dict[tuple[Vendor, str, str], tuple[GPU, dict[int, DecodeGemm]]]
 
 
 def _geforce(gpu: GPU) -> bool:
@@ -295,6 +297,10 @@ def _table() -> _RateTable:
         datapath = fp32_datapath(gpus[name])
         if datapath and datapath != SPARE_SLOT_FP32:
             fp32.setdefault(datapath, []).append(m.value / fp32_gemm_tflops(gpus[name]))
+    by_architecture: dict[tuple[Vendor, str, str], tuple[GPU, dict[int, DecodeGemm]]] = {}
+    for (name, prec), curve in decode_gemm.items():
+        timed = gpus[name]
+        by_architecture.setdefault((timed.vendor, timed.architecture, prec), (timed, curve))
     return _RateTable(
         matmul=matmul,
         memory=memory,
@@ -306,6 +312,7 @@ def _table() -> _RateTable:
         watts_per_tflops=per_tflops,
         fp32_efficiency={k: (statistics.median(v), len(v)) for k, v in fp32.items()},
         fp32_by_die=fp32_by_die,
+        decode_gemm_by_architecture=by_architecture,
     )
 
 
@@ -620,12 +627,11 @@ def measured_decode_gemm(gpu: GPU, precision: Precision, rows: int = 1) -> Decod
     own = table.decode_gemm.get((gpu.name, precision.value))
     if own is not None:
         return _at_rows(own, rows)
-    from dlrig.catalog.loader import builtin_catalog
-
-    for timed in builtin_catalog().gpus:
-        curve = table.decode_gemm.get((timed.name, precision.value))
-        if curve is None or (timed.vendor, timed.architecture) != (gpu.vendor, gpu.architecture):
-            continue
+    borrowed = table.decode_gemm_by_architecture.get(
+        (gpu.vendor, gpu.architecture, precision.value)
+    )
+    if borrowed is not None:
+        timed, curve = borrowed
         law = _at_rows(curve, rows)
         scale = achievable_memory_bandwidth_gb_s(gpu) / achievable_memory_bandwidth_gb_s(timed)
         return DecodeGemm(
