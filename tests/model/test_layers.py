@@ -642,22 +642,24 @@ def test_autocast_over_an_fp32_model_keeps_the_residual_stream_fp32() -> None:
     read, one 16-bit write). BERT's query, key and value cast it three times and fc1 once:
     16-bit -8h + 4h, fp32 8h + 4h (h = 1024: -4,096 and 12,288 per token per layer); GPT-2's
     packed c_attn and c_fc: -8h + 2h and 8h + 2h. A Llama layer: its adds' 4h go fp32, its
-    RMSNorms' 16-bit casts (2 x 4h) are no-ops, q, k, v, gate and up each cast h: 16-bit
-    -4h - 8h + 5h = -7h, fp32 4h + 5h = 9h."""
+    RMSNorms' 16-bit casts (2 x 4h) are no-ops, q, k, v, gate and up each cast h, and RoPE on
+    q (h) and k (kv) runs in fp32, 7 16-bit and 6 fp32 moves where eager counts 10 16-bit:
+    16-bit -4h - 8h + 5h - 3 (h + kv), fp32 4h + 5h + 6 (h + kv); Llama 3 8B (h 4,096, kv
+    1,024): -7h - 3 x 5,120 = -44,032 and 9h + 6 x 5,120 = 67,584."""
     bert = make_workload("bert-large-squad", gradient_precision="fp32")
-    assert layers.autocast_stream_work(bert, 1024.0, separate_qkv=True) == (
+    assert layers.autocast_stream_work(bert, 1024.0, 1024.0, separate_qkv=True) == (
         -4096.0,
         12288.0,
     )
     gpt2 = make_workload("gpt2", precision="bf16")
-    assert layers.autocast_stream_work(gpt2, 768.0, separate_qkv=False) == (
+    assert layers.autocast_stream_work(gpt2, 768.0, 768.0, separate_qkv=False) == (
         -6 * 768.0,
         10 * 768.0,
     )
     llama = make_workload("llama-3-8b", precision="bf16")
-    assert layers.autocast_stream_work(llama, 4096.0, separate_qkv=False) == (
-        -7 * 4096.0,
-        9 * 4096.0,
+    assert layers.autocast_stream_work(llama, 4096.0, 1024.0, separate_qkv=False) == (
+        -44032.0,
+        67584.0,
     )
     work = transformer_work(bert)
     tokens = 24 * 384  # BERT-large's layers x its SQuAD sequence

@@ -148,6 +148,12 @@ AUTOCAST_ACTIVATION_ELEMS: dict[str, tuple[float, float]] = {"gelu_new": (6.0, 1
 #   and `.to(input_dtype)` are no-ops on an fp32 input (Tensor.to returns self when the dtype
 #   matches), taking the 16-bit moves RMSNORM_EAGER_ELEMS counts (the cast in, the weight
 #   product now fp32: its read and write in place of the cast back's) and 2 kernels each;
+# - RoPE: the rotary cos and sin come at the hidden states' dtype (transformers'
+#   LlamaRotaryEmbedding: `cos.to(dtype=x.dtype)`), fp32 here, so q x cos and rotate_half(q) x
+#   sin promote the 16-bit q (and k) to fp32: of ROPE_EAGER_ELEMS' 10 moves per element, the
+#   two products read 16-bit and write fp32, the negation and cat stay 16-bit, the sum reads
+#   and writes fp32, and SDPA (on autocast's lower-precision list) casts the sum back (an
+#   fp32 read, a 16-bit write): 7 16-bit and 6 fp32 moves (AUTOCAST_ROPE_ELEMS);
 # - each linear reading a norm's fp32 output casts it to 16 bits (reads h fp32, writes h
 #   16-bit, one kernel): one fused QKV (GPT-2's c_attn, torchvision ViT's packed in_proj) or
 #   BERT's three (Structure.separate_qkv), and the MLP's one (fc1) or two (gate, up).
@@ -157,6 +163,7 @@ AUTOCAST_ACTIVATION_ELEMS: dict[str, tuple[float, float]] = {"gelu_new": (6.0, 1
 # to the counted ones (compute.step_kernels).
 AUTOCAST_STREAM_FP32_ELEMS = 8.0
 AUTOCAST_GATED_STREAM_FP32_ELEMS = 4.0
+AUTOCAST_ROPE_ELEMS = (7.0, 6.0)
 # Fused, each chain is one kernel reading its inputs and writing its outputs once: a
 # residual add with the next norm reads x and the residual and writes the sum and the normed
 # output (4h); a norm alone reads and writes h (2h); RoPE reads and writes q and k (2(h + kv));
@@ -774,10 +781,13 @@ def moe_dispatch_elems(workload: Workload, h: float) -> float:
     return 2.0 * (workload.experts_per_token + 1.0) * h
 
 
-def autocast_stream_work(workload: Workload, h: float, separate_qkv: bool) -> tuple[float, float]:
+def autocast_stream_work(
+    workload: Workload, h: float, kv: float, separate_qkv: bool
+) -> tuple[float, float]:
     """(16-bit elements, fp32 elements) one token's eager layer adds to its forward under
     autocast over an fp32 model, whose residual stream stays fp32 (AUTOCAST_STREAM_FP32_ELEMS
-    and the casts into each linear that reads a norm; the Llama family's no-op RMSNorm casts).
+    and the casts into each linear that reads a norm; the Llama family's no-op RMSNorm casts
+    and its fp32 RoPE on q, h wide, and k, kv wide: AUTOCAST_ROPE_ELEMS).
     Other kernel libraries (Inductor, the fused trainers) fuse the casts into the kernels
     around them: none counted."""
     if workload.kernels is not KernelLibrary.EAGER:
@@ -785,7 +795,10 @@ def autocast_stream_work(workload: Workload, h: float, separate_qkv: bool) -> tu
     if workload.gated_mlp:
         casts = 3.0 + 2.0  # q, k, v; gate, up
         fp32 = AUTOCAST_GATED_STREAM_FP32_ELEMS * h
-        return -fp32 - 2.0 * RMSNORM_EAGER_ELEMS * h + casts * h, fp32 + casts * h
+        rope16, rope32 = AUTOCAST_ROPE_ELEMS
+        sixteen = -fp32 - 2.0 * RMSNORM_EAGER_ELEMS * h + casts * h
+        sixteen += (rope16 - ROPE_EAGER_ELEMS) * (h + kv)
+        return sixteen, fp32 + casts * h + rope32 * (h + kv)
     casts = (3.0 if separate_qkv else 1.0) + 1.0  # Q, K, V or one packed QKV; fc1
     fp32 = AUTOCAST_STREAM_FP32_ELEMS * h
     return -fp32 + casts * h, fp32 + casts * h
@@ -846,7 +859,7 @@ def transformer_work(workload: Workload) -> LayerWork:
             per_token += layers * sixteen
             adapter_fp32 = layers * fp32 * s
     stream16, stream32 = autocast_stream_work(
-        workload, h, found.separate_qkv if found is not None else False
+        workload, h, h * kv_share, found.separate_qkv if found is not None else False
     )
     act16, act32 = autocast_activation_work(workload, f * experts)
     vocab = float(workload.vocab_size or (found.vocab if found is not None else 0) or 0)
