@@ -147,7 +147,8 @@ AUTOCAST_ACTIVATION_ELEMS: dict[str, tuple[float, float]] = {"gelu_new": (6.0, 1
 # - Llama layer: the two adds' stream read and sum write (4h); each RMSNorm's `.to(float32)`
 #   and `.to(input_dtype)` are no-ops on an fp32 input (Tensor.to returns self when the dtype
 #   matches), taking the 16-bit moves RMSNORM_EAGER_ELEMS counts (the cast in, the weight
-#   product now fp32: its read and write in place of the cast back's) and 2 kernels each;
+#   product now fp32: its read and write in place of the cast back's; their 2 kernels each
+#   stay in the count, which the fitted cost per kernel was set on);
 # - RoPE: the rotary cos and sin come at the hidden states' dtype (transformers'
 #   LlamaRotaryEmbedding: `cos.to(dtype=x.dtype)`), fp32 here, so q x cos and rotate_half(q) x
 #   sin promote the 16-bit q (and k) to fp32: of ROPE_EAGER_ELEMS' 10 moves per element, the
@@ -444,7 +445,7 @@ class LayerWork:
     held in (0: not counted), what an optimizer run tensor by tensor steps one at a time,
     `parameter_matrices` those of them that are matrices (0: not told apart), which hold nearly
     every parameter, `score_backward_elems` the elements the backward of eager attention's
-    score chain moves (None: BACKWARD_TRAFFIC times its forward's `score_elems`), and
+    score chain moves (None: BACKWARD_TRAFFIC times its forward's `score_elems`);
     `fp32_model_elems_16bit`, `fp32_model_elems_fp32` what one sample's forward adds to the
     16-bit and fp32 element moves when it runs under autocast over an fp32 model
     (autocast_stream_work; the 16-bit change may be negative), and
