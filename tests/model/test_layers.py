@@ -13,7 +13,7 @@ from dlrig.catalog.loader import builtin_catalog
 from dlrig.catalog.schema import GPU
 from dlrig.enums import Precision
 from dlrig.machine.model import Build, GPUGroup
-from dlrig.model import compute, estimate
+from dlrig.model import compute, estimate, layers
 from dlrig.model.calibration import default_calibration
 from dlrig.model.layers import (
     CLASSIC_STRUCTURE,
@@ -633,3 +633,76 @@ def test_ncf_keeps_its_embedding_traffic_in_fp32_under_autocast() -> None:
 
     assert memory_s(True) / memory_s(False) == pytest.approx(0.886, abs=0.001)
     assert layer_work(make_workload("bert-base-squad")).autocast_fp32_elems == 0.0
+
+
+def test_autocast_over_an_fp32_model_keeps_the_residual_stream_fp32() -> None:
+    """Under autocast over fp32 weights, layer_norm runs in fp32 and a 16-bit + fp32 add
+    promotes (PyTorch AMP docs): per layer and token the two LayerNorms' and two residual
+    adds' 8h moves go fp32, and each linear reading a norm casts its fp32 output (one fp32
+    read, one 16-bit write). BERT's query, key and value cast it three times and fc1 once:
+    16-bit -8h + 4h, fp32 8h + 4h (h = 1024: -4,096 and 12,288 per token per layer); GPT-2's
+    packed c_attn and c_fc: -8h + 2h and 8h + 2h. A Llama layer: its adds' 4h go fp32, its
+    RMSNorms' 16-bit casts (2 x 4h) are no-ops, q, k, v, gate and up each cast h, and RoPE on
+    q (h) and k (kv) runs in fp32, 7 16-bit and 6 fp32 moves where eager counts 10 16-bit:
+    16-bit -4h - 8h + 5h - 3 (h + kv), fp32 4h + 5h + 6 (h + kv); Llama 3 8B (h 4,096, kv
+    1,024): -7h - 3 x 5,120 = -44,032 and 9h + 6 x 5,120 = 67,584."""
+    bert = make_workload("bert-large-squad", gradient_precision="fp32")
+    assert layers.autocast_stream_work(bert, 1024.0, 1024.0, separate_qkv=True) == (
+        -4096.0,
+        12288.0,
+    )
+    gpt2 = make_workload("gpt2", precision="bf16")
+    assert layers.autocast_stream_work(gpt2, 768.0, 768.0, separate_qkv=False) == (
+        -6 * 768.0,
+        10 * 768.0,
+    )
+    llama = make_workload("llama-3-8b", precision="bf16")
+    assert layers.autocast_stream_work(llama, 4096.0, 1024.0, separate_qkv=False) == (
+        -44032.0,
+        67584.0,
+    )
+    work = transformer_work(bert)
+    tokens = 24 * 384  # BERT-large's layers x its SQuAD sequence
+    assert work.fp32_model_elems_fp32 == pytest.approx(12288.0 * tokens)
+
+
+def test_fp32_model_moves_count_only_where_the_stream_is_fp32() -> None:
+    """The fp32 stream's bytes count where memory.residual_bytes says the stream is fp32:
+    full training under autocast over fp32 weights (bench_h200's BERT job), not the zoo's
+    apex O2 BERT, whose 16-bit model computes in 16 bits. The first moves more."""
+    fp32_model = make_workload("bert-large-squad", gradient_precision="fp32")
+    o2 = make_workload("bert-large-squad")
+    assert compute.autocast_fp32_model(fp32_model, True)
+    assert not compute.autocast_fp32_model(o2, True)
+    assert not compute.autocast_fp32_model(fp32_model, False)  # no autocast in an fp32 run
+
+    def memory_s(w: Workload) -> float:
+        return compute.class_times(
+            layer_work(w), w, 32, 1e14, 1000.0, winograd=False, operand_bytes=2.0,
+            sixteen_traffic=True, optimizer_params=0.0, intensity_scale=1.0,
+            mixed_precision=True,
+        ).memory_s  # fmt: skip
+
+    moved = [memory_s(w) for w in (fp32_model, o2)]
+    assert moved[0] > moved[1]
+
+
+def test_weights_are_cast_once_a_forward_and_their_gradients_back() -> None:
+    """Autocast caches a weight's 16-bit cast for its region: one cast a forward (4 B read, 2 B
+    written) and the gradient's cast back (2 B read, 4 B written) = 12 B a weight a step; a
+    checkpointed layer's recompute casts again: 18 B. A 16-bit model casts nothing."""
+    job = make_workload("bert-large-squad", gradient_precision="fp32")
+    assert compute.weight_cast_bytes(job, 1e9, True) == pytest.approx(12e9)
+    ckpt = dataclasses.replace(job, activation_checkpointing=True)
+    assert compute.weight_cast_bytes(ckpt, 1e9, True) == pytest.approx(18e9)
+    assert compute.weight_cast_bytes(make_workload("bert-large-squad"), 1e9, True) == 0.0
+
+
+def test_new_gelu_runs_in_fp32_from_its_cube_under_autocast() -> None:
+    """pow is on autocast's float32 list, so NewGELU's chain after it is fp32: 6 16-bit and
+    16 fp32 moves per element (layers.AUTOCAST_ACTIVATION_ELEMS) where EAGER_ACTIVATION counts
+    18 16-bit: per token per layer of GPT-2 (f = 3,072) 16-bit -12f = -36,864, fp32 16f =
+    49,152. Compiled, or as nanoGPT's one-kernel GELU, nothing changes."""
+    gpt2 = dataclasses.replace(make_workload("gpt2", precision="bf16"), hidden_act="gelu_new")
+    assert layers.autocast_activation_work(gpt2, 3072.0) == (-36864.0, 49152.0)
+    assert layers.autocast_activation_work(make_workload("gpt2"), 3072.0) == (0.0, 0.0)

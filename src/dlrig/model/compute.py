@@ -421,10 +421,38 @@ def step_kernels(
 ) -> float:
     """Kernels one step launches: the forward's, plus those launched once per sample, times
     the backward's and any recompute's share, times the casts a function-patching
-    mixed-precision recipe adds beside each op, plus QLoRA's dequantisations."""
+    mixed-precision recipe adds beside each op, plus QLoRA's dequantisations. Autocast's own
+    casts over an fp32 model (layers.autocast_stream_work, weight_cast_bytes) are left out, as eager
+    LoRA's small kernels are: the fitted GPU cost per kernel (calibration.toml gpu_kernel_s)
+    was fitted on counts without them and stands in for element-wise time the counts miss
+    (bench/provenance.toml)."""
     casts = 1.0 + (work.amp_casts_per_kernel if mixed_precision else 0.0)
     forward = work.kernels_forward + work.kernels_per_sample * batch
     return forward * traffic_multiplier(workload) * casts + dequantize_kernels(work, workload)
+
+
+def autocast_fp32_model(workload: Workload, mixed_precision: bool) -> bool:
+    """A 16-bit training step under autocast over the fp32 weights it trains: its residual
+    stream is fp32 (memory.residual_bytes) and every weight is cast for each forward."""
+    return mixed_precision and memory.residual_bytes(workload, True) == memory.RESIDUAL_BYTES_FP32
+
+
+def _weight_casts(workload: Workload) -> float:
+    """Casts of each weight a step makes under autocast over an fp32 model: one per forward
+    (autocast caches a leaf's cast within its region: torch.autocast's `cache_enabled`; a
+    checkpointed layer's recompute opens a region of its own and casts again) and the
+    16-bit gradient's cast back to fp32 in the backward (the cast's autograd function,
+    ToCopyBackward0)."""
+    return (2.0 if workload.activation_checkpointing else 1.0) + 1.0
+
+
+def weight_cast_bytes(workload: Workload, params: float, mixed_precision: bool) -> float:
+    """Bytes a step moves casting `params` fp32 weights under autocast (autocast_fp32_model):
+    each cast reads 4 B and writes 2 B a weight (_weight_casts). Every trainable weight is
+    counted, the embeddings that no linear reads included (BERT-large: 31 M of 335 M)."""
+    if not autocast_fp32_model(workload, mixed_precision):
+        return 0.0
+    return params * (4.0 + 2.0) * _weight_casts(workload)
 
 
 # bitsandbytes' `dequantize_4bit` on double-quantized NF4 weights launches three kernels: the
@@ -548,6 +576,10 @@ def class_times(
     pointwise = work.pointwise_elems * elem_bytes
     if sixteen_traffic:
         pointwise += work.autocast_fp32_elems * (4.0 - elem_bytes)
+        if memory.runs_autocast(workload, mixed_precision):
+            pointwise += work.autocast_elems_16bit * elem_bytes + work.autocast_elems_fp32 * 4.0
+        if autocast_fp32_model(workload, mixed_precision):
+            pointwise += work.fp32_model_elems_16bit * elem_bytes + work.fp32_model_elems_fp32 * 4.0
     from_dram = 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
     pointwise *= from_dram
     moved = (pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0) * traffic
@@ -557,6 +589,7 @@ def class_times(
     moved = moved * units
     if not optimizer_loops(workload):  # a per-tensor loop is timed apart (optimizer_phase_s)
         moved += optimizer_bytes(workload, optimizer_params)
+    moved += weight_cast_bytes(workload, optimizer_params, mixed_precision and sixteen_traffic)
     moved += dequantize_bytes(workload, quantized_params) + adapter_fp32_bytes(
         work, workload, units
     )

@@ -125,6 +125,46 @@ EAGER_ACTIVATION: dict[str, tuple[float, float]] = {
     "gelu_new": (8.0, 18.0),
     "quick_gelu": (3.0, 7.0),
 }
+# Under autocast, pow is on the float32 list (PyTorch docs, "Automatic Mixed Precision package",
+# CUDA Ops that can autocast to float32) and the ops after it promote to its fp32 output, so
+# NewGELU's chain runs in fp32 from its cube on: a cast of x in (16-bit read, fp32 write), pow,
+# the two scalar products, the two adds and tanh (fp32 reads and writes; the first add also
+# reads the 16-bit x), 0.5 x (16-bit), the final product (a 16-bit and an fp32 read, an fp32
+# write) and the next linear's cast of that back to 16 bits (fp32 read, 16-bit write): of its
+# moves per element, 6 16-bit and 16 fp32 in place of EAGER_ACTIVATION's 18 16-bit. The
+# lent H200's GPT-2 profile shows them: fp32 pow, tanh and product kernels, 12 calls each
+# (bench/data/h200_gpu_check.json).
+AUTOCAST_ACTIVATION_ELEMS: dict[str, tuple[float, float]] = {"gelu_new": (6.0, 16.0)}
+# Autocast over an fp32 model (memory.residual_bytes fp32: PyTorch AMP on one GPU or DDP, full
+# training) computes only the ops on its lower-precision list (linear, matmul, convolutions,
+# SDPA) in 16 bits, casting their fp32 inputs first; layer_norm is on its float32 list and an
+# add of a 16-bit and an fp32 tensor promotes to fp32 (PyTorch docs, "Automatic Mixed Precision
+# package - torch.amp", CUDA Ops that can autocast to float16 / float32, and "Ops that promote
+# to the widest input type"). So the residual stream stays fp32, per layer per token in the
+# forward (the counts above are 16-bit):
+# - BERT/GPT layer: the two LayerNorms' reads and writes (2 x 2h) and the two residual adds'
+#   read of the stream and write of the sum (2 x 2h) move fp32: 8h;
+# - Llama layer: the two adds' stream read and sum write (4h); each RMSNorm's `.to(float32)`
+#   and `.to(input_dtype)` are no-ops on an fp32 input (Tensor.to returns self when the dtype
+#   matches), taking the 16-bit moves RMSNORM_EAGER_ELEMS counts (the cast in, the weight
+#   product now fp32: its read and write in place of the cast back's; their 2 kernels each
+#   stay in the count, which the fitted cost per kernel was set on);
+# - RoPE: the rotary cos and sin come at the hidden states' dtype (transformers'
+#   LlamaRotaryEmbedding: `cos.to(dtype=x.dtype)`), fp32 here, so q x cos and rotate_half(q) x
+#   sin promote the 16-bit q (and k) to fp32: of ROPE_EAGER_ELEMS' 10 moves per element, the
+#   two products read 16-bit and write fp32, the negation and cat stay 16-bit, the sum reads
+#   and writes fp32, and SDPA (on autocast's lower-precision list) casts the sum back (an
+#   fp32 read, a 16-bit write): 7 16-bit and 6 fp32 moves (AUTOCAST_ROPE_ELEMS);
+# - each linear reading a norm's fp32 output casts it to 16 bits (reads h fp32, writes h
+#   16-bit, one kernel): one fused QKV (GPT-2's c_attn, torchvision ViT's packed in_proj) or
+#   BERT's three (Structure.separate_qkv), and the MLP's one (fc1) or two (gate, up).
+# The weights are cast too, once per forward (autocast caches a leaf's cast for the region),
+# and their 16-bit gradients back to fp32: compute.weight_cast_bytes. The casts' kernels (BERT:
+# 4 a layer's forward, and 2 for each of a layer's 12 weights and biases a step) are not added
+# to the counted ones (compute.step_kernels).
+AUTOCAST_STREAM_FP32_ELEMS = 8.0
+AUTOCAST_GATED_STREAM_FP32_ELEMS = 4.0
+AUTOCAST_ROPE_ELEMS = (7.0, 6.0)
 # Fused, each chain is one kernel reading its inputs and writing its outputs once: a
 # residual add with the next norm reads x and the residual and writes the sum and the normed
 # output (4h); a norm alone reads and writes h (2h); RoPE reads and writes q and k (2(h + kv));
@@ -223,7 +263,8 @@ class Structure:
     `attention_bias`: a transformer's Q, K, V and output projections carry a bias (its MLP's
     two linears do in every non-gated transformer counted here); `activation_kernels`: the
     ReLU and residual-add kernels of a forward that a fused norm-activation absorbs into its
-    batch norms (`fused_norm_activation`; 0: not counted).
+    batch norms (`fused_norm_activation`; 0: not counted); `separate_qkv`: a transformer's Q, K
+    and V are three linear layers (BERT's query, key, value), not one packed projection.
     Autocast runs only the ops on its fp16 list (linear, matmul, convolutions) in 16 bits and
     the others in their input's type; an embedding table is fp32 (the master weights), so its
     lookups and the ops they feed stay fp32 until a linear casts them (PyTorch docs,
@@ -248,6 +289,7 @@ class Structure:
     autocast_fp32_elems: float = 0.0
     parameter_tensors: float = 0.0
     activation_kernels: float = 0.0
+    separate_qkv: bool = False
     source: str = ""
 
 
@@ -347,13 +389,14 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
         source=_DLE + "Recommendation/NCF neumf.py (counted)",
     ),
     # HF/DLE BERT computes softmax(QK^T) explicitly (eager attention); SQuAD's head has 2
-    # outputs (no vocabulary logits).
+    # outputs (no vocabulary logits); BertSelfAttention's query, key and value are three
+    # nn.Linear layers.
     "bert-base-squad": Structure(
-        family="transformer", conv_share=0.0,
+        family="transformer", conv_share=0.0, separate_qkv=True,
         source=_DLE + "LanguageModeling/BERT modeling.py",
     ),
     "bert-large-squad": Structure(
-        family="transformer", conv_share=0.0,
+        family="transformer", conv_share=0.0, separate_qkv=True,
         source=_DLE + "LanguageModeling/BERT modeling.py",
     ),
     # DLE Transformer-XL: eager attention over target + memory (tgt_len = mem_len: span 2s),
@@ -401,8 +444,13 @@ class LayerWork:
     whole training step (eager_adapter_elems); `parameter_tensors` the tensors the weights are
     held in (0: not counted), what an optimizer run tensor by tensor steps one at a time,
     `parameter_matrices` those of them that are matrices (0: not told apart), which hold nearly
-    every parameter, and `score_backward_elems` the elements the backward of eager attention's
-    score chain moves (None: BACKWARD_TRAFFIC times its forward's `score_elems`)."""
+    every parameter, `score_backward_elems` the elements the backward of eager attention's
+    score chain moves (None: BACKWARD_TRAFFIC times its forward's `score_elems`);
+    `fp32_model_elems_16bit`, `fp32_model_elems_fp32` what one sample's forward adds to the
+    16-bit and fp32 element moves when it runs under autocast over an fp32 model
+    (autocast_stream_work; the 16-bit change may be negative), and
+    `autocast_elems_16bit`, `autocast_elems_fp32` the same changes under any autocast (an
+    activation on its float32 list: AUTOCAST_ACTIVATION_ELEMS)."""
 
     gemm_flops: float
     gemm_width_elems: float
@@ -433,6 +481,10 @@ class LayerWork:
     parameter_tensors: float = 0.0
     parameter_matrices: float = 0.0
     score_backward_elems: float | None = None
+    fp32_model_elems_16bit: float = 0.0
+    fp32_model_elems_fp32: float = 0.0
+    autocast_elems_16bit: float = 0.0
+    autocast_elems_fp32: float = 0.0
 
 
 def structure_of(workload: Workload) -> Structure | None:
@@ -730,6 +782,40 @@ def moe_dispatch_elems(workload: Workload, h: float) -> float:
     return 2.0 * (workload.experts_per_token + 1.0) * h
 
 
+def autocast_stream_work(
+    workload: Workload, h: float, kv: float, separate_qkv: bool
+) -> tuple[float, float]:
+    """(16-bit elements, fp32 elements) one token's eager layer adds to its forward under
+    autocast over an fp32 model, whose residual stream stays fp32 (AUTOCAST_STREAM_FP32_ELEMS
+    and the casts into each linear that reads a norm; the Llama family's no-op RMSNorm casts
+    and its fp32 RoPE on q, h wide, and k, kv wide: AUTOCAST_ROPE_ELEMS).
+    Other kernel libraries (Inductor, the fused trainers) fuse the casts into the kernels
+    around them: none counted."""
+    if workload.kernels is not KernelLibrary.EAGER:
+        return 0.0, 0.0
+    if workload.gated_mlp:
+        casts = 3.0 + 2.0  # q, k, v; gate, up
+        fp32 = AUTOCAST_GATED_STREAM_FP32_ELEMS * h
+        rope16, rope32 = AUTOCAST_ROPE_ELEMS
+        sixteen = -fp32 - 2.0 * RMSNORM_EAGER_ELEMS * h + casts * h
+        sixteen += (rope16 - ROPE_EAGER_ELEMS) * (h + kv)
+        return sixteen, fp32 + casts * h + rope32 * (h + kv)
+    casts = (3.0 if separate_qkv else 1.0) + 1.0  # Q, K, V or one packed QKV; fc1
+    fp32 = AUTOCAST_STREAM_FP32_ELEMS * h
+    return -fp32 + casts * h, fp32 + casts * h
+
+
+def autocast_activation_work(workload: Workload, f: float) -> tuple[float, float]:
+    """(16-bit elements, fp32 elements) one token's eager activation adds to its layer's forward
+    under autocast (AUTOCAST_ACTIVATION_ELEMS against EAGER_ACTIVATION's 16-bit count)."""
+    if workload.kernels is not KernelLibrary.EAGER or workload.gated_mlp:
+        return 0.0, 0.0
+    if workload.hidden_act not in AUTOCAST_ACTIVATION_ELEMS:
+        return 0.0, 0.0
+    sixteen, fp32 = AUTOCAST_ACTIVATION_ELEMS[workload.hidden_act]
+    return (sixteen - EAGER_ACTIVATION[workload.hidden_act][1]) * f, fp32 * f
+
+
 def transformer_work(workload: Workload) -> LayerWork:
     """A transformer's classes from hidden size h, layers L, sequence s, heads, FFN width f and
     vocabulary V: attention FLOPs 4 s span h per layer (Kaplan et al. 2020's 2 x 2 n_ctx
@@ -773,6 +859,10 @@ def transformer_work(workload: Workload) -> LayerWork:
             fp32, sixteen = fp32_adapter_elems(h, f * experts, kv_share, workload.gated_mlp)
             per_token += layers * sixteen
             adapter_fp32 = layers * fp32 * s
+    stream16, stream32 = autocast_stream_work(
+        workload, h, h * kv_share, found.separate_qkv if found is not None else False
+    )
+    act16, act32 = autocast_activation_work(workload, f * experts)
     vocab = float(workload.vocab_size or (found.vocab if found is not None else 0) or 0)
     score = score_backward = 0.0
     head_dim = h / heads
@@ -817,6 +907,10 @@ def transformer_work(workload: Workload) -> LayerWork:
         if routed and workload.experts
         else math.inf,
         adapter_step_elems=adapter_step,
+        fp32_model_elems_16bit=layers * stream16 * s,
+        fp32_model_elems_fp32=layers * stream32 * s,
+        autocast_elems_16bit=layers * act16 * s,
+        autocast_elems_fp32=layers * act32 * s,
         parameter_tensors=layers
         * (PARAMETER_TENSORS_PER_GATED_LAYER if workload.gated_mlp else PARAMETER_TENSORS_PER_LAYER)
         + (

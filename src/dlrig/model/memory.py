@@ -648,7 +648,7 @@ def residual_bytes(
     sharded = workload.parallel is Parallelism.FSDP or stage > 0
     split = layout.tensor_parallel * layout.pipeline_parallel > 1
     fp32_model = not (sharded or split or workload.kernels is KernelLibrary.FUSED)
-    if full and fp32_model and _autocast(workload, sixteen_bit):
+    if full and fp32_model and runs_autocast(workload, sixteen_bit):
         return RESIDUAL_BYTES_FP32
     return _element_bytes(sixteen_bit)
 
@@ -660,7 +660,7 @@ def eager_rms_norm(workload: Workload) -> bool:
     return workload.gated_mlp and workload.kernels is KernelLibrary.EAGER
 
 
-def _autocast(workload: Workload, sixteen_bit: bool) -> bool:
+def runs_autocast(workload: Workload, sixteen_bit: bool) -> bool:
     """The 16-bit run computes under autocast: mixed precision that keeps no 16-bit model (not
     pure 16-bit, nor apex O2's, `gradients_16bit`, which casts the model and patches no op)."""
     return sixteen_bit and not (workload.pure_16bit or workload.gradients_16bit)
@@ -670,7 +670,7 @@ def _activation_saved_bytes(workload: Workload, sixteen_bit: bool) -> float | No
     """Bytes per f-wide element an eager NewGELU keeps under autocast (16-bit compute over fp32
     weights: mixed precision that is not pure 16-bit); None where one kernel's input is kept."""
     eager = workload.kernels is KernelLibrary.EAGER
-    if workload.hidden_act == "gelu_new" and eager and _autocast(workload, sixteen_bit):
+    if workload.hidden_act == "gelu_new" and eager and runs_autocast(workload, sixteen_bit):
         return AUTOCAST_NEW_GELU_SAVED_BYTES
     return None
 
@@ -707,7 +707,7 @@ def transformer_activation_bytes_per_sample(
         experts_per_token=w.experts_per_token or 1, fused_activation=w.fused_activation,
         fp32_adapter_inputs=w.fp32_adapters,
         activation_saved_bytes=_activation_saved_bytes(w, sixteen_bit), compiled=_compiled(w),
-        residual_bytes=r, eager_rms_norm=eager_norm, autocast_softmax=_autocast(w, sixteen_bit),
+        residual_bytes=r, eager_rms_norm=eager_norm, autocast_softmax=runs_autocast(w, sixteen_bit),
         expanded_kv=w.expanded_kv,
     )  # fmt: skip
     if w.flash_attention:
