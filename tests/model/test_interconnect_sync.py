@@ -28,17 +28,18 @@ def test_straggler_wait_grows_with_the_gpu_count_and_the_launches() -> None:
     400 ms step with 15 ms of launches (ResNet-50's ~530 kernels at 28 us) spreads by 8.5 ms
     and waits 10.0 ms on 2 GPUs, 17.4 ms on 8, 30.2 ms on 512 (the issue: tokens/s per GPU
     falls 9-12% from 8 to 512 GPUs; the network is the rest); with 2.15 s of launches
-    (Tacotron2's ~77,000, counted) it spreads by 430 ms where the count is not given, and by
-    sqrt(0.008^2 + (0.2 x sqrt(10,000 / 77,000) x 2.15)^2) = 155 ms where it is
-    (launch_noise_cv). One GPU waits for no one."""
-    assert straggler_wait_s(1, 0.4, 0.015) == 0.0
-    assert straggler_wait_s(2, 0.4, 0.015) == pytest.approx(0.0100, abs=1e-4)
-    assert straggler_wait_s(8, 0.4, 0.015) == pytest.approx(0.0174, abs=1e-4)
-    assert straggler_wait_s(512, 0.4, 0.015) == pytest.approx(0.0302, abs=1e-4)
-    assert straggler_wait_s(8, 0.4, 2.15) == pytest.approx(0.4301 * 2.0393, abs=1e-3)
-    assert straggler_wait_s(8, 0.4, 2.15, kernels=77000) == pytest.approx(0.1552 * 2.0393, abs=1e-3)
-    assert straggler_wait_s(8, 0.4, 0.015, kernels=530) == straggler_wait_s(8, 0.4, 0.015)
-    assert straggler_wait_s(8, 0.4, 0.0) == pytest.approx(0.008 * 2.0393, abs=1e-5)
+    (Tacotron2's ~77,000, counted) it would spread by 430 ms were its launches one run of
+    shared host state (10,000 or fewer), and spreads by
+    sqrt(0.008^2 + (0.2 x sqrt(10,000 / 77,000) x 2.15)^2) = 155 ms (launch_noise_cv). One GPU
+    waits for no one."""
+    assert straggler_wait_s(1, 0.4, 0.015, 1, 530) == 0.0
+    assert straggler_wait_s(2, 0.4, 0.015, 1, 530) == pytest.approx(0.0100, abs=1e-4)
+    assert straggler_wait_s(8, 0.4, 0.015, 1, 530) == pytest.approx(0.0174, abs=1e-4)
+    assert straggler_wait_s(512, 0.4, 0.015, 1, 530) == pytest.approx(0.0302, abs=1e-4)
+    assert straggler_wait_s(8, 0.4, 2.15, 1, 10_000) == pytest.approx(0.4301 * 2.0393, abs=1e-3)
+    assert straggler_wait_s(8, 0.4, 2.15, 1, 77_000) == pytest.approx(0.1552 * 2.0393, abs=1e-3)
+    assert straggler_wait_s(8, 0.4, 0.015, 1, 530) == straggler_wait_s(8, 0.4, 0.015, 1, 10_000)
+    assert straggler_wait_s(8, 0.4, 0.0, 1, 530) == pytest.approx(0.008 * 2.0393, abs=1e-5)
 
 
 def test_launch_noise_averages_out_past_a_run_of_launches() -> None:

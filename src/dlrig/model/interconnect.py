@@ -858,7 +858,7 @@ LAUNCH_NOISE_RUN_KERNELS = 10000.0
 def launch_noise_cv(kernels: float) -> float:
     """Step-to-step spread of a step's launch time, as a share of it: LAUNCH_TIME_CV up to a
     run of LAUNCH_NOISE_RUN_KERNELS launches, falling as 1/sqrt(kernels) beyond (independent
-    runs); LAUNCH_TIME_CV where the count is not known (0)."""
+    runs)."""
     if kernels <= LAUNCH_NOISE_RUN_KERNELS:
         return LAUNCH_TIME_CV
     return LAUNCH_TIME_CV * math.sqrt(LAUNCH_NOISE_RUN_KERNELS / kernels)
@@ -868,8 +868,8 @@ def straggler_wait_s(
     n_gpus: int,
     gpu_s: float,
     launch_s: float,
-    micro_batches: int = 1,
-    kernels: float = 0.0,
+    micro_batches: int,
+    kernels: float,
     cv: float = STEP_TIME_CV,
 ) -> float:
     """Per-micro-batch synchronisation cost: how long the average data-parallel GPU waits for
