@@ -269,7 +269,8 @@ def workload_doc(row: Row) -> dict[str, Any]:
         # kernels) run in the training precision.
         finetune["finetune"] = {"method": row.finetune, "adapter_precision": "16bit",
                                 "trainable_fraction": row.trainable_fraction,
-                                "adapter_dropout": adapter_dropout(row)}  # fmt: skip
+                                "adapter_dropout": adapter_dropout(row),
+                                "target_modules": lora_targets(row)}  # fmt: skip
         if row.finetune == "qlora" and row.framework == "torchtune":
             # torchtune quantizes with torchao's NF4Tensor (torchtune/modules/peft/lora.py)
             finetune["finetune"]["base_format"] = "torchao-nf4"
@@ -379,6 +380,25 @@ def adapter_dropout(r: Row) -> float:
     0 for torchtune (its Llama LoRA recipes: `lora_dropout: 0.0`), NeMo (Megatron adapters,
     `adapter_dropout: 0.0`) and NeMo AutoModel, whose fused adapters the model counts alone."""
     return FSDP_QLORA_LORA_DROPOUT if r.source == "fsdp_qlora" else 0.0
+
+
+# The projections each stack's LoRA adapts (its default, which the rows' commands keep):
+# Answer.AI fsdp_qlora's 'all' ["k_proj", "q_proj", "v_proj", "up_proj", "down_proj",
+# "gate_proj"] (train.py @05ed9f2, lines 1158-1159: no o_proj); torchtune's Llama LoRA recipes
+# q, v and output with the MLP (lora_attn_modules: ['q_proj', 'v_proj', 'output_proj'],
+# apply_lora_to_mlp: True, as each row's notes give it); NeMo 1.x's LoRA its fused
+# attention_qkv alone (the rows' notes: assumed, the framework's default); NeMo AutoModel's
+# "*_proj": all seven.
+LORA_TARGETS = {
+    "fsdp_qlora": ["q", "k", "v", "gate", "up", "down"],
+    "torchtune": ["q", "v", "o", "gate", "up", "down"],
+    "nemo-24.07": ["q", "k", "v"],
+}
+
+
+def lora_targets(r: Row) -> list[str]:
+    """The projections the row's stack adapts (LORA_TARGETS; all seven otherwise)."""
+    return LORA_TARGETS.get(r.source, ["q", "k", "v", "o", "gate", "up", "down"])
 
 
 def fused_loss(r: Row) -> bool:

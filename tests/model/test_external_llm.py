@@ -26,6 +26,8 @@ ROWS = bench.read_rows(bench.DATA)
 H100_BF16_PEAK = 989e12  # the peak both MosaicML and NVIDIA divide by (dense BF16, H100 SXM)
 A100_BF16_PEAK = 312e12
 
+FSDP_QLORA_DATA = bench.REPO / "bench" / "data" / "fsdp_qlora_2024.csv"
+
 
 def _row(source: str, model: str, gpu: str, gpus: int, seq: int, precision: str = "bf16"):
     found = [
@@ -111,8 +113,25 @@ def test_lora_rows_run_as_lora() -> None:
         "adapter_precision": "16bit",  # not peft: no fp32 adapters
         "trainable_fraction": 0.005223,
         "adapter_dropout": 0.0,  # NeMo AutoModel's fused adapters: no dropout kernel counted
+        "target_modules": ["q", "k", "v", "o", "gate", "up", "down"],  # "*_proj"
     }
     assert (doc["batch_size"], doc["gradient_accumulation"]) == (2, 16)
+
+
+def test_each_stacks_lora_adapts_its_own_projections() -> None:
+    """Answer.AI fsdp_qlora's 'all' leaves o_proj out (train.py @05ed9f2, lines 1158-1159:
+    k, q, v, up, down, gate); torchtune's Llama recipes adapt q, v, output and the MLP
+    (lora_attn_modules ['q_proj', 'v_proj', 'output_proj'], apply_lora_to_mlp); NeMo 1.x's
+    LoRA its fused attention_qkv."""
+    rows = bench.read_rows(bench.DATA) + bench.read_rows(FSDP_QLORA_DATA)
+    targets = {
+        r.source: bench.workload_doc(r)["finetune"]["target_modules"]
+        for r in rows
+        if r.finetune != "full"
+    }
+    assert targets["fsdp_qlora"] == ["q", "k", "v", "gate", "up", "down"]
+    assert targets["torchtune"] == ["q", "v", "o", "gate", "up", "down"]
+    assert targets["nemo-24.07"] == ["q", "k", "v"]
 
 
 def test_torchtitan_card_is_the_96gb_hbm2e_h100_at_500w() -> None:

@@ -566,8 +566,9 @@ def test_lora_adapters_move_each_projections_input_and_output_once_more() -> Non
     32 heads for k and v, gated MLP): q, o 2 x 8,192, k, v 2 x 5,120, gate/up/down 3 x 18,432
     = 81,920 elements a token a layer, on top of the full job's pointwise moves."""
     from dlrig.model.layers import lora_adapter_elems
+    from dlrig.workloads.model import ALL_LORA_TARGETS
 
-    assert lora_adapter_elems(4096, 14336, 8 / 32, gated=True) == 81_920
+    assert lora_adapter_elems(4096, 14336, 8 / 32, True, ALL_LORA_TARGETS) == 81_920
     full = make_workload("llama-3-8b", batch_size=1)
     lora = make_workload(
         "llama-3-8b-lora",
@@ -588,8 +589,9 @@ def test_peft_fp32_adapters_move_their_casts_and_fp32_updates() -> None:
     and 43,008 more 16-bit ones. On a lent H200 the step went from dlrig's 423 ms (16-bit
     adapters) to 594 ms against 641-650 ms measured (bench/bench_h200.py)."""
     from dlrig.model.layers import fp32_adapter_elems
+    from dlrig.workloads.model import ALL_LORA_TARGETS
 
-    assert fp32_adapter_elems(4096, 14336, 8 / 32, gated=True) == (378_880, 43_008)
+    assert fp32_adapter_elems(4096, 14336, 8 / 32, True, ALL_LORA_TARGETS) == (378_880, 43_008)
     lora = make_workload("llama-3-8b-lora", batch_size=1)
     assert lora.fp32_adapters  # the zoo entry states peft's default
     unstated = make_workload("llama-3-8b-lora", finetune={"adapter_precision": None})

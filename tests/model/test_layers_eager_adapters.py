@@ -8,8 +8,9 @@ import dataclasses
 import pytest
 from model_fixtures import make_workload
 
-from dlrig.model.layers import eager_adapter_elems, layer_work
-from dlrig.workloads.model import KernelLibrary
+from dlrig.errors import DlrigError
+from dlrig.model.layers import eager_adapter_elems, layer_work, lora_adapter_io
+from dlrig.workloads.model import ALL_LORA_TARGETS, KernelLibrary, LoraTarget
 
 # Llama 3 8B (config.json): hidden 4096, FFN 14336, 8 of 32 heads for K and V.
 H, F, KV_SHARE = 4096.0, 14336.0, 0.25
@@ -65,3 +66,39 @@ def test_fp32_adapters_keep_their_own_count_and_fused_libraries_add_nothing() ->
     assert layer_work(full).adapter_step_elems == 0.0
     # Per sample, the layer_work total is the per-token count x 32 layers x 2,048 tokens.
     assert layer_work(bf16).adapter_step_elems == pytest.approx(632_832 * 32 * bf16.seq_len)
+
+
+def test_adapters_move_only_the_projections_they_sit_on() -> None:
+    """`finetune.target_modules` names the adapted projections (lora_adapter_io). torchtune's
+    Llama recipes adapt q, v, output and the MLP (lora_attn_modules ['q_proj', 'v_proj',
+    'output_proj'], apply_lora_to_mlp): inputs 5 h + f = 34,816, outputs 3 h + h/4 + 2 f =
+    41,984. Answer.AI fsdp_qlora's 'all' adapts q, k, v, gate, up and down (train.py @05ed9f2,
+    lora_target_modules): inputs 34,816, outputs 2 h + 2 h/4 + 2 f = 38,912; all seven
+    (peft's all-linear, the default) 38,912 and 43,008."""
+    torchtune = ALL_LORA_TARGETS - {LoraTarget.K}
+    fsdp_qlora = ALL_LORA_TARGETS - {LoraTarget.O}
+    assert lora_adapter_io(H, F, KV_SHARE, True, torchtune) == (34816, 41984)
+    assert lora_adapter_io(H, F, KV_SHARE, True, fsdp_qlora) == (34816, 38912)
+    assert lora_adapter_io(H, F, KV_SHARE, True, ALL_LORA_TARGETS) == (INPUTS, OUTPUTS)
+    job = make_workload(
+        "llama-3-8b-lora",
+        finetune={"method": "lora", "trainable_fraction": 0.005, "target_modules": ["q", "v"]},
+    )
+    assert job.lora_targets == {LoraTarget.Q, LoraTarget.V}
+    # q and v alone: inputs 2 h, outputs h + h/4
+    assert lora_adapter_io(H, F, KV_SHARE, True, job.lora_targets) == (8192, 5120)
+
+
+def test_an_ungated_mlp_has_no_gate_to_adapt() -> None:
+    """GPT-2's MLP (c_fc, c_proj) has one input projection, adapted as up: a gate target adds
+    nothing there. GPT-2 small (h 768, f 3072, MHA): up alone reads h and writes f."""
+    up = frozenset({LoraTarget.UP})
+    gate_up = frozenset({LoraTarget.GATE, LoraTarget.UP})
+    assert lora_adapter_io(768.0, 3072.0, 1.0, False, gate_up) == (768, 3072)
+    assert lora_adapter_io(768.0, 3072.0, 1.0, False, up) == (768, 3072)
+
+
+def test_target_modules_belong_to_adapters() -> None:
+    """A full fine-tune has no adapters to place: the file is refused, naming the field."""
+    with pytest.raises(DlrigError, match="target_modules"):
+        make_workload("llama-3-8b-lora", finetune={"method": "full", "target_modules": ["q"]})

@@ -17,6 +17,7 @@ from dlrig.model.memory import (
     transformer_layer_activation_bytes,
 )
 from dlrig.workloads import resolve_workload
+from dlrig.workloads.model import ALL_LORA_TARGETS, LoraTarget
 
 
 def test_fp32_layer_keeps_4_byte_activations_and_1_byte_masks() -> None:
@@ -177,8 +178,27 @@ def test_peft_fp32_adapters_keep_an_fp32_input_per_projection() -> None:
                 selective_recompute=True)  # fmt: skip
     assert transformer_layer_activation_bytes(s, h, 32, **keys) == 41 * s * h
     assert transformer_layer_activation_bytes(
-        s, h, 32, fp32_adapter_inputs=True, **keys
+        s, h, 32, fp32_adapter_targets=ALL_LORA_TARGETS, **keys
     ) == pytest.approx(64 * s * h)
+
+
+def test_fp32_adapters_copy_only_the_inputs_of_the_projections_they_adapt() -> None:
+    """Adapters on q, k and v alone (NeMo 1.x's default, on attention_qkv) copy the attention
+    input three times in fp32 and leave the MLP's 16-bit input shared: 41 - 2 (attention input)
+    - 2 (its 16-bit copy in the attention block) + 3 x 4 = 49 s h. torchtune's Llama recipes
+    (q, v, output and the MLP: lora_attn_modules ['q_proj', 'v_proj', 'output_proj'],
+    apply_lora_to_mlp) keep two attention copies, not three: 64 - 4 = 60 s h."""
+    s, h = 2048, 4096
+    keys = dict(kv_heads=8, ffn_hidden_size=14336, gated_mlp=True, dropout=False,
+                selective_recompute=True)  # fmt: skip
+    qkv = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V})
+    torchtune = ALL_LORA_TARGETS - {LoraTarget.K}
+    assert transformer_layer_activation_bytes(
+        s, h, 32, fp32_adapter_targets=qkv, **keys
+    ) == pytest.approx(49 * s * h)
+    assert transformer_layer_activation_bytes(
+        s, h, 32, fp32_adapter_targets=torchtune, **keys
+    ) == pytest.approx(60 * s * h)
 
 
 def test_transformer_xl_keeps_its_16_bit_log_softmax_under_apex_o2() -> None:

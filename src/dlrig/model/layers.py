@@ -24,7 +24,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dlrig.workloads.model import FinetuneMethod, KernelLibrary, Mode, QuantizedBase, Workload
+from dlrig.workloads.model import (
+    FinetuneMethod,
+    KernelLibrary,
+    LoraTarget,
+    Mode,
+    QuantizedBase,
+    Workload,
+)
 
 # Elements one transformer layer's pointwise ops move per token in the forward, eager PyTorch
 # (each op reads its inputs and writes its output): Q/K/V head transposes 6h, context
@@ -513,23 +520,37 @@ def transformer_layer_width(h: float, f: float, kv_share: float) -> float:
     return sum(w for w, _ in parts) / sum(w / width for w, width in parts)
 
 
-def lora_adapter_io(h: float, f: float, kv_share: float, gated: bool) -> tuple[float, float]:
+def lora_adapter_io(
+    h: float, f: float, kv_share: float, gated: bool, targets: frozenset[LoraTarget]
+) -> tuple[float, float]:
     """(input, output) elements of one token at one layer's LoRA adapters: an adapter (x A) B
     of rank r runs far below the memory roofline, so each reads its linear's input and writes
-    into its output once more, over every projection, as NeMo AutoModel (LoRA on *_proj) and
-    torchtune's Llama recipes (q, k, v, output and MLP projections) adapt them."""
+    into its output once more, over the projections `targets` names (NeMo AutoModel's
+    *_proj and peft's all-linear: all seven; torchtune's Llama recipes: q, v, output and the
+    MLP; Answer.AI's fsdp_qlora 'all': q, k, v, gate, up, down). An ungated MLP's one input
+    projection (fc1) is its up; it has no gate."""
     kv = h * kv_share
-    inputs = 4.0 * h + (2.0 if gated else 1.0) * h  # q, k, v, o; the MLP's up (and gate)
-    outputs = 2.0 * h + 2.0 * kv + (2.0 if gated else 1.0) * f  # q, o; k, v; up (gate)
-    inputs += f  # the MLP's down projection reads f ...
-    outputs += h  # ... and writes h
+    # projection: (input elements, output elements) per token
+    shapes = {
+        LoraTarget.Q: (h, h),
+        LoraTarget.K: (h, kv),
+        LoraTarget.V: (h, kv),
+        LoraTarget.O: (h, h),
+        LoraTarget.GATE: (h, f) if gated else (0.0, 0.0),
+        LoraTarget.UP: (h, f),
+        LoraTarget.DOWN: (f, h),
+    }
+    inputs = sum(shapes[t][0] for t in targets)
+    outputs = sum(shapes[t][1] for t in targets)
     return inputs, outputs
 
 
-def lora_adapter_elems(h: float, f: float, kv_share: float, gated: bool) -> float:
+def lora_adapter_elems(
+    h: float, f: float, kv_share: float, gated: bool, targets: frozenset[LoraTarget]
+) -> float:
     """Elements one token's 16-bit LoRA adapters move in one layer's forward (lora_adapter_io):
     every adapted linear's input and output once."""
-    return sum(lora_adapter_io(h, f, kv_share, gated))
+    return sum(lora_adapter_io(h, f, kv_share, gated, targets))
 
 
 # An adapter run as written in PyTorch (peft's LoRA Linear and bitsandbytes Linear4bit,
@@ -576,7 +597,7 @@ def eager_adapter_elems(
         or workload.mode is not Mode.TRAINING
     ):
         return 0.0
-    inputs, outputs = lora_adapter_io(h, f, kv_share, gated)
+    inputs, outputs = lora_adapter_io(h, f, kv_share, gated, workload.lora_targets)
     forwards = 2.0 if workload.activation_checkpointing else 1.0
     sixteen = not workload.fp32_adapters
     fwd_out = EAGER_ADAPTER_FORWARD_OUTPUT_ELEMS if sixteen else 0.0
@@ -595,7 +616,9 @@ def eager_adapter_elems(
     return forwards * (fwd_out * outputs + fwd_in * inputs) + bwd_out * outputs + bwd_in * inputs
 
 
-def fp32_adapter_elems(h: float, f: float, kv_share: float, gated: bool) -> tuple[float, float]:
+def fp32_adapter_elems(
+    h: float, f: float, kv_share: float, gated: bool, targets: frozenset[LoraTarget]
+) -> tuple[float, float]:
     """(fp32, 16-bit) elements one token's fp32 LoRA adapters move in one layer's forward
     beyond lora_adapter_elems, as peft runs them (tuners/lora/layer.py Linear.forward): the
     input cast to fp32 is written and read by A (2 fp32 moves per input element); B writes its
@@ -604,7 +627,7 @@ def fp32_adapter_elems(h: float, f: float, kv_share: float, gated: bool) -> tupl
     output element). A Llama-3-8B LoRA step profiled on a lent H200 shows them as cast, fp32 add
     and fp32 SIMT GEMM kernels (bench/data/h200_gpu_check.json); with them the step, 641-650 ms
     measured, is estimated at 718 ms (bench/bench_h200.py)."""
-    inputs, outputs = lora_adapter_io(h, f, kv_share, gated)
+    inputs, outputs = lora_adapter_io(h, f, kv_share, gated, targets)
     return 2.0 * inputs + 7.0 * outputs, outputs
 
 
@@ -851,12 +874,17 @@ def transformer_work(workload: Workload) -> LayerWork:
     per_token += EMBEDDING_ELEMS_PER_HIDDEN * h
     adapter_fp32 = adapter_step = 0.0
     if workload.finetune is not FinetuneMethod.FULL:
-        per_token += layers * lora_adapter_elems(h, f * experts, kv_share, workload.gated_mlp)
+        targets = workload.lora_targets
+        per_token += layers * lora_adapter_elems(
+            h, f * experts, kv_share, workload.gated_mlp, targets
+        )
         adapter_step = (
             layers * s * eager_adapter_elems(h, f * experts, kv_share, workload.gated_mlp, workload)
         )
         if workload.fp32_adapters:
-            fp32, sixteen = fp32_adapter_elems(h, f * experts, kv_share, workload.gated_mlp)
+            fp32, sixteen = fp32_adapter_elems(
+                h, f * experts, kv_share, workload.gated_mlp, targets
+            )
             per_token += layers * sixteen
             adapter_fp32 = layers * fp32 * s
     stream16, stream32 = autocast_stream_work(

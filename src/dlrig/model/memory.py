@@ -38,6 +38,7 @@ from dlrig.units import BITS_PER_BYTE, bytes_to_gib, gib_to_bytes
 from dlrig.workloads.model import (
     FinetuneMethod,
     KernelLibrary,
+    LoraTarget,
     Mode,
     OptimizerStep,
     QuantizedBase,
@@ -444,7 +445,7 @@ def transformer_layer_activation_bytes(
     key_len: int | None = None,
     experts_per_token: int = 1,
     fused_activation: bool = False,
-    fp32_adapter_inputs: bool = False,
+    fp32_adapter_targets: frozenset[LoraTarget] = frozenset(),
     activation_saved_bytes: float | None = None,
     compiled: bool = False,
     residual_bytes: float | None = None,
@@ -464,9 +465,9 @@ def transformer_layer_activation_bytes(
     the SiLU in the backward, two, the gate and up outputs, when the layer is `compiled`:
     GATED_MLP_SAVED_COMPILED), and `key_len` > s (Transformer-XL's
     memory) widens K, V and the scores. A mixture of experts keeps the MLP's tensors once per
-    expert a token is routed to. With `fp32_adapter_inputs` (peft's fp32 LoRA on every
-    projection of frozen weights) each projection keeps an fp32 copy of its input in place of
-    the shared 16-bit one (FP32_ADAPTER_INPUT_BYTES). `activation_saved_bytes`: what an ungated
+    expert a token is routed to. With `fp32_adapter_targets` (the projections peft's fp32 LoRA
+    adapts on frozen weights) each of them keeps an fp32 copy of its input in place of the
+    shared 16-bit one (FP32_ADAPTER_INPUT_BYTES). `activation_saved_bytes`: what an ungated
     MLP's activation keeps per f-wide element when it is not one kernel's 16-bit input
     (AUTOCAST_NEW_GELU_SAVED_BYTES). `residual_bytes`: the residual stream's width where it is
     not the 16-bit compute's (RESIDUAL_BYTES_FP32 under autocast over fp32 weights: each norm
@@ -503,9 +504,9 @@ def transformer_layer_activation_bytes(
     if activation_saved_bytes is not None and not gated_mlp:
         mlp += (activation_saved_bytes - e) * s * f * experts_per_token
     scores = 0.0 if selective_recompute else a * s * k * score_bytes(e, mask, autocast_softmax)
-    if fp32_adapter_inputs:
+    if fp32_adapter_targets:
         attention, mlp, replicated = _fp32_adapter_inputs(
-            attention, mlp, replicated, s * h, s * f, e, gated_mlp
+            attention, mlp, replicated, s * h, s * f, e, gated_mlp, fp32_adapter_targets
         )
     sharded = attention + mlp + scores
     return sharded / t + replicated / (t if sequence_parallel else 1.0)
@@ -538,16 +539,33 @@ def projection_casts(gated_mlp: bool) -> tuple[float, float]:
 
 
 def _fp32_adapter_inputs(
-    attention: float, mlp: float, replicated: float, sh: float, sf: float, e: float, gated: bool
+    attention: float,
+    mlp: float,
+    replicated: float,
+    sh: float,
+    sf: float,
+    e: float,
+    gated: bool,
+    targets: frozenset[LoraTarget],
 ) -> tuple[float, float, float]:
-    """(attention, MLP, replicated) bytes with each projection's 16-bit input swapped for the
-    fp32 copies its adapters keep: Q, K and V each copy the attention input, the output
+    """(attention, MLP, replicated) bytes with each adapted projection's 16-bit input swapped
+    for the fp32 copy its adapter keeps: Q, K and V each copy the attention input, the output
     projection its input; the MLP's input is copied by gate and up (fc1 alone ungated), the
-    down projection's (fc2's) f-wide input by down."""
+    down projection's (fc2's) f-wide input by down. A shared input no adapter copies stays
+    16-bit."""
     fp32 = FP32_ADAPTER_INPUT_BYTES
-    attention += (3.0 * fp32 - e) * sh + (fp32 - e) * sh
-    replicated -= 2.0 * e * sh  # the attention and MLP inputs, now fp32 copies
-    mlp += ((2.0 if gated else 1.0) * fp32) * sh + (fp32 - e) * sf
+    qkv = len(targets & {LoraTarget.Q, LoraTarget.K, LoraTarget.V})
+    mlp_in = len(targets & ({LoraTarget.GATE, LoraTarget.UP} if gated else {LoraTarget.UP}))
+    if qkv:
+        attention += (qkv * fp32 - e) * sh
+        replicated -= e * sh  # the attention input, now fp32 copies
+    if LoraTarget.O in targets:
+        attention += (fp32 - e) * sh
+    if mlp_in:
+        mlp += mlp_in * fp32 * sh
+        replicated -= e * sh  # the MLP input, now fp32 copies
+    if LoraTarget.DOWN in targets:
+        mlp += (fp32 - e) * sf
     return attention, mlp, replicated
 
 
@@ -705,7 +723,7 @@ def transformer_activation_bytes_per_sample(
         kv_heads=w.kv_heads, ffn_hidden_size=w.ffn_hidden_size, gated_mlp=w.gated_mlp,
         dropout=w.dropout, element_bytes=e, key_len=s + (w.memory_len or 0),
         experts_per_token=w.experts_per_token or 1, fused_activation=w.fused_activation,
-        fp32_adapter_inputs=w.fp32_adapters,
+        fp32_adapter_targets=w.lora_targets if w.fp32_adapters else frozenset(),
         activation_saved_bytes=_activation_saved_bytes(w, sixteen_bit), compiled=_compiled(w),
         residual_bytes=r, eager_rms_norm=eager_norm, autocast_softmax=runs_autocast(w, sixteen_bit),
         expanded_kv=w.expanded_kv,

@@ -23,6 +23,7 @@ from dlrig.io.validation import closest, validate_document
 from dlrig.units import MB, s_to_ms
 from dlrig.workloads.kernels import preset_fields
 from dlrig.workloads.model import (
+    ALL_LORA_TARGETS,
     Dataset,
     FinetuneMethod,
     KernelLibrary,
@@ -410,6 +411,9 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         trainable_fraction=fraction,
         fp32_adapters=method is not FinetuneMethod.FULL and adapter_precision == "fp32",
         adapter_dropout=wf.finetune.adapter_dropout if wf.finetune else 0.0,
+        lora_targets=frozenset(wf.finetune.target_modules)
+        if wf.finetune and wf.finetune.target_modules
+        else ALL_LORA_TARGETS,
         weight_bits=4 if method is FinetuneMethod.QLORA else None,
         quantized_base=_quantized_base(method, wf.finetune),
         quant_group_size=(wf.finetune.group_size if wf.finetune else None) or 128,

@@ -44,6 +44,25 @@ class FinetuneMethod(StrEnum):
     QLORA = "qlora"
 
 
+class LoraTarget(StrEnum):
+    """A transformer layer's linear projection a LoRA adapter can sit on, by peft's Llama
+    names (q_proj ... down_proj); a model with one fused QKV and one fc1 (GPT-2's c_attn,
+    c_fc) adapts them as q, k, v and up."""
+
+    Q = "q"
+    K = "k"
+    V = "v"
+    O = "o"  # noqa: E741 - the attention output projection's own name
+    GATE = "gate"
+    UP = "up"
+    DOWN = "down"
+
+
+# Every projection: peft's target_modules="all-linear", NeMo AutoModel's "*_proj", Unsloth's
+# default list; the adapters dlrig assumes where a job does not say.
+ALL_LORA_TARGETS: frozenset[LoraTarget] = frozenset(LoraTarget)
+
+
 class QuantizedBase(StrEnum):
     """The 4-bit format of a QLoRA job's frozen base: bitsandbytes NF4 (or torchao's, as
     torchtune quantizes), quantized as the model loads, or a checkpoint quantized beforehand
@@ -243,6 +262,7 @@ class Workload:
     trainable_fraction: float = 1.0
     fp32_adapters: bool = False
     adapter_dropout: float = 0.0  # LoRA dropout probability on each adapter's input
+    lora_targets: frozenset[LoraTarget] = ALL_LORA_TARGETS  # the projections adapters sit on
     weight_bits: int | None = None
     quantized_base: QuantizedBase | None = None  # QLoRA's base format (None: not quantized)
     quant_group_size: int = 128  # GPTQ/AWQ: input channels sharing one scale and zero point

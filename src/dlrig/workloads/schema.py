@@ -16,6 +16,7 @@ from dlrig.enums import Optimizer, Parallelism, Precision, PreprocessingStrategy
 from dlrig.workloads.model import (
     FinetuneMethod,
     KernelLibrary,
+    LoraTarget,
     Mode,
     OptimizerStep,
     WorkloadKind,
@@ -264,6 +265,13 @@ class FinetuneBlock(_Strict):
         description="LoRA dropout on each adapter's input (peft's lora_dropout, default 0: "
         "no kernel); above 0 each adapted linear writes a dropped copy of its input and a mask",
     )
+    target_modules: list[LoraTarget] | None = Field(
+        default=None,
+        description="lora/qlora only: the projections the adapters sit on, among q, k, v, o, "
+        "gate, up, down (peft's target_modules by their Llama names; default: all seven, "
+        "peft's 'all-linear'); each adapted projection's adapter reads its input and writes "
+        "into its output",
+    )
     base_format: Literal["nf4", "torchao-nf4", "gptq", "awq"] | None = Field(
         default=None,
         description="qlora only: the frozen base's 4-bit format, nf4 (bitsandbytes, the "
@@ -283,6 +291,11 @@ class FinetuneBlock(_Strict):
             raise ValueError("'group_size' is for base_format 'gptq' or 'awq' only")
         if self.adapter_dropout > 0 and self.method is FinetuneMethod.FULL:
             raise ValueError("'adapter_dropout' is for method 'lora' or 'qlora' only")
+        if self.target_modules is not None:
+            if self.method is FinetuneMethod.FULL:
+                raise ValueError("'target_modules' is for method 'lora' or 'qlora' only")
+            if not self.target_modules:
+                raise ValueError("'target_modules' names at least one projection")
         return self
 
 
