@@ -280,15 +280,14 @@ def transposes_s(
     issue_rate: float,
     instructions_per_move: float,
 ) -> float:
-    """Seconds of memory-bound kernels that move `element_moves` elements to or from DRAM, each
-    costing `instructions_per_move` lane-instructions; the slower bound holds. cuDNN's NCHW <->
-    NHWC transposes spend theirs on index arithmetic (a transform kernel finds an element's
-    place in the other layout by dividing its index by the tensor's dimensions); the pointwise
-    kernels theirs per POINTWISE_INSTRUCTIONS_PER_MOVE. On cards that issue few instructions
-    per byte of memory bandwidth (A100: 19.5 T a second for 2,039 GB/s; H100 SXM: 33.5 T for
-    3,352) the transposes' instructions bind, and Lambda's NCHW fp16 ResNet-50 on them (1,582
-    and ~2,700 img/s at batch 1280) is predicted within 10% (tests/model/test_layers.py); on
-    V100 and GeForce cards the bytes still bind. `issue_rate` 0 (unknown): the bytes alone."""
+    """Seconds of cuDNN's NCHW <-> NHWC transposes: `element_moves` DRAM reads and writes of
+    `elem_bytes` each, each costing `instructions_per_move` lane-instructions of index
+    arithmetic (a transform kernel finds an element's place in the other layout by dividing its
+    index by the tensor's dimensions); the slower bound holds (memory_bound_s). On cards that
+    issue few instructions per byte of memory bandwidth (A100: 19.5 T a second for 2,039 GB/s;
+    H100 SXM: 33.5 T for 3,352) the instructions bind, and Lambda's NCHW fp16 ResNet-50 on them
+    (1,582 and ~2,700 img/s at batch 1280) is predicted within 10% (tests/model/test_layers.py);
+    on V100 and GeForce cards the bytes still bind. `issue_rate` 0 (unknown): the bytes alone."""
     return memory_bound_s(
         element_moves * elem_bytes, element_moves, bandwidth_bytes_s, issue_rate,
         instructions_per_move,
