@@ -29,3 +29,27 @@ def test_nchw_transposes_are_instruction_bound_where_the_sms_issue_little_per_by
     rtx4090 = compute.transposes_s(1e9, 2.0, 1008e9, 41.3e12, instructions)
     assert rtx4090 == pytest.approx(1e9 * 2.0 / 1008e9)
     assert compute.transposes_s(1e9, 2.0, 1008e9, 0.0, instructions) == rtx4090
+
+
+def test_16bit_pointwise_kernels_run_at_the_sms_rate_on_the_b200_not_the_h100() -> None:
+    """Pointwise kernels cost their bytes or POINTWISE_INSTRUCTIONS_PER_MOVE (16) lane-
+    instructions an element, the slower (compute.memory_bound_s). NVIDIA's datasheets: H100
+    SXM5 FP32 67 TFLOPS (33.5 T lane-instructions a second), 3,352 GB/s; B200 75 TFLOPS
+    (37.5 T), 7,700 GB/s. A billion fp16 moves: the H100's bytes take 0.597 ms against 0.478 ms
+    of instructions (bytes bind); the B200's 0.260 ms against 0.427 ms (instructions bind, 1.64x
+    its bytes); in TF32 (4-byte moves) the B200's bytes, 0.519 ms, bind again. Moves of 1 byte
+    each (FP8) would leave the H100 instruction-bound too."""
+    per_move = compute.POINTWISE_INSTRUCTIONS_PER_MOVE
+    assert per_move == 16.0
+    h100 = compute.memory_bound_s(2e9, 1e9, 3352e9, 33.5e12, per_move)
+    assert h100 == pytest.approx(2e9 / 3352e9)
+    b200 = compute.memory_bound_s(2e9, 1e9, 7700e9, 37.5e12, per_move)
+    assert b200 == pytest.approx(16e9 / 37.5e12)
+    assert b200 / (2e9 / 7700e9) == pytest.approx(1.64, abs=0.01)
+    assert compute.memory_bound_s(4e9, 1e9, 7700e9, 37.5e12, per_move) == pytest.approx(
+        4e9 / 7700e9
+    )
+    assert compute.memory_bound_s(1e9, 1e9, 3352e9, 33.5e12, per_move) == pytest.approx(
+        16e9 / 33.5e12
+    )
+    assert compute.memory_bound_s(2e9, 1e9, 7700e9, 0.0, per_move) == pytest.approx(2e9 / 7700e9)

@@ -71,6 +71,29 @@ NCHW_TRANSPOSE_MOVES = 4.0
 # counting the transposes there too put Lambda's 2025 H100 TF32 convnets 10-28% slow, so the
 # set is Blackwell's alone (chosen on those rows: bench/provenance.toml).
 NHWC_TF32_CONVOLUTION_ARCHITECTURES = frozenset({"Blackwell", "Blackwell Ultra"})
+# Lane-instructions a memory-bound (pointwise) kernel spends per element it reads or writes:
+# the load or store, the index arithmetic, the op itself in fp32 (PyTorch's opmath) and a
+# 16-bit element's conversion. Such kernels are bound by whichever is slower, their bytes at
+# the card's bandwidth or their instructions at its issue rate (memory_bound_s, the bound the
+# NCHW transposes take too). At 16 an element the bytes bind wherever a card issues more than
+# 8 lane-instructions per byte of bandwidth: an A100 9.6 (19.5 T a second for 2,039 GB/s), an
+# H100 SXM5 10 (33.5 T for 3,352), a GeForce card 18-40. The HBM3e cards grew their bandwidth
+# past their SMs, an H200 7.0 (33.5 T for 4,800) and a B200 4.9 (37.5 T for 7,700; NVIDIA's
+# datasheets: FP32 67 and 75 TFLOPS, 2 FLOPs a lane-instruction), so that their 16-bit
+# pointwise kernels run at the SMs' rate, not the HBM's. Measured on a B200 (CCCL's
+# DeviceTransform benchmarks of PyTorch's element-wise ops, github.com/NVIDIA/cccl/pull/7391,
+# 2^28 fp16 elements): relu moved 6.55 TB/s (its bytes bind), div 5.74 TB/s (13 issue slots a
+# move), gelu 2.83 TB/s (26 a move): the op decides, and a training step mixes cheap ops
+# (adds, relu, casts) with costly ones (GELU, dropout's random numbers, softmax's exp, the
+# norms' reductions). 16, inside that measured range, was chosen on Lambda's 2025 fp16 rows
+# (bench/provenance.toml): the B200's BERT-base and BERT-large fp16 rows moved from 44% and
+# 23% fast to 16% and 2%, its NCHW ResNet-50 and SSD300 fp16 from 44% and 25% fast to 29%
+# and 12%, while its GNMT fp16 went from 5% fast to 11% slow. Counted on the moves the model
+# sends to DRAM (after its L2 hits, l2_hit): an L2-resident tensor's kernels are short, and
+# their time is what the fitted cost a kernel (gpu_kernel_s) stands for; counting their
+# instructions as well put dlrig's own H200 jobs (bench_h200) at a 14.8% step median against
+# 10.5%.
+POINTWISE_INSTRUCTIONS_PER_MOVE = 16.0
 # The backward pass moves about twice the forward's pointwise bytes (reads the saved input and
 # the incoming gradient, writes the outgoing one) and launches about twice its kernels.
 BACKWARD_TRAFFIC = 2.0
@@ -257,15 +280,31 @@ def transposes_s(
     issue_rate: float,
     instructions_per_move: float,
 ) -> float:
-    """Seconds of cuDNN's NCHW <-> NHWC transposes: each element move is a DRAM read or write,
-    and each costs `instructions_per_move` lane-instructions of index arithmetic (a transform
-    kernel finds an element's place in the other layout by dividing its index by the tensor's
-    dimensions); the slower bound holds. On cards that issue few instructions per byte of
-    memory bandwidth (A100: 19.5 T a second for 2,039 GB/s; H100 SXM: 33.5 T for 3,352) the
-    instructions bind, and Lambda's NCHW fp16 ResNet-50 on them (1,582 and ~2,700 img/s at
-    batch 1280) is predicted within 10% (tests/model/test_layers.py); on V100 and GeForce
-    cards the bytes still bind. `issue_rate` 0 (unknown): the bytes alone."""
-    memory = element_moves * elem_bytes / bandwidth_bytes_s
+    """Seconds of cuDNN's NCHW <-> NHWC transposes: `element_moves` DRAM reads and writes of
+    `elem_bytes` each, each costing `instructions_per_move` lane-instructions of index
+    arithmetic (a transform kernel finds an element's place in the other layout by dividing its
+    index by the tensor's dimensions); the slower bound holds (memory_bound_s). On cards that
+    issue few instructions per byte of memory bandwidth (A100: 19.5 T a second for 2,039 GB/s;
+    H100 SXM: 33.5 T for 3,352) the instructions bind, and Lambda's NCHW fp16 ResNet-50 on them
+    (1,582 and ~2,700 img/s at batch 1280) is predicted within 10% (tests/model/test_layers.py);
+    on V100 and GeForce cards the bytes still bind. `issue_rate` 0 (unknown): the bytes alone."""
+    return memory_bound_s(
+        element_moves * elem_bytes, element_moves, bandwidth_bytes_s, issue_rate,
+        instructions_per_move,
+    )  # fmt: skip
+
+
+def memory_bound_s(
+    moved_bytes: float,
+    element_moves: float,
+    bandwidth_bytes_s: float,
+    issue_rate: float,
+    instructions_per_move: float,
+) -> float:
+    """Seconds of memory-bound kernels that move `moved_bytes` in `element_moves` element
+    reads and writes, each costing `instructions_per_move` lane-instructions: the slower of the
+    bytes at the bandwidth and the instructions at `issue_rate` (0, unknown: the bytes)."""
+    memory = moved_bytes / bandwidth_bytes_s
     if issue_rate <= 0:
         return memory
     return max(memory, element_moves * instructions_per_move / issue_rate)
@@ -573,28 +612,40 @@ def class_times(
     if winograd:
         conv *= 1.0 - work.winograd_share * (1.0 - 1.0 / WINOGRAD_FLOP_REDUCTION)
     elem_bytes = 2.0 if sixteen_traffic else 4.0
+    # the activations' pointwise kernels: their bytes, and their element moves (whatever each
+    # element's width), which their instructions follow (POINTWISE_INSTRUCTIONS_PER_MOVE)
     pointwise = work.pointwise_elems * elem_bytes
+    moves = work.pointwise_elems
     if sixteen_traffic:
         pointwise += work.autocast_fp32_elems * (4.0 - elem_bytes)
         if memory.runs_autocast(workload, mixed_precision):
             pointwise += work.autocast_elems_16bit * elem_bytes + work.autocast_elems_fp32 * 4.0
+            moves += work.autocast_elems_16bit + work.autocast_elems_fp32
         if autocast_fp32_model(workload, mixed_precision):
             pointwise += work.fp32_model_elems_16bit * elem_bytes + work.fp32_model_elems_fp32 * 4.0
+            moves += work.fp32_model_elems_16bit + work.fp32_model_elems_fp32
     from_dram = 1.0 - L2_READ_SHARE * l2_hit(l2_bytes, work.tensor_elems * elem_bytes * units)
     pointwise *= from_dram
+    moves *= from_dram
     moved = (pointwise + work.score_elems * elem_bytes + work.loss_fp32_elems * 4.0) * traffic
+    moves = (moves + work.score_elems + work.loss_fp32_elems) * traffic
     if work.score_backward_elems is not None and workload.mode is Mode.TRAINING:
         # the score chain's backward moves its own count, not BACKWARD_TRAFFIC x its forward
-        moved += (work.score_backward_elems - BACKWARD_TRAFFIC * work.score_elems) * elem_bytes
-    moved = moved * units
+        extra = work.score_backward_elems - BACKWARD_TRAFFIC * work.score_elems
+        moved += extra * elem_bytes
+        moves += extra
+    pointwise_s = memory_bound_s(
+        moved * units, moves * units, bandwidth, issue_rate, POINTWISE_INSTRUCTIONS_PER_MOVE
+    )
+    # the other memory-bound kernels, at their bytes
+    other = weight_cast_bytes(workload, optimizer_params, mixed_precision and sixteen_traffic)
     if not optimizer_loops(workload):  # a per-tensor loop is timed apart (optimizer_phase_s)
-        moved += optimizer_bytes(workload, optimizer_params)
-    moved += weight_cast_bytes(workload, optimizer_params, mixed_precision and sixteen_traffic)
-    moved += dequantize_bytes(workload, quantized_params) + adapter_fp32_bytes(
+        other += optimizer_bytes(workload, optimizer_params)
+    other += dequantize_bytes(workload, quantized_params) + adapter_fp32_bytes(
         work, workload, units
     )
     # eager LoRA's own passes (counted over the whole step), as cached as the other pointwise
-    moved += work.adapter_step_elems * 2.0 * units * from_dram
+    other += work.adapter_step_elems * 2.0 * units * from_dram
     transposes = 0.0
     if nchw_transposes(
         work, workload, operand_bytes, on_shader_cores=winograd, tf32_nhwc=tf32_nhwc
@@ -608,7 +659,7 @@ def class_times(
         * units
         / flops_s,
         conv_s=conv * flop_mult * units / flops_s,
-        memory_s=moved / bandwidth + transposes,
+        memory_s=pointwise_s + other / bandwidth + transposes,
         kernels=step_kernels(work, workload, batch, mixed_precision=mixed_precision),
     )
 
