@@ -11,7 +11,10 @@ long-sequence tables (Llama 2 7B on H100 and Llama 3 8B on B200, 4k-1M tokens, F
 AutoModel's H100 LoRA and pre-training tables (Llama 3.x 8B/70B, Qwen2.5 7B/32B, bf16; one GPU to
 64), torchtitan's Llama 3.1 8B/70B tables (H100 at 500 W, H200), torchtune's README table (RTX
 4090, A100) and llm.q's (a CUDA/C++ trainer: Qwen2.5 0.5B-14B on RTX 4090, RTX 5090, L40S, RTX PRO
-6000 Blackwell and H100, 1 and 4 GPUs, bf16 and fp8). Each row is
+6000 Blackwell and H100, 1 and 4 GPUs, bf16 and fp8), and MLPerf Training v5.0/v5.1's AMD
+Instinct results (Llama 2 70B LoRA on 8-32 MI300X, MI325X, MI355X and Llama 3.1 8B pre-training
+on 8 MI355X, FP8, AMD's NeMo/Megatron/Transformer Engine code on ROCm; each row the median of its
+ten logged runs' throughput in 8192-token samples/s over its GPUs). Each row is
 predicted with the shipped model and calibration (fitted on Lambda's rows only): a workload
 built from the model's published structure at the row's sequence length, the row's micro-batch,
 accumulation, precision and parallel layout, with the kernels its framework runs (fused loss and
@@ -374,12 +377,22 @@ TORCHTUNE_LOSS_CHUNKS = 8
 # 2024-03-26; the benchmark commands set no other), handed to peft's LoraConfig.
 FSDP_QLORA_LORA_DROPOUT = 0.1
 
+# MLPerf Training's Llama 2 70B LoRA as AMD's code runs it (every submitter's, v5.0 and v5.1):
+# `adapter_dropout: ${oc.decode:${oc.env:LORA_DROPOUT,0.1}}`, `dropout_position: "pre"`, which no
+# submitted config sets (mlcommons/training_results_v5.1@441d65f, AMD/benchmarks/
+# llama2_70b_lora/implementations/MI300X_EPYC_9575F_pytorch_llama2_70b/src/conf/
+# megatron_gpt_peft_tuning_config.yaml).
+MLPERF_LORA_DROPOUT = 0.1
+
 
 def adapter_dropout(r: Row) -> float:
-    """LoRA dropout of the row's stack: fsdp_qlora's train.py default (FSDP_QLORA_LORA_DROPOUT);
-    0 for torchtune (its Llama LoRA recipes: `lora_dropout: 0.0`), NeMo (Megatron adapters,
-    `adapter_dropout: 0.0`) and NeMo AutoModel, whose fused adapters the model counts alone."""
-    return FSDP_QLORA_LORA_DROPOUT if r.source == "fsdp_qlora" else 0.0
+    """LoRA dropout of the row's stack: fsdp_qlora's train.py default (FSDP_QLORA_LORA_DROPOUT)
+    and MLPerf's Llama 2 70B LoRA config (MLPERF_LORA_DROPOUT); 0 for torchtune (its Llama LoRA
+    recipes: `lora_dropout: 0.0`), NeMo (Megatron adapters, `adapter_dropout: 0.0`) and NeMo
+    AutoModel, whose fused adapters the model counts alone."""
+    return {"fsdp_qlora": FSDP_QLORA_LORA_DROPOUT, "mlperf-training": MLPERF_LORA_DROPOUT}.get(
+        r.source, 0.0
+    )
 
 
 # The projections each stack's LoRA adapts (its default, which the rows' commands keep):
@@ -387,12 +400,15 @@ def adapter_dropout(r: Row) -> float:
 # "gate_proj"] (train.py @05ed9f2, lines 1158-1159: no o_proj); torchtune's Llama LoRA recipes
 # q, v and output with the MLP (lora_attn_modules: ['q_proj', 'v_proj', 'output_proj'],
 # apply_lora_to_mlp: True, as each row's notes give it); NeMo 1.x's LoRA its fused
-# attention_qkv alone (the rows' notes: assumed, the framework's default); NeMo AutoModel's
-# "*_proj": all seven.
+# attention_qkv alone (the rows' notes: assumed, the framework's default); MLPerf's Llama 2 70B
+# LoRA `target_modules: ['attention']`, NeMo's fused linear_qkv and linear_proj (AMD's
+# megatron_gpt_peft_tuning_config.yaml, MLPERF_LORA_DROPOUT's file): q, k, v and o; NeMo
+# AutoModel's "*_proj": all seven.
 LORA_TARGETS = {
     "fsdp_qlora": ["q", "k", "v", "gate", "up", "down"],
     "torchtune": ["q", "v", "o", "gate", "up", "down"],
     "nemo-24.07": ["q", "k", "v"],
+    "mlperf-training": ["q", "k", "v", "o"],
 }
 
 
@@ -429,7 +445,8 @@ def kernel_library(r: Row) -> str:
     src/kernels rmsnorm.cu, rope.cu, swiglu.cu, fused_classifier.cu; IST-DASLab/llmq @b77d969)
     and for NeMo / Megatron (Transformer Engine's LayerNormLinear and fused QKV and fc1
     matmuls, Megatron-Core's bias_swiglu_fusion, apply_rope_fusion and
-    bias_dropout_fusion: NVIDIA/Megatron-LM megatron/core/transformer/transformer_config.py);
+    bias_dropout_fusion: NVIDIA/Megatron-LM megatron/core/transformer/transformer_config.py), as
+    AMD's MLPerf code runs them on ROCm (its configs: USE_TE_SWIGLU=1, NVTE_FUSED_ATTN_CK=1);
     `liger` for NeMo AutoModel, whose NeMoAutoModelForCausalLM patches every model with Liger
     Kernel unless told not to (nemo_automodel/components/_transformers/auto_model.py:
     from_pretrained and from_config, `use_liger_kernel: bool = True`; NVIDIA-NeMo/Automodel

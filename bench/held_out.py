@@ -271,6 +271,7 @@ LLM_SOURCES = {
     "megatron-bridge": "nemo_other",
     "torchtune": "torchtune",
     "llm.q": "llmq",
+    "mlperf-training": "mlperf_training_amd",
 }
 
 

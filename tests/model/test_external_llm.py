@@ -134,6 +134,88 @@ def test_each_stacks_lora_adapts_its_own_projections() -> None:
     assert targets["nemo-24.07"] == ["q", "k", "v"]
 
 
+# Every MLPerf sample is 8192 tokens: GovReport "tokenized and packed so that each sequence has
+# length 8192" (AMD's llama2_70b_lora README) and llama31_8b's `SEQ_LENGTH = 8192` (its train.py);
+# mlcommons/training_results_v5.1@441d65f, AMD/benchmarks.
+MLPERF_SEQ = 8192
+
+
+def _mlperf(results_dir: str) -> bench.Row:
+    found = [r for r in ROWS if r.source == "mlperf-training" and r.url.endswith(results_dir)]
+    assert len(found) == 1, results_dir
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("results_dir", "samples_per_s", "gpus", "tokens_per_gpu"),
+    [
+        # v5.1 AMD, 8 MI300X: the median of the ten runs' median `tracked_stats` throughput
+        # (result_0.txt logs 2.1157 for the 384 samples between two block marks 181.5 s apart)
+        ("AMD/results/MI300X_EPYC_9575F_pytorch_llama2_70b/llama2_70b_lora", 2.1170, 8, 2167.9),
+        # v5.1 MangoBoost, 2 nodes of 8 MI325X: the same 8-sample steps over 16 GPUs
+        ("MangoBoost/results/MI325X-LLMBoost-GPUBoost-2node/llama2_70b_lora", 4.7071, 16, 2410.0),
+        # v5.1 AMD, 8 MI355X, Llama 3.1 8B pre-training
+        ("AMD/results/MI355X_EPYC_9575F_pytorch/llama31_8b", 30.6861, 8, 31422.6),
+    ],
+)
+def test_mlperf_samples_per_s_become_tokens_per_gpu(
+    results_dir: str, samples_per_s: float, gpus: int, tokens_per_gpu: float
+) -> None:
+    """MLPerf's logged throughput is the whole job's samples a second (AMD's callbacks: samples
+    over the timed steps' seconds); a row is that x 8192 tokens / the job's GPUs."""
+    r = _mlperf(results_dir)
+    assert r.gpus == gpus and r.seq_len == MLPERF_SEQ
+    assert f"{samples_per_s:.4f} samples/s" in r.notes
+    assert r.measured == pytest.approx(samples_per_s * MLPERF_SEQ / gpus, abs=0.1)
+    assert r.measured == pytest.approx(tokens_per_gpu, abs=0.1)
+
+
+def test_mlperf_lora_adapts_nemos_attention_at_one_sample_a_gpu() -> None:
+    """AMD's megatron_gpt_peft_tuning_config.yaml (training_results_v5.1@441d65f): LoRA r16 on
+    'attention', the fused linear_qkv (8192 -> 8192 + 2 x 1024) and linear_proj (8192 -> 8192)
+    of 80 layers: 80 x 16 x (8192 + 10240 + 8192 + 8192) = 44,564,480 weights, 0.0646% of Llama
+    2 70B's 68,976,648,192; adapter dropout 0.1; the log's global batch 8 on 8 GPUs, MBS 1."""
+    assert 80 * 16 * (8192 + 10240 + 8192 + 8192) == 44_564_480
+    r = _mlperf("AMD/results/MI325X_EPYC_9575F_pytorch_llama2_70b/llama2_70b_lora")
+    doc = bench.workload_doc(r)
+    assert doc["finetune"] == {
+        "method": "lora",
+        "adapter_precision": "16bit",
+        "trainable_fraction": pytest.approx(44_564_480 / 68_976_648_192, abs=5e-7),
+        "adapter_dropout": 0.1,
+        "target_modules": ["q", "k", "v", "o"],
+    }
+    assert (doc["batch_size"], doc["gradient_accumulation"], doc["precision"]) == (1, 1, "fp8")
+
+
+@pytest.mark.parametrize(
+    ("results_dir", "micro_batch", "grad_accum"),
+    [
+        # AMD's config_MI355X_1x8x1_8b.sh: GBS=32, MBS=2 on 8 GPUs: 2 micro-batches a step
+        ("AMD/results/MI355X_EPYC_9575F_pytorch/llama31_8b", 2, 2),
+        # GigaComputing's config_MI355X_1x8x1_8b.sh: GBS=32, MBS=4: one
+        ("GigaComputing/results/G893-ZX1-AAX4_pytorch/llama31_8b", 4, 1),
+    ],
+)
+def test_mlperf_8b_accumulates_the_global_batch(
+    results_dir: str, micro_batch: int, grad_accum: int
+) -> None:
+    r = _mlperf(results_dir)
+    assert (r.micro_batch, r.grad_accum) == (micro_batch, grad_accum)
+    assert r.micro_batch * r.grad_accum * r.gpus == 32
+
+
+def test_mlperf_rows_are_a_held_out_training_source() -> None:
+    """The MLPerf AMD rows stand as their own source in the leave-one-source-out table, and no
+    constant of the model was set looking at them."""
+    import held_out
+    import provenance
+
+    assert held_out.LLM_SOURCES["mlperf-training"] == "mlperf_training_amd"
+    assert provenance.sources()["mlperf_training_amd"].kind == "training"
+    assert provenance.held_out(["mlperf_training_amd"])
+
+
 def test_torchtitan_card_is_the_96gb_hbm2e_h100_at_500w() -> None:
     r = _row("torchtitan", "llama-3.1-8b", "H100 SXM 96GB HBM2e", 8, 8192)
     gpu = bench.build_doc(r)["gpus"][0]
