@@ -81,15 +81,17 @@ PRECISIONS = {"amp": "fp16", "tf32": "tf32", "fp32": "fp32"}
 FUSED_NORM_ACTIVATION = {"mxnet", "paddle"}
 # BERT-large pre-training runs the zoo's BERT-large encoder (24 layers, hidden 1024, 16 heads,
 # ffn 4096) at the phase's sequence length (the row's seq_len: 128 in phase 1, 512 in phase 2),
-# as many micro-batches per optimizer step as the row's gradient_accumulation (TensorFlow's
+# as many micro-batches per optimizer step as the row's gradient_accumulation (TensorFlow 1's
 # run_pretraining_lamb_phase{1,2}.sh `--num_accumulation_steps` with
 # `--allreduce_post_accumulation=True`: optimization.py accumulates into `/accum` variables and
-# all-reduces and applies LAMB once per accumulated batch; PaddlePaddle's run_pretraining.sh
-# `--gradient-merge-steps`), @729963dd. Its heads are left out: the masked-LM head scores the
-# max_predictions_per_seq (20 at 128 tokens, 80 at 512) masked positions over the 30522-word
-# vocabulary, 2 * 20 * 1024 * 30522 = 1.25 GFLOP a sample beside the encoder's ~82 GFLOP
-# (1.5%, the same share at 512), and next-sentence prediction one 1024 x 2 product. LAMB keeps
-# Adam's two moments; its step runs once per 32 to 16384 micro-batches here.
+# all-reduces and applies LAMB once per accumulated batch; TensorFlow 2's scripts of the same
+# names `--num_accumulation_steps` and `--optimizer_type=LAMB`; PaddlePaddle's
+# run_pretraining.sh `--gradient-merge-steps`), @729963dd. Its heads are left out: the
+# masked-LM head scores the max_predictions_per_seq (20 at 128 tokens, 80 at 512) masked
+# positions over the 30522-word vocabulary, 2 * 20 * 1024 * 30522 = 1.25 GFLOP a sample in
+# the forward beside the encoder's ~79 (1.6%; 5.0 beside ~335 at 512, 1.5%), and next-sentence
+# prediction is one 1024 x 2 product. LAMB keeps Adam's two moments; its step runs once per
+# 32 to 16384 micro-batches here.
 PRETRAINING_ENCODER = {"bert_large_pretraining": "bert-large-squad"}
 PADDLE_BERT = {"bert_large_squad", "bert_large_pretraining"}
 
