@@ -19,7 +19,7 @@ import provenance  # noqa: E402
 
 def test_every_row_names_its_source_date_and_container() -> None:
     rows = fw.read_rows()
-    assert len(rows) == 64
+    assert len(rows) == 112
     for r in rows:
         assert r.source.startswith("https://github.com/NVIDIA/DeepLearningExamples/blob/")
         assert r.date == "2024-04-04" and r.container and 1 <= r.gpus <= 8
@@ -73,6 +73,25 @@ def test_paddle_bert_runs_as_its_program_builds_it() -> None:
 
 def test_bench_accuracy_counts_every_row_as_a_training_source() -> None:
     pairs = held_out.ADAPTERS["dle_frameworks"]()
-    assert len(pairs) == 64
+    assert len(pairs) == 112
     assert {p.source for p in pairs} == {fw.SOURCE}
     assert all(p.predicted > 0 for p in pairs)
+
+
+def test_pre_training_runs_its_phase_and_accumulation() -> None:
+    """TensorFlow 1's DGX-1 16GB table (README @729963dd): phase 2 at 512 tokens, 4 sequences a
+    GPU under AMP, 8192 micro-batches per LAMB step on one GPU (run_pretraining_lamb_phase2.sh
+    `--num_accumulation_steps`, `--allreduce_post_accumulation=True`): the encoder at 512
+    tokens, the optimizer once per 8192 micro-batches. PaddlePaddle's phase 1 at 128 tokens,
+    256 a GPU under AMP (the accumulated 8192 over 32 gradient-merge steps) runs as its
+    program.py builds BERT."""
+    rows = {r.label: r for r in fw.read_rows()}
+    tf = rows["tensorflow1 bert_large_pretraining seq 512 amp 1x Tesla V100 SXM2 16GB"]
+    assert (tf.batch, tf.gradient_accumulation, tf.measured) == (4, 8192, 28.72)
+    w = fw.resolve_workload(fw.workload_doc(tf), "t")
+    assert (w.seq_len, w.gradient_accumulation, w.batch_size) == (512, 8192, 4)
+    paddle = rows["paddle bert_large_pretraining seq 128 amp 1x A100 SXM4 80GB"]
+    pw = fw.resolve_workload(fw.workload_doc(paddle), "t")
+    assert (pw.seq_len, pw.gradient_accumulation, pw.batch_size) == (128, 32, 256)
+    assert pw.flash_attention and pw.bias_epilogue
+    assert not any(r.framework == "paddle" and r.seq_len == 512 for r in rows.values())
