@@ -166,6 +166,8 @@ class Row:
     paged_optimizer: bool = False  # bitsandbytes Paged* optimizer: state pages to host RAM
     optimizer_in_backward: bool = False  # torchtune optimizer_in_bwd
     loss_chunks: int = 1  # llm.q --lmhead-chunks, where its benchmark command gives it
+    # 'partial' checkpointing: the layers recomputed (Megatron's --recompute-num-layers)
+    checkpointed_layers: int | None = None
 
 
 # llm.q's tables ran "a total batch size of 524288 for <= 3B (single-GPU 7B uses half the total
@@ -209,6 +211,7 @@ def _read_csv(path: Path) -> list[Row]:
                 float(r["published_mfu"]) if r["published_mfu"] else None, r["notes"],
                 r["optimizer"] or "adamw", r["paged_optimizer"] == "true",
                 r["optimizer_in_backward"] == "true", int(r["loss_chunks"] or 1),
+                int(r["checkpointed_layers"]) if r.get("checkpointed_layers") else None,
             )
             for r in csv.DictReader(fh)
         ]  # fmt: skip
@@ -289,8 +292,10 @@ def workload_doc(row: Row) -> dict[str, Any]:
         "dataset": "synthetic",
         "parallel": parallel,
         # Selective checkpointing (torchtitan's op policy) saves the matmul outputs and
-        # recomputes the cheap ops: closer to none than to a full recompute.
-        "activation_checkpointing": row.checkpointing == "true",
+        # recomputes the cheap ops: closer to none than to a full recompute. 'partial' is
+        # Megatron's block method: `checkpointed_layers` of the layers recompute whole.
+        "activation_checkpointing": row.checkpointing in ("true", "partial"),
+        **({"checkpointed_layers": row.checkpointed_layers} if row.checkpointed_layers else {}),
         "fused_loss": fused_loss(row),
         "loss_chunks": TORCHTUNE_LOSS_CHUNKS if row.source == "torchtune" else row.loss_chunks,
         "chunked_logits_kept": row.source == "torchtune",
@@ -342,7 +347,7 @@ def predict(row: Row) -> Prediction:
     assert est.tokens_per_s is not None
     # Selective checkpointing drops most activations: the job dlrig is given keeps more, so
     # its memory verdict says nothing about the published one.
-    modelled = row.checkpointing in ("true", "false")
+    modelled = row.checkpointing in ("true", "false", "partial")
     # At the published micro-batch: one that fits only split (memory_plan) does not.
     fits = est.memory.max_batch_per_gpu >= row.micro_batch if modelled else None
     return Prediction(row, est.tokens_per_s / est.gpus, fits, str(est.bottleneck), est)

@@ -37,9 +37,9 @@ def test_ring_attention_passes_each_ranks_keys_and_values_three_times_per_layer(
     step = parallelism.context_parallel_kv_bytes(1, 32768, 8, 128, 1, 4, 2.0)
     assert step == 8192 * 2 * 8 * 128 * 2 == 32 * 2**20
     assert parallelism.context_parallel_kv_bytes(1, 32768, 8, 128, 2, 4, 2.0) == step / 2
-    assert parallelism.context_parallel_ring_steps_per_layer(4, False) == 9
-    assert parallelism.context_parallel_ring_steps_per_layer(4, True) == 12
-    assert parallelism.context_parallel_ring_steps_per_layer(1, True) == 0
+    assert parallelism.context_parallel_ring_steps_per_layer(4, 0.0) == 9
+    assert parallelism.context_parallel_ring_steps_per_layer(4, 1.0) == 12
+    assert parallelism.context_parallel_ring_steps_per_layer(1, 1.0) == 0
 
 
 def test_mixtral_experts_hold_45_1_of_its_46_7_billion_parameters() -> None:
@@ -64,8 +64,8 @@ def test_expert_all_to_all_sends_each_token_to_its_k_experts() -> None:
     assert sent == 64 * 2**20
     assert parallelism.expert_all_to_all_bytes(1, 4096, 4096, 2, 1, 2, True, 2.0) == sent / 2
     assert parallelism.expert_all_to_all_bytes(1, 4096, 4096, 2, 2, 1, False, 2.0) == sent / 2
-    assert parallelism.expert_all_to_alls_per_layer(False) == 4
-    assert parallelism.expert_all_to_alls_per_layer(True) == 6
+    assert parallelism.expert_all_to_alls_per_layer(0.0) == 4
+    assert parallelism.expert_all_to_alls_per_layer(1.0) == 6
 
 
 def test_layout_refuses_context_and_expert_degrees_that_do_not_divide() -> None:

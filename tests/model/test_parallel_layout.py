@@ -49,10 +49,12 @@ def test_gradient_accumulation_sends_the_all_reduce_once_per_optimizer_step() ->
 
 def test_megatron_tensor_parallel_sends_four_activation_all_reduces_per_layer() -> None:
     """Shoeybi et al. 2019 (arXiv:1909.08053), figure 4: 2 all-reduces in the forward, 2 in
-    the backward; recomputing the forward under checkpointing repeats its 2. Each carries
-    the layer's b x s x h activations."""
-    assert tensor_parallel_collectives_per_layer(False) == 4
-    assert tensor_parallel_collectives_per_layer(True) == 6
+    the backward; recomputing the forward under checkpointing repeats its 2 (in a quarter of
+    the layers under Megatron's block method with 20 of 80: 4.5 a layer). Each carries the
+    layer's b x s x h activations."""
+    assert tensor_parallel_collectives_per_layer(0.0) == 4
+    assert tensor_parallel_collectives_per_layer(1.0) == 6
+    assert tensor_parallel_collectives_per_layer(20 / 80) == 4.5
     assert tensor_parallel_message_bytes(1, 2048, 4096, 2.0) == 2048 * 4096 * 2
 
 

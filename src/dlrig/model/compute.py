@@ -159,12 +159,12 @@ def unaligned_gemm_share(tensor_flops_s: float, shader_flops_s: float) -> float:
 def training_flop_multiplier(workload: Workload) -> float:
     """FLOPs of a step per forward FLOP: forward 1 + backward 2 (activation and weight
     gradients); frozen weights (LoRA/QLoRA) skip the weight gradients; activation
-    checkpointing recomputes the forward once. Inference runs the forward only."""
+    checkpointing recomputes the forward of the layers it checkpoints once
+    (Workload.recompute_share). Inference runs the forward only."""
     if workload.mode is Mode.INFERENCE:
         return 1.0
     backward = 2.0 if workload.finetune is FinetuneMethod.FULL else 1.0
-    recompute = 1.0 if workload.activation_checkpointing else 0.0
-    return 1.0 + backward + recompute
+    return 1.0 + backward + workload.recompute_share
 
 
 def attention_flop_multiplier(workload: Workload) -> float:
@@ -175,8 +175,7 @@ def attention_flop_multiplier(workload: Workload) -> float:
     the linears' 1x backward applied to attention, +3.9% without."""
     if workload.mode is Mode.INFERENCE:
         return 1.0
-    recompute = 1.0 if workload.activation_checkpointing else 0.0
-    return 1.0 + 2.0 + recompute
+    return 1.0 + 2.0 + workload.recompute_share
 
 
 def traffic_multiplier(workload: Workload) -> float:
@@ -184,7 +183,7 @@ def traffic_multiplier(workload: Workload) -> float:
     training, plus a recomputed forward under activation checkpointing."""
     if workload.mode is Mode.INFERENCE:
         return 1.0
-    return 1.0 + BACKWARD_TRAFFIC + (1.0 if workload.activation_checkpointing else 0.0)
+    return 1.0 + BACKWARD_TRAFFIC + workload.recompute_share
 
 
 def width_factor(width_elems: float, ridge_elems: float) -> float:
@@ -482,7 +481,7 @@ def _weight_casts(workload: Workload) -> float:
     checkpointed layer's recompute opens a region of its own and casts again) and the
     16-bit gradient's cast back to fp32 in the backward (the cast's autograd function,
     ToCopyBackward0)."""
-    return (2.0 if workload.activation_checkpointing else 1.0) + 1.0
+    return 1.0 + workload.recompute_share + 1.0
 
 
 def weight_cast_bytes(workload: Workload, params: float, mixed_precision: bool) -> float:

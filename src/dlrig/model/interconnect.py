@@ -682,7 +682,7 @@ def training_exchange(
         message = parallelism.tensor_parallel_message_bytes(
             w.batch_size, w.seq_len // lay.context, w.hidden_size, value_bytes
         )  # a context rank's tensor group exchanges its part of the sequence
-        per_layer = parallelism.tensor_parallel_collectives_per_layer(w.activation_checkpointing)
+        per_layer = parallelism.tensor_parallel_collectives_per_layer(w.recompute_share)
         layers = w.num_layers / lay.pipeline
         tp = tensor_parallel_time(
             message, round(per_layer * layers), lay.tensor, lay.gpus_per_node, fabric,
@@ -738,9 +738,7 @@ def model_parallel_exchange(
             w.batch_size, w.seq_len, w.kv_heads or w.num_heads, w.hidden_size // w.num_heads,
             lay.tensor, lay.context, value_bytes,
         )  # fmt: skip
-        steps = parallelism.context_parallel_ring_steps_per_layer(
-            lay.context, w.activation_checkpointing
-        )
+        steps = parallelism.context_parallel_ring_steps_per_layer(lay.context, w.recompute_share)
         context, exposed_context = context_parallel_time(
             step, round(steps * layers), lay.context_in_node, lay.context, fabric, attention_s
         )
@@ -750,7 +748,7 @@ def model_parallel_exchange(
             w.batch_size, w.seq_len, w.hidden_size, w.experts_per_token, lay.context,
             lay.tensor, w.sequence_parallel, value_bytes,
         )  # fmt: skip
-        calls = parallelism.expert_all_to_alls_per_layer(w.activation_checkpointing)
+        calls = parallelism.expert_all_to_alls_per_layer(w.recompute_share)
         expert = expert_all_to_all_time(
             send, round(calls * layers), lay.data_in_node, lay.expert, fabric
         )

@@ -598,7 +598,7 @@ def eager_adapter_elems(
     ):
         return 0.0
     inputs, outputs = lora_adapter_io(h, f, kv_share, gated, workload.lora_targets)
-    forwards = 2.0 if workload.activation_checkpointing else 1.0
+    forwards = 1.0 + workload.recompute_share
     sixteen = not workload.fp32_adapters
     fwd_out = EAGER_ADAPTER_FORWARD_OUTPUT_ELEMS if sixteen else 0.0
     bwd_out = EAGER_ADAPTER_BACKWARD_OUTPUT_ELEMS if sixteen else 0.0

@@ -732,8 +732,10 @@ def transformer_activation_bytes_per_sample(
         full += 4.0 * (w.num_heads or 1) * s / t  # the kernel's fp32 log-sum-exp per row
     encoder, cross, encoder_layer = _encoder_bytes(w, e, layout)
     full += cross
-    per_layer = r * s * h / (t if sp else 1) if w.activation_checkpointing else full
-    recompute = max(full, encoder_layer) if w.activation_checkpointing else 0.0
+    # a checkpointed layer keeps its input alone (recompute_share of them), the others all
+    share = w.recompute_share
+    per_layer = share * r * s * h / (t if sp else 1) + (1.0 - share) * full
+    recompute = max(full, encoder_layer) if share > 0 else 0.0
     embedding = (MASK_BYTES * s * h if w.dropout else 0.0) / (t if sp else 1)
     head = (norm_saved_bytes(r, eager_norm) + e) * s * h / (t if sp else 1)
     if w.vocab_size:

@@ -133,12 +133,13 @@ def pipeline_time_factor(stages: int, micro_batches: int) -> float:
     return 1.0 / (1.0 - pipeline_bubble_fraction(stages, micro_batches))
 
 
-def tensor_parallel_collectives_per_layer(activation_checkpointing: bool) -> int:
+def tensor_parallel_collectives_per_layer(recompute_share: float) -> float:
     """All-reduces (or, with sequence parallelism, reduce-scatter + all-gather pairs) of the
     layer's activations per transformer layer and micro-batch: 2 in the forward (after the
-    attention and after the MLP), 2 in the backward (Shoeybi et al. 2019, figure 4); full
-    activation checkpointing repeats the forward's 2 during recompute."""
-    return 6 if activation_checkpointing else 4
+    attention and after the MLP), 2 in the backward (Shoeybi et al. 2019, figure 4); the
+    layers activation checkpointing recomputes (Workload.recompute_share) repeat the forward's
+    2 during recompute."""
+    return 4.0 + 2.0 * recompute_share
 
 
 def tensor_parallel_message_bytes(
@@ -215,15 +216,14 @@ def context_parallel_kv_bytes(
     return float(batch) * seq_len / context * 2.0 * kv_per_rank * head_dim * bytes_per_value
 
 
-def context_parallel_ring_steps_per_layer(context: int, activation_checkpointing: bool) -> int:
+def context_parallel_ring_steps_per_layer(context: int, recompute_share: float) -> float:
     """Point-to-point ring steps per layer and micro-batch: context - 1 in the forward, twice
     that in the backward (the keys and values again, and their gradients), and the forward's
-    again under full activation checkpointing (Megatron-Core
-    transformer_engine/pytorch/attention.py's AttnFuncWithCPAndKVP2P)."""
+    again in the layers activation checkpointing recomputes (Workload.recompute_share;
+    Megatron-Core transformer_engine/pytorch/attention.py's AttnFuncWithCPAndKVP2P)."""
     if context <= 1:
-        return 0
-    passes = 4 if activation_checkpointing else 3
-    return passes * (context - 1)
+        return 0.0
+    return (3.0 + recompute_share) * (context - 1)
 
 
 def expert_all_to_all_bytes(
@@ -244,11 +244,11 @@ def expert_all_to_all_bytes(
     return tokens * experts_per_token * hidden_size * bytes_per_value
 
 
-def expert_all_to_alls_per_layer(activation_checkpointing: bool) -> int:
+def expert_all_to_alls_per_layer(recompute_share: float) -> float:
     """Token all-to-alls per mixture-of-experts layer and micro-batch: dispatch and combine in
-    the forward, their gradients in the backward, and the forward's pair again under full
-    activation checkpointing."""
-    return 6 if activation_checkpointing else 4
+    the forward, their gradients in the backward, and the forward's pair again in the layers
+    activation checkpointing recomputes (Workload.recompute_share)."""
+    return 4.0 + 2.0 * recompute_share
 
 
 def is_sharded(workload: Workload) -> bool:

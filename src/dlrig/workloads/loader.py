@@ -281,6 +281,14 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         zero_stage = 3 if parallel is Parallelism.FSDP else 0
     if block:
         _check_split_fields(block, m.experts, seq_len, source)
+    if wf.checkpointed_layers is not None and wf.checkpointed_layers > (m.num_layers or 0):
+        raise ValidationError(
+            f"{source}: checkpointed_layers = {wf.checkpointed_layers} needs a model of that "
+            f"many layers (num_layers {m.num_layers or 'not given'})",
+            field="checkpointed_layers",
+            reason="at most the model's num_layers",
+            hint="give the model's num_layers, or leave checkpointed_layers out (every layer)",
+        )
     pipeline = block.pipeline if block else 1
     micro_batches = 1
     if pipeline > 1:
@@ -389,6 +397,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         cpu_offload=block.cpu_offload if block else False,
         gradient_accumulation=wf.gradient_accumulation,
         activation_checkpointing=wf.activation_checkpointing,
+        checkpointed_layers=wf.checkpointed_layers,
         activation_offloading=wf.activation_offloading,
         channels_last=wf.memory_format == "channels_last",
         fused_loss=wf.fused_loss,

@@ -240,6 +240,9 @@ class Workload:
     cpu_offload: bool = False
     gradient_accumulation: int = 1
     activation_checkpointing: bool = False
+    # Megatron's --recompute-num-layers (block method): the layers checkpointing recomputes;
+    # None with activation_checkpointing: every layer
+    checkpointed_layers: int | None = None
     activation_offloading: bool = False
     channels_last: bool = False
     fused_loss: bool = False
@@ -285,6 +288,17 @@ class Workload:
         if not self.seq_len:
             return None
         return self.forward_flops_per_sample / self.seq_len
+
+    @property
+    def recompute_share(self) -> float:
+        """The share of the layers the backward recomputes (one more forward of each): 0
+        without activation checkpointing, 1 with every layer checkpointed, checkpointed_layers
+        over num_layers for Megatron's block method (the rest keep their activations)."""
+        if not self.activation_checkpointing:
+            return 0.0
+        if self.checkpointed_layers is None or not self.num_layers:
+            return 1.0
+        return min(self.checkpointed_layers / self.num_layers, 1.0)
 
     @property
     def has_transformer_structure(self) -> bool:

@@ -415,6 +415,13 @@ class WorkloadFile(_Strict):
     activation_checkpointing: bool = Field(
         default=False, description="recompute activations in backward (one extra forward)"
     )
+    checkpointed_layers: Annotated[int, Field(ge=1, le=10**4)] | None = Field(
+        default=None,
+        description="with activation_checkpointing: the layers recomputed (Megatron's "
+        "--recompute-num-layers with --recompute-method block, NeMo's "
+        "activations_checkpoint_num_layers); the others keep their activations; default: "
+        "every layer",
+    )
     activation_offloading: bool = Field(
         default=False,
         description="the tensors the forward saves go to pinned host RAM on a side stream "
@@ -557,5 +564,14 @@ class WorkloadFile(_Strict):
             raise ValueError(
                 "'optimizer_in_backward' steps each weight during the backward, so it cannot "
                 "accumulate gradients: set 'gradient_accumulation' to 1"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _checkpointed_layers_need_checkpointing(self) -> WorkloadFile:
+        if self.checkpointed_layers is not None and not self.activation_checkpointing:
+            raise ValueError(
+                "'checkpointed_layers' says how many layers activation checkpointing "
+                "recomputes: set 'activation_checkpointing: true' with it"
             )
         return self
