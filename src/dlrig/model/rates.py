@@ -283,11 +283,13 @@ def _table() -> _RateTable:
         bandwidth.setdefault(gpus[name].vendor, []).append(
             m.value / gpus[name].memory_bandwidth_gb_s
         )
-    # A card with a spare issue slot keeps the 16-bit rule: its class's measured cards are the
-    # GA100 (0.93-0.98 at a fixed 1410 MHz), the V100 SXM2 (0.92) and the power-starved T4
-    # (0.55), and their median made Lambda's Turing/Volta/Pascal FP32 rows worse (leave-one-
+    # A card with a spare issue slot and no measurement of its own or of its die keeps the 16-bit
+    # rule: its class's measured cards are the GA100 (0.91-0.98 at a fixed 1410 MHz), the V100s
+    # (0.91, 0.96), the GTX 1080 Ti (0.89), the RTX 2080 Ti (0.92) and the power-starved T4
+    # (0.54), and their median made Lambda's Turing/Volta/Pascal FP32 rows worse (leave-one-
     # architecture-out, all rows, single-GPU median 8.7% -> 9.5% without the V100 row;
-    # bench/provenance.toml).
+    # bench/provenance.toml). A measured card of the class uses its own rate (measured_matmul
+    # comes first in achievable_matmul).
     fp32: dict[str, list[float]] = {}
     fp32_by_die: dict[tuple[Vendor, str, float], list[_Measured]] = {}
     for (name, prec), m in matmul.items():
@@ -486,8 +488,8 @@ def _die_key(gpu: GPU) -> tuple[Vendor, str, float]:
 
 def _fp32_sibling(table: _RateTable, gpu: GPU) -> AchievableRate | None:
     """The median FP32 GEMM rate measured on the cards of `gpu`'s die at its clock (`_die_key`:
-    the A100 PCIe 80GB takes the A100 40GB and SXM4 80GB's 18.11-19.18 TFLOPS, a GH200 the H100
-    and H200 SXM's); None where no such card is measured."""
+    the V100 SXM2 32GB takes the 16GB card's 14.285 TFLOPS, a GH200 the H100 and H200 SXM's);
+    None where no such card is measured."""
     rows = table.fp32_by_die.get(_die_key(gpu))
     if not rows:
         return None
