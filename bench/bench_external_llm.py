@@ -312,6 +312,8 @@ def workload_doc(row: Row) -> dict[str, Any]:
         "cuda_graphs": cuda_graphs(row),
         "kernels": kernel_library(row),
         "pure_16bit": row.pure_16bit,
+        "fp8_params": fp8_params(row),
+        **({"fp8_transpose_cache": False} if fp8_params(row) and not transpose_cache(row) else {}),
         **finetune,
     }
 
@@ -429,6 +431,22 @@ LORA_TARGETS = {
 def lora_targets(r: Row) -> list[str]:
     """The projections the row's stack adapts (LORA_TARGETS; all seven otherwise)."""
     return LORA_TARGETS.get(r.source, ["q", "k", "v", "o", "gate", "up", "down"])
+
+
+def fp8_params(r: Row) -> bool:
+    """FP8 weight storage as the source states it: MLPerf's NeMo configs set `fp8_params` with
+    FP8 (AMD's megatron_gpt_peft_tuning_config.yaml: `fp8_params: ${FP8}`), which the rows'
+    notes record as "with FP8 params"."""
+    return r.precision == "fp8" and "with FP8 params" in r.notes
+
+
+def transpose_cache(r: Row) -> bool:
+    """Whether the FP8 weights keep their transposed copy between steps. MLPerf's AMD-stack rows
+    do not: v5.0 ran ROCm TE 1.9 (te_v1.9_mlperf_llama2) under NeMo's
+    `disable_parameter_transpose_cache: True`, v5.1 sets ENABLE_TRANSPOSE_CACHE=0 in every
+    config (mlcommons/training_results_v5.0 and v5.1, AMD/benchmarks/llama2_70b_lora and
+    llama31_8b: Dockerfile, src/conf/megatron_gpt_peft_tuning_config.yaml, config_*.sh)."""
+    return r.source != "mlperf-training"
 
 
 def fused_loss(r: Row) -> bool:

@@ -188,6 +188,19 @@ def test_mlperf_lora_adapts_nemos_attention_at_one_sample_a_gpu() -> None:
     assert (doc["batch_size"], doc["gradient_accumulation"], doc["precision"]) == (1, 1, "fp8")
 
 
+def test_mlperf_rows_store_fp8_weights_without_the_transpose_cache() -> None:
+    """AMD's MLPerf configs (training_results_v5.1@441d65f): `fp8_params: ${FP8}` with FP8=True
+    in megatron_gpt_peft_tuning_config.yaml, FP8_PARAMS=1 for Llama 3.1 8B, and
+    ENABLE_TRANSPOSE_CACHE=0 in every config_*.sh: the 70B LoRA base holds a byte a linear
+    weight, so the 288 GB MI355X holds the published job at micro-batch 1."""
+    r = _mlperf("AMD/results/MI355X_EPYC_9575F_pytorch/llama2_70b_lora")
+    doc = bench.workload_doc(r)
+    assert (doc["fp8_params"], doc["fp8_transpose_cache"]) == (True, False)
+    assert bench.predict(r).fits
+    r8 = _mlperf("AMD/results/MI355X_EPYC_9575F_pytorch/llama31_8b")
+    assert bench.workload_doc(r8)["fp8_params"]
+
+
 @pytest.mark.parametrize(
     ("results_dir", "micro_batch", "grad_accum"),
     [

@@ -141,7 +141,9 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
             "avoids it)"
         )
     weight_bytes = 0.0
-    if not job.training:
+    if not job.training and w.fp8_params:  # FP8 linear weights, 16-bit embeddings
+        weight_bytes = memory.frozen_weight_bytes(w, w.params, job.sixteen)
+    elif not job.training:
         weight_bytes = w.params * memory.frozen_weight_bytes_per_param(
             w.weight_bits, job.sixteen, memory.quantized_bits_per_weight(w)
         )

@@ -58,6 +58,31 @@ QLORA_BITS_PER_WEIGHT = 4.127
 GROUP_SCALE_BITS = 16.0
 GROUP_ZERO_BITS = 4.0
 INT4_BITS = 4.0
+# FP8 weight storage (workload field fp8_params: Transformer Engine's fp8_model_init, NeMo's
+# `fp8_params`, Megatron's --fp8-param-gather): each TE linear weight is a Float8Tensor, one byte
+# a weight, with one fp32 scale inverse per tensor (negligible, not counted), and no 16-bit copy
+# (TE's fp8_model_init docstring, transformer_engine/pytorch/fp8.py: modules "will hold only FP8
+# copies of its parameters, as opposed to the default behavior where both higher precision and
+# FP8 copies are present"; dlrig counts that default's 16-bit copy alone). Where a backward needs
+# the weight (dgrad), TE >= 2.0 also keeps its transposed FP8 copy, one more byte a weight: the
+# weight's quantizer is set columnwise while grad is enabled (transformer_engine/pytorch/module/
+# base.py reset_parameters, `quantizer.set_usage(rowwise=True, columnwise=
+# torch.is_grad_enabled())`, NVIDIA/TransformerEngine@fecb10b), and Float8Quantizer.make_empty
+# allocates `data_transpose` for columnwise usage (ROCm/TransformerEngine@07f3c6a
+# transformer_engine/pytorch/tensor/float8_tensor.py) wherever FP8 GEMMs take only the TN layout:
+# every ROCm GPU (`is_non_tn_fp8_gemm_supported` returns False under HIP, ROCm
+# TransformerEngine@07f3c6a transformer_engine/pytorch/utils.py), Hopper and Ada. Blackwell
+# (compute capability 10.x) runs non-TN FP8 GEMMs and needs no copy: not told apart here, so a
+# Blackwell FP8-params training job is counted a byte a weight high. Without the cache
+# (workload field fp8_transpose_cache false) each backward makes a layer's transpose and frees
+# it (under a GB for a Llama 2 70B layer, not counted): ROCm TE's Linear takes
+# `keep_fp8_weight_transpose_cache=False` (AMD-AGI/Primus@f670d91 primus/backends/megatron/
+# patches/te_patches/linear_fp8_cache_patches.py sets it "to reduce memory usage"), and TE 1.x
+# filled the cache only when given is_first_microbatch (ROCm/TransformerEngine@ac80527
+# transformer_engine/pytorch/module/linear.py, `transpose_2d(fill_cache=True)`), which Megatron
+# withholds under disable_parameter_transpose_cache.
+FP8_WEIGHT_BYTES = 1.0
+FP8_TRANSPOSE_BYTES = 1.0
 # FSDP holds a layer unit's gathered weights while it computes and prefetches the next one's.
 GATHERED_UNITS = 2
 # Cross-entropy keeps the logits' log-softmax in fp32 (Korthikanti et al. 2022: 4 s b v bytes).
@@ -293,6 +318,28 @@ def frozen_weight_bytes_per_param(
     return 2.0 if sixteen_bit else 4.0
 
 
+def fp8_weight_bytes_per_param(workload: Workload) -> float:
+    """Bytes of one weight stored in FP8 (fp8_params): its byte, and in training the transposed
+    copy TE keeps for the backward (FP8_TRANSPOSE_BYTES) unless the job turns that cache off."""
+    kept = workload.mode is Mode.TRAINING and workload.fp8_transpose_cache
+    transpose = FP8_TRANSPOSE_BYTES if kept else 0.0
+    return FP8_WEIGHT_BYTES + transpose
+
+
+def fp8_weight_params(workload: Workload, params: float, trained: bool) -> float:
+    """Of `params` (the frozen ones, or with `trained` the trained ones), those stored in FP8
+    under fp8_params: the transformer's linear weights, which TE's modules hold; not the
+    embeddings and the output projection, which Megatron builds as its own (16-bit) layers
+    (VocabParallelEmbedding, ColumnParallelLinear), nor a fine-tune's adapters, which are
+    Megatron linears too. Trained weights are FP8 only in full training (LoRA trains adapters
+    alone)."""
+    if not workload.fp8_params:
+        return 0.0
+    if trained and workload.finetune is not FinetuneMethod.FULL:
+        return 0.0
+    return max(params - embedding_params(workload), 0.0)
+
+
 def embedding_params(workload: Workload) -> float:
     """Parameters of the token embedding and the output projection (one matrix when tied)."""
     if not workload.vocab_size or not workload.hidden_size:
@@ -317,7 +364,9 @@ def frozen_weight_bytes(workload: Workload, frozen_params: float, sixteen_bit: b
     )
     quantized = quantized_params(workload, frozen_params)
     rest = 2.0 if workload.weight_bits == 4 else per_param  # QLoRA keeps embeddings 16-bit
-    return quantized * per_param + (frozen_params - quantized) * rest
+    fp8 = fp8_weight_params(workload, frozen_params - quantized, trained=False)
+    fp8_bytes = fp8 * fp8_weight_bytes_per_param(workload)
+    return quantized * per_param + fp8_bytes + (frozen_params - quantized - fp8) * rest
 
 
 def model_state_bytes(
@@ -360,8 +409,14 @@ def _model_states(workload: Workload, sixteen_bit: bool, layout: MemoryLayout) -
     state_b = trainable_state_bytes_per_param(
         workload.optimizer.value, sixteen_bit, workload.pure_16bit
     )
-    weights = trainable * weight_b + frozen_weight_bytes(
-        workload, workload.params - trainable, sixteen_bit
+    # FP8 trained weights (fp8_params) replace their 16-bit copy; the optimizer still keeps
+    # its fp32 master (Megatron's distributed optimizer and NeMo's O2 keep fp32 main params
+    # beside TE's FP8 ones, which it casts each step: TE's cast_master_weights_to_fp8).
+    fp8_trained = fp8_weight_params(workload, trainable, trained=True)
+    weights = (
+        (trainable - fp8_trained) * weight_b
+        + fp8_trained * fp8_weight_bytes_per_param(workload)
+        + frozen_weight_bytes(workload, workload.params - trainable, sixteen_bit)
     )
     grads = trainable * grad_b
     head = head_gradient_params(workload) * grad_b

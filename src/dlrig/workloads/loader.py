@@ -409,6 +409,8 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         expanded_kv=wf.expanded_kv,
         fused_activation=wf.fused_activation,
         pure_16bit=wf.pure_16bit and precision in (Precision.FP16, Precision.BF16, Precision.FP8),
+        fp8_params=wf.fp8_params,
+        fp8_transpose_cache=wf.fp8_transpose_cache,
         optimizer_in_backward=wf.optimizer_in_backward,
         optimizer_step=wf.optimizer_step,
         paged_optimizer=wf.paged_optimizer,

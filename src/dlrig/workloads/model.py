@@ -173,7 +173,11 @@ class Workload:
     `expanded_kv`: grouped-query attention saves K and V copied to every query head;
     `fused_activation`: a gated MLP's SiLU and product run in one kernel that saves only its
     input; `pure_16bit`: a 16-bit run keeps its weights, gradients and optimizer state in 16
-    bits; `optimizer_in_backward`: each weight steps and frees its gradient during the
+    bits; `fp8_params`: an FP8 run stores its linear weights in FP8, with no 16-bit copy
+    (Transformer Engine's fp8_model_init; dlrig.model.memory.FP8_WEIGHT_BYTES);
+    `fp8_transpose_cache`: with fp8_params in training, TE keeps each weight's transposed FP8
+    copy between steps (false: each backward makes it and frees it);
+    `optimizer_in_backward`: each weight steps and frees its gradient during the
     backward; `activation_offloading`: the tensors the layers save wait in host RAM between
     the forward and the backward; `optimizer_step`: how the optimizer step runs
     (OptimizerStep); `paged_optimizer`: the
@@ -254,6 +258,8 @@ class Workload:
     expanded_kv: bool = False
     fused_activation: bool = False
     pure_16bit: bool = False
+    fp8_params: bool = False
+    fp8_transpose_cache: bool = True
     optimizer_in_backward: bool = False
     optimizer_step: OptimizerStep = OptimizerStep.FUSED
     paged_optimizer: bool = False

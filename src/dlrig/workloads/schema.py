@@ -381,6 +381,7 @@ class ServeBlock(_Strict):
 class WorkloadFile(_Strict):
     """The top level of a workload file (design.md, plus `mode`, `finetune`, `seq_len`,
     `similar_to`, `activation_checkpointing`, `activation_offloading`, `pure_16bit`,
+    `fp8_params`, `fp8_transpose_cache`,
     `fused_loss`, `loss_precision`, `gradient_precision`, `loss_chunks`, `chunked_logits_kept`,
     `logits_released`, `expanded_kv`, `fused_activation`, `cuda_graphs`, `kernels`,
     `bias_epilogue`, `fused_norm_activation`, `memory_format`, `gradient_accumulation`,
@@ -432,6 +433,22 @@ class WorkloadFile(_Strict):
         default=False,
         description="weights, gradients and optimizer state all in the 16-bit precision "
         "(as llm.q trains): no fp32 master copy",
+    )
+    fp8_params: bool = Field(
+        default=False,
+        description="with precision fp8: the linear weights are stored in FP8 with no 16-bit "
+        "copy (Transformer Engine's fp8_model_init, NeMo's fp8_params, Megatron's "
+        "--fp8-param-gather): a byte a weight, and in training a second byte for the transposed "
+        "copy TE keeps for the backward; embeddings, the output projection and adapters stay "
+        "16-bit, and the optimizer keeps its fp32 master copy",
+    )
+    fp8_transpose_cache: bool = Field(
+        default=True,
+        description="with fp8_params in training: TE keeps each FP8 weight's transposed copy "
+        "between steps, a byte a weight (its default where FP8 GEMMs take only the TN layout); "
+        "false: each backward makes it and frees it, as ROCm TE's "
+        "keep_fp8_weight_transpose_cache=False (AMD's MLPerf ENABLE_TRANSPOSE_CACHE=0) and TE "
+        "1.x under Megatron's disable_parameter_transpose_cache run",
     )
     optimizer_in_backward: bool = Field(
         default=False,
@@ -564,6 +581,20 @@ class WorkloadFile(_Strict):
             raise ValueError(
                 "'optimizer_in_backward' steps each weight during the backward, so it cannot "
                 "accumulate gradients: set 'gradient_accumulation' to 1"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _fp8_params_need_fp8(self) -> WorkloadFile:
+        if self.fp8_params and self.precision is not Precision.FP8:
+            raise ValueError(
+                "'fp8_params' stores the weights in FP8 for FP8 compute: set 'precision: fp8' "
+                "with it"
+            )
+        if not self.fp8_transpose_cache and not self.fp8_params:
+            raise ValueError(
+                "'fp8_transpose_cache' says whether FP8-stored weights keep their transposed "
+                "copy: set 'fp8_params: true' with it"
             )
         return self
 
