@@ -227,3 +227,22 @@ def test_torchtunes_chunked_loss_keeps_every_chunk_and_chunks_the_gradients() ->
     recomputed = per_sample_bytes(make_workload("llama-3-8b", loss_chunks=8), True)
     assert whole - kept == pytest.approx(6 * s * v * (1 - 1 / 8))
     assert whole - recomputed == pytest.approx(12 * s * v * (1 - 1 / 8))
+
+
+def test_frozen_projections_keep_no_input_under_lora() -> None:
+    """A frozen linear's backward needs only its weight: PyTorch saves a linear's input only
+    for the weight's gradient (torch.autograd.graph.saved_tensors_hooks on a frozen
+    nn.Linear sees the weight alone). Llama 3 8B layer as above, 41 s h with every projection
+    adapted or trained; peft's default LoRA on q_proj and v_proj keeps the attention input
+    (read by q's and v's adapters) but not the MLP's input (2) nor the down projection's
+    3.5 h-wide input (7): 32 s h. MLPerf's q, k, v, o adapters keep the same 32."""
+    s, h = 2048, 4096
+    keys = dict(kv_heads=8, ffn_hidden_size=14336, gated_mlp=True, dropout=False,
+                selective_recompute=True)  # fmt: skip
+    qv = frozenset({LoraTarget.Q, LoraTarget.V})
+    qkvo = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O})
+    assert transformer_layer_activation_bytes(s, h, 32, adapted=ALL_LORA_TARGETS, **keys) == (
+        41 * s * h
+    )
+    assert transformer_layer_activation_bytes(s, h, 32, adapted=qv, **keys) == 32 * s * h
+    assert transformer_layer_activation_bytes(s, h, 32, adapted=qkvo, **keys) == 32 * s * h

@@ -501,6 +501,7 @@ def transformer_layer_activation_bytes(
     experts_per_token: int = 1,
     fused_activation: bool = False,
     fp32_adapter_targets: frozenset[LoraTarget] = frozenset(),
+    adapted: frozenset[LoraTarget] | None = None,
     activation_saved_bytes: float | None = None,
     compiled: bool = False,
     residual_bytes: float | None = None,
@@ -522,7 +523,11 @@ def transformer_layer_activation_bytes(
     memory) widens K, V and the scores. A mixture of experts keeps the MLP's tensors once per
     expert a token is routed to. With `fp32_adapter_targets` (the projections peft's fp32 LoRA
     adapts on frozen weights) each of them keeps an fp32 copy of its input in place of the
-    shared 16-bit one (FP32_ADAPTER_INPUT_BYTES). `activation_saved_bytes`: what an ungated
+    shared 16-bit one (FP32_ADAPTER_INPUT_BYTES). `adapted`: under LoRA, the projections that
+    keep their input (a frozen linear's backward needs only its weight: PyTorch saves the input
+    of a linear only for its weight's gradient), so a shared input no adapted projection reads
+    is not kept, nor the down projection's (fc2's) f-wide input when it is frozen (None: every
+    projection keeps its input, as full training does). `activation_saved_bytes`: what an ungated
     MLP's activation keeps per f-wide element when it is not one kernel's 16-bit input
     (AUTOCAST_NEW_GELU_SAVED_BYTES). `residual_bytes`: the residual stream's width where it is
     not the 16-bit compute's (RESIDUAL_BYTES_FP32 under autocast over fp32 weights: each norm
@@ -558,6 +563,14 @@ def transformer_layer_activation_bytes(
     mlp = (gated if gated_mlp else 2.0) * e * s * f * experts_per_token
     if activation_saved_bytes is not None and not gated_mlp:
         mlp += (activation_saved_bytes - e) * s * f * experts_per_token
+    if adapted is not None:
+        mlp_in = {LoraTarget.GATE, LoraTarget.UP} if gated_mlp else {LoraTarget.UP}
+        if not adapted & {LoraTarget.Q, LoraTarget.K, LoraTarget.V}:
+            replicated -= attention_reads * e * s * h
+        if not adapted & mlp_in:
+            replicated -= mlp_reads * e * s * h
+        if LoraTarget.DOWN not in adapted and not (gated_mlp and compiled):
+            mlp -= e * s * f * experts_per_token  # the product (fc2's input) only it reads
     scores = 0.0 if selective_recompute else a * s * k * score_bytes(e, mask, autocast_softmax)
     if fp32_adapter_targets:
         attention, mlp, replicated = _fp32_adapter_inputs(
@@ -779,6 +792,7 @@ def transformer_activation_bytes_per_sample(
         dropout=w.dropout, element_bytes=e, key_len=s + (w.memory_len or 0),
         experts_per_token=w.experts_per_token or 1, fused_activation=w.fused_activation,
         fp32_adapter_targets=w.lora_targets if w.fp32_adapters else frozenset(),
+        adapted=None if w.finetune is FinetuneMethod.FULL else w.lora_targets,
         activation_saved_bytes=_activation_saved_bytes(w, sixteen_bit), compiled=_compiled(w),
         residual_bytes=r, eager_rms_norm=eager_norm, autocast_softmax=runs_autocast(w, sixteen_bit),
         expanded_kv=w.expanded_kv,
