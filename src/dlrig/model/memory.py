@@ -564,10 +564,9 @@ def transformer_layer_activation_bytes(
     if activation_saved_bytes is not None and not gated_mlp:
         mlp += (activation_saved_bytes - e) * s * f * experts_per_token
     if adapted is not None:
-        mlp_in = {LoraTarget.GATE, LoraTarget.UP} if gated_mlp else {LoraTarget.UP}
-        if not adapted & {LoraTarget.Q, LoraTarget.K, LoraTarget.V}:
+        if not adapted & ATTENTION_INPUT_TARGETS:
             replicated -= attention_reads * e * s * h
-        if not adapted & mlp_in:
+        if not adapted & mlp_input_targets(gated_mlp):
             replicated -= mlp_reads * e * s * h
         if LoraTarget.DOWN not in adapted and not (gated_mlp and compiled):
             mlp -= e * s * f * experts_per_token  # the product (fc2's input) only it reads
@@ -606,6 +605,15 @@ def projection_casts(gated_mlp: bool) -> tuple[float, float]:
     return (3.0, 2.0) if gated_mlp else (1.0, 1.0)
 
 
+# The projections that read a layer's attention input (the norm's output), and its MLP's.
+ATTENTION_INPUT_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V})
+
+
+def mlp_input_targets(gated_mlp: bool) -> frozenset[LoraTarget]:
+    """The projections that read the MLP's input: gate and up, or an ungated MLP's fc1 (up)."""
+    return frozenset({LoraTarget.GATE, LoraTarget.UP} if gated_mlp else {LoraTarget.UP})
+
+
 def _fp32_adapter_inputs(
     attention: float,
     mlp: float,
@@ -622,8 +630,8 @@ def _fp32_adapter_inputs(
     down projection's (fc2's) f-wide input by down. A shared input no adapter copies stays
     16-bit."""
     fp32 = FP32_ADAPTER_INPUT_BYTES
-    qkv = len(targets & {LoraTarget.Q, LoraTarget.K, LoraTarget.V})
-    mlp_in = len(targets & ({LoraTarget.GATE, LoraTarget.UP} if gated else {LoraTarget.UP}))
+    qkv = len(targets & ATTENTION_INPUT_TARGETS)
+    mlp_in = len(targets & mlp_input_targets(gated))
     if qkv:
         attention += (qkv * fp32 - e) * sh
         replicated -= e * sh  # the attention input, now fp32 copies
