@@ -106,12 +106,28 @@ def lambda_optimizer(
 #   bias_gelu_training's `bias + y`), which the 1.12 rows leave uncounted.
 # - BERT before a9e2c1d5 copies Q, K and V head-major (`permute` then `torch.matmul`); since
 #   then it runs sequence-first and bmm reads them in place (the zoo's `eager_strided`).
-def lambda_code(lambda_model: str, version: str, label: str) -> dict[str, bool]:
-    """Workload fields where the code a Lambda transformer row ran differs from the zoo's (the
-    note above): empty for v1 and for every other job."""
-    if version != "v0" or lambda_model not in BERT_SQUAD | TRANSFORMER_XL_REPLICAS:
+# - Every v0 Pascal, Turing and Volta system ran NGC 20.01 on CUDA 10.2 (cuBLAS 10), every v0
+#   Ampere one CUDA 11.1-11.4 and every v1 system CUDA 11.8 or later (the `CUDA Version` line of
+#   each run's sys_pytorch.txt, 2026-12-07): a 16-bit GEMM with a dimension not a multiple of 8
+#   runs on the CUDA cores there (`unaligned_tensor_cores: false`). Only Transformer-XL's
+#   267,735-word head has one among Lambda's models, and its v0 fp16 rows on those systems ran
+#   at about half the rate the same cards reach in v1 (CUDA 11.8), where fp32 moved little:
+#   Quadro RTX 8000 base fp16 9,290 -> 18,223 tok/s and large 4,109 -> 7,853, against fp32
+#   6,124 -> 6,623 and 2,158 -> 2,515 (results/QuadroRTX8000{,_v1}/PyTorch_transformerxl*).
+#   These rows were left out as a stack dlrig did not model until 2026-12-07.
+LAMBDA_V0_CUDA10_ARCHITECTURES = {"Pascal", "Turing", "Volta"}
+
+
+def lambda_code(lambda_model: str, version: str, label: str, architecture: str) -> dict[str, bool]:
+    """Workload fields where the code a Lambda row ran differs from the zoo's (the note
+    above): empty for v1."""
+    if version != "v0":
         return {}
-    fields = {"bias_epilogue": gpu_label(label) in LAMBDA_V0_PYTORCH_1_12}
+    fields = {}
+    if architecture in LAMBDA_V0_CUDA10_ARCHITECTURES:
+        fields["unaligned_tensor_cores"] = False
+    if lambda_model in BERT_SQUAD | TRANSFORMER_XL_REPLICAS:
+        fields["bias_epilogue"] = gpu_label(label) in LAMBDA_V0_PYTORCH_1_12
     if lambda_model in BERT_SQUAD:
         fields["strided_heads"] = False
     return fields
@@ -234,23 +250,12 @@ APEX_O1_RAN = "mislabeled tacotron2/waveglow fp16 ran apex amp O1 on v0 2020 sys
 # samples/s at batch 10 and Tacotron2 15,313 mel frames/s at batch 104, against dlrig's
 # 145,996 and 26,642 (+0.79, +0.74), where its FP32 runs (36,671 at 4, 9,674 at 48) come out
 # +0.11 and +0.12 (PyTorch/SpeechSynthesis/Tacotron2/README.md @77a1bb91, training
-# performance). A stack dlrig does not model, as the same container's Tacotron2 fp32 and
-# Transformer-XL fp16 rows: the NGC 20.10 rows are predicted as the fp16 they ran; the NGC
+# performance). A stack dlrig does not model, as the same container's Tacotron2 fp32 rows:
+# the NGC 20.10 rows are predicted as the fp16 they ran; the NGC
 # 20.01 ones keep lambda_precision's full precision, whose prediction their step happened to
 # run near (as fp16 too, the 61 rows and the fits that take them in raised the Lambda
 # leave-one-source-out all-rows p90 from 32.5% to 40.2%: 2026-12-07).
 APEX_O1_CURRENT_STACK_GPUS = AMP_RAN_GPUS
-
-
-# Lambda's v0 Transformer-XL fp16 runs on Turing and Volta (NGC 20.01, the container before
-# CUDA 11; its logs record `fp16=True` without the `amp` option later runs pass) ran at about
-# half the rate the same cards reach in v1 (NGC 22.09, `amp='apex'`, O2), where fp32 moved
-# little: Quadro RTX 8000 base fp16 9,290 -> 18,223 tok/s (1.96x) and large 4,109 -> 7,853
-# (1.91x) against fp32 6,124 -> 6,623 and 2,158 -> 2,515; V100 base fp16 10,348 (PCIe 32GB, v0)
-# -> 18,493 (SXM2 16GB, v1) against fp32 6,518 -> 6,920. NVIDIA's own V100 SXM2 run in NGC
-# 20.06 reached 26,639 tok/s (bench/data/external_training.csv). A measurement of that
-# software stack, superseded on the same hardware: left out and counted.
-SLOW_FP16_STACK_ARCHITECTURES = {"Turing", "Volta"}
 
 
 # The same v0 stack (NGC 20.01: PyTorch 1.4.0a0+a5b4d78, cuDNN 7.6.5 in every v0 Turing and
@@ -391,13 +396,6 @@ def _mislabeled_for(rec: dict[str, str], gpu: GPU, version: str) -> str | None:
         and (gpu.architecture in AMP_RAN_ARCHITECTURES or gpu.name in AMP_RAN_GPUS)
     ):
         return APEX_O1_RAN
-    if (
-        rec["model"] in TRANSFORMER_XL_REPLICAS
-        and rec["precision"].startswith("fp16")
-        and version == "v0"
-        and gpu.architecture in SLOW_FP16_STACK_ARCHITECTURES
-    ):
-        return "transformer-xl fp16 on v0 Turing/Volta ran NGC 20.01 at half its v1 rate"
     if (
         (rec["model"], rec["precision"][:4], gpu_label(rec["gpu"])) in SINGLE_PROCESS_RUNS
         and rec["num_gpus"] != "1"
@@ -766,7 +764,7 @@ def read_lambda_rows(
                         continue
                     units *= counted
                 optimizer_fields = lambda_optimizer(rec["model"], precision, version, rec["gpu"])
-                code = lambda_code(rec["model"], version, rec["gpu"])
+                code = lambda_code(rec["model"], version, rec["gpu"], gpu.architecture)
                 wkey = (zoo_name, precision.value, batch, *optimizer_fields.values(), *code.items())
                 if wkey not in cache:
                     doc = {

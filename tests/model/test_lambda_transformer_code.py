@@ -37,3 +37,21 @@ def test_each_run_maps_to_the_code_it_ran() -> None:
     assert ran[("transformerxllarge", "fp16", "v1", "RTX 3090")] == (True, False)
     # jobs whose code was not mapped keep the zoo's fields
     assert ran[("resnet50", "fp16", "v0", "RTX 3090")] == (True, False)
+
+
+def test_cuda_10_runs_keep_unaligned_gemms_off_the_tensor_cores() -> None:
+    """sys_pytorch.txt of each v0 system: Quadro RTX 8000 and V100 on CUDA 10.2 (NGC 20.01),
+    RTX 3090 on CUDA 11.1; every v1 system CUDA 11.8 or later."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibration_data import read_lambda_rows
+
+    rows, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True, cleaned=False)
+    ran = {
+        (r.lambda_model, r.version, r.lambda_gpu.strip()): r.workload.unaligned_tensor_cores
+        for r in rows
+        if r.num_gpus == 1 and r.workload.precision.value == "fp16"
+    }
+    assert ran[("transformerxlbase", "v0", "RTX 8000")] is False
+    assert ran[("transformerxlbase", "v0", "V100 32GB")] is False
+    assert ran[("transformerxlbase", "v0", "RTX 3090")] is True
+    assert ran[("transformerxlbase", "v1", "Quadro RTX 8000")] is True

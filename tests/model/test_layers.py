@@ -341,6 +341,32 @@ def test_the_unaligned_share_follows_the_cards_shader_to_tensor_ratio() -> None:
     assert share("GeForce RTX 4090") == 1.0
 
 
+def test_transformer_xl_fp16_on_cublas_10_gains_what_lambdas_2020_run_measured() -> None:
+    """cuBLAS before 11.0 runs a 16-bit GEMM with a dimension that is not a multiple of 8 on
+    the CUDA cores (NVIDIA DU-09799-001, Tensor Core Requirements, Table 1): Transformer-XL
+    base's 267,735-word head, 63% of its FLOPs. Lambda's 2020 run on a Quadro RTX 8000, CUDA
+    10.2 (results/QuadroRTX8000/PyTorch_transformerxlbase_FP{16,32}, sys_pytorch.txt): fp16 at
+    batch 72 9,290 tok/s, fp32 at 32 6,124 (1.52x); on CUDA 11.8 the same card ran fp16 at
+    18,223 (results/QuadroRTX8000_v1). The model's fp16/fp32 ratio on cuBLAS 10 is within 10%
+    of 1.52x, and cuBLAS 11's tensor-core kernels give it at least 1.5x more (measured:
+    18,223 / 6,623 = 2.75x against 1.52x, 1.8x more)."""
+    from dlrig.machine.model import Build, GPUGroup
+    from dlrig.model import estimate
+
+    build = Build(name="rtx8000", gpus=(GPUGroup(_gpu("Quadro RTX 8000"), 1),))
+    fp16 = make_workload("transformer-xl-base", batch_size=72)
+    fp32 = dataclasses.replace(
+        make_workload("transformer-xl-base", batch_size=32), precision=Precision.TF32
+    )
+    cublas10 = dataclasses.replace(fp16, unaligned_tensor_cores=False)
+    base = estimate(build, fp32).samples_per_s
+    ratio = estimate(build, cublas10).samples_per_s / base
+    assert ratio == pytest.approx(9290 / 6124, rel=0.10)
+    assert estimate(build, fp16).samples_per_s / base > 1.5 * ratio
+    share = compute.cuda_core_gemm_share(13.21, 89.14)
+    assert share == pytest.approx(0.148, abs=0.001)
+
+
 def test_transformer_xl_gains_more_from_fp16_on_ga102_than_on_a100_as_lambda_measured() -> None:
     """Lambda's 2024 run (lambda_pytorch_train_v1_2024.csv): Transformer-XL base (a
     267,735-word head, not a multiple of 8) runs 1.80x faster in fp16 than in TF32 on an RTX

@@ -156,6 +156,20 @@ def unaligned_gemm_share(tensor_flops_s: float, shader_flops_s: float) -> float:
     return min(1.0, UNALIGNED_GEMM_SHARE * ratio)
 
 
+def cuda_core_gemm_share(fp32_gemm_tflops: float, tensor_gemm_tflops: float) -> float:
+    """The same share where cuBLAS sends the unaligned GEMM to the CUDA cores
+    (Workload.unaligned_tensor_cores false): the card's sustained FP32 GEMM rate over its
+    sustained 16-bit tensor rate. NVIDIA's guide (DU-09799-001, Tensor Core Requirements,
+    Table 1) gives cuBLAS before 11.0 tensor cores for 16-bit operands only at multiples of 8,
+    and cuBLAS 11.0 and later always; PyTorch's 16-bit matmul accumulates in FP32
+    (cublasGemmEx, CUDA_R_32F), the CUDA cores' FP32 pipe. Lambda's 2020 Transformer-XL fp16 on
+    a Quadro RTX 8000 (CUDA 10.2) ran 1.52x its fp32 throughput, where the same card on CUDA
+    11.8 ran 2.75x."""
+    if fp32_gemm_tflops <= 0 or tensor_gemm_tflops <= 0:
+        return UNALIGNED_GEMM_SHARE
+    return min(1.0, fp32_gemm_tflops / tensor_gemm_tflops)
+
+
 def training_flop_multiplier(workload: Workload) -> float:
     """FLOPs of a step per forward FLOP: forward 1 + backward 2 (activation and weight
     gradients); frozen weights (LoRA/QLoRA) skip the weight gradients; activation
@@ -567,6 +581,7 @@ def class_times(
     l2_bytes: float = 0.0,
     mixed_precision: bool = False,
     unaligned_share: float = UNALIGNED_GEMM_SHARE,
+    unaligned_on_cuda_cores: bool = False,
     attention_share: float = FLASH_ATTENTION_SHARE,
     issue_rate: float = 0.0,
     transpose_instructions: float = 0.0,
@@ -578,7 +593,9 @@ def class_times(
     cores, where cuDNN's Winograd saves multiplications on the 3x3 share. `operand_bytes`: of
     one matmul operand element on this path (2 for 16-bit, 4 for TF32/FP32).
     `mixed_precision`: a 16-bit run, whose recipe may add cast kernels per op.
-    `unaligned_share`: see unaligned_gemm_share. `attention_share`: a fused attention
+    `unaligned_share`: see unaligned_gemm_share; `unaligned_on_cuda_cores`: the unaligned
+    GEMM runs on the CUDA cores (cuda_core_gemm_share), whose lower rate its operands'
+    traffic does not slow as it slows the tensor cores'. `attention_share`: a fused attention
     kernel's share of a GEMM's efficiency on this card (dlrig.model.rates.flash_attention_share).
     `issue_rate` (lane-instructions per second, dlrig.model.rates.shader_issue_rate) and
     `transpose_instructions` (per element moved) bound the NCHW transposes (transposes_s).
@@ -593,13 +610,17 @@ def class_times(
     ridge = intensity_scale * operand_bytes * flops_s / bandwidth
     gemm_width = gemm_call_width(work.gemm_width_elems, work.gemm_rows_per_sample * units)
     gemm = work.gemm_flops - work.expert_gemm_flops
-    gemm += unaligned_extra_flops(work, operand_bytes, unaligned_share)
+    unaligned = unaligned_extra_flops(work, operand_bytes, unaligned_share)
+    if not unaligned_on_cuda_cores:
+        gemm += unaligned
     sixteen_bit_share = 1.0
     if operand_bytes == 1.0:  # FP8: the LM head and attention run in 16-bit
         sixteen_bit_share = FP8_PER_16BIT_RATE
         head = work.lm_head_flops + unaligned_extra_flops(work, 2.0, unaligned_share)
         gemm += head * (FP8_PER_16BIT_RATE - 1.0)
     gemm /= width_factor(gemm_width, ridge)
+    if unaligned_on_cuda_cores:
+        gemm += unaligned
     gemm += work.expert_gemm_flops / width_factor(
         gemm_call_width(work.expert_width_elems, expert_rows(work, workload, units)), ridge
     )
@@ -667,7 +688,8 @@ def class_times(
 class Rates:
     """What one device runs a step at: the path's sustained matmul FLOP/s, the path, the
     memory bandwidth in GB/s, the L2 cache in bytes (0 when unknown: no L2 hits counted), the
-    share of the GEMM efficiency an unaligned 16-bit GEMM keeps (unaligned_gemm_share) and
+    share of the GEMM efficiency an unaligned 16-bit GEMM keeps (unaligned_gemm_share, or
+    cuda_core_gemm_share where `unaligned_on_cuda_cores`) and
     the one a fused attention kernel keeps (dlrig.model.rates.flash_attention_share).
     TF32 convolutions run on the TF32 tensor cores: PyTorch's `torch.backends.cudnn.allow_tf32`
     defaults to True (PyTorch docs, CUDA semantics, "TensorFloat-32 (TF32) on Ampere (and
@@ -680,6 +702,7 @@ class Rates:
     bandwidth_gb_s: float
     l2_bytes: float = 0.0
     unaligned_share: float = UNALIGNED_GEMM_SHARE
+    unaligned_on_cuda_cores: bool = False
     attention_share: float = FLASH_ATTENTION_SHARE
     issue_rate: float = 0.0
     shader_flops_s: float = 0.0
@@ -756,7 +779,9 @@ def gpu_step_s(
         sixteen_traffic=moves_16bit_activations(sixteen_bit, path),
         optimizer_params=optimizer_params, intensity_scale=factors.intensity_scale,
         l2_bytes=rates.l2_bytes, mixed_precision=sixteen_bit,
-        unaligned_share=rates.unaligned_share, attention_share=rates.attention_share,
+        unaligned_share=rates.unaligned_share,
+        unaligned_on_cuda_cores=rates.unaligned_on_cuda_cores,
+        attention_share=rates.attention_share,
         issue_rate=rates.issue_rate,
         transpose_instructions=factors.transpose_instructions_per_move,
         quantized_params=quantized_params, tf32_nhwc=rates.tf32_nhwc_convolutions,

@@ -16,9 +16,15 @@ from dlrig.model.host import host_memory_bandwidth
 from dlrig.model.interconnect import infinity_fabric_busbw_gb_s, infinity_fabric_mesh
 from dlrig.model.layers import FLASH_ATTENTION_SHARE
 from dlrig.model.memory import gpu_memory_bytes
-from dlrig.model.rates import ComputePath, cpu_peak_flops_s, flash_attention_share, matmul_peak
+from dlrig.model.rates import (
+    ComputePath,
+    achievable_matmul_tflops,
+    cpu_peak_flops_s,
+    flash_attention_share,
+    matmul_peak,
+)
 from dlrig.units import TFLOPS, gib_to_bytes
-from dlrig.workloads.model import Workload
+from dlrig.workloads.model import Precision, Workload
 
 DEFAULT_CPU = CPU(
     name="assumed 8-core CPU", family="assumed", cores=8, threads=16, base_ghz=3.0,
@@ -31,7 +37,7 @@ DEFAULT_RAM_GB = 32.0
 class Device:
     """The compute device of a build: a GPU group (paced by its slowest card) or the CPU, and
     the shares of the GEMM efficiency its unaligned 16-bit GEMMs and its fused attention keep
-    (compute.unaligned_gemm_share, rates.flash_attention_share)."""
+    (compute.unaligned_gemm_share or compute.cuda_core_gemm_share, rates.flash_attention_share)."""
 
     name: str
     is_cpu: bool
@@ -57,7 +63,13 @@ def pick_device(build: Build, workload: Workload, cal: Calibration, assumed: lis
         # An FP8 run keeps its LM head in 16-bit (compute.FP8_PER_16BIT_RATE): its alignment
         # share is the 16-bit path's.
         sixteen = peak / compute.FP8_PER_16BIT_RATE if path is ComputePath.TENSOR_FP8 else peak
-        share = compute.unaligned_gemm_share(sixteen, gpu.fp32_tflops * TFLOPS)
+        if workload.unaligned_tensor_cores:
+            share = compute.unaligned_gemm_share(sixteen, gpu.fp32_tflops * TFLOPS)
+        else:  # cuBLAS 10 had no bf16: its 16-bit GEMMs are fp16
+            share = compute.cuda_core_gemm_share(
+                achievable_matmul_tflops(gpu, Precision.FP32, build.measured),
+                achievable_matmul_tflops(gpu, Precision.FP16, build.measured),
+            )
         # Memory binds at the smallest card, whichever card paces the compute.
         memory = min(gpu_memory_bytes(g.gpu) for g in build.gpus)
         return Device(

@@ -151,8 +151,10 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     quantized = memory.quantized_params(w, w.params) / job.lay.replica_gpus
     rates = compute.Rates(
         peak, path.value, bw, _l2_bytes(job.dev), job.dev.unaligned_share,
-        job.dev.attention_share, issue, _shader_fp32_flops_s(job, path),
-        _tf32_nhwc_convolutions(job.dev),
+        unaligned_on_cuda_cores=not w.unaligned_tensor_cores,
+        attention_share=job.dev.attention_share, issue_rate=issue,
+        shader_flops_s=_shader_fp32_flops_s(job, path),
+        tf32_nhwc_convolutions=_tf32_nhwc_convolutions(job.dev),
     )  # fmt: skip
     if job.work.winograd_share > 0 and compute.shaders_win_3x3(rates, cal.compute):
         assumed.append(

@@ -417,6 +417,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         cuda_graphs=wf.cuda_graphs,
         kernels=wf.kernels,
         bias_epilogue=wf.bias_epilogue,
+        unaligned_tensor_cores=wf.unaligned_tensor_cores,
         fused_norm_activation=wf.fused_norm_activation,
         finetune=method,
         trainable_fraction=fraction,

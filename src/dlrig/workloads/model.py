@@ -185,7 +185,9 @@ class Workload:
     replays a captured CUDA graph, so the host does not dispatch its kernels one by one;
     `kernels`: the library the job's element-wise, norm, rotary and loss kernels come from
     (KernelLibrary); `bias_epilogue`: a linear's bias is added by its matmul, not by a kernel
-    of its own after it (PyTorch before 1.12 on 3-D activations); `fused_norm_activation`: a
+    of its own after it (PyTorch before 1.12 on 3-D activations); `unaligned_tensor_cores`: a
+    16-bit GEMM with a dimension not a multiple of 8 still runs on the tensor cores (cuBLAS 11
+    and later), not on the CUDA cores (compute.unaligned_gemm_share); `fused_norm_activation`: a
     convnet's batch norm applies its ReLU (and the residual add before it) in the same kernel
     (dlrig.model.layers.FUSED_NORM_ACTIVATION_SHARE). Run
     length is `epochs` over the dataset, or `tokens`, or `steps`; None of them: the model states
@@ -266,6 +268,7 @@ class Workload:
     cuda_graphs: bool = False
     kernels: KernelLibrary = KernelLibrary.EAGER
     bias_epilogue: bool = True
+    unaligned_tensor_cores: bool = True
     fused_norm_activation: bool = False
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0

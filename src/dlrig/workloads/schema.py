@@ -384,8 +384,8 @@ class WorkloadFile(_Strict):
     `fp8_params`, `fp8_transpose_cache`,
     `fused_loss`, `loss_precision`, `gradient_precision`, `loss_chunks`, `chunked_logits_kept`,
     `logits_released`, `expanded_kv`, `fused_activation`, `cuda_graphs`, `kernels`,
-    `bias_epilogue`, `fused_norm_activation`, `memory_format`, `gradient_accumulation`,
-    `steps`, `sources`, `notes`, and `parallel` as a block)."""
+    `bias_epilogue`, `unaligned_tensor_cores`, `fused_norm_activation`, `memory_format`,
+    `gradient_accumulation`, `steps`, `sources`, `notes`, and `parallel` as a block)."""
 
     name: str | None = None
     model: str | ModelBlock
@@ -548,6 +548,13 @@ class WorkloadFile(_Strict):
         "for activations of up to 3 dimensions); false: by a separate element-wise kernel "
         "that reads and writes the output again, as F.linear ran on 3-D activations before "
         "PyTorch 1.12 (pytorch/pytorch#39661, #72728)",
+    )
+    unaligned_tensor_cores: bool = Field(
+        default=True,
+        description="a 16-bit matmul with a dimension that is not a multiple of 8 (a "
+        "267,735-word vocabulary) still runs on the tensor cores, as cuBLAS 11.0 and later "
+        "run it; false: cuBLAS 10.x and earlier (CUDA 10.2 builds of PyTorch, NGC containers "
+        "before 20.06), which run it on the CUDA cores at the FP32 rate",
     )
     fused_norm_activation: bool = Field(
         default=False,
