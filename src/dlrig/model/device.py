@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 from dlrig.catalog.schema import CPU, GPU
-from dlrig.enums import Interconnect, Modifier
+from dlrig.enums import Interconnect, Modifier, Precision
 from dlrig.machine.model import Build, GPUGroup
 from dlrig.machine.topology import topology
 from dlrig.model import compute, pcie
@@ -24,7 +24,7 @@ from dlrig.model.rates import (
     matmul_peak,
 )
 from dlrig.units import TFLOPS, gib_to_bytes
-from dlrig.workloads.model import Precision, Workload
+from dlrig.workloads.model import Workload
 
 DEFAULT_CPU = CPU(
     name="assumed 8-core CPU", family="assumed", cores=8, threads=16, base_ghz=3.0,
