@@ -252,8 +252,9 @@ APEX_O1_RAN = "mislabeled tacotron2/waveglow fp16 ran apex amp O1 on v0 2020 sys
 # gpu_kernel_s); its Python wrappers run on a host these kernel-bound steps do not wait on.
 # Modelled as run, then, an NGC 20.01 WaveGlow row is the fp16 prediction, +0.48 to +0.90 on one
 # GPU. The container is what differs: NVIDIA's DGX-1 ran the same amp.initialize(opt_level="O1")
-# loop (train.py @77a1bb91 and @f0c8bc57) at 81,503 samples/s in NGC 19.12 and 105,873 in NGC
-# 20.06 at batch 10 (1.30x; FP32 36,671 -> 33,761; README.md, same commits), and the logs time
+# loop (train.py @979e2918 and @f0c8bc57) at 81,503 samples/s at batch 10 on cuDNN 7's NGC 19.05
+# (README.md @979e2918, the figures later READMEs keep under 19.06 and 19.12) and at 105,873 on
+# NGC 20.06 (@f0c8bc57): 1.30x, where FP32 went 36,671 -> 33,761. And the logs time
 # the halves of Lambda's 20.01 steps (train_iter_start, train_iteration_loss, train_iter_stop):
 # on the V100 the forward took 21 ms a sample in fp16 (batch 30) against 51 in fp32 (batch 15),
 # the backward with the optimizer 58 against 114, where the 3080's 20.10 run (0.126 and 0.343 s
