@@ -255,6 +255,27 @@ APEX_O1_RAN = "mislabeled tacotron2/waveglow fp16 ran apex amp O1 on v0 2020 sys
 # 20.01 ones keep lambda_precision's full precision, whose prediction their step happened to
 # run near (as fp16 too, the 61 rows and the fits that take them in raised the Lambda
 # leave-one-source-out all-rows p90 from 32.5% to 40.2%: 2026-12-07).
+# O1 itself is not the gap: what it adds to a WaveGlow step is what dlrig's fp16 step already
+# counts for autocast over fp32 weights (compute.weight_cast_bytes). Apex caches the cast of a
+# Parameter for the iteration and casts anything else at each call (apex/amp/utils.py
+# should_cache, cached_cast, NVIDIA/apex@01802f62); WaveGlow's weight-normed conv weights are
+# computed tensors, cast at their one call a forward, as autocast casts them. Its convolutions
+# are on O1's fp16 list (lists/functional_overrides.py @47e9cae5) and WN's adds and gates see
+# fp16 on both sides, so beyond the weights it casts only the 2-8-channel audio halves of each
+# flow (exp on the fp32 list, mul, add and cat promoting: lists/torch_overrides.py @03421e87).
+# That is 268,294,760 weights x 12 B = 3.2 GB a step (about 4 ms on a V100 against the logged
+# 2.39 s at batch 30) and some 700 cast kernels a forward (2-7% of these steps at the fitted
+# gpu_kernel_s); its Python wrappers run on a host these kernel-bound steps do not wait on.
+# Modelled as run, then, an NGC 20.01 WaveGlow row is the fp16 prediction, +0.48 to +0.90 on one
+# GPU. The container is what differs: NVIDIA's DGX-1 ran the same amp.initialize(opt_level="O1")
+# loop (train.py @979e2918 and @f0c8bc57) at 81,503 samples/s at batch 10 on cuDNN 7's NGC 19.05
+# (README.md @979e2918, the figures later READMEs keep under 19.06 and 19.12) and at 105,873 on
+# NGC 20.06 (@f0c8bc57): 1.30x, where FP32 went 36,671 -> 33,761. And the logs time
+# the halves of Lambda's 20.01 steps (train_iter_start, train_iteration_loss, train_iter_stop):
+# on the V100 the forward took 21 ms a sample in fp16 (batch 30) against 51 in fp32 (batch 15),
+# the backward with the optimizer 58 against 114, where the 3080's 20.10 run (0.126 and 0.343 s
+# at batch 4) is a step dlrig predicts within 10%
+# (results/{V100,3080}/PyTorch_waveglow_FP{16,32}/*.txt @aa5addb6).
 APEX_O1_CURRENT_STACK_GPUS = AMP_RAN_GPUS
 
 

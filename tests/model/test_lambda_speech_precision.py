@@ -94,3 +94,25 @@ def test_apex_o1_rows_on_ngc_20_10_are_put_back_as_the_fp16_they_ran() -> None:
     assert [(r.measured_units_per_s, r.workload.precision.value) for r in rtx8000] == [
         (92695.0, "tf32")
     ]
+
+
+def test_apex_o1_weight_casts_are_already_in_the_fp16_waveglow_step() -> None:
+    """Apex O1 keeps the fp32 weights (the logs: `cast_model_type : None`) and casts each one
+    once an iteration (a Parameter's cast is cached until amp.scale_loss exits: apex/amp/utils.py
+    should_cache @01802f62, handle.py _clear_cache @007c5947), as autocast does: the fp16 step
+    the RTX 3080's O1 row is predicted as moves WaveGlow's 268,294,760 weights x (4 + 2 B
+    forward, 2 + 4 B for the gradient back) = 3.22 GB of casts, what O1 would add to it beyond
+    its cast kernels (calibration_data.py, the note at APEX_O1_CURRENT_STACK_GPUS)."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibration_data import read_lambda_rows
+
+    from dlrig.model import compute
+
+    every, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True, cleaned=False)
+    o1 = next(
+        r.workload for r in every
+        if r.lambda_model == "waveglow" and r.workload.precision.value == "fp16"
+    )  # fmt: skip
+    assert o1.params == 268_294_760
+    assert compute.autocast_fp32_model(o1, True)
+    assert compute.weight_cast_bytes(o1, o1.params, True) == 268_294_760 * 12
