@@ -477,8 +477,11 @@ AS_RUN: dict[str, tuple[Precision | None, int | None, bool]] = {
 
 
 # Lambda GPU label -> catalog name (None: no catalog entry; the row is left out and listed).
+# "V100 32GB" is the SXM2 module: every one of its 1-8 GPU runs logs `Tesla_V100-SXM2-32GB` on
+# a Supermicro X11DGO-T, the board of Supermicro's 8-way NVLink V100 SXM2 servers
+# (lambdal/deeplearning-benchmark pytorch/results/{,2x,4x,8x}V100/sys_pytorch.txt @aa5addb6).
 LAMBDA_GPUS: dict[str, str] = {
-    "V100 32GB": "Tesla V100 PCIe 32GB",
+    "V100 32GB": "Tesla V100 SXM2 32GB",
     "RTX 8000": "Quadro RTX 8000",
     "RTX 6000": "Quadro RTX 6000",
     "RTX 5000": "Quadro RTX 5000",
@@ -546,6 +549,7 @@ LOGGED_GPUS: dict[str, str] = {
 # workstation (Lambda Vector): no platform.
 SXM_PLATFORMS = {
     "Tesla V100 SXM2 16GB": "NVIDIA DGX-1 (V100)",
+    "Tesla V100 SXM2 32GB": "NVIDIA DGX-1 (V100)",
     "A100 SXM4 40GB": "NVIDIA DGX A100 (320GB)",
     "A100 SXM4 80GB": "NVIDIA DGX A100 (320GB)",
     "H100 SXM5 80GB": "Supermicro SYS-821GE-TNHR",
