@@ -365,6 +365,8 @@ def test_transformer_xl_fp16_on_cublas_10_gains_what_lambdas_2020_run_measured()
     assert estimate(build, fp16).samples_per_s / base > 1.5 * ratio
     share = compute.cuda_core_gemm_share(13.21, 89.14)
     assert share == pytest.approx(0.148, abs=0.001)
+    said = " ".join(estimate(build, cublas10).assumptions)
+    assert "267,735-wide output projection" in said and "CUDA cores" in said
 
 
 def test_transformer_xl_gains_more_from_fp16_on_ga102_than_on_a100_as_lambda_measured() -> None:

@@ -140,6 +140,17 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
             "transposes its input and output (measured on cuDNN; memory_format: channels_last "
             "avoids it)"
         )
+    if compute.unaligned_extra_flops(job.work, compute.operand_bytes(path.value)) > 0:
+        width = f"{job.work.lm_head_width:,}"
+        assumed.append(
+            f"the {width}-wide output projection is not a multiple of 8: "
+            + (
+                f"it keeps {job.dev.unaligned_share:.0%} of the tensor cores' efficiency"
+                if w.unaligned_tensor_cores
+                else "cuBLAS before 11.0 runs it on the CUDA cores at the FP32 rate"
+            )
+            + " (a vocabulary padded to a multiple of 64 runs at full speed)"
+        )
     weight_bytes = 0.0
     if not job.training and w.fp8_params:  # FP8 linear weights, 16-bit embeddings
         weight_bytes = memory.frozen_weight_bytes(w, w.params, job.sixteen)
