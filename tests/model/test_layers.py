@@ -650,7 +650,9 @@ def test_ncf_keeps_its_embedding_traffic_in_fp32_under_autocast() -> None:
     mixed-precision step moves (512 x 2 + 1,728 x 4) / (2,240 x 4) = 0.886 of the fp32 step's
     pointwise bytes, not half. NVIDIA measured its NCF at 1.51x its TF32 throughput in fp16
     on an A100 SXM4 40GB (3.408e7 against 2.259e7 samples/s, bench/data/external_training.csv)
-    where halving all of it gave the model 2.0x."""
+    where halving all of it gave the model 2.0x (that run, container 21.04, was apex amp O2,
+    a 16-bit model: DLE's ncf.py took autocast only in 2023, NVIDIA/DeepLearningExamples
+    @05ee9863; layers.py's NCF comment)."""
     job = make_workload("ncf", batch_size=1024)
     work = layer_work(job)
     assert work.autocast_fp32_elems == 1728.0

@@ -390,6 +390,15 @@ CLASSIC_STRUCTURE: dict[str, Structure] = {
     # all before the first linear stays so (Structure.autocast_fp32_elems): gathers, concat,
     # MF product, the final concat (cat promotes to its widest input, the fp32 MF branch) =
     # 1344, plus the casts' fp32 reads into the first and the final linear (256 + 128) = 1728.
+    # Lambda's runs and DLE's README rows ran apex amp O2, a 16-bit model with no autocast
+    # (Lambda's logs: "cast_model_type : torch.float16", "patch_torch_functions : False"; DLE's
+    # ncf.py took autocast only at NVIDIA/DeepLearningExamples@05ee9863, 2023), and keep this
+    # count all the same: counted 16-bit, the 2022 fp16 rows and NVIDIA's A100 fp16 row came
+    # out 20-60% fast. Those runs gained 1.44-1.56x from fp16 over TF32 on A100 and 1.63-1.86x
+    # on GDDR Ampere and Ada cards (the RTX A5000 1.33x), rising with the card's issue rate per
+    # byte of bandwidth (rates.shader_issue_rate over the achievable bandwidth: A100 11-14
+    # lane-instructions a byte, GA10x 21-31, AD102 45-55), not the 2x of a 16-bit model's
+    # bytes: the count stands for that shortfall, which is not modeled.
     "ncf": Structure(
         family="mlp", conv_share=0.0, kernels_forward=40.0, gemm_width=170.0,
         pointwise_elems=2240.0, autocast_fp32_elems=1728.0,
