@@ -190,6 +190,42 @@ def ncf_counted_per_trained(batch_per_gpu: int, num_gpus: int) -> float | None:
     return NCF_EPOCH_SAMPLES / (num_gpus * steps * batch_per_gpu)
 
 
+# Lambda's 2022-2025 BERT SQuAD throughput counts the sequences --max_steps would have trained,
+# not those that ran: the LambdaLabsML fork's run_squad.py logs `training_sequences_per_second`
+# as train_batch_size x max_steps x world size / time_to_train whenever --max_steps is set, and
+# its loop trains until global_step > max_steps (101 steps) or the end of num_train_epochs,
+# whichever comes first (LambdaLabsML/DeepLearningExamples@b5e1251, PyTorch/LanguageModeling/
+# BERT/run_squad.py, main). Its configs pass 2 epochs and --max_steps 100 (the "2.0" and "100"
+# of every bert_*_squad params block in pytorch/scripts/config_v1 and config_v2); SQuAD v1.1
+# gives 88,641 training features at 384 tokens and a 128 stride (the logs' `training_features`),
+# dealt ceil(88,641 / n) to each of n processes by DistributedSampler. The logs agree: 8x A100
+# 80GB SXM4 at 320 a GPU, 59.898 s x 4,273.9 = 256,000 = 100 x 320 x 8 counted where its 2 x 35
+# steps trained 177,296; 8x H200 at 592 a GPU, 19 steps an epoch ("Iteration 0/19"), 19,748 a
+# second counted over 23.98 s, 2.67x what ran (results/8xA100_80GB_SXM4_v1/ and results_v2/
+# ASUS_8xH200_140GB_SXM_lambda-scalar_v2/PyTorch_bert_base_squad_FP16/ @aa5addb6). The 2020-21
+# runs (v0) ran the NGC containers' own copies, some with other --max_steps (2,000 on the Quadro
+# RTX 8000, 10,000 on 4x V100) and logs without this count: taken as read.
+SQUAD_COUNTED_VERSIONS = {"v1", "v2"}
+SQUAD_TRAIN_FEATURES = 88_641
+SQUAD_EPOCHS = 2
+SQUAD_MAX_STEPS = 100
+
+
+def squad_counted_per_trained(batch_per_gpu: int, num_gpus: int) -> float:
+    """Sequences Lambda's 2022-2025 SQuAD rows count per sequence trained at this per-GPU batch
+    on `num_gpus`: max_steps whole batches a process over what its loop trains (the note
+    above), each epoch's last batch the rest of its share."""
+    share = math.ceil(SQUAD_TRAIN_FEATURES / num_gpus)
+    trained, steps = 0, 0
+    for _ in range(SQUAD_EPOCHS):
+        for start in range(0, share, batch_per_gpu):
+            if steps > SQUAD_MAX_STEPS:
+                break
+            trained += min(batch_per_gpu, share - start)
+            steps += 1
+    return SQUAD_MAX_STEPS * batch_per_gpu / trained
+
+
 # Rows whose precision label is not what ran, left out (and counted) with the evidence:
 # Lambda's v1 NCF "fp16" runs on 80 GB cards ran without mixed precision. Their config
 # (lambdal/deeplearning-benchmark pytorch/scripts/config_v1/config_pytorch_80GB.sh, commit
@@ -788,6 +824,8 @@ def read_lambda_rows(
                         skipped[NCF_NO_STEP] = skipped.get(NCF_NO_STEP, 0) + 1
                         continue
                     units *= counted
+                if rec["model"] in BERT_SQUAD and version in SQUAD_COUNTED_VERSIONS:
+                    units *= squad_counted_per_trained(batch, num_gpus)
                 optimizer_fields = lambda_optimizer(rec["model"], precision, version, rec["gpu"])
                 code = lambda_code(rec["model"], version, rec["gpu"], gpu.architecture)
                 wkey = (zoo_name, precision.value, batch, *optimizer_fields.values(), *code.items())
