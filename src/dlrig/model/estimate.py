@@ -397,8 +397,19 @@ def _exchange_s(
     notes = measured_busbw_notes(build, job.n_node, busbw)
     assumed.extend(notes)
     kind = interconnect.intra_node_link(build, group.gpu, job.n_node)
+    ram = host_memory_bandwidth(build, cal.host_memory_bandwidth_gb_s)
+    # host-staged flows share the host's RAM only where the build says what it is: MEM.1's
+    # assumed figure is one desktop CPU's, where a server's sockets give several times that
+    staged_ram_gb_s = ram.gb_s if ram.assumed is None else 0.0
     if kind is interconnect.LinkClass.PCIE_NO_P2P and not notes:
-        busbw = min(busbw, interconnect.no_p2p_busbw_gb_s(gen, lanes))
+        flows = interconnect.host_staged_flows(build, group.gpu, job.n_node)
+        staged_gb_s = interconnect.host_staged_busbw_gb_s(gen, lanes, flows, staged_ram_gb_s)
+        if staged_gb_s < min(busbw, interconnect.no_p2p_busbw_gb_s(gen, lanes)):
+            assumed.append(
+                f"{flows} host-staged flows share the host's {ram.gb_s:.0f} GB/s of memory "
+                f"bandwidth ({ram.provenance}), each through DRAM twice"
+            )
+        busbw = min(busbw, staged_gb_s)
         reason = interconnect.host_staged_reason(build, group.gpu, job.n_node)
         if job.n_node > 1 and reason:
             assumed.append(
@@ -423,7 +434,6 @@ def _exchange_s(
     )  # fmt: skip
     host = None
     if w.cpu_offload:
-        ram = host_memory_bandwidth(build, cal.host_memory_bandwidth_gb_s)
         assumed.append(
             ram.assumed
             or f"CPU offload: the optimizer step streams the host's RAM at "
@@ -435,7 +445,7 @@ def _exchange_s(
         job.paged_bytes, attention_s,
     )  # fmt: skip
     if kind is interconnect.LinkClass.PCIE and interconnect.peer_to_peer_unstated(build):
-        staged = interconnect.host_staged_fabric(fabric, gen, lanes)
+        staged = interconnect.host_staged_fabric(fabric, gen, lanes, job.n_node, staged_ram_gb_s)
         _p2p_note(job, staged, host, ex, step_s, assumed)
     if job.lay.gradient_ranks > 1:
         per_param, why = parallelism.gradient_exchange_bytes(w, job.sixteen)

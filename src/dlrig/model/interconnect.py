@@ -272,17 +272,61 @@ def peer_to_peer_unstated(build: Build) -> bool:
     )
 
 
-def host_staged_fabric(fabric: Fabric, gen: int, lanes: int) -> Fabric:
-    """The same node's fabric with every hop through host memory: the PCIe link's P2P-less
-    bus bandwidth (no_p2p_busbw_gb_s) and no overlap with the compute
-    (every_hop_host_staged)."""
-    busbw = min(fabric.busbw_gb_s, no_p2p_busbw_gb_s(gen, lanes))
+def host_staged_fabric(
+    fabric: Fabric, gen: int, lanes: int, n: int, host_memory_gb_s: float
+) -> Fabric:
+    """The same node's fabric with every hop of its n GPUs' ring through host memory
+    (host_staged_busbw_gb_s, n flows) and no overlap with the compute (every_hop_host_staged)."""
+    busbw = min(fabric.busbw_gb_s, host_staged_busbw_gb_s(gen, lanes, n, host_memory_gb_s))
     return replace(fabric, link=LinkClass.PCIE_NO_P2P, busbw_gb_s=busbw, overlaps_compute=False)
 
 
 def no_p2p_busbw_gb_s(gen: int, lanes: int) -> float:
     """All-reduce bus bandwidth of a PCIe link with peer-to-peer off."""
     return pcie.pcie_theoretical_gb_s(gen, lanes) * PCIE_NO_P2P_BUSBW_EFFICIENCY
+
+
+# Passes through host DRAM of each byte a host-staged ring hop carries: NCCL's SHM transport
+# has the sending GPU write each chunk into a host buffer over PCIe and the receiving GPU read
+# it back ("SHM is primarily used when GPUs are on different CPUs": github.com/NVIDIA/nccl/
+# issues/406, 2020-10-15), so every flow moves its bus bandwidth through DRAM twice and n
+# host-staged flows share the host's memory bandwidth: "On PCI systems, the performance you
+# get is usually determined by the bandwidth your CPU and memory can deliver. In your case,
+# with 8 GPUs, that's 8 flows at 28GB/s in both directions" (github.com/NVIDIA/nccl/issues/
+# 1639, 2025-03-14: 8x RTX 5090, 2x Xeon 8480+ with 16 DDR5 DIMMs; 28 GB/s on 8 GPUs, 35 on
+# 4). Checked there, nothing fitted: 8 x 28 x 2 = 448 GB/s against the 16 channels' STREAM
+# figure, 16 x 4800 MT/s x 8 B x 0.75 = 461 GB/s (host.STREAM_SHARE); on 4 GPUs the memory
+# would allow 58 GB/s and the PCIe link binds instead.
+SHM_HOST_MEMORY_PASSES = 2
+
+
+def shm_host_memory_busbw_gb_s(flows: int, host_memory_gb_s: float) -> float:
+    """The bus bandwidth the host's memory leaves each of `flows` host-staged ring hops, each
+    through DRAM twice (SHM_HOST_MEMORY_PASSES); unbounded (inf) without a host figure."""
+    if flows <= 0 or host_memory_gb_s <= 0:
+        return math.inf
+    return host_memory_gb_s / (SHM_HOST_MEMORY_PASSES * flows)
+
+
+def host_staged_busbw_gb_s(gen: int, lanes: int, flows: int, host_memory_gb_s: float) -> float:
+    """All-reduce bus bandwidth of a ring with `flows` hops through host memory: the PCIe
+    link's P2P-less rate (no_p2p_busbw_gb_s), or the host memory's share per flow
+    (shm_host_memory_busbw_gb_s) where that is less."""
+    link = no_p2p_busbw_gb_s(gen, lanes)
+    return min(link, shm_host_memory_busbw_gb_s(flows, host_memory_gb_s))
+
+
+# Host-staged hops of a ring whose GPUs reach each other peer-to-peer within a CPU socket:
+# the ring leaves each socket once, so two of its hops cross through host memory.
+SOCKET_CROSSING_FLOWS = 2
+
+
+def host_staged_flows(build: Build, gpu: GPU, n: int) -> int:
+    """How many hops of n GPUs' ring pass through host memory: all n where every hop does
+    (every_hop_host_staged), else the two that cross between CPU sockets."""
+    if every_hop_host_staged(build, gpu, n):
+        return n
+    return min(n, SOCKET_CROSSING_FLOWS)
 
 
 def curve_fraction(curve: Sequence[tuple[float, float]], payload_bytes: float) -> float:
