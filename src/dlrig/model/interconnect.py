@@ -226,9 +226,11 @@ def every_hop_host_staged(build: Build, gpu: GPU, n: int) -> bool:
     rows show the whole all-reduce added to the step: 2 RTX 4090 keep 0.63 of their per-GPU rate
     on BERT-large (TF32: 1.36 GB of fp32 gradients, 0.22 s more a step, 6 GB/s) and 0.56 on
     GNMT, 2 RTX 2080 Ti 0.71 on GNMT, where an overlapped exchange says 0.93-0.96; a server
-    whose ring crosses its sockets (P2P on the other hops) keeps it hidden: 8 RTX 6000 Ada scale
-    ResNet-50 8.04x (data/calibration, v1). llm.q moves its collectives with cudaMemcpy, which
-    "does not consume SM resources" (IST-DASLab/llmq README, --memcpy-all-gather)."""
+    whose ring keeps P2P on every hop keeps it hidden: 8 RTX 6000 Ada on two EPYC 7302 sockets
+    (Supermicro H12DSG-O-CPU, NCCL 2.7-2.15 allow P2P across an AMD host's sockets) scale
+    ResNet-50 8.04x (data/calibration, v1; its sys_pytorch.txt). llm.q moves its collectives
+    with cudaMemcpy, which "does not consume SM resources" (IST-DASLab/llmq README,
+    --memcpy-all-gather)."""
     return (
         _machine_without_p2p(build) is not None
         or _geforce_without_p2p(gpu)
