@@ -203,27 +203,45 @@ def ncf_counted_per_trained(batch_per_gpu: int, num_gpus: int) -> float | None:
 # steps trained 177,296; 8x H200 at 592 a GPU, 19 steps an epoch ("Iteration 0/19"), 19,748 a
 # second counted over 23.98 s, 2.67x what ran (results/8xA100_80GB_SXM4_v1/ and results_v2/
 # ASUS_8xH200_140GB_SXM_lambda-scalar_v2/PyTorch_bert_base_squad_FP16/ @aa5addb6). The 2020-21
-# runs (v0) ran the NGC containers' own copies, some with other --max_steps (2,000 on the Quadro
-# RTX 8000, 10,000 on 4x V100) and logs without this count: taken as read.
+# runs (v0) ran the NGC containers' own copies with each system's --max_steps (100 to 10,000 in
+# config_v0); those whose logs carry the count (e2e_train_time x training_sequences_per_second
+# = max_steps x batch x GPUs within 1%) and whose epochs end first are V0_SQUAD_MAX_STEPS: 8x
+# RTX A5500 at 52 a GPU, 131.31 s x 3,168.0 = 416,000 = 1,000 x 52 x 8 counted where 2 x 214
+# steps ran. The other v0 rows are taken as read (the NGC 20.01 logs carry no count).
 SQUAD_COUNTED_VERSIONS = {"v1", "v2"}
 SQUAD_TRAIN_FEATURES = 88_641
 SQUAD_EPOCHS = 2
 SQUAD_MAX_STEPS = 100
+# (Lambda label, GPUs, model, precision label's first 4) -> that run's --max_steps
+V0_SQUAD_MAX_STEPS: dict[tuple[str, int, str, str], int] = {
+    ("RTX 3090", 4, "bert_base_squad", "fp16"): 1000,
+    ("RTX 3090", 8, "bert_base_squad", "fp16"): 1000,
+    ("RTX 3090", 8, "bert_base_squad", "fp32"): 1000,
+    ("RTX A5000", 4, "bert_base_squad", "fp16"): 1000,
+    ("RTX A5500", 4, "bert_base_squad", "fp16"): 1000,
+    ("RTX A5500", 8, "bert_base_squad", "fp16"): 1000,
+    ("RTX A5500", 8, "bert_base_squad", "fp32"): 1000,
+    ("RTX A4000", 8, "bert_large_squad", "fp16"): 5000,
+    ("RTX A4500", 8, "bert_large_squad", "fp16"): 5000,
+    ("RTX A4000", 16, "bert_large_squad", "fp16"): 5000,
+}
 
 
-def squad_counted_per_trained(batch_per_gpu: int, num_gpus: int) -> float:
-    """Sequences Lambda's 2022-2025 SQuAD rows count per sequence trained at this per-GPU batch
-    on `num_gpus`: max_steps whole batches a process over what its loop trains (the note
-    above), each epoch's last batch the rest of its share."""
+def squad_counted_per_trained(
+    batch_per_gpu: int, num_gpus: int, max_steps: int = SQUAD_MAX_STEPS
+) -> float:
+    """Sequences Lambda's SQuAD rows count per sequence trained at this per-GPU batch on
+    `num_gpus` under `max_steps`: that many whole batches a process over what its loop trains
+    (the note above), each epoch's last batch the rest of its share."""
     share = math.ceil(SQUAD_TRAIN_FEATURES / num_gpus)
     trained, steps = 0, 0
     for _ in range(SQUAD_EPOCHS):
         for start in range(0, share, batch_per_gpu):
-            if steps > SQUAD_MAX_STEPS:
+            if steps > max_steps:
                 break
             trained += min(batch_per_gpu, share - start)
             steps += 1
-    return SQUAD_MAX_STEPS * batch_per_gpu / trained
+    return max_steps * batch_per_gpu / trained
 
 
 # Rows whose precision label is not what ran, left out (and counted) with the evidence:
@@ -826,6 +844,9 @@ def read_lambda_rows(
                     units *= counted
                 if rec["model"] in BERT_SQUAD and version in SQUAD_COUNTED_VERSIONS:
                     units *= squad_counted_per_trained(batch, num_gpus)
+                v0_run = (gpu_label(rec["gpu"]), num_gpus, rec["model"], rec["precision"][:4])
+                if version == "v0" and v0_run in V0_SQUAD_MAX_STEPS:
+                    units *= squad_counted_per_trained(batch, num_gpus, V0_SQUAD_MAX_STEPS[v0_run])
                 optimizer_fields = lambda_optimizer(rec["model"], precision, version, rec["gpu"])
                 code = lambda_code(rec["model"], version, rec["gpu"], gpu.architecture)
                 wkey = (zoo_name, precision.value, batch, *optimizer_fields.values(), *code.items())

@@ -35,9 +35,16 @@ def test_eight_a100s_at_320_and_one_gpu_runs() -> None:
     assert squad_counted_per_trained(320, 1) == pytest.approx(100 / 101)
 
 
-def test_only_the_2022_2024_and_2025_runs_are_read_as_counted() -> None:
-    """v1 rows carry the count; v0 rows (the NGC containers' own copies, other --max_steps)
-    keep one sequence a unit."""
+def test_a_2021_run_counts_its_own_max_steps() -> None:
+    """results/8xA5500 bert_base_squad fp16: --max_steps 1000 (config_v0/config_pytorch_8xA5500
+    .sh), 131.31 s x 3,168.0 a second = 416,000 = 1,000 x 52 x 8 counted, where each of 8
+    processes ran 2 x 214 steps of its 11,081 features: 2.35x."""
+    assert squad_counted_per_trained(52, 8, 1000) == pytest.approx(416_000 / (2 * 11_081 * 8))
+
+
+def test_only_the_runs_whose_logs_carry_the_count_are_read_as_counted() -> None:
+    """v1 rows carry the count; v0 rows keep one sequence a unit (the NGC containers' own
+    copies, other --max_steps) except the runs V0_SQUAD_MAX_STEPS names."""
     rows, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True, cleaned=False)
     units = {
         (r.version, r.lambda_gpu.strip(), r.num_gpus): r.units_per_sample
@@ -46,3 +53,4 @@ def test_only_the_2022_2024_and_2025_runs_are_read_as_counted() -> None:
     }
     assert units[("v1", "A100 80GB SXM4", 8)] == pytest.approx(256_000 / 177_296)
     assert units[("v0", "A100 80GB SXM4", 8)] == 1.0
+    assert units[("v0", "RTX A5500", 8)] == pytest.approx(416_000 / (2 * 11_081 * 8))
