@@ -227,6 +227,18 @@ V0_SQUAD_MAX_STEPS: dict[tuple[str, int, str, str], int] = {
 }
 
 
+def squad_max_steps(rec: dict[str, str], version: str, num_gpus: int) -> int | None:
+    """The --max_steps a SQuAD row's log counts by (the note above); None where the row is taken
+    as read (another model, or a v0 run whose log carries no count)."""
+    if rec["model"] not in BERT_SQUAD:
+        return None
+    if version in SQUAD_COUNTED_VERSIONS:
+        return SQUAD_MAX_STEPS
+    return V0_SQUAD_MAX_STEPS.get(
+        (gpu_label(rec["gpu"]), num_gpus, rec["model"], rec["precision"][:4])
+    )
+
+
 def squad_counted_per_trained(
     batch_per_gpu: int, num_gpus: int, max_steps: int = SQUAD_MAX_STEPS
 ) -> float:
@@ -842,11 +854,9 @@ def read_lambda_rows(
                         skipped[NCF_NO_STEP] = skipped.get(NCF_NO_STEP, 0) + 1
                         continue
                     units *= counted
-                if rec["model"] in BERT_SQUAD and version in SQUAD_COUNTED_VERSIONS:
-                    units *= squad_counted_per_trained(batch, num_gpus)
-                v0_run = (gpu_label(rec["gpu"]), num_gpus, rec["model"], rec["precision"][:4])
-                if version == "v0" and v0_run in V0_SQUAD_MAX_STEPS:
-                    units *= squad_counted_per_trained(batch, num_gpus, V0_SQUAD_MAX_STEPS[v0_run])
+                max_steps = squad_max_steps(rec, version, num_gpus)
+                if max_steps is not None:
+                    units *= squad_counted_per_trained(batch, num_gpus, max_steps)
                 optimizer_fields = lambda_optimizer(rec["model"], precision, version, rec["gpu"])
                 code = lambda_code(rec["model"], version, rec["gpu"], gpu.architecture)
                 wkey = (zoo_name, precision.value, batch, *optimizer_fields.values(), *code.items())

@@ -140,7 +140,8 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
             "transposes its input and output (measured on cuDNN; memory_format: channels_last "
             "avoids it)"
         )
-    if compute.unaligned_extra_flops(job.work, compute.operand_bytes(path.value)) > 0:
+    head_bytes = compute.operand_bytes(path.value)
+    if compute.unaligned_extra_flops(job.work, head_bytes, job.dev.unaligned_share) > 0:
         width = f"{job.work.lm_head_width:,}"
         assumed.append(
             f"the {width}-wide output projection is not a multiple of 8: "
