@@ -55,7 +55,14 @@ from calibrate import (
     predicted_units_per_s,
     same_gpu_ratio_low,
 )
-from calibration_data import DEFAULT_DATA_DIR, REPO, LambdaRow, job_key, read_lambda_rows
+from calibration_data import (
+    DEFAULT_DATA_DIR,
+    REPO,
+    SUPERLINEAR,
+    LambdaRow,
+    job_key,
+    read_lambda_rows,
+)
 from machine_info import machine
 
 from dlrig.catalog import load_catalog
@@ -136,6 +143,7 @@ class Judged:
     inside_cleaned: bool | None
     gpus: int = 1
     fitted_gpu: bool = True
+    left_out: str = ""  # why the cleaning leaves the row out ("" for a row it keeps)
 
 
 def source_fold(data_dir: Path, held: str, cleaned: bool) -> Calibration:
@@ -182,6 +190,7 @@ def lambda_left_out(data_dir: Path, left_out: Bands) -> list[Judged]:
                     None if ratio_clean is None else interval.holds(ratio_clean, fitted),
                     r.num_gpus,
                     fitted,
+                    "" if clean else r.left_out or SUPERLINEAR,
                 )
             )
     return judged
@@ -225,6 +234,7 @@ def others_left_out(left_out: Bands) -> list[Judged]:
                 inside if pair.cleaned else None,
                 pair.gpus,
                 cal.fitted_gpu(pair.gpu),
+                "" if pair.cleaned else f"flagged by its own bench ({pair.source})",
             )
         )
     return judged
@@ -354,6 +364,23 @@ def _tail_lines(judged: list[Judged], sources: dict[str, provenance.Source]) -> 
         beyond = [j for j in mine if abs(j.error_all) > TARGET_P90]
         dropped = sum(1 for j in beyond if not j.cleaned)
         lines.append(f"| {kind} | {len(mine)} | {len(beyond)} | {len(mine) // 10} | {dropped} |")
+    training = [j for j in judged if sources[j.source].kind == "training" and j.left_out]
+    reasons = sorted(
+        {j.left_out for j in training},
+        key=lambda why: -sum(abs(j.error_all) > TARGET_P90 for j in training if j.left_out == why),
+    )
+    lines += [
+        "",
+        "The training rows the cleaning leaves out, by its reason: how many of them lie beyond "
+        f"{TARGET_P90:.0%} error when put back and predicted as their logs say they ran:",
+        "",
+        f"| reason | rows | beyond {TARGET_P90:.0%} |",
+        "|---|---|---|",
+    ]
+    for why in reasons:
+        mine = [j for j in training if j.left_out == why]
+        far = sum(abs(j.error_all) > TARGET_P90 for j in mine)
+        lines.append(f"| {why} | {len(mine)} | {far} |")
     return lines
 
 

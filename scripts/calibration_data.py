@@ -689,6 +689,8 @@ class LambdaRow:
     # steps of an epoch its log timed without waiting for the GPU (NCF_UNSYNCED); 0: a timer
     # that waited, so the throughput is the training's
     unsynced_epoch_steps: int = 0
+    # why the cleaning leaves this row out, for a row `cleaned=False` put back; None otherwise
+    left_out: str | None = None
 
     @property
     def older_stack(self) -> bool:
@@ -811,8 +813,9 @@ def read_lambda_rows(
                 reason = _skip_reason(rec)
                 # A flagged row may be mislabeled too: what its logs say ran stands either way.
                 as_run = AS_RUN.get(_mislabeled(rec) or "") if not cleaned else None
+                left_out = None
                 if not cleaned and _is_cleaning(reason):
-                    reason = None
+                    left_out, reason = reason, None
                 gpu = None
                 label = gpu_label(rec["gpu"])
                 if reason is None:
@@ -832,6 +835,8 @@ def read_lambda_rows(
                     elif mislabel is not None:
                         as_run = AS_RUN.get(mislabel, as_run)
                         unsynced = mislabel == NCF_UNSYNCED
+                    if not cleaned:
+                        left_out = left_out or mislabel
                 if reason is None and gpu is not None:
                     key = (rec["model"], rec["precision"], rec["batch_size_per_gpu"], gpu.name)
                     dedup = (*key, rec["num_gpus"], rec["throughput"])
@@ -885,6 +890,7 @@ def read_lambda_rows(
                         nccl_p2p_disabled(rec["gpu"], num_gpus, version),
                         replicas,
                         ncf_epoch_steps(batch, num_gpus) if unsynced else 0,
+                        left_out,
                     )
                 )
     return (_without_superlinear(rows, skipped) if cleaned else rows), skipped
@@ -921,6 +927,9 @@ SUPERLINEAR_PER_GPU = 1.1
 BOUNDED_BY = {"H200 NVL 141GB": "H200 SXM 141GB"}
 
 
+SUPERLINEAR = "superlinear: a GPU above 1.1x its 1-GPU rate (the file's flag, every system)"
+
+
 def _without_superlinear(rows: list[LambdaRow], skipped: dict[str, int]) -> list[LambdaRow]:
     single: dict[tuple[str, str, str, str], list[tuple[int, float]]] = {}
     for r in rows:
@@ -941,8 +950,7 @@ def _without_superlinear(rows: list[LambdaRow], skipped: dict[str, int]) -> list
         alone = [u for b, u in runs if b >= 0.9 * r.workload.batch_size]
         per_gpu = r.measured_samples_per_s / r.num_gpus
         if r.num_gpus > 1 and alone and per_gpu > SUPERLINEAR_PER_GPU * statistics.median(alone):
-            reason = "superlinear: a GPU above 1.1x its 1-GPU rate (the file's flag, every system)"
-            skipped[reason] = skipped.get(reason, 0) + 1
+            skipped[SUPERLINEAR] = skipped.get(SUPERLINEAR, 0) + 1
             continue
         kept.append(r)
     return kept

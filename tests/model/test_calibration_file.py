@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -98,7 +99,7 @@ def test_all_rows_put_back_exactly_what_the_cleaning_left_out() -> None:
     Lambda's 2023 H100 SXM5
     server, left out as a superseded stack (CUDA 11.8), comes back."""
     sys.path.insert(0, str(REPO / "scripts"))
-    from calibration_data import NCF_NO_STEP, read_lambda_rows
+    from calibration_data import NCF_NO_STEP, LambdaRow, read_lambda_rows
 
     cleaned, left_out = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
     every, unpredictable = read_lambda_rows(DATA, load_catalog(), multi_gpu=True, cleaned=False)
@@ -111,6 +112,19 @@ def test_all_rows_put_back_exactly_what_the_cleaning_left_out() -> None:
     # The same rows read either way; a row put back may repeat another (6 do), so count both.
     assert len(every) + sum(unpredictable.values()) == len(cleaned) + sum(left_out.values())
     assert len(every) - len(cleaned) == 649
+    # Each row put back names the reason the cleaned read counted it under (bench_accuracy's
+    # table of left-out rows by reason); a row the cleaning keeps names none.
+    reasons = Counter(r.left_out for r in every if r.left_out is not None)
+    assert sum(reasons.values()) == 649
+    assert all(left_out[why] >= n for why, n in reasons.items())
+
+    def run(r: LambdaRow) -> tuple[object, ...]:
+        return (r.version, r.lambda_model, r.lambda_gpu, r.num_gpus, r.measured_units_per_s)
+
+    kept = {run(r) for r in cleaned}
+    back = [r for r in every if run(r) in kept]
+    assert len(back) >= len(cleaned)
+    assert all(r.left_out is None for r in back)
     assert any(r.lambda_gpu.strip() == "H100 80GB SXM5" and r.version == "v1" for r in every)
     assert not any(r.lambda_gpu.strip() == "H100 80GB SXM5" for r in cleaned)
 
