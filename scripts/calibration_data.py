@@ -319,13 +319,14 @@ APEX_O1_RAN = "mislabeled tacotron2/waveglow fp16 ran apex amp O1 on v0 2020 sys
 # Tacotron2 waited on the host (busy a median 46% on the RTX 2080 Ti and 54% on the RTX 2080
 # Max-Q, against 76% and 92% in fp32), WaveGlow on its kernels (76% on the RTX 2080 Ti and 94%
 # on the V100, as fp32's 78% and 97%). NVIDIA's own machine shows the same gap on that era's
-# container: DeepLearningExamples' DGX-1 (V100 16GB), NGC 19.12, apex O1, WaveGlow 81,503
+# container: DeepLearningExamples' DGX-1 (V100 16GB), NGC 19.12 as README @77a1bb91 labels it
+# (its WaveGlow figure first appeared under 19.05, @979e2918), apex O1, WaveGlow 81,503
 # samples/s at batch 10 and Tacotron2 15,313 mel frames/s at batch 104, against dlrig's
 # 145,996 and 26,642 (+0.79, +0.74), where its FP32 runs (36,671 at 4, 9,674 at 48) come out
 # +0.11 and +0.12 (PyTorch/SpeechSynthesis/Tacotron2/README.md @77a1bb91, training
-# performance). A stack dlrig does not model, as the same container's Tacotron2 fp32 rows:
-# the NGC 20.10 rows are predicted as the fp16 they ran; the NGC
-# 20.01 ones keep lambda_precision's full precision, whose prediction their step happened to
+# performance). A stack dlrig does not model, as the same container's Tacotron2 fp32 rows: the
+# NGC 20.10 rows are predicted as the fp16 they ran; the NGC 20.01 ones keep
+# lambda_precision's full precision, whose prediction their step happened to
 # run near (as fp16 too, the 61 rows and the fits that take them in raised the Lambda
 # leave-one-source-out all-rows p90 from 32.5% to 40.2%: 2026-12-07).
 # O1 itself is not the gap: what it adds to a WaveGlow step is what dlrig's fp16 step already
