@@ -279,7 +279,10 @@ def row_features(row: LambdaRow, scale: float, transpose_instructions: float) ->
     )  # fmt: skip
     if path is ComputePath.SIMT_16BIT:
         path = ComputePath.SIMT_FP32  # one shader-core efficiency
-    return RowFeatures(path, times, w.batch_size / row.measured_samples_per_s)
+    # the step on the software the fit models: a row whose own software ran the job
+    # measured_stack_speed faster would have taken that much longer on it
+    step_s = w.batch_size / row.measured_samples_per_s * row.measured_stack_speed
+    return RowFeatures(path, times, step_s)
 
 
 def mamf_efficiency_cap(data_dir: Path) -> float:
@@ -555,14 +558,16 @@ def _value(v: Any) -> str:
 
 def predicted_units_per_s(row: LambdaRow, cal: Calibration) -> float:
     """dlrig's throughput for a Lambda row, in Lambda's unit, on the software the row ran:
-    a 2022 row takes the calibration's older_stack_time_factor longer a step. Replicas (each
-    GPU its own copy, no gradient exchange) run as that many one-GPU jobs."""
+    a 2022 row takes the calibration's older_stack_time_factor longer a step, one whose
+    software's speed on the job was measured (LambdaRow.measured_stack_speed) runs at that
+    speed. Replicas (each GPU its own copy, no gradient exchange) run as that many one-GPU
+    jobs."""
     if row.replicas:
         one = dataclasses.replace(row, num_gpus=1, platform=None, measured=None, replicas=False)
         return row.num_gpus * predicted_units_per_s(one, cal)
     est = estimate(row.build(), row.workload, calibration=cal)
     stack = float(cal.meta.get("older_stack_time_factor", 1.0)) if row.older_stack else 1.0
-    rate = est.samples_per_s * row.units_per_sample / stack
+    rate = est.samples_per_s * row.units_per_sample / stack * row.measured_stack_speed
     if row.unsynced_epoch_steps:
         # the epoch as its timer read it (LambdaRow.unsynced_epoch_steps): the same samples
         # over the host's time to queue them instead of the GPU's to train them

@@ -362,6 +362,16 @@ APEX_O1_CURRENT_STACK_GPUS = AMP_RAN_GPUS
 # RTX 8000 went from 116.8 (v0, batch 158) to 81.4 img/s (v1, batch 144; fp16 180 -> 182).
 # dlrig predicts the current cuDNN; the cuDNN 7 fp32 rows are that superseded stack.
 CUDNN7_FP32_SSD_ARCHITECTURES = {"Turing", "Volta"}
+CUDNN7_FP32_SSD = "ssd fp32 on v0 Turing/Volta ran cuDNN 7.6.5 at 1.3-1.4x its cuDNN 8 rate"
+# How much faster that stack ran the job than the cuDNN 8 ones, as NVIDIA measured it on its
+# DGX-1 (the figures above): NGC 19.08 (cuDNN 7.6) over NGC 21.05 (cuDNN 8.2), both NCHW,
+# 133.67 / 108.27 img/s on one GPU (532.05 / 425.07 on four, 1,060.33 / 846.58 on eight:
+# 1.25). Not 22.10's 107.22: that release made channels_last its default, which Lambda's 2024
+# code never ran (data/calibration/README.md). `cleaned=False` predicts those rows at this
+# speed (LambdaRow.measured_stack_speed): what ran, and how fast that software runs the job,
+# both from outside dlrig. NVIDIA's pair is a V100; Lambda's Turing cards ran the same
+# container. Chosen with the rows in view (bench/provenance.toml).
+CUDNN7_FP32_SSD_SPEED = 133.67 / 108.27
 
 
 # Lambda's own H100 SXM5 server ran in February 2023 on the first CUDA with Hopper kernels
@@ -522,7 +532,7 @@ def _mislabeled_for(rec: dict[str, str], gpu: GPU, version: str) -> str | None:
         and version == "v0"
         and gpu.architecture in CUDNN7_FP32_SSD_ARCHITECTURES
     ):
-        return "ssd fp32 on v0 Turing/Volta ran cuDNN 7.6.5 at 1.3-1.4x its cuDNN 8 rate"
+        return CUDNN7_FP32_SSD
     return None
 
 
@@ -699,13 +709,17 @@ class LambdaRow:
     unsynced_epoch_steps: int = 0
     # why the cleaning leaves this row out, for a row `cleaned=False` put back; None otherwise
     left_out: str | None = None
+    # how much faster the software the row ran runs its job than the software dlrig models, as
+    # measured outside Lambda's runs (CUDNN7_FP32_SSD_SPEED); 1.0 where nothing measured it
+    measured_stack_speed: float = 1.0
 
     @property
     def older_stack(self) -> bool:
         """Ran Lambda's 2022 software (NGC PyTorch 20.01/20.10: CUDA 11.0-11.1, cuDNN 8.0), two
         years of cuDNN and cuBLAS older than its 2024 run (NGC 22.09/22.10: CUDA 11.8, cuDNN
-        8.6), whose kernels today's releases have overtaken in turn."""
-        return self.version == "v0"
+        8.6), whose kernels today's releases have overtaken in turn; a row whose software's
+        speed on its job was measured (measured_stack_speed) takes that measurement instead."""
+        return self.version == "v0" and self.measured_stack_speed == 1.0
 
     @property
     def measured_samples_per_s(self) -> float:
@@ -834,10 +848,13 @@ def read_lambda_rows(
                         reason = f"GPU not in catalog: {rec['gpu']}"
                 version = rec.get("lambda_version") or name.split("_")[3]
                 unsynced = False
+                stack_speed = 1.0
                 if reason is None and gpu is not None:
                     mislabel = _mislabeled_for(rec, gpu, version)
                     if cleaned:
                         reason = mislabel
+                    elif mislabel == CUDNN7_FP32_SSD:
+                        stack_speed = CUDNN7_FP32_SSD_SPEED
                     elif mislabel == APEX_O1_RAN:
                         as_run = apex_o1_as_run(gpu) or as_run
                     elif mislabel is not None:
@@ -899,6 +916,7 @@ def read_lambda_rows(
                         replicas,
                         ncf_epoch_steps(batch, num_gpus) if unsynced else 0,
                         left_out,
+                        stack_speed,
                     )
                 )
     return (_without_superlinear(rows, skipped) if cleaned else rows), skipped

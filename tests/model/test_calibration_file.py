@@ -129,6 +129,31 @@ def test_all_rows_put_back_exactly_what_the_cleaning_left_out() -> None:
     assert not any(r.lambda_gpu.strip() == "H100 80GB SXM5" for r in cleaned)
 
 
+def test_cudnn7_ssd_rows_put_back_run_at_nvidias_measured_speed_of_that_software() -> None:
+    """NVIDIA's DGX-1 V100 ran SSD300 fp32 at batch 32 at 133.67 img/s on NGC 19.08 (cuDNN 7)
+    and 108.27 on NGC 21.05 (cuDNN 8.2), both NCHW (DeepLearningExamples SSD README @4cce4d88,
+    @0b3f770b): 1.2346x. The 27 cuDNN 7 rows `cleaned=False` puts back carry that speed, and
+    not the generic older-software factor besides; no other row carries one."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from calibrate import predicted_units_per_s
+    from calibration_data import CUDNN7_FP32_SSD, read_lambda_rows
+
+    every, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True, cleaned=False)
+    ssd = [r for r in every if r.left_out == CUDNN7_FP32_SSD]
+    assert len(ssd) == 27
+    assert all(r.measured_stack_speed == pytest.approx(1.2346, abs=1e-4) for r in ssd)
+    assert not any(r.older_stack for r in ssd)
+    assert all(r.measured_stack_speed == 1.0 for r in every if r.left_out != CUDNN7_FP32_SSD)
+    cleaned, _ = read_lambda_rows(DATA, load_catalog(), multi_gpu=True)
+    assert all(r.measured_stack_speed == 1.0 for r in cleaned)
+    cal = default_calibration()
+    row = ssd[0]
+    modelled = dataclasses.replace(row, measured_stack_speed=1.0, version="v1")
+    assert predicted_units_per_s(row, cal) == pytest.approx(
+        1.2346 * predicted_units_per_s(modelled, cal), rel=1e-4
+    )
+
+
 def test_a_fit_on_one_lambda_run_does_not_claim_the_older_software_factor() -> None:
     """Leave-one-source-out fits on one Lambda run: the 2022 software's time factor is relative
     to the 2024 run, so a fit that sees one run only keeps 1.0 (the shipped fit, on both runs,
