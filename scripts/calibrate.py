@@ -402,7 +402,7 @@ def fit_compute(rows: list[LambdaRow], eff_cap: float) -> dict[str, Any]:
     # and NVIDIA's tables do not give it either (data/calibration/dle_container_pairs.csv: one
     # job both eras time alike, BERT-large SQuAD FP32 on V100, 12 -> 12 seq/s on one GPU, 67 ->
     # 85.5 on eight, NGC 20.06 -> 21.11; taking their 1.138 put 477 rows beyond 25% where 1.0
-    # puts 392): such a fit assumes none.
+    # put 392, 2026-12-07): such a fit assumes none.
     both_runs = len({r.older_stack for r in rows}) == 2
     stacks = OLDER_STACK_TIME_FACTORS if both_runs else (1.0,)
     designs = {

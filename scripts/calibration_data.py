@@ -43,8 +43,8 @@ _LABEL_COUNT = re.compile(r"^\d+x\s*")
 # lambdal/deeplearning-benchmark@aa5addb6 (1,726 iterations) that is 564.6 frames a sample.
 # The fitted per-kernel costs absorb the 1.42x: read as 565, the fit moves gpu_kernel_s 36 ->
 # 26 us and host_kernel_s 40 -> 30 us, and Lambda's leave-one-source-out rows beyond 25% go
-# 392 -> 536 (the 2022 Mask R-CNN and GNMT rows turn fast), so 800 stays until the per-kernel
-# cost is modelled by software era (bench/provenance.toml).
+# 392 -> 536 (2026-12-07; the 2022 Mask R-CNN and GNMT rows turn fast), so 800 stays until
+# the per-kernel cost is modelled by software era (bench/provenance.toml).
 LAMBDA_MODELS: dict[str, tuple[str, float, dict[str, object]]] = {
     "resnet50": ("resnet50", 1.0, {}),
     "ssd": ("ssd300", 1.0, {}),
