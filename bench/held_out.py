@@ -373,7 +373,7 @@ def serving_band() -> tuple[float, float]:
     band = interval_band.band(
         [
             interval_band.Residual(p.source, 1, p.ratio)
-            for p in serving() + amd_serving()
+            for p in serving() + amd_serving() + mlperf_offline()
             if p.source in sources
         ]
     )
@@ -418,6 +418,23 @@ def arrivals() -> list[Pair]:
     return pairs
 
 
+def mlperf_offline() -> list[Pair]:
+    """MLPerf Offline runs (bench_arrivals.py): total output tokens/s with every sample queued."""
+    import bench_arrivals as ar
+
+    return [
+        Pair(
+            "mlperf_offline",
+            run.label,
+            run.tokens_per_s,
+            ar.offline_tokens_per_s(run),
+            gpus=run.count,
+            gpu=run.gpu,
+        )
+        for run in ar.OFFLINE
+    ]
+
+
 def amd_serving() -> list[Pair]:
     """AMD's vLLM tables and Oracle's OCI sweep on 8x MI300X (bench_amd.py): output tokens/s
     of all users, as published or a latency row's batch x output tokens over its time."""
@@ -446,6 +463,7 @@ ADAPTERS: dict[str, Callable[[], list[Pair]]] = {
     "fsdp_qlora": fsdp_qlora,
     "serving": serving,
     "arrivals": arrivals,
+    "mlperf_offline": mlperf_offline,
     "amd_serving": amd_serving,
     "memory": memory,
 }
