@@ -99,11 +99,15 @@ class EngineProfile:
 # Batched server, TensorRT-LLM-like (its C++ runtime, CUDA graphs, custom GEMV kernels):
 # decode reads at ~96% of what a copy kernel reaches, plus ~25 us per layer and step (chosen
 # on NVIDIA's H200 running Llama 3.3 70B fp8 at 51.14 tok/s at batch 1); a custom all-reduce
-# over NVLink takes ~8 us for a few KB (NCCL's small-message latency is 10-20 us); its GEMMs
-# reach 74% of the achievable matmul rate (chosen with a separate 42% for decode's GEMMs on
-# TensorRT-LLM's 8x H100 Llama 3.1 405B fp8 maximum-throughput runs, 7 ISL/OSL pairs, when
-# attention's KV read overlapped the GEMMs; with attention after the GEMMs and the GEMMs'
-# rows padded to whole tiles, the one 74% serves both, bench/results/serving.md).
+# over NVLink takes ~8 us for a few KB (NCCL's small-message latency is 10-20 us); its
+# prefill GEMMs reach 74% of the achievable matmul rate and its decode GEMMs 46% (both chosen
+# on TensorRT-LLM's 8x H100 Llama 3.1 405B fp8 maximum-throughput runs, 7 ISL/OSL pairs:
+# decode was 42% while attention's KV read overlapped the GEMMs and 46% once it ran after
+# them; padding the GEMMs' rows to whole tiles was tried and not kept: bench/provenance.toml).
+# One copy on one or two GPUs decodes faster than that share gives (TensorRT-LLM's 8B and
+# 70B TP1/TP2 rows at short lengths, MLPerf's Llama 2 70B Offline runs: 13-28% slow); a
+# wave-quantised GEMM per shape with the prefill share for both was tried and not kept, as
+# vLLM's small-batch sweeps and AMD's TP8 rows moved the other way (bench/provenance.toml).
 BATCHED = EngineProfile(
     bandwidth_efficiency=0.96,
     compute_efficiency=0.74,
