@@ -13,7 +13,9 @@ from model_fixtures import make_build, make_workload
 from dlrig.model import compute, estimate
 from dlrig.model.calibration import default_calibration
 from dlrig.model.compute import WINOGRAD_FLOP_REDUCTION, Rates, tf32_conv_s
+from dlrig.model.layers import layer_work
 from dlrig.model.rates import ComputePath
+from dlrig.workloads.model import Workload
 
 FACTORS = default_calibration().compute
 TENSOR_EFF = FACTORS.conv_efficiency[ComputePath.TENSOR_TF32]
@@ -36,7 +38,8 @@ def test_an_rtx_3090_runs_tf32_convnets_faster_than_its_tensor_cores_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """ResNet-50 TF32 at batch 224 (Lambda's batch): the RTX 3090's estimate rises above what
-    its tensor cores alone would give; the A100's and the RTX 4090's do not move."""
+    its tensor cores alone would give (8% at the shipped efficiencies: TF32 tensor-core
+    convolutions 0.669, shader ones 0.7355); the A100's and the RTX 4090's do not move."""
     job = make_workload("resnet50", dataset="synthetic", precision="tf32", batch_size=224)
     gpus = ("GeForce RTX 3090", "A100 SXM4 80GB", "GeForce RTX 4090")
 
@@ -49,7 +52,7 @@ def test_an_rtx_3090_runs_tf32_convnets_faster_than_its_tensor_cores_alone(
     chosen = rates()
     monkeypatch.setattr(compute, "SHADER_WINOGRAD_ARCHITECTURES", frozenset())
     tensor_only = rates()
-    assert chosen["GeForce RTX 3090"] > 1.1 * tensor_only["GeForce RTX 3090"]
+    assert chosen["GeForce RTX 3090"] > 1.05 * tensor_only["GeForce RTX 3090"]
     assert chosen["A100 SXM4 80GB"] == pytest.approx(tensor_only["A100 SXM4 80GB"])
     assert chosen["GeForce RTX 4090"] == pytest.approx(tensor_only["GeForce RTX 4090"])
 
@@ -70,12 +73,44 @@ def test_the_estimate_says_when_the_shaders_take_the_3x3_convolutions() -> None:
     assert notes("GeForce RTX 3090", "fp16") == []
 
 
-def test_tf32_convolutions_on_blackwell_pay_the_nchw_transposes() -> None:
-    """cuDNN transposes NCHW tensors for its NHWC tensor-core convolutions; on Blackwell it does
-    so in TF32 as well (compute.NHWC_TF32_CONVOLUTION_ARCHITECTURES), of 4-byte elements. An
-    NCHW TF32 ResNet-50 on a B200 is then slower than the same job in channels_last; on an
-    H100 SXM5 (Hopper: not in the set) the two layouts estimate the same in TF32, and both
-    cards still pay the transposes in fp16."""
+def test_tf32_convolutions_transpose_their_input_only_before_blackwell() -> None:
+    """cuDNN's TF32 tensor-core kernels on Ampere, Ada and Hopper read NHWC activations and
+    write NCHW output (sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw): an
+    NCHW input is transposed (a read and a write: 2 moves an output element) and the output
+    is not. 16-bit convolutions and Blackwell's TF32 ones transpose both (4 moves)."""
+    assert compute.nchw_transpose_moves(4.0, tf32_nhwc=False) == 2.0
+    assert compute.nchw_transpose_moves(4.0, tf32_nhwc=True) == 4.0
+    assert compute.nchw_transpose_moves(2.0, tf32_nhwc=False) == 4.0
+
+
+def test_the_input_transposes_cost_half_of_both() -> None:
+    """On one card and batch, what an NCHW TF32 ResNet-50's transposes add to the memory stage
+    (NCHW against channels_last) is half what they add where the output is transposed too:
+    the element moves, 2 against 4, bound the transposes' bytes and instructions alike."""
+    job = make_workload("resnet50", dataset="synthetic", precision="tf32", batch_size=256)
+    last = make_workload(
+        "resnet50", dataset="synthetic", precision="tf32", batch_size=256,
+        memory_format="channels_last",
+    )  # fmt: skip
+    work = layer_work(job)
+
+    def memory_s(workload: Workload, tf32_nhwc: bool) -> float:
+        return compute.class_times(
+            work, workload, 256, 400e12, 3000.0, winograd=False, operand_bytes=4.0,
+            sixteen_traffic=False, optimizer_params=25.6e6, intensity_scale=1.0,
+            issue_rate=6.7e13, transpose_instructions=40.0, tf32_nhwc=tf32_nhwc,
+        ).memory_s  # fmt: skip
+
+    input_only = memory_s(job, False) - memory_s(last, False)
+    both = memory_s(job, True) - memory_s(last, True)
+    assert input_only > 0
+    assert both == pytest.approx(2.0 * input_only)
+
+
+def test_tf32_convolutions_on_nchw_pay_transposes_on_hopper_and_blackwell() -> None:
+    """An NCHW TF32 ResNet-50 is slower than the same job in channels_last on a B200 (input
+    and output transposed) and on an H100 SXM5 (input transposed); both cards also pay the
+    transposes in fp16."""
 
     def rate(gpu: str, precision: str, memory_format: str) -> float:
         job = make_workload(
@@ -84,22 +119,21 @@ def test_tf32_convolutions_on_blackwell_pay_the_nchw_transposes() -> None:
         )  # fmt: skip
         return estimate(make_build(None, gpus=[{"model": gpu, "count": 1}]), job).samples_per_s
 
-    for gpu, tf32_transposes in (("B200 SXM 180GB", True), ("H100 SXM5 80GB", False)):
-        nchw, nhwc = rate(gpu, "tf32", "channels_first"), rate(gpu, "tf32", "channels_last")
-        assert (nchw < 0.95 * nhwc) is tf32_transposes
-        assert nchw == pytest.approx(nhwc) or tf32_transposes
+    for gpu in ("B200 SXM 180GB", "H100 SXM5 80GB"):
+        assert rate(gpu, "tf32", "channels_first") < 0.97 * rate(gpu, "tf32", "channels_last")
         assert rate(gpu, "fp16", "channels_first") < 0.95 * rate(gpu, "fp16", "channels_last")
 
 
 def test_the_estimate_names_the_tf32_transposes() -> None:
-    """The assumption line says which convolutions transpose: TF32 on a B200, none in TF32 on
-    an H100 SXM5."""
+    """The assumption line says what each TF32 convolution transposes: input and output on a
+    B200, the input on an H100 SXM5."""
 
     def notes(gpu: str) -> list[str]:
         job = make_workload("resnet50", dataset="synthetic", precision="tf32", batch_size=256)
         est = estimate(make_build(None, gpus=[{"model": gpu, "count": 1}]), job)
         return [a for a in est.assumptions if "NCHW layout" in a]
 
-    [line] = notes("B200 SXM 180GB")
-    assert "each TF32 tensor-core convolution transposes" in line
-    assert notes("H100 SXM5 80GB") == []
+    [b200] = notes("B200 SXM 180GB")
+    assert "each TF32 tensor-core convolution transposes its input and output" in b200
+    [h100] = notes("H100 SXM5 80GB")
+    assert "each TF32 tensor-core convolution transposes its input (" in h100

@@ -24,7 +24,7 @@ from dlrig.catalog.schema import GPU
 
 BUDGET_3090 = Path(__file__).parents[2] / "examples" / "builds" / "budget-1gpu-3090.yaml"
 USED_3090_USD = 700.0  # runlocalai, 'Best GPU for local AI in 2026' (May 2026), low end
-COMPARISON_LOW = 0.8119  # calibration.toml [uncertainty] comparison_ratio_low
+COMPARISON_LOW = 0.8401  # calibration.toml [uncertainty] comparison_ratio_low
 
 
 def upgrade_json(*args: str) -> dict[str, Any]:

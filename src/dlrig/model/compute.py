@@ -56,20 +56,29 @@ SHADER_WINOGRAD_ARCHITECTURES = frozenset({"Ampere"})
 # 1,200 img/s on V100 SXM2 16GB and 2,470 on A100 SXM4 80GB (bench/data/external_training.csv)
 # against Lambda's NCHW runs (no --memory-format: DLE's default nchw, logged as
 # "memory_format : nchw") 833 and 1,582 (data/calibration, v1): 1.44x and 1.56x; FP32/TF32,
-# NCHW in both, agree within 1-12%. TF32 convolutions get no transposes here (no measurement),
-# except on NHWC_TF32_CONVOLUTION_ARCHITECTURES.
+# NCHW in both, agree within 1-12%.
 NCHW_TRANSPOSE_MOVES = 4.0
-# Where cuDNN runs TF32 convolutions on NHWC tensor-core kernels too, so that an NCHW model's
-# TF32 convolutions pay the same transposes as its 16-bit ones, of 4-byte elements: Blackwell.
-# cuDNN "may use padding, folding, and NCHW-to-NHWC transformations to call the Tensor Core
-# operations" (cuDNN developer guide, Legacy API, Data and Filter Formats). That it does so for
-# TF32 on Blackwell rests on Lambda's runs alone (a profile of it was seen but its source could
-# not be pinned down, so it is not cited): Lambda's B200 (NGC 25.06, PyTorch
-# 2.8.0a0, CUDA 12.9; its log's `memory_format : nchw`) ran NCHW ResNet-50 at 2,967 img/s in
-# TF32 and 3,076 in fp16 (1.04x) where the H100 SXM5's fp16 ran 1.47x its TF32: both precisions
-# bound by the same transposes. Hopper keeps NCHW-output TF32 kernels (sm80_xmma_..._nchw):
-# counting the transposes there too put Lambda's 2025 H100 TF32 convnets 10-28% slow, so the
-# set is Blackwell's alone (chosen on those rows: bench/provenance.toml).
+# TF32 convolutions before Blackwell transpose their input only. cuDNN's TF32 tensor-core
+# kernels on Ampere, Ada and Hopper read NHWC activations and write NCHW output: the family
+# sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw (activations NHWC, filters
+# KRSC, output NCHW, by cuDNN's naming) runs TF32 on all three, with an
+# nchwToNhwcKernel<float> beside it and no transpose back (public profiles read 2026-12-07;
+# none could be pinned to a repository, so none is cited). cuDNN "may use padding, folding,
+# and NCHW-to-NHWC transformations to call the Tensor Core operations" (cuDNN developer
+# guide, Legacy API, Data and Filter Formats). So a read and a write of the input: 2 moves per
+# output element, of 4-byte elements. Looked for with Lambda's TF32 convnets in view, which
+# ran 10-18% below their fp16 relative to dlrig on Ampere, Ada and Hopper alike
+# (bench/provenance.toml); the count is the kernels', not fitted. On GeForce Ampere, where
+# shader Winograd takes the 3x3 convolutions (tf32_conv_s), those skip the transpose and the
+# count is then high by their share of outputs.
+NCHW_INPUT_TRANSPOSE_MOVES = 2.0
+# Where cuDNN runs TF32 convolutions on NHWC-in, NHWC-out kernels, so that an NCHW model's
+# TF32 convolutions pay the same transposes as its 16-bit ones: Blackwell. That rests on
+# Lambda's runs alone (a profile of it was seen but its source could not be pinned down, so it
+# is not cited): Lambda's B200 (NGC 25.06, PyTorch 2.8.0a0, CUDA 12.9; its log's
+# `memory_format : nchw`) ran NCHW ResNet-50 at 2,967 img/s in TF32 and 3,076 in fp16 (1.04x)
+# where the H100 SXM5's fp16 ran 1.47x its TF32: both precisions bound by the same transposes
+# (chosen on those rows: bench/provenance.toml).
 NHWC_TF32_CONVOLUTION_ARCHITECTURES = frozenset({"Blackwell", "Blackwell Ultra"})
 # Lane-instructions a memory-bound (pointwise) kernel spends per element it reads or writes:
 # the load or store, the index arithmetic, the op itself in fp32 (PyTorch's opmath) and a
@@ -271,19 +280,22 @@ def moves_16bit_activations(sixteen_bit: bool, path: str) -> bool:
 
 
 def nchw_transposes(
-    work: LayerWork,
-    workload: Workload,
-    operand_bytes: float,
-    *,
-    on_shader_cores: bool,
-    tf32_nhwc: bool = False,
+    work: LayerWork, workload: Workload, operand_bytes: float, *, on_shader_cores: bool
 ) -> bool:
-    """Tensor-core convolutions on PyTorch's default NCHW tensors, which cuDNN transposes
-    (NCHW_TRANSPOSE_MOVES): 16-bit ones, and TF32 ones where `tf32_nhwc` (the card's cuDNN
-    runs TF32 convolutions on NHWC kernels too: NHWC_TF32_CONVOLUTION_ARCHITECTURES)."""
+    """Tensor-core convolutions on PyTorch's default NCHW tensors, which cuDNN transposes:
+    16-bit and TF32 ones (nchw_transpose_moves says how much)."""
     if on_shader_cores or workload.channels_last or work.conv_output_elems <= 0:
         return False
-    return operand_bytes == 2.0 or (tf32_nhwc and operand_bytes == 4.0)
+    return operand_bytes in (2.0, 4.0)
+
+
+def nchw_transpose_moves(operand_bytes: float, tf32_nhwc: bool) -> float:
+    """Element moves per convolution output element in the forward: input and output for
+    16-bit convolutions and for TF32 ones where `tf32_nhwc` (NHWC_TF32_CONVOLUTION_ARCHITECTURES,
+    NCHW_TRANSPOSE_MOVES), the input alone for other TF32 ones (NCHW_INPUT_TRANSPOSE_MOVES)."""
+    if operand_bytes == 2.0 or tf32_nhwc:
+        return NCHW_TRANSPOSE_MOVES
+    return NCHW_INPUT_TRANSPOSE_MOVES
 
 
 def transposes_s(
@@ -600,7 +612,8 @@ def class_times(
     `issue_rate` (lane-instructions per second, dlrig.model.rates.shader_issue_rate) and
     `transpose_instructions` (per element moved) bound the NCHW transposes (transposes_s).
     `quantized_params`: 4-bit weights on this device that QLoRA dequantizes (dequantize_bytes).
-    `tf32_nhwc`: TF32 convolutions transpose NCHW tensors too (nchw_transposes)."""
+    `tf32_nhwc`: TF32 convolutions transpose their output as well as their input
+    (nchw_transpose_moves)."""
     flop_mult = training_flop_multiplier(workload)
     traffic = traffic_multiplier(workload)
     units = float(batch)
@@ -667,10 +680,9 @@ def class_times(
     # eager LoRA's own passes (counted over the whole step), as cached as the other pointwise
     other += work.adapter_step_elems * 2.0 * units * from_dram
     transposes = 0.0
-    if nchw_transposes(
-        work, workload, operand_bytes, on_shader_cores=winograd, tf32_nhwc=tf32_nhwc
-    ):
-        element_moves = NCHW_TRANSPOSE_MOVES * work.conv_output_elems * traffic * units
+    if nchw_transposes(work, workload, operand_bytes, on_shader_cores=winograd):
+        moves = nchw_transpose_moves(operand_bytes, tf32_nhwc)
+        element_moves = moves * work.conv_output_elems * traffic * units
         transposes = transposes_s(
             element_moves, elem_bytes, bandwidth, issue_rate, transpose_instructions
         )

@@ -133,12 +133,14 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
             "experts are not, so the step is a lower bound (published MoE runs vary 2x "
             "between framework releases)"
         )
-    if _nchw_transposes(job.work, w, path.value, job.dev):
-        which = "16-bit" if compute.operand_bytes(path.value) == 2.0 else "TF32"
+    if _nchw_transposes(job.work, w, path.value):
+        operand = compute.operand_bytes(path.value)
+        which = "16-bit" if operand == 2.0 else "TF32"
+        moves = compute.nchw_transpose_moves(operand, _tf32_nhwc_convolutions(job.dev))
+        what = "its input and output" if moves == compute.NCHW_TRANSPOSE_MOVES else "its input"
         assumed.append(
             f"tensors in PyTorch's default NCHW layout: each {which} tensor-core convolution "
-            "transposes its input and output (measured on cuDNN; memory_format: channels_last "
-            "avoids it)"
+            f"transposes {what} (cuDNN's NHWC kernels; memory_format: channels_last avoids it)"
         )
     head_bytes = compute.operand_bytes(path.value)
     if compute.unaligned_extra_flops(job.work, head_bytes, job.dev.unaligned_share) > 0:
@@ -643,11 +645,10 @@ def _tf32_nhwc_convolutions(dev: Device) -> bool:
     )
 
 
-def _nchw_transposes(work: LayerWork, workload: Workload, path: str, dev: Device) -> bool:
+def _nchw_transposes(work: LayerWork, workload: Workload, path: str) -> bool:
     return compute.nchw_transposes(
-        work, workload, compute.operand_bytes(path), on_shader_cores=path.startswith("simt"),
-        tf32_nhwc=_tf32_nhwc_convolutions(dev),
-    )  # fmt: skip
+        work, workload, compute.operand_bytes(path), on_shader_cores=path.startswith("simt")
+    )
 
 
 # The host's kernel launches are most of the compute stage from this share on: a faster GPU
@@ -698,7 +699,7 @@ def advice(
             )
         if path.startswith("simt") and gpu is not None and gpu.has_tensor_cores:
             return "train in 16-bit (bf16/fp16) on the GPU's tensor cores (GPU.3)"
-        if _nchw_transposes(work, w, path, dev):
+        if _nchw_transposes(work, w, path):
             # The transposes are memory time that adds to the compute's (the classes add).
             return (
                 "a GPU with more TFLOPS at this precision (GPU.1), or more GPUs; "
@@ -706,7 +707,7 @@ def advice(
             )
         return "a GPU with more TFLOPS at this precision (GPU.1), or more GPUs"
     if bottleneck is Bottleneck.GPU_MEMORY_BANDWIDTH:
-        if _nchw_transposes(work, w, path, dev):
+        if _nchw_transposes(work, w, path):
             return (
                 "memory_format: channels_last (the convolutions then skip their NCHW "
                 "transposes), or a GPU with more memory bandwidth (GPU.1)"
