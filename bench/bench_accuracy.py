@@ -367,7 +367,10 @@ def _tail_lines(judged: list[Judged], sources: dict[str, provenance.Source]) -> 
     training = [j for j in judged if sources[j.source].kind == "training" and j.left_out]
     reasons = sorted(
         {j.left_out for j in training},
-        key=lambda why: -sum(abs(j.error_all) > TARGET_P90 for j in training if j.left_out == why),
+        key=lambda why: (
+            -sum(abs(j.error_all) > TARGET_P90 for j in training if j.left_out == why),
+            why,
+        ),
     )
     lines += [
         "",
