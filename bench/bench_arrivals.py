@@ -110,36 +110,42 @@ def _build(label: str, gpu: str, count: int) -> Build:
 
 
 @dataclass(frozen=True)
-class ServerRun:
+class MlperfRun:
+    """One MLPerf Inference v4.1 Llama 2 70B run: its GPUs and layout and what its log records
+    (a Server run's p99 first-token and per-token times too)."""
+
     label: str
     gpu: str
     count: int
     tensor_parallel: int
     samples_per_s: float
     tokens_per_s: float
-    ttft_p99_s: float
-    tpot_p99_s: float
     url: str
-    date: str
+    engine: str = "batched"
+    ttft_p99_s: float | None = None
+    tpot_p99_s: float | None = None
 
     @property
     def output_tokens(self) -> int:
         return round(self.tokens_per_s / self.samples_per_s)
 
 
+RESULTS_DATE = "2024-08-28"
 HELD_OUT = (
-    ServerRun("MLPerf v4.1 Server, 8x H100 SXM 80GB (DGX H100), Llama 2 70B fp8, TP2 x4",
-              "H100 SXM5 80GB", 8, 2, 74.42, 21605.79, 0.461278089, 0.175354317,
+    MlperfRun("MLPerf v4.1 Server, 8x H100 SXM 80GB (DGX H100), Llama 2 70B fp8, TP2 x4",
+              "H100 SXM5 80GB", 8, 2, 74.42, 21605.79,
               f"{RESULTS}/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/llama2-70b-99.9/Server/"
-              "performance/run_1/mlperf_log_summary.txt", "2024-08-28"),
-    ServerRun("MLPerf v4.1 Server, 8x H200 SXM 141GB, Llama 2 70B fp8, TP1 x8",
-              "H200 SXM 141GB", 8, 1, 100.35, 29228.22, 0.452744202, 0.146040006,
+              "performance/run_1/mlperf_log_summary.txt",
+              ttft_p99_s=0.461278089, tpot_p99_s=0.175354317),
+    MlperfRun("MLPerf v4.1 Server, 8x H200 SXM 141GB, Llama 2 70B fp8, TP1 x8",
+              "H200 SXM 141GB", 8, 1, 100.35, 29228.22,
               f"{RESULTS}/NVIDIA/results/H200-SXM-141GBx8_TRT/llama2-70b-99/Server/performance/"
-              "run_1/mlperf_log_summary.txt", "2024-08-28"),
+              "run_1/mlperf_log_summary.txt",
+              ttft_p99_s=0.452744202, tpot_p99_s=0.146040006),
 )  # fmt: skip
 
 
-def predict(run: ServerRun) -> ServingLoad:
+def predict(run: MlperfRun) -> ServingLoad:
     """dlrig's largest rate at MLPerf's bounds for one run's build and layout."""
     doc = llama2_70b_doc(run.output_tokens, run.tensor_parallel)
     doc["serve"].update({"ttft_target_s": 2.0, "tpot_target_s": 0.2})
@@ -154,43 +160,27 @@ def predict(run: ServerRun) -> ServingLoad:
 # NVIDIA's configs/llama2-70b/Offline/__init__.py (H100 TP2 x4 copies, H200 and GH200 TP1);
 # AMD's one MI300X runs the whole model (vLLM, its only GPU). AMD's 8x MI300X runs are left
 # out: the submission does not state their tensor-parallel layout.
-@dataclass(frozen=True)
-class OfflineRun:
-    label: str
-    gpu: str
-    count: int
-    tensor_parallel: int
-    engine: str
-    samples_per_s: float
-    tokens_per_s: float
-    url: str
-
-    @property
-    def output_tokens(self) -> int:
-        return round(self.tokens_per_s / self.samples_per_s)
-
-
 OFFLINE = (
-    OfflineRun("MLPerf v4.1 Offline, 8x H100 SXM 80GB (DGX H100), Llama 2 70B fp8, TP2 x4",
-               "H100 SXM5 80GB", 8, 2, "batched", 84.4792, 24524.9,
-               f"{RESULTS}/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/llama2-70b-99.9/Offline/"
-               "performance/run_1/mlperf_log_summary.txt"),
-    OfflineRun("MLPerf v4.1 Offline, 8x H200 SXM 141GB, Llama 2 70B fp8, TP1 x8",
-               "H200 SXM 141GB", 8, 1, "batched", 107.477, 31302.7,
-               f"{RESULTS}/NVIDIA/results/H200-SXM-141GBx8_TRT/llama2-70b-99/Offline/"
-               "performance/run_1/mlperf_log_summary.txt"),
-    OfflineRun("MLPerf v4.1 Offline, 1x GH200 144GB, Llama 2 70B fp8, TP1",
-               "GH200 144GB", 1, 1, "batched", 13.9658, 4067.52,
-               f"{RESULTS}/NVIDIA/results/GH200-GraceHopper-Superchip_GH200-144GB_aarch64x1_TRT/"
-               "llama2-70b-99/Offline/performance/run_1/mlperf_log_detail.txt"),
-    OfflineRun("MLPerf v4.1 Offline, 1x MI300X, Llama 2 70B fp8, vLLM",
-               "AMD Instinct MI300X", 1, 1, "vllm", 10.4445, 3062.72,
-               f"{RESULTS}/AMD/results/1xMI300X_2xEPYC-9374F/llama2-70b-99.9/Offline/"
-               "performance/run_1/mlperf_log_summary.txt"),
+    MlperfRun("MLPerf v4.1 Offline, 8x H100 SXM 80GB (DGX H100), Llama 2 70B fp8, TP2 x4",
+              "H100 SXM5 80GB", 8, 2, 84.4792, 24524.9,
+              f"{RESULTS}/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/llama2-70b-99.9/Offline/"
+              "performance/run_1/mlperf_log_summary.txt"),
+    MlperfRun("MLPerf v4.1 Offline, 8x H200 SXM 141GB, Llama 2 70B fp8, TP1 x8",
+              "H200 SXM 141GB", 8, 1, 107.477, 31302.7,
+              f"{RESULTS}/NVIDIA/results/H200-SXM-141GBx8_TRT/llama2-70b-99/Offline/"
+              "performance/run_1/mlperf_log_summary.txt"),
+    MlperfRun("MLPerf v4.1 Offline, 1x GH200 144GB, Llama 2 70B fp8, TP1",
+              "GH200 144GB", 1, 1, 13.9658, 4067.52,
+              f"{RESULTS}/NVIDIA/results/GH200-GraceHopper-Superchip_GH200-144GB_aarch64x1_TRT/"
+              "llama2-70b-99/Offline/performance/run_1/mlperf_log_detail.txt"),
+    MlperfRun("MLPerf v4.1 Offline, 1x MI300X, Llama 2 70B fp8, vLLM",
+              "AMD Instinct MI300X", 1, 1, 10.4445, 3062.72,
+              f"{RESULTS}/AMD/results/1xMI300X_2xEPYC-9374F/llama2-70b-99.9/Offline/"
+              "performance/run_1/mlperf_log_summary.txt", engine="vllm"),
 )  # fmt: skip
 
 
-def offline_tokens_per_s(run: OfflineRun) -> float:
+def offline_tokens_per_s(run: MlperfRun) -> float:
     """dlrig's total output tokens/s for an Offline run: every copy with as many sequences as
     its KV cache holds."""
     build = _build(run.label, run.gpu, run.count)
@@ -213,9 +203,10 @@ def held_out_lines() -> list[str]:
         error = load.max_requests_per_s / run.samples_per_s - 1.0
         low, high = load.max_requests_per_s_low, load.max_requests_per_s_high
         assert low is not None and high is not None
+        assert run.ttft_p99_s is not None and run.tpot_p99_s is not None
         inside = "yes" if low <= run.samples_per_s <= high else "no"
         rows.append(
-            f"| [{run.label}]({run.url}) ({run.date}) | {run.samples_per_s:g} | "
+            f"| [{run.label}]({run.url}) ({RESULTS_DATE}) | {run.samples_per_s:g} | "
             f"{load.max_requests_per_s:.1f} | {error:+.1%} | {low:.1f}-{high:.1f} | {inside} | "
             f"{run.ttft_p99_s * 1e3:.0f} / {run.tpot_p99_s * 1e3:.0f} ms | "
             f"{(x.ttft_p99_s or 0) * 1e3:.0f} / {(x.tpot_p99_s or 0) * 1e3:.0f} ms | "
