@@ -59,11 +59,12 @@ SHADER_WINOGRAD_ARCHITECTURES = frozenset({"Ampere"})
 # NCHW in both, agree within 1-12%.
 NCHW_TRANSPOSE_MOVES = 4.0
 # TF32 convolutions before Blackwell transpose their input only. cuDNN's TF32 tensor-core
-# kernels on Ampere, Ada and Hopper read NHWC activations and write NCHW output: the family
+# kernels read NHWC activations and write NCHW output: the family
 # sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw (activations NHWC, filters
-# KRSC, output NCHW, by cuDNN's naming) runs TF32 on all three, with an
-# nchwToNhwcKernel<float> beside it and no transpose back (public profiles read 2026-12-07;
-# none could be pinned to a repository, so none is cited). cuDNN "may use padding, folding,
+# KRSC, output NCHW, by cuDNN's naming) runs TF32 on Ampere (its sm80 and sm86 builds) and on
+# Hopper (the sm80 build), there with an nchwToNhwcKernel<float> beside it and no transpose
+# back (public profiles read 2026-12-07; none could be pinned to a repository, so none is
+# cited); Ada is taken to run the same family (no profile of it seen). cuDNN "may use padding, folding,
 # and NCHW-to-NHWC transformations to call the Tensor Core operations" (cuDNN developer
 # guide, Legacy API, Data and Filter Formats). So a read and a write of the input: 2 moves per
 # output element, of 4-byte elements. Looked for with Lambda's TF32 convnets in view, which
