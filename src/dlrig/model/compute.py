@@ -64,14 +64,14 @@ NCHW_TRANSPOSE_MOVES = 4.0
 # KRSC, output NCHW, by cuDNN's naming) runs TF32 on Ampere (its sm80 and sm86 builds) and on
 # Hopper (the sm80 build), there with an nchwToNhwcKernel<float> beside it and no transpose
 # back (public profiles read 2026-12-07; none could be pinned to a repository, so none is
-# cited); Ada is taken to run the same family (no profile of it seen). cuDNN "may use padding, folding,
-# and NCHW-to-NHWC transformations to call the Tensor Core operations" (cuDNN developer
-# guide, Legacy API, Data and Filter Formats). So a read and a write of the input: 2 moves per
-# output element, of 4-byte elements. Looked for with Lambda's TF32 convnets in view, which
-# ran 10-18% below their fp16 relative to dlrig on Ampere, Ada and Hopper alike
-# (bench/provenance.toml); the count is the kernels', not fitted. On GeForce Ampere, where
-# shader Winograd takes the 3x3 convolutions (tf32_conv_s), those skip the transpose and the
-# count is then high by their share of outputs.
+# cited); Ada is taken to run the same family (no profile of it seen). cuDNN "may use
+# padding, folding, and NCHW-to-NHWC transformations to call the Tensor Core operations"
+# (cuDNN developer guide, Legacy API, Data and Filter Formats). So a read and a write of the
+# input: 2 moves per output element, of 4-byte elements. Looked for with Lambda's TF32
+# convnets in view, which ran 10-18% below their fp16 relative to dlrig on Ampere, Ada and
+# Hopper alike (bench/provenance.toml); the count is the kernels', not fitted. On GeForce
+# Ampere, where shader Winograd takes the 3x3 convolutions (tf32_conv_s), those skip the
+# transpose and the count is then high by their share of outputs.
 NCHW_INPUT_TRANSPOSE_MOVES = 2.0
 # Where cuDNN runs TF32 convolutions on NHWC-in, NHWC-out kernels, so that an NCHW model's
 # TF32 convolutions pay the same transposes as its 16-bit ones: Blackwell. That rests on
