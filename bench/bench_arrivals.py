@@ -8,7 +8,10 @@ llama2-70b 2 s / 200 ms, llama3_1-405b 6 s / 175 ms) on one H100, 8x H100 (70B: 
 copies of two GPUs each, as `serve.tensor_parallel` sets them) and 2x RTX 4090, with the
 same estimate without the arrival fields beside it, so that the difference is the
 simulation's (one run at the asked rate, the bisection's eight, three for the limit). Prints
-the answers too. Writes bench/results/arrivals.md.
+the answers too. Then MLPerf Inference v4.1's Llama 2 70B runs against dlrig: the Server runs'
+passed request rates against its largest rate meeting their bounds, the Offline runs' total
+output tokens/s against its throughput with every sequence the KV cache holds (both read by
+bench/held_out.py for bench_accuracy). Writes bench/results/arrivals.md.
 """
 
 from __future__ import annotations
