@@ -3,9 +3,11 @@
     python scripts/gpu_kernels.py --out kernels.json [--only gemm,attention,pointwise,launch]
 
 - gemm: matrix products by shape and precision (square sizes, a wave-quantisation sweep of N, the
-  forward and both backward products of Llama 3 8B and 70B layers, LoRA's rank-16 products, and
-  decode's few-row products), each the median of three timed runs of back-to-back products
-  between CUDA events, operands resident (L2 holds the small ones, as in a loop over one layer).
+  forward and both backward products of Llama 3 8B and 70B layers, LoRA's rank-16 products,
+  decode's few-row products, and a batched server's decode products of a 70B layer at 16-4,096
+  rows in bf16 and fp8, whole and split eight ways), each the median of three timed runs of
+  back-to-back products between CUDA events, operands resident (L2 holds the small ones, as in
+  a loop over one layer).
 - attention: torch's scaled_dot_product_attention under each backend (flash, memory-efficient,
   cuDNN, math) by sequence length, head size and causality, forward and forward+backward.
 - pointwise: bandwidth-bound kernels (add, GELU, SwiGLU, LayerNorm, RMSNorm, softmax, fp32
@@ -135,6 +137,28 @@ LLAMA_70B = {
 }
 
 
+# A batched server's decode GEMMs at each batch (rows) of Llama 3 70B's layer, whole (one GPU)
+# and as one of eight tensor-parallel GPUs holds it: the serving model takes one share of the
+# card's rate for every batch and width (serving.BATCHED's decode share), and its rows on one
+# or two GPUs and on eight disagree about it (bench/provenance.toml); these say how the share
+# grows with the rows and shrinks with the width. From 16 rows: torch._scaled_mm takes FP8
+# operands in multiples of 16 (one row is in the bf16 decode products above).
+SERVING_DECODE_ROWS = (16, 64, 128, 256, 512, 1024, 2048, 4096)
+SERVING_TENSOR_PARALLEL = (1, 8)
+
+
+def serving_decode_layer(tp: int) -> dict[str, tuple[int, int]]:
+    """(K, N) of one Llama 3 70B layer's GEMMs on one of `tp` GPUs: the fused Q/K/V and the
+    gate/up projections split by columns, the output and down projections by rows."""
+    hidden, kv, ffn = 8192, 1024, 28672
+    return {
+        "qkv_proj": (hidden, (hidden + 2 * kv) // tp),
+        "o_proj": (hidden // tp, hidden),
+        "gate_up_proj": (hidden, 2 * ffn // tp),
+        "down_proj": (ffn // tp, hidden),
+    }
+
+
 def gemm_shapes() -> list[tuple[str, int, int, int, str, str]]:
     shapes: list[tuple[str, int, int, int, str, str]] = []
     for s in (256, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384):
@@ -161,6 +185,11 @@ def gemm_shapes() -> list[tuple[str, int, int, int, str, str]]:
     for rows in (1, 8, 32, 128):
         for k, n in ((4096, 4096), (4096, 14336), (8192, 8192)):
             shapes.append(("decode", rows, n, k, "bf16", "nn"))
+    for precision in ("bf16", "fp8"):
+        for tp in SERVING_TENSOR_PARALLEL:
+            for name, (k, n) in serving_decode_layer(tp).items():
+                for rows in SERVING_DECODE_ROWS:
+                    shapes.append((f"serving_decode.tp{tp}.{name}", rows, n, k, precision, "nn"))
     return shapes
 
 
