@@ -1,7 +1,7 @@
 """Accuracy of `dlrig.model.estimate` on Lambda's measured PyTorch training throughput, and every
 source the repository has, left out one at a time.
 
-    .venv/bin/python bench/bench_accuracy.py [--data DIR] [--out FILE]
+    .venv/bin/python bench/bench_accuracy.py [--data DIR] [--out FILE] [--rows FILE.json]
 
 Every usable row of data/calibration/lambda_pytorch_train_v0_2022.csv and
 lambda_pytorch_train_v1_2024.csv (flags honoured, duplicates once, 1 to 8 GPUs in one node) is
@@ -26,17 +26,19 @@ beside the cleaned rows, and each source says whether a constant was set looking
 rows are reported separately, with the scaling factor (n GPUs over 1) on the same GPU and job,
 next to a fitted spec-sheet baseline (throughput = k x n x datasheet peak or k x n x bandwidth,
 k per model and precision, fitted on the same held-in rows). The shipped [uncertainty] is
-recomputed from this bench's own fits. Writes bench/results/accuracy.md.
+recomputed from this bench's own fits. Writes bench/results/accuracy.md; with --rows, every
+judged row as JSON too (the per-row figures bench/provenance.toml quotes are counted from it).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
+import json
 import statistics
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -129,7 +131,7 @@ TARGET_COVERAGE = (0.75, 0.85)
 KINDS = ("training", "serving", "memory")
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Judged:
     """One measured row as leave-one-source-out predicts it: under the fit on all rows and (for
     a row the cleaning keeps) under the fit on the cleaned rows, with whether the interval that
@@ -144,6 +146,7 @@ class Judged:
     gpus: int = 1
     fitted_gpu: bool = True
     left_out: str = ""  # why the cleaning leaves the row out ("" for a row it keeps)
+    label: str = ""  # what was measured, for the per-row dump (--rows)
 
 
 def source_fold(data_dir: Path, held: str, cleaned: bool) -> Calibration:
@@ -191,6 +194,8 @@ def lambda_left_out(data_dir: Path, left_out: Bands) -> list[Judged]:
                     r.num_gpus,
                     fitted,
                     "" if clean else r.left_out or SUPERLINEAR,
+                    f"{r.lambda_model} {r.workload.precision.value} {r.num_gpus}x {r.gpu.name} "
+                    f"batch {r.workload.batch_size} ({r.version})",
                 )
             )
     return judged
@@ -235,6 +240,7 @@ def others_left_out(left_out: Bands) -> list[Judged]:
                 pair.gpus,
                 cal.fitted_gpu(pair.gpu),
                 "" if pair.cleaned else f"flagged by its own bench ({pair.source})",
+                pair.label,
             )
         )
     return judged
@@ -483,6 +489,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="accuracy of dlrig.model.estimate")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "accuracy.md")
+    parser.add_argument(
+        "--rows", type=Path, help="also write every judged row (leave-one-source-out) as JSON"
+    )
     args = parser.parse_args()
 
     rows, skipped = read_lambda_rows(args.data, load_catalog(), multi_gpu=True)
@@ -562,6 +571,11 @@ def main() -> None:
     residuals = calibration_residuals(args.data)
     left_out = interval_band.left_out_bands(residuals)
     judged = lambda_left_out(args.data, left_out) + others_left_out(left_out)
+    if args.rows:
+        kinds = {key: source.kind for key, source in provenance.sources().items()}
+        args.rows.write_text(
+            json.dumps([{"kind": kinds[j.source], **dataclasses.asdict(j)} for j in judged])
+        )
 
     lines = [
         "# Accuracy of `dlrig estimate`: Lambda's PyTorch training rows left out by architecture, "

@@ -133,8 +133,8 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
             "experts are not, so the step is a lower bound (published MoE runs vary 2x "
             "between framework releases)"
         )
+    operand = compute.operand_bytes(path.value)
     if _nchw_transposes(job.work, w, path.value):
-        operand = compute.operand_bytes(path.value)
         which = "16-bit" if operand == 2.0 else "TF32"
         moves = compute.nchw_transpose_moves(operand, _tf32_nhwc_convolutions(job.dev))
         what = "its input and output" if moves == compute.NCHW_TRANSPOSE_MOVES else "its input"
@@ -142,8 +142,7 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
             f"tensors in PyTorch's default NCHW layout: each {which} tensor-core convolution "
             f"transposes {what} (cuDNN's NHWC kernels; memory_format: channels_last avoids it)"
         )
-    head_bytes = compute.operand_bytes(path.value)
-    if compute.unaligned_extra_flops(job.work, head_bytes, job.dev.unaligned_share) > 0:
+    if compute.unaligned_extra_flops(job.work, operand, job.dev.unaligned_share) > 0:
         width = f"{job.work.lm_head_width:,}"
         assumed.append(
             f"the {width}-wide output projection is not a multiple of 8: "
