@@ -90,14 +90,15 @@ def test_a_step_carries_the_other_users_prompts_within_the_token_budget() -> Non
 
 def test_mixed_prompts_cost_flops_not_a_second_weight_read() -> None:
     """At 8 users of short prompts the H100's step is bound by its weight read: the prompts'
-    FLOPs ride in it, so the time per output token is within 2% of one user's, where a
-    TensorRT-like stall model pays each prompt's prefill on top."""
+    FLOPs ride in it and show only by what the read leaves of them (the power mean at
+    serving.GEMM_OVERLAP_EXPONENT): the time per output token is 2.0% above one user's, where
+    a TensorRT-like stall model pays each prompt's prefill on top of its step (2.9%)."""
     one = _estimate("H100 SXM5 80GB", users=1, prompt_tokens=128, output_tokens=128)
     eight = _estimate("H100 SXM5 80GB", users=8, prompt_tokens=128, output_tokens=128)
-    assert eight.tpot_s == pytest.approx(one.tpot_s, rel=0.02)
+    assert eight.tpot_s == pytest.approx(one.tpot_s, rel=0.025)
     stalled = _estimate("H100 SXM5 80GB", users=8, prompt_tokens=128, output_tokens=128,
                         engine=Engine.BATCHED)  # fmt: skip
-    assert stalled.tpot_s - stalled.decode_step_s > 0.02 * stalled.decode_step_s
+    assert stalled.tpot_s - stalled.decode_step_s > 0.025 * stalled.decode_step_s
 
 
 def test_users_beyond_max_num_seqs_wait_and_do_not_slow_the_running() -> None:

@@ -367,14 +367,20 @@ def intra_collective_time_s(payload_bytes: float, bus_factor: float, fabric: Fab
     Fabric)."""
     if payload_bytes <= 0 or bus_factor <= 0:
         return 0.0
-    plateau = gb_s_to_bytes_s(fabric.busbw_gb_s)
     if fabric.link is LinkClass.NVLINK:
-        return (
-            bus_factor
-            * payload_bytes
-            / (plateau * curve_fraction(NVLINK_ALLREDUCE_CURVE, payload_bytes))
-        )
-    return bus_factor * payload_bytes / plateau + fabric.latency_s
+        return nvlink_ring_s(payload_bytes, bus_factor, fabric.busbw_gb_s)
+    return bus_factor * payload_bytes / gb_s_to_bytes_s(fabric.busbw_gb_s) + fabric.latency_s
+
+
+def nvlink_ring_s(payload_bytes: float, bus_factor: float, busbw_gb_s: float) -> float:
+    """NCCL's ring over NVLink: bus_factor x payload over the bus bandwidth NCCL reaches at the
+    payload's size (NVLINK_ALLREDUCE_CURVE x the link's large-message plateau)."""
+    plateau = gb_s_to_bytes_s(busbw_gb_s)
+    return (
+        bus_factor
+        * payload_bytes
+        / (plateau * curve_fraction(NVLINK_ALLREDUCE_CURVE, payload_bytes))
+    )
 
 
 def network_latency_s(nodes: int) -> float:

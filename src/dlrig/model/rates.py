@@ -176,6 +176,7 @@ class DecodeGemm:
     fixed_s: float
     bytes_s: float
     provenance: str
+    matmul_tflops: float | None = None  # the timed kernels' median FLOP rate, where stated
 
 
 @dataclass(frozen=True)
@@ -237,6 +238,7 @@ def _table() -> _RateTable:
             us_to_s(float(row["fixed_us"])),
             gb_s_to_bytes_s(float(row["gb_s"])),
             f"{row['software']}: {row['source']} ({row['date']})",
+            float(row["tflops"]) if "tflops" in row else None,
         )
         for prec in row["precisions"]:
             decode_gemm.setdefault((row["gpu"], prec), {})[int(row["m"])] = law
@@ -643,6 +645,25 @@ def measured_decode_gemm(gpu: GPU, precision: Precision, rows: int = 1) -> Decod
             f"card's copy bandwidth: {law.provenance}",
         )
     return None
+
+
+def measured_decode_matmul_tflops(gpu: GPU, precision: Precision) -> float | None:
+    """The FLOP rate a batched decode's GEMMs reach once their FLOPs bind, where a vendor
+    library's tuned kernels were timed on decode shapes: the rate stated at the largest M timed
+    (MI300X FP8 at M = 256: 569.3 TFLOPS); a card of the same vendor and architecture without
+    timings of its own takes the timed card's (MI325X: the MI300X's CDNA 3 die and matrix
+    rate). None elsewhere, where the engine's share of the achievable matmul rate stands for
+    it."""
+    table = _table()
+    curve = table.decode_gemm.get((gpu.name, precision.value))
+    if curve is None:
+        borrowed = table.decode_gemm_by_architecture.get(
+            (gpu.vendor, gpu.architecture, precision.value)
+        )
+        if borrowed is None:
+            return None
+        curve = borrowed[1]
+    return curve[max(curve)].matmul_tflops
 
 
 def measured_rate_notes(

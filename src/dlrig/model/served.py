@@ -19,6 +19,7 @@ from dlrig.model import serving_memory as mem
 from dlrig.model.calibration import Calibration
 from dlrig.model.result import MemoryEstimate
 from dlrig.model.serving import (
+    SERIAL_LIMITS,
     ServingEstimate,
     ServingLimit,
     binding_limit,
@@ -114,11 +115,15 @@ def served_step(s: ServingEstimate) -> ServedStep:
     stages[Bottleneck.GPU_MEMORY_BANDWIDTH] += bandwidth
     exposed = dict(stages)
     hidden: list[Bottleneck] = []
+    # The GEMMs' read and FLOPs overlap (serving.decode_step_s): the slower side shows whole,
+    # the other only by what the overlap leaves of it.
+    step_parts = sum(parts[k.value] for k in SERIAL_LIMITS)
+    unhidden = max(s.decode_step_s - step_parts - max(bandwidth, flops), 0.0)
     if bandwidth >= flops:
-        exposed[Bottleneck.GPU_COMPUTE] = serial[Bottleneck.GPU_COMPUTE]
+        exposed[Bottleneck.GPU_COMPUTE] = serial[Bottleneck.GPU_COMPUTE] + unhidden
     else:
-        exposed[Bottleneck.GPU_MEMORY_BANDWIDTH] = attention
-        if attention == 0.0:
+        exposed[Bottleneck.GPU_MEMORY_BANDWIDTH] = attention + unhidden
+        if attention + unhidden == 0.0:
             hidden.append(Bottleneck.GPU_MEMORY_BANDWIDTH)
     # Users queued for the KV cache (kv_memory) leave the running ones' step to its own
     # stage; the other limits name theirs.

@@ -33,13 +33,18 @@ from dlrig.model import serving_memory as mem
 from dlrig.model.calibration import Calibration, default_calibration
 from dlrig.model.device import busbw_gb_s, pcie_link
 from dlrig.model.host import host_memory_bandwidth
-from dlrig.model.interconnect import XGMI_COLLECTIVE_LATENCY_S, ring_allreduce_bus_factor
+from dlrig.model.interconnect import (
+    XGMI_COLLECTIVE_LATENCY_S,
+    nvlink_ring_s,
+    ring_allreduce_bus_factor,
+)
 from dlrig.model.memory import gpu_memory_bytes
 from dlrig.model.rates import (
     DecodeGemm,
     achievable_matmul_tflops,
     achievable_memory_bandwidth_gb_s,
     measured_decode_gemm,
+    measured_decode_matmul_tflops,
 )
 from dlrig.units import (
     BITS_PER_BYTE,
@@ -78,19 +83,21 @@ class EngineProfile:
 
     `bandwidth_efficiency`: share of the card's memory bandwidth its decode kernels reach
     (weights and KV cache alike); `compute_efficiency`: share of the achievable matmul rate
-    in prefill (long, wide matmuls); `decode_compute_efficiency`: the same in batched decode's
-    GEMMs (one row per sequence);
+    its GEMMs reach, a prompt's rows or a decode step's (one row per sequence) alike, except
+    where the card's decode GEMMs were timed (rates.measured_decode_matmul_tflops);
     `layer_overhead_s`: fixed time per layer and decode step (kernel launches, small
-    kernels that never reach full bandwidth); `allreduce_latency_s`: one small all-reduce;
-    `accumulates_fp16`: its 16-bit matmuls accumulate in FP16, and the compute shares are of
+    kernels that never reach full bandwidth); `allreduce_latency_s`: one small all-reduce of
+    its own kernel; `custom_allreduce_limits`: (GPUs, bytes) steps, the largest buffer that
+    kernel takes on up to that many GPUs (the last step beyond): larger ones go to NCCL;
+    `accumulates_fp16`: its 16-bit matmuls accumulate in FP16, and the compute share is of
     the card's FP16-accumulate rate (fp16_accumulate_speedup).
     """
 
     bandwidth_efficiency: float
     compute_efficiency: float
-    decode_compute_efficiency: float
     layer_overhead_s: float
     allreduce_latency_s: float
+    custom_allreduce_limits: tuple[tuple[int, float], ...] = ((8, 0.0),)
     accumulates_fp16: bool = False
 
 
@@ -98,22 +105,24 @@ class EngineProfile:
 # bandwidth, a large dense matmul's TFLOPS), not of the datasheet.
 # Batched server, TensorRT-LLM-like (its C++ runtime, CUDA graphs, custom GEMV kernels):
 # decode reads at ~96% of what a copy kernel reaches, plus ~25 us per layer and step (chosen
-# on NVIDIA's H200 running Llama 3.3 70B fp8 at 51.14 tok/s at batch 1); a custom all-reduce
-# over NVLink takes ~8 us for a few KB (NCCL's small-message latency is 10-20 us); its
-# prefill GEMMs reach 74% of the achievable matmul rate and its decode GEMMs 46% (both chosen
-# on TensorRT-LLM's 8x H100 Llama 3.1 405B fp8 maximum-throughput runs, 7 ISL/OSL pairs:
-# decode was 42% while attention's KV read overlapped the GEMMs and 46% once it ran after
-# them; padding the GEMMs' rows to whole tiles was tried and not kept: bench/provenance.toml).
-# One copy on one or two GPUs decodes faster than that share gives (TensorRT-LLM's 8B and
-# 70B TP1/TP2 rows at short lengths, MLPerf's Llama 2 70B Offline runs: 13-28% slow); a
-# wave-quantised GEMM per shape with the prefill share for both was tried and not kept, as
-# vLLM's small-batch sweeps and AMD's TP8 rows moved the other way (bench/provenance.toml).
+# on NVIDIA's H200 running Llama 3.3 70B fp8 at 51.14 tok/s at batch 1); its GEMMs reach 74%
+# of the achievable matmul rate (chosen on TensorRT-LLM's 8x H100 Llama 3.1 405B fp8
+# maximum-throughput runs, 7 ISL/OSL pairs), a decode step's as a prompt's: the same weight
+# matrices times as many rows as the step runs sequences, hundreds to thousands at full load.
+# Its own all-reduce kernel takes ~8 us for a few KB (NCCL's small-message latency is 10-20
+# us); AUTO gives it buffers below 500 KB on more than four GPUs, below 1 MB on three or four,
+# and up to its 16 MB workspace on two, NCCL the rest (the 2024 plugin's selectImplementation
+# with two-shot disabled, nvbug 4718747, and the PyTorch backend's AllreduceOp in
+# cpp/tensorrt_llm/thop/allreduceOp.cpp: the same thresholds; getMaxRequiredWorkspaceSize in
+# cpp/tensorrt_llm/common/customAllReduceUtils.h). A decode share of its own (0.46, chosen on
+# the 405B rows while every all-reduce was this kernel's) was dropped once the 405B steps'
+# NCCL all-reduces were counted (bench/provenance.toml).
 BATCHED = EngineProfile(
     bandwidth_efficiency=0.96,
     compute_efficiency=0.74,
-    decode_compute_efficiency=0.46,
     layer_overhead_s=25e-6,
     allreduce_latency_s=8e-6,
+    custom_allreduce_limits=((2, 16e6), (4, 1e6), (8, 5e5)),
 )
 # vLLM (V1 engine, 0.21-0.23: decode captured in CUDA graphs up to 512 sequences, linear layers
 # on cuBLAS GEMMs rather than hand-written GEMV kernels, scheduling overlapped with the GPU).
@@ -122,10 +131,15 @@ BATCHED = EngineProfile(
 # (J. Musgrave, vLLM 0.23.0). The two cards' weight reads differ 2.2x, so the rows part the
 # bandwidth share (0.894) from the fixed time per step (0.82 ms): 89% of a copy kernel, and
 # the fixed time is TensorRT-LLM's 25 us a layer within 0.02 ms, so no separate host term.
-# The compute shares and the all-reduce are TensorRT-LLM's: no vLLM row here sets them (one
-# share for vLLM's mixed steps was tried and not kept: bench/provenance.toml). Its scheduler
-# is vLLM's own (mixed_step).
-VLLM = replace(BATCHED, bandwidth_efficiency=0.89)
+# The compute share and the all-reduce's cost are TensorRT-LLM's: no vLLM row here sets them.
+# Its custom all-reduce takes buffers up to 8 MiB on 2, 4, 6 or 8 GPUs, NCCL larger ones
+# (CustomAllreduce(max_size=8192 * 1024), vllm/distributed/device_communicators/
+# custom_all_reduce.py). Its scheduler is vLLM's own (mixed_step).
+VLLM = replace(
+    BATCHED,
+    bandwidth_efficiency=0.89,
+    custom_allreduce_limits=((8, 8 * 1024 * 1024),),
+)
 # Local runner (llama.cpp CUDA): fitted to llama-bench tg 1024 on a 4090 (Llama 3 8B Q4_K_M
 # 127.74 tok/s, F16 54.34) and two 3090s (70B Q4_K_M 16.29): ~89% of the achievable bandwidth
 # and ~70 us of launches per layer and token (a dozen kernels per layer without CUDA
@@ -140,7 +154,6 @@ VLLM = replace(BATCHED, bandwidth_efficiency=0.89)
 LOCAL = EngineProfile(
     bandwidth_efficiency=0.89,
     compute_efficiency=0.335,
-    decode_compute_efficiency=0.335,
     layer_overhead_s=70e-6,
     allreduce_latency_s=20e-6,
     accumulates_fp16=True,
@@ -170,7 +183,7 @@ VLLM_MAX_BATCHED_TOKENS = {False: 2048, True: 8192}
 # residuals understate its error on a source it never saw).
 # bench/held_out.serving_band computes it, and tests/model/test_serving_band.py holds this copy
 # to it; bench_accuracy.py reports what share of each source's rows it covers.
-SERVING_RATIO_BAND = (0.83, 1.237)
+SERVING_RATIO_BAND = (0.808, 1.174)
 # On AMD Instinct, vLLM and SGLang run their own all-reduce kernel below 16 MB and RCCL above
 # it ("for data sizes smaller than 16 MB ... falls back to using PyNccl (RCCL)": AMD ROCm blog,
 # "QuickReduce: Up to 3x Faster All-reduce for vLLM and SGLang", 2025-08-26). Below it the
@@ -289,24 +302,41 @@ def fp16_accumulate_speedup(gpu: GPU) -> float:
 
 def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec, *, decode: bool = False) -> float:
     """FLOP/s one card's matmuls reach in this engine: the card's achievable dense matmul rate
-    (dlrig.model.rates) x the engine's share for prefill, or for decode's skinny matmuls.
-    4-bit float weights on FP4 tensor cores run at the achievable FP8 rate x the card's FP4
-    over FP8 ratio (activations quantized to FP4 too, as TensorRT-LLM's NVFP4 runs)."""
+    (dlrig.model.rates) x the engine's share; a decode step's GEMMs, where the card's vendor
+    library was timed on decode shapes, at the rate those kernels reach once their FLOPs bind
+    (rates.measured_decode_matmul_tflops). 4-bit float weights on FP4 tensor cores run at the
+    achievable FP8 rate x the card's FP4 over FP8 ratio (activations quantized to FP4 too, as
+    TensorRT-LLM's NVFP4 runs)."""
     fp4 = fp4_per_fp8_rate(gpu) if spec.quantization.is_fp4 else None
     profile = ENGINES[spec.engine]
+    timed = (
+        measured_decode_matmul_tflops(gpu, compute_precision(spec))
+        if decode and fp4 is None and spec.engine.is_batched
+        else None
+    )
+    if timed is not None:
+        return tflops_to_flops(timed)
     if fp4 is not None:
         rate = tflops_to_flops(achievable_matmul_tflops(gpu, Precision.FP8)) * fp4
     else:
         rate = tflops_to_flops(achievable_matmul_tflops(gpu, compute_precision(spec)))
         if profile.accumulates_fp16 and compute_precision(spec) is not Precision.FP8:
             rate *= fp16_accumulate_speedup(gpu)
-    return rate * (profile.decode_compute_efficiency if decode else profile.compute_efficiency)
+    return rate * profile.compute_efficiency
 
 
 # The weight GEMMs of one transformer layer in a batched server: vLLM's Llama layer runs
 # qkv_proj (QKVParallelLinear), o_proj, gate_up_proj (MergedColumnParallelLinear) and
 # down_proj (vllm/model_executor/models/llama.py); a mixture of experts runs at least as many.
 GEMMS_PER_LAYER = 4
+# A GEMM's weight read and its FLOPs overlap, but not perfectly near the ridge where they take
+# as long: its time is their power mean (read^p + flops^p)^(1/p). p = 1.5 joins best the 18
+# dense FP8 GEMMs DeepGEMM timed on an H800 (M = 64, 128 and 4,096 rows; scripts/
+# gemm_overlap.py: least mean |error| over p = 1.0-3.0 in steps of 0.1, 14.8%, at the batched
+# engine's 0.74 share of the H100's achievable FP8 rate and its achievable copy bandwidth;
+# the plain maximum errs 22.5% there). Chosen on no serving row, but after the serving rows at
+# 100-500 sequences a step had been seen to run slower than the maximum gives.
+GEMM_OVERLAP_EXPONENT = 1.5
 
 
 def decode_gemm(gpu: GPU, spec: ServeSpec, batch: int) -> DecodeGemm | None:
@@ -404,15 +434,30 @@ def allreduce_latency_s(spec: ServeSpec, c: Cards, buffer_bytes: float) -> float
     return ENGINES[spec.engine].allreduce_latency_s
 
 
+def goes_to_nccl(spec: ServeSpec, c: Cards, buffer_bytes: float) -> bool:
+    """An all-reduce over NVIDIA's NVLink larger than the engine's own kernel takes on this many
+    GPUs (EngineProfile.custom_allreduce_limits) runs in NCCL."""
+    if not c.nvlink or c.gpu.vendor is Vendor.AMD:
+        return False
+    limits = ENGINES[spec.engine].custom_allreduce_limits
+    limit = next((b for gpus, b in limits if c.count <= gpus), limits[-1][1])
+    return buffer_bytes > limit
+
+
 def allreduce_s(spec: ServeSpec, c: Cards, tokens: int) -> float:
     """Tensor parallel: two all-reduces of the hidden state per layer (after attention and
-    after the MLP), each a ring over the cards plus its start-up latency."""
+    after the MLP), each a ring over the cards: the engine's own kernel at its start-up latency
+    plus the ring's bytes at the link's bus bandwidth, or in NCCL (goes_to_nccl) at the bus
+    bandwidth NCCL measures for the buffer's size (interconnect.nvlink_ring_s)."""
     if not spec.engine.is_batched or c.count <= 1:
         return 0.0
     buffer_bytes = tokens * spec.hidden_size * ACTIVATION_BYTES
-    n_bytes = buffer_bytes * ring_allreduce_bus_factor(c.count)
-    per_reduce = allreduce_latency_s(spec, c, buffer_bytes)
-    per_reduce += n_bytes / gb_s_to_bytes_s(c.allreduce_busbw_gb_s)
+    bus_factor = ring_allreduce_bus_factor(c.count)
+    if goes_to_nccl(spec, c, buffer_bytes):
+        per_reduce = nvlink_ring_s(buffer_bytes, bus_factor, c.allreduce_busbw_gb_s)
+    else:
+        per_reduce = allreduce_latency_s(spec, c, buffer_bytes)
+        per_reduce += buffer_bytes * bus_factor / gb_s_to_bytes_s(c.allreduce_busbw_gb_s)
     return 2.0 * spec.layers * per_reduce
 
 
@@ -474,19 +519,38 @@ def decode_parts_s(
     }
 
 
-def decode_step_s(parts: dict[str, float]) -> float:
-    """A step lasts the slower of the GEMMs' reading and computing (they overlap), plus what
-    runs after them: attention, offloaded layers, all-reduces, launches."""
-    roofline = max(
-        parts[ServingLimit.DECODE_BANDWIDTH.value], parts[ServingLimit.DECODE_COMPUTE.value]
+# The parts of a decode step that run after its GEMMs, each whole.
+SERIAL_LIMITS = (
+    ServingLimit.DECODE_ATTENTION,
+    ServingLimit.OFFLOAD,
+    ServingLimit.INTERCONNECT,
+    ServingLimit.ENGINE_OVERHEAD,
+)
+
+
+def gemm_overlap_exponent(gpu: GPU, spec: ServeSpec) -> float:
+    """How the decode GEMMs' read and FLOPs join (decode_step_s): at GEMM_OVERLAP_EXPONENT,
+    or as the slower of the two (infinite) where the card's decode GEMMs were timed (their
+    measured times already hold what overlap the kernels get)."""
+    if decode_gemm(gpu, spec, 1) is not None:
+        return math.inf
+    return GEMM_OVERLAP_EXPONENT
+
+
+def decode_step_s(parts: dict[str, float], overlap_exponent: float = math.inf) -> float:
+    """A step lasts the GEMMs' reading and computing, which overlap (their power mean at
+    `overlap_exponent`: infinite is the slower of the two), plus what runs after them:
+    attention, offloaded layers, all-reduces, launches."""
+    read = parts[ServingLimit.DECODE_BANDWIDTH.value]
+    flops = parts[ServingLimit.DECODE_COMPUTE.value]
+    p = overlap_exponent
+    big = max(read, flops)
+    roofline = (
+        big
+        if math.isinf(p) or min(read, flops) <= 0.0
+        else big * ((read / big) ** p + (flops / big) ** p) ** (1.0 / p)
     )
-    serial = (
-        ServingLimit.DECODE_ATTENTION,
-        ServingLimit.OFFLOAD,
-        ServingLimit.INTERCONNECT,
-        ServingLimit.ENGINE_OVERHEAD,
-    )
-    return roofline + sum(parts[k.value] for k in serial)
+    return roofline + sum(parts[k.value] for k in SERIAL_LIMITS)
 
 
 @dataclass(frozen=True)
@@ -605,7 +669,9 @@ def total_tokens_per_s(
 def _step_at(spec: ServeSpec, c: Cards, users: int, host_gb_s: float) -> float:
     at = replace(spec, users=users)
     off = mem.offloaded_fraction(at, c.memory_bytes, c.count)
-    return decode_step_s(decode_parts_s(at, c, users, off, host_gb_s))
+    return decode_step_s(
+        decode_parts_s(at, c, users, off, host_gb_s), gemm_overlap_exponent(c.gpu, spec)
+    )
 
 
 def user_tpot_s(
@@ -619,7 +685,10 @@ def user_tpot_s(
     mix = mixed_step(spec, c, users, own_prompt=False)
     at = replace(spec, users=users)
     off = mem.offloaded_fraction(at, c.memory_bytes, c.count)
-    return decode_step_s(decode_parts_s(at, c, mix.running, off, host_gb_s, mix.prefill_tokens))
+    return decode_step_s(
+        decode_parts_s(at, c, mix.running, off, host_gb_s, mix.prefill_tokens),
+        gemm_overlap_exponent(c.gpu, spec),
+    )
 
 
 def max_users_at_target(
@@ -742,14 +811,16 @@ def serving_estimate(
             fits = False
             notes.append(f"the offloaded weights need more than the build's {ram_gb:.0f} GiB RAM")
     pre = prefill_s(spec, c)
+    overlap = gemm_overlap_exponent(c.gpu, spec)
     if mixes_prefill(spec):
         mix = mixed_step(spec, c, spec.users, own_prompt=False)
         parts = decode_parts_s(spec, c, mix.running, offloaded, host_gb_s, mix.prefill_tokens)
-        step = decode_step_s(parts)
+        step = decode_step_s(parts, overlap)
         tpot = step
         every = mixed_step(spec, c, spec.users, own_prompt=True)
         full_s = decode_step_s(
-            decode_parts_s(spec, c, every.running, offloaded, host_gb_s, every.prefill_tokens)
+            decode_parts_s(spec, c, every.running, offloaded, host_gb_s, every.prefill_tokens),
+            overlap,
         )
         per_copy_total = every.running * every.output_share / full_s
         running = mix.running
@@ -761,7 +832,7 @@ def serving_estimate(
         # rest; a local runner offloads layers to hold every user (offloaded_fraction).
         running = min(spec.users, max(fit, 1)) if spec.engine.is_batched else spec.users
         parts = decode_parts_s(spec, c, running, offloaded, host_gb_s)
-        step = decode_step_s(parts)
+        step = decode_step_s(parts, overlap)
         tpot = tpot_s(step, pre, running, spec.output_tokens)
         per_copy_total = total_tokens_per_s(step, pre, running, spec.output_tokens)
         # A running request holds its slot for its prefill and `output_tokens` steps, each

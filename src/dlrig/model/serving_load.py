@@ -27,6 +27,7 @@ from dlrig.model.serving import (
     cards,
     decode_parts_s,
     decode_step_s,
+    gemm_overlap_exponent,
     prefill_s,
     tensor_parallel_degree,
     vllm_batch_limits,
@@ -84,7 +85,9 @@ def engine_times(
     def step_s(batch: int) -> float:
         at = replace(spec, users=batch)
         off = mem.offloaded_fraction(at, c.memory_bytes, c.count)
-        return decode_step_s(decode_parts_s(at, c, batch, off, host_gb_s))
+        return decode_step_s(
+            decode_parts_s(at, c, batch, off, host_gb_s), gemm_overlap_exponent(c.gpu, spec)
+        )
 
     return arrivals.EngineTimes(prefill_one_s, step_s, max_batch, spec.output_tokens)
 
