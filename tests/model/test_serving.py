@@ -8,19 +8,24 @@ from dataclasses import replace
 import pytest
 
 from dlrig.catalog import load_catalog
+from dlrig.catalog.schema import GPU
 from dlrig.errors import ValidationError
 from dlrig.machine import resolve_build
 from dlrig.machine.model import Build
 from dlrig.model import serving_memory as mem
 from dlrig.model.calibration import default_calibration
+from dlrig.model.interconnect import NVLINK_ALLREDUCE_CURVE, curve_fraction
 from dlrig.model.serving import (
     BATCHED,
     VLLM,
     ServingEstimate,
     ServingLimit,
+    achievable_matmul_flops_s,
     allreduce_latency_s,
+    allreduce_s,
     cards,
     experts_touched_fraction,
+    goes_to_nccl,
     prefill_flops,
     serving_estimate,
     weight_bytes_per_step,
@@ -50,6 +55,10 @@ TRTLLM_PERF = "NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md @00f
 def _build(gpu: str, count: int) -> Build:
     doc = {"name": f"{count}x {gpu}", "gpus": [{"model": gpu, "count": count}]}
     return resolve_build(doc, "test", load_catalog(None))
+
+
+def gpu(name: str) -> GPU:
+    return load_catalog(None).find(GPU, name)
 
 
 def _spec(workload: str, **changes: object) -> ServeSpec:
@@ -479,7 +488,8 @@ def test_an_mi300x_all_reduce_above_16_mb_is_rccls() -> None:
     blog, QuickReduce, 2025-08-26). Llama 3.1 70B (hidden 8192, 16-bit activations) at 1,500
     users all-reduces 24.6 MB: RCCL's 64.7 us fixed cost over the MI300X mesh (Azure's
     rccl-tests, interconnect.XGMI_COLLECTIVE_LATENCY_S); at one user, 16 KB, the engine's 8 us.
-    On H100s the engine's 8 us holds at any size."""
+    On H100s the engine kernel's 8 us is its start-up at any size (goes_to_nccl says when NCCL
+    takes the buffer instead)."""
     spec = _spec("llama-3.1-70b-serve", engine=Engine.VLLM)
     buffer = 1500 * 8192 * 2
     amd = cards(_build("MI300X", 8), default_calibration())
@@ -489,3 +499,56 @@ def test_an_mi300x_all_reduce_above_16_mb_is_rccls() -> None:
     nvidia = cards(_build("H100 SXM", 8), default_calibration())
     assert nvidia is not None
     assert allreduce_latency_s(spec, nvidia, buffer) == pytest.approx(8e-6)
+
+
+@pytest.mark.parametrize(
+    ("engine", "gpus", "buffer_bytes", "nccl"),
+    [
+        (Engine.BATCHED, 8, 499e3, False), (Engine.BATCHED, 8, 501e3, True),
+        (Engine.BATCHED, 4, 0.99e6, False), (Engine.BATCHED, 4, 1.01e6, True),
+        (Engine.BATCHED, 2, 15.9e6, False), (Engine.BATCHED, 2, 16.1e6, True),
+        (Engine.VLLM, 8, 8 * 1024 * 1024, False), (Engine.VLLM, 8, 8 * 1024 * 1024 + 1, True),
+        (Engine.VLLM, 2, 8 * 1024 * 1024 + 1, True),
+    ],
+)  # fmt: skip
+def test_an_nvlink_all_reduce_goes_to_nccl_above_the_engines_own_kernels_limit(
+    engine: Engine, gpus: int, buffer_bytes: float, nccl: bool
+) -> None:
+    """TensorRT-LLM's AUTO strategy keeps its own kernel below 500 KB on more than four GPUs,
+    1 MB on three or four and its 16 MB workspace on two (allreduceOp.cpp, customAllReduceUtils.h
+    getMaxRequiredWorkspaceSize); vLLM's CustomAllreduce takes up to 8 MiB on any of 2-8."""
+    c = cards(_build("H100 SXM", gpus), default_calibration())
+    assert c is not None
+    assert goes_to_nccl(_spec("llama-3.1-70b-serve", engine=engine), c, buffer_bytes) is nccl
+
+
+def test_an_nccl_all_reduce_runs_at_nccls_bus_bandwidth_for_its_size() -> None:
+    """Llama 3.1 405B (hidden 16384, 126 layers) on 8x H100 at 256 sequences: 8.39 MB a
+    buffer, over TensorRT-LLM's 500 KB: each of the step's 252 all-reduces sends 2 x 7/8 of it
+    at NCCL's 32.3% of the plateau bus bandwidth for 8 MiB (interconnect.NVLINK_ALLREDUCE_CURVE,
+    nccl_collective_busbw.csv); the estimate says so."""
+    spec = _spec("llama-3.1-405b-serve")
+    c = cards(_build("H100 SXM", 8), default_calibration())
+    assert c is not None
+    buffer = 256 * 16384 * 2
+    plateau = c.allreduce_busbw_gb_s * 1e9
+    share = curve_fraction(NVLINK_ALLREDUCE_CURVE, buffer)
+    assert share == pytest.approx(0.3225, abs=0.001)
+    assert allreduce_s(spec, c, 256) == pytest.approx(252 * 1.75 * buffer / (plateau * share))
+    est = _estimate("llama-3.1-405b-serve", "H100 SXM", 8, users=256,
+                    quantization=WeightFormat.FP8)  # fmt: skip
+    assert any("252 all-reduces of 8.4 MB run in NCCL" in n for n in est.notes)
+
+
+def test_decode_gemms_take_the_prompts_share_except_where_timed() -> None:
+    """One GEMM share a batched engine (0.74 of the card's achievable matmul rate), a decode
+    step's GEMMs as a prompt's; the MI300X's FP8 decode GEMMs at the 569.3 TFLOPS AMD's tuned
+    kernels reach at M = 256 (achievable_rates.toml, from mi300x_fp8_decode_gemm.csv)."""
+    h100 = gpu("H100 SXM5 80GB")
+    spec = _spec("llama-3.1-70b-serve", quantization=WeightFormat.FP8)
+    assert achievable_matmul_flops_s(h100, spec, decode=True) == pytest.approx(
+        achievable_matmul_flops_s(h100, spec)
+    )
+    mi300x = gpu("AMD Instinct MI300X")
+    vllm = _spec("llama-3.1-70b-serve", quantization=WeightFormat.FP8, engine=Engine.VLLM)
+    assert achievable_matmul_flops_s(mi300x, vllm, decode=True) == pytest.approx(569.3e12)

@@ -34,7 +34,9 @@ from dlrig.model.calibration import Calibration, default_calibration
 from dlrig.model.device import busbw_gb_s, pcie_link
 from dlrig.model.host import host_memory_bandwidth
 from dlrig.model.interconnect import (
+    NVLINK_ALLREDUCE_CURVE,
     XGMI_COLLECTIVE_LATENCY_S,
+    curve_fraction,
     nvlink_ring_s,
     ring_allreduce_bus_factor,
 )
@@ -442,6 +444,21 @@ def goes_to_nccl(spec: ServeSpec, c: Cards, buffer_bytes: float) -> bool:
     limits = ENGINES[spec.engine].custom_allreduce_limits
     limit = next((b for gpus, b in limits if c.count <= gpus), limits[-1][1])
     return buffer_bytes > limit
+
+
+def allreduce_notes(spec: ServeSpec, c: Cards, batch: int) -> list[str]:
+    """What runs a decode step's all-reduces, where NCCL does (goes_to_nccl)."""
+    if not spec.engine.is_batched or c.count <= 1:
+        return []
+    buffer_bytes = max(batch, 1) * spec.hidden_size * ACTIVATION_BYTES
+    if not goes_to_nccl(spec, c, buffer_bytes):
+        return []
+    share = curve_fraction(NVLINK_ALLREDUCE_CURVE, buffer_bytes)
+    return [
+        f"each decode step's {2 * spec.layers} all-reduces of {buffer_bytes / MB:.1f} MB run in "
+        f"NCCL (above the {spec.engine.value} engine's own kernel's limit on {c.count} GPUs), at "
+        f"{share:.0%} of the link's large-message bus bandwidth for that size"
+    ]
 
 
 def allreduce_s(spec: ServeSpec, c: Cards, tokens: int) -> float:
@@ -892,6 +909,7 @@ def serving_estimate(
             f"({GEMMS_PER_LAYER} a layer, {spec.users} rows) before their weights stream at "
             f"{bytes_s_to_gb_s(gemm.bytes_s):,.0f} GB/s, measured ({gemm.provenance})"
         )
+    notes.extend(allreduce_notes(spec, c, running))
     uncalibrated = uncalibrated_vendor_note(spec, c.gpu)
     notes.extend([uncalibrated] if uncalibrated else [])
     return ServingEstimate(
