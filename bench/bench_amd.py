@@ -1,6 +1,7 @@
 """Accuracy of `dlrig.model.serving` on AMD Instinct MI300X serving: AMD's own vLLM tables and
 Oracle's OCI vLLM measurements: calibration since the MI300X decode GEMMs were looked for on
-them and vLLM's decode GEMM share was kept with them in view (bench/provenance.toml).
+them, and the decode step's share and structure were chosen with them in view
+(bench/provenance.toml).
 
     .venv/bin/python bench/bench_amd.py [--out FILE]
 
