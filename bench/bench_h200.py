@@ -59,6 +59,11 @@ LLAMA_3_2_1B = {
     "num_heads": 32, "kv_heads": 8, "ffn_hidden_size": 8192, "tied_embeddings": True,
 }  # fmt: skip
 
+# The LoRA jobs step a bf16 model with peft's fp32 adapters and no torch.autocast
+# (scripts/gpu_jobs.py: hf_step(..., autocast=not lora)): the adapters multiply, scale and add
+# in fp32 (finetune.autocast: false).
+PEFT_FP32_NO_AUTOCAST = {"method": "lora", "adapter_precision": "fp32", "autocast": False}
+
 # Each recorded job as a zoo entry with the job's settings (scripts/gpu_jobs.py): its batch and
 # precision, channels_last for the torchvision jobs, SGD where the job used it, the attention
 # kernel transformers ran (SDPA: fused) and GPT-2's dropout (transformers' default 0.1).
@@ -80,23 +85,26 @@ JOBS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "gpt2": ("gpt2", {"batch_size": 12}, {"dropout": True, "hidden_act": "gelu_new"}),
     "gpt2-no-dropout": ("gpt2", {"batch_size": 12}, {"dropout": False,
                                                      "hidden_act": "gelu_new"}),
-    "llama-3-8b-lora": ("llama-3-8b-lora", {"batch_size": 2}, {}),
-    "llama-3-8b-lora-b1": ("llama-3-8b-lora", {"batch_size": 1}, {}),
+    "llama-3-8b-lora": ("llama-3-8b-lora", {"batch_size": 2, "finetune": {
+        **PEFT_FP32_NO_AUTOCAST, "trainable_fraction": 0.005223}}, {}),
+    "llama-3-8b-lora-b1": ("llama-3-8b-lora", {"batch_size": 1, "finetune": {
+        **PEFT_FP32_NO_AUTOCAST, "trainable_fraction": 0.005223}}, {}),
     "llama-3-8b-lora-bf16-adapters": ("llama-3-8b-lora", {
         "batch_size": 2, "finetune": {"method": "lora", "trainable_fraction": 0.005223,
                                       "adapter_precision": "16bit"}}, {}),
     "llama-3-8b-lora-b4-no-checkpointing": ("llama-3-8b-lora", {
-        "batch_size": 4, "activation_checkpointing": False}, {}),
+        "batch_size": 4, "activation_checkpointing": False, "finetune": {
+            **PEFT_FP32_NO_AUTOCAST, "trainable_fraction": 0.005223}}, {}),
     # The job's LoRA: r=16 on all 7 projections, 40,370,176 trainable parameters (its record),
     # one micro-batch a step.
     "qwen2.5-7b-lora": ("qwen2.5-7b-lora", {
         "batch_size": 2, "gradient_accumulation": 1,
-        "finetune": {"method": "lora", "trainable_fraction": 40370176 / 7615616512,
-                     "adapter_precision": "fp32"}}, {}),
+        "finetune": {**PEFT_FP32_NO_AUTOCAST,
+                     "trainable_fraction": 40370176 / 7615616512}}, {}),
     "qwen2.5-7b-lora-b4-no-checkpointing": ("qwen2.5-7b-lora", {
         "batch_size": 4, "gradient_accumulation": 1, "activation_checkpointing": False,
-        "finetune": {"method": "lora", "trainable_fraction": 40370176 / 7615616512,
-                     "adapter_precision": "fp32"}}, {}),
+        "finetune": {**PEFT_FP32_NO_AUTOCAST,
+                     "trainable_fraction": 40370176 / 7615616512}}, {}),
     "llama-3.2-1b-full": ("llama-3-8b", {
         "batch_size": 8, "activation_checkpointing": False, "parallel": "ddp"}, LLAMA_3_2_1B),
 }  # fmt: skip

@@ -620,17 +620,27 @@ def test_lora_adapters_move_each_projections_input_and_output_once_more() -> Non
 
 def test_peft_fp32_adapters_move_their_casts_and_fp32_updates() -> None:
     """peft upcasts bf16 adapters to fp32 by default (get_peft_model autocast_adapter_dtype=True)
-    and its Linear.forward casts the input to fp32 and the update back. Llama 3.1 8B: inputs
-    q, k, v, o, gate, up 6 x 4,096 + down 14,336 = 38,912, outputs 2 x 4,096 + 2 x 1,024 +
-    2 x 14,336 + 4,096 = 43,008 a token a layer: 2 x 38,912 + 7 x 43,008 = 378,880 fp32 moves
-    and 43,008 more 16-bit ones. On a lent H200 the step went from dlrig's 423 ms (16-bit
-    adapters) to 594 ms against 641-650 ms measured (bench/bench_h200.py)."""
+    and its Linear.forward casts the input to fp32. Llama 3.1 8B: inputs q, k, v, o, gate, up
+    6 x 4,096 + down 14,336 = 38,912, outputs 2 x 4,096 + 2 x 1,024 + 2 x 14,336 + 4,096 =
+    43,008 a token a layer. A 16-bit model stepped without autocast (finetune.autocast: false,
+    as the lent H200's jobs ran) multiplies, scales and adds in fp32 and casts the update back:
+    2 x 38,912 + 7 x 43,008 = 378,880 fp32 moves and 43,008 more 16-bit ones; on the H200 the
+    step went from dlrig's 423 ms (16-bit adapters) to 594 ms against 641-650 ms measured
+    (bench/bench_h200.py). Under autocast (Hugging Face's Trainer with bf16) autocast casts the
+    fp32 copy back to 16 bits for the adapter's matmul and the update stays 16-bit: 2 x 38,912
+    = 77,824 fp32 moves and as many 16-bit ones."""
     from dlrig.model.layers import fp32_adapter_elems
     from dlrig.workloads.model import ALL_LORA_TARGETS
 
-    assert fp32_adapter_elems(4096, 14336, 8 / 32, True, ALL_LORA_TARGETS) == (378_880, 43_008)
-    lora = make_workload("llama-3-8b-lora", batch_size=1)
-    assert lora.fp32_adapters  # the zoo entry states peft's default
+    assert fp32_adapter_elems(4096, 14336, 8 / 32, True, ALL_LORA_TARGETS, autocast=False) == (
+        378_880,
+        43_008,
+    )
+    assert fp32_adapter_elems(4096, 14336, 8 / 32, True, ALL_LORA_TARGETS) == (77_824, 77_824)
+    no_autocast = {"method": "lora", "trainable_fraction": 0.005223, "autocast": False}
+    lora = make_workload("llama-3-8b-lora", batch_size=1, finetune=no_autocast)
+    assert lora.fp32_adapters and not lora.adapter_autocast
+    assert make_workload("llama-3-8b-lora").adapter_autocast  # the default
     unstated = make_workload("llama-3-8b-lora", finetune={"adapter_precision": None})
     assert unstated.fp32_adapters
     assert any("adapter precision not given: fp32 assumed" in a for a in unstated.assumptions)
@@ -644,10 +654,14 @@ def test_peft_fp32_adapters_move_their_casts_and_fp32_updates() -> None:
     extra = work.pointwise_elems - layer_work(sixteen).pointwise_elems
     assert extra == pytest.approx(32 * 43_008 * lora.seq_len)
     # The estimate says so: 378,880 x 4 B x 32 layers x 2,048 tokens x 2 sequences x 4 passes
-    # (forward, recompute, backward's 2) = 794.6 GB.
+    # (forward, recompute, backward's 2) = 794.6 GB; under autocast 77,824: 163.2 GB.
     h200 = Build(name="h200", gpus=(GPUGroup(_gpu("H200 SXM 141GB"), 1),))
-    notes = [a for a in estimate(h200, make_workload("llama-3-8b-lora")).assumptions if "peft" in a]
+    plain = make_workload("llama-3-8b-lora", finetune=no_autocast)
+    notes = [a for a in estimate(h200, plain).assumptions if "peft" in a]
     assert len(notes) == 1 and "794.6 GB of fp32 moved a step" in notes[0]
+    notes = [a for a in estimate(h200, make_workload("llama-3-8b-lora")).assumptions if "peft" in a]
+    assert len(notes) == 1 and "163.2 GB of fp32 moved a step" in notes[0]
+    assert "under torch.autocast" in notes[0]
     assert not any("peft" in a for a in estimate(h200, sixteen).assumptions)
 
 

@@ -49,15 +49,24 @@ def test_nf4_base_clones_and_dropout_copies_the_input() -> None:
 
 
 def test_fp32_adapters_keep_their_own_count_and_fused_libraries_add_nothing() -> None:
-    """fp32 adapters' scaling and add are in fp32_adapter_elems already: without dropout or a
-    4-bit base nothing is added. A fused library (compile, liger, fused) leaves the adapters as
-    lora_adapter_elems counts them."""
-    fp32 = make_workload("llama-3-8b-lora")  # the zoo's peft default: fp32 adapters
+    """Without autocast fp32 adapters' scaling and add are in fp32_adapter_elems already:
+    without dropout or a 4-bit base nothing is added. Under autocast they scale and add their
+    update in 16 bits, as 16-bit adapters do (632,832 a token a layer). A fused library
+    (compile, liger, fused) leaves the adapters as lora_adapter_elems counts them."""
+    fp32 = make_workload(
+        "llama-3-8b-lora",
+        finetune={"method": "lora", "trainable_fraction": 0.005223, "autocast": False},
+    )
     assert fp32.fp32_adapters
     assert eager_adapter_elems(H, F, KV_SHARE, True, fp32) == 0.0
+    autocast = make_workload("llama-3-8b-lora")  # the zoo's peft default: fp32 adapters
+    assert autocast.fp32_adapters and autocast.adapter_autocast
     bf16 = make_workload(
         "llama-3-8b-lora",
         finetune={"method": "lora", "trainable_fraction": 0.005223, "adapter_precision": "16bit"},
+    )
+    assert eager_adapter_elems(H, F, KV_SHARE, True, autocast) == eager_adapter_elems(
+        H, F, KV_SHARE, True, bf16
     )
     for library in (KernelLibrary.COMPILE, KernelLibrary.LIGER, KernelLibrary.FUSED):
         fused = dataclasses.replace(bf16, kernels=library)

@@ -182,6 +182,21 @@ def test_peft_fp32_adapters_keep_an_fp32_input_per_projection() -> None:
     ) == pytest.approx(64 * s * h)
 
 
+def test_under_autocast_fp32_adapters_keep_a_16_bit_cast_per_projection() -> None:
+    """Under torch.autocast the adapter's matmul saves the 16-bit cast autocast makes of the
+    fp32 copy, one per adapted projection (autocast caches casts of leaf weights only): in the
+    same Llama 3 8B layer Q, K and V keep three 16-bit casts where the attention input was kept
+    in the block and whole (+6 - 2 - 2), gate and up two where the MLP input was kept whole
+    (+4 - 2), and the output and down projections' casts take their inputs' place: 41 + 2 + 2
+    = 45 s h, against 64 for the fp32 copies a step without autocast keeps."""
+    s, h = 2048, 4096
+    keys = dict(kv_heads=8, ffn_hidden_size=14336, gated_mlp=True, dropout=False,
+                selective_recompute=True)  # fmt: skip
+    assert transformer_layer_activation_bytes(
+        s, h, 32, fp32_adapter_targets=ALL_LORA_TARGETS, adapter_copy_bytes=2.0, **keys
+    ) == pytest.approx(45 * s * h)
+
+
 def test_fp32_adapters_copy_only_the_inputs_of_the_projections_they_adapt() -> None:
     """Adapters on q, k and v alone (NeMo 1.x's default, on attention_qkv) copy the attention
     input three times in fp32 and leave the MLP's 16-bit input shared: 41 - 2 (attention input)

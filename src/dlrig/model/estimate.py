@@ -193,10 +193,16 @@ def _gpu_work_s(job: _Job, mods: list[Modifier], assumed: list[str]) -> tuple[fl
     if job.work.adapter_fp32_elems > 0:
         moved = compute.adapter_fp32_bytes(job.work, w, batch)
         spent = compute.bandwidth_time_s(moved, bw, cal.compute.memory_efficiency)
+        how = (
+            "under torch.autocast (Hugging Face's Trainer, TRL, accelerate) each adapted linear "
+            "casts its input to fp32 and autocast casts it back for the 16-bit adapter matmul"
+            if w.adapter_autocast
+            else "without autocast (finetune.autocast: false) each adapted linear casts its "
+            "input to fp32 and its fp32 update back"
+        )
         assumed.append(
-            f"LoRA adapters in fp32, as peft keeps them: each adapted linear casts its input to "
-            f"fp32 and its update back, {moved / 1e9:.1f} GB of fp32 moved a step "
-            f"({spent * 1e3:,.0f} ms at {bw:,.0f} GB/s); peft's "
+            f"LoRA adapters in fp32, as peft keeps them: {how}, {moved / 1e9:.1f} GB of fp32 "
+            f"moved a step ({spent * 1e3:,.0f} ms at {bw:,.0f} GB/s); peft's "
             "get_peft_model(..., autocast_adapter_dtype=False) keeps them in 16 bits "
             "(finetune.adapter_precision: 16bit, as torchtune and NeMo run them)"
         )

@@ -609,9 +609,11 @@ def eager_adapter_elems(
     inputs, outputs = lora_adapter_io(h, f, kv_share, gated, workload.lora_targets)
     forwards = 1.0 + workload.recompute_share
     sixteen = not workload.fp32_adapters
-    fwd_out = EAGER_ADAPTER_FORWARD_OUTPUT_ELEMS if sixteen else 0.0
-    bwd_out = EAGER_ADAPTER_BACKWARD_OUTPUT_ELEMS if sixteen else 0.0
-    bwd_in = EAGER_ADAPTER_BACKWARD_INPUT_ELEMS if sixteen else 0.0
+    # Under autocast fp32 adapters scale and add their update in 16 bits, as 16-bit ones do.
+    sixteen_update = sixteen or workload.adapter_autocast
+    fwd_out = EAGER_ADAPTER_FORWARD_OUTPUT_ELEMS if sixteen_update else 0.0
+    bwd_out = EAGER_ADAPTER_BACKWARD_OUTPUT_ELEMS if sixteen_update else 0.0
+    bwd_in = EAGER_ADAPTER_BACKWARD_INPUT_ELEMS if sixteen_update else 0.0
     fwd_in = 0.0
     if workload.finetune is FinetuneMethod.QLORA and workload.quantized_base in (
         None,
@@ -626,17 +628,29 @@ def eager_adapter_elems(
 
 
 def fp32_adapter_elems(
-    h: float, f: float, kv_share: float, gated: bool, targets: frozenset[LoraTarget]
+    h: float,
+    f: float,
+    kv_share: float,
+    gated: bool,
+    targets: frozenset[LoraTarget],
+    autocast: bool = True,
 ) -> tuple[float, float]:
     """(fp32, 16-bit) elements one token's fp32 LoRA adapters move in one layer's forward
-    beyond lora_adapter_elems, as peft runs them (tuners/lora/layer.py Linear.forward): the
-    input cast to fp32 is written and read by A (2 fp32 moves per input element); B writes its
-    fp32 update, the scaling reads and writes it, the add reads it with the 16-bit result and
-    writes fp32, the cast back reads it and writes 16-bit (7 fp32 and 1 more 16-bit move per
-    output element). A Llama-3-8B LoRA step profiled on a lent H200 shows them as cast, fp32 add
-    and fp32 SIMT GEMM kernels (bench/data/h200_gpu_check.json); with them the step, 641-650 ms
-    measured, is estimated at 718 ms (bench/bench_h200.py)."""
+    beyond lora_adapter_elems, as peft runs them (tuners/lora/layer.py Linear.forward: the
+    input cast to the adapters' fp32, `result + lora_B(lora_A(dropout(x))) * scaling`).
+    Under torch.autocast (`autocast`) A multiplies in 16 bits: the input's fp32 copy is written
+    and read back by autocast's cast, which writes the 16-bit copy A reads (2 fp32 and 2 16-bit
+    moves per input element), and the update, scaling and add stay 16-bit, as 16-bit adapters
+    run them. Without autocast (a 16-bit model stepped as is) the fp32 copy is written and read
+    by A (2 fp32 moves per input element); B writes its fp32 update, the scaling reads and
+    writes it, the add reads it with the 16-bit result and writes fp32, the cast back reads it
+    and writes 16-bit (7 fp32 and 1 more 16-bit move per output element). A Llama-3-8B LoRA
+    step run so on a lent H200 shows them as cast, fp32 add and fp32 SIMT GEMM kernels
+    (bench/data/h200_gpu_check.json); with them the step, 641-650 ms measured, is estimated at
+    718 ms (bench/bench_h200.py)."""
     inputs, outputs = lora_adapter_io(h, f, kv_share, gated, targets)
+    if autocast:
+        return 2.0 * inputs, 2.0 * inputs
     return 2.0 * inputs + 7.0 * outputs, outputs
 
 
@@ -892,7 +906,7 @@ def transformer_work(workload: Workload) -> LayerWork:
         )
         if workload.fp32_adapters:
             fp32, sixteen = fp32_adapter_elems(
-                h, f * experts, kv_share, workload.gated_mlp, targets
+                h, f * experts, kv_share, workload.gated_mlp, targets, workload.adapter_autocast
             )
             per_token += layers * sixteen
             adapter_fp32 = layers * fp32 * s

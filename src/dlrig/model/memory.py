@@ -501,6 +501,7 @@ def transformer_layer_activation_bytes(
     experts_per_token: int = 1,
     fused_activation: bool = False,
     fp32_adapter_targets: frozenset[LoraTarget] = frozenset(),
+    adapter_copy_bytes: float = FP32_ADAPTER_INPUT_BYTES,
     adapted: frozenset[LoraTarget] | None = None,
     activation_saved_bytes: float | None = None,
     compiled: bool = False,
@@ -522,23 +523,24 @@ def transformer_layer_activation_bytes(
     GATED_MLP_SAVED_COMPILED), and `key_len` > s (Transformer-XL's
     memory) widens K, V and the scores. A mixture of experts keeps the MLP's tensors once per
     expert a token is routed to. With `fp32_adapter_targets` (the projections peft's fp32 LoRA
-    adapts on frozen weights) each of them keeps an fp32 copy of its input in place of the
-    shared 16-bit one (FP32_ADAPTER_INPUT_BYTES). `adapted`: under LoRA, the projections that
-    keep their input (a frozen linear's backward needs only its weight: PyTorch saves the input
-    of a linear only for its weight's gradient), so a shared input no adapted projection reads
-    is not kept, nor the down projection's (fc2's) f-wide input when it is frozen (None: every
-    projection keeps its input, as full training does). `activation_saved_bytes`: what an ungated
-    MLP's activation keeps per f-wide element when it is not one kernel's 16-bit input
-    (AUTOCAST_NEW_GELU_SAVED_BYTES). `residual_bytes`: the residual stream's width where it is
-    not the 16-bit compute's (RESIDUAL_BYTES_FP32 under autocast over fp32 weights: each norm
-    keeps an fp32 input and each projection its own 16-bit cast of it); `eager_rms_norm`: each
-    norm keeps an fp32 copy of its input and its normalized output as well
-    (EAGER_RMS_NORM_FP32_BYTES); `autocast_softmax`: an unfused attention's softmax runs in
-    fp32 under autocast (score_bytes); `expanded_kv`: grouped-query attention's K and V are
-    copied to every query head before the attention kernel, which saves the copies (torchtune's
+    adapts on frozen weights) each of them keeps a copy of its input of `adapter_copy_bytes` an
+    element in place of the shared 16-bit one: the fp32 copy itself (FP32_ADAPTER_INPUT_BYTES) where
+    the step runs without autocast, the 16-bit cast autocast makes of it under autocast. `adapted`:
+    under LoRA, the projections that keep their input (a frozen linear's backward needs only its
+    weight: PyTorch saves the input of a linear only for its weight's gradient), so a shared input
+    no adapted projection reads is not kept, nor the down projection's (fc2's) f-wide input when it
+    is frozen (None: every projection keeps its input, as full training does).
+    `activation_saved_bytes`: what an ungated MLP's activation keeps per f-wide element when it is
+    not one kernel's 16-bit input (AUTOCAST_NEW_GELU_SAVED_BYTES). `residual_bytes`: the residual
+    stream's width where it is not the 16-bit compute's (RESIDUAL_BYTES_FP32 under autocast over
+    fp32 weights: each norm keeps an fp32 input and each projection its own 16-bit cast of it);
+    `eager_rms_norm`: each norm keeps an fp32 copy of its input and its normalized output as well
+    (EAGER_RMS_NORM_FP32_BYTES); `autocast_softmax`: an unfused attention's softmax runs in fp32
+    under autocast (score_bytes); `expanded_kv`: grouped-query attention's K and V are copied to
+    every query head before the attention kernel, which saves the copies (torchtune's
     MultiHeadAttention @1814feb, torchtune/modules/attention.py: k.unsqueeze(2).expand(...)
-    .flatten(1, 2), then SDPA or flex attention, each saving its q, k, v for the backward), so
-    K and V are kept at the query heads' width."""
+    .flatten(1, 2), then SDPA or flex attention, each saving its q, k, v for the backward), so K and
+    V are kept at the query heads' width."""
     s, h, t, e = float(seq_len), float(hidden_size), float(tensor_parallel), element_bytes
     a = float(num_heads)
     k = float(key_len or seq_len)
@@ -573,7 +575,15 @@ def transformer_layer_activation_bytes(
     scores = 0.0 if selective_recompute else a * s * k * score_bytes(e, mask, autocast_softmax)
     if fp32_adapter_targets:
         attention, mlp, replicated = _fp32_adapter_inputs(
-            attention, mlp, replicated, s * h, s * f, e, gated_mlp, fp32_adapter_targets
+            attention,
+            mlp,
+            replicated,
+            s * h,
+            s * f,
+            e,
+            gated_mlp,
+            fp32_adapter_targets,
+            adapter_copy_bytes,
         )
     sharded = attention + mlp + scores
     return sharded / t + replicated / (t if sequence_parallel else 1.0)
@@ -623,13 +633,14 @@ def _fp32_adapter_inputs(
     e: float,
     gated: bool,
     targets: frozenset[LoraTarget],
+    copy_bytes: float = FP32_ADAPTER_INPUT_BYTES,
 ) -> tuple[float, float, float]:
     """(attention, MLP, replicated) bytes with each adapted projection's 16-bit input swapped
-    for the fp32 copy its adapter keeps: Q, K and V each copy the attention input, the output
-    projection its input; the MLP's input is copied by gate and up (fc1 alone ungated), the
-    down projection's (fc2's) f-wide input by down. A shared input no adapter copies stays
-    16-bit."""
-    fp32 = FP32_ADAPTER_INPUT_BYTES
+    for the copy of `copy_bytes` an element its adapter keeps: Q, K and V each copy the
+    attention input, the output projection its input; the MLP's input is copied by gate and up
+    (fc1 alone ungated), the down projection's (fc2's) f-wide input by down. A shared input no
+    adapter copies stays 16-bit."""
+    fp32 = copy_bytes
     qkv = len(targets & ATTENTION_INPUT_TARGETS)
     mlp_in = len(targets & mlp_input_targets(gated))
     if qkv:
@@ -800,6 +811,7 @@ def transformer_activation_bytes_per_sample(
         dropout=w.dropout, element_bytes=e, key_len=s + (w.memory_len or 0),
         experts_per_token=w.experts_per_token or 1, fused_activation=w.fused_activation,
         fp32_adapter_targets=w.lora_targets if w.fp32_adapters else frozenset(),
+        adapter_copy_bytes=e if w.adapter_autocast else FP32_ADAPTER_INPUT_BYTES,
         adapted=None if w.finetune is FinetuneMethod.FULL else w.lora_targets,
         activation_saved_bytes=_activation_saved_bytes(w, sixteen_bit), compiled=_compiled(w),
         residual_bytes=r, eager_rms_norm=eager_norm, autocast_softmax=runs_autocast(w, sixteen_bit),

@@ -422,6 +422,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         finetune=method,
         trainable_fraction=fraction,
         fp32_adapters=method is not FinetuneMethod.FULL and adapter_precision == "fp32",
+        adapter_autocast=wf.finetune.autocast if wf.finetune else True,
         adapter_dropout=wf.finetune.adapter_dropout if wf.finetune else 0.0,
         lora_targets=frozenset(wf.finetune.target_modules)
         if wf.finetune and wf.finetune.target_modules

@@ -273,6 +273,7 @@ class Workload:
     finetune: FinetuneMethod = FinetuneMethod.FULL
     trainable_fraction: float = 1.0
     fp32_adapters: bool = False
+    adapter_autocast: bool = True  # fp32 adapters stepped under torch.autocast
     adapter_dropout: float = 0.0  # LoRA dropout probability on each adapter's input
     lora_targets: frozenset[LoraTarget] = ALL_LORA_TARGETS  # the projections adapters sit on
     weight_bits: int | None = None

@@ -260,6 +260,13 @@ class FinetuneBlock(_Strict):
     # fp32: peft's default (get_peft_model's autocast_adapter_dtype=True upcasts bf16/fp16
     # adapters); 16bit: the training precision, as torchtune's LoRALinear and NeMo keep them.
     adapter_precision: Literal["fp32", "16bit"] | None = None
+    autocast: bool = Field(
+        default=True,
+        description="fp32 adapters only: the step runs under torch.autocast, as Hugging Face's "
+        "Trainer, TRL and accelerate run a bf16/fp16 job, so the adapters multiply in 16 bits "
+        "and only their input is cast to fp32 and back; false: a 16-bit model stepped without "
+        "autocast, whose fp32 adapters multiply, scale and add in fp32",
+    )
     adapter_dropout: Annotated[float, Field(ge=0, lt=1)] = Field(
         default=0.0,
         description="LoRA dropout on each adapter's input (peft's lora_dropout, default 0: "
@@ -289,6 +296,10 @@ class FinetuneBlock(_Strict):
             raise ValueError("'base_format' is the 4-bit base of method 'qlora' only")
         if self.group_size is not None and self.base_format not in ("gptq", "awq"):
             raise ValueError("'group_size' is for base_format 'gptq' or 'awq' only")
+        if not self.autocast and (
+            self.method is FinetuneMethod.FULL or self.adapter_precision == "16bit"
+        ):
+            raise ValueError("'autocast: false' changes only fp32 LoRA adapters")
         if self.adapter_dropout > 0 and self.method is FinetuneMethod.FULL:
             raise ValueError("'adapter_dropout' is for method 'lora' or 'qlora' only")
         if self.target_modules is not None:
