@@ -627,24 +627,35 @@ def measured_decode_gemm(gpu: GPU, precision: Precision, rows: int = 1) -> Decod
     faster HBM3E) takes the timed card's fixed time and its rate scaled by the two cards'
     achievable copy bandwidths. None elsewhere, where the engine's share of the copy
     bandwidth stands for it."""
+    timed, curve = _decode_curve(gpu, precision)
+    if curve is None:
+        return None
+    law = _at_rows(curve, rows)
+    if timed is None:
+        return law
+    scale = achievable_memory_bandwidth_gb_s(gpu) / achievable_memory_bandwidth_gb_s(timed)
+    return DecodeGemm(
+        law.fixed_s,
+        law.bytes_s * scale,
+        f"{timed.name}'s ({gpu.architecture}) timings, its rate x {scale:.2f} for this "
+        f"card's copy bandwidth: {law.provenance}",
+    )
+
+
+def _decode_curve(
+    gpu: GPU, precision: Precision
+) -> tuple[GPU | None, dict[int, DecodeGemm] | None]:
+    """The decode GEMM laws by M that speak for `gpu`: its own (None as the timed card), or
+    those of a timed card of its vendor and architecture with that card; (None, None) where
+    none were timed."""
     table = _table()
     own = table.decode_gemm.get((gpu.name, precision.value))
     if own is not None:
-        return _at_rows(own, rows)
+        return None, own
     borrowed = table.decode_gemm_by_architecture.get(
         (gpu.vendor, gpu.architecture, precision.value)
     )
-    if borrowed is not None:
-        timed, curve = borrowed
-        law = _at_rows(curve, rows)
-        scale = achievable_memory_bandwidth_gb_s(gpu) / achievable_memory_bandwidth_gb_s(timed)
-        return DecodeGemm(
-            law.fixed_s,
-            law.bytes_s * scale,
-            f"{timed.name}'s ({gpu.architecture}) timings, its rate x {scale:.2f} for this "
-            f"card's copy bandwidth: {law.provenance}",
-        )
-    return None
+    return borrowed if borrowed is not None else (None, None)
 
 
 def measured_decode_matmul_tflops(gpu: GPU, precision: Precision) -> float | None:
@@ -654,16 +665,8 @@ def measured_decode_matmul_tflops(gpu: GPU, precision: Precision) -> float | Non
     timings of its own takes the timed card's (MI325X: the MI300X's CDNA 3 die and matrix
     rate). None elsewhere, where the engine's share of the achievable matmul rate stands for
     it."""
-    table = _table()
-    curve = table.decode_gemm.get((gpu.name, precision.value))
-    if curve is None:
-        borrowed = table.decode_gemm_by_architecture.get(
-            (gpu.vendor, gpu.architecture, precision.value)
-        )
-        if borrowed is None:
-            return None
-        curve = borrowed[1]
-    return curve[max(curve)].matmul_tflops
+    _, curve = _decode_curve(gpu, precision)
+    return None if curve is None else curve[max(curve)].matmul_tflops
 
 
 def measured_rate_notes(

@@ -450,7 +450,7 @@ def allreduce_notes(spec: ServeSpec, c: Cards, batch: int) -> list[str]:
     """What runs a decode step's all-reduces, where NCCL does (goes_to_nccl)."""
     if not spec.engine.is_batched or c.count <= 1:
         return []
-    buffer_bytes = max(batch, 1) * spec.hidden_size * ACTIVATION_BYTES
+    buffer_bytes = allreduce_buffer_bytes(spec, max(batch, 1))
     if not goes_to_nccl(spec, c, buffer_bytes):
         return []
     share = curve_fraction(NVLINK_ALLREDUCE_CURVE, buffer_bytes)
@@ -461,6 +461,11 @@ def allreduce_notes(spec: ServeSpec, c: Cards, batch: int) -> list[str]:
     ]
 
 
+def allreduce_buffer_bytes(spec: ServeSpec, tokens: int) -> float:
+    """One tensor-parallel all-reduce's buffer: the hidden state of `tokens` tokens."""
+    return tokens * spec.hidden_size * ACTIVATION_BYTES
+
+
 def allreduce_s(spec: ServeSpec, c: Cards, tokens: int) -> float:
     """Tensor parallel: two all-reduces of the hidden state per layer (after attention and
     after the MLP), each a ring over the cards: the engine's own kernel at its start-up latency
@@ -468,7 +473,7 @@ def allreduce_s(spec: ServeSpec, c: Cards, tokens: int) -> float:
     bandwidth NCCL measures for the buffer's size (interconnect.nvlink_ring_s)."""
     if not spec.engine.is_batched or c.count <= 1:
         return 0.0
-    buffer_bytes = tokens * spec.hidden_size * ACTIVATION_BYTES
+    buffer_bytes = allreduce_buffer_bytes(spec, tokens)
     bus_factor = ring_allreduce_bus_factor(c.count)
     if goes_to_nccl(spec, c, buffer_bytes):
         per_reduce = nvlink_ring_s(buffer_bytes, bus_factor, c.allreduce_busbw_gb_s)
