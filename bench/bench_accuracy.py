@@ -128,7 +128,7 @@ RUNS = {"v0": "lambda_2022", "v1": "lambda_2024"}
 TARGET_MEDIAN = 0.10
 TARGET_P90 = 0.25
 TARGET_COVERAGE = (0.75, 0.85)
-KINDS = ("training", "serving", "memory")
+KINDS = ("training", "serving", "memory", "latency")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -199,12 +199,40 @@ QWEN25_7B = {"total_params": 7.62e9, "active_params": 7.62e9, "layers": 28, "hid
 # (harness/drivers/closed_loop.py, yobitelcomm/bench) and its total throughput stays at
 # 1,384 and 1,312 tok/s from 16 to 64 streams: those two rows may time the client as much as
 # the server (kept, and counted).
+VLLM_L4 = (
+    "[wmx.dev serving benchmarks](https://ai.wmx.dev/benchmarks), vLLM 0.23.0, L4 on a "
+    "4-vCPU g2-standard-4, Qwen2.5-0.5B-Instruct BF16, 256/128, `vllm bench serve`"
+)
+# Qwen2.5-0.5B's config.json: 24 layers, hidden 896, 14 query and 2 key/value heads of 64,
+# a 151,936-token vocabulary, tied embeddings; 494 M parameters.
+QWEN25_05B = {"total_params": 0.494e9, "active_params": 0.494e9, "layers": 24,
+              "hidden_size": 896, "heads": 14, "kv_heads": 2, "head_dim": 64,
+              "vocab_size": 151936, "tied_embeddings": True}  # fmt: skip
 VLLM_HELD_OUT = [
     ("RTX A6000, Qwen2.5-7B bf16", "NVIDIA RTX A6000", {**QWEN25_7B, "shared_prefix_tokens": 39},
      39, 52, WeightFormat.BF16,
      [(1, 21.9), (8, 22.3), (64, 27.5), (128, 36.0), (256, 53.1)], VLLM_A6000),
     ("H100, Llama 3.1 8B fp16", "H100 SXM5 80GB", {}, 128, 128, WeightFormat.FP16,
      [(4, 6.59), (16, 10.94), (64, 46.91)], VLLM_INFERENCEBENCH),
+    # Held out (vllm_l4): inter-token latency p50, read after every serving constant was set.
+    ("L4, Qwen2.5-0.5B bf16", "NVIDIA L4", QWEN25_05B, 256, 128, WeightFormat.BF16,
+     [(1, 5.1), (2, 5.2), (4, 5.3), (8, 5.5), (16, 6.0), (32, 7.1)], VLLM_L4),
+]  # fmt: skip
+
+# Time to first token (ms, p50) at each client concurrency, as the same sweeps report it, and
+# one more sweep on an L4. The serving stack's time a request (serving.REQUEST_OVERHEAD_S) was
+# chosen on InferenceBench's one-user row; no other row here set anything. Each harness sends
+# its next request as soon as an answer ends (closed loop).
+VLLM_INFERENCEBENCH_TTFT = VLLM_INFERENCEBENCH.replace("TPOT p50", "TTFT p50")
+TTFT_POINTS = [
+    ("H100, Llama 3.1 8B fp16", "H100 SXM5 80GB", {}, 128, 128, WeightFormat.FP16,
+     [(1, 13.98), (4, 22.75), (16, 41.69), (64, 86.92)], VLLM_INFERENCEBENCH_TTFT),
+    ("RTX A6000, Qwen2.5-7B bf16", "NVIDIA RTX A6000", {**QWEN25_7B, "shared_prefix_tokens": 39},
+     39, 52, WeightFormat.BF16,
+     [(1, 47.0), (2, 67.0), (4, 67.0), (8, 171.0), (64, 87.0), (128, 126.0), (256, 299.0)],
+     VLLM_A6000),
+    ("L4, Qwen2.5-0.5B bf16", "NVIDIA L4", QWEN25_05B, 256, 128, WeightFormat.BF16,
+     [(1, 27.0), (2, 37.8), (4, 50.1), (8, 60.9), (16, 103.8), (32, 135.3)], VLLM_L4),
 ]  # fmt: skip
 
 
@@ -248,6 +276,29 @@ def vllm_held_out_rows() -> list[tuple[str, float]]:
                 err,
             ))  # fmt: skip
     return rows
+
+
+def ttft_rows() -> list[tuple[str, int, float, float]]:
+    """TTFT_POINTS predicted: (label, concurrency, measured ms, predicted ms)."""
+    rows = []
+    for label, gpu, structure, isl, osl, quantization, points, _ in TTFT_POINTS:
+        for users, measured_ms in points:
+            est = vllm_estimate(gpu, structure, isl, osl, quantization, users)
+            rows.append((label, users, measured_ms, est.ttft_s * 1e3))
+    return rows
+
+
+def ttft_lines(rows: list[tuple[str, int, float, float]]) -> list[str]:
+    """The TTFT table: every row, its error as predicted / measured time - 1."""
+    lines = []
+    sources = {label: source for label, *_, source in TTFT_POINTS}
+    for label, users, measured_ms, predicted_ms in rows:
+        err = predicted_ms / measured_ms - 1.0
+        print(f"TTFT {label}, concurrency {users}: {predicted_ms:.1f} ms vs {measured_ms:g} "
+              f"({err:+.1%})", flush=True)  # fmt: skip
+        lines.append(f"| {label}, concurrency {users} | {predicted_ms:.1f} | {measured_ms:g} | "
+                     f"{err:+.1%} | {sources[label]} |")  # fmt: skip
+    return lines
 
 
 PROMPT_POINTS = [
@@ -358,12 +409,30 @@ def main() -> None:
         "vLLM (`serve.engine: vllm`), " + provenance.status(["vllm_sweeps"]) + " Time per "
         "output token (ms, median) at each client concurrency, on vLLM's own sweeps: median "
         f"|error| {errors[len(errors) // 2]:.0%}, worst {errors[-1]:.0%} "
-        f"over {len(errors)} rows. Its batch-1 rows above are calibration: "
+        f"over {len(errors)} rows. The L4 rows (inter-token latency p50): "
+        + provenance.status(["vllm_l4"])
+        + " Its batch-1 rows above are calibration: "
         + provenance.status(["vllm_batch1"]),
         "",
         "| point | predicted | measured | error | error as `batched` | binds | source |",
         "|---|---|---|---|---|---|---|",
         *(row for row, _ in vllm_rows),
+    ]
+    ttft = ttft_rows()
+    lone = [abs(predicted / measured - 1.0) for _, users, measured, predicted in ttft if users == 1]
+    lines += [
+        "",
+        "Time to first token (ms, p50) on vLLM, " + provenance.status(["vllm_ttft"]) + " The "
+        "serving stack's time a request (`serving.REQUEST_OVERHEAD_S`, 5.9 ms) was chosen on "
+        "the H100's one-user row; a lone user's prompt is a pass of its own that reads every "
+        "weight (`serving.alone_prefill_s`). Under load each harness sends the next request as "
+        "an answer ends, so requests arrive in waves the model does not follow: it takes "
+        "arrivals at random within a step (`serving.first_token_wait_s`). One-user rows: "
+        f"{', '.join(f'{e:.0%}' for e in lone)} |error|.",
+        "",
+        "| point | predicted | measured | error | source |",
+        "|---|---|---|---|---|",
+        *ttft_lines(ttft),
     ]
     lines += [
         "",

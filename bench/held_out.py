@@ -341,10 +341,11 @@ def serving() -> list[Pair]:
             predicted = sv.max_throughput(workload, gpu, count, lengths)
             pairs.append(Pair("trtllm_other", f"{label} {lengths}", m, predicted))
     # vLLM's held-out rows: tokens/s per user (1 / time per output token) at a concurrency.
-    for label, gpu, structure, isl, osl, quantization, points, _ in sv.VLLM_HELD_OUT:
+    for label, gpu, structure, isl, osl, quantization, points, cited in sv.VLLM_HELD_OUT:
+        source = "vllm_l4" if cited == sv.VLLM_L4 else "vllm_sweeps"
         for users, measured_ms in points:
             est = sv.vllm_estimate(gpu, structure, isl, osl, quantization, users)
-            pairs.append(Pair("vllm_sweeps", f"{label}, concurrency {users}",
+            pairs.append(Pair(source, f"{label}, concurrency {users}",
                               1e3 / measured_ms, 1.0 / est.tpot_s))  # fmt: skip
     return pairs
 
@@ -418,6 +419,17 @@ def arrivals() -> list[Pair]:
     return pairs
 
 
+def ttft() -> list[Pair]:
+    """vLLM's time to first token at each client concurrency (bench_serving.TTFT_POINTS), as
+    first tokens a second a stream (1 / TTFT)."""
+    import bench_serving as sv
+
+    return [
+        Pair("vllm_ttft", f"{label}, concurrency {users}", 1e3 / measured_ms, 1e3 / predicted_ms)
+        for label, users, measured_ms, predicted_ms in sv.ttft_rows()
+    ]
+
+
 def mlperf_offline() -> list[Pair]:
     """MLPerf Offline runs (bench_arrivals.py): total output tokens/s with every sample queued."""
     import bench_arrivals as ar
@@ -465,6 +477,7 @@ ADAPTERS: dict[str, Callable[[], list[Pair]]] = {
     "arrivals": arrivals,
     "mlperf_offline": mlperf_offline,
     "amd_serving": amd_serving,
+    "ttft": ttft,
     "memory": memory,
 }
 

@@ -16,7 +16,7 @@ class Source:
     key: str
     title: str
     data: str
-    kind: str  # training | serving | memory
+    kind: str  # training | serving | memory | latency
     bench: str
 
 

@@ -55,6 +55,7 @@ from dlrig.units import (
     bytes_to_gib,
     gb_s_to_bytes_s,
     gib_to_bytes,
+    s_to_ms,
     s_to_us,
     tflops_to_flops,
     wh_to_kwh,
@@ -161,6 +162,14 @@ LOCAL = EngineProfile(
     accumulates_fp16=True,
 )
 ENGINES = {Engine.BATCHED: BATCHED, Engine.VLLM: VLLM, Engine.LOCAL: LOCAL}
+# A request's time in the serving stack beside the GPU's work, in its time to first token:
+# the HTTP server parsing it, the tokenizer, the hand-off to the engine, the first token's
+# detokenization and its streamed chunk back. Chosen on InferenceBench's one-user row (Llama
+# 3.1 8B fp16 on an H100 SXM, vLLM 0.21.0, 128-token prompts: 13.98 ms p50): its time less
+# the prompt's pass alone (alone_prefill_s). Hosts slower than that dedicated server's add
+# more: a 4-vCPU L4 VM and a k3s-served RTX A6000 took 19 and 22 ms beyond their passes
+# (bench/bench_serving.py TTFT_POINTS).
+REQUEST_OVERHEAD_S = 5.9e-3
 
 # vLLM's V1 scheduler has no prefill phase: each step gives every running request its next
 # token, then fills what is left of the step's token budget with waiting prompts, in chunks
@@ -185,7 +194,7 @@ VLLM_MAX_BATCHED_TOKENS = {False: 2048, True: 8192}
 # residuals understate its error on a source it never saw).
 # bench/held_out.serving_band computes it, and tests/model/test_serving_band.py holds this copy
 # to it; bench_accuracy.py reports what share of each source's rows it covers.
-SERVING_RATIO_BAND = (0.808, 1.174)
+SERVING_RATIO_BAND = (0.808, 1.182)
 # On AMD Instinct, vLLM and SGLang run their own all-reduce kernel below 16 MB and RCCL above
 # it ("for data sizes smaller than 16 MB ... falls back to using PyNccl (RCCL)": AMD ROCm blog,
 # "QuickReduce: Up to 3x Faster All-reduce for vLLM and SGLang", 2025-08-26). Below it the
@@ -490,11 +499,25 @@ def split_ways(spec: ServeSpec, c: Cards) -> int:
 
 
 def prefill_s(spec: ServeSpec, c: Cards) -> float:
-    """Seconds to prefill one prompt: its FLOPs on the cards working at once, plus the
-    all-reduces of every prompt token's hidden state."""
-    flops = prefill_flops(spec, spec.prompt_tokens)
+    """Seconds to prefill one prompt beside other work: the FLOPs of the tokens it computes
+    (vllm_computed_prompt_tokens: a cached prefix's are skipped) on the cards working at once,
+    plus the all-reduces of every prompt token's hidden state."""
+    computed = vllm_computed_prompt_tokens(spec) / max(spec.prompt_tokens, 1)
+    flops = prefill_flops(spec, spec.prompt_tokens) * computed
     compute = flops / (split_ways(spec, c) * achievable_matmul_flops_s(c.gpu, spec))
     return compute + allreduce_s(spec, c, spec.prompt_tokens)
+
+
+def alone_prefill_s(
+    spec: ServeSpec, c: Cards, offloaded: float, host_gb_s: float, overlap_exponent: float
+) -> float:
+    """Seconds of a prompt prefilled in a pass of its own, as a lone user's is: the pass reads
+    every weight once beside the prompt's FLOPs and pays the engine's time a layer, as a decode
+    step does (decode_parts_s with the prompt's computed tokens riding one sequence's step).
+    Prompts prefilled beside other work share the read with it (prefill_s counts their FLOPs)."""
+    tokens = float(vllm_computed_prompt_tokens(spec))
+    parts = decode_parts_s(spec, c, 1, offloaded, host_gb_s, tokens)
+    return decode_step_s(parts, overlap_exponent)
 
 
 def decode_parts_s(
@@ -600,6 +623,27 @@ def vllm_computed_prompt_tokens(spec: ServeSpec) -> int:
     """Prompt tokens vLLM computes for a request whose first `shared_prefix_tokens` every
     request shares: the rest of the prompt once the cached whole blocks are skipped."""
     return spec.prompt_tokens - mem.cached_prefix_tokens(spec)
+
+
+def ttft_note() -> str:
+    """What the time to first token counts beside the GPU's work (REQUEST_OVERHEAD_S)."""
+    return (
+        f"time to first token: {s_to_ms(REQUEST_OVERHEAD_S):.1f} ms a request in the serving "
+        "stack (HTTP, tokenizer, the first token streamed back), as a dedicated server took "
+        "with vLLM; a small or shared host took 19-22 ms"
+    )
+
+
+def first_token_wait_s(spec: ServeSpec, prefill_s: float, step_s: float) -> float:
+    """A request's time from reaching the engine to its first token, past any queue: alone, the
+    pass of its prompt; beside running requests it waits for the step under way to end (half a
+    step, arriving at random within it), then vLLM computes its prompt inside the next step and
+    the token comes at that step's end, where an engine with a prefill phase emits it from the
+    prompt's own pass (arrivals.py's engine does the same)."""
+    if spec.users == 1:
+        return prefill_s
+    riding = step_s if mixes_prefill(spec) else 0.0
+    return 0.5 * step_s + riding + prefill_s
 
 
 def mixes_prefill(spec: ServeSpec) -> bool:
@@ -847,7 +891,6 @@ def serving_estimate(
         per_copy_total = every.running * every.output_share / full_s
         running = mix.running
         queued_s = queue_wait_s(spec.users, running, spec.output_tokens * full_s)
-        ttft = queued_s + pre + (step if spec.users > 1 else 0.0)
         prefill_share = 0.0
     else:
         # Past the contexts its KV cache holds a batched server runs those and queues the
@@ -855,14 +898,18 @@ def serving_estimate(
         running = min(spec.users, max(fit, 1)) if spec.engine.is_batched else spec.users
         parts = decode_parts_s(spec, c, running, offloaded, host_gb_s)
         step = decode_step_s(parts, overlap)
+        if running == 1:
+            pre = alone_prefill_s(spec, c, offloaded, host_gb_s, overlap)
         tpot = tpot_s(step, pre, running, spec.output_tokens)
         per_copy_total = total_tokens_per_s(step, pre, running, spec.output_tokens)
         # A running request holds its slot for its prefill and `output_tokens` steps, each
         # stretched by the other running users' prefills: output x step + running x prefill.
         answer_s = spec.output_tokens * step + running * pre
         queued_s = queue_wait_s(spec.users, running, answer_s)
-        ttft = queued_s + pre + (step if spec.users > 1 else 0.0)
         prefill_share = (running - 1) * pre / spec.output_tokens
+    if spec.users == 1:
+        pre = alone_prefill_s(spec, c, offloaded, host_gb_s, overlap)
+    ttft = REQUEST_OVERHEAD_S + queued_s + first_token_wait_s(spec, pre, step)
     waiting = max(asked - replicas * running, 0) if fits else 0
     if waiting:
         notes.append(queue_note(spec, c, running * replicas, waiting, queued_s, fit))
@@ -907,6 +954,8 @@ def serving_estimate(
         "rates: each card's achievable matmul rate and bandwidth (dlrig.model.rates) x the "
         "engine's stated shares (dlrig.model.serving)"
     )
+    if fits:
+        notes.append(ttft_note())
     gemm = decode_gemm(c.gpu, spec, spec.users)
     if gemm is not None:
         notes.append(

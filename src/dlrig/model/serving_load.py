@@ -224,7 +224,9 @@ def serving_load(
         c = replace(group, count=tp, nvlink=group.nvlink and tp > 1)
         fit = s.max_users_fit // copies
         max_batch = max(fit, 1) if spec.engine is Engine.LOCAL else running_slots(spec, c, fit)
-        engine = engine_times(spec, c, s.prefill_s, max_batch, host_gb_s)
+        # Prompts admitted together share one pass over the weights: their FLOPs, not the
+        # lone user's pass the estimate reports (serving.alone_prefill_s).
+        engine = engine_times(spec, c, prefill_s(spec, c), max_batch, host_gb_s)
     at_rate = None if spec.arrival_rate is None else arrivals.load_at(
         engine, spec.arrival_rate, copies
     )  # fmt: skip
