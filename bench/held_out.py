@@ -426,7 +426,7 @@ def ttft() -> list[Pair]:
 
     return [
         Pair("vllm_ttft", f"{label}, concurrency {users}", 1e3 / measured_ms, 1e3 / predicted_ms)
-        for label, users, measured_ms, predicted_ms in sv.ttft_rows()
+        for label, users, measured_ms, predicted_ms, _ in sv.ttft_rows()
     ]
 
 

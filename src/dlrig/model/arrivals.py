@@ -18,6 +18,9 @@ own assumption (dlrig.model.serving.tpot_s):
 - waiting requests are admitted together and prefilled in one pass of `prefill_s` each,
   which emits each one's first token and stalls the running sequences' decoding meanwhile;
 - otherwise one decode step of `step_s(batch)` gives every running sequence one token.
+Its time to first token is the engine's, from a request's arrival at the engine, as MLPerf's
+LoadGen measures it in-process on token IDs: the serving stack's time a request over HTTP
+(serving.REQUEST_OVERHEAD_S) is not in it.
 No closed form covers a server whose service rate grows with its queue (the batch), so the
 simulation is the model; where it reduces to one server (a batch of one), it is the M/D/1
 queue, and the tests hold it to the Pollaczek-Khinchine mean wait.

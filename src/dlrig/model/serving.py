@@ -239,6 +239,8 @@ class ServingEstimate:
     prefill_s: float
     decode_step_s: float
     ttft_s: float
+    # the last first token when every running user asks at once (first_token_all_at_once_s)
+    ttft_all_at_once_s: float
     tpot_s: float
     tokens_per_s_per_user: float
     tokens_per_s_total: float
@@ -646,6 +648,20 @@ def first_token_wait_s(spec: ServeSpec, prefill_s: float, step_s: float) -> floa
     return 0.5 * step_s + riding + prefill_s
 
 
+def first_token_all_at_once_s(
+    spec: ServeSpec, prefill_s: float, step_s: float, running: int
+) -> float:
+    """The last first token when every running user's request arrives at once, as a
+    closed-loop benchmark's do once its answers end in the same step: every prompt is computed
+    before the last one's token comes (back to back, or within vLLM's steps, whose last
+    carries it), with no step under way to wait for. first_token_wait_s times a request
+    arriving at random; a loaded server's median lies between the two."""
+    if spec.users == 1:
+        return prefill_s
+    riding = step_s if mixes_prefill(spec) else 0.0
+    return running * prefill_s + riding
+
+
 def mixes_prefill(spec: ServeSpec) -> bool:
     """The engine computes prompts inside decode steps rather than stalling them (vLLM)."""
     return spec.engine is Engine.VLLM
@@ -910,6 +926,7 @@ def serving_estimate(
     if spec.users == 1:
         pre = alone_prefill_s(spec, c, offloaded, host_gb_s, overlap)
     ttft = REQUEST_OVERHEAD_S + queued_s + first_token_wait_s(spec, pre, step)
+    at_once = REQUEST_OVERHEAD_S + queued_s + first_token_all_at_once_s(spec, pre, step, running)
     waiting = max(asked - replicas * running, 0) if fits else 0
     if waiting:
         notes.append(queue_note(spec, c, running * replicas, waiting, queued_s, fit))
@@ -980,6 +997,7 @@ def serving_estimate(
         prefill_s=pre,
         decode_step_s=step,
         ttft_s=ttft,
+        ttft_all_at_once_s=at_once,
         tpot_s=tpot,
         tokens_per_s_per_user=1.0 / tpot,
         tokens_per_s_total=scale * per_copy_total,

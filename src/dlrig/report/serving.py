@@ -48,6 +48,7 @@ def serving_dict(est: Estimate, s: ServingEstimate) -> dict[str, Any]:
         "prompt_tokens": s.prompt_tokens,
         "output_tokens": s.output_tokens,
         "ttft_s": speed(s.ttft_s),
+        "ttft_all_at_once_s": speed(s.ttft_all_at_once_s),
         "tpot_s": speed(s.tpot_s),
         "prefill_s": speed(s.prefill_s),
         "decode_step_s": speed(s.decode_step_s),
@@ -261,8 +262,10 @@ def users_line(s: ServingEstimate) -> str:
 def speed_lines(est: Estimate, s: ServingEstimate) -> list[str]:
     """Time to first token and the tokens/s in total and per user (a job that fits)."""
     queued = f", {ms(s.queue_wait_s)} waiting for a slot" if s.users_waiting else ""
+    at_once = f"; {ms(s.ttft_all_at_once_s)} when all {s.users} ask at once" if s.users > 1 else ""
     return [
-        f"time to first token {ms(s.ttft_s)} (a prompt's prefill {ms(s.prefill_s)}{queued})",
+        f"time to first token {ms(s.ttft_s)} (a prompt's prefill {ms(s.prefill_s)}{queued}"
+        f"{at_once})",
         f"throughput: {est.samples_per_s:,.0f} output tokens/s in total "
         f"({est.samples_per_s_low:,.0f}-{est.samples_per_s_high:,.0f}, 80% interval)",
         f"{s.tokens_per_s_per_user:,.1f} tokens/s per user ({s.batch1_tokens_per_s:,.1f} for a "
