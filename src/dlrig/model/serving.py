@@ -514,11 +514,14 @@ def alone_prefill_s(
     spec: ServeSpec, c: Cards, offloaded: float, host_gb_s: float, overlap_exponent: float
 ) -> float:
     """Seconds of a prompt prefilled in a pass of its own, as a lone user's is: the pass reads
-    every weight once beside the prompt's FLOPs and pays the engine's time a layer, as a decode
-    step does (decode_parts_s with the prompt's computed tokens riding one sequence's step).
-    Prompts prefilled beside other work share the read with it (prefill_s counts their FLOPs)."""
-    tokens = float(vllm_computed_prompt_tokens(spec))
-    parts = decode_parts_s(spec, c, 1, offloaded, host_gb_s, tokens)
+    every weight once, as a decode step does (with the layers left in RAM, the engine's time a
+    layer), beside the FLOPs of the tokens it computes at the prefill rate, all of them on the
+    cards (prefill_s), and all-reduces their hidden states. Prompts prefilled beside other work
+    share the read with it (prefill_s counts their FLOPs alone)."""
+    parts = decode_parts_s(spec, c, 1, offloaded, host_gb_s)
+    prompt_reduces = allreduce_s(spec, c, spec.prompt_tokens)
+    parts[ServingLimit.DECODE_COMPUTE.value] = prefill_s(spec, c) - prompt_reduces
+    parts[ServingLimit.INTERCONNECT.value] += prompt_reduces - allreduce_s(spec, c, 1)
     return decode_step_s(parts, overlap_exponent)
 
 

@@ -171,7 +171,8 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
     if s is not None:
         return [
             ("time to first token", ms(s.ttft_s), _count(s.users, "user")
-             + (f"; {ms(s.queue_wait_s)} of it waiting for a slot" if s.users_waiting else "")),
+             + (f"; {ms(s.queue_wait_s)} of it waiting for a slot" if s.users_waiting else "")
+             + (f"; {ms(s.ttft_all_at_once_s)} when all ask at once" if s.users > 1 else "")),
             ("time per output token", ms(est.step_time_s), f"binds: {s.binding.value}"),
             ("throughput", f"{est.samples_per_s:,.0f} tokens/s",
              f"interval {est.samples_per_s_low:,.0f}-{est.samples_per_s_high:,.0f}; "
