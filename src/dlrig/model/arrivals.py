@@ -18,9 +18,8 @@ own assumption (dlrig.model.serving.tpot_s):
 - waiting requests are admitted together and prefilled in one pass of `prefill_s` each,
   which emits each one's first token and stalls the running sequences' decoding meanwhile;
 - otherwise one decode step of `step_s(batch)` gives every running sequence one token.
-Its time to first token is the engine's, from a request's arrival at the engine, as MLPerf's
-LoadGen measures it in-process on token IDs: the serving stack's time a request over HTTP
-(serving.REQUEST_OVERHEAD_S) is not in it.
+Every time to first token adds the serving stack's time a request (`request_s`:
+serve.request_overhead_s, 0 where MLPerf's LoadGen hands the engine token IDs in-process).
 No closed form covers a server whose service rate grows with its queue (the batch), so the
 simulation is the model; where it reduces to one server (a batch of one), it is the M/D/1
 queue, and the tests hold it to the Pollaczek-Khinchine mean wait.
@@ -61,12 +60,14 @@ BISECTION_STEPS = 8  # the largest rate to 1/256 of the saturated rate, finer th
 class EngineTimes:
     """One model copy's timings, from dlrig.model.serving: a prompt's prefill (seconds, it
     emits the first token), a decode step with `b` sequences running, the most sequences
-    it holds, and the tokens of each answer."""
+    it holds, the tokens of each answer, and the serving stack's time a request beside the
+    engine's (in every time to first token)."""
 
     prefill_s: float
     step_s: Callable[[int], float]
     max_batch: int
     output_tokens: int
+    request_s: float = 0.0
 
     def saturated_rate(self) -> float:
         """Requests/s one copy completes with its batch always full: each request costs its
@@ -183,7 +184,7 @@ def simulate(engine: EngineTimes, rate_per_copy: float, gaps: np.ndarray) -> Sim
     lo, hi = int(n * WARMUP_SHARE), n - int(n * TAIL_SHARE)
     arr = np.asarray(arrivals[lo:hi])
     firsts = np.asarray(first[lo:hi])
-    ttft = firsts - arr
+    ttft = firsts - arr + engine.request_s
     tpot = (np.asarray(last[lo:hi]) - firsts) / (out - 1) if out > 1 else np.empty(0)
     rider_time = batch_time + stall
     return SimRun(
@@ -253,7 +254,7 @@ def max_rate(
     """Bisection on the arrival rate between 0 and the saturated rate: the bounds hold at a
     vanishing rate when a lone request's prefill and batch-1 step are under them, and fail
     at saturation, where the queue grows without bound."""
-    lone_ttft_ok = ttft_target_s is None or engine.prefill_s <= ttft_target_s
+    lone_ttft_ok = ttft_target_s is None or engine.request_s + engine.prefill_s <= ttft_target_s
     lone_tpot_ok = (
         tpot_target_s is None or engine.output_tokens == 1 or (engine.step_s(1) <= tpot_target_s)
     )

@@ -630,12 +630,20 @@ def vllm_computed_prompt_tokens(spec: ServeSpec) -> int:
     return spec.prompt_tokens - mem.cached_prefix_tokens(spec)
 
 
-def ttft_note() -> str:
-    """What the time to first token counts beside the GPU's work (REQUEST_OVERHEAD_S)."""
-    return (
-        f"time to first token: {s_to_ms(REQUEST_OVERHEAD_S):.1f} ms a request in the serving "
-        "stack (HTTP, tokenizer, the first token streamed back), as a dedicated server took "
-        "with vLLM; a small or shared host took 19-22 ms"
+def request_overhead_s(spec: ServeSpec) -> float:
+    """The serving stack's seconds a request beside the GPU's work: the workload's
+    `serve.request_overhead_s`, else REQUEST_OVERHEAD_S."""
+    return REQUEST_OVERHEAD_S if spec.request_overhead_s is None else spec.request_overhead_s
+
+
+def ttft_note(spec: ServeSpec) -> str:
+    """What the time to first token counts beside the GPU's work (request_overhead_s)."""
+    stack = f"time to first token: {s_to_ms(request_overhead_s(spec)):.1f} ms a request in the "
+    if spec.request_overhead_s is not None:
+        return stack + "serving stack (serve.request_overhead_s)"
+    return stack + (
+        "serving stack (HTTP, tokenizer, the first token streamed back), as a dedicated server "
+        "took with vLLM; a small or shared host took 19-22 ms (serve.request_overhead_s)"
     )
 
 
@@ -928,8 +936,9 @@ def serving_estimate(
         prefill_share = (running - 1) * pre / spec.output_tokens
     if spec.users == 1:
         pre = alone_prefill_s(spec, c, offloaded, host_gb_s, overlap)
-    ttft = REQUEST_OVERHEAD_S + queued_s + first_token_wait_s(spec, pre, step)
-    at_once = REQUEST_OVERHEAD_S + queued_s + first_token_all_at_once_s(spec, pre, step, running)
+    before_prompt_s = request_overhead_s(spec) + queued_s
+    ttft = before_prompt_s + first_token_wait_s(spec, pre, step)
+    at_once = before_prompt_s + first_token_all_at_once_s(spec, pre, step, running)
     waiting = max(asked - replicas * running, 0) if fits else 0
     if waiting:
         notes.append(queue_note(spec, c, running * replicas, waiting, queued_s, fit))
@@ -975,7 +984,7 @@ def serving_estimate(
         "engine's stated shares (dlrig.model.serving)"
     )
     if fits:
-        notes.append(ttft_note())
+        notes.append(ttft_note(spec))
     gemm = decode_gemm(c.gpu, spec, spec.users)
     if gemm is not None:
         notes.append(

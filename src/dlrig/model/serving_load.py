@@ -29,6 +29,7 @@ from dlrig.model.serving import (
     decode_step_s,
     gemm_overlap_exponent,
     prefill_s,
+    request_overhead_s,
     tensor_parallel_degree,
     vllm_batch_limits,
 )
@@ -89,7 +90,9 @@ def engine_times(
             decode_parts_s(at, c, batch, off, host_gb_s), gemm_overlap_exponent(c.gpu, spec)
         )
 
-    return arrivals.EngineTimes(prefill_one_s, step_s, max_batch, spec.output_tokens)
+    return arrivals.EngineTimes(
+        prefill_one_s, step_s, max_batch, spec.output_tokens, request_overhead_s(spec)
+    )
 
 
 def rate_band(
@@ -140,7 +143,7 @@ def _limit(
     lone request missing a bound names its own cause."""
     ttft, tpot = spec.ttft_target_s, spec.tpot_target_s
     if cap.at_max is None:  # a lone request misses a bound
-        if ttft is not None and engine.prefill_s > ttft:
+        if ttft is not None and engine.request_s + engine.prefill_s > ttft:
             return ServingLimit.PREFILL_COMPUTE
         return _decode_limit(spec, c, host_gb_s, 1)
     above = cap.above_max
@@ -194,7 +197,8 @@ def _rate_layout(
             continue
         c = replace(group, count=d, nvlink=group.nvlink and d > 1)
         engine = engine_times(spec, c, prefill_s(spec, c), running_slots(spec, c, fit), host_gb_s)
-        lone_ok = (spec.ttft_target_s is None or engine.prefill_s <= spec.ttft_target_s) and (
+        lone_ttft_s = engine.request_s + engine.prefill_s
+        lone_ok = (spec.ttft_target_s is None or lone_ttft_s <= spec.ttft_target_s) and (
             spec.tpot_target_s is None or engine.step_s(1) <= spec.tpot_target_s
         )
         rate = engine.saturated_rate() * (group.count // d) * (1.0 if lone_ok else 0.0)

@@ -490,6 +490,7 @@ def _serve_spec(block: ServeBlock, params: float) -> ServeSpec:
         ttft_target_s=block.ttft_target_s,
         tpot_target_s=block.tpot_target_s,
         shared_prefix_tokens=block.shared_prefix_tokens,
+        request_overhead_s=block.request_overhead_s,
     )
 
 

@@ -362,6 +362,13 @@ class ServeBlock(_Strict):
         description="leading prompt tokens every request shares (a system prompt, a fixed "
         "preamble), at most prompt_tokens: vLLM's prefix cache computes them once",
     )
+    request_overhead_s: Annotated[float, Field(ge=0, le=60)] | None = Field(
+        default=None,
+        description="seconds a request spends in the serving stack beside the GPU's work "
+        "(HTTP, tokenizer, the first token streamed back), part of its time to first token. "
+        "Default: 5.9 ms, a dedicated vLLM server's; 0 for an in-process harness (MLPerf's "
+        "LoadGen sends token IDs)",
+    )
 
     @model_validator(mode="after")
     def _experts_paired(self) -> ServeBlock:

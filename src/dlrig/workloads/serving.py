@@ -91,6 +91,8 @@ class ServeSpec:
     tpot_target_s: float | None = None
     # Leading prompt tokens every request shares (a system prompt): a prefix cache skips them.
     shared_prefix_tokens: int = 0
+    # The serving stack's seconds a request beside the GPU's work; None: the model's default.
+    request_overhead_s: float | None = None
 
     @property
     def is_moe(self) -> bool:
