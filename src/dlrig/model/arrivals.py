@@ -15,7 +15,8 @@ V0 default; chunked prefill spreads the same stall over several steps), the serv
 own assumption (dlrig.model.serving.tpot_s):
 - a request waits until a sequence slot is free (at most `max_batch` sequences, the users
   whose whole context the KV cache holds: dlrig.model.serving_memory.max_users_fit);
-- waiting requests are admitted together and prefilled in one pass of `prefill_s` each,
+- waiting requests are admitted together and prefilled in one pass of `prefill_s` each (a
+  lone prompt's pass at least, which reads every weight),
   which emits each one's first token and stalls the running sequences' decoding meanwhile;
 - otherwise one decode step of `step_s(batch)` gives every running sequence one token.
 Every time to first token adds the serving stack's time a request (`request_s`:
@@ -68,6 +69,16 @@ class EngineTimes:
     max_batch: int
     output_tokens: int
     request_s: float = 0.0
+    lone_pass_s: float = 0.0
+
+    def pass_s(self, prompts: int) -> float:
+        """One prefill pass of `prompts` prompts admitted together: their FLOPs, and never less
+        than a lone prompt's pass, which reads every weight once (serving.alone_prefill_s)."""
+        return max(prompts * self.prefill_s, self.lone_pass_s)
+
+    def lone_ttft_s(self) -> float:
+        """A request that meets no other: the serving stack's time and its prompt's pass."""
+        return self.request_s + self.pass_s(1)
 
     def saturated_rate(self) -> float:
         """Requests/s one copy completes with its batch always full: each request costs its
@@ -133,9 +144,7 @@ def simulate(engine: EngineTimes, rate_per_copy: float, gaps: np.ndarray) -> Sim
     done, a window of the arrival list."""
     arrivals = np.cumsum(gaps / rate_per_copy).tolist()
     n = len(arrivals)
-    out, max_batch, prefill_s, step_of = (
-        engine.output_tokens, engine.max_batch, engine.prefill_s, engine.step_s
-    )  # fmt: skip
+    out, max_batch, step_of = engine.output_tokens, engine.max_batch, engine.step_s
     step_cache: dict[int, float] = {}
     first = [0.0] * n
     last = [0.0] * n
@@ -148,7 +157,7 @@ def simulate(engine: EngineTimes, rate_per_copy: float, gaps: np.ndarray) -> Sim
         b = admitted - done
         if admitted < n and b < max_batch and arrivals[admitted] <= t:
             k = min(max_batch - b, bisect.bisect_right(arrivals, t, lo=admitted) - admitted)
-            pass_s = k * prefill_s
+            pass_s = engine.pass_s(k)
             stall += pass_s * b
             t += pass_s
             busy += pass_s
@@ -254,7 +263,7 @@ def max_rate(
     """Bisection on the arrival rate between 0 and the saturated rate: the bounds hold at a
     vanishing rate when a lone request's prefill and batch-1 step are under them, and fail
     at saturation, where the queue grows without bound."""
-    lone_ttft_ok = ttft_target_s is None or engine.request_s + engine.prefill_s <= ttft_target_s
+    lone_ttft_ok = ttft_target_s is None or engine.lone_ttft_s() <= ttft_target_s
     lone_tpot_ok = (
         tpot_target_s is None or engine.output_tokens == 1 or (engine.step_s(1) <= tpot_target_s)
     )

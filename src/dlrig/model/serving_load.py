@@ -23,6 +23,7 @@ from dlrig.model.serving import (
     Cards,
     ServingEstimate,
     ServingLimit,
+    alone_prefill_s,
     binding_limit,
     cards,
     decode_parts_s,
@@ -80,7 +81,9 @@ def engine_times(
     spec: ServeSpec, c: Cards, prefill_one_s: float, max_batch: int, host_gb_s: float
 ) -> arrivals.EngineTimes:
     """One copy's timings as the simulation reads them: the decode step at each batch is the
-    serving model's (its parts at that batch, with the layers the cards cannot hold then)."""
+    serving model's (its parts at that batch, with the layers the cards cannot hold then); a
+    prefill pass takes its prompts' FLOPs, a lone prompt's pass at least (the estimate's), and
+    every first token the serving stack's time a request."""
 
     @functools.cache  # every simulation of the bisection asks for the same batches
     def step_s(batch: int) -> float:
@@ -90,8 +93,11 @@ def engine_times(
             decode_parts_s(at, c, batch, off, host_gb_s), gemm_overlap_exponent(c.gpu, spec)
         )
 
+    lone = replace(spec, users=1)
+    offloaded = mem.offloaded_fraction(lone, c.memory_bytes, c.count)
+    lone_pass_s = alone_prefill_s(lone, c, offloaded, host_gb_s, gemm_overlap_exponent(c.gpu, spec))
     return arrivals.EngineTimes(
-        prefill_one_s, step_s, max_batch, spec.output_tokens, request_overhead_s(spec)
+        prefill_one_s, step_s, max_batch, spec.output_tokens, request_overhead_s(spec), lone_pass_s
     )
 
 
@@ -109,7 +115,10 @@ def rate_band(
 
     def at_speed(speed: float) -> float:
         scaled = replace(
-            engine, prefill_s=engine.prefill_s / speed, step_s=lambda b: engine.step_s(b) / speed
+            engine,
+            prefill_s=engine.prefill_s / speed,
+            lone_pass_s=engine.lone_pass_s / speed,
+            step_s=lambda b: engine.step_s(b) / speed,
         )
         return arrivals.max_rate(scaled, copies, ttft_target_s, tpot_target_s).max_requests_per_s
 
@@ -143,7 +152,7 @@ def _limit(
     lone request missing a bound names its own cause."""
     ttft, tpot = spec.ttft_target_s, spec.tpot_target_s
     if cap.at_max is None:  # a lone request misses a bound
-        if ttft is not None and engine.request_s + engine.prefill_s > ttft:
+        if ttft is not None and engine.lone_ttft_s() > ttft:
             return ServingLimit.PREFILL_COMPUTE
         return _decode_limit(spec, c, host_gb_s, 1)
     above = cap.above_max
@@ -151,7 +160,9 @@ def _limit(
     step = engine.step_s
     lifts = {
         ServingLimit.KV_MEMORY: replace(engine, max_batch=engine.max_batch * LIFT),
-        ServingLimit.PREFILL_COMPUTE: replace(engine, prefill_s=engine.prefill_s / LIFT),
+        ServingLimit.PREFILL_COMPUTE: replace(
+            engine, prefill_s=engine.prefill_s / LIFT, lone_pass_s=engine.lone_pass_s / LIFT
+        ),
         ServingLimit.DECODE_BANDWIDTH: replace(engine, step_s=lambda b: step(b) / LIFT),
     }
     if engine.max_batch < mem.max_users_fit(spec, c.memory_bytes, c.count):
@@ -197,8 +208,7 @@ def _rate_layout(
             continue
         c = replace(group, count=d, nvlink=group.nvlink and d > 1)
         engine = engine_times(spec, c, prefill_s(spec, c), running_slots(spec, c, fit), host_gb_s)
-        lone_ttft_s = engine.request_s + engine.prefill_s
-        lone_ok = (spec.ttft_target_s is None or lone_ttft_s <= spec.ttft_target_s) and (
+        lone_ok = (spec.ttft_target_s is None or engine.lone_ttft_s() <= spec.ttft_target_s) and (
             spec.tpot_target_s is None or engine.step_s(1) <= spec.tpot_target_s
         )
         rate = engine.saturated_rate() * (group.count // d) * (1.0 if lone_ok else 0.0)
