@@ -36,8 +36,9 @@ from dlrig.model.calibration import default_calibration  # noqa: E402
 
 @dataclass(frozen=True)
 class Pair:
-    """One measurement and dlrig's prediction of it, as a rate (throughput, tokens/s) or an
-    amount (GB); `ratio` is measured over predicted, what an interval on the rate must hold."""
+    """One measurement and dlrig's prediction of it, as a rate (throughput, tokens/s), an
+    amount (GB) or a latency (s); `ratio` is measured over predicted, what an interval on the
+    rate must hold."""
 
     source: str  # a key of bench/provenance.toml [sources]
     label: str
@@ -420,12 +421,12 @@ def arrivals() -> list[Pair]:
 
 
 def ttft() -> list[Pair]:
-    """vLLM's time to first token at each client concurrency (bench_serving.TTFT_POINTS), as
-    first tokens a second a stream (1 / TTFT)."""
+    """vLLM's time to first token at each client concurrency (bench_serving.TTFT_POINTS), in
+    seconds: a latency's error is its time's, predicted / measured - 1."""
     import bench_serving as sv
 
     return [
-        Pair("vllm_ttft", f"{label}, concurrency {users}", 1e3 / measured_ms, 1e3 / predicted_ms)
+        Pair("vllm_ttft", f"{label}, concurrency {users}", measured_ms / 1e3, predicted_ms / 1e3)
         for label, users, measured_ms, predicted_ms, _ in sv.ttft_rows()
     ]
 
