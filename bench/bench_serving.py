@@ -151,14 +151,38 @@ HELD_OUT = [
 ]  # fmt: skip
 
 
-def max_throughput(workload: str, gpu: str, count: int, lengths: str) -> float:
+# The same table's other dense rows, read 2026-12-07 after every serving constant was set:
+# Llama 3.1 405B FP8 on eight H200 (TP8), and NVFP4 weights (nvidia/*-FP4 checkpoints, FP8 KV
+# cache) on Blackwell: Llama 3.3 70B on one B200 or GB200, Llama 3.1 405B on four. Its MoE rows
+# (Qwen3-235B-A22B, Llama 4) ran with attention data parallelism and expert parallelism
+# (`enable_attention_dp`, `--ep`), a layout `serve` cannot state: not predicted. Its RTX PRO
+# 6000 rows ran pipeline parallelism within a copy (TP x PP), also not stated.
+FP4_SERVE = {"quantization": WeightFormat.NVFP4, "kv_precision": KVPrecision.FP8}
+TRTLLM_MORE = [
+    ("Llama 3.1 405B fp8, H200 TP8", "llama-3.1-405b-serve", "H200 SXM 141GB", 8, FP8_SERVE,
+     [3814, 5348, 4741, 4724, 3330, 3722, 456, 2948, 650, 505]),
+    ("Llama 3.3 70B nvfp4, B200 TP1", "llama-3.1-70b-serve", "B200 SXM 180GB", 1, FP4_SERVE,
+     [11147, 9922, 6831, 7762, 7007, 6271, 1339, 4783, 1459, 665]),
+    ("Llama 3.3 70B nvfp4, GB200 TP1", "llama-3.1-70b-serve", "GB200 186GB", 1, FP4_SERVE,
+     [12189, 11309, 7849, 9028, 7326, 6513, 1450, 5646, 1602, 755]),
+    ("Llama 3.1 405B nvfp4, B200 TP4", "llama-3.1-405b-serve", "B200 SXM 180GB", 4, FP4_SERVE,
+     [6281, 8020, 6345, 6244, 5209, 4933, 749, 4212, 1048, 672]),
+    ("Llama 3.1 405B nvfp4, GB200 TP4", "llama-3.1-405b-serve", "GB200 186GB", 4, FP4_SERVE,
+     [6740, 8151, 6608, 6540, 5389, 5135, 797, 4407, 1112, 739]),
+]  # fmt: skip
+
+
+def max_throughput(
+    workload: str, gpu: str, count: int, lengths: str, formats: dict[str, Any] | None = None
+) -> float:
     """Total output tokens/s of the published layout (one copy over all `count` GPUs: TP1,
-    TP2) with all users that fit, fp8 weights and KV cache, at `lengths` ("ISL/OSL")."""
+    TP2) with all users that fit, at `lengths` ("ISL/OSL"), in `formats` (fp8 weights and KV
+    cache unless given)."""
     build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", load_catalog(None))
     w = load_workload(workload)
     assert w.serve is not None
     isl, osl = (int(x) for x in lengths.split("/"))
-    spec = replace(w.serve, **FP8_SERVE, prompt_tokens=isl, output_tokens=osl,
+    spec = replace(w.serve, **(formats or FP8_SERVE), prompt_tokens=isl, output_tokens=osl,
                    tensor_parallel=count)  # fmt: skip
     first = serving_estimate(build, spec, w.name)
     assert first is not None
@@ -180,6 +204,27 @@ def held_out_rows() -> list[str]:
         rows.append(f"| {label} | {cells} | {worst:.0%} | {'yes' if tested else 'no'} |")
         print(f"{label}: worst {worst:.0%}", flush=True)
     return rows
+
+
+def trtllm_more_rows() -> list[tuple[str, str, float, float]]:
+    """TRTLLM_MORE predicted: (label, ISL/OSL, measured, predicted total output tokens/s)."""
+    return [
+        (label, lengths, m, max_throughput(workload, gpu, count, lengths, formats))
+        for label, workload, gpu, count, formats, measured in TRTLLM_MORE
+        for lengths, m in zip(ISL_OSL, measured, strict=True)
+    ]
+
+
+def trtllm_more_lines(rows: list[tuple[str, str, float, float]]) -> list[str]:
+    """One line per layout: its error at each ISL/OSL and its median |error|."""
+    lines = []
+    for label, *_ in TRTLLM_MORE:
+        errors = [p / m - 1.0 for name, _, m, p in rows if name == label]
+        cells = " | ".join(f"{e:+.0%}" for e in errors)
+        median = sorted(abs(e) for e in errors)[len(errors) // 2]
+        lines.append(f"| {label} | {cells} | {median:.0%} |")
+        print(f"{label}: median |error| {median:.0%}", flush=True)
+    return lines
 
 
 # Qwen2.5-7B-Instruct's config.json (28 layers, hidden 3584, 28 heads, 4 KV heads, head dim
@@ -407,6 +452,18 @@ def main() -> None:
         "| model, GPUs | " + " | ".join(ISL_OSL) + " | worst | held |",
         "|---|" + "---|" * (len(ISL_OSL) + 2),
         *held_out_rows(),
+    ]
+    lines += [
+        "",
+        provenance.status(["trtllm_more"]) + " The same perf-overview table's other dense rows: "
+        "Llama 3.1 405B FP8 on eight H200, and NVFP4 weights on Blackwell; error of total "
+        "output tokens/s per ISL/OSL. Its MoE rows (attention data parallel with expert "
+        "parallelism) and RTX PRO 6000 rows (pipeline parallel within a copy) ran layouts "
+        "`serve` cannot state: not predicted.",
+        "",
+        "| model, GPUs | " + " | ".join(ISL_OSL) + " | median |",
+        "|---|" + "---|" * (len(ISL_OSL) + 1),
+        *trtllm_more_lines(trtllm_more_rows()),
     ]
     vllm_rows = vllm_held_out_rows()
     errors = sorted(abs(e) for _, e in vllm_rows)
