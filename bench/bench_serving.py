@@ -151,9 +151,11 @@ HELD_OUT = [
 ]  # fmt: skip
 
 
-# The same table's other dense rows, read 2026-12-07 after every serving constant was set:
-# Llama 3.1 405B FP8 on eight H200 (TP8), and NVFP4 weights (nvidia/*-FP4 checkpoints, FP8 KV
-# cache) on Blackwell: Llama 3.3 70B on one B200 or GB200, Llama 3.1 405B on four. Its MoE rows
+# The same table's other dense rows, read 2026-12-07 after every other serving constant was
+# set: Llama 3.1 405B FP8 on eight H200 (TP8), and NVFP4 weights (nvidia/*-FP4 checkpoints, FP8
+# KV cache) on Blackwell: Llama 3.3 70B on one B200 or GB200, Llama 3.1 405B on four. The NVFP4
+# rows came out 29-40% fast, and the FP4 kernels' measured gain (serving.FP4_GAIN_SHARE) was
+# looked for then: calibration since (bench/provenance.toml). Its MoE rows
 # (Qwen3-235B-A22B, Llama 4) ran with attention data parallelism and expert parallelism
 # (`enable_attention_dp`, `--ep`), a layout `serve` cannot state: not predicted. Its RTX PRO
 # 6000 rows ran pipeline parallelism within a copy (TP x PP), also not stated.

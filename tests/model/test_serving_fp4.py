@@ -12,7 +12,12 @@ from dlrig.catalog.schema import GPU
 from dlrig.errors import ValidationError
 from dlrig.machine import resolve_build
 from dlrig.model import serving_memory as mem
-from dlrig.model.serving import achievable_matmul_flops_s, compute_precision, serving_estimate
+from dlrig.model.serving import (
+    achievable_matmul_flops_s,
+    compute_precision,
+    fp4_per_fp8_rate,
+    serving_estimate,
+)
 from dlrig.workloads import load_workload, resolve_workload
 from dlrig.workloads.serving import ServeSpec, WeightFormat
 
@@ -41,14 +46,17 @@ def test_fp4_weights_carry_their_block_scales() -> None:
     assert layers_nvfp4 == pytest.approx(layers_bf16 * 4.5 / 16)
 
 
-def test_fp4_matmuls_run_at_twice_fp8_on_blackwell_and_at_16_bits_on_hopper() -> None:
-    """Blackwell's tensor cores multiply FP4 at twice FP8 (B200: 4.5 and 9 PFLOPS dense, DGX
-    B200 datasheet); Hopper's have no FP4, so NVFP4 weights are dequantized to 16 bits there,
-    the rate of bf16 weights."""
+def test_fp4_matmuls_run_at_what_b200_kernels_reach_and_at_16_bits_on_hopper() -> None:
+    """Blackwell's tensor cores multiply FP4 at twice FP8 on the datasheet (B200: 4.5 and 9
+    PFLOPS dense, DGX B200 datasheet), but NVFP4 GEMMs on a B200 ran 1.24x FP8 ones on the same
+    shape (2,895 against 2,341 TFLOPS at M = 1,024: vllm-project/vllm#20646, #19566), and
+    that is the gain taken. Hopper's cores have no FP4, so NVFP4 weights are dequantized to 16
+    bits there, the rate of bf16 weights."""
     b200, h100 = _gpu("B200 SXM 180GB"), _gpu("H100 SXM5 80GB")
     nvfp4, fp8, bf16 = (_spec(quantization=WeightFormat(q)) for q in ("nvfp4", "fp8", "bf16"))
+    assert fp4_per_fp8_rate(b200) == 2.0
     assert achievable_matmul_flops_s(b200, nvfp4) == pytest.approx(
-        2 * achievable_matmul_flops_s(b200, fp8)
+        1.24 * achievable_matmul_flops_s(b200, fp8)
     )
     assert achievable_matmul_flops_s(h100, nvfp4) == achievable_matmul_flops_s(h100, bf16)
 
@@ -65,7 +73,8 @@ def test_fp4_decode_is_faster_than_fp8_by_about_the_bytes_it_saves() -> None:
     assert fast is not None and slow is not None
     ratio = fast.batch1_tokens_per_s / slow.batch1_tokens_per_s
     assert 1.2 < ratio < 8 / 4.5
-    assert any("multiplies FP4 at 2x its FP8 rate" in n for n in fast.notes)
+    assert any("FP4 GEMMs run at 1.24x its FP8 rate" in n and "datasheet says 2x" in n
+               for n in fast.notes)  # fmt: skip
 
 
 def test_nvfp4_on_the_local_engine_is_refused_with_the_formats_it_has() -> None:
