@@ -666,30 +666,34 @@ def ttft_note(spec: ServeSpec) -> str:
     )
 
 
-def first_token_wait_s(spec: ServeSpec, prefill_s: float, step_s: float) -> float:
-    """A request's time from reaching the engine to its first token, past any queue: alone, the
-    pass of its prompt; beside running requests it waits for the step under way to end (half a
-    step, arriving at random within it), then vLLM computes its prompt inside the next step and
-    the token comes at that step's end, where an engine with a prefill phase emits it from the
-    prompt's own pass (arrivals.py's engine does the same)."""
-    if spec.users == 1:
+def first_token_wait_s(spec: ServeSpec, prefill_s: float, step_s: float, running: int) -> float:
+    """A request's time from reaching the engine to its first token, past any queue: alone (the
+    only request running), the pass of its prompt; beside running requests it waits for the
+    step under way to end (half a step, arriving at random within it) before its prompt
+    (_prompt_token_s; arrivals.py's engine does the same)."""
+    if running == 1:
         return prefill_s
-    riding = step_s if mixes_prefill(spec) else 0.0
-    return 0.5 * step_s + riding + prefill_s
+    return 0.5 * step_s + _prompt_token_s(spec, prefill_s, step_s)
 
 
 def first_token_all_at_once_s(
     spec: ServeSpec, prefill_s: float, step_s: float, running: int
 ) -> float:
     """The last first token when every running user's request arrives at once, as a
-    closed-loop benchmark's do once its answers end in the same step: every prompt is computed
-    before the last one's token comes (back to back, or within vLLM's steps, whose last
-    carries it), with no step under way to wait for. first_token_wait_s times a request
-    arriving at random; a loaded server's median lies between the two."""
-    if spec.users == 1:
+    closed-loop benchmark's do once its answers end in the same step: the other prompts are
+    computed before the last one's (back to back, or within vLLM's steps), with no step under
+    way to wait for. first_token_wait_s times a request arriving at random; a loaded server's
+    median lies between the two."""
+    if running == 1:
         return prefill_s
-    riding = step_s if mixes_prefill(spec) else 0.0
-    return running * prefill_s + riding
+    return (running - 1) * prefill_s + _prompt_token_s(spec, prefill_s, step_s)
+
+
+def _prompt_token_s(spec: ServeSpec, prefill_s: float, step_s: float) -> float:
+    """A prompt computed beside running requests until its first token: vLLM computes it inside
+    the next step and the token comes at that step's end; an engine with a prefill phase emits
+    it from the prompt's own pass."""
+    return prefill_s + (step_s if mixes_prefill(spec) else 0.0)
 
 
 def mixes_prefill(spec: ServeSpec) -> bool:
@@ -936,6 +940,8 @@ def serving_estimate(
         )
         per_copy_total = every.running * every.output_share / full_s
         running = mix.running
+        if running == 1:
+            pre = alone_prefill_s(spec, c, offloaded, host_gb_s, overlap)
         queued_s = queue_wait_s(spec.users, running, spec.output_tokens * full_s)
         prefill_share = 0.0
     else:
@@ -944,7 +950,7 @@ def serving_estimate(
         running = min(spec.users, max(fit, 1)) if spec.engine.is_batched else spec.users
         parts = decode_parts_s(spec, c, running, offloaded, host_gb_s)
         step = decode_step_s(parts, overlap)
-        if running == 1:
+        if running == 1:  # each prompt starts alone: a pass of its own over the weights
             pre = alone_prefill_s(spec, c, offloaded, host_gb_s, overlap)
         tpot = tpot_s(step, pre, running, spec.output_tokens)
         per_copy_total = total_tokens_per_s(step, pre, running, spec.output_tokens)
@@ -953,10 +959,8 @@ def serving_estimate(
         answer_s = spec.output_tokens * step + running * pre
         queued_s = queue_wait_s(spec.users, running, answer_s)
         prefill_share = (running - 1) * pre / spec.output_tokens
-    if spec.users == 1:
-        pre = alone_prefill_s(spec, c, offloaded, host_gb_s, overlap)
     before_prompt_s = request_overhead_s(spec) + queued_s
-    ttft = before_prompt_s + first_token_wait_s(spec, pre, step)
+    ttft = before_prompt_s + first_token_wait_s(spec, pre, step, running)
     at_once = before_prompt_s + first_token_all_at_once_s(spec, pre, step, running)
     waiting = max(asked - replicas * running, 0) if fits else 0
     if waiting:
