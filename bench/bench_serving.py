@@ -159,8 +159,8 @@ HELD_OUT = [
 # (Qwen3-235B-A22B, Llama 4) ran with attention data parallelism and expert parallelism
 # (`enable_attention_dp`, `--ep`), a layout `serve` cannot state: not predicted. Its RTX PRO
 # 6000 rows ran pipeline parallelism within a copy (TP x PP), also not stated.
-FP4_SERVE = {"quantization": WeightFormat.NVFP4, "kv_precision": KVPrecision.FP8}
-TRTLLM_MORE = [
+FP4_SERVE: dict[str, Any] = {"quantization": WeightFormat.NVFP4, "kv_precision": KVPrecision.FP8}
+TRTLLM_MORE: list[tuple[str, str, str, int, dict[str, Any], list[float | None]]] = [
     ("Llama 3.1 405B fp8, H200 TP8", "llama-3.1-405b-serve", "H200 SXM 141GB", 8, FP8_SERVE,
      [3814, 5348, 4741, 4724, 3330, 3722, 456, 2948, 650, 505]),
     ("Llama 3.3 70B nvfp4, B200 TP1", "llama-3.1-70b-serve", "B200 SXM 180GB", 1, FP4_SERVE,
@@ -171,6 +171,49 @@ TRTLLM_MORE = [
      [6281, 8020, 6345, 6244, 5209, 4933, 749, 4212, 1048, 672]),
     ("Llama 3.1 405B nvfp4, GB200 TP4", "llama-3.1-405b-serve", "GB200 186GB", 4, FP4_SERVE,
      [6740, 8151, 6608, 6540, 5389, 5135, 797, 4407, 1112, 739]),
+]  # fmt: skip
+
+
+# The same table's mixture-of-experts rows (nvidia/*-FP8 and *-FP4 checkpoints), read
+# 2026-12-07. Its MoE command adds `--ep` and `enable_attention_dp: true`: on more than one
+# GPU each runs attention for its own requests and the GPUs split the experts, predicted so
+# (serve.attention_data_parallel). No constant was chosen on them. Blank cells (None): the
+# table has no figure there.
+FP8_DP = {**FP8_SERVE, "attention_data_parallel": True}
+FP4_DP = {**FP4_SERVE, "attention_data_parallel": True}
+TRTLLM_MOE: list[tuple[str, str, str, int, dict[str, Any], list[float | None]]] = [
+    ("Llama 4 Scout nvfp4, B200", "llama-4-scout-serve", "B200 SXM 180GB", 1, FP4_SERVE,
+     [25342, 14699, 8932, 11977, 10591, 9356, 3137, 7152, 2937, 1644]),
+    ("Llama 4 Scout nvfp4, GB200", "llama-4-scout-serve", "GB200 186GB", 1, FP4_SERVE,
+     [19954, 15238, 9556, 11795, 7738, 8581, 3295, 7464, 3107, 1767]),
+    ("Llama 4 Scout fp8, 4x H200", "llama-4-scout-serve", "H200 SXM 141GB", 4, FP8_DP,
+     [30354, 34316, 21332, 24630, 21636, 18499, 3699, 14949, 4605, 2105]),
+    ("Llama 4 Scout fp8, 4x H100", "llama-4-scout-serve", "H100 SXM5 80GB", 4, FP8_DP,
+     [None, 15130, 8603, 12399, 12129, 9838, 3253, 7972, 3342, None]),
+    ("Qwen3-235B-A22B nvfp4, 8x B200", "qwen3-235b-a22b-serve", "B200 SXM 180GB", 8, FP4_DP,
+     [63362, 66057, 39496, 57117, 42391, 34105, 7329, 26854, 8190, 4453]),
+    ("Qwen3-235B-A22B fp8, 8x H200", "qwen3-235b-a22b-serve", "H200 SXM 141GB", 8, FP8_DP,
+     [30429, 42821, 26852, 28026, 23789, 22061, 3331, 16672, 3623, 1876]),
+    ("Qwen3-235B-A22B fp8, 8x H100", "qwen3-235b-a22b-serve", "H100 SXM5 80GB", 8, FP8_DP,
+     [None, 19658, 12447, 18351, 14898, 15136, None, 9924, 3225, None]),
+    ("Qwen3-30B-A3B nvfp4, B200", "qwen3-30b-a3b-serve", "B200 SXM 180GB", 1, FP4_SERVE,
+     [39827, 37844, 24953, 27817, 25828, 22051, 6251, 17554, 6142, 2944]),
+    ("Qwen3-30B-A3B nvfp4, GB200", "qwen3-30b-a3b-serve", "GB200 186GB", 1, FP4_SERVE,
+     [24107, 31311, 26337, 20604, 17481, 17177, 6595, 14719, 5908, 3203]),
+    ("Qwen3-30B-A3B nvfp4, RTX PRO 6000", "qwen3-30b-a3b-serve", "RTX PRO 6000 Server", 1,
+     FP4_SERVE, [28011, 12540, 7491, 10695, 9910, 8378, 3257, 5908, 2530, 871]),
+    ("Qwen3-30B-A3B nvfp4, 2x RTX PRO 6000", "qwen3-30b-a3b-serve", "RTX PRO 6000 Server", 2,
+     FP4_DP, [32646, 22744, 15049, 17266, 16431, 13323, 3785, 10679, 3799, 1558]),
+    ("Qwen3-30B-A3B nvfp4, 4x RTX PRO 6000", "qwen3-30b-a3b-serve", "RTX PRO 6000 Server", 4,
+     FP4_DP, [36819, 35715, 28139, 26175, 24046, 25131, 4311, 18134, 5212, 2551]),
+    ("Qwen3-30B-A3B nvfp4, 8x RTX PRO 6000", "qwen3-30b-a3b-serve", "RTX PRO 6000 Server", 8,
+     FP4_DP, [39490, 52676, 33895, 44088, 31785, 28881, 4798, 22391, 5965, None]),
+    ("Llama 4 Maverick nvfp4, 8x B200", "llama-4-maverick-serve", "B200 SXM 180GB", 8, FP4_DP,
+     [124323, 112676, 68170, None, 79617, 63766, 18088, 52195, None, 12678]),
+    ("Llama 4 Maverick fp8, 8x H200", "llama-4-maverick-serve", "H200 SXM 141GB", 8, FP8_DP,
+     [63994, 40572, 24616, 37835, 31782, 34734, 7307, 20957, 8456, 4106]),
+    ("Llama 4 Maverick fp8, 8x H100", "llama-4-maverick-serve", "H100 SXM5 80GB", 8, FP8_DP,
+     [None, 10829, 6744, 10108, 9677, 9151, None, 6916, 3457, None]),
 ]  # fmt: skip
 
 
@@ -208,22 +251,31 @@ def held_out_rows() -> list[str]:
     return rows
 
 
-def trtllm_more_rows() -> list[tuple[str, str, float, float]]:
-    """TRTLLM_MORE predicted: (label, ISL/OSL, measured, predicted total output tokens/s)."""
+def perf_overview_rows(
+    table: list[tuple[str, str, str, int, dict[str, Any], list[float | None]]],
+) -> list[tuple[str, str, float, float]]:
+    """A perf-overview table predicted (TRTLLM_MORE, TRTLLM_MOE): (label, ISL/OSL, measured,
+    predicted total output tokens/s) for each length it measured."""
     return [
         (label, lengths, m, max_throughput(workload, gpu, count, lengths, formats))
-        for label, workload, gpu, count, formats, measured in TRTLLM_MORE
+        for label, workload, gpu, count, formats, measured in table
         for lengths, m in zip(ISL_OSL, measured, strict=True)
+        if m is not None
     ]
 
 
-def trtllm_more_lines(rows: list[tuple[str, str, float, float]]) -> list[str]:
-    """One line per layout: its error at each ISL/OSL and its median |error|."""
+def perf_overview_lines(
+    table: list[tuple[str, str, str, int, dict[str, Any], list[float | None]]],
+    rows: list[tuple[str, str, float, float]],
+) -> list[str]:
+    """One line per layout: its error at each ISL/OSL (blank where not measured) and its
+    median |error|."""
     lines = []
-    for label, *_ in TRTLLM_MORE:
-        errors = [p / m - 1.0 for name, _, m, p in rows if name == label]
-        cells = " | ".join(f"{e:+.0%}" for e in errors)
-        median = sorted(abs(e) for e in errors)[len(errors) // 2]
+    for label, *_ in table:
+        errors = {lengths: p / m - 1.0 for name, lengths, m, p in rows if name == label}
+        cells = " | ".join(f"{errors[lo]:+.0%}" if lo in errors else "" for lo in ISL_OSL)
+        ordered = sorted(abs(e) for e in errors.values())
+        median = ordered[len(ordered) // 2]
         lines.append(f"| {label} | {cells} | {median:.0%} |")
         print(f"{label}: median |error| {median:.0%}", flush=True)
     return lines
@@ -465,7 +517,19 @@ def main() -> None:
         "",
         "| model, GPUs | " + " | ".join(ISL_OSL) + " | median |",
         "|---|" + "---|" * (len(ISL_OSL) + 1),
-        *trtllm_more_lines(trtllm_more_rows()),
+        *perf_overview_lines(TRTLLM_MORE, perf_overview_rows(TRTLLM_MORE)),
+    ]
+    lines += [
+        "",
+        provenance.status(["trtllm_moe"]) + " The same table's mixture-of-experts rows, as "
+        "they ran: one GPU, or attention data parallel with the experts split over the GPUs "
+        "(`serve.attention_data_parallel`, the perf-overview's MoE command: `--ep`, "
+        "`enable_attention_dp`); error of total output tokens/s per ISL/OSL, blank where the "
+        "table has no figure.",
+        "",
+        "| model, GPUs | " + " | ".join(ISL_OSL) + " | median |",
+        "|---|" + "---|" * (len(ISL_OSL) + 1),
+        *perf_overview_lines(TRTLLM_MOE, perf_overview_rows(TRTLLM_MOE)),
     ]
     vllm_rows = vllm_held_out_rows()
     errors = sorted(abs(e) for _, e in vllm_rows)

@@ -341,8 +341,9 @@ def serving() -> list[Pair]:
         for lengths, m in zip(sv.ISL_OSL, measured_row, strict=True):
             predicted = sv.max_throughput(workload, gpu, count, lengths)
             pairs.append(Pair("trtllm_other", f"{label} {lengths}", m, predicted))
-    for label, lengths, m, predicted in sv.trtllm_more_rows():
-        pairs.append(Pair("trtllm_more", f"{label} {lengths}", m, predicted))
+    for source, table in (("trtllm_more", sv.TRTLLM_MORE), ("trtllm_moe", sv.TRTLLM_MOE)):
+        for label, lengths, m, predicted in sv.perf_overview_rows(table):
+            pairs.append(Pair(source, f"{label} {lengths}", m, predicted))
     # vLLM's held-out rows: tokens/s per user (1 / time per output token) at a concurrency.
     for label, gpu, structure, isl, osl, quantization, points, cited in sv.VLLM_HELD_OUT:
         source = "vllm_l4" if cited == sv.VLLM_L4 else "vllm_sweeps"

@@ -21,6 +21,10 @@ SERVING_PRESETS = {
     "qwen-32b-serve",
     "mixtral-8x7b-serve",
     "deepseek-v3-serve",
+    "qwen3-30b-a3b-serve",
+    "qwen3-235b-a22b-serve",
+    "llama-4-scout-serve",
+    "llama-4-maverick-serve",
 }
 BUILD = """\
 name: 2x RTX 3090 test box
@@ -49,7 +53,7 @@ def test_every_serving_preset_is_sourced_and_has_its_structure() -> None:
     assert set(found) == SERVING_PRESETS
     for w in found.values():
         assert w.mode is Mode.INFERENCE
-        assert any("config.json" in s and "2026-12-03" in s for s in w.sources), w.name
+        assert any("config.json" in s and "read 2026-12-0" in s for s in w.sources), w.name
         assert w.serve is not None and w.serve.active_params <= w.serve.total_params
 
 
@@ -61,6 +65,39 @@ def test_moe_presets_state_active_and_total_parameters() -> None:
     assert (mixtral.total_params, mixtral.active_params) == (46702792704, 12879925248)
     assert (deepseek.total_params, deepseek.active_params) == (671e9, 37e9)
     assert deepseek.quantization is WeightFormat.FP8
+
+
+def test_qwen3_and_llama_4_presets_count_their_configs() -> None:
+    """Counted from each config.json (layers x (attention + experts x 3 x hidden x FFN +
+    router) + embeddings): Qwen3-30B-A3B 30.53B / 3.35B (model card 30.5B / 3.3B), Qwen3-235B-
+    A22B 235.09B / 22.19B (235B / 22B), Llama 4 Maverick's text model 400.71B / 17.18B (400B /
+    17B), its 24 expert layers of 48 (interleave_moe_layer_step 2)."""
+    small = load_workload("qwen3-30b-a3b-serve").serve
+    large = load_workload("qwen3-235b-a22b-serve").serve
+    maverick = load_workload("llama-4-maverick-serve").serve
+    assert small is not None and large is not None and maverick is not None
+    assert (small.total_params, small.active_params) == (30532122624, 3353032704)
+    assert (large.total_params, large.active_params) == (235093634560, 22190763520)
+    assert (maverick.total_params, maverick.active_params) == (400711861248, 17184703488)
+    assert (maverick.moe_layers, large.moe_layers) == (24, 94)
+
+
+def test_attention_data_parallel_is_for_a_split_mixture_of_experts() -> None:
+    """Attention apart on each GPU needs experts to split and GPUs to split them over."""
+    with pytest.raises(ValidationError, match="mixture of experts"):
+        resolve_workload(
+            {"model": "llama-3.1-8b-serve",
+             "serve": {"attention_data_parallel": True, "tensor_parallel": 2}}, "user.yaml",
+        )  # fmt: skip
+    with pytest.raises(ValidationError, match="tensor_parallel"):
+        resolve_workload(
+            {"model": "qwen3-235b-a22b-serve", "serve": {"attention_data_parallel": True}},
+            "user.yaml",
+        )
+    with pytest.raises(ValidationError, match="expert_layers"):
+        resolve_workload(
+            {"model": "qwen3-30b-a3b-serve", "serve": {"expert_layers": 49}}, "user.yaml"
+        )
 
 
 def test_a_users_file_overrides_the_serve_block_key_by_key() -> None:

@@ -59,11 +59,11 @@ from dlrig.model.result import (
     RunEstimate,
 )
 from dlrig.model.serving import (
-    SERVING_RATIO_BAND,
     TOKENS_PER_MILLION,
     ServingEstimate,
     compute_precision,
     serving_estimate,
+    serving_ratio_band,
 )
 from dlrig.model.serving_load import serving_load
 from dlrig.model.step import compose_step
@@ -915,6 +915,7 @@ def _served_estimate(
     assumed.extend(n for n in serving.notes if n not in assumed)
     power = _power(build, cal, assumed)
     rate = serving.tokens_per_s_total
+    band = serving_ratio_band(spec)
     run = _run(build, workload, spec.users, rate, power, prices, assumed)
     gen, lanes = pcie_link(build, card, [])
     return Estimate(
@@ -943,8 +944,8 @@ def _served_estimate(
         power=power,
         run=run,
         assumptions=tuple(dict.fromkeys(assumed)),
-        throughput_ratio_low=SERVING_RATIO_BAND[0],
-        throughput_ratio_high=SERVING_RATIO_BAND[1],
+        throughput_ratio_low=band[0],
+        throughput_ratio_high=band[1],
         serving=serving,
         kwh_per_million_tokens=wall_energy_kwh(
             power.average_w, run_time_h(TOKENS_PER_MILLION, rate), power.psu_efficiency

@@ -182,7 +182,7 @@ def served_memory(
     the engine's reserve with the prefill's activations. `fits` is the serving answer itself;
     the figures add up to it. `max_batch_per_gpu` is the users one copy can hold."""
     ways = layout.gpus_per_copy
-    weights = mem.weight_bytes(spec) * (1.0 - s.offloaded_fraction) / ways
+    weights = mem.copy_weight_bytes(spec, ways) * (1.0 - s.offloaded_fraction) / ways
     held = layout.users_per_copy if not s.fits else min(layout.users_per_copy, s.running_per_copy)
     kv = mem.kv_cache_bytes(spec, held) / ways
     reserve = mem.reserve_bytes_per_gpu(spec, card_bytes, ways)
@@ -215,5 +215,6 @@ def served_copy_gb(spec: ServeSpec) -> float:
     """GiB one model copy holds, on however many cards: the weights in their stored format,
     the KV cache of every asked user and one prefill chunk's activations (serving's units,
     dlrig.model.serving_memory), before the engine keeps its reserve on each card."""
-    held = mem.weight_bytes(spec) + mem.kv_cache_bytes(spec, spec.users)
+    held = mem.copy_weight_bytes(spec, spec.tensor_parallel or 1)
+    held += mem.kv_cache_bytes(spec, spec.users)
     return bytes_to_gib(held + mem.activation_bytes(spec))

@@ -253,7 +253,8 @@ def serving_load(
     if ttft is not None or tpot is not None:
         cap = arrivals.max_rate(engine, copies, ttft, tpot)
         limit = _limit(spec, c, host_gb_s, engine, cap, copies)
-        band = rate_band(engine, copies, ttft, tpot)
+        if not spec.is_moe:  # a mixture of experts' figures carry no interval (MOE_NOTE)
+            band = rate_band(engine, copies, ttft, tpot)
     return ServingLoad(
         percentile=arrivals.PERCENTILE,
         copies=copies,

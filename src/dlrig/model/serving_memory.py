@@ -110,6 +110,26 @@ def weight_bytes(spec: ServeSpec) -> float:
     ) / BITS_PER_BYTE
 
 
+def routed_expert_params(spec: ServeSpec) -> float:
+    """All routed experts' weights: total - active = routed x (1 - k/E)."""
+    if not spec.is_moe or spec.experts is None or spec.experts_per_token is None:
+        return 0.0
+    return (spec.total_params - spec.active_params) / (1.0 - spec.experts_per_token / spec.experts)
+
+
+def replicated_weight_bytes(spec: ServeSpec) -> float:
+    """Bytes of the weights outside the routed experts (attention, shared experts, dense
+    layers, embeddings), which attention data parallelism holds whole on every GPU."""
+    return weight_bytes(spec) - routed_expert_params(spec) * weight_bits(spec) / BITS_PER_BYTE
+
+
+def copy_weight_bytes(spec: ServeSpec, gpus: int) -> float:
+    """Bytes one copy's `gpus` cards hold of weights: each weight once, split among them;
+    under attention data parallelism the weights outside the experts once per card."""
+    extra = (gpus - 1) * replicated_weight_bytes(spec) if spec.attention_data_parallel else 0.0
+    return weight_bytes(spec) + extra
+
+
 def kv_bytes_per_token_per_layer(spec: ServeSpec) -> float:
     """KV-cache bytes one token adds in one layer: K and V for each KV head (GQA shares them
     among query heads), or the latent vector for latent attention."""
@@ -171,7 +191,7 @@ def usable_bytes_per_gpu(spec: ServeSpec, memory_bytes: float) -> float:
 def free_bytes(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
     """Bytes the engine may fill on all cards once the weights and activations are in."""
     usable = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec))
-    return max(usable - weight_bytes(spec), 0.0)
+    return max(usable - copy_weight_bytes(spec, gpus), 0.0)
 
 
 def kv_capacity_bytes(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:

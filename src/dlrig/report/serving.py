@@ -267,7 +267,11 @@ def speed_lines(est: Estimate, s: ServingEstimate) -> list[str]:
         f"time to first token {ms(s.ttft_s)} (a prompt's prefill {ms(s.prefill_s)}{queued}"
         f"{at_once})",
         f"throughput: {est.samples_per_s:,.0f} output tokens/s in total "
-        f"({est.samples_per_s_low:,.0f}-{est.samples_per_s_high:,.0f}, 80% interval)",
+        + (
+            f"({est.samples_per_s_low:,.0f}-{est.samples_per_s_high:,.0f}, 80% interval)"
+            if est.has_interval
+            else "(an upper bound, no interval)"
+        ),
         f"{s.tokens_per_s_per_user:,.1f} tokens/s per user ({s.batch1_tokens_per_s:,.1f} for a "
         "lone user)",
     ]

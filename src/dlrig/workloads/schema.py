@@ -362,6 +362,19 @@ class ServeBlock(_Strict):
         description="leading prompt tokens every request shares (a system prompt, a fixed "
         "preamble), at most prompt_tokens: vLLM's prefix cache computes them once",
     )
+    attention_data_parallel: bool = Field(
+        default=False,
+        description="mixture of experts only: each of the copy's `tensor_parallel` GPUs runs "
+        "attention for its own requests with a whole copy of the weights outside the experts, "
+        "and the GPUs split the experts (expert parallel), exchanging the tokens at each expert "
+        "layer (TensorRT-LLM enable_attention_dp with --ep, vLLM --data-parallel-size with "
+        "--enable-expert-parallel)",
+    )
+    expert_layers: Annotated[int, Field(gt=0, le=10**4)] | None = Field(
+        default=None,
+        description="layers that hold experts, where some layers are dense (Llama 4 Maverick: "
+        "24 of 48); default all",
+    )
     request_overhead_s: Annotated[float, Field(ge=0, le=60)] | None = Field(
         default=None,
         description="seconds a request spends in the serving stack beside the GPU's work "
@@ -376,7 +389,25 @@ class ServeBlock(_Strict):
             raise ValueError("give 'experts' and 'experts_per_token' together")
         if self.experts and self.experts_per_token and self.experts_per_token > self.experts:
             raise ValueError("'experts_per_token' is at most 'experts'")
-        if self.tensor_parallel is not None and self.heads % self.tensor_parallel:
+        if (self.attention_data_parallel or self.expert_layers) and not self.experts:
+            raise ValueError(
+                "'attention_data_parallel' and 'expert_layers' are for a mixture of experts: "
+                "give 'experts' and 'experts_per_token'"
+            )
+        if self.attention_data_parallel and not (self.tensor_parallel or 0) > 1:
+            raise ValueError(
+                "'attention_data_parallel' needs 'tensor_parallel' of 2 or more: the GPUs that "
+                "run attention apart and split the experts"
+            )
+        if self.expert_layers is not None and self.expert_layers > self.layers:
+            raise ValueError(
+                f"'expert_layers' ({self.expert_layers}) is at most 'layers' ({self.layers})"
+            )
+        if (
+            self.tensor_parallel is not None
+            and not self.attention_data_parallel
+            and self.heads % self.tensor_parallel
+        ):
             raise ValueError(
                 f"'tensor_parallel' ({self.tensor_parallel}) must divide 'heads' ({self.heads}): "
                 "each GPU holds whole attention heads"

@@ -93,11 +93,20 @@ class ServeSpec:
     shared_prefix_tokens: int = 0
     # The serving stack's seconds a request beside the GPU's work; None: the model's default.
     request_overhead_s: float | None = None
+    # Mixture of experts: attention apart on each of the copy's GPUs, the experts split among
+    # them (expert parallel); and the layers that hold experts (None: all).
+    attention_data_parallel: bool = False
+    expert_layers: int | None = None
 
     @property
     def is_moe(self) -> bool:
         """A mixture of experts: a token reads only some of the weights."""
         return bool(self.experts and self.experts_per_token and self.experts > 1)
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose feed-forward is a mixture of experts."""
+        return (self.expert_layers or self.layers) if self.is_moe else 0
 
     @property
     def context_tokens(self) -> int:

@@ -1,0 +1,127 @@
+"""A mixture of experts served with attention data parallelism and expert parallelism
+(serve.attention_data_parallel): what each GPU holds and reads, and what the copy exchanges;
+and a batched server's prompts computed together within its token budget."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from dlrig.catalog import load_catalog
+from dlrig.machine import resolve_build
+from dlrig.model import serving_memory as mem
+from dlrig.model.calibration import default_calibration
+from dlrig.model.serving import (
+    BATCHED_MAX_NUM_TOKENS,
+    cards,
+    collectives_per_step,
+    prefill_s,
+    prompts_per_pass,
+    serving_estimate,
+    weight_bytes_per_step,
+)
+from dlrig.workloads import load_workload
+from dlrig.workloads.serving import Engine, ServeSpec
+
+# Qwen3-235B-A22B's config.json: 94 layers of 128 experts, each 3 x 4,096 x 1,536 weights.
+QWEN3_235B_ROUTED = 94 * 128 * 3 * 4096 * 1536
+QWEN3_235B_EMBEDDINGS = 2 * 151936 * 4096  # untied embedding and head
+
+
+def _spec(name: str = "qwen3-235b-a22b-serve", **changes: object) -> ServeSpec:
+    spec = load_workload(name).serve
+    assert spec is not None
+    return replace(spec, **changes)  # type: ignore[arg-type]
+
+
+def _h200(count: int):  # type: ignore[no-untyped-def]
+    return resolve_build(
+        {"gpus": [{"model": "H200 SXM 141GB", "count": count}]}, "t", load_catalog(None)
+    )
+
+
+def test_the_weights_outside_the_experts_are_held_on_every_gpu() -> None:
+    """Qwen3-235B at fp8: 227.1B routed expert weights split over the GPUs; the other 7.99B
+    (attention, routers at 8 bits; the 1.24B embedding and head at 16) on each of eight, 7 x
+    9.24 GB more than one copy of every weight."""
+    spec = _spec(tensor_parallel=8, attention_data_parallel=True)
+    assert mem.routed_expert_params(spec) == pytest.approx(QWEN3_235B_ROUTED)
+    outside = spec.total_params - QWEN3_235B_ROUTED - QWEN3_235B_EMBEDDINGS
+    replicated = outside * 1 + QWEN3_235B_EMBEDDINGS * 2
+    assert mem.replicated_weight_bytes(spec) == pytest.approx(replicated)
+    assert replicated == pytest.approx(9.235e9, rel=1e-3)
+    extra = mem.copy_weight_bytes(spec, 8) - mem.weight_bytes(spec)
+    assert extra == pytest.approx(7 * replicated)
+    assert mem.copy_weight_bytes(replace(spec, attention_data_parallel=False), 8) == (
+        mem.weight_bytes(spec)
+    )
+
+
+def test_each_gpu_reads_the_dense_part_for_its_own_requests() -> None:
+    """A step's read on eight GPUs: the experts once among them, the rest once on each."""
+    tp = _spec(tensor_parallel=8)
+    dp = replace(tp, attention_data_parallel=True)
+    batch = 1024
+    dense = weight_bytes_per_step(tp, batch) - mem.routed_expert_params(tp) * (
+        1.0 - (1.0 - 8 / 128) ** batch
+    )
+    assert weight_bytes_per_step(dp, batch, 8) == pytest.approx(
+        weight_bytes_per_step(tp, batch, 8) + 7 * dense
+    )
+
+
+def test_an_expert_layer_exchanges_tokens_once_where_tensor_parallel_reduces_twice() -> None:
+    """Tensor parallel: an all-reduce after attention and one after the feed-forward, 188 on
+    Qwen3-235B's 94 layers; attention data parallel: an all-gather and a reduce-scatter (an
+    all-reduce's bytes) at each expert layer, 94, and Llama 4 Maverick's 24 expert layers of
+    48 (interleave_moe_layer_step 2) exchange 24."""
+    assert collectives_per_step(_spec(tensor_parallel=8)) == 188
+    assert collectives_per_step(_spec(tensor_parallel=8, attention_data_parallel=True)) == 94
+    maverick = _spec("llama-4-maverick-serve", tensor_parallel=8, attention_data_parallel=True)
+    assert collectives_per_step(maverick) == 24
+
+
+def test_attention_data_parallel_holds_fewer_users_and_says_its_layout() -> None:
+    """Replicated attention weights leave less room for the KV cache: fewer users fit on 8x
+    H200 than under tensor parallelism, and the estimate names the layout."""
+    build = _h200(8)
+    tp = serving_estimate(build, _spec(tensor_parallel=8), "qwen3-235b-a22b-serve")
+    dp = serving_estimate(
+        build, _spec(tensor_parallel=8, attention_data_parallel=True), "qwen3-235b-a22b-serve"
+    )
+    assert tp is not None and dp is not None
+    assert dp.max_users_fit < tp.max_users_fit
+    assert dp.weights_gb > tp.weights_gb
+    assert dp.parallelism.startswith("attention data parallel x8")
+
+
+def test_a_batched_server_prefills_prompts_together_within_its_token_budget() -> None:
+    """TensorRT-LLM fills an iteration with waiting prompts up to max_num_tokens (8,192 by
+    default): 64 prompts of 128 tokens share each all-reduce's start-up, so a prompt's share
+    of the 8-GPU prefill is smaller than alone; one running user prefills alone."""
+    spec = _spec("llama-3.1-405b-serve", prompt_tokens=128, output_tokens=128)
+    assert BATCHED_MAX_NUM_TOKENS == 8192
+    assert prompts_per_pass(spec, 10_000) == 64
+    assert prompts_per_pass(spec, 10) == 10
+    assert prompts_per_pass(spec, 1) == 1
+    assert prompts_per_pass(replace(spec, engine=Engine.VLLM), 10_000) == 1
+    c = cards(_h200(8), default_calibration())
+    assert c is not None
+    assert prefill_s(spec, c, 64) < prefill_s(spec, c)
+
+
+def test_a_mixture_of_experts_estimate_says_it_is_an_upper_bound_with_no_interval() -> None:
+    """TensorRT-LLM's published MoE rows (bench_serving TRTLLM_MOE) run slower than dlrig
+    times them: the estimate carries MOE_NOTE and no interval; a dense model keeps the serving
+    interval."""
+    from dlrig.model.estimate import estimate
+    from dlrig.model.serving import MOE_NOTE, SERVING_RATIO_BAND
+
+    build = _h200(8)
+    moe = estimate(build, load_workload("qwen3-235b-a22b-serve"))
+    dense = estimate(build, load_workload("llama-3.1-70b-serve"))
+    assert MOE_NOTE in moe.assumptions
+    assert not moe.has_interval
+    assert dense.has_interval
+    assert (dense.throughput_ratio_low, dense.throughput_ratio_high) == SERVING_RATIO_BAND
