@@ -155,10 +155,9 @@ HELD_OUT = [
 # set: Llama 3.1 405B FP8 on eight H200 (TP8), and NVFP4 weights (nvidia/*-FP4 checkpoints, FP8
 # KV cache) on Blackwell: Llama 3.3 70B on one B200 or GB200, Llama 3.1 405B on four. The NVFP4
 # rows came out 29-40% fast, and the FP4 kernels' measured gain (serving.FP4_GAIN_SHARE) was
-# looked for then: calibration since (bench/provenance.toml). Its MoE rows
-# (Qwen3-235B-A22B, Llama 4) ran with attention data parallelism and expert parallelism
-# (`enable_attention_dp`, `--ep`), a layout `serve` cannot state: not predicted. Its RTX PRO
-# 6000 rows ran pipeline parallelism within a copy (TP x PP), also not stated.
+# looked for then: calibration since (bench/provenance.toml). Its MoE rows are TRTLLM_MOE
+# below. Its RTX PRO 6000 dense rows ran pipeline parallelism within a copy (TP x PP), which
+# `serve` cannot state: not predicted.
 FP4_SERVE: dict[str, Any] = {"quantization": WeightFormat.NVFP4, "kv_precision": KVPrecision.FP8}
 TRTLLM_MORE: list[tuple[str, str, str, int, dict[str, Any], list[float | None]]] = [
     ("Llama 3.1 405B fp8, H200 TP8", "llama-3.1-405b-serve", "H200 SXM 141GB", 8, FP8_SERVE,
@@ -511,9 +510,8 @@ def main() -> None:
         "",
         provenance.status(["trtllm_more"]) + " The same perf-overview table's other dense rows: "
         "Llama 3.1 405B FP8 on eight H200, and NVFP4 weights on Blackwell; error of total "
-        "output tokens/s per ISL/OSL. Its MoE rows (attention data parallel with expert "
-        "parallelism) and RTX PRO 6000 rows (pipeline parallel within a copy) ran layouts "
-        "`serve` cannot state: not predicted.",
+        "output tokens/s per ISL/OSL. Its dense RTX PRO 6000 rows ran pipeline parallelism "
+        "within a copy, which `serve` cannot state: not predicted.",
         "",
         "| model, GPUs | " + " | ".join(ISL_OSL) + " | median |",
         "|---|" + "---|" * (len(ISL_OSL) + 1),
