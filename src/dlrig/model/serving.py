@@ -171,6 +171,13 @@ ENGINES = {Engine.BATCHED: BATCHED, Engine.VLLM: VLLM, Engine.LOCAL: LOCAL}
 # (bench/bench_serving.py TTFT_POINTS).
 REQUEST_OVERHEAD_S = 5.9e-3
 
+# TensorRT-LLM's inflight batching schedules the waiting requests' prompts into an iteration
+# until its max_num_tokens is spent ("Tuning Max Batch Size and Max Num Tokens", TensorRT-LLM
+# performance tuning guide); its engines default to 8,192, and trtllm-bench's own heuristic
+# (tensorrt_llm/bench/build/tuning.py, finetune_setting) gives 8,192 at the perf-overview's
+# 128/128 rows too.
+BATCHED_MAX_NUM_TOKENS = 8192
+
 # vLLM's V1 scheduler has no prefill phase: each step gives every running request its next
 # token, then fills what is left of the step's token budget with waiting prompts, in chunks
 # (vllm/v1/core/sched/scheduler.py, Scheduler.schedule: "There's no 'decoding phase' nor
@@ -179,12 +186,6 @@ REQUEST_OVERHEAD_S = 5.9e-3
 # card of 70 GiB or more whose name has no "a100", max_num_seqs 1,024 and
 # max_num_batched_tokens 8,192; on any other card 256 and 2,048.
 VLLM_LARGE_CARD_BYTES = gib_to_bytes(70)
-# TensorRT-LLM's inflight batching schedules the waiting requests' prompts into an iteration
-# until its max_num_tokens is spent ("Tuning Max Batch Size and Max Num Tokens", TensorRT-LLM
-# performance tuning guide); its engines default to 8,192, and trtllm-bench's own heuristic
-# (tensorrt_llm/bench/build/tuning.py, finetune_setting) gives 8,192 at the perf-overview's
-# 128/128 rows too.
-BATCHED_MAX_NUM_TOKENS = 8192
 VLLM_MAX_NUM_SEQS = {False: 256, True: 1024}
 VLLM_MAX_BATCHED_TOKENS = {False: 2048, True: 8192}
 # Its prefix cache skips the shared prefix's whole blocks and holds their KV once
@@ -560,7 +561,8 @@ def prefill_s(spec: ServeSpec, c: Cards, together: int = 1) -> float:
 def prompts_per_pass(spec: ServeSpec, running: int) -> int:
     """Prompts a batched server computes in one pass when `running` requests start together
     (a closed loop's answers end in the same step): as many whole prompts as its token budget
-    a step takes (BATCHED_MAX_NUM_TOKENS); a local runner computes one at a time."""
+    a step takes (BATCHED_MAX_NUM_TOKENS). One on vLLM, whose prompts ride in the decode steps
+    (mixed_step), and on a local runner, which computes them one at a time."""
     if spec.engine is not Engine.BATCHED:
         return 1
     return max(1, min(running, BATCHED_MAX_NUM_TOKENS // max(spec.prompt_tokens, 1)))
