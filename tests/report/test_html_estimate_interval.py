@@ -23,3 +23,23 @@ def test_estimate_page_shows_the_step_interval_that_json_prints(tmp_path: Path) 
     # In the terminal's rounding (report.estimate.ms), as the terminal prints it.
     low, high = ms(step["time_s_low"]), ms(step["time_s_high"])
     assert f"interval {low}-{high}" in page.read_text()
+
+
+def test_a_mixture_of_experts_says_upper_bound_where_a_dense_model_gives_its_interval(
+    tmp_path: Path,
+) -> None:
+    """A MoE serving estimate carries no interval (serving.MOE_NOTE): the terminal and the page
+    say the speed is an upper bound, and JSON gives no low or high."""
+    build = tmp_path / "h200.yaml"
+    build.write_text('gpus: [{model: "H200 SXM 141GB", count: 8}]\n')
+    args = [sys.executable, "-m", "dlrig", "estimate", str(build), "-w", "qwen3-235b-a22b-serve"]
+    terminal = subprocess.run(args, capture_output=True, text=True, check=False)
+    assert terminal.returncode == 0, terminal.stderr
+    assert "(an upper bound, no interval)" in terminal.stdout
+    printed = subprocess.run([*args, "--json"], capture_output=True, text=True, check=False)
+    throughput = json.loads(printed.stdout)["throughput"]
+    assert throughput["samples_per_s"] > 0
+    assert throughput["samples_per_s_low"] is None and throughput["samples_per_s_high"] is None
+    page = tmp_path / "moe.html"
+    subprocess.run([*args, "--html", str(page)], capture_output=True, text=True, check=False)
+    assert "an upper bound, no interval" in page.read_text()
