@@ -22,7 +22,7 @@ from dlrig.model.serving import (
     weight_bytes_per_step,
 )
 from dlrig.workloads import load_workload
-from dlrig.workloads.serving import Engine, ServeSpec
+from dlrig.workloads.serving import Engine, ServeSpec, WeightFormat
 
 # Qwen3-235B-A22B's config.json: 94 layers of 128 experts, each 3 x 4,096 x 1,536 weights.
 QWEN3_235B_ROUTED = 94 * 128 * 3 * 4096 * 1536
@@ -125,3 +125,42 @@ def test_a_mixture_of_experts_estimate_says_it_is_an_upper_bound_with_no_interva
     assert not moe.has_interval
     assert dense.has_interval
     assert (dense.throughput_ratio_low, dense.throughput_ratio_high) == SERVING_RATIO_BAND
+
+
+def test_a_moe_layer_pays_its_moe_paths_fixed_time() -> None:
+    """Beyond a dense layer's 25 us, each expert layer pays its MoE path's fixed time: 104 us
+    on the batched engine (an NSight profile of TensorRT-LLM's CUTLASS MoE path: 145 us a MoE
+    layer at batch 1, 41.4 us of it GEMMs) and 30 us on vLLM (benchmark_moe.py: 44.54 us for
+    Qwen3-30B-A3B at batch 1 on an H100, 14 us of it the experts' read). Mixtral's 32 expert
+    layers: 32 x (25 + 104) us a step; a dense model pays none of it."""
+    from dlrig.model.serving import ServingLimit, decode_parts_s
+
+    c = cards(
+        resolve_build({"gpus": [{"model": "A100 SXM4 80GB", "count": 1}]}, "t",
+                      load_catalog(None)),
+        default_calibration(),
+    )  # fmt: skip
+    assert c is not None
+    overhead = ServingLimit.ENGINE_OVERHEAD.value
+    mixtral = _spec("mixtral-8x7b-serve", tensor_parallel=1)
+    assert decode_parts_s(mixtral, c, 1, 0.0, 100.0)[overhead] == pytest.approx(32 * 129e-6)
+    vllm = replace(mixtral, engine=Engine.VLLM)
+    assert decode_parts_s(vllm, c, 1, 0.0, 100.0)[overhead] == pytest.approx(32 * 55e-6)
+    dense = _spec("llama-3.1-8b-serve", tensor_parallel=1)
+    assert decode_parts_s(dense, c, 1, 0.0, 100.0)[overhead] == pytest.approx(32 * 25e-6)
+
+
+def test_mixtral_int8_at_batch_1_on_an_a100_as_baseten_measured() -> None:
+    """Baseten (2024, 'Faster Mixtral inference with TensorRT-LLM and quantization'): Mixtral
+    8x7B int8 on one A100 with TensorRT-LLM, 512-token prompt, 128 tokens out, one request:
+    81 perceived tokens/s; dlrig, with its MoE path's fixed time a layer, 83."""
+    build = resolve_build(
+        {"gpus": [{"model": "A100 SXM4 80GB", "count": 1}]}, "t", load_catalog(None)
+    )
+    spec = _spec(
+        "mixtral-8x7b-serve", quantization=WeightFormat.INT8, prompt_tokens=512,
+        output_tokens=128,
+    )  # fmt: skip
+    est = serving_estimate(build, spec, "mixtral-8x7b-serve")
+    assert est is not None
+    assert est.tokens_per_s_per_user == pytest.approx(81, rel=0.05)

@@ -93,7 +93,9 @@ class EngineProfile:
     its own kernel; `custom_allreduce_limits`: (GPUs, bytes) steps, the largest buffer that
     kernel takes on up to that many GPUs (the last step beyond): larger ones go to NCCL;
     `accumulates_fp16`: its 16-bit matmuls accumulate in FP16, and the compute share is of
-    the card's FP16-accumulate rate (fp16_accumulate_speedup).
+    the card's FP16-accumulate rate (fp16_accumulate_speedup); `moe_layer_overhead_s`: fixed
+    time per mixture-of-experts layer and step beyond the experts' GEMMs (routing, copying
+    each token to its experts, quantizing, the activation, combining the outputs).
     """
 
     bandwidth_efficiency: float
@@ -102,6 +104,7 @@ class EngineProfile:
     allreduce_latency_s: float
     custom_allreduce_limits: tuple[tuple[int, float], ...] = ((8, 0.0),)
     accumulates_fp16: bool = False
+    moe_layer_overhead_s: float = 0.0
 
 
 # Shares below are of the card's achievable rates (dlrig.model.rates: a copy kernel's
@@ -120,12 +123,18 @@ class EngineProfile:
 # cpp/tensorrt_llm/common/customAllReduceUtils.h). A decode share of its own (0.46, chosen on
 # the 405B rows while every all-reduce was this kernel's) was dropped once the 405B steps'
 # NCCL all-reduces were counted (bench/provenance.toml).
+# A mixture-of-experts layer runs its CUTLASS MoE path: an NSight profile of TensorRT-LLM
+# decoding Qwen3-Next-80B (NVFP4) at batch 1 on an RTX PRO 6000 spent 145 us in each MoE
+# layer, 41.4 us of it in the experts' GEMMs, the rest in routing, scattering tokens to
+# experts, quantizing, the activation and combining (morphllm.com/blog/morph-decode,
+# 2026-04-09): 104 us a layer beyond the GEMMs.
 BATCHED = EngineProfile(
     bandwidth_efficiency=0.96,
     compute_efficiency=0.74,
     layer_overhead_s=25e-6,
     allreduce_latency_s=8e-6,
     custom_allreduce_limits=((2, 16e6), (4, 1e6), (8, 5e5)),
+    moe_layer_overhead_s=104e-6,
 )
 # vLLM (V1 engine, 0.21-0.23: decode captured in CUDA graphs up to 512 sequences, linear layers
 # on cuBLAS GEMMs rather than hand-written GEMV kernels, scheduling overlapped with the GPU).
@@ -137,11 +146,16 @@ BATCHED = EngineProfile(
 # The compute share and the all-reduce's cost are TensorRT-LLM's: no vLLM row here sets them.
 # Its custom all-reduce takes buffers up to 8 MiB on 2, 4, 6 or 8 GPUs, NCCL larger ones
 # (CustomAllreduce(max_size=8192 * 1024), vllm/distributed/device_communicators/
-# custom_all_reduce.py). Its scheduler is vLLM's own (mixed_step).
+# custom_all_reduce.py). Its scheduler is vLLM's own (mixed_step). A mixture-of-experts
+# layer runs its fused MoE (Triton): Qwen3-30B-A3B's at batch 1 on an H100 took 44.54 us
+# (benchmark_moe.py, fp8_w8a8, vllm-project/vllm#24700), of which reading the 8 experts one
+# token routes to (37.7 MB at 89% of the H100's achievable 2.97 TB/s) takes 14 us: 30 us a
+# layer beyond the read.
 VLLM = replace(
     BATCHED,
     bandwidth_efficiency=0.89,
     custom_allreduce_limits=((8, 8 * 1024 * 1024),),
+    moe_layer_overhead_s=30e-6,
 )
 # Local runner (llama.cpp CUDA): fitted to llama-bench tg 1024 on a 4090 (Llama 3 8B Q4_K_M
 # 127.74 tok/s, F16 54.34) and two 3090s (70B Q4_K_M 16.29): ~89% of the achievable bandwidth
@@ -203,14 +217,16 @@ VLLM_MAX_BATCHED_TOKENS = {False: 2048, True: 8192}
 # bench/held_out.serving_band computes it, and tests/model/test_serving_band.py holds this copy
 # to it; bench_accuracy.py reports what share of each source's rows it covers.
 SERVING_RATIO_BAND = (0.844, 1.14)
-# A mixture of experts' steps are timed as a dense model's with its experts' reads and FLOPs;
-# on TensorRT-LLM's published MoE rows (bench/bench_serving.py TRTLLM_MOE, held out) that
-# runs fast on nearly every row, by a margin that grows with the card's speed, for a cause not
-# found: its figures carry no interval and a note says so.
+# A mixture of experts' steps are timed from its experts' reads and FLOPs at the dense GEMMs'
+# rates and its MoE path's fixed time a layer (EngineProfile.moe_layer_overhead_s); on
+# TensorRT-LLM's published MoE rows (bench/bench_serving.py TRTLLM_MOE) that still runs fast
+# on nearly every row, by a margin that grows with the card's speed, for a cause not found:
+# its figures carry no interval and a note says so.
 MOE_NOTE = (
-    "a mixture of experts: its steps are timed as a dense model's with the experts' reads and "
-    "FLOPs, which runs fast on TensorRT-LLM's published MoE rows (bench/bench_serving.py), "
-    "the more so the faster the card: read the speed as an upper bound, with no interval"
+    "a mixture of experts: its steps are timed from the experts' reads and FLOPs at the dense "
+    "GEMMs' rates and the MoE path's fixed time a layer, which still runs fast on "
+    "TensorRT-LLM's published MoE rows (bench/bench_serving.py), the more so the faster the "
+    "card: read the speed as an upper bound, with no interval"
 )
 
 
@@ -623,7 +639,8 @@ def decode_parts_s(
         ServingLimit.OFFLOAD.value: offload,
         ServingLimit.INTERCONNECT.value: allreduce_s(spec, c, batch + round(prefill_tokens)) + hops,
         ServingLimit.ENGINE_OVERHEAD.value: spec.layers
-        * (ENGINES[spec.engine].layer_overhead_s + gemm_fixed_s),
+        * (ENGINES[spec.engine].layer_overhead_s + gemm_fixed_s)
+        + spec.moe_layers * ENGINES[spec.engine].moe_layer_overhead_s,
     }
 
 
