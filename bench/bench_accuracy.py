@@ -129,9 +129,6 @@ TARGET_MEDIAN = 0.10
 TARGET_P90 = 0.25
 TARGET_COVERAGE = (0.75, 0.85)
 KINDS = ("training", "serving", "memory", "latency")
-# Serving sources of mixture-of-experts models, whose estimates carry no interval
-# (serving.MOE_NOTE): the serving kind is also judged without them and on them alone.
-MOE_SOURCES = ("trtllm_moe",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -344,11 +341,12 @@ def loso_lines(judged: list[Judged]) -> list[str]:
             ),
         ]
         if kind == "serving":
+            moe = ", ".join(held_out.MOE_SOURCES)
             scopes += [
-                ("dense models (every source but " + ", ".join(MOE_SOURCES) + ")",
-                 lambda k: k not in MOE_SOURCES),
-                ("mixtures of experts (" + ", ".join(MOE_SOURCES) + ": no interval shipped)",
-                 lambda k: k in MOE_SOURCES),
+                (f"dense models (every source but {moe})",
+                 lambda k: k not in held_out.MOE_SOURCES),
+                (f"mixtures of experts ({moe}: no interval shipped)",
+                 lambda k: k in held_out.MOE_SOURCES),
             ]  # fmt: skip
         for label, keep in scopes:
             mine = [j for j in judged if sources[j.source].kind == kind and keep(j.source)]

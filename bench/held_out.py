@@ -354,14 +354,22 @@ def serving() -> list[Pair]:
     return pairs
 
 
+# Serving sources of mixture-of-experts models, whose estimates carry no interval
+# (serving.MOE_NOTE): they set no interval, and bench_accuracy judges the serving kind also
+# without them and on them alone.
+MOE_SOURCES = ("trtllm_moe",)
+
+
 def serving_calibration_sources() -> tuple[str, ...]:
     """The serving sources some constant other than the interval was chosen on
     (bench/provenance.toml: the engines' shares and overheads, the decode step's structure):
-    those the serving interval is set on, as calibrate.band_sources picks the training ones."""
+    those the serving interval is set on, as calibrate.band_sources picks the training ones,
+    less the mixtures of experts (MOE_SOURCES), whose figures carry no interval."""
     return tuple(
         key
         for key, source in provenance.sources().items()
         if source.kind == "serving"
+        and key not in MOE_SOURCES
         and any("SERVING_RATIO_BAND" not in c.name for c in provenance.set_on([key]))
     )
 
