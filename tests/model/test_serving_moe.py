@@ -164,3 +164,19 @@ def test_mixtral_int8_at_batch_1_on_an_a100_as_baseten_measured() -> None:
     est = serving_estimate(build, spec, "mixtral-8x7b-serve")
     assert est is not None
     assert est.tokens_per_s_per_user == pytest.approx(81, rel=0.05)
+
+
+def test_moe_gemms_run_at_the_share_tensorrt_llms_table_gives() -> None:
+    """TensorRT-LLM perf-overview @00f37686, eight H200 in FP8 at 2048/128: Qwen3-235B-A22B
+    3,331 output tokens/s (attention data parallel, experts split), Llama 3.1 405B 456 (TP8).
+    Their prompts' FLOPs a second, 2 per active weight per token: 2.37 and 5.92 PFLOP/s, a
+    ratio of 0.40, MOE_GEMM_SHARE. Qwen3-235B's routed experts hold 0.658 of its linear
+    layers' FLOPs, so they take 1 + 0.658 x (1 / 0.4 - 1) = 1.99x the dense time."""
+    from dlrig.model.serving import MOE_GEMM_SHARE, matmul_time_factor
+
+    qwen, llama = _spec(), _spec("llama-3.1-405b-serve")
+    moe_flops_s = 3331 / 128 * 2048 * 2 * qwen.active_params
+    dense_flops_s = 456 / 128 * 2048 * 2 * llama.active_params
+    assert moe_flops_s / dense_flops_s == pytest.approx(MOE_GEMM_SHARE, abs=0.005)
+    assert matmul_time_factor(qwen) == pytest.approx(1.987, abs=0.001)
+    assert matmul_time_factor(llama) == 1.0

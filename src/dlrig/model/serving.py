@@ -7,8 +7,9 @@ attention) at the card's achievable matmul rate. A decode step runs two kinds of
 after the other: the linear layers' GEMMs, which read the weights once for the whole batch
 (for a mixture of experts, the experts some sequence in the batch routes to) and multiply
 them by one row per sequence, and attention, which reads every sequence's KV cache. The
-GEMMs take the slower of their read and their FLOPs; attention, a kernel of its own after
-them, the slower of its KV read and its own FLOPs.
+GEMMs take the slower of their read and their FLOPs (a mixture of experts' routed GEMMs at
+MOE_GEMM_SHARE of the dense rate); attention, a kernel of its own after them, the slower of
+its KV read and its own FLOPs.
 A batched server splits weights and KV cache across its GPUs (tensor parallel) and
 all-reduces the hidden state twice per layer; a local runner splits layers across cards
 (pipeline: one card works at a time) and reads layers left in RAM at the host's bandwidth.
@@ -217,16 +218,27 @@ VLLM_MAX_BATCHED_TOKENS = {False: 2048, True: 8192}
 # bench/held_out.serving_band computes it, and tests/model/test_serving_band.py holds this copy
 # to it; bench_accuracy.py reports what share of each source's rows it covers.
 SERVING_RATIO_BAND = (0.844, 1.14)
-# A mixture of experts' steps are timed from its experts' reads and FLOPs at the dense GEMMs'
-# rates and its MoE path's fixed time a layer (EngineProfile.moe_layer_overhead_s); on
-# TensorRT-LLM's published MoE rows (bench/bench_serving.py TRTLLM_MOE) that still runs fast
-# on nearly every row, by a margin that grows with the card's speed, for a cause not found:
-# its figures carry no interval and a note says so.
+# A mixture of experts' routed GEMMs run many small GEMMs, one per expert, behind a
+# permutation of the tokens, and reach less of the card than one dense GEMM of the same FLOPs.
+# TensorRT-LLM's perf-overview gives the ratio on one card and engine: at 2048/128 on eight
+# H200 in FP8, Qwen3-235B-A22B computes 3,331 / 128 x 2,048 = 53,295 prompt tokens/s at 44.4
+# GFLOP each (2.37 PFLOP/s) where Llama 3.1 405B computes 7,296 at 811.7 GFLOP (5.92 PFLOP/s):
+# 0.40 of the dense rate, prompts being nearly all of both runs' FLOPs. Chosen on those rows
+# (trtllm_moe, bench/provenance.toml). vLLM's Triton fused MoE reaches less still on Qwen3's
+# small experts: 188 TFLOPS at 4,096 tokens on an H100 (vllm-project/vllm#24700), 0.18 of the
+# dense FP8 rate dlrig gives vLLM there (0.74 x 1,402.6), so on vLLM this is a generous figure.
+MOE_GEMM_SHARE = 0.40
+# A mixture of experts' steps are timed from its experts' reads, their FLOPs at MOE_GEMM_SHARE
+# of the dense GEMMs' rate and its MoE path's fixed time a layer
+# (EngineProfile.moe_layer_overhead_s); on TensorRT-LLM's published MoE rows (bench/
+# bench_serving.py TRTLLM_MOE) that still runs fast on most rows, the more so on the fastest
+# cards and the smallest experts: its figures carry no interval and a note says so.
 MOE_NOTE = (
-    "a mixture of experts: its steps are timed from the experts' reads and FLOPs at the dense "
-    "GEMMs' rates and the MoE path's fixed time a layer, which still runs fast on "
-    "TensorRT-LLM's published MoE rows (bench/bench_serving.py), the more so the faster the "
-    "card: read the speed as an upper bound, with no interval"
+    "a mixture of experts: its steps are timed from the experts' reads, their GEMMs at "
+    f"{MOE_GEMM_SHARE:g} of a dense GEMM's rate and the MoE path's fixed time a layer, which "
+    "still runs fast on most "
+    "of TensorRT-LLM's published MoE rows (bench/bench_serving.py), the more so on the fastest "
+    "cards: read the speed as an upper bound, with no interval"
 )
 
 
@@ -469,11 +481,33 @@ def attention_dim(spec: ServeSpec) -> float:
 
 
 def prefill_flops(spec: ServeSpec, prompt_tokens: int) -> float:
-    """FLOPs of one prompt: 2 per active weight per token (the embedding is a lookup) plus
-    causal attention, QK^T and PV over half the P x P scores: 2 x L x P^2 x heads x dim."""
-    matmul = 2.0 * (spec.active_params - mem.head_params(spec)) * prompt_tokens
+    """FLOPs of one prompt: its linear layers' (prefill_matmul_flops) plus causal attention,
+    QK^T and PV over half the P x P scores: 2 x L x P^2 x heads x dim."""
     attention = 2.0 * spec.layers * float(prompt_tokens) ** 2 * attention_dim(spec)
-    return matmul + attention
+    return prefill_matmul_flops(spec, prompt_tokens) + attention
+
+
+def prefill_matmul_flops(spec: ServeSpec, prompt_tokens: int) -> float:
+    """FLOPs of one prompt's linear layers: 2 per active weight per token (the embedding is a
+    lookup)."""
+    return 2.0 * (spec.active_params - mem.head_params(spec)) * prompt_tokens
+
+
+def matmul_time_factor(spec: ServeSpec) -> float:
+    """How much longer a mixture of experts' linear layers take than the same FLOPs at the
+    dense GEMMs' rate: the routed experts' share of the FLOPs runs at MOE_GEMM_SHARE of it."""
+    if not spec.is_moe or spec.experts is None or spec.experts_per_token is None:
+        return 1.0
+    routed = mem.routed_expert_params(spec) * spec.experts_per_token / spec.experts
+    share = routed / max(spec.active_params - mem.embedding_params(spec) / 2.0, 1.0)
+    return 1.0 + share * (1.0 / MOE_GEMM_SHARE - 1.0)
+
+
+def prefill_timed_flops(spec: ServeSpec, prompt_tokens: int) -> float:
+    """A prompt's FLOPs as the dense GEMMs' rate times them: attention as counted, the linear
+    layers stretched by matmul_time_factor."""
+    matmul = prefill_matmul_flops(spec, prompt_tokens)
+    return prefill_flops(spec, prompt_tokens) + matmul * (matmul_time_factor(spec) - 1.0)
 
 
 def decode_gemm_flops(spec: ServeSpec, batch: int) -> float:
@@ -569,7 +603,7 @@ def prefill_s(spec: ServeSpec, c: Cards, together: int = 1) -> float:
     plus its share of the all-reduces of the hidden states of the `together` prompts computed
     in one pass (prompts_per_pass): each all-reduce's start-up is paid once for all of them."""
     computed = vllm_computed_prompt_tokens(spec) / max(spec.prompt_tokens, 1)
-    flops = prefill_flops(spec, spec.prompt_tokens) * computed
+    flops = prefill_timed_flops(spec, spec.prompt_tokens) * computed
     compute = flops / (split_ways(spec, c) * achievable_matmul_flops_s(c.gpu, spec))
     return compute + allreduce_s(spec, c, together * spec.prompt_tokens) / together
 
@@ -624,7 +658,8 @@ def decode_parts_s(
     bandwidth = weights * (1.0 - offloaded) / gemm_bytes_s
     gemm_fixed_s = GEMMS_PER_LAYER * gemm.fixed_s if gemm is not None else 0.0
     prompts = prefill_tokens / max(spec.prompt_tokens, 1)
-    compute = decode_gemm_flops(spec, batch) + prompts * prefill_flops(spec, spec.prompt_tokens)
+    compute = decode_gemm_flops(spec, batch) * matmul_time_factor(spec)
+    compute += prompts * prefill_timed_flops(spec, spec.prompt_tokens)
     compute *= 1.0 - offloaded
     compute /= ways * achievable_matmul_flops_s(c.gpu, spec, decode=True)
     attention = max(
