@@ -280,6 +280,23 @@ def perf_overview_lines(
     return lines
 
 
+def perf_overview_section(
+    source: str,
+    text: str,
+    table: list[tuple[str, str, str, int, dict[str, Any], list[float | None]]],
+) -> list[str]:
+    """A perf-overview table's result section: the source's provenance and `text`, then one
+    line per layout (perf_overview_lines)."""
+    return [
+        "",
+        provenance.status([source]) + text,
+        "",
+        "| model, GPUs | " + " | ".join(ISL_OSL) + " | median |",
+        "|---|" + "---|" * (len(ISL_OSL) + 1),
+        *perf_overview_lines(table, perf_overview_rows(table)),
+    ]
+
+
 # Qwen2.5-7B-Instruct's config.json (28 layers, hidden 3584, 28 heads, 4 KV heads, head dim
 # 128, vocab 152064, untied embeddings; 7.62e9 parameters), as llama-3.1-8b-serve's fields.
 QWEN25_7B = {"total_params": 7.62e9, "active_params": 7.62e9, "layers": 28, "hidden_size": 3584,
@@ -506,29 +523,22 @@ def main() -> None:
         "|---|" + "---|" * (len(ISL_OSL) + 2),
         *held_out_rows(),
     ]
-    lines += [
-        "",
-        provenance.status(["trtllm_more"]) + " The same perf-overview table's other dense rows: "
-        "Llama 3.1 405B FP8 on eight H200, and NVFP4 weights on Blackwell; error of total "
-        "output tokens/s per ISL/OSL. Its dense RTX PRO 6000 rows ran pipeline parallelism "
-        "within a copy, which `serve` cannot state: not predicted.",
-        "",
-        "| model, GPUs | " + " | ".join(ISL_OSL) + " | median |",
-        "|---|" + "---|" * (len(ISL_OSL) + 1),
-        *perf_overview_lines(TRTLLM_MORE, perf_overview_rows(TRTLLM_MORE)),
-    ]
-    lines += [
-        "",
-        provenance.status(["trtllm_moe"]) + " The same table's mixture-of-experts rows, as "
-        "they ran: one GPU, or attention data parallel with the experts split over the GPUs "
-        "(`serve.attention_data_parallel`, the perf-overview's MoE command: `--ep`, "
-        "`enable_attention_dp`); error of total output tokens/s per ISL/OSL, blank where the "
-        "table has no figure.",
-        "",
-        "| model, GPUs | " + " | ".join(ISL_OSL) + " | median |",
-        "|---|" + "---|" * (len(ISL_OSL) + 1),
-        *perf_overview_lines(TRTLLM_MOE, perf_overview_rows(TRTLLM_MOE)),
-    ]
+    lines += perf_overview_section(
+        "trtllm_more",
+        " The same perf-overview table's other dense rows: Llama 3.1 405B FP8 on eight H200, "
+        "and NVFP4 weights on Blackwell; error of total output tokens/s per ISL/OSL. Its dense "
+        "RTX PRO 6000 rows ran pipeline parallelism within a copy, which `serve` cannot state: "
+        "not predicted.",
+        TRTLLM_MORE,
+    )
+    lines += perf_overview_section(
+        "trtllm_moe",
+        " The same table's mixture-of-experts rows, as they ran: one GPU, or attention data "
+        "parallel with the experts split over the GPUs (`serve.attention_data_parallel`, the "
+        "perf-overview's MoE command: `--ep`, `enable_attention_dp`); error of total output "
+        "tokens/s per ISL/OSL, blank where the table has no figure.",
+        TRTLLM_MOE,
+    )
     vllm_rows = vllm_held_out_rows()
     errors = sorted(abs(e) for _, e in vllm_rows)
     lines += [

@@ -314,3 +314,14 @@ def test_left_to_dlrig_the_copies_are_laid_out_for_the_rate() -> None:
     assert chosen.saturated_requests_per_s > one.saturated_requests_per_s
     assert chosen.max_requests_per_s is not None and one.max_requests_per_s is not None
     assert chosen.max_requests_per_s > 2 * one.max_requests_per_s
+
+
+def test_a_mixture_of_experts_largest_rate_carries_no_interval() -> None:
+    """A MoE's speed carries no interval (serving.serving_ratio_band), so neither does its
+    largest rate under MLPerf's bounds, where a dense model's has both ends."""
+    moe = _load("H100 SXM", 1, "qwen3-30b-a3b-serve",
+                ttft_target_s=MLPERF_8B_TTFT_S, tpot_target_s=MLPERF_8B_TPOT_S)  # fmt: skip
+    dense = _load("H100 SXM", 1, ttft_target_s=MLPERF_8B_TTFT_S, tpot_target_s=MLPERF_8B_TPOT_S)
+    assert moe.max_requests_per_s is not None
+    assert moe.max_requests_per_s_low is None and moe.max_requests_per_s_high is None
+    assert dense.max_requests_per_s_low is not None and dense.max_requests_per_s_high is not None

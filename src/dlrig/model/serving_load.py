@@ -19,7 +19,6 @@ from dlrig.model.calibration import Calibration
 from dlrig.model.host import host_memory_bandwidth
 from dlrig.model.served import LIMIT_STAGE
 from dlrig.model.serving import (
-    SERVING_RATIO_BAND,
     Cards,
     ServingEstimate,
     ServingLimit,
@@ -31,6 +30,7 @@ from dlrig.model.serving import (
     gemm_overlap_exponent,
     prefill_s,
     request_overhead_s,
+    serving_ratio_band,
     tensor_parallel_degree,
     vllm_batch_limits,
 )
@@ -46,9 +46,9 @@ class ServingLoad:
     the asked `requests_per_s` (None when not asked) and `meets_targets` whether both bounds
     hold there; `max_requests_per_s` the largest rate meeting the bounds (None without
     bounds), `max_requests_per_s_low` / `_high` that rate on an engine as slow and as fast as
-    the serving interval's ends (serving.SERVING_RATIO_BAND), `at_max` the latency at the
-    largest rate, and `limit` / `bottleneck` what stops a higher rate (ServingLimit, and its
-    stage in the bottleneck vocabulary)."""
+    the serving interval's ends (serving.serving_ratio_band; none where it has none), `at_max`
+    the latency at the largest rate, and `limit` / `bottleneck` what stops a higher rate
+    (ServingLimit, and its stage in the bottleneck vocabulary)."""
 
     percentile: float
     copies: int
@@ -106,12 +106,13 @@ def rate_band(
     copies: int,
     ttft_target_s: float | None,
     tpot_target_s: float | None,
+    speed_band: tuple[float, float],
 ) -> tuple[float, float]:
     """The largest rate meeting the bounds on an engine whose every prefill and decode step
-    runs at the serving interval's slow and fast ends (measured / predicted speed,
-    serving.SERVING_RATIO_BAND). The bounds are absolute times, so the rate is searched again
-    at each end rather than scaled: a faster engine both serves more and leaves more of the
-    bound for queueing."""
+    runs at the serving interval's slow and fast ends (`speed_band`, measured / predicted
+    speed: serving.serving_ratio_band). The bounds are absolute times, so the rate is searched
+    again at each end rather than scaled: a faster engine both serves more and leaves more of
+    the bound for queueing."""
 
     def at_speed(speed: float) -> float:
         scaled = replace(
@@ -122,7 +123,7 @@ def rate_band(
         )
         return arrivals.max_rate(scaled, copies, ttft_target_s, tpot_target_s).max_requests_per_s
 
-    low, high = SERVING_RATIO_BAND
+    low, high = speed_band
     return at_speed(low), at_speed(high)
 
 
@@ -253,8 +254,9 @@ def serving_load(
     if ttft is not None or tpot is not None:
         cap = arrivals.max_rate(engine, copies, ttft, tpot)
         limit = _limit(spec, c, host_gb_s, engine, cap, copies)
-        if not spec.is_moe:  # a mixture of experts' figures carry no interval (MOE_NOTE)
-            band = rate_band(engine, copies, ttft, tpot)
+        speed_band = serving_ratio_band(spec)
+        if speed_band[0] < speed_band[1]:  # none where the speed carries no interval
+            band = rate_band(engine, copies, ttft, tpot, speed_band)
     return ServingLoad(
         percentile=arrivals.PERCENTILE,
         copies=copies,
