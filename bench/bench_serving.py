@@ -79,7 +79,15 @@ class Point:
 
 
 LOCAL = {"engine": Engine.LOCAL, "prompt_tokens": 1, "output_tokens": 1024}
-FP8_SERVE = {"quantization": WeightFormat.FP8, "kv_precision": KVPrecision.FP8}
+# trtllm-bench's throughput runs (every TensorRT-LLM perf-overview row) set max_batch_size from
+# the KV cache the run's lengths leave, capped at 4,096 requests (tensorrt_llm/bench/build/
+# tuning.py, finetune_setting); under attention data parallelism each GPU's scheduler takes it.
+TRTLLM_BENCH_MAX_BATCH = 4096
+FP8_SERVE = {
+    "quantization": WeightFormat.FP8,
+    "kv_precision": KVPrecision.FP8,
+    "max_batch": TRTLLM_BENCH_MAX_BATCH,
+}
 # InferenceBench's chatbot-short prompts and answers are short; their lengths are not
 # published: 128/128 assumed (an 8B model's KV cache is then 0.2% of the weights it reads).
 VLLM_SHORT = {"engine": Engine.VLLM, "prompt_tokens": 128, "output_tokens": 128}
@@ -156,9 +164,15 @@ HELD_OUT = [
 # KV cache) on Blackwell: Llama 3.3 70B on one B200 or GB200, Llama 3.1 405B on four. The NVFP4
 # rows came out 29-40% fast, and the FP4 kernels' measured gain (serving.FP4_GAIN_SHARE) was
 # looked for then: calibration since (bench/provenance.toml). Its MoE rows are TRTLLM_MOE
-# below. Its RTX PRO 6000 dense rows ran pipeline parallelism within a copy (TP x PP), which
-# `serve` cannot state: not predicted.
-FP4_SERVE: dict[str, Any] = {"quantization": WeightFormat.NVFP4, "kv_precision": KVPrecision.FP8}
+# below. Its RTX PRO 6000 dense rows: Llama 3.3 70B on one card (TP1, PP1), predicted; the
+# rest ran pipeline parallelism within a copy (TP x PP), which `serve` cannot state: not
+# predicted. The one-card rows came out 7-39% slow, and the FP4 rate Blackwell's graphics dies
+# reach (serving.FP4_GRAPHICS_BLACKWELL_SHARE) was looked for then.
+FP4_SERVE: dict[str, Any] = {
+    "quantization": WeightFormat.NVFP4,
+    "kv_precision": KVPrecision.FP8,
+    "max_batch": TRTLLM_BENCH_MAX_BATCH,
+}
 TRTLLM_MORE: list[tuple[str, str, str, int, dict[str, Any], list[float | None]]] = [
     ("Llama 3.1 405B fp8, H200 TP8", "llama-3.1-405b-serve", "H200 SXM 141GB", 8, FP8_SERVE,
      [3814, 5348, 4741, 4724, 3330, 3722, 456, 2948, 650, 505]),
@@ -170,6 +184,8 @@ TRTLLM_MORE: list[tuple[str, str, str, int, dict[str, Any], list[float | None]]]
      [6281, 8020, 6345, 6244, 5209, 4933, 749, 4212, 1048, 672]),
     ("Llama 3.1 405B nvfp4, GB200 TP4", "llama-3.1-405b-serve", "GB200 186GB", 4, FP4_SERVE,
      [6740, 8151, 6608, 6540, 5389, 5135, 797, 4407, 1112, 739]),
+    ("Llama 3.3 70B nvfp4, RTX PRO 6000 TP1", "llama-3.1-70b-serve", "RTX PRO 6000 Server", 1,
+     FP4_SERVE, [3264, 2422, 1349, 1856, 1787, 1594, 393, 1074, 401, 142]),
 ]  # fmt: skip
 
 

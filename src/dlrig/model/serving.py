@@ -192,6 +192,11 @@ REQUEST_OVERHEAD_S = 5.9e-3
 # (tensorrt_llm/bench/build/tuning.py, finetune_setting) gives 8,192 at the perf-overview's
 # 128/128 rows too.
 BATCHED_MAX_NUM_TOKENS = 8192
+# It runs at most max_batch_size requests at once, 2,048 unless set (LlmArgs.max_batch_size,
+# tensorrt_llm/llmapi/llm_args.py); trtllm-bench's throughput runs set it from the KV cache
+# the run's lengths leave, capped at 4,096 (tensorrt_llm/bench/build/tuning.py,
+# finetune_setting).
+BATCHED_MAX_BATCH_SIZE = 2048
 
 # vLLM's V1 scheduler has no prefill phase: each step gives every running request its next
 # token, then fills what is left of the step's token budget with waiting prompts, in chunks
@@ -217,7 +222,7 @@ VLLM_MAX_BATCHED_TOKENS = {False: 2048, True: 8192}
 # residuals understate its error on a source it never saw).
 # bench/held_out.serving_band computes it, and tests/model/test_serving_band.py holds this copy
 # to it; bench_accuracy.py reports what share of each source's rows it covers.
-SERVING_RATIO_BAND = (0.844, 1.14)
+SERVING_RATIO_BAND = (0.85, 1.14)
 # A mixture of experts' routed GEMMs run many small GEMMs, one per expert, behind a
 # permutation of the tokens, and reach less of the card than one dense GEMM of the same FLOPs.
 # TensorRT-LLM's perf-overview gives the ratio on one card and engine: at 2048/128 on eight
@@ -367,11 +372,55 @@ def fp4_per_fp8_rate(gpu: GPU) -> float | None:
     return None
 
 
-def fp4_gemm_over_fp8(gpu: GPU) -> float | None:
-    """How much faster FP4 GEMMs run than FP8 ones on the card: its datasheet ratio x the
-    share of it FP4 kernels reach (FP4_GAIN_SHARE); None without FP4 tensor cores."""
+# Blackwell's graphics dies (GB20x, sm_120: GeForce RTX 50, RTX PRO Blackwell) multiply
+# block-scaled FP4 at their tensor cores' full rate, GeForce included: its halved FP32-accumulate
+# rate spares the block-scaled MMA (an RTX 5090's nvf4 mma.sync loop retires 1,474 TFLOPS where
+# FP8 accumulating in FP32 retires 370; main-horse.github.io/posts/5090-mm-perf). And their
+# NVFP4 GEMMs reach most of it: torch._scaled_mm (cuBLASLt) on an RTX 5090, 1,310 TFLOPS at
+# 4096^3 of its 1,676 dense (Dao-AILab/quack#153, 2026-06-15): 0.78. Unlike a B200's, whose FP4
+# kernels gain only 1.24x over FP8 at its power limit. Looked for after the RTX PRO 6000's
+# NVFP4 Llama 3.3 70B rows (bench_serving.TRTLLM_MORE) came out 7-39% slow on FP4_GAIN_SHARE.
+FP4_GRAPHICS_BLACKWELL_SHARE = 0.78
+
+
+def graphics_blackwell(gpu: GPU) -> bool:
+    """A Blackwell graphics die (sm_120, GDDR7 memory), not the HBM datacenter parts (sm_100:
+    B200, GB200, B300), whose tensor cores and FP4 kernels differ."""
+    return gpu.architecture == "Blackwell" and not gpu.memory_type.upper().startswith("HBM")
+
+
+def fp4_matmul_tflops(gpu: GPU) -> float | None:
+    """The FP4 GEMM rate the card reaches (activations quantized to FP4 too, as TensorRT-LLM's
+    NVFP4 runs): on a Blackwell graphics die, its dense FP4 peak (twice its full-rate FP8) x
+    FP4_GRAPHICS_BLACKWELL_SHARE; elsewhere its achievable FP8 rate x the datasheet's FP4 gain x
+    FP4_GAIN_SHARE. None without FP4 tensor cores."""
     ratio = fp4_per_fp8_rate(gpu)
-    return None if ratio is None else ratio * FP4_GAIN_SHARE
+    if ratio is None or not gpu.fp8_tensor_tflops:
+        return None
+    if graphics_blackwell(gpu):
+        peak = ratio * gpu.fp8_tensor_tflops * fp16_accumulate_speedup(gpu)
+        return peak * FP4_GRAPHICS_BLACKWELL_SHARE
+    return achievable_matmul_tflops(gpu, Precision.FP8) * ratio * FP4_GAIN_SHARE
+
+
+def fp4_note(spec: ServeSpec, gpu: GPU) -> str:
+    """What the estimate says of 4-bit float weights' GEMMs on the card (fp4_matmul_tflops)."""
+    fp4 = fp4_matmul_tflops(gpu)
+    head = f"{spec.quantization.value} weights: {gpu.name}"
+    if fp4 is None:
+        return (
+            f"{head} has no FP4 tensor cores, so they are dequantized to 16 bits for each matmul "
+            "(weight-only, as int4)"
+        )
+    fp8 = achievable_matmul_tflops(gpu, Precision.FP8)
+    why = (
+        f"{FP4_GRAPHICS_BLACKWELL_SHARE:.0%} of its dense FP4 peak, what NVFP4 GEMMs reach on an "
+        "RTX 5090"
+        if graphics_blackwell(gpu)
+        else f"{fp4 / fp8:.2f}x its FP8 rate where its datasheet says "
+        f"{fp4_per_fp8_rate(gpu):g}x, the share NVFP4 kernels reached on a B200"
+    )
+    return f"{head}'s FP4 GEMMs reach {fp4:,.0f} TFLOPS (activations quantized too): {why}"
 
 
 def fp16_accumulate_speedup(gpu: GPU) -> float:
@@ -389,9 +438,8 @@ def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec, *, decode: bool = False
     (dlrig.model.rates) x the engine's share; a decode step's GEMMs, where the card's vendor
     library was timed on decode shapes, at the rate those kernels reach once their FLOPs bind
     (rates.measured_decode_matmul_tflops). 4-bit float weights on FP4 tensor cores run at the
-    achievable FP8 rate x what FP4 kernels gain over FP8 ones (fp4_gemm_over_fp8; activations
-    quantized to FP4 too, as TensorRT-LLM's NVFP4 runs)."""
-    fp4 = fp4_gemm_over_fp8(gpu) if spec.quantization.is_fp4 else None
+    FP4 GEMM rate (fp4_matmul_tflops)."""
+    fp4 = fp4_matmul_tflops(gpu) if spec.quantization.is_fp4 else None
     profile = ENGINES[spec.engine]
     timed = (
         measured_decode_matmul_tflops(gpu, compute_precision(spec))
@@ -401,7 +449,7 @@ def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec, *, decode: bool = False
     if timed is not None:
         return tflops_to_flops(timed)
     if fp4 is not None:
-        rate = tflops_to_flops(achievable_matmul_tflops(gpu, Precision.FP8)) * fp4
+        rate = tflops_to_flops(fp4)
     else:
         rate = tflops_to_flops(achievable_matmul_tflops(gpu, compute_precision(spec)))
         if profile.accumulates_fp16 and compute_precision(spec) is not Precision.FP8:
@@ -727,6 +775,18 @@ class MixedStep:
     output_share: float
 
 
+def max_running(spec: ServeSpec, c: Cards) -> int | None:
+    """The most requests one copy's engine runs at once (on each of its GPUs under attention
+    data parallelism, each a scheduler of its own): the workload's `serve.max_batch`, else
+    vLLM's default max_num_seqs (vllm_batch_limits) or TensorRT-LLM's max_batch_size
+    (BATCHED_MAX_BATCH_SIZE); None on a local runner, which takes every user."""
+    if not spec.engine.is_batched:
+        return None
+    default = vllm_batch_limits(c)[0] if spec.engine is Engine.VLLM else BATCHED_MAX_BATCH_SIZE
+    ranks = c.count if spec.attention_data_parallel else 1
+    return (spec.max_batch or default) * ranks
+
+
 def vllm_batch_limits(c: Cards) -> tuple[int, int]:
     """(max_num_seqs, max_num_batched_tokens) vLLM's OpenAI server takes by default on this
     card (VLLM_MAX_NUM_SEQS, VLLM_MAX_BATCHED_TOKENS)."""
@@ -800,9 +860,9 @@ def mixed_step(spec: ServeSpec, c: Cards, users: int, *, own_prompt: bool) -> Mi
     prompt / output prompt tokens; a user's own prompt is not in its time per output token
     (`own_prompt` False leaves it out). Beyond the token budget the prompts wait, and only
     budget x output / (prompt + output) of a step's tokens are output tokens."""
-    max_seqs, budget = vllm_batch_limits(c)
+    budget = vllm_batch_limits(c)[1]
     held = mem.max_users_fit(spec, c.memory_bytes, c.count)
-    running = max(1, min(users, max_seqs, held))
+    running = max(1, min(users, max_running(spec, c) or users, held))
     per_answer = vllm_computed_prompt_tokens(spec) / max(spec.output_tokens, 1)
     senders = running if own_prompt else running - 1
     room = max(budget - running, 0)
@@ -827,8 +887,16 @@ def queue_note(
     TensorRT-LLM's default capacity policy, GUARANTEED_NO_EVICT, starts a request only once
     its whole context's blocks are free ("a started request is never paused", TensorRT-LLM
     docs, performance-tuning-guide/useful-runtime-flags): the rest wait in its queue."""
-    capped = spec.engine is Engine.VLLM and vllm_batch_limits(c)[0] < fit
-    why = "vLLM's default max_num_seqs" if capped else "the whole contexts its KV cache holds"
+    cap = max_running(spec, c)
+    why = "the whole contexts its KV cache holds"
+    if cap is not None and cap < fit:
+        why = (
+            "serve.max_batch"
+            if spec.max_batch
+            else "vLLM's default max_num_seqs"
+            if spec.engine is Engine.VLLM
+            else "TensorRT-LLM's default max_batch_size"
+        )
     engine = "vLLM" if spec.engine is Engine.VLLM else "the engine"
     return (
         f"{engine} runs at most {running} request{'s' * (running != 1)} at once here ({why}): "
@@ -1038,7 +1106,11 @@ def serving_estimate(
     else:
         # Past the contexts its KV cache holds a batched server runs those and queues the
         # rest; a local runner offloads layers to hold every user (offloaded_fraction).
-        running = min(spec.users, max(fit, 1)) if spec.engine.is_batched else spec.users
+        running = (
+            min(spec.users, max(fit, 1), max_running(spec, c) or spec.users)
+            if spec.engine.is_batched
+            else spec.users
+        )
         pre = prefill_s(spec, c, prompts_per_pass(spec, running))
         parts = decode_parts_s(spec, c, running, offloaded, host_gb_s)
         step = decode_step_s(parts, overlap)
@@ -1092,16 +1164,7 @@ def serving_estimate(
             else f"{replicas} copies of the model, one per GPU"
         )
     if spec.quantization.is_fp4:
-        ratio = fp4_per_fp8_rate(c.gpu)
-        gain = fp4_gemm_over_fp8(c.gpu)
-        notes.append(
-            f"{spec.quantization.value} weights: {c.gpu.name}'s FP4 GEMMs run at {gain:.2f}x its "
-            f"FP8 rate (activations quantized too), where its datasheet says {ratio:g}x: the "
-            "share NVFP4 kernels reached on a B200"
-            if ratio is not None and gain is not None
-            else f"{spec.quantization.value} weights: {c.gpu.name} has no FP4 tensor cores, so "
-            "they are dequantized to 16 bits for each matmul (weight-only, as int4)"
-        )
+        notes.append(fp4_note(spec, c.gpu))
     notes.append(
         "rates: each card's achievable matmul rate and bandwidth (dlrig.model.rates) x the "
         "engine's stated shares (dlrig.model.serving)"

@@ -28,11 +28,11 @@ from dlrig.model.serving import (
     decode_parts_s,
     decode_step_s,
     gemm_overlap_exponent,
+    max_running,
     prefill_s,
     request_overhead_s,
     serving_ratio_band,
     tensor_parallel_degree,
-    vllm_batch_limits,
 )
 from dlrig.workloads.serving import Engine, ServeSpec
 
@@ -167,7 +167,8 @@ def _limit(
         ServingLimit.DECODE_BANDWIDTH: replace(engine, step_s=lambda b: step(b) / LIFT),
     }
     if engine.max_batch < mem.max_users_fit(spec, c.memory_bytes, c.count):
-        # vLLM's max_num_seqs, not the KV cache, caps the batch: more memory would not lift it.
+        # The engine's batch limit, not the KV cache, caps the batch: more memory would not
+        # lift it.
         del lifts[ServingLimit.KV_MEMORY]
     scores = {k: _score(arrivals.load_at(e, rate, copies), ttft, tpot) for k, e in lifts.items()}
     best = min(scores, key=lambda k: scores[k])
@@ -184,11 +185,9 @@ def _decode_limit(spec: ServeSpec, c: Cards, host_gb_s: float, batch: int) -> Se
 
 
 def running_slots(spec: ServeSpec, c: Cards, fit: int) -> int:
-    """Sequences one copy runs at once: those whose whole context its KV cache holds, and on
-    vLLM no more than its max_num_seqs (serving.vllm_batch_limits)."""
-    if spec.engine is Engine.VLLM:
-        return min(fit, vllm_batch_limits(c)[0])
-    return fit
+    """Sequences one copy runs at once: those whose whole context its KV cache holds, and no
+    more than its engine's batch limit (serving.max_running)."""
+    return min(fit, max_running(spec, c) or fit)
 
 
 def _rate_layout(

@@ -491,6 +491,7 @@ def _serve_spec(block: ServeBlock, params: float) -> ServeSpec:
         tpot_target_s=block.tpot_target_s,
         shared_prefix_tokens=block.shared_prefix_tokens,
         request_overhead_s=block.request_overhead_s,
+        max_batch=block.max_batch,
         attention_data_parallel=block.attention_data_parallel,
         expert_layers=block.expert_layers,
     )

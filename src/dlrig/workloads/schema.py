@@ -375,6 +375,13 @@ class ServeBlock(_Strict):
         description="layers that hold experts, where some layers are dense (Llama 4 Maverick: "
         "24 of 48); default all",
     )
+    max_batch: Annotated[int, Field(gt=0, le=10**6)] | None = Field(
+        default=None,
+        description="batched engines: the most requests one engine runs at once, on each GPU "
+        "under attention data parallelism (TensorRT-LLM max_batch_size, vLLM max_num_seqs); "
+        "the others wait. Default: the engine's own (TensorRT-LLM 2,048; vLLM 256, or 1,024 "
+        "on cards of 70 GiB and more)",
+    )
     request_overhead_s: Annotated[float, Field(ge=0, le=60)] | None = Field(
         default=None,
         description="seconds a request spends in the serving stack beside the GPU's work "

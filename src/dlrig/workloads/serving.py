@@ -93,6 +93,9 @@ class ServeSpec:
     shared_prefix_tokens: int = 0
     # The serving stack's seconds a request beside the GPU's work; None: the model's default.
     request_overhead_s: float | None = None
+    # The most requests one engine runs at once (per GPU under attention data parallelism);
+    # None: the engine's default.
+    max_batch: int | None = None
     # Mixture of experts: attention apart on each of the copy's GPUs, the experts split among
     # them (expert parallel); and the layers that hold experts (None: all).
     attention_data_parallel: bool = False
