@@ -12,6 +12,7 @@ from dlrig.catalog import load_catalog
 from dlrig.machine import resolve_build
 from dlrig.model.calibration import default_calibration
 from dlrig.model.serving import ServingEstimate, cards, max_running, serving_estimate
+from dlrig.report.serving import users_line
 from dlrig.workloads import load_workload
 from dlrig.workloads.serving import Engine, ServeSpec
 from support.cli import assert_one_line_error, run_in_process
@@ -41,6 +42,7 @@ def test_tensorrt_llm_runs_at_most_its_default_max_batch_size() -> None:
     assert (est.running_per_copy, est.users_waiting) == (2048, 1952)
     assert est.binding.value != "kv_memory"
     assert any("(TensorRT-LLM's default max_batch_size)" in n for n in est.notes)
+    assert "2048 run at once (the engine's max_batch_size), 1952 wait" in users_line(est)
 
 
 @pytest.mark.parametrize("engine", [Engine.BATCHED, Engine.VLLM])

@@ -193,6 +193,11 @@ class GPU(PartBase):
         "joins the GPU to one peer",
     )
     interconnect: Interconnect = Interconnect.PCIE
+    superchip_cpu: str = Field(
+        default="",
+        description="the CPU a superchip joins the GPU to over NVLink-C2C ('grace': GH200, "
+        "GB200), which is then the host; empty for a GPU in a host of the build's choosing",
+    )
     form: FormFactor = FormFactor.PCIE
     slots: PositiveInt | None = Field(default=None, description="card width in expansion slots")
     length_mm: Millimetres | None = None

@@ -41,6 +41,7 @@ LIMIT_STAGE = {
     ServingLimit.INTERCONNECT: Bottleneck.INTERCONNECT,
     ServingLimit.OFFLOAD: Bottleneck.PCIE,
     ServingLimit.ENGINE_OVERHEAD: Bottleneck.GPU_COMPUTE,
+    ServingLimit.HOST: Bottleneck.CPU_PREPROCESSING,
 }
 
 ADVICE = {
@@ -73,6 +74,11 @@ ADVICE = {
     ServingLimit.ENGINE_OVERHEAD: (
         "a batched engine with CUDA graphs (serve.engine: batched), or more users per step"
     ),
+    ServingLimit.HOST: (
+        "a host CPU with faster cores (the engine's scheduler and sampler run on one core per "
+        "GPU), fewer requests per scheduler (serve.max_batch, or attention data parallelism for "
+        "a mixture of experts), or a larger model per GPU"
+    ),
 }
 
 
@@ -97,12 +103,14 @@ def served_step(s: ServingEstimate) -> ServedStep:
     the weights' and the KV cache's reads are gpu_memory_bandwidth; FLOPs, per-layer launches
     and the prefills that stall each user's answer are gpu_compute; all-reduces and pipeline
     hops interconnect; layers read from host RAM pcie (the serving limit `offload`). They add
-    up to `tpot_s`."""
+    up to `tpot_s`. The engine's CPU time an iteration is cpu_preprocessing: it overlaps the
+    GPU's and shows only by what the GPU waits on it (serving.host_step_s)."""
     parts = s.decode_parts_s
     bandwidth = parts[ServingLimit.DECODE_BANDWIDTH.value]
     flops = parts[ServingLimit.DECODE_COMPUTE.value]
     attention = parts[ServingLimit.DECODE_ATTENTION.value]
-    stalls = max(s.tpot_s - s.decode_step_s, 0.0)  # the other users' prefills
+    # the other users' prefills
+    stalls = max(s.tpot_s - s.host_wait_s - s.decode_step_s, 0.0)
     serial = {
         Bottleneck.GPU_MEMORY_BANDWIDTH: attention,
         Bottleneck.GPU_COMPUTE: parts[ServingLimit.ENGINE_OVERHEAD.value] + stalls,
@@ -113,8 +121,12 @@ def served_step(s: ServingEstimate) -> ServedStep:
     stages.update(serial)
     stages[Bottleneck.GPU_COMPUTE] += flops
     stages[Bottleneck.GPU_MEMORY_BANDWIDTH] += bandwidth
+    stages[Bottleneck.CPU_PREPROCESSING] = s.host_step_s
     exposed = dict(stages)
+    exposed[Bottleneck.CPU_PREPROCESSING] = s.host_wait_s
     hidden: list[Bottleneck] = []
+    if s.host_step_s > 0.0 and s.host_wait_s == 0.0:
+        hidden.append(Bottleneck.CPU_PREPROCESSING)
     # The GEMMs' read and FLOPs overlap (serving.decode_step_s): the slower side shows whole,
     # the other only by what the overlap leaves of it.
     step_parts = sum(parts[k.value] for k in SERIAL_LIMITS)
@@ -135,10 +147,12 @@ def served_step(s: ServingEstimate) -> ServedStep:
     bottleneck = LIMIT_STAGE[limit]
 
     def without(stage: Bottleneck) -> float:
-        # The step were the stage free: the roofline's other side shows, the rest stays.
+        # The step were the stage free: the roofline's other side shows, the rest stays; the
+        # host's time still bounds it unless the host is the stage.
         read = 0.0 if stage is Bottleneck.GPU_MEMORY_BANDWIDTH else bandwidth
         compute = 0.0 if stage is Bottleneck.GPU_COMPUTE else flops
-        return max(read, compute) + sum(v for b, v in serial.items() if b is not stage)
+        gpu = max(read, compute) + sum(v for b, v in serial.items() if b is not stage)
+        return gpu if stage is Bottleneck.CPU_PREPROCESSING else max(gpu, s.host_step_s)
 
     step_s = sum(exposed.values())
     left = without(bottleneck)

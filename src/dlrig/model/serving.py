@@ -79,6 +79,7 @@ class ServingLimit(StrEnum):
     INTERCONNECT = "interconnect"
     OFFLOAD = "offload"
     ENGINE_OVERHEAD = "engine_overhead"
+    HOST = "host"
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,10 @@ class EngineProfile:
     `accumulates_fp16`: its 16-bit matmuls accumulate in FP16, and the compute share is of
     the card's FP16-accumulate rate (fp16_accumulate_speedup); `moe_layer_overhead_s`: fixed
     time per mixture-of-experts layer and step beyond the experts' GEMMs (routing, copying
-    each token to its experts, quantizing, the activation, combining the outputs).
+    each token to its experts, quantizing, the activation, combining the outputs);
+    `host_request_s`: the engine's CPU time a running request and iteration on an x86 server
+    host (scheduling, preparing the inputs, sampling, bookkeeping), which overlaps the GPU's
+    work and binds when the iteration's sum is longer (host_step_s).
     """
 
     bandwidth_efficiency: float
@@ -106,6 +110,7 @@ class EngineProfile:
     custom_allreduce_limits: tuple[tuple[int, float], ...] = ((8, 0.0),)
     accumulates_fp16: bool = False
     moe_layer_overhead_s: float = 0.0
+    host_request_s: float = 0.0
 
 
 # Shares below are of the card's achievable rates (dlrig.model.rates: a copy kernel's
@@ -129,6 +134,15 @@ class EngineProfile:
 # layer, 41.4 us of it in the experts' GEMMs, the rest in routing, scattering tokens to
 # experts, quantizing, the activation and combining (morphllm.com/blog/morph-decode,
 # 2026-04-09): 104 us a layer beyond the GEMMs.
+# Its PyTorch backend (every perf-overview run since v0.19) spends CPU time on each running
+# request every iteration, overlapped with the GPU's work by its overlap scheduler: 45.11 ms an
+# iteration at 1,536 requests a GPU on a GB200's Grace host (TensorRT-LLM PR #10273, GPT-OSS-
+# 120B, attention DP 2), 29.4 us a request; on an x86 host GRACE_HOST_SLOWDOWN less, 10.7 us.
+GRACE_REQUEST_HOST_S = 45.11e-3 / 1536
+# How much longer a Grace core takes over an engine's host code than an x86 server core: one
+# PyTorch Linear's forward, CPU time, 37.08 us on a GB200 against 13.48 us on a Xeon 8480C
+# (NVIDIA/TransformerEngine#2053).
+GRACE_HOST_SLOWDOWN = 37.08 / 13.48
 BATCHED = EngineProfile(
     bandwidth_efficiency=0.96,
     compute_efficiency=0.74,
@@ -136,6 +150,7 @@ BATCHED = EngineProfile(
     allreduce_latency_s=8e-6,
     custom_allreduce_limits=((2, 16e6), (4, 1e6), (8, 5e5)),
     moe_layer_overhead_s=104e-6,
+    host_request_s=GRACE_REQUEST_HOST_S / GRACE_HOST_SLOWDOWN,
 )
 # vLLM (V1 engine, 0.21-0.23: decode captured in CUDA graphs up to 512 sequences, linear layers
 # on cuBLAS GEMMs rather than hand-written GEMV kernels, scheduling overlapped with the GPU).
@@ -147,7 +162,8 @@ BATCHED = EngineProfile(
 # The compute share and the all-reduce's cost are TensorRT-LLM's: no vLLM row here sets them.
 # Its custom all-reduce takes buffers up to 8 MiB on 2, 4, 6 or 8 GPUs, NCCL larger ones
 # (CustomAllreduce(max_size=8192 * 1024), vllm/distributed/device_communicators/
-# custom_all_reduce.py). Its scheduler is vLLM's own (mixed_step). A mixture-of-experts
+# custom_all_reduce.py). Its scheduler is vLLM's own (mixed_step), its CPU time a request
+# not counted (no published figure a request and step). A mixture-of-experts
 # layer runs its fused MoE (Triton): Qwen3-30B-A3B's at batch 1 on an H100 took 44.54 us
 # (benchmark_moe.py, fp8_w8a8, vllm-project/vllm#24700), of which reading the 8 experts one
 # token routes to (37.7 MB at 89% of the H100's achievable 2.97 TB/s) takes 14 us: 30 us a
@@ -157,6 +173,7 @@ VLLM = replace(
     bandwidth_efficiency=0.89,
     custom_allreduce_limits=((8, 8 * 1024 * 1024),),
     moe_layer_overhead_s=30e-6,
+    host_request_s=0.0,
 )
 # Local runner (llama.cpp CUDA): fitted to llama-bench tg 1024 on a 4090 (Llama 3 8B Q4_K_M
 # 127.74 tok/s, F16 54.34) and two 3090s (70B Q4_K_M 16.29): ~89% of the achievable bandwidth
@@ -300,6 +317,8 @@ class ServingEstimate:
     # the last first token when every running user asks at once (first_token_all_at_once_s)
     ttft_all_at_once_s: float
     tpot_s: float
+    host_step_s: float  # the engine's CPU time an iteration (host_step_s), overlapping the GPU
+    host_wait_s: float  # of tpot_s, the time the GPU waits on the host: 0 unless the host binds
     tokens_per_s_per_user: float
     tokens_per_s_total: float
     batch1_tokens_per_s: float
@@ -637,6 +656,17 @@ def allreduce_s(spec: ServeSpec, c: Cards, tokens: int) -> float:
         per_reduce = allreduce_latency_s(spec, c, buffer_bytes)
         per_reduce += buffer_bytes * bus_factor / gb_s_to_bytes_s(c.allreduce_busbw_gb_s)
     return collectives_per_step(spec) * per_reduce
+
+
+def host_step_s(spec: ServeSpec, c: Cards, running: int) -> float:
+    """The engine's CPU time an iteration: its time a request (EngineProfile.host_request_s,
+    GRACE_HOST_SLOWDOWN longer on a superchip's Grace) for each request one scheduler runs (the
+    copy's, or one GPU's under attention data parallelism, each GPU a process of its own)."""
+    per_request = ENGINES[spec.engine].host_request_s
+    if c.gpu.superchip_cpu == "grace":
+        per_request *= GRACE_HOST_SLOWDOWN
+    ranks = c.count if spec.attention_data_parallel else 1
+    return per_request * math.ceil(running / ranks)
 
 
 def split_ways(spec: ServeSpec, c: Cards) -> int:
@@ -1091,14 +1121,16 @@ def serving_estimate(
         mix = mixed_step(spec, c, spec.users, own_prompt=False)
         parts = decode_parts_s(spec, c, mix.running, offloaded, host_gb_s, mix.prefill_tokens)
         step = decode_step_s(parts, overlap)
-        tpot = step
         every = mixed_step(spec, c, spec.users, own_prompt=True)
         full_s = decode_step_s(
             decode_parts_s(spec, c, every.running, offloaded, host_gb_s, every.prefill_tokens),
             overlap,
         )
-        per_copy_total = every.running * every.output_share / full_s
         running = mix.running
+        host_s = host_step_s(spec, c, running)
+        gpu_tpot = step
+        tpot = max(step, host_s)
+        per_copy_total = every.running * every.output_share / max(full_s, host_s)
         if running == 1:
             pre = alone_prefill_s(spec, c, offloaded, host_gb_s, overlap)
         queued_s = queue_wait_s(spec.users, running, spec.output_tokens * full_s)
@@ -1116,11 +1148,17 @@ def serving_estimate(
         step = decode_step_s(parts, overlap)
         if running == 1:  # each prompt starts alone: a pass of its own over the weights
             pre = alone_prefill_s(spec, c, offloaded, host_gb_s, overlap)
-        tpot = tpot_s(step, pre, running, spec.output_tokens)
+        # Each iteration computes the step and the prompts that join it while the host
+        # prepares the next: the slower of the two sets the pace.
+        host_s = host_step_s(spec, c, running)
+        gpu_tpot = tpot_s(step, pre, running, spec.output_tokens)
+        tpot = max(gpu_tpot, host_s)
         per_copy_total = total_tokens_per_s(step, pre, running, spec.output_tokens)
+        if host_s > 0.0:
+            per_copy_total = min(per_copy_total, running / host_s)
         # A running request holds its slot for its prefill and `output_tokens` steps, each
         # stretched by the other running users' prefills: output x step + running x prefill.
-        answer_s = spec.output_tokens * step + running * pre
+        answer_s = max(spec.output_tokens * step + running * pre, spec.output_tokens * host_s)
         queued_s = queue_wait_s(spec.users, running, answer_s)
         prefill_share = (running - 1) * pre / spec.output_tokens
     before_prompt_s = request_overhead_s(spec) + queued_s
@@ -1142,6 +1180,8 @@ def serving_estimate(
         notes.append(no_context_note(spec, c, memory_bytes))
     elif spec.engine.is_batched and spec.users > fit:
         binding = ServingLimit.KV_MEMORY
+    elif host_s > gpu_tpot:
+        binding = ServingLimit.HOST
     else:
         binding = binding_limit(parts, prefill_share)
     parallelism = "single GPU"
@@ -1199,6 +1239,8 @@ def serving_estimate(
         ttft_s=ttft,
         ttft_all_at_once_s=at_once,
         tpot_s=tpot,
+        host_step_s=host_s,
+        host_wait_s=max(host_s - gpu_tpot, 0.0),
         tokens_per_s_per_user=1.0 / tpot,
         tokens_per_s_total=scale * per_copy_total,
         batch1_tokens_per_s=batch1,

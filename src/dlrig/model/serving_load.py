@@ -28,6 +28,7 @@ from dlrig.model.serving import (
     decode_parts_s,
     decode_step_s,
     gemm_overlap_exponent,
+    host_step_s,
     max_running,
     prefill_s,
     request_overhead_s,
@@ -81,17 +82,19 @@ def engine_times(
     spec: ServeSpec, c: Cards, prefill_one_s: float, max_batch: int, host_gb_s: float
 ) -> arrivals.EngineTimes:
     """One copy's timings as the simulation reads them: the decode step at each batch is the
-    serving model's (its parts at that batch, with the layers the cards cannot hold then); a
-    prefill pass takes its prompts' FLOPs, a lone prompt's pass at least (the estimate's), and
-    every first token the serving stack's time a request."""
+    serving model's (its parts at that batch, with the layers the cards cannot hold then, and
+    at least the engine's CPU time for that batch); a prefill pass takes its prompts' FLOPs, a
+    lone prompt's pass at least (the estimate's), and every first token the serving stack's
+    time a request."""
 
     @functools.cache  # every simulation of the bisection asks for the same batches
     def step_s(batch: int) -> float:
         at = replace(spec, users=batch)
         off = mem.offloaded_fraction(at, c.memory_bytes, c.count)
-        return decode_step_s(
+        gpu = decode_step_s(
             decode_parts_s(at, c, batch, off, host_gb_s), gemm_overlap_exponent(c.gpu, spec)
         )
+        return max(gpu, host_step_s(spec, c, batch))
 
     lone = replace(spec, users=1)
     offloaded = mem.offloaded_fraction(lone, c.memory_bytes, c.count)

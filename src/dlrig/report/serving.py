@@ -52,6 +52,7 @@ def serving_dict(est: Estimate, s: ServingEstimate) -> dict[str, Any]:
         "tpot_s": speed(s.tpot_s),
         "prefill_s": speed(s.prefill_s),
         "decode_step_s": speed(s.decode_step_s),
+        "host_step_s": speed(s.host_step_s),
         "tokens_per_s_per_user": speed(s.tokens_per_s_per_user),
         "tokens_per_s_total": speed(s.tokens_per_s_total),
         "batch1_tokens_per_s": speed(s.batch1_tokens_per_s),
@@ -246,8 +247,10 @@ def users_line(s: ServingEstimate) -> str:
     the asked speed."""
     line = f"users whose contexts fit at once: {s.max_users_fit} (asked: {s.users})"
     if s.fits and s.users_waiting:
-        # Past the cache, or, with room for all, vLLM's cap on running requests.
-        capped = " (vLLM's default max_num_seqs)" if s.max_users_fit >= s.users else ""
+        # Past the cache, or, with room for all, the engine's cap on running requests
+        # (serving.max_running).
+        knob = "vLLM's max_num_seqs" if s.engine == "vllm" else "the engine's max_batch_size"
+        capped = f" ({knob})" if s.max_users_fit >= s.users else ""
         line += (
             f"; {s.users - s.users_waiting} run at once{capped}, {s.users_waiting} wait for a slot"
         )
