@@ -542,9 +542,9 @@ def main() -> None:
     lines += perf_overview_section(
         "trtllm_more",
         " The same perf-overview table's other dense rows: Llama 3.1 405B FP8 on eight H200, "
-        "and NVFP4 weights on Blackwell; error of total output tokens/s per ISL/OSL. Its dense "
-        "RTX PRO 6000 rows ran pipeline parallelism within a copy, which `serve` cannot state: "
-        "not predicted.",
+        "and NVFP4 weights on Blackwell, Llama 3.3 70B on one RTX PRO 6000 among them; error of "
+        "total output tokens/s per ISL/OSL. Its other dense RTX PRO 6000 rows ran pipeline "
+        "parallelism within a copy, which `serve` cannot state: not predicted.",
         TRTLLM_MORE,
     )
     lines += perf_overview_section(
