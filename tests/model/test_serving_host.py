@@ -61,6 +61,8 @@ def test_a_grace_host_sets_the_pace_of_a_small_model_at_thousands_of_requests() 
     assert est.binding is ServingLimit.HOST
     assert est.tpot_s == est.host_step_s
     assert est.tokens_per_s_total == pytest.approx(4096 / est.host_step_s)
+    # a new request joins at an iteration's start: half the host-paced iteration on average
+    assert est.ttft_s > 0.5 * est.host_step_s
     step = served_step(est)
     assert step.bottleneck is Bottleneck.CPU_PREPROCESSING
     assert step.exposed_s[Bottleneck.CPU_PREPROCESSING] == pytest.approx(est.host_wait_s)

@@ -76,8 +76,8 @@ ADVICE = {
     ),
     ServingLimit.HOST: (
         "a host CPU with faster cores (the engine's scheduler and sampler run on one core per "
-        "GPU), fewer requests per scheduler (serve.max_batch, or attention data parallelism for "
-        "a mixture of experts), or a larger model per GPU"
+        "GPU), or fewer requests per scheduler: serve.max_batch, more copies of the model, or "
+        "attention data parallelism for a mixture of experts"
     ),
 }
 

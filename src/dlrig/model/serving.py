@@ -1162,8 +1162,9 @@ def serving_estimate(
         queued_s = queue_wait_s(spec.users, running, answer_s)
         prefill_share = (running - 1) * pre / spec.output_tokens
     before_prompt_s = request_overhead_s(spec) + queued_s
-    ttft = before_prompt_s + first_token_wait_s(spec, pre, step, running)
-    at_once = before_prompt_s + first_token_all_at_once_s(spec, pre, step, running)
+    iteration_s = max(step, host_s)  # a request joins at an iteration's start
+    ttft = before_prompt_s + first_token_wait_s(spec, pre, iteration_s, running)
+    at_once = before_prompt_s + first_token_all_at_once_s(spec, pre, iteration_s, running)
     waiting = max(asked - replicas * running, 0) if fits else 0
     if waiting:
         notes.append(queue_note(spec, c, running * replicas, waiting, queued_s, fit))
