@@ -361,7 +361,7 @@ def serving() -> list[Pair]:
 # Serving sources of mixture-of-experts models, whose estimates carry no interval
 # (serving.MOE_NOTE): they set no interval, and bench_accuracy judges the serving kind also
 # without them and on them alone.
-MOE_SOURCES = ("trtllm_moe", "gpustack_vllm_moe")
+MOE_SOURCES = ("trtllm_moe", "gpustack_vllm_moe", "gpustack_vllm_moe_seen")
 
 
 def serving_calibration_sources() -> tuple[str, ...]:
