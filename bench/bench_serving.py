@@ -13,6 +13,7 @@ bench/results/serving.md. The tests in tests/model/test_serving.py hold the 20% 
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime as dt
 import subprocess
 import sys
@@ -438,6 +439,151 @@ def ttft_lines(rows: list[tuple[str, int, float, float, float]]) -> list[str]:
     return lines
 
 
+# GPUStack's performance lab (github.com/gpustack/gpustack, docs/performance-lab/), read
+# 2026-12-07 after every serving constant was set, held out (all but four rows, below): its
+# vLLM baselines (`vllm serve <model>` with vLLM v0.11.0's defaults, `-tp 8` on the 8-GPU
+# pages), timed by `vllm bench
+# serve --backend openai-chat`: on random prompts of fixed lengths (32000/100, 4000/200,
+# 2000/100, 128/4) every request sent at once (--num-prompts 100-1000, no request rate), and on
+# the Qwen3-8B latency page ShareGPT at --max-concurrency 1-8 (closed loop). Rows:
+# bench/data/gpustack_vllm.csv (page and commit per row). Each row is predicted as it ran: the
+# `vllm` engine, the page's GPU and tensor parallel degree, the served checkpoint's format
+# (BF16, DeepSeek-R1's native FP8), users = the prompts sent at once (or the concurrency), and
+# the run's own mean lengths (its total input and generated tokens over its requests: the
+# model may stop an answer early, 77-92 of 100 tokens on the 32K rows). The figure compared is
+# output tokens/s over the whole run ("Output token throughput"): dlrig's tokens_per_s_total,
+# output tokens/s in a steady state. At the run's mean lengths its total tokens/s ("Total Token
+# throughput", prompt + output) is the same ratio, so either gives the same error. A run of N
+# requests sent at once also has a start (every prompt queued, none answered) and a drain (the
+# last requests decoding in a shrinking batch) that a steady state does not; nothing corrects
+# for them. The chat template's few added tokens a prompt are not counted.
+GPUSTACK_DATA = REPO / "bench" / "data" / "gpustack_vllm.csv"
+GPUSTACK_WORKLOADS = {
+    "qwen3-8b": "qwen3-8b-serve",
+    "qwen3-14b": "qwen3-14b-serve",
+    "qwen3-32b": "qwen3-32b-serve",
+    "qwen3-235b-a22b": "qwen3-235b-a22b-serve",  # the Instruct-2507 checkpoint: same config
+    "deepseek-r1-0528": "deepseek-v3-serve",  # DeepSeek-V3's architecture, native FP8
+}
+# The Qwen3-235B-A22B rows on eight H100 were cited beside MOE_GEMM_SHARE when it was chosen
+# (bench/provenance.toml): a source of their own, gpustack_vllm_moe_seen, not held out.
+GPUSTACK_SOURCES = {
+    "gpustack_vllm": "dense models",
+    "gpustack_vllm_moe": "mixtures of experts",
+    "gpustack_vllm_moe_seen": "Qwen3-235B-A22B on 8x H100 (cited beside MOE_GEMM_SHARE)",
+}
+
+
+@dataclass(frozen=True)
+class GpustackRow:
+    source: str  # a key of GPUSTACK_SOURCES
+    url: str
+    model: str
+    gpu: str
+    gpus: int
+    quantization: WeightFormat
+    kv_precision: KVPrecision
+    dataset: str
+    num_prompts: int
+    max_concurrency: int | None
+    prompt_tokens: int  # the run's mean: total input tokens / requests
+    output_tokens: int  # the run's mean: total generated tokens / requests
+    measured: float  # output tokens/s over the run
+    mean_tpot_ms: float
+
+    @property
+    def users(self) -> int:
+        """Requests in flight: every prompt at once, or the closed loop's concurrency."""
+        return self.max_concurrency or self.num_prompts
+
+    @property
+    def label(self) -> str:
+        lengths = f"{self.prompt_tokens}/{self.output_tokens}"
+        load = (f"concurrency {self.max_concurrency}" if self.max_concurrency
+                else f"{self.num_prompts} at once")  # fmt: skip
+        count = f"{self.gpus}x " if self.gpus > 1 else ""
+        return f"{self.model}, {count}{self.gpu}, {self.dataset} {lengths}, {load}"
+
+
+def read_gpustack(path: Path = GPUSTACK_DATA) -> list[GpustackRow]:
+    """bench/data/gpustack_vllm.csv, one GpustackRow a benchmark block."""
+    rows = []
+    with path.open(newline="", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            n = int(r["num_prompts"])
+            rows.append(GpustackRow(
+                r["source"], r["url"], r["model"], r["gpu"], int(r["gpus"]),
+                WeightFormat(r["quantization"]), KVPrecision(r["kv_precision"]), r["dataset"],
+                n, int(r["max_concurrency"]) if r["max_concurrency"] else None,
+                round(int(r["total_input_tokens"]) / n),
+                round(int(r["total_generated_tokens"]) / n),
+                float(r["output_tokens_per_s"]), float(r["mean_tpot_ms"]),
+            ))  # fmt: skip
+    return rows
+
+
+def gpustack_estimate(row: GpustackRow) -> ServingEstimate:
+    """A GPUStack row as it ran: vLLM, tensor parallel over the page's GPUs, `users` requests
+    (the engine runs at most max_num_seqs and what its KV cache holds, the rest queue)."""
+    build = resolve_build({"gpus": [{"model": row.gpu, "count": row.gpus}]}, "bench",
+                          load_catalog(None))  # fmt: skip
+    w = load_workload(GPUSTACK_WORKLOADS[row.model])
+    assert w.serve is not None
+    spec = replace(w.serve, engine=Engine.VLLM, quantization=row.quantization,
+                   kv_precision=row.kv_precision, prompt_tokens=row.prompt_tokens,
+                   output_tokens=row.output_tokens, users=row.users,
+                   tensor_parallel=row.gpus)  # fmt: skip
+    est = serving_estimate(build, spec, w.name)
+    assert est is not None
+    return est
+
+
+def gpustack_predictions() -> list[tuple[GpustackRow, ServingEstimate]]:
+    return [(row, gpustack_estimate(row)) for row in read_gpustack()]
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def gpustack_section(predictions: list[tuple[GpustackRow, ServingEstimate]]) -> list[str]:
+    """The GPUStack rows' result section: per-row errors of output tokens/s, and each
+    source's median and p90 |error| and signed median."""
+    lines = []
+    for source, what in GPUSTACK_SOURCES.items():
+        mine = [(r, e) for r, e in predictions if r.source == source]
+        errors = [e.tokens_per_s_total / r.measured - 1.0 for r, e in mine]
+        absolute = [abs(x) for x in errors]
+        summary = (f"{what}: median |error| {_quantile(absolute, 0.5):.0%}, p90 "
+                   f"{_quantile(absolute, 0.9):.0%}, signed median "
+                   f"{_quantile(errors, 0.5):+.0%} over {len(errors)} rows")  # fmt: skip
+        print(f"GPUStack {summary}", flush=True)
+        lines += [
+            "",
+            f"GPUStack performance lab, vLLM v0.11.0 baselines, {what}: "
+            + provenance.status([source])
+            + " Output tokens/s over each `vllm bench serve` "
+            "run (every prompt sent at once, or the ShareGPT rows' closed loop), predicted at "
+            "the run's mean lengths with users = the requests in flight; the run's start and "
+            f"drain are not modelled. {summary[0].upper()}{summary[1:]}. TPOT: the run's mean "
+            "against dlrig's time per output token.",
+            "",
+            "| point | predicted | measured | error | TPOT predicted (ms) | TPOT measured | "
+            "running | binds | source |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for (r, e), err in zip(mine, errors, strict=True):
+            print(f"{r.label}: {e.tokens_per_s_total:.1f} vs {r.measured:g} ({err:+.1%})",
+                  flush=True)  # fmt: skip
+            lines.append(
+                f"| {r.label} | {e.tokens_per_s_total:,.1f} | {r.measured:,.2f} | {err:+.1%} | "
+                f"{e.tpot_s * 1e3:.1f} | {r.mean_tpot_ms:g} | {e.running_per_copy} | "
+                f"{e.binding.value} | [{r.url.split('/docs/performance-lab/')[1]}]({r.url}) |"
+            )
+    return lines
+
+
 PROMPT_POINTS = [
     ("4090, Llama 3 8B Q4_K_M", "llama-3.1-8b-serve", "RTX 4090", 1, WeightFormat.INT4, 6898.71),
     ("4090, Llama 3 8B F16", "llama-3.1-8b-serve", "RTX 4090", 1, WeightFormat.BF16, 9056.26),
@@ -592,6 +738,7 @@ def main() -> None:
         "|---|---|---|---|---|---|---|",
         *ttft_lines(ttft),
     ]
+    lines += gpustack_section(gpustack_predictions())
     lines += [
         "",
         "Prompt processing (prefill) of a local runner, prompt tokens/s:",

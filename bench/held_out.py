@@ -323,8 +323,8 @@ def fsdp_qlora() -> list[Pair]:
 
 def serving() -> list[Pair]:
     """Published decode and serving speeds (bench_serving.py): batch-1 and maximum-throughput
-    points, llama-bench prompt processing, and TensorRT-LLM's rows the profiles were not
-    chosen on."""
+    points, llama-bench prompt processing, TensorRT-LLM's rows the profiles were not chosen on,
+    vLLM's sweeps and GPUStack's vLLM baselines."""
     import bench_serving as sv
 
     from dlrig.workloads.serving import Engine
@@ -351,13 +351,17 @@ def serving() -> list[Pair]:
             est = sv.vllm_estimate(gpu, structure, isl, osl, quantization, users)
             pairs.append(Pair(source, f"{label}, concurrency {users}",
                               1e3 / measured_ms, 1.0 / est.tpot_s))  # fmt: skip
+    # GPUStack's vLLM baselines: output tokens/s over each `vllm bench serve` run.
+    for row, est in sv.gpustack_predictions():
+        pairs.append(Pair(row.source, row.label, row.measured, est.tokens_per_s_total,
+                          gpus=row.gpus, gpu=catalog_name(row.gpu)))  # fmt: skip
     return pairs
 
 
 # Serving sources of mixture-of-experts models, whose estimates carry no interval
 # (serving.MOE_NOTE): they set no interval, and bench_accuracy judges the serving kind also
 # without them and on them alone.
-MOE_SOURCES = ("trtllm_moe",)
+MOE_SOURCES = ("trtllm_moe", "gpustack_vllm_moe", "gpustack_vllm_moe_seen")
 
 
 def serving_calibration_sources() -> tuple[str, ...]:

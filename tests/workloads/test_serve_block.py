@@ -19,6 +19,9 @@ SERVING_PRESETS = {
     "llama-3.1-70b-serve",
     "llama-3.1-405b-serve",
     "qwen-32b-serve",
+    "qwen3-8b-serve",
+    "qwen3-14b-serve",
+    "qwen3-32b-serve",
     "mixtral-8x7b-serve",
     "deepseek-v3-serve",
     "qwen3-30b-a3b-serve",
@@ -80,6 +83,39 @@ def test_qwen3_and_llama_4_presets_count_their_configs() -> None:
     assert (large.total_params, large.active_params) == (235093634560, 22190763520)
     assert (maverick.total_params, maverick.active_params) == (400711861248, 17184703488)
     assert (maverick.moe_layers, large.moe_layers) == (24, 94)
+
+
+def qwen3_dense_params(layers: int, hidden: int, heads: int, kv_heads: int, ffn: int) -> int:
+    """A dense Qwen3's weights from its config.json: per layer the Q/K/V/O projections (no
+    biases), a head-dim RMSNorm on Q and on K, two hidden-size norms and the SwiGLU MLP (3 x
+    hidden x FFN); untied input and output embeddings of 151,936 rows and the final norm."""
+    head_dim, vocab = 128, 151936
+    attention = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim
+    per_layer = attention + 2 * head_dim + 2 * hidden + 3 * hidden * ffn
+    return layers * per_layer + 2 * vocab * hidden + hidden
+
+
+def test_dense_qwen3_presets_count_their_configs() -> None:
+    """Qwen3-8B, 14B and 32B, counted from each config.json: 8.19B, 14.77B and 32.76B (model
+    cards 8.2B, 14.8B, 32.8B), with their structure as the config states it."""
+    configs = {
+        "qwen3-8b-serve": (36, 4096, 32, 8, 12288),
+        "qwen3-14b-serve": (40, 5120, 40, 8, 17408),
+        "qwen3-32b-serve": (64, 5120, 64, 8, 25600),
+    }
+    counted = {"qwen3-8b-serve": 8190735360, "qwen3-14b-serve": 14768307200,
+               "qwen3-32b-serve": 32762123264}  # fmt: skip
+    for name, (layers, hidden, heads, kv_heads, ffn) in configs.items():
+        w = load_workload(name)
+        spec = w.serve
+        assert spec is not None
+        params = qwen3_dense_params(layers, hidden, heads, kv_heads, ffn)
+        assert params == counted[name]
+        assert spec.total_params == spec.active_params == params, name
+        assert (spec.layers, spec.hidden_size, spec.heads, spec.kv_heads, spec.head_dim,
+                spec.vocab_size, spec.tied_embeddings) == (
+                    layers, hidden, heads, kv_heads, 128, 151936, False), name  # fmt: skip
+        assert w.kv_bytes_per_token == 2 * layers * kv_heads * 128 * 2, name
 
 
 def test_attention_data_parallel_is_for_a_split_mixture_of_experts() -> None:
