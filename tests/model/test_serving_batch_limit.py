@@ -84,3 +84,19 @@ def test_a_max_batch_of_zero_is_a_one_line_error() -> None:
         "serve.max_batch=0",
     )
     assert_one_line_error(code, err, "serve.max_batch")
+
+
+def test_a_max_batch_on_a_local_runner_is_a_one_line_error() -> None:
+    """A local runner (llama.cpp) serves every user in one batch: a batch limit there would
+    change nothing, so setting one is refused, naming the field and the engines it is for."""
+    code, _, err = run_in_process(
+        "estimate",
+        str(EXAMPLES / "2x-4090-spaced-workstation.yaml"),
+        "--workload",
+        "llama-3.1-8b-serve",
+        "--set",
+        "serve.engine=local",
+        "--set",
+        "serve.max_batch=8",
+    )
+    assert_one_line_error(code, err, "'max_batch'", "'batched' or 'vllm'")

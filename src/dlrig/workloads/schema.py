@@ -406,6 +406,11 @@ class ServeBlock(_Strict):
                 "'attention_data_parallel' needs 'tensor_parallel' of 2 or more: the GPUs that "
                 "run attention apart and split the experts"
             )
+        if self.max_batch is not None and self.engine is Engine.LOCAL:
+            raise ValueError(
+                "'max_batch' is a batched engine's limit (engine 'batched' or 'vllm'): a local "
+                "runner serves every user in one batch"
+            )
         if self.expert_layers is not None and self.expert_layers > self.layers:
             raise ValueError(
                 f"'expert_layers' ({self.expert_layers}) is at most 'layers' ({self.layers})"
