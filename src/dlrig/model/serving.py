@@ -396,8 +396,8 @@ def fp4_per_fp8_rate(gpu: GPU) -> float | None:
 # rate spares the block-scaled MMA (an RTX 5090's nvf4 mma.sync loop retires 1,474 TFLOPS where
 # FP8 accumulating in FP32 retires 370; main-horse.github.io/posts/5090-mm-perf). And their
 # NVFP4 GEMMs reach most of it: torch._scaled_mm (cuBLASLt) on an RTX 5090, 1,310 TFLOPS at
-# 4096^3 of its 1,676 dense (Dao-AILab/quack#153, 2026-06-15): 0.78. Unlike a B200's, whose FP4
-# kernels gain only 1.24x over FP8 at its power limit. Looked for after the RTX PRO 6000's
+# 4096^3 of its 1,676 dense (Dao-AILab/quack#153, 2026-06-15): 0.78, where a B200's FP4
+# kernels gain only 1.24x over its FP8 ones (FP4_GAIN_SHARE). Looked for after the RTX PRO 6000's
 # NVFP4 Llama 3.3 70B rows (bench_serving.TRTLLM_MORE) came out 7-39% slow on FP4_GAIN_SHARE.
 FP4_GRAPHICS_BLACKWELL_SHARE = 0.78
 
