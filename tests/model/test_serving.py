@@ -185,8 +185,9 @@ def test_vllm_batch1_decode_is_slower_than_the_tensorrt_like_profile() -> None:
     assert vllm.batch1_tokens_per_s / trt.batch1_tokens_per_s == pytest.approx(0.93, abs=0.015)
     assert vllm.parallelism == trt.parallelism  # a batched server: the same layout
     # vLLM fills 0.90 of the card, weights included; TensorRT-LLM's KV cache is 0.90 of what
-    # the weights leave free (serving_memory): on 141 GiB with 66 GiB of weights, 9% more.
-    assert trt.max_users_fit / vllm.max_users_fit == pytest.approx(1.11, abs=0.01)
+    # the weights and its profiling pass (1.9 GiB here) leave free (serving_memory): on 141 GiB
+    # with 68 GiB of weights, 9% more.
+    assert trt.max_users_fit / vllm.max_users_fit == pytest.approx(1.095, abs=0.01)
 
 
 def test_kv_cache_per_token_per_layer_follows_gqa_heads() -> None:

@@ -13,7 +13,6 @@ from dlrig.machine import resolve_build
 from dlrig.model import serving_memory as mem
 from dlrig.model.calibration import default_calibration
 from dlrig.model.serving import (
-    BATCHED_MAX_NUM_TOKENS,
     cards,
     collectives_per_step,
     prefill_s,
@@ -101,7 +100,7 @@ def test_a_batched_server_prefills_prompts_together_within_its_token_budget() ->
     default): 64 prompts of 128 tokens share each all-reduce's start-up, so a prompt's share
     of the 8-GPU prefill is smaller than alone; one running user prefills alone."""
     spec = _spec("llama-3.1-405b-serve", prompt_tokens=128, output_tokens=128)
-    assert BATCHED_MAX_NUM_TOKENS == 8192
+    assert mem.BATCHED_MAX_NUM_TOKENS == 8192
     assert prompts_per_pass(spec, 10_000) == 64
     assert prompts_per_pass(spec, 10) == 10
     assert prompts_per_pass(spec, 1) == 1

@@ -229,6 +229,7 @@ def served_copy_gb(spec: ServeSpec) -> float:
     """GiB one model copy holds, on however many cards: the weights in their stored format,
     the KV cache of every asked user and one prefill chunk's activations (serving's units,
     dlrig.model.serving_memory), before the engine keeps its reserve on each card."""
-    held = mem.copy_weight_bytes(spec, spec.tensor_parallel or 1)
+    gpus = spec.tensor_parallel or 1
+    held = mem.copy_weight_bytes(spec, gpus)
     held += mem.kv_cache_bytes(spec, spec.users)
-    return bytes_to_gib(held + mem.activation_bytes(spec))
+    return bytes_to_gib(held + mem.activation_bytes(spec, gpus))

@@ -205,10 +205,7 @@ REQUEST_OVERHEAD_S = 5.9e-3
 
 # TensorRT-LLM's inflight batching schedules the waiting requests' prompts into an iteration
 # until its max_num_tokens is spent ("Tuning Max Batch Size and Max Num Tokens", TensorRT-LLM
-# performance tuning guide); its engines default to 8,192, and trtllm-bench's own heuristic
-# (tensorrt_llm/bench/build/tuning.py, finetune_setting) gives 8,192 at the perf-overview's
-# 128/128 rows too.
-BATCHED_MAX_NUM_TOKENS = 8192
+# performance tuning guide): serving_memory.BATCHED_MAX_NUM_TOKENS.
 # It runs at most max_batch_size requests at once, 2,048 unless set (LlmArgs.max_batch_size,
 # tensorrt_llm/llmapi/llm_args.py); trtllm-bench's throughput runs set it from the KV cache
 # the run's lengths leave, capped at 4,096 (tensorrt_llm/bench/build/tuning.py,
@@ -239,7 +236,7 @@ VLLM_MAX_BATCHED_TOKENS = {False: 2048, True: 8192}
 # residuals understate its error on a source it never saw).
 # bench/held_out.serving_band computes it, and tests/model/test_serving_band.py holds this copy
 # to it; bench_accuracy.py reports what share of each source's rows it covers.
-SERVING_RATIO_BAND = (0.85, 1.14)
+SERVING_RATIO_BAND = (0.843, 1.141)
 # A mixture of experts' routed GEMMs run many small GEMMs, one per expert, behind a
 # permutation of the tokens, and reach less of the card than one dense GEMM of the same FLOPs.
 # TensorRT-LLM's perf-overview gives the ratio on one card and engine: at 2048/128 on eight
@@ -689,11 +686,11 @@ def prefill_s(spec: ServeSpec, c: Cards, together: int = 1) -> float:
 def prompts_per_pass(spec: ServeSpec, running: int) -> int:
     """Prompts a batched server computes in one pass when `running` requests start together
     (a closed loop's answers end in the same step): as many whole prompts as its token budget
-    a step takes (BATCHED_MAX_NUM_TOKENS). One on vLLM, whose prompts ride in the decode steps
-    (mixed_step), and on a local runner, which computes them one at a time."""
+    a step takes (serving_memory.BATCHED_MAX_NUM_TOKENS). One on vLLM, whose prompts ride in
+    the decode steps (mixed_step), and on a local runner, which computes them one at a time."""
     if spec.engine is not Engine.BATCHED:
         return 1
-    return max(1, min(running, BATCHED_MAX_NUM_TOKENS // max(spec.prompt_tokens, 1)))
+    return max(1, min(running, mem.BATCHED_MAX_NUM_TOKENS // max(spec.prompt_tokens, 1)))
 
 
 def alone_prefill_s(
@@ -1102,7 +1099,7 @@ def serving_estimate(
     usable = c.count * mem.usable_bytes_per_gpu(spec, memory_bytes)
     offloaded = mem.offloaded_fraction(spec, memory_bytes, c.count)
     ram_gb = build.memory.size_gb if build.memory else None
-    fits_weights = weights + c.count * mem.activation_bytes(spec) <= usable
+    fits_weights = weights + c.count * mem.activation_bytes(spec, c.count) <= usable
     # A batched engine queues the users whose contexts its KV cache cannot hold at once
     # (queue_note); it cannot serve at all only when the weights, or one whole context
     # beside them, do not fit (no_context_note).

@@ -61,16 +61,34 @@ KV_BYTES = {KVPrecision.BF16: 2, KVPrecision.FP16: 2, KVPrecision.FP8: 1, KVPrec
 # TensorRT-LLM gives the KV cache 0.90 of the memory still free once the weights are loaded
 # (kv_cache_free_gpu_mem_fraction, "the default setting of 0.90", TensorRT-LLM
 # docs/source/performance/perf-overview.md @00f37686, the runs bench_serving compares with);
-# llama.cpp takes what it needs, about 0.5 GiB of CUDA context per card (TensorRT-LLM's
-# free memory is counted after the same context). Prefill activations: a chunk of tokens
-# (vLLM's default 2048 batched tokens on a chat server, llama.cpp's 512-token micro-batch) times the
-# hidden size in 16 bits, times 16 live copies (gate and up projections at ~3.5x the hidden
-# size each, attention scratch, residuals).
+# llama.cpp takes what it needs, about 0.5 GiB of CUDA context per card. Prefill activations:
+# a chunk of tokens (vLLM's default 2048 batched tokens on a chat server, llama.cpp's 512-token
+# micro-batch) times the hidden size in 16 bits, times 16 live copies (gate and up projections
+# at ~3.5x the hidden size each, attention scratch, residuals).
 BATCHED_USABLE_FRACTION = 0.90
 TRTLLM_KV_FREE_FRACTION = 0.90
 LOCAL_CONTEXT_BYTES = gib_to_bytes(0.5)
-PREFILL_CHUNK_TOKENS = {Engine.BATCHED: 2048, Engine.VLLM: 2048, Engine.LOCAL: 512}
+PREFILL_CHUNK_TOKENS = {Engine.VLLM: 2048, Engine.LOCAL: 512}
 ACTIVATION_COPIES = 16
+# TensorRT-LLM's inflight batching takes up to max_num_tokens tokens an iteration, 8,192 unless
+# set (LlmArgs.max_num_tokens); trtllm-bench's heuristic also gives 8,192 at the perf-overview's
+# 128/128 rows (tensorrt_llm/bench/build/tuning.py, finetune_setting).
+BATCHED_MAX_NUM_TOKENS = 8192
+# TensorRT-LLM sizes its KV cache from the memory a profiling pass of max_num_tokens tokens
+# leaves free (KvCacheCreator, tensorrt_llm/_torch/pyexecutor/_util.py). NVIDIA's own planner
+# models that pass's peak beyond the weights as 2 x max_num_tokens x the attention width (heads
+# x head_dim) x a coefficient by the attention tensor-parallel degree (1 under attention data
+# parallelism), twice as large for a mixture of experts, plus NCCL's buffers and 551 MB of CUDA
+# and cuBLAS state (ai-dynamo/aiconfigurator @095f58a5: trtllm_backend.py
+# ACTIVATION_COEFFICIENTS "tuned for TRT-LLM's measurement workflow", base_backend.py, systems/
+# h100_sxm.yaml nccl_mem and other_mem; its files now reserve 3.5 GiB "for safer deployment",
+# a margin rather than what the engine takes, not counted here).
+TRTLLM_ACTIVATION_COEFFICIENTS = {
+    False: {1: 11.0, 2: 6.5, 4: 5.0, 8: 5.0},
+    True: {1: 22.0, 2: 13.0, 4: 10.0, 8: 10.0},
+}
+TRTLLM_NCCL_BYTES = {1: 0.0, 2: 358_612_992.0, 4: 411_041_792.0, 8: 411_041_792.0}
+TRTLLM_OTHER_BYTES = 551.0 * 2**20
 
 
 def weight_bits(spec: ServeSpec) -> float:
@@ -175,22 +193,35 @@ def kv_cache_bytes(spec: ServeSpec, users: int) -> float:
     return kv_shared_bytes(spec) + users * kv_bytes_per_user(spec)
 
 
-def activation_bytes(spec: ServeSpec) -> float:
-    """Prefill activations per GPU: one chunk of tokens in flight."""
-    return PREFILL_CHUNK_TOKENS[spec.engine] * spec.hidden_size * 2.0 * ACTIVATION_COPIES
+def activation_bytes(spec: ServeSpec, gpus: int) -> float:
+    """What one of a copy's `gpus` cards keeps beside the weights and the KV cache for running:
+    on TensorRT-LLM its profiling pass's peak (TRTLLM_ACTIVATION_COEFFICIENTS at the attention
+    tensor-parallel degree, NCCL's buffers on more than one card, its CUDA and cuBLAS state);
+    elsewhere one chunk of prefill tokens in flight."""
+    if spec.engine is not Engine.BATCHED:
+        return PREFILL_CHUNK_TOKENS[spec.engine] * spec.hidden_size * 2.0 * ACTIVATION_COPIES
+    degree = 1 if spec.attention_data_parallel else min(gpus, 8)
+    key = max(k for k in TRTLLM_NCCL_BYTES if k <= degree)
+    coefficient = TRTLLM_ACTIVATION_COEFFICIENTS[spec.is_moe][key]
+    activations = 2.0 * BATCHED_MAX_NUM_TOKENS * spec.heads * spec.head_dim * coefficient
+    nccl = TRTLLM_NCCL_BYTES[max(k for k in TRTLLM_NCCL_BYTES if k <= min(gpus, 8))]
+    return activations + nccl + TRTLLM_OTHER_BYTES
 
 
 def usable_bytes_per_gpu(spec: ServeSpec, memory_bytes: float) -> float:
     """What the engine may fill on one card of `memory_bytes`: 90% on vLLM, all but the CUDA
-    context on TensorRT-LLM and a local runner."""
+    context on a local runner, all of it on TensorRT-LLM (its CUDA state is in
+    activation_bytes)."""
     if spec.engine is Engine.VLLM:
         return memory_bytes * BATCHED_USABLE_FRACTION
+    if spec.engine is Engine.BATCHED:
+        return memory_bytes
     return max(memory_bytes - LOCAL_CONTEXT_BYTES, 0.0)
 
 
 def free_bytes(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
     """Bytes the engine may fill on all cards once the weights and activations are in."""
-    usable = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec))
+    usable = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec, gpus))
     return max(usable - copy_weight_bytes(spec, gpus), 0.0)
 
 
@@ -207,7 +238,7 @@ def reserve_bytes_per_gpu(spec: ServeSpec, memory_bytes: float, gpus: int) -> fl
     TensorRT-LLM the free memory its KV cache leaves."""
     unfilled = memory_bytes - usable_bytes_per_gpu(spec, memory_bytes)
     left = free_bytes(spec, memory_bytes, gpus) - kv_capacity_bytes(spec, memory_bytes, gpus)
-    return unfilled + activation_bytes(spec) + left / gpus
+    return unfilled + activation_bytes(spec, gpus) + left / gpus
 
 
 def max_users_fit(spec: ServeSpec, memory_bytes: float, gpus: int) -> int:
@@ -222,7 +253,7 @@ def offloaded_fraction(spec: ServeSpec, memory_bytes: float, gpus: int) -> float
     them with the users' KV cache (llama.cpp's partial -ngl); 0 on a batched server."""
     if spec.engine.is_batched:
         return 0.0
-    room = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec))
+    room = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec, gpus))
     room -= kv_cache_bytes(spec, spec.users)
     weights = weight_bytes(spec)
     return min(max(1.0 - room / weights, 0.0), 1.0)
