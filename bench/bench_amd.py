@@ -43,20 +43,19 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as dt
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import bench_external_llm as llm
+import bench_serving as sv
 import provenance
 from machine_info import machine, write_result
 
 from dlrig.catalog import load_catalog
 from dlrig.catalog.schema import GPU
 from dlrig.enums import Precision
-from dlrig.machine import resolve_build
 from dlrig.model.rates import measured_decode_gemm
-from dlrig.model.serving import SERVING_RATIO_BAND, ServingEstimate, serving_estimate
-from dlrig.workloads import load_workload
+from dlrig.model.serving import SERVING_RATIO_BAND, ServingEstimate
 from dlrig.workloads.serving import Engine, KVPrecision, WeightFormat
 
 REPO = Path(__file__).resolve().parents[1]
@@ -132,21 +131,16 @@ class Prediction:
 
 def predict(row: Row) -> Prediction:
     """dlrig's output tokens/s for the row as it ran (vLLM, the row's TP, formats, lengths)."""
-    build = resolve_build({"gpus": [{"model": row.gpu, "count": row.gpus}]}, "bench",
-                          load_catalog(None))  # fmt: skip
-    w = load_workload(WORKLOADS[row.model])
-    assert w.serve is not None
-    spec = replace(w.serve, engine=Engine.VLLM, quantization=row.quantization,
-                   kv_precision=row.kv_precision, prompt_tokens=row.input_tokens,
-                   output_tokens=row.output_tokens, tensor_parallel=row.tensor_parallel,
-                   users=row.batch)  # fmt: skip
+    changes = {"engine": Engine.VLLM, "quantization": row.quantization,
+               "kv_precision": row.kv_precision, "prompt_tokens": row.input_tokens,
+               "output_tokens": row.output_tokens, "tensor_parallel": row.tensor_parallel,
+               "users": row.batch}  # fmt: skip
+    workload = WORKLOADS[row.model]
     if row.metric == "output_tokens_per_s":
-        first = serving_estimate(build, spec, w.name)
-        assert first is not None
-        spec = replace(spec, users=max(1, min(row.max_num_seqs, first.max_users_fit)))
-    est = serving_estimate(build, spec, w.name)
-    assert est is not None
-    return Prediction(row, est.tokens_per_s_total, spec.users, est)
+        first = sv.zoo_estimate(workload, row.gpu, row.gpus, **changes)
+        changes["users"] = max(1, min(row.max_num_seqs, first.max_users_fit))
+    est = sv.zoo_estimate(workload, row.gpu, row.gpus, **changes)
+    return Prediction(row, est.tokens_per_s_total, est.users, est)
 
 
 def predictions() -> list[Prediction]:

@@ -233,23 +233,29 @@ TRTLLM_MOE: list[tuple[str, str, str, int, dict[str, Any], list[float | None]]] 
 ]  # fmt: skip
 
 
+def zoo_estimate(workload: str, gpu: str, count: int, **changes: Any) -> ServingEstimate:
+    """dlrig's serving estimate of a zoo workload's serve block with `changes` over it, on
+    `count` GPUs of the catalog's `gpu` (a bench row as it ran)."""
+    build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", load_catalog(None))
+    w = load_workload(workload)
+    assert w.serve is not None
+    est = serving_estimate(build, replace(w.serve, **changes), w.name)
+    assert est is not None
+    return est
+
+
 def max_throughput(
     workload: str, gpu: str, count: int, lengths: str, formats: dict[str, Any] | None = None
 ) -> float:
     """Total output tokens/s of the published layout (one copy over all `count` GPUs: TP1,
     TP2) with all users that fit, at `lengths` ("ISL/OSL"), in `formats` (fp8 weights and KV
     cache unless given)."""
-    build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", load_catalog(None))
-    w = load_workload(workload)
-    assert w.serve is not None
     isl, osl = (int(x) for x in lengths.split("/"))
-    spec = replace(w.serve, **(formats or FP8_SERVE), prompt_tokens=isl, output_tokens=osl,
-                   tensor_parallel=count)  # fmt: skip
-    first = serving_estimate(build, spec, w.name)
-    assert first is not None
-    est = serving_estimate(build, replace(spec, users=max(first.max_users_fit, 1)), w.name)
-    assert est is not None
-    return est.tokens_per_s_total
+    changes = {**(formats or FP8_SERVE), "prompt_tokens": isl, "output_tokens": osl,
+               "tensor_parallel": count}  # fmt: skip
+    first = zoo_estimate(workload, gpu, count, **changes)
+    users = max(first.max_users_fit, 1)
+    return zoo_estimate(workload, gpu, count, **changes, users=users).tokens_per_s_total
 
 
 def held_out_rows() -> list[str]:
@@ -538,17 +544,10 @@ def gpustack_estimate(row: GpustackRow) -> ServingEstimate:
     """A GPUStack row as it ran: its engine, tensor parallel over the page's GPUs, `users`
     requests (the engine runs at most its batch limit and what its KV cache holds, the rest
     queue)."""
-    build = resolve_build({"gpus": [{"model": row.gpu, "count": row.gpus}]}, "bench",
-                          load_catalog(None))  # fmt: skip
-    w = load_workload(GPUSTACK_WORKLOADS[row.model])
-    assert w.serve is not None
-    spec = replace(w.serve, engine=row.engine, quantization=row.quantization,
-                   kv_precision=row.kv_precision, prompt_tokens=row.prompt_tokens,
-                   output_tokens=row.output_tokens, users=row.users,
-                   tensor_parallel=row.gpus)  # fmt: skip
-    est = serving_estimate(build, spec, w.name)
-    assert est is not None
-    return est
+    return zoo_estimate(GPUSTACK_WORKLOADS[row.model], row.gpu, row.gpus, engine=row.engine,
+                        quantization=row.quantization, kv_precision=row.kv_precision,
+                        prompt_tokens=row.prompt_tokens, output_tokens=row.output_tokens,
+                        users=row.users, tensor_parallel=row.gpus)  # fmt: skip
 
 
 def gpustack_predictions() -> list[tuple[GpustackRow, ServingEstimate]]:

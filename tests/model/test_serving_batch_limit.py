@@ -74,29 +74,24 @@ def test_under_attention_data_parallelism_each_gpu_schedules_its_own_batch() -> 
     assert max_running(replace(spec, engine=Engine.LOCAL, attention_data_parallel=False), c) is None
 
 
-def test_a_max_batch_of_zero_is_a_one_line_error() -> None:
+@pytest.mark.parametrize(
+    ("sets", "needles"),
+    [
+        (["serve.max_batch=0"], ["serve.max_batch"]),
+        # A local runner (llama.cpp) serves every user in one batch: a batch limit there would
+        # change nothing, so setting one is refused, naming the field and the engines it is for.
+        (["serve.engine=local", "serve.max_batch=8"], ["'max_batch'", "'batched' or 'vllm'"]),
+    ],
+)
+def test_a_max_batch_it_cannot_take_is_a_one_line_error(
+    sets: list[str], needles: list[str]
+) -> None:
+    options = [arg for s in sets for arg in ("--set", s)]
     code, _, err = run_in_process(
         "estimate",
         str(EXAMPLES / "2x-4090-spaced-workstation.yaml"),
         "--workload",
         "llama-3.1-8b-serve",
-        "--set",
-        "serve.max_batch=0",
+        *options,
     )
-    assert_one_line_error(code, err, "serve.max_batch")
-
-
-def test_a_max_batch_on_a_local_runner_is_a_one_line_error() -> None:
-    """A local runner (llama.cpp) serves every user in one batch: a batch limit there would
-    change nothing, so setting one is refused, naming the field and the engines it is for."""
-    code, _, err = run_in_process(
-        "estimate",
-        str(EXAMPLES / "2x-4090-spaced-workstation.yaml"),
-        "--workload",
-        "llama-3.1-8b-serve",
-        "--set",
-        "serve.engine=local",
-        "--set",
-        "serve.max_batch=8",
-    )
-    assert_one_line_error(code, err, "'max_batch'", "'batched' or 'vllm'")
+    assert_one_line_error(code, err, *needles)

@@ -227,8 +227,9 @@ def served_advice(s: ServingEstimate) -> str:
 
 def served_copy_gb(spec: ServeSpec) -> float:
     """GiB one model copy holds, on however many cards: the weights in their stored format,
-    the KV cache of every asked user and one prefill chunk's activations (serving's units,
-    dlrig.model.serving_memory), before the engine keeps its reserve on each card."""
+    the KV cache of every asked user and one card's running reserve (its prefill's activations,
+    on TensorRT-LLM its profiling pass's peak: serving_memory.activation_bytes), before the
+    engine keeps the rest of its reserve on each card."""
     gpus = spec.tensor_parallel or 1
     held = mem.copy_weight_bytes(spec, gpus)
     held += mem.kv_cache_bytes(spec, spec.users)
