@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as dt
+import math
 import subprocess
 import sys
 import time
@@ -26,6 +27,7 @@ import provenance
 from machine_info import machine
 
 from dlrig.catalog import load_catalog
+from dlrig.catalog.schema import GPU
 from dlrig.machine import resolve_build
 from dlrig.model.serving import ServingEstimate, serving_estimate
 from dlrig.workloads import load_workload
@@ -80,15 +82,51 @@ class Point:
 
 
 LOCAL = {"engine": Engine.LOCAL, "prompt_tokens": 1, "output_tokens": 1024}
-# trtllm-bench's throughput runs (every TensorRT-LLM perf-overview row) set max_batch_size from
-# the KV cache the run's lengths leave, capped at 4,096 requests (tensorrt_llm/bench/build/
-# tuning.py, finetune_setting); under attention data parallelism each GPU's scheduler takes it.
+# trtllm-bench's throughput runs (every TensorRT-LLM perf-overview row) set max_batch_size and
+# max_num_tokens from a rough count of the requests its KV cache holds (tensorrt_llm/bench/
+# build/tuning.py, calc_engine_setting and finetune_setting): every card's memory (NVML's
+# total) less the weights at 1 byte a parameter in FP8 and 0.5 in NVFP4, 0.95 of that over
+# 2 x layers x max(TP, KV heads) x head_dim KV bytes a token of ISL + OSL tokens; max_batch_size
+# that count capped at 4,096 and rounded up (to 32s below 256, 128s below 1,024, 256s above),
+# max_num_tokens the capped count x (1 + ISL / OSL), at most 32,768, rounded up (256s, at least
+# 2,048, below 4,096; 512s below 8,192; 1,024s above). Under attention data parallelism each
+# GPU's scheduler takes max_batch_size.
 TRTLLM_BENCH_MAX_BATCH = 4096
-FP8_SERVE = {
-    "quantization": WeightFormat.FP8,
-    "kv_precision": KVPrecision.FP8,
-    "max_batch": TRTLLM_BENCH_MAX_BATCH,
-}
+TRTLLM_BENCH_MAX_TOKENS = 32768
+TRTLLM_BENCH_KV_FRACTION = 0.95
+TRTLLM_BENCH_WEIGHT_BYTES = {WeightFormat.FP8: 1.0, WeightFormat.NVFP4: 0.5}
+FP8_SERVE = {"quantization": WeightFormat.FP8, "kv_precision": KVPrecision.FP8}
+
+
+def _round_up(value: float, step: int) -> int:
+    return step * math.ceil(value / step)
+
+
+def trtllm_bench_settings(
+    workload: str, gpu: str, count: int, changes: dict[str, Any]
+) -> dict[str, int]:
+    """max_batch and max_num_tokens as trtllm-bench sets them for a throughput run of
+    `workload` on `count` of the catalog's `gpu` with `changes` (its lengths and formats)."""
+    w = load_workload(workload)
+    assert w.serve is not None
+    spec = replace(w.serve, **changes)
+    card = load_catalog(None).find(GPU, gpu)
+    kv_bytes = 1.0 if spec.kv_precision is KVPrecision.FP8 else 2.0
+    per_token_gib = 2 * spec.layers * max(count, spec.kv_heads) * spec.head_dim * kv_bytes / 2**30
+    weights_gib = spec.total_params * TRTLLM_BENCH_WEIGHT_BYTES.get(spec.quantization, 2.0) / 2**30
+    free_gib = card.memory_gb * count - weights_gib
+    requests = free_gib * TRTLLM_BENCH_KV_FRACTION / (per_token_gib * spec.context_tokens)
+    batch = min(requests, TRTLLM_BENCH_MAX_BATCH)
+    step = 32 if batch < 256 else 128 if batch < 1024 else 256
+    max_batch = max(64, _round_up(batch, step)) if batch < 256 else _round_up(batch, step)
+    tokens = min(batch * (1 + spec.prompt_tokens / spec.output_tokens), TRTLLM_BENCH_MAX_TOKENS)
+    if tokens < 4096:
+        max_tokens = max(2048, _round_up(tokens, 256))
+    else:
+        max_tokens = _round_up(tokens, 512 if tokens < 8192 else 1024)
+    return {"max_batch": max_batch, "max_num_tokens": max_tokens}
+
+
 # InferenceBench's chatbot-short prompts and answers are short; their lengths are not
 # published: 128/128 assumed (an 8B model's KV cache is then 0.2% of the weights it reads).
 VLLM_SHORT = {"engine": Engine.VLLM, "prompt_tokens": 128, "output_tokens": 128}
@@ -133,7 +171,10 @@ def predict(p: Point) -> tuple[float, ServingEstimate]:
     build = resolve_build(doc, "bench", cat)
     w = load_workload(p.workload)
     assert w.serve is not None
-    spec = replace(w.serve, **p.changes)  # type: ignore[arg-type]
+    changes = p.changes
+    if p.full_concurrency:
+        changes = {**changes, **trtllm_bench_settings(p.workload, p.gpu, p.count, changes)}
+    spec = replace(w.serve, **changes)  # type: ignore[arg-type]
     est = serving_estimate(build, spec, w.name)
     assert est is not None
     if p.full_concurrency:
@@ -169,11 +210,7 @@ HELD_OUT = [
 # rest ran pipeline parallelism within a copy (TP x PP), which `serve` cannot state: not
 # predicted. The one-card rows came out 7-39% slow, and the FP4 rate Blackwell's graphics dies
 # reach (serving.FP4_GRAPHICS_BLACKWELL_SHARE) was looked for then.
-FP4_SERVE: dict[str, Any] = {
-    "quantization": WeightFormat.NVFP4,
-    "kv_precision": KVPrecision.FP8,
-    "max_batch": TRTLLM_BENCH_MAX_BATCH,
-}
+FP4_SERVE: dict[str, Any] = {"quantization": WeightFormat.NVFP4, "kv_precision": KVPrecision.FP8}
 TRTLLM_MORE: list[tuple[str, str, str, int, dict[str, Any], list[float | None]]] = [
     ("Llama 3.1 405B fp8, H200 TP8", "llama-3.1-405b-serve", "H200 SXM 141GB", 8, FP8_SERVE,
      [3814, 5348, 4741, 4724, 3330, 3722, 456, 2948, 650, 505]),
@@ -253,6 +290,7 @@ def max_throughput(
     isl, osl = (int(x) for x in lengths.split("/"))
     changes = {**(formats or FP8_SERVE), "prompt_tokens": isl, "output_tokens": osl,
                "tensor_parallel": count}  # fmt: skip
+    changes.update(trtllm_bench_settings(workload, gpu, count, changes))
     first = zoo_estimate(workload, gpu, count, **changes)
     users = max(first.max_users_fit, 1)
     return zoo_estimate(workload, gpu, count, **changes, users=users).tokens_per_s_total

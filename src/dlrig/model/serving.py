@@ -205,7 +205,8 @@ REQUEST_OVERHEAD_S = 5.9e-3
 
 # TensorRT-LLM's inflight batching schedules the waiting requests' prompts into an iteration
 # until its max_num_tokens is spent ("Tuning Max Batch Size and Max Num Tokens", TensorRT-LLM
-# performance tuning guide): serving_memory.BATCHED_MAX_NUM_TOKENS.
+# performance tuning guide): serving_memory.BATCHED_MAX_NUM_TOKENS unless
+# serve.max_num_tokens sets it.
 # It runs at most max_batch_size requests at once, 2,048 unless set (LlmArgs.max_batch_size,
 # tensorrt_llm/llmapi/llm_args.py); trtllm-bench's throughput runs set it from the KV cache
 # the run's lengths leave, capped at 4,096 (tensorrt_llm/bench/build/tuning.py,
@@ -236,7 +237,7 @@ VLLM_MAX_BATCHED_TOKENS = {False: 2048, True: 8192}
 # residuals understate its error on a source it never saw).
 # bench/held_out.serving_band computes it, and tests/model/test_serving_band.py holds this copy
 # to it; bench_accuracy.py reports what share of each source's rows it covers.
-SERVING_RATIO_BAND = (0.843, 1.141)
+SERVING_RATIO_BAND = (0.85, 1.134)
 # A mixture of experts' routed GEMMs run many small GEMMs, one per expert, behind a
 # permutation of the tokens, and reach less of the card than one dense GEMM of the same FLOPs.
 # TensorRT-LLM's perf-overview gives the ratio on one card and engine: at 2048/128 on eight
@@ -686,11 +687,12 @@ def prefill_s(spec: ServeSpec, c: Cards, together: int = 1) -> float:
 def prompts_per_pass(spec: ServeSpec, running: int) -> int:
     """Prompts a batched server computes in one pass when `running` requests start together
     (a closed loop's answers end in the same step): as many whole prompts as its token budget
-    a step takes (serving_memory.BATCHED_MAX_NUM_TOKENS). One on vLLM, whose prompts ride in
+    a step takes (serving_memory.batched_max_num_tokens). One on vLLM, whose prompts ride in
     the decode steps (mixed_step), and on a local runner, which computes them one at a time."""
     if spec.engine is not Engine.BATCHED:
         return 1
-    return max(1, min(running, mem.BATCHED_MAX_NUM_TOKENS // max(spec.prompt_tokens, 1)))
+    budget = mem.batched_max_num_tokens(spec)
+    return max(1, min(running, budget // max(spec.prompt_tokens, 1)))
 
 
 def alone_prefill_s(
@@ -886,8 +888,9 @@ def mixed_step(spec: ServeSpec, c: Cards, users: int, *, own_prompt: bool) -> Mi
     `output_tokens` steps brings one prompt into the steps, so a step computes running x
     prompt / output prompt tokens; a user's own prompt is not in its time per output token
     (`own_prompt` False leaves it out). Beyond the token budget the prompts wait, and only
-    budget x output / (prompt + output) of a step's tokens are output tokens."""
-    budget = vllm_batch_limits(c)[1]
+    budget x output / (prompt + output) of a step's tokens are output tokens. The budget is the
+    workload's `serve.max_num_tokens`, else vLLM's default on this card."""
+    budget = spec.max_num_tokens or vllm_batch_limits(c)[1]
     held = mem.max_users_fit(spec, c.memory_bytes, c.count)
     running = max(1, min(users, max_running(spec, c) or users, held))
     per_answer = vllm_computed_prompt_tokens(spec) / max(spec.output_tokens, 1)

@@ -71,8 +71,7 @@ LOCAL_CONTEXT_BYTES = gib_to_bytes(0.5)
 PREFILL_CHUNK_TOKENS = {Engine.VLLM: 2048, Engine.LOCAL: 512}
 ACTIVATION_COPIES = 16
 # TensorRT-LLM's inflight batching takes up to max_num_tokens tokens an iteration, 8,192 unless
-# set (LlmArgs.max_num_tokens); trtllm-bench's heuristic also gives 8,192 at the perf-overview's
-# 128/128 rows (tensorrt_llm/bench/build/tuning.py, finetune_setting).
+# set (LlmArgs.max_num_tokens; serve.max_num_tokens).
 BATCHED_MAX_NUM_TOKENS = 8192
 # TensorRT-LLM sizes its KV cache from the memory a profiling pass of max_num_tokens tokens
 # leaves free (KvCacheCreator, tensorrt_llm/_torch/pyexecutor/_util.py). NVIDIA's own planner
@@ -193,6 +192,12 @@ def kv_cache_bytes(spec: ServeSpec, users: int) -> float:
     return kv_shared_bytes(spec) + users * kv_bytes_per_user(spec)
 
 
+def batched_max_num_tokens(spec: ServeSpec) -> int:
+    """The tokens one TensorRT-LLM iteration computes at most: the workload's
+    `serve.max_num_tokens`, else BATCHED_MAX_NUM_TOKENS."""
+    return spec.max_num_tokens or BATCHED_MAX_NUM_TOKENS
+
+
 def activation_bytes(spec: ServeSpec, gpus: int) -> float:
     """What one of a copy's `gpus` cards keeps beside the weights and the KV cache for running:
     on TensorRT-LLM its profiling pass's peak (TRTLLM_ACTIVATION_COEFFICIENTS at the attention
@@ -203,7 +208,7 @@ def activation_bytes(spec: ServeSpec, gpus: int) -> float:
     degree = 1 if spec.attention_data_parallel else min(gpus, 8)
     key = max(k for k in TRTLLM_NCCL_BYTES if k <= degree)
     coefficient = TRTLLM_ACTIVATION_COEFFICIENTS[spec.is_moe][key]
-    activations = 2.0 * BATCHED_MAX_NUM_TOKENS * spec.heads * spec.head_dim * coefficient
+    activations = 2.0 * batched_max_num_tokens(spec) * spec.heads * spec.head_dim * coefficient
     nccl = TRTLLM_NCCL_BYTES[max(k for k in TRTLLM_NCCL_BYTES if k <= min(gpus, 8))]
     return activations + nccl + TRTLLM_OTHER_BYTES
 

@@ -492,6 +492,7 @@ def _serve_spec(block: ServeBlock, params: float) -> ServeSpec:
         shared_prefix_tokens=block.shared_prefix_tokens,
         request_overhead_s=block.request_overhead_s,
         max_batch=block.max_batch,
+        max_num_tokens=block.max_num_tokens,
         attention_data_parallel=block.attention_data_parallel,
         expert_layers=block.expert_layers,
     )

@@ -96,6 +96,9 @@ class ServeSpec:
     # The most requests one engine runs at once (per GPU under attention data parallelism);
     # None: the engine's default.
     max_batch: int | None = None
+    # The most tokens one engine iteration computes (prompts' and decodes' together); None: the
+    # engine's default.
+    max_num_tokens: int | None = None
     # Mixture of experts: attention apart on each of the copy's GPUs, the experts split among
     # them (expert parallel); and the layers that hold experts (None: all).
     attention_data_parallel: bool = False
