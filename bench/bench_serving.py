@@ -118,7 +118,7 @@ def trtllm_bench_settings(
     requests = free_gib * TRTLLM_BENCH_KV_FRACTION / (per_token_gib * spec.context_tokens)
     batch = min(requests, TRTLLM_BENCH_MAX_BATCH)
     step = 32 if batch < 256 else 128 if batch < 1024 else 256
-    max_batch = max(64, _round_up(batch, step)) if batch < 256 else _round_up(batch, step)
+    max_batch = max(64, _round_up(batch, step))
     tokens = min(batch * (1 + spec.prompt_tokens / spec.output_tokens), TRTLLM_BENCH_MAX_TOKENS)
     if tokens < 4096:
         max_tokens = max(2048, _round_up(tokens, 256))

@@ -81,9 +81,16 @@ def test_under_attention_data_parallelism_each_gpu_schedules_its_own_batch() -> 
         # A local runner (llama.cpp) serves every user in one batch: a batch limit there would
         # change nothing, so setting one is refused, naming the field and the engines it is for.
         (["serve.engine=local", "serve.max_batch=8"], ["'max_batch'", "'batched' or 'vllm'"]),
+        # The token budget (serve.max_num_tokens, tests/model/test_serving_token_budget.py) is
+        # refused alike: llama.cpp computes each prompt alone.
+        (["serve.max_num_tokens=0"], ["serve.max_num_tokens"]),
+        (
+            ["serve.engine=local", "serve.max_num_tokens=4096"],
+            ["'max_num_tokens'", "'batched' or 'vllm'"],
+        ),
     ],
 )
-def test_a_max_batch_it_cannot_take_is_a_one_line_error(
+def test_an_engine_limit_it_cannot_take_is_a_one_line_error(
     sets: list[str], needles: list[str]
 ) -> None:
     options = [arg for s in sets for arg in ("--set", s)]

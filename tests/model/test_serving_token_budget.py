@@ -5,7 +5,6 @@ the profiling pass whose peak the KV cache is sized after."""
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -23,9 +22,6 @@ from dlrig.model.serving import (
 )
 from dlrig.workloads import load_workload
 from dlrig.workloads.serving import Engine, ServeSpec
-from support.cli import assert_one_line_error, run_in_process
-
-EXAMPLES = Path(__file__).parents[2] / "examples" / "builds"
 
 
 def _spec(workload: str = "llama-3.1-8b-serve", **changes: object) -> ServeSpec:
@@ -79,29 +75,6 @@ def test_vllm_computes_other_prompts_within_its_budget() -> None:
     assert default.prefill_tokens == pytest.approx(64 * 2000 / 100)
     assert tight.prefill_tokens == 448
     assert tight.output_share == pytest.approx(512 / (64 * (1 + 2000 / 100)))
-
-
-@pytest.mark.parametrize(
-    ("sets", "needles"),
-    [
-        (["serve.max_num_tokens=0"], ["serve.max_num_tokens"]),
-        # llama.cpp computes each prompt alone: a token budget there would change nothing.
-        (
-            ["serve.engine=local", "serve.max_num_tokens=4096"],
-            ["'max_num_tokens'", "'batched' or 'vllm'"],
-        ),
-    ],
-)
-def test_a_budget_it_cannot_take_is_a_one_line_error(sets: list[str], needles: list[str]) -> None:
-    options = [arg for s in sets for arg in ("--set", s)]
-    code, _, err = run_in_process(
-        "estimate",
-        str(EXAMPLES / "2x-4090-spaced-workstation.yaml"),
-        "--workload",
-        "llama-3.1-8b-serve",
-        *options,
-    )
-    assert_one_line_error(code, err, *needles)
 
 
 def test_the_budget_changes_the_estimate_a_user_sees() -> None:
