@@ -127,6 +127,21 @@ def trtllm_bench_settings(
     return {"max_batch": max_batch, "max_num_tokens": max_tokens}
 
 
+# SGLang 0.5.6's serial runs on one A100 SXM4 40GB in AccelMark (FreedomIntelligence/AccelMark,
+# the "interactive" scenario: one request at a time, its result.json posted in the issue),
+# TPOT p50 at the suite's median lengths (suite A p50 280 in / 310 out, suite F 95 / 150,
+# suite D 28,650 / 256). The first two set the SGLang profile (serving.SGLANG); the third,
+# a long context whose KV read is a fifth of the step, sets nothing.
+SGLANG_ACCELMARK = (
+    "[AccelMark suite {suite}, SGLang 0.5.6, A100-SXM4-40GB]"
+    "(https://github.com/FreedomIntelligence/AccelMark/issues/{issue}), TPOT p50"
+)
+# Qwen2.5-0.5B-Instruct's config.json (huggingface.co/Qwen/Qwen2.5-0.5B-Instruct): 24 layers,
+# hidden 896, 14 heads, 2 KV heads of 64, vocabulary 151,936, tied embeddings; 494,032,768
+# parameters (its model card: 0.49B).
+QWEN25_05B = {"total_params": 494032768, "active_params": 494032768, "layers": 24,
+              "hidden_size": 896, "heads": 14, "kv_heads": 2, "head_dim": 64,
+              "vocab_size": 151936, "tied_embeddings": True}  # fmt: skip
 # InferenceBench's chatbot-short prompts and answers are short; their lengths are not
 # published: 128/128 assumed (an 8B model's KV cache is then 0.2% of the weights it reads).
 VLLM_SHORT = {"engine": Engine.VLLM, "prompt_tokens": 128, "output_tokens": 128}
@@ -152,6 +167,16 @@ POINTS = [
     Point("vLLM, A100 40GB, Llama 3.1 8B bf16, batch 1", "llama-3.1-8b-serve", "A100 SXM4 40GB",
           1, {"engine": Engine.VLLM, "prompt_tokens": 1024, "output_tokens": 128}, 75.0, 0.20,
           VLLM_MUSGRAVE),
+    Point("SGLang, A100 40GB, Llama 3 8B bf16, batch 1", "llama-3.1-8b-serve", "A100 SXM4 40GB",
+          1, {"engine": Engine.SGLANG, "prompt_tokens": 280, "output_tokens": 310}, 1000 / 12.93,
+          0.20, SGLANG_ACCELMARK.format(issue=37, suite="A")),
+    Point("SGLang, A100 40GB, Qwen2.5-0.5B bf16, batch 1", "llama-3.1-8b-serve",
+          "A100 SXM4 40GB", 1, {"engine": Engine.SGLANG, **QWEN25_05B, "prompt_tokens": 95,
+          "output_tokens": 150}, 1000 / 1.89, 0.20, SGLANG_ACCELMARK.format(issue=43, suite="F")),
+    Point("SGLang, A100 40GB, Llama 3.1 8B bf16, 28,650-token prompts, batch 1",
+          "llama-3.1-8b-serve", "A100 SXM4 40GB", 1,
+          {"engine": Engine.SGLANG, "prompt_tokens": 28650, "output_tokens": 256}, 1000 / 15.65,
+          0.20, SGLANG_ACCELMARK.format(issue=41, suite="D")),
     *[
         Point(f"8x H100, Llama 3.1 405B fp8, {isl}/{osl}, all users that fit",
               "llama-3.1-405b-serve", "H100 SXM5 80GB", 8,
@@ -522,6 +547,7 @@ GPUSTACK_SOURCES = {
     "gpustack_trtllm": "dense models on TensorRT-LLM (the pages' optimized runs)",
     "gpustack_vllm_moe": "mixtures of experts",
     "gpustack_vllm_moe_seen": "Qwen3-235B-A22B on 8x H100 (cited beside MOE_GEMM_SHARE)",
+    "gpustack_sglang": "dense models on SGLang (the pages' default-launch SGLang blocks)",
 }
 
 
@@ -529,7 +555,7 @@ GPUSTACK_SOURCES = {
 class GpustackRow:
     source: str  # a key of GPUSTACK_SOURCES
     url: str
-    engine: Engine  # vLLM, or TensorRT-LLM (the batched engine) on the optimized runs
+    engine: Engine  # vLLM; TensorRT-LLM (the batched engine) on the optimized runs; SGLang
     model: str
     gpu: str
     gpus: int
@@ -557,6 +583,8 @@ class GpustackRow:
         label = f"{self.model}, {count}{self.gpu}, {self.dataset} {lengths}, {load}"
         if self.engine is Engine.BATCHED:
             label += f", TensorRT-LLM {self.quantization.value}"
+        if self.engine is Engine.SGLANG:
+            label += ", SGLang"
         return label
 
 
@@ -566,7 +594,9 @@ def read_gpustack(path: Path = GPUSTACK_DATA) -> list[GpustackRow]:
     with path.open(newline="", encoding="utf-8") as f:
         for r in csv.DictReader(f):
             n = int(r["num_prompts"])
-            engine = Engine.BATCHED if r["software"].startswith("TensorRT-LLM") else Engine.VLLM
+            engine = (Engine.BATCHED if r["software"].startswith("TensorRT-LLM")
+                      else Engine.SGLANG if r["software"].startswith("SGLang")
+                      else Engine.VLLM)  # fmt: skip
             rows.append(GpustackRow(
                 r["source"], r["url"], engine, r["model"], r["gpu"], int(r["gpus"]),
                 WeightFormat(r["quantization"]), KVPrecision(r["kv_precision"]), r["dataset"],
@@ -611,7 +641,7 @@ def gpustack_section(predictions: list[tuple[GpustackRow, ServingEstimate]]) -> 
         print(f"GPUStack {summary}", flush=True)
         lines += [
             "",
-            f"GPUStack performance lab, vLLM v0.11.0 baselines, {what}: "
+            f"GPUStack performance lab, {what}: "
             + provenance.status([source])
             + " Output tokens/s over each `vllm bench serve` "
             "run (every prompt sent at once, or the ShareGPT rows' closed loop), predicted at "

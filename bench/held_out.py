@@ -330,7 +330,8 @@ def serving() -> list[Pair]:
     from dlrig.workloads.serving import Engine
 
     pairs = []
-    by_engine = {Engine.LOCAL: "llama_bench", Engine.VLLM: "vllm_batch1"}
+    by_engine = {Engine.LOCAL: "llama_bench", Engine.VLLM: "vllm_batch1",
+                 Engine.SGLANG: "sglang_batch1"}  # fmt: skip
     for p in sv.POINTS:
         source = by_engine.get(p.changes.get("engine"), "trtllm_405b")  # type: ignore[call-overload]
         pairs.append(Pair(source, p.label, p.measured, sv.predict(p)[0]))

@@ -80,13 +80,16 @@ def test_under_attention_data_parallelism_each_gpu_schedules_its_own_batch() -> 
         (["serve.max_batch=0"], ["serve.max_batch"]),
         # A local runner (llama.cpp) serves every user in one batch: a batch limit there would
         # change nothing, so setting one is refused, naming the field and the engines it is for.
-        (["serve.engine=local", "serve.max_batch=8"], ["'max_batch'", "'batched' or 'vllm'"]),
+        (
+            ["serve.engine=local", "serve.max_batch=8"],
+            ["'max_batch'", "'batched', 'vllm' or 'sglang'"],
+        ),
         # The token budget (serve.max_num_tokens, tests/model/test_serving_token_budget.py) is
         # refused alike: llama.cpp computes each prompt alone.
         (["serve.max_num_tokens=0"], ["serve.max_num_tokens"]),
         (
             ["serve.engine=local", "serve.max_num_tokens=4096"],
-            ["'max_num_tokens'", "'batched' or 'vllm'"],
+            ["'max_num_tokens'", "'batched', 'vllm' or 'sglang'"],
         ),
     ],
 )

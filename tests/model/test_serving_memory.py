@@ -49,7 +49,7 @@ def test_tensorrt_llm_fills_the_card_and_vllm_ninety_percent() -> None:
     gpu_memory_utilization defaults to 0.90 of it; llama.cpp leaves its 0.5 GiB context."""
     card = 80 * 2**30
     spec = _spec("llama-3.1-8b-serve")
-    assert mem.usable_bytes_per_gpu(spec, card) == card
-    assert mem.usable_bytes_per_gpu(replace(spec, engine=Engine.VLLM), card) == 0.9 * card
+    assert mem.usable_bytes_per_gpu(spec, card, 1) == card
+    assert mem.usable_bytes_per_gpu(replace(spec, engine=Engine.VLLM), card, 1) == 0.9 * card
     local = replace(spec, engine=Engine.LOCAL)
-    assert mem.usable_bytes_per_gpu(local, card) == card - 0.5 * 2**30
+    assert mem.usable_bytes_per_gpu(local, card, 1) == card - 0.5 * 2**30

@@ -27,6 +27,9 @@ from dlrig.workloads.serving import Engine, ServeSpec, WeightFormat
 QWEN3_235B_ROUTED = 94 * 128 * 3 * 4096 * 1536
 QWEN3_235B_EMBEDDINGS = 2 * 151936 * 4096  # untied embedding and head
 
+# An 80 GiB card (H100 SXM5 80GB): the prompts_per_pass budgets here do not depend on it.
+H100_BYTES = 80 * 2**30
+
 
 def _spec(name: str = "qwen3-235b-a22b-serve", **changes: object) -> ServeSpec:
     spec = load_workload(name).serve
@@ -101,10 +104,10 @@ def test_a_batched_server_prefills_prompts_together_within_its_token_budget() ->
     of the 8-GPU prefill is smaller than alone; one running user prefills alone."""
     spec = _spec("llama-3.1-405b-serve", prompt_tokens=128, output_tokens=128)
     assert mem.BATCHED_MAX_NUM_TOKENS == 8192
-    assert prompts_per_pass(spec, 10_000) == 64
-    assert prompts_per_pass(spec, 10) == 10
-    assert prompts_per_pass(spec, 1) == 1
-    assert prompts_per_pass(replace(spec, engine=Engine.VLLM), 10_000) == 1
+    assert prompts_per_pass(spec, 10_000, H100_BYTES) == 64
+    assert prompts_per_pass(spec, 10, H100_BYTES) == 10
+    assert prompts_per_pass(spec, 1, H100_BYTES) == 1
+    assert prompts_per_pass(replace(spec, engine=Engine.VLLM), 10_000, H100_BYTES) == 1
     c = cards(_h200(8), default_calibration())
     assert c is not None
     assert prefill_s(spec, c, 64) < prefill_s(spec, c)

@@ -23,6 +23,9 @@ from dlrig.model.serving import (
 from dlrig.workloads import load_workload
 from dlrig.workloads.serving import Engine, ServeSpec
 
+# An 80 GiB card (H100 SXM5 80GB): the prompts_per_pass budgets here do not depend on it.
+H100_BYTES = 80 * 2**30
+
 
 def _spec(workload: str = "llama-3.1-8b-serve", **changes: object) -> ServeSpec:
     spec = load_workload(workload).serve
@@ -42,10 +45,10 @@ def test_a_larger_budget_computes_more_prompts_in_one_pass() -> None:
     set (LlmArgs.max_num_tokens): 64 prompts of 128 tokens by default, 128 at 16,384, 16 at
     2,048, and never more than the requests that start together."""
     spec = _spec(prompt_tokens=128, output_tokens=128)
-    assert prompts_per_pass(spec, 10_000) == 64
-    assert prompts_per_pass(replace(spec, max_num_tokens=16_384), 10_000) == 128
-    assert prompts_per_pass(replace(spec, max_num_tokens=2048), 10_000) == 16
-    assert prompts_per_pass(replace(spec, max_num_tokens=16_384), 40) == 40
+    assert prompts_per_pass(spec, 10_000, H100_BYTES) == 64
+    assert prompts_per_pass(replace(spec, max_num_tokens=16_384), 10_000, H100_BYTES) == 128
+    assert prompts_per_pass(replace(spec, max_num_tokens=2048), 10_000, H100_BYTES) == 16
+    assert prompts_per_pass(replace(spec, max_num_tokens=16_384), 40, H100_BYTES) == 40
 
 
 def test_tensorrt_llm_profiles_its_budget_and_leaves_the_kv_cache_less() -> None:

@@ -15,10 +15,10 @@ from dlrig.model.serving import (
     Cards,
     ServingEstimate,
     cards,
+    computed_prompt_tokens,
     mixed_step,
     serving_estimate,
     vllm_batch_limits,
-    vllm_computed_prompt_tokens,
 )
 from dlrig.model.serving_load import serving_load
 from dlrig.workloads import load_workload
@@ -66,10 +66,10 @@ def test_a_shared_prompt_is_skipped_in_whole_16_token_blocks() -> None:
     """kv_cache_manager.get_computed_blocks (@6a1acac): the hit is at most the prompt less one
     token, in whole blocks of 16. A 39-token prompt sent whole by every request computes 7
     (32 cached); a 32-token one computes its last block, 16; nothing shared computes all."""
-    assert vllm_computed_prompt_tokens(_spec(prompt_tokens=39, shared_prefix_tokens=39)) == 7
-    assert vllm_computed_prompt_tokens(_spec(prompt_tokens=32, shared_prefix_tokens=32)) == 16
-    assert vllm_computed_prompt_tokens(_spec(prompt_tokens=39, shared_prefix_tokens=15)) == 39
-    assert vllm_computed_prompt_tokens(_spec(prompt_tokens=1000)) == 1000
+    assert computed_prompt_tokens(_spec(prompt_tokens=39, shared_prefix_tokens=39)) == 7
+    assert computed_prompt_tokens(_spec(prompt_tokens=32, shared_prefix_tokens=32)) == 16
+    assert computed_prompt_tokens(_spec(prompt_tokens=39, shared_prefix_tokens=15)) == 39
+    assert computed_prompt_tokens(_spec(prompt_tokens=1000)) == 1000
 
 
 def test_a_step_carries_the_other_users_prompts_within_the_token_budget() -> None:

@@ -73,6 +73,26 @@ ACTIVATION_COPIES = 16
 # TensorRT-LLM's inflight batching takes up to max_num_tokens tokens an iteration, 8,192 unless
 # set (LlmArgs.max_num_tokens; serve.max_num_tokens).
 BATCHED_MAX_NUM_TOKENS = 8192
+# SGLang (python/sglang/srt/server_args.py, release 0.5.5.post1, _handle_gpu_memory_settings)
+# sizes its chunked prefill and its CUDA graphs' largest batch by the card's memory, and gives
+# the weights and the KV pool mem_fraction_static of the card: what is left once it reserves
+# 512 MiB + 1.5 MiB a token of the prefill chunk (at least 2,048) + 2 MiB a graph batch + 1 GiB
+# for each 8 GPUs of the copy, at least 10 GiB on cards above 60 GiB; the prefill's
+# activations and the graphs live in that reserve. Tiers: (below GiB, chunk tokens, largest
+# graph batch below tensor parallel 4, at 4 and more).
+SGLANG_MEMORY_TIERS = (
+    (20, 2048, 8, 8),
+    (35, 2048, 24, 80),
+    (60, 4096, 32, 160),
+    (160, 8192, 256, 512),
+    (math.inf, 16384, 512, 512),
+)
+SGLANG_RESERVED_MIB = 512.0
+SGLANG_CHUNK_MIB_PER_TOKEN = 1.5
+SGLANG_GRAPH_MIB_PER_BATCH = 2.0
+SGLANG_LARGE_CARD_MIB = 60 * 1024
+SGLANG_LARGE_CARD_RESERVE_MIB = 10 * 1024
+MIB = 2**20
 # TensorRT-LLM sizes its KV cache from the memory a profiling pass of max_num_tokens tokens
 # leaves free (KvCacheCreator, tensorrt_llm/_torch/pyexecutor/_util.py). NVIDIA's own planner
 # models that pass's peak beyond the weights as 2 x max_num_tokens x the attention width (heads
@@ -159,17 +179,24 @@ def kv_bytes_per_token(spec: ServeSpec) -> float:
     return kv_bytes_per_token_per_layer(spec) * spec.layers
 
 
+# Tokens a prefix cache shares at a time: vLLM's blocks, SGLang's radix tree token by token
+# (server_args.py: page_size 1 unless an attention backend asks for more).
+PREFIX_CACHE_TOKENS = {Engine.VLLM: VLLM_BLOCK_TOKENS, Engine.SGLANG: 1}
+
+
 def cached_prefix_tokens(spec: ServeSpec) -> int:
-    """Leading prompt tokens whose KV blocks every request shares, held once in the cache:
-    on vLLM the shared prefix's whole blocks up to the prompt less one token (its prefix
-    cache hits whole blocks and recomputes a prompt's last token, VLLM_BLOCK_TOKENS); 0 on
-    the batched profile, which computes every prompt whole (TensorRT-LLM's KV block reuse
-    is not modelled), and on llama.cpp, whose server gives each of its --parallel slots a
-    KV cache of its own (cache_prompt reuses a slot's own previous prompt, tools/server)."""
-    if spec.engine is not Engine.VLLM:
+    """Leading prompt tokens whose KV every request shares, held once in the cache: on vLLM
+    and SGLang the shared prefix up to the prompt less one token (a prompt found whole still
+    computes its last token, whose logits give the first answer), in whole cache units
+    (PREFIX_CACHE_TOKENS); 0 on the batched profile, which computes every prompt whole
+    (TensorRT-LLM's KV block reuse is not modelled), and on llama.cpp, whose server gives
+    each of its --parallel slots a KV cache of its own (cache_prompt reuses a slot's own
+    previous prompt, tools/server)."""
+    unit = PREFIX_CACHE_TOKENS.get(spec.engine)
+    if unit is None:
         return 0
     reusable = min(spec.shared_prefix_tokens, spec.prompt_tokens - 1)
-    return max(reusable, 0) // VLLM_BLOCK_TOKENS * VLLM_BLOCK_TOKENS
+    return max(reusable, 0) // unit * unit
 
 
 def kv_bytes_per_user(spec: ServeSpec) -> float:
@@ -198,11 +225,42 @@ def batched_max_num_tokens(spec: ServeSpec) -> int:
     return spec.max_num_tokens or BATCHED_MAX_NUM_TOKENS
 
 
+def _sglang_tier(memory_bytes: float) -> tuple[float, int, int, int]:
+    return next(t for t in SGLANG_MEMORY_TIERS if memory_bytes < gib_to_bytes(t[0]))
+
+
+def sglang_chunked_prefill_tokens(spec: ServeSpec, memory_bytes: float) -> int:
+    """The prompt tokens one SGLang prefill pass computes at most: the workload's
+    `serve.max_num_tokens`, else its default chunked_prefill_size on a card of
+    `memory_bytes` (SGLANG_MEMORY_TIERS)."""
+    return spec.max_num_tokens or _sglang_tier(memory_bytes)[1]
+
+
+def sglang_mem_fraction_static(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
+    """SGLang's default mem_fraction_static on a card of `memory_bytes` in a copy of `gpus`:
+    the share left for weights and KV pool once its reserve is taken (SGLANG_MEMORY_TIERS)."""
+    _, _, graphs_small, graphs_large = _sglang_tier(memory_bytes)
+    graphs = graphs_small if gpus < 4 else graphs_large
+    memory_mib = memory_bytes / MIB
+    reserved = (
+        SGLANG_RESERVED_MIB
+        + SGLANG_CHUNK_MIB_PER_TOKEN * max(sglang_chunked_prefill_tokens(spec, memory_bytes), 2048)
+        + SGLANG_GRAPH_MIB_PER_BATCH * graphs
+        + gpus / 8 * 1024
+    )
+    if memory_mib > SGLANG_LARGE_CARD_MIB:
+        reserved = max(reserved, SGLANG_LARGE_CARD_RESERVE_MIB)
+    return max(memory_mib - reserved, 0.0) / memory_mib
+
+
 def activation_bytes(spec: ServeSpec, gpus: int) -> float:
     """What one of a copy's `gpus` cards keeps beside the weights and the KV cache for running:
     on TensorRT-LLM its profiling pass's peak (TRTLLM_ACTIVATION_COEFFICIENTS at the attention
     tensor-parallel degree, NCCL's buffers on more than one card, its CUDA and cuBLAS state);
-    elsewhere one chunk of prefill tokens in flight."""
+    on SGLang nothing beyond its reserve (sglang_mem_fraction_static holds it); elsewhere one
+    chunk of prefill tokens in flight."""
+    if spec.engine is Engine.SGLANG:
+        return 0.0
     if spec.engine is not Engine.BATCHED:
         return PREFILL_CHUNK_TOKENS[spec.engine] * spec.hidden_size * 2.0 * ACTIVATION_COPIES
     degree = 1 if spec.attention_data_parallel else min(gpus, 8)
@@ -213,12 +271,14 @@ def activation_bytes(spec: ServeSpec, gpus: int) -> float:
     return activations + nccl + TRTLLM_OTHER_BYTES
 
 
-def usable_bytes_per_gpu(spec: ServeSpec, memory_bytes: float) -> float:
-    """What the engine may fill on one card of `memory_bytes`: 90% on vLLM, all but the CUDA
-    context on a local runner, all of it on TensorRT-LLM (its CUDA state is in
-    activation_bytes)."""
+def usable_bytes_per_gpu(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
+    """What the engine may fill on one card of `memory_bytes`: 90% on vLLM, SGLang's
+    mem_fraction_static of a copy of `gpus`, all but the CUDA context on a local runner, all
+    of it on TensorRT-LLM (its CUDA state is in activation_bytes)."""
     if spec.engine is Engine.VLLM:
         return memory_bytes * BATCHED_USABLE_FRACTION
+    if spec.engine is Engine.SGLANG:
+        return memory_bytes * sglang_mem_fraction_static(spec, memory_bytes, gpus)
     if spec.engine is Engine.BATCHED:
         return memory_bytes
     return max(memory_bytes - LOCAL_CONTEXT_BYTES, 0.0)
@@ -226,7 +286,7 @@ def usable_bytes_per_gpu(spec: ServeSpec, memory_bytes: float) -> float:
 
 def free_bytes(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
     """Bytes the engine may fill on all cards once the weights and activations are in."""
-    usable = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec, gpus))
+    usable = gpus * (usable_bytes_per_gpu(spec, memory_bytes, gpus) - activation_bytes(spec, gpus))
     return max(usable - copy_weight_bytes(spec, gpus), 0.0)
 
 
@@ -239,9 +299,9 @@ def kv_capacity_bytes(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
 
 def reserve_bytes_per_gpu(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
     """What the engine keeps on one card beyond the weights and the KV cache: the memory it
-    leaves unfilled (vLLM's 10%, the CUDA context), the prefill's activations, and on
-    TensorRT-LLM the free memory its KV cache leaves."""
-    unfilled = memory_bytes - usable_bytes_per_gpu(spec, memory_bytes)
+    leaves unfilled (vLLM's 10%, SGLang's reserve, the CUDA context), the prefill's
+    activations, and on TensorRT-LLM the free memory its KV cache leaves."""
+    unfilled = memory_bytes - usable_bytes_per_gpu(spec, memory_bytes, gpus)
     left = free_bytes(spec, memory_bytes, gpus) - kv_capacity_bytes(spec, memory_bytes, gpus)
     return unfilled + activation_bytes(spec, gpus) + left / gpus
 
@@ -258,7 +318,7 @@ def offloaded_fraction(spec: ServeSpec, memory_bytes: float, gpus: int) -> float
     them with the users' KV cache (llama.cpp's partial -ngl); 0 on a batched server."""
     if spec.engine.is_batched:
         return 0.0
-    room = gpus * (usable_bytes_per_gpu(spec, memory_bytes) - activation_bytes(spec, gpus))
+    room = gpus * (usable_bytes_per_gpu(spec, memory_bytes, gpus) - activation_bytes(spec, gpus))
     room -= kv_cache_bytes(spec, spec.users)
     weights = weight_bytes(spec)
     return min(max(1.0 - room / weights, 0.0), 1.0)

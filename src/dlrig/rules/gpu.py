@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from dlrig.enums import Parallelism, Precision
 from dlrig.rules.engine import Judgement, error, info, rule, warning
 from dlrig.rules.facts import Facts
+from dlrig.workloads.serving import Engine
 
 if TYPE_CHECKING:
     from dlrig.catalog.schema import GPU
@@ -267,7 +268,7 @@ def _serving_memory(f: Facts) -> Iterator[Judgement]:
             "format, or more GPU memory",
         )
     elif est.users > est.max_users_fit and est.engine != "local":
-        engine = "vLLM" if est.engine == "vllm" else "the batched engine"
+        engine = Engine(est.engine).display_name
         yield warning(
             message + f": only {est.max_users_fit} of {est.users} users' contexts fit at once; "
             f"{engine} runs those and queues the other {est.users - est.max_users_fit}: "

@@ -378,17 +378,18 @@ class ServeBlock(_Strict):
     max_batch: Annotated[int, Field(gt=0, le=10**6)] | None = Field(
         default=None,
         description="batched engines: the most requests one engine runs at once, on each GPU "
-        "under attention data parallelism (TensorRT-LLM max_batch_size, vLLM max_num_seqs); "
-        "the others wait. Default: the engine's own (TensorRT-LLM 2,048; vLLM 256, or 1,024 "
-        "on cards of 70 GiB and more)",
+        "under attention data parallelism (TensorRT-LLM max_batch_size, vLLM max_num_seqs, "
+        "SGLang max_running_requests); the others wait. Default: the engine's own "
+        "(TensorRT-LLM 2,048; vLLM 256, or 1,024 on cards of 70 GiB and more; SGLang 2,048)",
     )
     max_num_tokens: Annotated[int, Field(gt=0, le=10**7)] | None = Field(
         default=None,
         description="batched engines: the most tokens one iteration computes, the running "
         "requests' next tokens and waiting prompts together (TensorRT-LLM max_num_tokens, vLLM "
-        "max_num_batched_tokens); on TensorRT-LLM its profiling pass at this many tokens also "
-        "sets what the KV cache is left. Default: the engine's own (TensorRT-LLM 8,192; vLLM "
-        "2,048, or 8,192 on cards of 70 GiB and more)",
+        "max_num_batched_tokens, SGLang chunked_prefill_size); on TensorRT-LLM its profiling "
+        "pass at this many tokens, on SGLang its reserve, also sets what the KV cache is left. "
+        "Default: the engine's own (TensorRT-LLM 8,192; vLLM 2,048, or 8,192 on cards of 70 "
+        "GiB and more; SGLang 2,048 to 16,384 by the card's memory)",
     )
     request_overhead_s: Annotated[float, Field(ge=0, le=60)] | None = Field(
         default=None,
@@ -416,13 +417,14 @@ class ServeBlock(_Strict):
             )
         if self.max_batch is not None and self.engine is Engine.LOCAL:
             raise ValueError(
-                "'max_batch' is a batched engine's limit (engine 'batched' or 'vllm'): a local "
+                "'max_batch' is a batched engine's limit (engine 'batched', 'vllm' or 'sglang'): a "
+                "local "
                 "runner serves every user in one batch"
             )
         if self.max_num_tokens is not None and self.engine is Engine.LOCAL:
             raise ValueError(
-                "'max_num_tokens' is a batched engine's token budget (engine 'batched' or "
-                "'vllm'): a local runner computes each prompt alone"
+                "'max_num_tokens' is a batched engine's token budget (engine 'batched', 'vllm' "
+                "or 'sglang'): a local runner computes each prompt alone"
             )
         if self.expert_layers is not None and self.expert_layers > self.layers:
             raise ValueError(

@@ -41,12 +41,19 @@ class KVPrecision(StrEnum):
 class Engine(StrEnum):
     """A batched server (continuous batching, paged KV cache, tensor parallel across GPUs):
     `batched` is TensorRT-LLM-like (its profile chosen on TensorRT-LLM's rows), `vllm` is vLLM
-    (its own rows); or a local runner, `local` (llama.cpp: layers split across GPUs, the rest
-    offloaded to the CPU and RAM)."""
+    and `sglang` SGLang (each on its own rows); or a local runner, `local` (llama.cpp: layers
+    split across GPUs, the rest offloaded to the CPU and RAM)."""
 
     BATCHED = "batched"
     LOCAL = "local"
     VLLM = "vllm"
+    SGLANG = "sglang"
+
+    @property
+    def display_name(self) -> str:
+        """The engine as a sentence names it."""
+        return {"batched": "the batched engine", "local": "llama.cpp", "vllm": "vLLM",
+                "sglang": "SGLang"}[self.value]  # fmt: skip
 
     @property
     def is_batched(self) -> bool:
