@@ -326,7 +326,7 @@ def test_an_error_line_shows_control_characters_escaped(tmp_path: Path) -> None:
         (["--set", "finetune=qlora"], ["'finetune' is a block of keys (method, "]),
         (
             ["--workload", "llama-3.1-8b-serve", "--set", "serve.engine=vlm"],
-            ["field 'serve.engine'", "'batched', 'local' or 'vllm' (got 'vlm')"],
+            ["field 'serve.engine'", "'batched', 'local', 'vllm' or 'sglang' (got 'vlm')"],
         ),
     ],
 )
