@@ -246,9 +246,11 @@ VLLM_MAX_BATCHED_TOKENS = {False: 2048, True: 8192}
 # SGLang's scheduler runs waiting prompts in prefill passes of their own, as many as its
 # chunked_prefill_size takes (mixing them into decode steps, --enable-mixed-chunk, is off by
 # default), and at most max_running_requests at once: min(the KV pool's tokens // 2, its
-# request pool), the pool at least 2,048 (managers/tp_worker.py, model_executor/
-# model_runner.py, release 0.5.5.post1); the whole contexts the KV cache holds bind first
-# wherever a context is longer than 2 tokens, so 2,048 is its default here.
+# request pool), the pool 2,048, or up to 4,096 where the KV pool holds more than four of the
+# model's longest contexts, which a serve block does not state (managers/tp_worker.py,
+# model_executor/model_runner.py, release 0.5.5.post1); the whole contexts the KV cache holds
+# bind before the tokens // 2 wherever a context is longer than 2 tokens, so the pool's 2,048
+# is its default here.
 SGLANG_MAX_RUNNING_REQUESTS = 2048
 
 # The 80% interval a serving speed carries, measured / predicted, set as the training one is
