@@ -86,11 +86,6 @@ def test_the_profile_is_what_its_two_batch1_rows_solve(monkeypatch: pytest.Monke
     assert layer_s == pytest.approx(SGLANG.layer_overhead_s, abs=0.1e-6)
 
 
-@pytest.mark.parametrize(("changes", "measured_s"), SGLANG_FIT_ROWS)
-def test_the_shipped_profile_gives_its_rows(changes: dict[str, object], measured_s: float) -> None:
-    assert _tpot_s(changes) == pytest.approx(measured_s, rel=0.002)
-
-
 @pytest.mark.parametrize(
     ("gpu", "count", "chunk", "fraction"),
     [
