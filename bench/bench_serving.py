@@ -664,6 +664,73 @@ def gpustack_section(predictions: list[tuple[GpustackRow, ServingEstimate]]) -> 
     return lines
 
 
+# SGLang's own cookbook (github.com/sgl-project/sgl-cookbook), read 2026-12-07 after the SGLang
+# profile was set: the low-concurrency runs of mixtures of experts on eight B200 at `--tp 8`
+# (`python -m sglang.launch_server --model-path <model> --tp 8`, SGLang 0.5.6 / 0.5.6.post1;
+# `sglang.bench_serving` on its random dataset, 10 prompts one at a time, so each request's
+# lengths vary: the run's mean, total tokens / 10), median TPOT in ms. Its Llama 3.1 70B runs
+# on "8x NVIDIA A100" (Llama3.1.md @1e3601bc, 18.63 and 18.81 ms at batch 1) are not
+# predicted: the page names neither the cards' memory (40 or 80 GB, 1.6 and 2.0 TB/s) nor
+# their link (SXM or PCIe).
+SGLANG_COOKBOOK = (
+    "https://github.com/sgl-project/sgl-cookbook/blob/{commit}/docs/autoregressive/{page}"
+)
+SGLANG_QWEN3 = SGLANG_COOKBOOK.format(commit="8e3bdb7e3f5ff87bd4cd7f65014e0e32634df894",
+                                      page="Qwen/Qwen3.md")  # fmt: skip
+SGLANG_DSR1 = SGLANG_COOKBOOK.format(commit="268193ccf59631fe01880790f184bee7c35eee95",
+                                     page="DeepSeek/DeepSeek-R1.md")  # fmt: skip
+SGLANG_COOKBOOK_MOE: list[tuple[str, str, WeightFormat, int, int, float, str]] = [
+    ("Qwen3-235B-A22B bf16", "qwen3-235b-a22b-serve", WeightFormat.BF16, 610, 421, 10.12,
+     SGLANG_QWEN3),
+    ("Qwen3-235B-A22B bf16", "qwen3-235b-a22b-serve", WeightFormat.BF16, 610, 4445, 10.24,
+     SGLANG_QWEN3),
+    ("Qwen3-235B-A22B bf16", "qwen3-235b-a22b-serve", WeightFormat.BF16, 4194, 421, 10.33,
+     SGLANG_QWEN3),
+    ("DeepSeek-R1-0528 fp8", "deepseek-v3-serve", WeightFormat.FP8, 610, 421, 9.15, SGLANG_DSR1),
+    ("DeepSeek-R1-0528 fp8", "deepseek-v3-serve", WeightFormat.FP8, 610, 4445, 9.20, SGLANG_DSR1),
+    ("DeepSeek-R1-0528 fp8", "deepseek-v3-serve", WeightFormat.FP8, 4194, 421, 9.27, SGLANG_DSR1),
+]  # fmt: skip
+
+
+def sglang_cookbook_rows() -> list[tuple[str, float, float, str]]:
+    """(label, measured tokens/s a user, predicted, source link) of SGLANG_COOKBOOK_MOE: one
+    request at a time on 8x B200, tensor parallel 8."""
+    rows = []
+    for label, workload, quantization, isl, osl, tpot_ms, url in SGLANG_COOKBOOK_MOE:
+        est = zoo_estimate(workload, "B200 SXM 180GB", 8, engine=Engine.SGLANG,
+                           quantization=quantization, prompt_tokens=isl, output_tokens=osl,
+                           tensor_parallel=8)  # fmt: skip
+        rows.append((f"{label}, 8x B200 TP8, {isl}/{osl}, batch 1", 1000 / tpot_ms,
+                     est.batch1_tokens_per_s, url))  # fmt: skip
+    return rows
+
+
+def sglang_cookbook_section() -> list[str]:
+    rows = sglang_cookbook_rows()
+    errors = [predicted / measured - 1.0 for _, measured, predicted, _ in rows]
+    absolute = [abs(e) for e in errors]
+    summary = (f"median |error| {_quantile(absolute, 0.5):.0%}, largest "
+               f"{max(absolute):.0%} over {len(rows)} rows")  # fmt: skip
+    print(f"SGLang cookbook MoE: {summary}", flush=True)
+    lines = [
+        "",
+        "SGLang's cookbook, mixtures of experts on 8x B200 (`--tp 8`), one request at a time: "
+        + provenance.status(["sglang_cookbook_moe"])
+        + " Tokens/s of one user (1 / median TPOT, `sglang.bench_serving` random dataset, "
+        "10 prompts at the run's mean lengths); mixtures of experts carry no interval. Its "
+        "Llama 3.1 70B rows on '8x NVIDIA A100' are not predicted: the page names neither the "
+        f"cards' memory nor their link. {summary[0].upper()}{summary[1:]}.",
+        "",
+        "| point | predicted | measured | error | source |",
+        "|---|---|---|---|---|",
+    ]
+    for (label, measured, predicted, url), err in zip(rows, errors, strict=True):
+        page = url.split("/docs/autoregressive/")[1]
+        lines.append(f"| {label} | {predicted:.1f} | {measured:.1f} | {err:+.1%} | "
+                     f"[sgl-cookbook {page}]({url}) |")  # fmt: skip
+    return lines
+
+
 PROMPT_POINTS = [
     ("4090, Llama 3 8B Q4_K_M", "llama-3.1-8b-serve", "RTX 4090", 1, WeightFormat.INT4, 6898.71),
     ("4090, Llama 3 8B F16", "llama-3.1-8b-serve", "RTX 4090", 1, WeightFormat.BF16, 9056.26),
@@ -819,6 +886,7 @@ def main() -> None:
         *ttft_lines(ttft),
     ]
     lines += gpustack_section(gpustack_predictions())
+    lines += sglang_cookbook_section()
     lines += [
         "",
         "Prompt processing (prefill) of a local runner, prompt tokens/s:",

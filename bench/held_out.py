@@ -353,6 +353,9 @@ def serving() -> list[Pair]:
             pairs.append(Pair(source, f"{label}, concurrency {users}",
                               1e3 / measured_ms, 1.0 / est.tpot_s))  # fmt: skip
     # GPUStack's vLLM baselines: output tokens/s over each `vllm bench serve` run.
+    for label, measured, predicted, _ in sv.sglang_cookbook_rows():
+        pairs.append(Pair("sglang_cookbook_moe", label, measured, predicted, gpus=8,
+                          gpu="B200 SXM 180GB"))  # fmt: skip
     for row, est in sv.gpustack_predictions():
         pairs.append(Pair(row.source, row.label, row.measured, est.tokens_per_s_total,
                           gpus=row.gpus, gpu=catalog_name(row.gpu)))  # fmt: skip
@@ -362,7 +365,7 @@ def serving() -> list[Pair]:
 # Serving sources of mixture-of-experts models, whose estimates carry no interval
 # (serving.MOE_NOTE): they set no interval, and bench_accuracy judges the serving kind also
 # without them and on them alone.
-MOE_SOURCES = ("trtllm_moe", "gpustack_vllm_moe", "gpustack_vllm_moe_seen")
+MOE_SOURCES = ("trtllm_moe", "gpustack_vllm_moe", "gpustack_vllm_moe_seen", "sglang_cookbook_moe")
 
 
 def serving_calibration_sources() -> tuple[str, ...]:
