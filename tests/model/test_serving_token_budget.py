@@ -97,3 +97,12 @@ def test_the_budget_changes_the_estimate_a_user_sees() -> None:
     assert wide.max_users_fit < base.max_users_fit
     assert wide.users == base.users == 1000
     assert wide.prefill_s < base.prefill_s
+
+
+def test_vllm_keeps_one_budget_of_prefill_activations_when_the_budget_is_set() -> None:
+    """vLLM's profiling run is a forward of max_num_batched_tokens tokens: with the budget set
+    to 8,192 its reserve is 8,192 tokens x 4,096 wide x 2 bytes x 16 live copies = 1 GiB for
+    Llama 3.1 8B, four times the default 2,048-token chunk's 256 MiB."""
+    spec = _spec(engine=Engine.VLLM)
+    assert mem.activation_bytes(spec, 1) == 2048 * 4096 * 2 * 16
+    assert mem.activation_bytes(replace(spec, max_num_tokens=8192), 1) == 2**30

@@ -258,11 +258,13 @@ def activation_bytes(spec: ServeSpec, gpus: int) -> float:
     on TensorRT-LLM its profiling pass's peak (TRTLLM_ACTIVATION_COEFFICIENTS at the attention
     tensor-parallel degree, NCCL's buffers on more than one card, its CUDA and cuBLAS state);
     on SGLang nothing beyond its reserve (sglang_mem_fraction_static holds it); elsewhere one
-    chunk of prefill tokens in flight."""
+    chunk of prefill tokens in flight: the workload's `serve.max_num_tokens` on vLLM, else
+    PREFILL_CHUNK_TOKENS."""
     if spec.engine is Engine.SGLANG:
         return 0.0
     if spec.engine is not Engine.BATCHED:
-        return PREFILL_CHUNK_TOKENS[spec.engine] * spec.hidden_size * 2.0 * ACTIVATION_COPIES
+        chunk = spec.max_num_tokens or PREFILL_CHUNK_TOKENS[spec.engine]
+        return chunk * spec.hidden_size * 2.0 * ACTIVATION_COPIES
     degree = 1 if spec.attention_data_parallel else min(gpus, 8)
     key = max(k for k in TRTLLM_NCCL_BYTES if k <= degree)
     coefficient = TRTLLM_ACTIVATION_COEFFICIENTS[spec.is_moe][key]
