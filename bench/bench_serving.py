@@ -404,11 +404,6 @@ VLLM_L4 = (
     "[wmx.dev serving benchmarks](https://ai.wmx.dev/benchmarks), vLLM 0.23.0, L4 on a "
     "4-vCPU g2-standard-4, Qwen2.5-0.5B-Instruct BF16, 256/128, `vllm bench serve`"
 )
-# Qwen2.5-0.5B's config.json: 24 layers, hidden 896, 14 query and 2 key/value heads of 64,
-# a 151,936-token vocabulary, tied embeddings; 494 M parameters.
-QWEN25_05B = {"total_params": 0.494e9, "active_params": 0.494e9, "layers": 24,
-              "hidden_size": 896, "heads": 14, "kv_heads": 2, "head_dim": 64,
-              "vocab_size": 151936, "tied_embeddings": True}  # fmt: skip
 VLLM_HELD_OUT = [
     ("RTX A6000, Qwen2.5-7B bf16", "NVIDIA RTX A6000", {**QWEN25_7B, "shared_prefix_tokens": 39},
      39, 52, WeightFormat.BF16,
@@ -488,6 +483,33 @@ def ttft_rows() -> list[tuple[str, int, float, float, float]]:
             est = vllm_estimate(gpu, structure, isl, osl, quantization, users)
             rows.append((label, users, measured_ms, est.ttft_s * 1e3,
                          est.ttft_all_at_once_s * 1e3))  # fmt: skip
+    return rows
+
+
+# The same AccelMark runs' time to first token (TTFT p50 of its one-at-a-time requests), read
+# after the SGLang profile was set on their TPOT: a lone prompt's pass at the suites' median
+# prompt (280 tokens of Llama 3 8B, 28,650 of Llama 3.1 8B, 95 of Qwen2.5-0.5B), with the
+# serving stack's time a request (serving.REQUEST_OVERHEAD_S, set on vLLM's rows). No
+# constant was chosen on them.
+SGLANG_TTFT_POINTS: list[tuple[str, dict[str, Any], float, str]] = [
+    ("Llama 3 8B bf16, 280-token prompts", {"prompt_tokens": 280, "output_tokens": 310},
+     32.52, SGLANG_ACCELMARK.format(issue=37, suite="A")),
+    ("Llama 3.1 8B bf16, 28,650-token prompts", {"prompt_tokens": 28650, "output_tokens": 256},
+     2987.93, SGLANG_ACCELMARK.format(issue=41, suite="D")),
+    ("Qwen2.5-0.5B bf16, 95-token prompts", {**QWEN25_05B, "prompt_tokens": 95,
+     "output_tokens": 150}, 16.46, SGLANG_ACCELMARK.format(issue=43, suite="F")),
+]  # fmt: skip
+
+
+def sglang_ttft_rows() -> list[tuple[str, float, float, str]]:
+    """SGLANG_TTFT_POINTS predicted: (label, measured ms, predicted ms, source), one user on
+    one A100 SXM4 40GB."""
+    rows = []
+    for label, changes, measured_ms, source in SGLANG_TTFT_POINTS:
+        est = zoo_estimate("llama-3.1-8b-serve", "A100 SXM4 40GB", 1, engine=Engine.SGLANG,
+                           **changes)  # fmt: skip
+        rows.append((f"SGLang, A100 40GB, {label}, one user", measured_ms, est.ttft_s * 1e3,
+                     source.replace("TPOT p50", "TTFT p50")))  # fmt: skip
     return rows
 
 
@@ -885,6 +907,17 @@ def main() -> None:
         "|---|---|---|---|---|---|---|",
         *ttft_lines(ttft),
     ]
+    sglang_ttft = sglang_ttft_rows()
+    lines += [
+        "",
+        "Time to first token (ms, p50) on SGLang, one user: "
+        + provenance.status(["sglang_ttft"]),
+        "",
+        "| point | predicted | measured | error | source |",
+        "|---|---|---|---|---|",
+        *(f"| {label} | {predicted:.1f} | {measured:g} | {predicted / measured - 1:+.1%} | "
+          f"{source} |" for label, measured, predicted, source in sglang_ttft),
+    ]  # fmt: skip
     lines += gpustack_section(gpustack_predictions())
     lines += sglang_cookbook_section()
     lines += [

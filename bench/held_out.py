@@ -440,14 +440,20 @@ def arrivals() -> list[Pair]:
 
 
 def ttft() -> list[Pair]:
-    """vLLM's time to first token at each client concurrency (bench_serving.TTFT_POINTS), in
-    seconds: a latency's error is its time's, predicted / measured - 1."""
+    """vLLM's time to first token at each client concurrency (bench_serving.TTFT_POINTS) and
+    SGLang's for one user (SGLANG_TTFT_POINTS), in seconds: a latency's error is its time's,
+    predicted / measured - 1."""
     import bench_serving as sv
 
-    return [
+    vllm = [
         Pair("vllm_ttft", f"{label}, concurrency {users}", measured_ms / 1e3, predicted_ms / 1e3)
         for label, users, measured_ms, predicted_ms, _ in sv.ttft_rows()
     ]
+    sglang = [
+        Pair("sglang_ttft", label, measured_ms / 1e3, predicted_ms / 1e3)
+        for label, measured_ms, predicted_ms, _ in sv.sglang_ttft_rows()
+    ]
+    return vllm + sglang
 
 
 def mlperf_offline() -> list[Pair]:
