@@ -954,14 +954,12 @@ def queue_note(
     cap = max_running(spec, c)
     why = "the whole contexts its KV cache holds"
     if cap is not None and cap < fit:
+        defaults = {Engine.VLLM: "vLLM's default max_num_seqs",
+                    Engine.SGLANG: "SGLang's default max_running_requests"}  # fmt: skip
         why = (
             "serve.max_batch"
             if spec.max_batch
-            else "vLLM's default max_num_seqs"
-            if spec.engine is Engine.VLLM
-            else "SGLang's default max_running_requests"
-            if spec.engine is Engine.SGLANG
-            else "TensorRT-LLM's default max_batch_size"
+            else defaults.get(spec.engine, "TensorRT-LLM's default max_batch_size")
         )
     engine = (
         spec.engine.display_name if spec.engine in (Engine.VLLM, Engine.SGLANG) else "the engine"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from dlrig.units import BITS_PER_BYTE, gib_to_bytes
+from dlrig.units import BITS_PER_BYTE, MIB, gib_to_bytes
 from dlrig.workloads.serving import Engine, KVPrecision, ServeSpec, WeightFormat
 
 # Bits per weight of the transformer layers as each engine stores them. Batched servers run
@@ -92,7 +92,6 @@ SGLANG_CHUNK_MIB_PER_TOKEN = 1.5
 SGLANG_GRAPH_MIB_PER_BATCH = 2.0
 SGLANG_LARGE_CARD_MIB = 60 * 1024
 SGLANG_LARGE_CARD_RESERVE_MIB = 10 * 1024
-MIB = 2**20
 # TensorRT-LLM sizes its KV cache from the memory a profiling pass of max_num_tokens tokens
 # leaves free (KvCacheCreator, tensorrt_llm/_torch/pyexecutor/_util.py). NVIDIA's own planner
 # models that pass's peak beyond the weights as 2 x max_num_tokens x the attention width (heads

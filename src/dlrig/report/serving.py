@@ -249,7 +249,9 @@ def users_line(s: ServingEstimate) -> str:
     if s.fits and s.users_waiting:
         # Past the cache, or, with room for all, the engine's cap on running requests
         # (serving.max_running).
-        knob = "vLLM's max_num_seqs" if s.engine == "vllm" else "the engine's max_batch_size"
+        knob = {"vllm": "vLLM's max_num_seqs", "sglang": "SGLang's max_running_requests"}.get(
+            s.engine, "the engine's max_batch_size"
+        )
         capped = f" ({knob})" if s.max_users_fit >= s.users else ""
         line += (
             f"; {s.users - s.users_waiting} run at once{capped}, {s.users_waiting} wait for a slot"

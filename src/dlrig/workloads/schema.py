@@ -415,17 +415,17 @@ class ServeBlock(_Strict):
                 "'attention_data_parallel' needs 'tensor_parallel' of 2 or more: the GPUs that "
                 "run attention apart and split the experts"
             )
-        if self.max_batch is not None and self.engine is Engine.LOCAL:
-            raise ValueError(
-                "'max_batch' is a batched engine's limit (engine 'batched', 'vllm' or 'sglang'): a "
-                "local "
-                "runner serves every user in one batch"
-            )
-        if self.max_num_tokens is not None and self.engine is Engine.LOCAL:
-            raise ValueError(
-                "'max_num_tokens' is a batched engine's token budget (engine 'batched', 'vllm' "
-                "or 'sglang'): a local runner computes each prompt alone"
-            )
+        batched = [f"'{e.value}'" for e in Engine if e.is_batched]
+        engines = f"{', '.join(batched[:-1])} or {batched[-1]}"
+        for field, what, why in (
+            ("max_batch", "limit", "serves every user in one batch"),
+            ("max_num_tokens", "token budget", "computes each prompt alone"),
+        ):
+            if getattr(self, field) is not None and self.engine is Engine.LOCAL:
+                raise ValueError(
+                    f"'{field}' is a batched engine's {what} (engine {engines}): a local runner "
+                    f"{why}"
+                )
         if self.expert_layers is not None and self.expert_layers > self.layers:
             raise ValueError(
                 f"'expert_layers' ({self.expert_layers}) is at most 'layers' ({self.layers})"
