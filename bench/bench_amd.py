@@ -14,11 +14,13 @@ on one OCI BM.GPU.MI300X.8, vLLM benchmark_latency.py at 128/128, batches 1-256.
 
 Each row is predicted with the shipped serving model as bench_serving.py predicts its rows:
 the `vllm` engine, tensor parallel over the eight cards, the row's weight and KV formats. A
-throughput row runs all users that fit the KV cache (the prompts exceed what fits), as
-bench_serving.max_throughput; a latency row (benchmark_latency.py: one static batch, every
-prompt prefilled, then every output token decoded) is the batch's output tokens over its time,
-which is dlrig's total output tokens/s at that many users (serving.total_tokens_per_s: the
-prefills of the batch plus output_tokens decode steps). Writes bench/results/amd.md.
+throughput row's prompts, all sent at once, run as that batch runs (since 2026-12-07, as
+bench_serving.max_throughput's): in waves of the users the engine runs at once, the last with
+the rest (serving_batch.batch_run); a latency row (benchmark_latency.py: one
+static batch, every prompt prefilled, then every output token decoded) is the batch's output
+tokens over its time, which is dlrig's total output tokens/s at that many users
+(serving.total_tokens_per_s: the prefills of the batch plus output_tokens decode steps).
+Writes bench/results/amd.md.
 
 The figures are AMD's and Oracle's published measurements, recorded as facts with their page,
 date and software (the pages' terms reserve their text; none of it is copied). A throughput
@@ -139,6 +141,9 @@ def predict(row: Row) -> Prediction:
     if row.metric == "output_tokens_per_s":
         first = sv.zoo_estimate(workload, row.gpu, row.gpus, **changes)
         changes["users"] = max(1, min(row.max_num_seqs, first.max_users_fit))
+        est = sv.zoo_estimate(workload, row.gpu, row.gpus, **changes)
+        run = sv.zoo_batch_run(workload, row.gpu, row.gpus, row.batch, **changes)
+        return Prediction(row, run, est.users, est)
     est = sv.zoo_estimate(workload, row.gpu, row.gpus, **changes)
     return Prediction(row, est.tokens_per_s_total, est.users, est)
 
@@ -242,8 +247,10 @@ def main() -> None:
         "",
         f"{len(preds)} rows from `bench/data/amd_vllm.csv`, each predicted with the shipped "
         "serving model: engine `vllm`, tensor parallel over the 8 cards, the row's weight and KV "
-        "formats and lengths; a throughput row with all users that fit the KV cache, a latency "
-        "row (one static batch) as the batch's output tokens over its time. No row is left out.",
+        "formats and lengths; a throughput row's prompts sent at once and run as that batch "
+        "runs, in waves of the users the engine runs at once (serving_batch.batch_run), a "
+        "latency row (one static batch) as the batch's output tokens over its time. No row is "
+        "left out.",
         "",
         law_note(),
         "",

@@ -30,6 +30,7 @@ from dlrig.catalog import load_catalog
 from dlrig.catalog.schema import GPU
 from dlrig.machine import resolve_build
 from dlrig.model.serving import ServingEstimate, serving_estimate
+from dlrig.model.serving_batch import batch_run
 from dlrig.workloads import load_workload
 from dlrig.workloads.serving import Engine, KVPrecision, WeightFormat
 
@@ -96,6 +97,13 @@ TRTLLM_BENCH_MAX_TOKENS = 32768
 TRTLLM_BENCH_KV_FRACTION = 0.95
 TRTLLM_BENCH_WEIGHT_BYTES = {WeightFormat.FP8: 1.0, WeightFormat.NVFP4: 0.5}
 FP8_SERVE = {"quantization": WeightFormat.FP8, "kv_precision": KVPrecision.FP8}
+# Each perf-overview row times a fixed dataset of requests of one length, all queued at once
+# (perf-overview @00f37686, 'Preparing a Dataset': $num_requests by ISL/OSL); predicted as that
+# batch runs (serving_batch.batch_run: waves of the requests the build runs at
+# once, the last with the rest), not as an endless queue.
+PERF_OVERVIEW_REQUESTS = {"128/128": 30000, "128/2048": 3000, "128/4096": 1500, "500/2000": 3000,
+                          "1000/1000": 3000, "1000/2000": 1500, "2048/128": 3000,
+                          "2048/2048": 1500, "5000/500": 1500, "20000/2000": 1000}  # fmt: skip
 
 
 def _round_up(value: float, step: int) -> int:
@@ -178,7 +186,7 @@ POINTS = [
           {"engine": Engine.SGLANG, "prompt_tokens": 28650, "output_tokens": 256}, 1000 / 15.65,
           0.20, SGLANG_ACCELMARK.format(issue=41, suite="D")),
     *[
-        Point(f"8x H100, Llama 3.1 405B fp8, {isl}/{osl}, all users that fit",
+        Point(f"8x H100, Llama 3.1 405B fp8, {isl}/{osl}, its dataset sent at once",
               "llama-3.1-405b-serve", "H100 SXM5 80GB", 8,
               {**FP8_SERVE, "prompt_tokens": isl, "output_tokens": osl}, measured, 0.25,
               TRTLLM, full_concurrency=True)
@@ -203,9 +211,10 @@ def predict(p: Point) -> tuple[float, ServingEstimate]:
     est = serving_estimate(build, spec, w.name)
     assert est is not None
     if p.full_concurrency:
+        requests = PERF_OVERVIEW_REQUESTS[f"{spec.prompt_tokens}/{spec.output_tokens}"]
         est = serving_estimate(build, replace(spec, users=max(est.max_users_fit, 1)), w.name)
         assert est is not None
-        return est.tokens_per_s_total, est
+        return batch_run(build, spec, requests, w.name).tokens_per_s_total, est
     return est.batch1_tokens_per_s, est
 
 
@@ -306,19 +315,26 @@ def zoo_estimate(workload: str, gpu: str, count: int, **changes: Any) -> Serving
     return est
 
 
+def zoo_batch_run(workload: str, gpu: str, count: int, requests: int, **changes: Any) -> float:
+    """Output tokens/s of `requests` requests of a zoo workload sent at once on `count` GPUs
+    of the catalog's `gpu` (serving_batch.batch_run)."""
+    build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", load_catalog(None))
+    w = load_workload(workload)
+    assert w.serve is not None
+    return batch_run(build, replace(w.serve, **changes), requests, w.name).tokens_per_s_total
+
+
 def max_throughput(
     workload: str, gpu: str, count: int, lengths: str, formats: dict[str, Any] | None = None
 ) -> float:
     """Total output tokens/s of the published layout (one copy over all `count` GPUs: TP1,
-    TP2) with all users that fit, at `lengths` ("ISL/OSL"), in `formats` (fp8 weights and KV
-    cache unless given)."""
+    TP2) running the row's dataset (PERF_OVERVIEW_REQUESTS) at `lengths` ("ISL/OSL"), in
+    `formats` (fp8 weights and KV cache unless given)."""
     isl, osl = (int(x) for x in lengths.split("/"))
     changes = {**(formats or FP8_SERVE), "prompt_tokens": isl, "output_tokens": osl,
                "tensor_parallel": count}  # fmt: skip
     changes.update(trtllm_bench_settings(workload, gpu, count, changes))
-    first = zoo_estimate(workload, gpu, count, **changes)
-    users = max(first.max_users_fit, 1)
-    return zoo_estimate(workload, gpu, count, **changes, users=users).tokens_per_s_total
+    return zoo_batch_run(workload, gpu, count, PERF_OVERVIEW_REQUESTS[lengths], **changes)
 
 
 def held_out_rows() -> list[str]:
@@ -542,12 +558,13 @@ def ttft_lines(rows: list[tuple[str, int, float, float, float]]) -> list[str]:
 # (BF16, DeepSeek-R1's native FP8), users = the prompts sent at once (or the concurrency), and
 # the run's own mean lengths (its total input and generated tokens over its requests: the
 # model may stop an answer early, 77-92 of 100 tokens on the 32K rows). The figure compared is
-# output tokens/s over the whole run ("Output token throughput"): dlrig's tokens_per_s_total,
-# output tokens/s in a steady state. At the run's mean lengths its total tokens/s ("Total Token
-# throughput", prompt + output) is the same ratio, so either gives the same error. A run of N
-# requests sent at once also has a start (every prompt queued, none answered) and a drain (the
-# last requests decoding in a shrinking batch) that a steady state does not; nothing corrects
-# for them. The chat template's few added tokens a prompt are not counted.
+# output tokens/s over the whole run ("Output token throughput"): a run of N requests sent at
+# once as that batch runs (serving_batch.batch_run: waves of the requests the
+# engine runs at once, the last with the rest; since 2026-12-07, as every bench's batch of
+# requests sent at once), a closed loop at its concurrency's steady rate. At the run's mean
+# lengths its total tokens/s ("Total Token throughput", prompt + output) is the same ratio, so
+# either gives the same error. The answers the model stops early make a wave end raggedly; that
+# is not modelled. The chat template's few added tokens a prompt are not counted.
 # The pages' optimized runs on TensorRT-LLM (the batched engine; source gpustack_trtllm) were
 # read after the vLLM rows on the H100 came out 57-126% fast where the A100's came within 15%:
 # the same machines' TensorRT-LLM runs split the same way (A100 -19% to +6%, H100 +109% to
@@ -640,8 +657,25 @@ def gpustack_estimate(row: GpustackRow) -> ServingEstimate:
                         users=row.users, tensor_parallel=row.gpus)  # fmt: skip
 
 
-def gpustack_predictions() -> list[tuple[GpustackRow, ServingEstimate]]:
-    return [(row, gpustack_estimate(row)) for row in read_gpustack()]
+def gpustack_tokens_per_s(row: GpustackRow, est: ServingEstimate) -> float:
+    """dlrig's output tokens/s over the row's run: its requests sent at once run as that batch
+    (serving_batch.batch_run), a closed loop at its concurrency's steady rate."""
+    if row.max_concurrency is not None:
+        return est.tokens_per_s_total
+    return zoo_batch_run(GPUSTACK_WORKLOADS[row.model], row.gpu, row.gpus, row.num_prompts,
+                         engine=row.engine, quantization=row.quantization,
+                         kv_precision=row.kv_precision, prompt_tokens=row.prompt_tokens,
+                         output_tokens=row.output_tokens, tensor_parallel=row.gpus)  # fmt: skip
+
+
+def gpustack_predictions() -> list[tuple[GpustackRow, ServingEstimate, float]]:
+    """Each GPUStack row, its estimate at the requests in flight and dlrig's output tokens/s
+    over its run (gpustack_tokens_per_s)."""
+    rows = []
+    for row in read_gpustack():
+        est = gpustack_estimate(row)
+        rows.append((row, est, gpustack_tokens_per_s(row, est)))
+    return rows
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -649,13 +683,13 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def gpustack_section(predictions: list[tuple[GpustackRow, ServingEstimate]]) -> list[str]:
+def gpustack_section(predictions: list[tuple[GpustackRow, ServingEstimate, float]]) -> list[str]:
     """The GPUStack rows' result section: per-row errors of output tokens/s, and each
     source's median and p90 |error| and signed median."""
     lines = []
     for source, what in GPUSTACK_SOURCES.items():
-        mine = [(r, e) for r, e in predictions if r.source == source]
-        errors = [e.tokens_per_s_total / r.measured - 1.0 for r, e in mine]
+        mine = [(r, e, t) for r, e, t in predictions if r.source == source]
+        errors = [t / r.measured - 1.0 for r, _, t in mine]
         absolute = [abs(x) for x in errors]
         summary = (f"{what}: median |error| {_quantile(absolute, 0.5):.0%}, p90 "
                    f"{_quantile(absolute, 0.9):.0%}, signed median "
@@ -667,19 +701,20 @@ def gpustack_section(predictions: list[tuple[GpustackRow, ServingEstimate]]) -> 
             + provenance.status([source])
             + " Output tokens/s over each `vllm bench serve` "
             "run (every prompt sent at once, or the ShareGPT rows' closed loop), predicted at "
-            "the run's mean lengths with users = the requests in flight; the run's start and "
-            f"drain are not modelled. {summary[0].upper()}{summary[1:]}. TPOT: the run's mean "
-            "against dlrig's time per output token.",
+            "the run's mean lengths: the prompts sent at once as that batch runs, in waves of "
+            "the requests the engine runs at once (serving_batch.batch_run; "
+            "`running` is one wave's), a closed loop at its concurrency. "
+            f"{summary[0].upper()}{summary[1:]}. TPOT: the run's mean against dlrig's time per "
+            "output token at the requests in flight.",
             "",
             "| point | predicted | measured | error | TPOT predicted (ms) | TPOT measured | "
             "running | binds | source |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
-        for (r, e), err in zip(mine, errors, strict=True):
-            print(f"{r.label}: {e.tokens_per_s_total:.1f} vs {r.measured:g} ({err:+.1%})",
-                  flush=True)  # fmt: skip
+        for (r, e, t), err in zip(mine, errors, strict=True):
+            print(f"{r.label}: {t:.1f} vs {r.measured:g} ({err:+.1%})", flush=True)
             lines.append(
-                f"| {r.label} | {e.tokens_per_s_total:,.1f} | {r.measured:,.2f} | {err:+.1%} | "
+                f"| {r.label} | {t:,.1f} | {r.measured:,.2f} | {err:+.1%} | "
                 f"{e.tpot_s * 1e3:.1f} | {r.mean_tpot_ms:g} | {e.running_per_copy} | "
                 f"{e.binding.value} | [{r.url.split('/docs/performance-lab/')[1]}]({r.url}) |"
             )
@@ -847,12 +882,22 @@ def main() -> None:
     lines += [
         "",
         provenance.status(["trtllm_other"]) + " TensorRT-LLM perf-overview, "
-        "same commit, fp8 weights and KV cache, all users that fit; error of total output "
+        "same commit, fp8 weights and KV cache; each row's dataset (the perf-overview's "
+        "$num_requests for its lengths) sent at once and run as that batch runs, in waves of "
+        "the requests the KV cache holds (serving_batch.batch_run); error of total output "
         "tokens/s per ISL/OSL. `held`: a test keeps every row within 25%.",
         "",
         "| model, GPUs | " + " | ".join(ISL_OSL) + " | worst | held |",
         "|---|" + "---|" * (len(ISL_OSL) + 2),
         *held_out_rows(),
+    ]
+    lines += [
+        "",
+        "Every perf-overview row here is predicted as its run ran: the row's dataset, "
+        + ", ".join(f"{n:,} requests at {lo}" for lo, n in PERF_OVERVIEW_REQUESTS.items())
+        + " (perf-overview @00f37686, 'Preparing a Dataset'), sent at once and run in waves of "
+        "the requests the build runs at once, the last wave with the rest "
+        "(serving_batch.batch_run), not as an endless queue at the build's capacity.",
     ]
     lines += perf_overview_section(
         "trtllm_more",

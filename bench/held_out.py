@@ -356,8 +356,8 @@ def serving() -> list[Pair]:
     for label, measured, predicted, _ in sv.sglang_cookbook_rows():
         pairs.append(Pair("sglang_cookbook_moe", label, measured, predicted, gpus=8,
                           gpu="B200 SXM 180GB"))  # fmt: skip
-    for row, est in sv.gpustack_predictions():
-        pairs.append(Pair(row.source, row.label, row.measured, est.tokens_per_s_total,
+    for row, _, predicted in sv.gpustack_predictions():
+        pairs.append(Pair(row.source, row.label, row.measured, predicted,
                           gpus=row.gpus, gpu=catalog_name(row.gpu)))  # fmt: skip
     return pairs
 

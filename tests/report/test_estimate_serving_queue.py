@@ -7,51 +7,17 @@ from __future__ import annotations
 import html as html_lib
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from serving_cli import dlrig
 
 pytestmark = pytest.mark.slow
 
-# One H100 SXM5 in an HGX chassis: the catalog's 80 GiB card (units.py: its label is GiB).
-ONE_H100 = """\
-name: 1x H100 SXM5
-platform: Supermicro SYS-821GE-TNHR
-gpus:
-  - model: H100 SXM5 80GB
-    count: 1
-cpu:
-  model: Intel Xeon Platinum 8480+
-  count: 2
-memory:
-  model: 12x Samsung 64GB DDR5-4800 RDIMM
-  count: 1
-storage:
-  - model: Samsung 9100 Pro 4TB
-    count: 1
-circuit: us-208v-30a
-"""
 # The issue's question: Llama 3.1 8B for 512 users on one H100 under vLLM.
 ISSUE = ("--workload", "llama-3.1-8b-serve", "--set", "serve.users=512",
          "--set", "serve.engine=vllm")  # fmt: skip
-
-
-def dlrig(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "400"}  # one line a line: nothing wrapped
-    return subprocess.run(
-        [sys.executable, "-m", "dlrig", *args], capture_output=True, text=True, check=False, env=env
-    )
-
-
-@pytest.fixture
-def h100(tmp_path: Path) -> Path:
-    path = tmp_path / "h100.yaml"
-    path.write_text(ONE_H100)
-    return path
 
 
 def test_issue_vllm_past_its_kv_cache_runs_with_the_queue_named(h100: Path) -> None:

@@ -65,6 +65,7 @@ from dlrig.model.serving import (
     serving_estimate,
     serving_ratio_band,
 )
+from dlrig.model.serving_batch import batch_run
 from dlrig.model.serving_load import serving_load
 from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
@@ -907,6 +908,9 @@ def _served_estimate(
     layout = served.served_layout(build, spec, cal)
     if arrivals:
         serving = replace(serving, load=serving_load(build, spec, serving, cal))
+    if spec.requests is not None and serving.fits:
+        run_batch = batch_run(build, spec, spec.requests, serving.model, cal)
+        serving = replace(serving, batch=run_batch)
     card = next(g for g in build.gpus if g.gpu.name == serving.gpu)
     step = served.served_step(serving)
     precision = compute_precision(spec)
@@ -916,7 +920,12 @@ def _served_estimate(
     power = _power(build, cal, assumed)
     rate = serving.tokens_per_s_total
     band = serving_ratio_band(spec)
-    run = _run(build, workload, spec.users, rate, power, prices, assumed)
+    run_workload, run_rate = workload, rate
+    if serving.batch is not None:  # the run is the batch: its output tokens at its own rate
+        batch = serving.batch
+        run_workload = replace(workload, tokens=float(batch.requests * spec.output_tokens))
+        run_rate = batch.tokens_per_s_total
+    run = _run(build, run_workload, spec.users, run_rate, power, prices, assumed)
     gen, lanes = pcie_link(build, card, [])
     return Estimate(
         build=build.name,
@@ -948,7 +957,7 @@ def _served_estimate(
         throughput_ratio_high=band[1],
         serving=serving,
         kwh_per_million_tokens=wall_energy_kwh(
-            power.average_w, run_time_h(TOKENS_PER_MILLION, rate), power.psu_efficiency
+            power.average_w, run_time_h(TOKENS_PER_MILLION, run_rate), power.psu_efficiency
         ),
     )
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from dlrig.model.arrivals import Load
     from dlrig.model.result import Estimate
     from dlrig.model.serving import ServingEstimate
+    from dlrig.model.serving_batch import BatchRun
     from dlrig.model.serving_load import ServingLoad
     from dlrig.plan.evaluate import Outcome
 
@@ -81,7 +82,57 @@ def serving_dict(est: Estimate, s: ServingEstimate) -> dict[str, Any]:
         },
         "notes": list(s.notes),
         "load": None if s.load is None or not runs else load_dict(s.load, s.output_tokens),
+        "batch": None if s.batch is None or not runs else batch_dict(est, s.batch),
     }
+
+
+def batch_dict(est: Estimate, b: BatchRun) -> dict[str, Any]:
+    """`serving.batch`: `serve.requests` sent at once, run in waves of the requests the build
+    runs at once (dlrig.model.serving_batch), with the run time's interval where the estimate
+    has one (null ends where it has none)."""
+    low, high = _run_s_interval(est, b)
+    return {
+        "requests": b.requests,
+        "running_at_once": b.running_at_once,
+        "full_waves": b.full_waves,
+        "last_wave_requests": b.last_wave_requests,
+        "run_s": b.run_s,
+        "run_s_low": low,
+        "run_s_high": high,
+        "tokens_per_s_total": b.tokens_per_s_total,
+        "steady_tokens_per_s": b.steady_tokens_per_s,
+    }
+
+
+def _run_s_interval(est: Estimate, b: BatchRun) -> tuple[float | None, float | None]:
+    """The batch's run time at the serving interval's ends: shortest at the fast end."""
+    if not est.has_interval:
+        return None, None
+    return b.run_s / est.throughput_ratio_high, b.run_s / est.throughput_ratio_low
+
+
+def duration(seconds: float) -> str:
+    """A batch's run time for people: 42 s, 45 min, 12.3 h, 6.1 days."""
+    return f"{seconds:.0f} s" if seconds < 60 else hours(seconds / 3600)
+
+
+def batch_line(est: Estimate, b: BatchRun) -> str:
+    """`serve.requests` for people: the waves, the run time and the tokens/s over it."""
+    if b.requests <= b.running_at_once:
+        waves = f"all {b.requests:,} run at once"
+    else:
+        waves = f"{b.full_waves:,} wave{'s' * (b.full_waves != 1)} of {b.running_at_once:,} at once"
+        if b.last_wave_requests:
+            waves += f", then the last {b.last_wave_requests:,}"
+    low, high = _run_s_interval(est, b)
+    interval = "" if low is None or high is None else (
+        f" ({duration(low)}-{duration(high)}, 80% interval)"
+    )  # fmt: skip
+    return (
+        f"batch of {b.requests:,} requests sent at once: {waves}; {duration(b.run_s)}{interval}, "
+        f"{b.tokens_per_s_total:,.0f} output tokens/s over the run "
+        f"({b.steady_tokens_per_s:,.0f} while every slot is full)"
+    )
 
 
 def _load_figures(x: Load, output_tokens: int) -> dict[str, Any]:
@@ -322,6 +373,8 @@ def serving_renderable(est: Estimate, s: ServingEstimate) -> RenderableType:
     if est.runs and s.load is not None:
         for line in load_lines(s.load, s.output_tokens):
             lines.append(f"\n{line}")
+    if est.runs and s.batch is not None:
+        lines.append(f"\n{batch_line(est, s.batch)}")
     lines.append(f"\n{users_line(s)}")
     lines.append(f"\n{memory_line(est, s)}")
     lines.append(f"\n{power_line(est)}")

@@ -228,7 +228,8 @@ def _serving_memory(f: Facts) -> Iterator[Judgement]:
     the cards, must fit, and on a batched engine one request's whole context beside them (vLLM
     will not start otherwise), else error; the asked users' KV cache should fit at once, else
     a warning that the engine queues the users past it (a batched engine admits a request
-    only when the cache has room for it) and what that adds to their first token."""
+    only when the cache has room for it) and what that adds to their first token; a batch sent
+    at once (serve.requests) is meant to queue, its waves timed by the estimate."""
     from dlrig.model.serving import ServingLimit, serving_estimate
 
     w = f.workload
@@ -267,7 +268,7 @@ def _serving_memory(f: Facts) -> Iterator[Judgement]:
             "shorter contexts, an fp8 KV cache (--set serve.kv_precision=fp8), a smaller weight "
             "format, or more GPU memory",
         )
-    elif est.users > est.max_users_fit and est.engine != "local":
+    elif est.users > est.max_users_fit and est.engine != "local" and w.serve.requests is None:
         engine = Engine(est.engine).display_name
         yield warning(
             message + f": only {est.max_users_fit} of {est.users} users' contexts fit at once; "

@@ -482,7 +482,8 @@ def _serve_spec(block: ServeBlock, params: float) -> ServeSpec:
         kv_precision=block.kv_precision,
         prompt_tokens=block.prompt_tokens,
         output_tokens=block.output_tokens,
-        users=block.users,
+        # A batch sends every request at once: its requests are the users asking.
+        users=block.requests or block.users,
         min_tokens_per_s_per_user=block.min_tokens_per_s_per_user,
         engine=block.engine,
         tensor_parallel=block.tensor_parallel,
@@ -495,6 +496,7 @@ def _serve_spec(block: ServeBlock, params: float) -> ServeSpec:
         max_num_tokens=block.max_num_tokens,
         attention_data_parallel=block.attention_data_parallel,
         expert_layers=block.expert_layers,
+        requests=block.requests,
     )
 
 

@@ -357,6 +357,14 @@ class ServeBlock(_Strict):
         description="bound on the 99th-percentile time per output token after the first, "
         "seconds (MLPerf llama2-70b Server: 0.2): the largest arrival rate that meets it",
     )
+    requests: Annotated[int, Field(gt=0, le=10**6)] | None = Field(
+        default=None,
+        description="batched engines: an offline batch job of this many requests of these "
+        "lengths, all sent at once (an evaluation, synthetic data, a corpus to label), which "
+        "are then the users asking: the run is the batch, its time and output tokens/s with "
+        "the requests running in waves of as many as the build runs at once, the last wave "
+        "with the rest (trtllm-bench throughput, vLLM benchmark_throughput)",
+    )
     shared_prefix_tokens: Annotated[int, Field(ge=0, le=MAX_SEQ_LEN)] = Field(
         default=0,
         description="leading prompt tokens every request shares (a system prompt, a fixed "
@@ -420,12 +428,18 @@ class ServeBlock(_Strict):
         for field, what, why in (
             ("max_batch", "limit", "serves every user in one batch"),
             ("max_num_tokens", "token budget", "computes each prompt alone"),
+            ("requests", "offline batch", "serves every user in one batch"),
         ):
             if getattr(self, field) is not None and self.engine is Engine.LOCAL:
                 raise ValueError(
                     f"'{field}' is a batched engine's {what} (engine {engines}): a local runner "
                     f"{why}"
                 )
+        if self.requests is not None and self.arrival_rate is not None:
+            raise ValueError(
+                "'requests' (a batch sent at once) and 'arrival_rate' (requests arriving at "
+                "random) ask different questions: give one"
+            )
         if self.expert_layers is not None and self.expert_layers > self.layers:
             raise ValueError(
                 f"'expert_layers' ({self.expert_layers}) is at most 'layers' ({self.layers})"

@@ -110,6 +110,8 @@ class ServeSpec:
     # them (expert parallel); and the layers that hold experts (None: all).
     attention_data_parallel: bool = False
     expert_layers: int | None = None
+    # An offline batch job: this many requests sent at once (dlrig.model.serving_batch).
+    requests: int | None = None
 
     @property
     def is_moe(self) -> bool:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from dlrig.health import HealthReport
     from dlrig.machine.model import Build
     from dlrig.model import Estimate
+    from dlrig.model.serving_batch import BatchRun
     from dlrig.model.serving_load import ServingLoad
     from dlrig.plan.results import PlanResult, Scored
     from dlrig.probe.report import ProbeReport
@@ -182,6 +183,7 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
              f"asked: {s.users}"
              + (f"; {s.users_waiting} wait for a slot" if s.users_waiting else "")),
             *_load_facts(s.load),
+            *_batch_facts(s.batch),
             memory, run,
         ]  # fmt: skip
     return [
@@ -192,6 +194,24 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
         ("bottleneck", est.bottleneck.value, ", ".join(m.value for m in est.modifiers)),
         (*memory[:2], f"{memory[2]}; largest batch {m.max_batch_per_gpu}"),
         run,
+    ]  # fmt: skip
+
+
+def _batch_facts(batch: BatchRun | None) -> list[tuple[str, str, str]]:
+    """`serve.requests` sent at once: the batch's run time and its waves."""
+    from dlrig.report.serving import duration
+
+    if batch is None:
+        return []
+    waves = (
+        f"all {batch.requests:,} at once"
+        if batch.requests <= batch.running_at_once
+        else f"{batch.full_waves:,} waves of {batch.running_at_once:,}"
+        + (f", then {batch.last_wave_requests:,}" if batch.last_wave_requests else "")
+    )
+    return [
+        (f"batch of {batch.requests:,} requests", duration(batch.run_s),
+         f"{waves}; {batch.tokens_per_s_total:,.0f} tokens/s over the run"),
     ]  # fmt: skip
 
 
