@@ -920,12 +920,12 @@ def _served_estimate(
     power = _power(build, cal, assumed)
     rate = serving.tokens_per_s_total
     band = serving_ratio_band(spec)
-    run_workload, run_rate = workload, rate
+    run_workload = workload
     if serving.batch is not None:  # the run is the batch: its output tokens at its own rate
         batch = serving.batch
         run_workload = replace(workload, tokens=float(batch.requests * spec.output_tokens))
-        run_rate = batch.tokens_per_s_total
-    run = _run(build, run_workload, spec.users, run_rate, power, prices, assumed)
+        rate = batch.tokens_per_s_total
+    run = _run(build, run_workload, spec.users, rate, power, prices, assumed)
     gen, lanes = pcie_link(build, card, [])
     return Estimate(
         build=build.name,
@@ -957,7 +957,7 @@ def _served_estimate(
         throughput_ratio_high=band[1],
         serving=serving,
         kwh_per_million_tokens=wall_energy_kwh(
-            power.average_w, run_time_h(TOKENS_PER_MILLION, run_rate), power.psu_efficiency
+            power.average_w, run_time_h(TOKENS_PER_MILLION, rate), power.psu_efficiency
         ),
     )
 

@@ -174,9 +174,11 @@ def rate(x: float) -> str:
 
 
 def hours(h: float) -> str:
-    """A run time for people: 45 min, 12.3 h, 6.1 days."""
+    """A run time for people: 42 s, 45 min, 12.3 h, 6.1 days."""
     if not math.isfinite(h):
         return "never"
+    if h * 60 < 1:
+        return f"{h * 3600:.0f} s"
     if h < 1:
         return f"{h * 60:.0f} min"
     return f"{h:.1f} h" if h < 48 else f"{h / 24:.1f} days"

@@ -111,9 +111,9 @@ def _run_s_interval(est: Estimate, b: BatchRun) -> tuple[float | None, float | N
     return b.run_s / est.throughput_ratio_high, b.run_s / est.throughput_ratio_low
 
 
-def duration(seconds: float) -> str:
-    """A batch's run time for people: 42 s, 45 min, 12.3 h, 6.1 days."""
-    return f"{seconds:.0f} s" if seconds < 60 else hours(seconds / 3600)
+def hours_of_s(seconds: float) -> str:
+    """A duration in seconds as `hours` writes it: 42 s, 45 min, 12.3 h, 6.1 days."""
+    return hours(seconds / 3600)
 
 
 def batch_line(est: Estimate, b: BatchRun) -> str:
@@ -126,10 +126,10 @@ def batch_line(est: Estimate, b: BatchRun) -> str:
             waves += f", then the last {b.last_wave_requests:,}"
     low, high = _run_s_interval(est, b)
     interval = "" if low is None or high is None else (
-        f" ({duration(low)}-{duration(high)}, 80% interval)"
+        f" ({hours_of_s(low)}-{hours_of_s(high)}, 80% interval)"
     )  # fmt: skip
     return (
-        f"batch of {b.requests:,} requests sent at once: {waves}; {duration(b.run_s)}{interval}, "
+        f"batch of {b.requests:,} requests sent at once: {waves}; {hours_of_s(b.run_s)}{interval}, "
         f"{b.tokens_per_s_total:,.0f} output tokens/s over the run "
         f"({b.steady_tokens_per_s:,.0f} while every slot is full)"
     )

@@ -199,7 +199,7 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
 
 def _batch_facts(batch: BatchRun | None) -> list[tuple[str, str, str]]:
     """`serve.requests` sent at once: the batch's run time and its waves."""
-    from dlrig.report.serving import duration
+    from dlrig.report.serving import hours_of_s
 
     if batch is None:
         return []
@@ -210,7 +210,7 @@ def _batch_facts(batch: BatchRun | None) -> list[tuple[str, str, str]]:
         + (f", then {batch.last_wave_requests:,}" if batch.last_wave_requests else "")
     )
     return [
-        (f"batch of {batch.requests:,} requests", duration(batch.run_s),
+        (f"batch of {batch.requests:,} requests", hours_of_s(batch.run_s),
          f"{waves}; {batch.tokens_per_s_total:,.0f} tokens/s over the run"),
     ]  # fmt: skip
 
