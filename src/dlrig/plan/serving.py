@@ -9,6 +9,9 @@ the time to first token); a plan does not size a build that way. Who asks for N 
 users buys memory for N contexts: a queue turns into seconds before the first token that no
 per-user speed target sees, so a build whose cache holds fewer than the asked users is not
 offered (vLLM's max_num_seqs, a setting and not the hardware, does not count against it).
+An offline batch (serve.requests) is meant to queue: any build that runs it is offered, and
+ranked by the batch's own rate, so a plan by time-to-train finds the build that finishes it
+first.
 """
 
 from __future__ import annotations
@@ -21,11 +24,15 @@ from dlrig.workloads.serving import Engine
 
 def meets_targets(serving: ServingEstimate) -> bool:
     """Every asked user's context fits at once, none queued for the KV cache, and each gets
-    at least the asked tokens/s."""
+    at least the asked tokens/s; a batch sent at once only has to run."""
     target = serving.min_tokens_per_s_per_user
     fast_enough = target is None or serving.tokens_per_s_per_user >= target
     # A local runner holds every user by leaving layers in RAM (its `fits`).
-    holds_all = serving.engine == Engine.LOCAL.value or serving.max_users_fit >= serving.users
+    holds_all = (
+        serving.engine == Engine.LOCAL.value
+        or serving.batch is not None
+        or serving.max_users_fit >= serving.users
+    )
     return serving.fits and holds_all and fast_enough
 
 
