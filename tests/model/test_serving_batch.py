@@ -13,7 +13,7 @@ from dlrig.catalog import load_catalog
 from dlrig.machine import resolve_build
 from dlrig.machine.model import Build
 from dlrig.model.serving import serving_estimate
-from dlrig.model.serving_batch import batch_run, running_capacity
+from dlrig.model.serving_batch import batch_layout, batch_run, running_capacity
 from dlrig.workloads import load_workload
 from dlrig.workloads.serving import KVPrecision, ServeSpec, WeightFormat
 
@@ -118,3 +118,19 @@ def test_a_batch_median_request_waits_behind_the_waves_before_its_own() -> None:
     assert batch is not None and loop is not None
     answer_s = loop.queue_wait_s * capacity / (3000 - capacity)
     assert batch.queue_wait_s == pytest.approx(1500 // capacity * answer_s)
+
+
+def test_a_batch_on_eight_h100s_runs_on_the_layout_that_finishes_it_first() -> None:
+    """Llama 3.1 8B FP8 at 2048/2048, 100,000 requests on eight H100s: no layout holds them
+    all at once, so a closed loop of that many users would take the widest copy (TP8); the batch
+    queues anyway and finishes first on eight one-GPU copies (about as many running slots as
+    TP8's 2,048, TensorRT-LLM's batch limit, and steps without all-reduces), and every wave
+    runs on that layout."""
+    build = _build("H100 SXM5 80GB", 8)
+    spec = replace(LLAMA_8B_FP8, users=100_000, requests=100_000)
+    assert batch_layout(build, spec, 100_000, "test") == 1
+    chosen = batch_run(build, spec, 100_000, "test")
+    one_gpu_copies = batch_run(build, replace(spec, tensor_parallel=1), 100_000, "test")
+    widest = batch_run(build, replace(spec, tensor_parallel=8), 100_000, "test")
+    assert chosen.run_s == pytest.approx(one_gpu_copies.run_s)
+    assert chosen.run_s < widest.run_s

@@ -65,7 +65,7 @@ from dlrig.model.serving import (
     serving_estimate,
     serving_ratio_band,
 )
-from dlrig.model.serving_batch import batch_run
+from dlrig.model.serving_batch import batch_layout, batch_run
 from dlrig.model.serving_load import serving_load
 from dlrig.model.step import compose_step
 from dlrig.model.thermal import thermal_factor
@@ -753,12 +753,16 @@ def estimate(
     mods: list[Modifier] = []
     dev = pick_device(build, workload, cal, assumed)
     spec = workload.serve
+    served_assumed = [*workload.assumptions, *build.assumed_fields]
+    if spec is not None and not dev.is_cpu:
+        name = workload.model_name or workload.name
+        spec = _batch_spec(build, spec, name, cal, served_assumed)
     serving = None if spec is None or dev.is_cpu else serving_estimate(
         build, spec, workload.model_name or workload.name, cal
     )  # fmt: skip
     if spec is not None and serving is not None:
         return _served_estimate(
-            build, workload, spec, serving, cal, [*workload.assumptions, *build.assumed_fields],
+            build, workload, spec, serving, cal, served_assumed,
             (electricity_per_kwh, co2_kg_per_kwh), arrivals=arrivals,
         )  # fmt: skip
     workload = attention_as_run(workload, dev, assumed)
@@ -889,6 +893,26 @@ def estimate(
         throughput_ratio_high=band[1],
         parallel=par,
     )
+
+
+def _batch_spec(
+    build: Build, spec: ServeSpec, model_name: str, cal: Calibration, assumed: list[str]
+) -> ServeSpec:
+    """An offline batch (serve.requests) on a batched server without serve.tensor_parallel
+    runs on the layout that finishes it first (serving_batch.batch_layout), said in the
+    assumptions; any other serving workload as written."""
+    if spec.requests is None or spec.tensor_parallel is not None or not spec.engine.is_batched:
+        return spec
+    degree = batch_layout(build, spec, spec.requests, model_name, cal)
+    if degree is None:
+        return spec
+    copies = build.gpu_count // degree
+    assumed.append(
+        f"layout chosen for the batch of {spec.requests:,} requests: {copies} "
+        f"cop{'ies' if copies > 1 else 'y'} of {degree} GPU{'s' * (degree > 1)}, the one that "
+        "finishes it first (serve.tensor_parallel to choose)"
+    )
+    return replace(spec, tensor_parallel=degree)
 
 
 def _served_estimate(

@@ -1099,12 +1099,18 @@ def tensor_parallel_degree(
         return spec.tensor_parallel
     if spec.engine is Engine.LOCAL:
         return gpus
-    options = [d for d in range(1, gpus + 1) if gpus % d == 0 and spec.heads % d == 0]
+    options = tensor_parallel_options(spec, gpus)
     for d in options:
         users_per_copy = math.ceil(spec.users / (gpus // d))
         if mem.max_users_fit(spec, memory_bytes, d) >= users_per_copy:
             return d
     return options[-1]
+
+
+def tensor_parallel_options(spec: ServeSpec, gpus: int) -> list[int]:
+    """The cards one copy may span on a batched server, fewest first: the divisors of the card
+    count that also divide the attention heads (each card holds whole heads)."""
+    return [d for d in range(1, gpus + 1) if gpus % d == 0 and spec.heads % d == 0]
 
 
 def uncalibrated_vendor_note(spec: ServeSpec, gpu: GPU) -> str | None:

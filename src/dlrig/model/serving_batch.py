@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from dlrig.machine.model import Build
 from dlrig.model.calibration import Calibration
-from dlrig.model.serving import serving_estimate
+from dlrig.model.serving import serving_estimate, tensor_parallel_options
 from dlrig.workloads.serving import ServeSpec
 
 
@@ -70,7 +70,12 @@ def batch_run(
     cal: Calibration | None = None,
 ) -> BatchRun:
     """`requests` requests of `spec`'s lengths sent at once, run in waves of
-    `running_capacity` requests, the last wave with the rest."""
+    `running_capacity` requests, the last wave with the rest, every wave on one layout: the
+    workload's `serve.tensor_parallel`, else the one that finishes the batch first
+    (batch_layout; each wave's own users would otherwise choose their own)."""
+    if spec.tensor_parallel is None and spec.engine.is_batched:
+        degree = batch_layout(build, spec, requests, model_name, cal)
+        spec = spec if degree is None else replace(spec, tensor_parallel=degree)
     capacity = running_capacity(build, spec, model_name, cal)
     full_waves, rest = divmod(requests, capacity)
     wave_s, steady = _wave_s(build, spec, capacity, model_name, cal)
@@ -86,3 +91,22 @@ def batch_run(
         tokens_per_s_total=requests * spec.output_tokens / run_s,
         steady_tokens_per_s=steady,
     )
+
+
+def batch_layout(
+    build: Build, spec: ServeSpec, requests: int, model_name: str, cal: Calibration | None = None
+) -> int | None:
+    """Cards one copy spans to finish `requests` first (`serve.tensor_parallel` unset): every
+    layout a batched server may take (serving.tensor_parallel_options) whose copy runs a
+    request, the one with the shortest run; None where none does. A batch queues past its
+    build's contexts, so the layout that holds every request at once, which a closed loop of
+    that many users gets, is not the measure."""
+    if not build.gpus:
+        return None
+    runs = {}
+    for degree in tensor_parallel_options(spec, build.gpu_count):
+        trial = replace(spec, tensor_parallel=degree)
+        est = serving_estimate(build, trial, model_name, cal)
+        if est is not None and est.fits:
+            runs[degree] = batch_run(build, trial, requests, model_name, cal).run_s
+    return min(runs, key=lambda d: runs[d]) if runs else None
