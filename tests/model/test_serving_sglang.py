@@ -145,15 +145,18 @@ def test_estimate_runs_the_engine_and_names_it_where_users_queue() -> None:
 
 
 def test_the_report_names_sglangs_cap_when_the_cache_holds_more() -> None:
-    """3,000 users whose contexts all fit (3,207 do on eight H100s at tensor parallel 8): the
-    report says SGLang's max_running_requests holds the running ones to 2,048."""
+    """6,000 users on the example's two nodes of eight H100s, a copy at tensor parallel 8 on
+    each: 3,000 a copy, whose contexts all fit (3,207 do), but SGLang's max_running_requests
+    holds each copy's running ones to 2,048, and the report says so."""
     code, out, err = run_in_process(
         "estimate", str(EXAMPLES / "8x-h100-hgx-server.yaml"), "--workload",
-        "llama-3.1-8b-serve", "--set", "serve.engine=sglang", "--set", "serve.users=3000",
+        "llama-3.1-8b-serve", "--set", "serve.engine=sglang", "--set", "serve.users=6000",
         "--set", "serve.tensor_parallel=8",
     )  # fmt: skip
     assert code == 0, err
-    assert "2048 run at once (SGLang's max_running_requests)" in " ".join(out.split())
+    text = " ".join(out.split())
+    assert "users whose contexts fit at once: 6414 (asked: 6000)" in text
+    assert "4096 run at once (SGLang's max_running_requests)" in text
 
 
 def test_an_engine_it_does_not_know_is_a_one_line_error() -> None:

@@ -981,7 +981,9 @@ def _served_estimate(
         throughput_ratio_high=band[1],
         serving=serving,
         kwh_per_million_tokens=wall_energy_kwh(
-            power.average_w, run_time_h(TOKENS_PER_MILLION, rate), power.psu_efficiency
+            power.average_w * build.nodes,
+            run_time_h(TOKENS_PER_MILLION, rate),
+            power.psu_efficiency,
         ),
     )
 

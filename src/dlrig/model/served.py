@@ -183,8 +183,8 @@ def served_layout(build: Build, spec: ServeSpec, cal: Calibration) -> ServedLayo
     group = cards(build, cal)
     if group is None:
         return ServedLayout(1, 1, spec.users)
-    tp = tensor_parallel_degree(spec, group.count, group.memory_bytes)
-    copies = max(group.count // tp, 1)
+    tp = tensor_parallel_degree(spec, group.count, group.memory_bytes, nodes=build.nodes)
+    copies = max(group.count // tp, 1) * build.nodes
     return ServedLayout(tp, copies, math.ceil(spec.users / copies))
 
 

@@ -1081,12 +1081,13 @@ def binding_limit(parts: dict[str, float], prefill_share_s: float) -> ServingLim
 
 
 def tensor_parallel_degree(
-    spec: ServeSpec, gpus: int, memory_bytes: float, source: str = "the workload"
+    spec: ServeSpec, gpus: int, memory_bytes: float, source: str = "the workload", nodes: int = 1
 ) -> int:
-    """Cards one model copy spans: `serve.tensor_parallel` when the workload sets it (it must
-    divide the card count), else, on a batched server, the fewest cards that divide both the
-    card count and the attention heads (vLLM's rule) and hold the weights with every user's
-    context, the other cards serving replicas; a local runner splits layers over all cards."""
+    """Cards one model copy spans within a node of `gpus`: `serve.tensor_parallel` when the
+    workload sets it (it must divide the card count), else, on a batched server, the fewest
+    cards that divide both the card count and the attention heads (vLLM's rule) and hold the
+    weights with every user's context, the other cards of every node serving replicas; a local
+    runner splits layers over all of a node's cards."""
     if spec.tensor_parallel is not None:
         if gpus % spec.tensor_parallel:
             raise ValidationError(
@@ -1101,7 +1102,7 @@ def tensor_parallel_degree(
         return gpus
     options = tensor_parallel_options(spec, gpus)
     for d in options:
-        users_per_copy = math.ceil(spec.users / (gpus // d))
+        users_per_copy = math.ceil(spec.users / (gpus // d * nodes))
         if mem.max_users_fit(spec, memory_bytes, d) >= users_per_copy:
             return d
     return options[-1]
@@ -1143,8 +1144,9 @@ def serving_estimate(
     if all_cards is None:
         return None
     memory_bytes = all_cards.memory_bytes
-    tp = tensor_parallel_degree(spec, all_cards.count, memory_bytes, model_name)
-    replicas = all_cards.count // tp
+    tp = tensor_parallel_degree(spec, all_cards.count, memory_bytes, model_name, build.nodes)
+    # Copies of the model fill every node; one copy's cards share a node's links.
+    replicas = all_cards.count // tp * build.nodes
     c = replace(all_cards, count=tp, nvlink=all_cards.nvlink and tp > 1)
     asked = spec.users
     spec = replace(spec, users=math.ceil(asked / replicas))
@@ -1259,6 +1261,8 @@ def serving_estimate(
             if c.count > 1
             else f"{replicas} copies of the model, one per GPU"
         )
+    if build.nodes > 1:
+        parallelism += f" over {build.nodes} nodes"
     if spec.quantization.is_fp4:
         notes.append(fp4_note(spec, c.gpu))
     notes.append(
@@ -1284,7 +1288,7 @@ def serving_estimate(
         engine=spec.engine.value,
         quantization=spec.quantization.value,
         kv_precision=spec.kv_precision.value,
-        gpus=all_cards.count,
+        gpus=all_cards.count * build.nodes,
         gpu=c.gpu.name,
         parallelism=parallelism,
         users=asked,

@@ -234,10 +234,10 @@ def serving_load(
     chosen = _rate_layout(spec, group, host_gb_s)
     if chosen is not None:
         c, engine = chosen
-        copies = group.count // c.count
+        copies = group.count // c.count * build.nodes
     else:
-        tp = tensor_parallel_degree(spec, group.count, group.memory_bytes)
-        copies = max(group.count // tp, 1)
+        tp = tensor_parallel_degree(spec, group.count, group.memory_bytes, nodes=build.nodes)
+        copies = max(group.count // tp, 1) * build.nodes
         c = replace(group, count=tp, nvlink=group.nvlink and tp > 1)
         fit = s.max_users_fit // copies
         max_batch = max(fit, 1) if spec.engine is Engine.LOCAL else running_slots(spec, c, fit)
