@@ -35,6 +35,11 @@ def test_a_batch_runs_in_waves_and_the_run_is_the_batch(h100: Path) -> None:
     assert b["tokens_per_s_total"] < b["steady_tokens_per_s"]
     assert b["run_s_low"] < b["run_s"] < b["run_s_high"]
     assert doc["throughput"]["samples_per_s"] == pytest.approx(b["tokens_per_s_total"])
+    # A batch is meant to queue: what binds is its step's limit, and the advice is about the
+    # requests running at once, not about asking for fewer users.
+    assert s["binding"] == "decode_compute"
+    advice = doc["step"]["advice"]
+    assert "fewer users" not in advice and "more GPUs" in advice
     # The run is the batch's 300,000 output tokens at the batch's rate (and the weights' load).
     assert doc["run"]["samples"] == 1000 * 300
     assert doc["run"]["time_h"] * 3600 >= b["run_s"]

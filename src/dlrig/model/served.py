@@ -212,6 +212,28 @@ def served_memory(
 
 
 # A KV cache that cannot hold even one request: fewer users would not start the engine.
+# An offline batch (serve.requests) runs as many requests as the build holds, whatever the
+# user count: where the advice above is about users, a batch's is about requests running at once.
+BATCH_ADVICE = {
+    ServingLimit.DECODE_BANDWIDTH: (
+        "more requests running at once (more GPU memory, an 8-bit KV cache: serve.kv_precision: "
+        "fp8), each step reading the weights once for all of them, or a GPU with more memory "
+        "bandwidth (GPU.1)"
+    ),
+    ServingLimit.DECODE_ATTENTION: (
+        "an 8-bit KV cache (serve.kv_precision: fp8) or shorter contexts (attention reads every "
+        "running request's KV cache each step), or a GPU with more memory bandwidth (GPU.1)"
+    ),
+    ServingLimit.DECODE_COMPUTE: "a GPU with more TFLOPS at this precision (GPU.1), or more GPUs",
+    ServingLimit.PREFILL_COMPUTE: (
+        "a GPU with more TFLOPS (prefill is compute-bound), more GPUs, or shorter prompts"
+    ),
+    ServingLimit.ENGINE_OVERHEAD: (
+        "a batched engine with CUDA graphs (serve.engine: batched), or more requests running at "
+        "once (more GPU memory)"
+    ),
+}
+
 NO_CONTEXT_ADVICE = (
     "shorter contexts, an 8-bit KV cache (serve.kv_precision: fp8), a smaller weight format "
     "(serve.quantization: fp8 or int4), or more GPU memory"
@@ -219,9 +241,12 @@ NO_CONTEXT_ADVICE = (
 
 
 def served_advice(s: ServingEstimate) -> str:
-    """What would move a serving build, by the limit that binds."""
+    """What would move a serving build, by the limit that binds (an offline batch's in its own
+    words: BATCH_ADVICE)."""
     if s.binding is ServingLimit.KV_MEMORY and not s.fits:
         return NO_CONTEXT_ADVICE
+    if s.batch is not None:
+        return BATCH_ADVICE.get(s.binding, ADVICE[s.binding])
     return ADVICE[s.binding]
 
 

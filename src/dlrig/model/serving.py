@@ -1236,7 +1236,8 @@ def serving_estimate(
     elif spec.engine.is_batched and fit < 1:
         binding = ServingLimit.KV_MEMORY
         notes.append(no_context_note(spec, c, memory_bytes))
-    elif spec.engine.is_batched and spec.users > fit:
+    elif spec.engine.is_batched and spec.users > fit and spec.requests is None:
+        # A batch sent at once is meant to queue: its step's limit is what holds it back.
         binding = ServingLimit.KV_MEMORY
     elif host_s > gpu_tpot:
         binding = ServingLimit.HOST
