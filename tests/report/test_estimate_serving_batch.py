@@ -14,9 +14,9 @@ from serving_cli import dlrig
 
 pytestmark = pytest.mark.slow
 
-# Llama 3.1 8B on vLLM at the zoo's 1000/300: its KV cache holds 357 whole contexts
+# Llama 3.1 8B on vLLM at the zoo's 1000/300: its KV cache holds 353 whole contexts
 # (test_estimate_serving_queue.py derives the figure), so 1,000 requests run as two waves of
-# 357 and a last one of 286.
+# 353 and a last one of 294.
 BATCH = ("--workload", "llama-3.1-8b-serve", "--set", "serve.engine=vllm",
          "--set", "serve.requests=1000")  # fmt: skip
 
@@ -27,11 +27,11 @@ def test_a_batch_runs_in_waves_and_the_run_is_the_batch(h100: Path) -> None:
     doc = json.loads(out.stdout)
     s, b = doc["serving"], doc["serving"]["batch"]
     assert s["users"] == 1000  # a batch's requests all ask at once
-    assert (b["requests"], b["running_at_once"]) == (1000, 357)
-    assert (b["full_waves"], b["last_wave_requests"]) == (2, 286)
+    assert (b["requests"], b["running_at_once"]) == (1000, 353)
+    assert (b["full_waves"], b["last_wave_requests"]) == (2, 294)
     assert b["steady_tokens_per_s"] == pytest.approx(s["tokens_per_s_total"])
     assert b["tokens_per_s_total"] == pytest.approx(1000 * 300 / b["run_s"])
-    # The last wave reads every weight each step for 286 answers, not 357: below the steady rate.
+    # The last wave reads every weight each step for 294 answers, not 353: below the steady rate.
     assert b["tokens_per_s_total"] < b["steady_tokens_per_s"]
     assert b["run_s_low"] < b["run_s"] < b["run_s_high"]
     assert doc["throughput"]["samples_per_s"] == pytest.approx(b["tokens_per_s_total"])
@@ -52,13 +52,13 @@ def test_the_terminal_and_page_say_the_waves_without_a_gpu4_warning(
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
     assert "GPU.4 warning" not in text
-    assert "batch of 1,000 requests sent at once: 2 waves of 357 at once, then the last 286" in text
-    assert "the batch's other 643 requests wait their turn and run in waves" in text
+    assert "batch of 1,000 requests sent at once: 2 waves of 353 at once, then the last 294" in text
+    assert "the batch's other 647 requests wait their turn and run in waves" in text
     page = tmp_path / "page.html"
     assert dlrig("estimate", str(h100), *BATCH, "--html", str(page)).returncode == 0
     body = page.read_text().split("<body>", 1)[1]
     facts = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", body)).split())
-    assert "batch of 1,000 requests" in facts and "2 waves of 357, then 286" in facts
+    assert "batch of 1,000 requests" in facts and "2 waves of 353, then 294" in facts
 
 
 @pytest.mark.parametrize(

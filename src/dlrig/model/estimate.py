@@ -61,9 +61,11 @@ from dlrig.model.result import (
 from dlrig.model.serving import (
     TOKENS_PER_MILLION,
     ServingEstimate,
+    cards,
     compute_precision,
     serving_estimate,
     serving_ratio_band,
+    with_engine_budget,
 )
 from dlrig.model.serving_batch import batch_layout, batch_run
 from dlrig.model.serving_load import serving_load
@@ -754,7 +756,11 @@ def estimate(
     dev = pick_device(build, workload, cal, assumed)
     spec = workload.serve
     served_assumed = [*workload.assumptions, *build.assumed_fields]
-    if spec is not None and not dev.is_cpu:
+    group = None if spec is None or dev.is_cpu else cards(build, cal)
+    if spec is not None and group is not None:
+        # Memory and layout sized as the engine sizes them: its budget on these cards, then the
+        # batch's layout.
+        spec = with_engine_budget(spec, group)
         name = workload.model_name or workload.name
         spec = _batch_spec(build, spec, name, cal, served_assumed)
     serving = None if spec is None or dev.is_cpu else serving_estimate(

@@ -859,6 +859,16 @@ def vllm_batch_limits(c: Cards) -> tuple[int, int]:
     return VLLM_MAX_NUM_SEQS[large], VLLM_MAX_BATCHED_TOKENS[large]
 
 
+def with_engine_budget(spec: ServeSpec, c: Cards) -> ServeSpec:
+    """`spec` with vLLM's default token budget on these cards where the workload leaves it to
+    vLLM (vllm_batch_limits): vLLM's profiling pass runs that many tokens, so the prefill
+    activations it keeps beside the KV cache (serving_memory.activation_bytes) are that
+    budget's, 8,192 tokens on a large card."""
+    if spec.engine is not Engine.VLLM or spec.max_num_tokens is not None:
+        return spec
+    return replace(spec, max_num_tokens=vllm_batch_limits(c)[1])
+
+
 def computed_prompt_tokens(spec: ServeSpec) -> int:
     """Prompt tokens vLLM computes for a request whose first `shared_prefix_tokens` every
     request shares: the rest of the prompt once the cached whole blocks are skipped."""
@@ -1144,6 +1154,7 @@ def serving_estimate(
     if all_cards is None:
         return None
     memory_bytes = all_cards.memory_bytes
+    spec = with_engine_budget(spec, all_cards)
     tp = tensor_parallel_degree(spec, all_cards.count, memory_bytes, model_name, build.nodes)
     # Copies of the model fill every node; one copy's cards share a node's links.
     replicas = all_cards.count // tp * build.nodes

@@ -257,7 +257,8 @@ def activation_bytes(spec: ServeSpec, gpus: int) -> float:
     on TensorRT-LLM its profiling pass's peak (TRTLLM_ACTIVATION_COEFFICIENTS at the attention
     tensor-parallel degree, NCCL's buffers on more than one card, its CUDA and cuBLAS state);
     on SGLang nothing beyond its reserve (sglang_mem_fraction_static holds it); elsewhere one
-    chunk of prefill tokens in flight: the workload's `serve.max_num_tokens` on vLLM, else
+    chunk of prefill tokens in flight: `serve.max_num_tokens` on vLLM (its default on the card
+    where the serving estimate resolves it: serving.with_engine_budget), else
     PREFILL_CHUNK_TOKENS."""
     if spec.engine is Engine.SGLANG:
         return 0.0
