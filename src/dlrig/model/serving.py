@@ -562,11 +562,36 @@ def weight_bytes_per_step(spec: ServeSpec, batch: int, gpus: int = 1) -> float:
     return (readers * dense + experts) / BITS_PER_BYTE
 
 
+def _positions_within_chunks(first: float, last: float, chunk: int) -> float:
+    """Mean of (p mod chunk) + 1 over positions p from `first` to `last`: the tokens a query
+    at p attends to when attention stays within chunks of `chunk` tokens."""
+
+    def integral(x: float) -> float:  # of (t mod chunk) from 0 to x
+        whole, part = divmod(x, chunk)
+        return whole * chunk * chunk / 2.0 + part * part / 2.0
+
+    if last <= first:
+        return first % chunk + 1.0
+    return (integral(last) - integral(first)) / (last - first) + 1.0
+
+
+def attended_context(spec: ServeSpec) -> float:
+    """Tokens one decode step's query attends to, averaged over the layers: the mean decode
+    context (the prompt plus half the answer) in a layer that sees it all; in a chunked
+    local-attention layer (Llama 4) only the tokens of its own chunk so far."""
+    first, last = float(spec.prompt_tokens), float(spec.prompt_tokens + spec.output_tokens)
+    whole = (first + last) / 2.0
+    if spec.attention_chunk_tokens is None:
+        return whole
+    local = _positions_within_chunks(first, last, spec.attention_chunk_tokens)
+    chunked = spec.chunked_attention_layers
+    return ((spec.layers - chunked) * whole + chunked * min(local, whole)) / spec.layers
+
+
 def kv_bytes_per_step(spec: ServeSpec, batch: int) -> float:
-    """KV-cache bytes one decode step reads: each sequence's cache at its mean decode
-    context (the prompt plus half the answer)."""
-    mean_context = spec.prompt_tokens + spec.output_tokens / 2.0
-    return batch * mean_context * mem.kv_bytes_per_token(spec)
+    """KV-cache bytes one decode step reads: each sequence's cache at the context its query
+    attends to (attended_context: the prompt plus half the answer, less in chunked layers)."""
+    return batch * attended_context(spec) * mem.kv_bytes_per_token(spec)
 
 
 def attention_dim(spec: ServeSpec) -> float:
@@ -576,9 +601,15 @@ def attention_dim(spec: ServeSpec) -> float:
 
 def prefill_flops(spec: ServeSpec, prompt_tokens: int) -> float:
     """FLOPs of one prompt: its linear layers' (prefill_matmul_flops) plus causal attention,
-    QK^T and PV over half the P x P scores: 2 x L x P^2 x heads x dim."""
-    attention = 2.0 * spec.layers * float(prompt_tokens) ** 2 * attention_dim(spec)
-    return prefill_matmul_flops(spec, prompt_tokens) + attention
+    QK^T and PV over half the P x P scores: 2 x L x P^2 x heads x dim; a chunked
+    local-attention layer takes each chunk's square alone."""
+    whole = float(prompt_tokens) ** 2
+    squares = whole * spec.layers
+    if spec.attention_chunk_tokens is not None:
+        full, rest = divmod(prompt_tokens, spec.attention_chunk_tokens)
+        local = full * float(spec.attention_chunk_tokens) ** 2 + float(rest) ** 2
+        squares += spec.chunked_attention_layers * (local - whole)
+    return prefill_matmul_flops(spec, prompt_tokens) + 2.0 * squares * attention_dim(spec)
 
 
 def prefill_matmul_flops(spec: ServeSpec, prompt_tokens: int) -> float:
@@ -611,10 +642,9 @@ def decode_gemm_flops(spec: ServeSpec, batch: int) -> float:
 
 
 def decode_attention_flops(spec: ServeSpec, batch: int) -> float:
-    """FLOPs of one decode step's attention: QK^T and PV of one query over each sequence's
-    mean context, 4 x L x context x heads x dim."""
-    mean_context = spec.prompt_tokens + spec.output_tokens / 2.0
-    return batch * 4.0 * spec.layers * mean_context * attention_dim(spec)
+    """FLOPs of one decode step's attention: QK^T and PV of one query over the context it
+    attends to (attended_context), 4 x L x context x heads x dim."""
+    return batch * 4.0 * spec.layers * attended_context(spec) * attention_dim(spec)
 
 
 def allreduce_latency_s(spec: ServeSpec, c: Cards, buffer_bytes: float) -> float:

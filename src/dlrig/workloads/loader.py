@@ -497,6 +497,8 @@ def _serve_spec(block: ServeBlock, params: float) -> ServeSpec:
         attention_data_parallel=block.attention_data_parallel,
         expert_layers=block.expert_layers,
         requests=block.requests,
+        attention_chunk_tokens=block.attention_chunk_tokens,
+        chunked_attention_layers=block.chunked_attention_layers,
     )
 
 

@@ -383,6 +383,17 @@ class ServeBlock(_Strict):
         description="layers that hold experts, where some layers are dense (Llama 4 Maverick: "
         "24 of 48); default all",
     )
+    attention_chunk_tokens: Annotated[int, Field(gt=0, le=MAX_SEQ_LEN)] | None = Field(
+        default=None,
+        description="chunked local attention (Llama 4's attention_chunk_size: 8,192): the "
+        "window of tokens each of `chunked_attention_layers` attends within; the KV cache "
+        "still holds the whole context, as vLLM keeps it for Llama 4 by default",
+    )
+    chunked_attention_layers: Annotated[int, Field(ge=0, le=10**4)] = Field(
+        default=0,
+        description="layers with chunked local attention (Llama 4: 3 of every 4), at most "
+        "`layers`; the others attend to the whole context",
+    )
     max_batch: Annotated[int, Field(gt=0, le=10**6)] | None = Field(
         default=None,
         description="batched engines: the most requests one engine runs at once, on each GPU "
@@ -439,6 +450,15 @@ class ServeBlock(_Strict):
             raise ValueError(
                 "'requests' (a batch sent at once) and 'arrival_rate' (requests arriving at "
                 "random) ask different questions: give one"
+            )
+        if (self.attention_chunk_tokens is None) != (self.chunked_attention_layers == 0):
+            raise ValueError(
+                "give 'attention_chunk_tokens' and 'chunked_attention_layers' together"
+            )
+        if self.chunked_attention_layers > self.layers:
+            raise ValueError(
+                f"'chunked_attention_layers' ({self.chunked_attention_layers}) is at most "
+                f"'layers' ({self.layers})"
             )
         if self.expert_layers is not None and self.expert_layers > self.layers:
             raise ValueError(

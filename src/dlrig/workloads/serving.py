@@ -112,6 +112,10 @@ class ServeSpec:
     expert_layers: int | None = None
     # An offline batch job: this many requests sent at once (dlrig.model.serving_batch).
     requests: int | None = None
+    # Chunked local attention (Llama 4): `chunked_attention_layers` of the layers attend only
+    # within fixed windows of `attention_chunk_tokens` tokens; the others see the whole context.
+    attention_chunk_tokens: int | None = None
+    chunked_attention_layers: int = 0
 
     @property
     def is_moe(self) -> bool:
