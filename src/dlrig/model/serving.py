@@ -61,7 +61,7 @@ from dlrig.units import (
     tflops_to_flops,
     wh_to_kwh,
 )
-from dlrig.workloads.serving import Engine, ServeSpec, WeightFormat
+from dlrig.workloads.serving import Engine, KVPrecision, ServeSpec, WeightFormat
 
 if TYPE_CHECKING:
     from dlrig.model.serving_batch import BatchRun
@@ -265,7 +265,7 @@ SGLANG_MAX_RUNNING_REQUESTS = 2048
 # residuals understate its error on a source it never saw).
 # bench/held_out.serving_band computes it, and tests/model/test_serving_band.py holds this copy
 # to it; bench_accuracy.py reports what share of each source's rows it covers.
-SERVING_RATIO_BAND = (0.865, 1.141)
+SERVING_RATIO_BAND = (0.866, 1.141)
 # A mixture of experts' routed GEMMs run many small GEMMs, one per expert, behind a
 # permutation of the tokens, and reach less of the card than one dense GEMM of the same FLOPs.
 # TensorRT-LLM's perf-overview gives the ratio on one card and engine: at 2048/128 on eight
@@ -503,6 +503,25 @@ def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec, *, decode: bool = False
     return rate * profile.compute_efficiency
 
 
+def attention_precision(spec: ServeSpec) -> Precision:
+    """The precision attention's score and value products run in: FP8 where the KV cache is
+    FP8 (FP8 attention kernels take the cache as stored: TensorRT-LLM's FP8 FMHA,
+    FlashAttention-3's FP8 path), else 16 bits. Never the weights' 4 bits: attention
+    multiplies activations by cached keys and values, which no engine holds in FP4."""
+    return Precision.FP8 if spec.kv_precision is KVPrecision.FP8 else Precision.BF16
+
+
+def attention_flops_s(gpu: GPU, spec: ServeSpec) -> float:
+    """FLOP/s one card's attention products reach: the card's achievable dense matmul rate at
+    attention_precision x the engine's share, as its weight GEMMs'."""
+    profile = ENGINES[spec.engine]
+    precision = attention_precision(spec)
+    rate = tflops_to_flops(achievable_matmul_tflops(gpu, precision))
+    if profile.accumulates_fp16 and precision is not Precision.FP8:
+        rate *= fp16_accumulate_speedup(gpu)
+    return rate * profile.compute_efficiency
+
+
 # The weight GEMMs of one transformer layer in a batched server: vLLM's Llama layer runs
 # qkv_proj (QKVParallelLinear), o_proj, gate_up_proj (MergedColumnParallelLinear) and
 # down_proj (vllm/model_executor/models/llama.py); a mixture of experts runs at least as many.
@@ -600,16 +619,22 @@ def attention_dim(spec: ServeSpec) -> float:
 
 
 def prefill_flops(spec: ServeSpec, prompt_tokens: int) -> float:
-    """FLOPs of one prompt: its linear layers' (prefill_matmul_flops) plus causal attention,
-    QK^T and PV over half the P x P scores: 2 x L x P^2 x heads x dim; a chunked
-    local-attention layer takes each chunk's square alone."""
+    """FLOPs of one prompt: its linear layers' (prefill_matmul_flops) plus its causal
+    attention's (prefill_attention_flops)."""
+    return prefill_matmul_flops(spec, prompt_tokens) + prefill_attention_flops(spec, prompt_tokens)
+
+
+def prefill_attention_flops(spec: ServeSpec, prompt_tokens: int) -> float:
+    """FLOPs of one prompt's causal attention, QK^T and PV over half the P x P scores:
+    2 x L x P^2 x heads x dim; a chunked local-attention layer takes each chunk's square
+    alone."""
     whole = float(prompt_tokens) ** 2
     squares = whole * spec.layers
     if spec.attention_chunk_tokens is not None:
         full, rest = divmod(prompt_tokens, spec.attention_chunk_tokens)
         local = full * float(spec.attention_chunk_tokens) ** 2 + float(rest) ** 2
         squares += spec.chunked_attention_layers * (local - whole)
-    return prefill_matmul_flops(spec, prompt_tokens) + 2.0 * squares * attention_dim(spec)
+    return 2.0 * squares * attention_dim(spec)
 
 
 def prefill_matmul_flops(spec: ServeSpec, prompt_tokens: int) -> float:
@@ -629,10 +654,10 @@ def matmul_time_factor(spec: ServeSpec) -> float:
 
 
 def prefill_timed_flops(spec: ServeSpec, prompt_tokens: int) -> float:
-    """A prompt's FLOPs as the dense GEMMs' rate times them: attention as counted, the linear
-    layers stretched by matmul_time_factor."""
-    matmul = prefill_matmul_flops(spec, prompt_tokens)
-    return prefill_flops(spec, prompt_tokens) + matmul * (matmul_time_factor(spec) - 1.0)
+    """A prompt's linear layers' FLOPs as the dense GEMMs' rate times them: stretched by
+    matmul_time_factor (a mixture of experts' routed GEMMs). Its attention is timed apart, at
+    its own rate (attention_flops_s)."""
+    return prefill_matmul_flops(spec, prompt_tokens) * matmul_time_factor(spec)
 
 
 def decode_gemm_flops(spec: ServeSpec, batch: int) -> float:
@@ -738,8 +763,11 @@ def prefill_s(spec: ServeSpec, c: Cards, together: int = 1) -> float:
     plus its share of the all-reduces of the hidden states of the `together` prompts computed
     in one pass (prompts_per_pass): each all-reduce's start-up is paid once for all of them."""
     computed = computed_prompt_tokens(spec) / max(spec.prompt_tokens, 1)
-    flops = prefill_timed_flops(spec, spec.prompt_tokens) * computed
-    compute = flops / (split_ways(spec, c) * achievable_matmul_flops_s(c.gpu, spec))
+    ways = split_ways(spec, c)
+    linear = prefill_timed_flops(spec, spec.prompt_tokens) * computed
+    attention = prefill_attention_flops(spec, spec.prompt_tokens) * computed
+    compute = linear / (ways * achievable_matmul_flops_s(c.gpu, spec))
+    compute += attention / (ways * attention_flops_s(c.gpu, spec))
     return compute + allreduce_s(spec, c, together * spec.prompt_tokens) / together
 
 
@@ -793,7 +821,7 @@ def decode_parts_s(
     ways = split_ways(spec, c)
     weights = weight_bytes_per_step(spec, batch, ways)
     bytes_s = ways * achievable_bandwidth_bytes_s(c.gpu, spec)
-    flops_s = ways * achievable_matmul_flops_s(c.gpu, spec)
+    attention_s = ways * attention_flops_s(c.gpu, spec)
     gemm = decode_gemm(c.gpu, spec, batch)
     gemm_bytes_s = ways * gemm.bytes_s if gemm is not None else bytes_s
     bandwidth = weights * (1.0 - offloaded) / gemm_bytes_s
@@ -803,8 +831,10 @@ def decode_parts_s(
     compute += prompts * prefill_timed_flops(spec, spec.prompt_tokens)
     compute *= 1.0 - offloaded
     compute /= ways * achievable_matmul_flops_s(c.gpu, spec, decode=True)
+    compute += prompts * prefill_attention_flops(spec, spec.prompt_tokens) / attention_s
     attention = max(
-        kv_bytes_per_step(spec, batch) / bytes_s, decode_attention_flops(spec, batch) / flops_s
+        kv_bytes_per_step(spec, batch) / bytes_s,
+        decode_attention_flops(spec, batch) / attention_s,
     )
     offload = weights * offloaded / gb_s_to_bytes_s(host_gb_s)
     hops = (c.count - 1) * PIPELINE_HOP_S if spec.engine is Engine.LOCAL else 0.0
