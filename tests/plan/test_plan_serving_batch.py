@@ -13,6 +13,7 @@ from dlrig.model.serving import ServingEstimate
 from dlrig.plan.serving import meets_targets
 from dlrig.workloads import load_workload
 from dlrig.workloads.serving import Engine
+from support.cli import run_in_process
 
 H100 = {"name": "1x H100", "gpus": [{"model": "H100 SXM5 80GB", "count": 1}]}
 
@@ -38,3 +39,16 @@ def test_a_batch_past_the_kv_cache_is_offered_where_as_many_users_are_not() -> N
     assert batch.batch is not None
     assert (batch.batch.full_waves, batch.batch.last_wave_requests) == (2, 294)
     assert meets_targets(batch)
+
+
+def test_a_served_plan_by_time_says_the_hours_to_serve() -> None:
+    """By time-to-train, a plan whose workloads are all served says how long the batch takes
+    to serve, not to train."""
+    code, out, err = run_in_process(
+        "plan", "--workload", "llama-3.1-8b-serve", "--set", "serve.engine=vllm",
+        "--set", "serve.requests=50000", "--budget", "20000", "--objective", "time-to-train",
+        "--top", "1",
+    )  # fmt: skip
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "h to serve" in text and "h to train" not in text

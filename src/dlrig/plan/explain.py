@@ -66,12 +66,13 @@ def _significant(value: float) -> str:
 
 
 def objective_phrase(result: PlanResult, s: Scored, currency: Currency = USD) -> str:
-    """The build's objective value in words: '12.3 h to train', '0.0412 USD a run' (money in
-    `currency`)."""
+    """The build's objective value in words: '12.3 h to train' ('to serve' when every
+    workload is served), '0.0412 USD a run' (money in `currency`)."""
     obj = result.objective
     shown = obj.display(s.value)
     if obj.kind is ObjectiveKind.TIME_TO_TRAIN:
-        return f"{_significant(shown)} h to train"
+        verb = "serve" if result.rate_unit == "tokens/s" else "train"
+        return f"{_significant(shown)} h to {verb}"
     if obj.kind is ObjectiveKind.COST_PER_RUN:
         return f"{_significant(currency.from_usd(shown))} {currency.code} a run"
     if obj.kind is ObjectiveKind.PERF_PER_DOLLAR:
