@@ -29,10 +29,11 @@ from machine_info import machine
 from dlrig.catalog import load_catalog
 from dlrig.catalog.schema import GPU
 from dlrig.machine import resolve_build
+from dlrig.machine.model import Build
 from dlrig.model.serving import ServingEstimate, serving_estimate
 from dlrig.model.serving_batch import batch_run
 from dlrig.workloads import load_workload
-from dlrig.workloads.serving import Engine, KVPrecision, WeightFormat
+from dlrig.workloads.serving import Engine, KVPrecision, ServeSpec, WeightFormat
 
 REPO = Path(__file__).resolve().parents[1]
 LLAMA_BENCH = (
@@ -304,24 +305,29 @@ TRTLLM_MOE: list[tuple[str, str, str, int, dict[str, Any], list[float | None]]] 
 ]  # fmt: skip
 
 
-def zoo_estimate(workload: str, gpu: str, count: int, **changes: Any) -> ServingEstimate:
-    """dlrig's serving estimate of a zoo workload's serve block with `changes` over it, on
-    `count` GPUs of the catalog's `gpu` (a bench row as it ran)."""
+def _zoo_row(
+    workload: str, gpu: str, count: int, changes: dict[str, Any]
+) -> tuple[Build, ServeSpec, str]:
+    """A bench row as it ran: `count` GPUs of the catalog's `gpu`, a zoo workload's serve
+    block with `changes` over it, and the workload's name."""
     build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", load_catalog(None))
     w = load_workload(workload)
     assert w.serve is not None
-    est = serving_estimate(build, replace(w.serve, **changes), w.name)
+    return build, replace(w.serve, **changes), w.name
+
+
+def zoo_estimate(workload: str, gpu: str, count: int, **changes: Any) -> ServingEstimate:
+    """dlrig's serving estimate of a zoo workload's row (_zoo_row)."""
+    est = serving_estimate(*_zoo_row(workload, gpu, count, changes))
     assert est is not None
     return est
 
 
 def zoo_batch_run(workload: str, gpu: str, count: int, requests: int, **changes: Any) -> float:
-    """Output tokens/s of `requests` requests of a zoo workload sent at once on `count` GPUs
-    of the catalog's `gpu` (serving_batch.batch_run)."""
-    build = resolve_build({"gpus": [{"model": gpu, "count": count}]}, "bench", load_catalog(None))
-    w = load_workload(workload)
-    assert w.serve is not None
-    return batch_run(build, replace(w.serve, **changes), requests, w.name).tokens_per_s_total
+    """Output tokens/s of `requests` requests of a zoo workload's row (_zoo_row) sent at once
+    (serving_batch.batch_run)."""
+    build, spec, name = _zoo_row(workload, gpu, count, changes)
+    return batch_run(build, spec, requests, name).tokens_per_s_total
 
 
 def max_throughput(

@@ -40,3 +40,16 @@ def test_two_nodes_serve_twice_one_nodes_users_at_twice_the_rate() -> None:
     assert two.serving.tpot_s == pytest.approx(one.serving.tpot_s)
     assert two.serving.parallelism.endswith("over 2 nodes")
     assert two.kwh_per_million_tokens == pytest.approx(one.kwh_per_million_tokens, rel=1e-6)
+
+
+def test_a_batch_on_two_nodes_counts_both_nodes_copies() -> None:
+    """100,000 requests on the example's two nodes of eight H100s: the batch's chosen layout,
+    one GPU a copy, is sixteen copies, and the assumptions say so."""
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    build = resolve_build(doc, "test", load_catalog(None))
+    w = load_workload("llama-3.1-8b-serve")
+    assert w.serve is not None
+    est = estimate(build, replace(w, serve=replace(w.serve, users=100_000, requests=100_000)))
+    assert est.serving is not None and est.serving.batch is not None
+    assert any("16 copies of 1 GPU" in a for a in est.assumptions)
+    assert est.serving.parallelism == "16 copies of the model, one per GPU over 2 nodes"

@@ -912,7 +912,7 @@ def _batch_spec(
     degree = batch_layout(build, spec, spec.requests, model_name, cal)
     if degree is None:
         return spec
-    copies = build.gpu_count // degree
+    copies = build.gpu_count // degree * build.nodes
     assumed.append(
         f"layout chosen for the batch of {spec.requests:,} requests: {copies} "
         f"cop{'ies' if copies > 1 else 'y'} of {degree} GPU{'s' * (degree > 1)}, the one that "

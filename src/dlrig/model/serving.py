@@ -495,11 +495,17 @@ def achievable_matmul_flops_s(gpu: GPU, spec: ServeSpec, *, decode: bool = False
     if timed is not None:
         return tflops_to_flops(timed)
     if fp4 is not None:
-        rate = tflops_to_flops(fp4)
-    else:
-        rate = tflops_to_flops(achievable_matmul_tflops(gpu, compute_precision(spec)))
-        if profile.accumulates_fp16 and compute_precision(spec) is not Precision.FP8:
-            rate *= fp16_accumulate_speedup(gpu)
+        return tflops_to_flops(fp4) * profile.compute_efficiency
+    return _engine_rate_flops_s(gpu, spec, compute_precision(spec))
+
+
+def _engine_rate_flops_s(gpu: GPU, spec: ServeSpec, precision: Precision) -> float:
+    """The card's achievable dense matmul rate at `precision` (16-bit products faster where
+    the engine accumulates in FP16) x the engine's share."""
+    profile = ENGINES[spec.engine]
+    rate = tflops_to_flops(achievable_matmul_tflops(gpu, precision))
+    if profile.accumulates_fp16 and precision is not Precision.FP8:
+        rate *= fp16_accumulate_speedup(gpu)
     return rate * profile.compute_efficiency
 
 
@@ -514,12 +520,7 @@ def attention_precision(spec: ServeSpec) -> Precision:
 def attention_flops_s(gpu: GPU, spec: ServeSpec) -> float:
     """FLOP/s one card's attention products reach: the card's achievable dense matmul rate at
     attention_precision x the engine's share, as its weight GEMMs'."""
-    profile = ENGINES[spec.engine]
-    precision = attention_precision(spec)
-    rate = tflops_to_flops(achievable_matmul_tflops(gpu, precision))
-    if profile.accumulates_fp16 and precision is not Precision.FP8:
-        rate *= fp16_accumulate_speedup(gpu)
-    return rate * profile.compute_efficiency
+    return _engine_rate_flops_s(gpu, spec, attention_precision(spec))
 
 
 # The weight GEMMs of one transformer layer in a batched server: vLLM's Llama layer runs
