@@ -149,9 +149,9 @@ def test_the_largest_rate_meets_the_bounds_and_a_higher_one_does_not() -> None:
 
 def test_the_largest_rate_has_the_serving_interval() -> None:
     """The interval on the largest rate is the rate searched again on an engine at the
-    serving interval's ends (serving.SERVING_RATIO_BAND, 0.866-1.141 measured / predicted
+    serving interval's ends (serving.SERVING_RATIO_BAND, 0.868-1.146 measured / predicted
     speed): on the 8B's H100 under MLPerf's bounds it brackets the rate, and the slow end's
-    rate is what the bisection finds with every prefill pass and step 1 / 0.866 times longer
+    rate is what the bisection finds with every prefill pass and step 1 / 0.868 times longer
     (the serving stack's time a request is the host's, not scaled)."""
     load = _load("H100 SXM", 1, ttft_target_s=MLPERF_8B_TTFT_S, tpot_target_s=MLPERF_8B_TPOT_S)
     low, high, rate = (

@@ -125,7 +125,9 @@ def served_step(s: ServingEstimate) -> ServedStep:
     exposed = dict(stages)
     exposed[Bottleneck.CPU_PREPROCESSING] = s.host_wait_s
     hidden: list[Bottleneck] = []
-    if s.host_step_s > 0.0 and s.host_wait_s == 0.0:
+    # The host's time blends with the step's (serving.with_host_s): hidden while the GPU waits
+    # on less than half of it.
+    if s.host_step_s > 0.0 and 2.0 * s.host_wait_s < s.host_step_s:
         hidden.append(Bottleneck.CPU_PREPROCESSING)
     # The GEMMs' read and FLOPs overlap (serving.decode_step_s): the slower side shows whole,
     # the other only by what the overlap leaves of it.

@@ -34,6 +34,7 @@ from dlrig.model.serving import (
     request_overhead_s,
     serving_ratio_band,
     tensor_parallel_degree,
+    with_host_s,
 )
 from dlrig.workloads.serving import Engine, ServeSpec
 
@@ -94,7 +95,7 @@ def engine_times(
         gpu = decode_step_s(
             decode_parts_s(at, c, batch, off, host_gb_s), gemm_overlap_exponent(c.gpu, spec)
         )
-        return max(gpu, host_step_s(spec, c, batch))
+        return with_host_s(gpu, host_step_s(spec, c, batch))
 
     lone = replace(spec, users=1)
     offloaded = mem.offloaded_fraction(lone, c.memory_bytes, c.count)
