@@ -29,7 +29,6 @@ from dlrig.model.serving import (
     prefill_flops,
     serving_estimate,
     weight_bytes_per_step,
-    with_host_s,
 )
 from dlrig.model.serving_batch import batch_run
 from dlrig.workloads import load_workload
@@ -259,10 +258,9 @@ def test_users_beyond_the_kv_cache_queue_and_bind_on_kv_memory() -> None:
     assert (crowded.running_per_copy, crowded.users_waiting) == (held, 2 * held)
     assert crowded.tpot_s == pytest.approx(at.tpot_s)
     assert crowded.tokens_per_s_total == pytest.approx(at.tokens_per_s_total)
-    answer_s = crowded.output_tokens * with_host_s(
-        crowded.decode_step_s + held * crowded.prefill_s / crowded.output_tokens,
-        crowded.host_step_s,
-    )
+    # a running request holds its slot for its answer's tokens, each a step stretched by the
+    # others' prefills (tpot), and its own prompt's pass
+    answer_s = crowded.output_tokens * crowded.tpot_s + crowded.prefill_s
     assert crowded.queue_wait_s == pytest.approx(2 * answer_s)
     assert crowded.ttft_s == pytest.approx(at.ttft_s + crowded.queue_wait_s)
     assert at.users_waiting == 0 and at.queue_wait_s == 0.0

@@ -1301,14 +1301,11 @@ def serving_estimate(
         host_s = host_step_s(spec, c, running)
         gpu_tpot = tpot_s(step, pre, running, spec.output_tokens)
         tpot = with_host_s(gpu_tpot, host_s)
-        per_copy_total = total_tokens_per_s(step, pre, running, spec.output_tokens)
-        if host_s > 0.0:
-            per_copy_total = running / with_host_s(running / per_copy_total, host_s)
+        paced_step = step + tpot - gpu_tpot  # each step with the GPU's wait on the host
+        per_copy_total = total_tokens_per_s(paced_step, pre, running, spec.output_tokens)
         # A running request holds its slot for its prefill and `output_tokens` steps, each
         # stretched by the other running users' prefills: output x step + running x prefill.
-        answer_s = spec.output_tokens * with_host_s(
-            step + running * pre / spec.output_tokens, host_s
-        )
+        answer_s = spec.output_tokens * paced_step + running * pre
         queued_s = queue_wait_s(spec, running, answer_s)
         prefill_share = (running - 1) * pre / spec.output_tokens
     before_prompt_s = request_overhead_s(spec) + queued_s
