@@ -73,7 +73,7 @@ from dlrig.model.calibration import Calibration, default_calibration, parse_cali
 from dlrig.model.interconnect import LinkClass, intra_node_link
 from dlrig.model.memory import MEMORY_RATIO_BAND
 from dlrig.model.rates import matmul_peak
-from dlrig.model.serving import SERVING_RATIO_BAND
+from dlrig.model.serving import MOE_RATIO_BAND, SERVING_RATIO_BAND
 
 MAX_GPUS_IN_NODE = 8  # v0's 16-GPU rows span two nodes: not a one-node build
 
@@ -212,6 +212,7 @@ def others_left_out(left_out: Bands) -> list[Judged]:
     pairs = held_out.every_pair()
     memory_left_out = held_out.memory_left_out_bands(pairs)
     serving_left_out = held_out.serving_left_out_bands(pairs)
+    moe_left_out = held_out.moe_left_out_bands(pairs)
     for pair in pairs:
         inside = None
         kind = sources[pair.source].kind
@@ -222,6 +223,9 @@ def others_left_out(left_out: Bands) -> list[Judged]:
             inside = left.holds(pair.ratio, cal.fitted_gpu(pair.gpu))
         elif kind == "training":
             low, high = cal.throughput_band(pair.gpus, cal.fitted_gpu(pair.gpu))
+            inside = low <= pair.ratio <= high
+        elif kind == "serving" and pair.source in held_out.MOE_SOURCES:
+            low, high = moe_left_out.get(pair.band_unit, MOE_RATIO_BAND)
             inside = low <= pair.ratio <= high
         elif kind == "serving":
             low, high = serving_left_out.get(pair.source, SERVING_RATIO_BAND)
@@ -300,7 +304,9 @@ def loso_lines(judged: list[Judged]) -> list[str]:
         "(interval_band.left_out_bands), so that no source judges itself; for a held-out "
         "training source the shipped interval; serving speeds likewise: a serving calibration "
         "source by the band the other ones give (held_out.serving_left_out_bands), a held-out "
-        "one by serving.SERVING_RATIO_BAND; "
+        "one by serving.SERVING_RATIO_BAND; a mixture of experts' by its own interval "
+        "(serving.MOE_RATIO_BAND): a calibration model by the band the other models give "
+        "(held_out.moe_left_out_bands), a held-out source by the shipped one; "
         "peak memory likewise: a memory calibration source by the band the other ones give "
         "(held_out.memory_left_out_bands), a held-out one by memory.MEMORY_RATIO_BAND; MLPerf's "
         "largest arrival rates by the output's own interval on that rate (the rate searched "
@@ -345,7 +351,7 @@ def loso_lines(judged: list[Judged]) -> list[str]:
             scopes += [
                 (f"dense models (every source but {moe})",
                  lambda k: k not in held_out.MOE_SOURCES),
-                (f"mixtures of experts ({moe}: no interval shipped)",
+                (f"mixtures of experts ({moe}: their own interval)",
                  lambda k: k in held_out.MOE_SOURCES),
             ]  # fmt: skip
         for label, keep in scopes:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,13 @@ class Pair:
     # The output's own interval on the predicted figure, where it is not the ratio band of the
     # row's kind (the largest arrival rate's, searched again at the serving band's ends).
     interval: tuple[float, float] | None = None
+    # What an interval's method leaves out in turn, where it is not the whole source: one
+    # model of a table of mixtures of experts (moe_serving_band).
+    unit: str = ""
+
+    @property
+    def band_unit(self) -> str:
+        return self.unit or self.source
 
     @property
     def error(self) -> float:
@@ -342,9 +349,12 @@ def serving() -> list[Pair]:
         for lengths, m in zip(sv.ISL_OSL, measured_row, strict=True):
             predicted = sv.max_throughput(workload, gpu, count, lengths)
             pairs.append(Pair("trtllm_other", f"{label} {lengths}", m, predicted))
-    for source, table in (("trtllm_more", sv.TRTLLM_MORE), ("trtllm_moe", sv.TRTLLM_MOE)):
-        for label, lengths, m, predicted in sv.perf_overview_rows(table):
-            pairs.append(Pair(source, f"{label} {lengths}", m, predicted))
+    for label, lengths, m, predicted in sv.perf_overview_rows(sv.TRTLLM_MORE):
+        pairs.append(Pair("trtllm_more", f"{label} {lengths}", m, predicted))
+    moe_workloads = {row[0]: row[1] for row in sv.TRTLLM_MOE}
+    for label, lengths, m, predicted in sv.perf_overview_rows(sv.TRTLLM_MOE):
+        pairs.append(Pair("trtllm_moe", f"{label} {lengths}", m, predicted,
+                          unit=f"trtllm_moe {moe_workloads[label]}"))  # fmt: skip
     # vLLM's held-out rows: tokens/s per user (1 / time per output token) at a concurrency.
     for label, gpu, structure, isl, osl, quantization, points, cited in sv.VLLM_HELD_OUT:
         source = "vllm_l4" if cited == sv.VLLM_L4 else "vllm_sweeps"
@@ -362,24 +372,65 @@ def serving() -> list[Pair]:
     return pairs
 
 
-# Serving sources of mixture-of-experts models, whose estimates carry no interval
-# (serving.MOE_NOTE): they set no interval, and bench_accuracy judges the serving kind also
-# without them and on them alone.
+# Serving sources of mixture-of-experts models, whose estimates carry an interval of their
+# own (serving.MOE_RATIO_BAND, moe_serving_band): they set no dense interval, and
+# bench_accuracy judges the serving kind also without them and on them alone.
 MOE_SOURCES = ("trtllm_moe", "gpustack_vllm_moe", "gpustack_vllm_moe_seen", "sglang_cookbook_moe")
+
+
+def _calibration_sources(keys: Iterable[str]) -> tuple[str, ...]:
+    """Those of the serving sources `keys` some constant other than an interval was chosen
+    on (bench/provenance.toml)."""
+    sources = provenance.sources()
+    return tuple(
+        key
+        for key in keys
+        if sources[key].kind == "serving"
+        and any("RATIO_BAND" not in c.name for c in provenance.set_on([key]))
+    )
 
 
 def serving_calibration_sources() -> tuple[str, ...]:
     """The serving sources some constant other than the interval was chosen on
     (bench/provenance.toml: the engines' shares and overheads, the decode step's structure):
     those the serving interval is set on, as calibrate.band_sources picks the training ones,
-    less the mixtures of experts (MOE_SOURCES), whose figures carry no interval."""
-    return tuple(
-        key
-        for key, source in provenance.sources().items()
-        if source.kind == "serving"
-        and key not in MOE_SOURCES
-        and any("SERVING_RATIO_BAND" not in c.name for c in provenance.set_on([key]))
-    )
+    less the mixtures of experts (MOE_SOURCES), whose figures carry their own."""
+    return _calibration_sources(k for k in provenance.sources() if k not in MOE_SOURCES)
+
+
+def moe_calibration_sources() -> tuple[str, ...]:
+    """The mixture-of-experts serving sources some constant was chosen on: those the MoE
+    interval is set on."""
+    return _calibration_sources(MOE_SOURCES)
+
+
+def _moe_residuals(pairs: list[Pair]) -> list[Any]:
+    """The MoE calibration rows as the interval's method takes them: each model of TensorRT-
+    LLM's table a unit of its own (Pair.band_unit), so the unit left out in turn is a model the
+    others never showed, as a new mixture of experts is to the shipped band."""
+    import interval_band
+
+    sources = moe_calibration_sources()
+    return [
+        interval_band.Residual(p.band_unit, 1, p.ratio)
+        for p in pairs
+        if p.source in sources and p.interval is None
+    ]
+
+
+def moe_serving_band() -> tuple[float, float]:
+    """The mixture-of-experts serving interval by the serving interval's method
+    (serving_band) over the MoE calibration rows, each model a unit (_moe_residuals):
+    serving.MOE_RATIO_BAND, rounded to 3 places."""
+    import interval_band
+
+    band = interval_band.band(_moe_residuals(serving()))
+    return round(band.low, 3), round(band.high, 3)
+
+
+def moe_left_out_bands(pairs: list[Pair]) -> dict[str, tuple[float, float]]:
+    """For each MoE calibration unit (Pair.band_unit), the band the other units give."""
+    return _left_out_bands(_moe_residuals(pairs))
 
 
 def serving_band() -> tuple[float, float]:

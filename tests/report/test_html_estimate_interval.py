@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from dlrig.report.estimate import ms
 
 SPACED = Path(__file__).parents[2] / "examples" / "builds" / "2x-4090-spaced-workstation.yaml"
@@ -25,21 +27,22 @@ def test_estimate_page_shows_the_step_interval_that_json_prints(tmp_path: Path) 
     assert f"interval {low}-{high}" in page.read_text()
 
 
-def test_a_mixture_of_experts_says_upper_bound_where_a_dense_model_gives_its_interval(
+def test_a_mixture_of_experts_shows_its_own_interval_in_terminal_json_and_page(
     tmp_path: Path,
 ) -> None:
-    """A MoE serving estimate carries no interval (serving.MOE_NOTE): the terminal and the page
-    say the speed is an upper bound, and JSON gives no low or high."""
+    """A MoE serving estimate carries its own interval (serving.MOE_RATIO_BAND, 0.636-1.038x
+    the figure): JSON gives its ends, and the terminal and the page print the same."""
     build = tmp_path / "h200.yaml"
     build.write_text('gpus: [{model: "H200 SXM 141GB", count: 8}]\n')
     args = [sys.executable, "-m", "dlrig", "estimate", str(build), "-w", "qwen3-235b-a22b-serve"]
-    terminal = subprocess.run(args, capture_output=True, text=True, check=False)
-    assert terminal.returncode == 0, terminal.stderr
-    assert "(an upper bound, no interval)" in terminal.stdout
     printed = subprocess.run([*args, "--json"], capture_output=True, text=True, check=False)
+    assert printed.returncode == 0, printed.stderr
     throughput = json.loads(printed.stdout)["throughput"]
-    assert throughput["samples_per_s"] > 0
-    assert throughput["samples_per_s_low"] is None and throughput["samples_per_s_high"] is None
+    rate, low, high = (throughput[k] for k in ("samples_per_s", "samples_per_s_low",
+                                                "samples_per_s_high"))  # fmt: skip
+    assert low == pytest.approx(0.636 * rate) and high == pytest.approx(1.038 * rate)
+    terminal = subprocess.run(args, capture_output=True, text=True, check=False)
+    assert f"({low:,.0f}-{high:,.0f}, 80% interval)" in terminal.stdout
     page = tmp_path / "moe.html"
     subprocess.run([*args, "--html", str(page)], capture_output=True, text=True, check=False)
-    assert "an upper bound, no interval" in page.read_text()
+    assert f"interval {low:,.0f}-{high:,.0f}" in page.read_text()

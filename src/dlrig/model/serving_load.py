@@ -48,7 +48,7 @@ class ServingLoad:
     the asked `requests_per_s` (None when not asked) and `meets_targets` whether both bounds
     hold there; `max_requests_per_s` the largest rate meeting the bounds (None without
     bounds), `max_requests_per_s_low` / `_high` that rate on an engine as slow and as fast as
-    the serving interval's ends (serving.serving_ratio_band; none where it has none), `at_max`
+    the serving interval's ends (serving.serving_ratio_band), `at_max`
     the latency at the largest rate, and `limit` / `bottleneck` what stops a higher rate
     (ServingLimit, and its stage in the bottleneck vocabulary)."""
 
@@ -257,9 +257,7 @@ def serving_load(
     if ttft is not None or tpot is not None:
         cap = arrivals.max_rate(engine, copies, ttft, tpot)
         limit = _limit(spec, c, host_gb_s, engine, cap, copies)
-        speed_band = serving_ratio_band(spec)
-        if speed_band[0] < speed_band[1]:  # none where the speed carries no interval
-            band = rate_band(engine, copies, ttft, tpot, speed_band)
+        band = rate_band(engine, copies, ttft, tpot, serving_ratio_band(spec))
     return ServingLoad(
         percentile=arrivals.PERCENTILE,
         copies=copies,

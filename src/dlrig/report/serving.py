@@ -104,10 +104,8 @@ def batch_dict(est: Estimate, b: BatchRun) -> dict[str, Any]:
     }
 
 
-def _run_s_interval(est: Estimate, b: BatchRun) -> tuple[float | None, float | None]:
+def _run_s_interval(est: Estimate, b: BatchRun) -> tuple[float, float]:
     """The batch's run time at the serving interval's ends: shortest at the fast end."""
-    if not est.has_interval:
-        return None, None
     return b.run_s / est.throughput_ratio_high, b.run_s / est.throughput_ratio_low
 
 
@@ -125,11 +123,9 @@ def batch_line(est: Estimate, b: BatchRun) -> str:
         if b.last_wave_requests:
             waves += f", then the last {b.last_wave_requests:,}"
     low, high = _run_s_interval(est, b)
-    interval = "" if low is None or high is None else (
-        f" ({hours_of_s(low)}-{hours_of_s(high)}, 80% interval)"
-    )  # fmt: skip
     return (
-        f"batch of {b.requests:,} requests sent at once: {waves}; {hours_of_s(b.run_s)}{interval}, "
+        f"batch of {b.requests:,} requests sent at once: {waves}; {hours_of_s(b.run_s)} "
+        f"({hours_of_s(low)}-{hours_of_s(high)}, 80% interval), "
         f"{b.tokens_per_s_total:,.0f} output tokens/s over the run "
         f"({b.steady_tokens_per_s:,.0f} while every slot is full)"
     )
@@ -323,11 +319,7 @@ def speed_lines(est: Estimate, s: ServingEstimate) -> list[str]:
         f"time to first token {ms(s.ttft_s)} (a prompt's prefill {ms(s.prefill_s)}{queued}"
         f"{at_once})",
         f"throughput: {est.samples_per_s:,.0f} output tokens/s in total "
-        + (
-            f"({est.samples_per_s_low:,.0f}-{est.samples_per_s_high:,.0f}, 80% interval)"
-            if est.has_interval
-            else "(an upper bound, no interval)"
-        ),
+        f"({est.samples_per_s_low:,.0f}-{est.samples_per_s_high:,.0f}, 80% interval)",
         f"{s.tokens_per_s_per_user:,.1f} tokens/s per user ({s.batch1_tokens_per_s:,.1f} for a "
         "lone user)",
     ]

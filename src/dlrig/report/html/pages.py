@@ -176,9 +176,8 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
              + (f"; {ms(s.ttft_all_at_once_s)} when all ask at once" if s.users > 1 else "")),
             ("time per output token", ms(est.step_time_s), f"binds: {s.binding.value}"),
             ("throughput", f"{est.samples_per_s:,.0f} tokens/s",
-             (f"interval {est.samples_per_s_low:,.0f}-{est.samples_per_s_high:,.0f}; "
-              if est.has_interval else "an upper bound, no interval; ")
-             + f"{s.tokens_per_s_per_user:,.1f} per user"),
+             f"interval {est.samples_per_s_low:,.0f}-{est.samples_per_s_high:,.0f}; "
+             f"{s.tokens_per_s_per_user:,.1f} per user"),
             ("users that fit at once", f"{s.max_users_fit}",
              f"asked: {s.users}"
              + (f"; {s.users_waiting} wait for a slot" if s.users_waiting else "")),
