@@ -182,3 +182,18 @@ def test_moe_gemms_run_at_the_share_tensorrt_llms_table_gives() -> None:
     assert moe_flops_s / dense_flops_s == pytest.approx(MOE_GEMM_SHARE, abs=0.005)
     assert matmul_time_factor(qwen) == pytest.approx(1.987, abs=0.001)
     assert matmul_time_factor(llama) == 1.0
+
+
+def test_a_batched_engine_held_back_by_its_fixed_time_is_told_to_batch_more() -> None:
+    """One user of Qwen3-235B on TensorRT-LLM (two H200 a copy): 94 MoE layers x (25 + 104) us
+    of fixed time, 12.1 ms of a 16 ms step, binds. The engine already replays CUDA graphs, so
+    the advice is more users a step, not the batched engine it runs."""
+    from dlrig.model.served import BATCHED_ENGINE_OVERHEAD_ADVICE, served_advice
+    from dlrig.model.serving import ServingLimit
+
+    est = serving_estimate(_h200(2), _spec(users=1), "t")
+    assert est is not None and est.engine == Engine.BATCHED.value
+    assert est.binding is ServingLimit.ENGINE_OVERHEAD
+    assert est.decode_parts_s["engine_overhead"] == pytest.approx(94 * (25e-6 + 104e-6))
+    assert served_advice(est) == BATCHED_ENGINE_OVERHEAD_ADVICE
+    assert "serve.engine: batched" not in served_advice(est)

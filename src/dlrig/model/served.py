@@ -27,7 +27,7 @@ from dlrig.model.serving import (
     tensor_parallel_degree,
 )
 from dlrig.units import bytes_to_gib
-from dlrig.workloads.serving import ServeSpec
+from dlrig.workloads.serving import Engine, ServeSpec
 
 # The bottleneck vocabulary (design.md) for each serving limit; a memory limit names the
 # stage that binds once it is lifted, decoding being a read of the weights.
@@ -236,6 +236,17 @@ BATCH_ADVICE = {
     ),
 }
 
+# An engine that already replays its steps as CUDA graphs (TensorRT-LLM-like) pays its fixed
+# time a layer once a step however many run in it: only more of them dilute it.
+BATCHED_ENGINE_OVERHEAD_ADVICE = (
+    "more users per step: the engine's fixed time a layer (its launches; a mixture of experts' "
+    "routing, copies and combining) is paid once a step for all of them"
+)
+BATCHED_ENGINE_OVERHEAD_BATCH_ADVICE = (
+    "more requests running at once (more GPU memory): the engine's fixed time a layer is paid "
+    "once a step for all of them"
+)
+
 NO_CONTEXT_ADVICE = (
     "shorter contexts, an 8-bit KV cache (serve.kv_precision: fp8), a smaller weight format "
     "(serve.quantization: fp8 or int4), or more GPU memory"
@@ -247,6 +258,10 @@ def served_advice(s: ServingEstimate) -> str:
     words: BATCH_ADVICE)."""
     if s.binding is ServingLimit.KV_MEMORY and not s.fits:
         return NO_CONTEXT_ADVICE
+    if s.binding is ServingLimit.ENGINE_OVERHEAD and s.engine == Engine.BATCHED.value:
+        if s.batch is not None:
+            return BATCHED_ENGINE_OVERHEAD_BATCH_ADVICE
+        return BATCHED_ENGINE_OVERHEAD_ADVICE
     if s.batch is not None:
         return BATCH_ADVICE.get(s.binding, ADVICE[s.binding])
     return ADVICE[s.binding]
