@@ -54,7 +54,7 @@ def test_a_serving_estimate_carries_the_band() -> None:
 
 
 def test_a_mixture_of_experts_carries_its_own_band_below_the_figure() -> None:
-    """Qwen3-30B-A3B on one H100: total tokens/s between 0.636x and 1.038x of the figure,
+    """Qwen3-30B-A3B on one H100: total tokens/s between 0.652x and 1.137x of the figure,
     the MoE band TensorRT-LLM's MoE rows give (the model runs fast on most of them)."""
     build = resolve_build(
         {"name": "1x H100", "gpus": [{"model": "H100 SXM5 80GB", "count": 1}]}, "t",
@@ -62,5 +62,5 @@ def test_a_mixture_of_experts_carries_its_own_band_below_the_figure() -> None:
     )  # fmt: skip
     est = estimate(build, load_workload("qwen3-30b-a3b-serve"))
     assert est.has_interval
-    assert est.samples_per_s_low == pytest.approx(est.samples_per_s * 0.636)
-    assert est.samples_per_s_high == pytest.approx(est.samples_per_s * 1.038)
+    assert est.samples_per_s_low == pytest.approx(est.samples_per_s * 0.652)
+    assert est.samples_per_s_high == pytest.approx(est.samples_per_s * 1.137)

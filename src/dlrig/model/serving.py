@@ -84,6 +84,22 @@ class ServingLimit(StrEnum):
     HOST = "host"
 
 
+# A mixture of experts' routed GEMMs run many small GEMMs, one per expert, behind a
+# permutation of the tokens, and reach less of the card than one dense GEMM of the same FLOPs
+# (EngineProfile.moe_gemm_share, of the engine's dense GEMM rate). TensorRT-LLM's
+# perf-overview gives the ratio on one card and engine: at 2048/128 on eight H200 in FP8,
+# Qwen3-235B-A22B computes 3,331 / 128 x 2,048 = 53,295 prompt tokens/s at 44.4 GFLOP each
+# (2.37 PFLOP/s) where Llama 3.1 405B computes 7,296 at 811.7 GFLOP (5.92 PFLOP/s): 0.40 of
+# the dense rate, prompts being nearly all of both runs' FLOPs. Chosen on those rows
+# (trtllm_moe, bench/provenance.toml).
+MOE_GEMM_SHARE = 0.40
+# vLLM's Triton fused MoE (SGLang's came from it) reaches less: Qwen3-30B-A3B's experts in FP8
+# on an H100 took 911.6 us at 2,048 tokens and 1,647.6 us at 4,096 (benchmark_moe.py,
+# vllm-project/vllm#24700, main before the PR): 154.6 GFLOP more in 736 us, 210 TFLOPS once
+# the batch is large, 0.20 of the dense FP8 rate dlrig gives vLLM there (0.74 x 1,402.6).
+VLLM_MOE_GEMM_SHARE = 0.20
+
+
 @dataclass(frozen=True)
 class EngineProfile:
     """An engine's stated efficiencies.
@@ -102,7 +118,8 @@ class EngineProfile:
     each token to its experts, quantizing, the activation, combining the outputs);
     `host_request_s`: the engine's CPU time a running request and iteration on an x86 server
     host (scheduling, preparing the inputs, sampling, bookkeeping), which overlaps the GPU's
-    work and binds when the iteration's sum is longer (host_step_s).
+    work in part (with_host_s); `moe_gemm_share`: a mixture of experts' routed GEMMs' rate
+    over the dense GEMMs' (matmul_time_factor).
     """
 
     bandwidth_efficiency: float
@@ -113,6 +130,7 @@ class EngineProfile:
     accumulates_fp16: bool = False
     moe_layer_overhead_s: float = 0.0
     host_request_s: float = 0.0
+    moe_gemm_share: float = MOE_GEMM_SHARE
 
 
 # Shares below are of the card's achievable rates (dlrig.model.rates: a copy kernel's
@@ -184,6 +202,7 @@ VLLM = replace(
     custom_allreduce_limits=((8, 8 * 1024 * 1024),),
     moe_layer_overhead_s=30e-6,
     host_request_s=0.0,
+    moe_gemm_share=VLLM_MOE_GEMM_SHARE,
 )
 # Local runner (llama.cpp CUDA): fitted to llama-bench tg 1024 on a 4090 (Llama 3 8B Q4_K_M
 # 127.74 tok/s, F16 54.34) and two 3090s (70B Q4_K_M 16.29): ~89% of the achievable bandwidth
@@ -275,16 +294,6 @@ SGLANG_MAX_RUNNING_REQUESTS = 2048
 # bench/held_out.serving_band computes it, and tests/model/test_serving_band.py holds this copy
 # to it; bench_accuracy.py reports what share of each source's rows it covers.
 SERVING_RATIO_BAND = (0.868, 1.146)
-# A mixture of experts' routed GEMMs run many small GEMMs, one per expert, behind a
-# permutation of the tokens, and reach less of the card than one dense GEMM of the same FLOPs.
-# TensorRT-LLM's perf-overview gives the ratio on one card and engine: at 2048/128 on eight
-# H200 in FP8, Qwen3-235B-A22B computes 3,331 / 128 x 2,048 = 53,295 prompt tokens/s at 44.4
-# GFLOP each (2.37 PFLOP/s) where Llama 3.1 405B computes 7,296 at 811.7 GFLOP (5.92 PFLOP/s):
-# 0.40 of the dense rate, prompts being nearly all of both runs' FLOPs. Chosen on those rows
-# (trtllm_moe, bench/provenance.toml). vLLM's Triton fused MoE reaches less still on Qwen3's
-# small experts: 188 TFLOPS at 4,096 tokens on an H100 (vllm-project/vllm#24700), 0.18 of the
-# dense FP8 rate dlrig gives vLLM there (0.74 x 1,402.6), so on vLLM this is a generous figure.
-MOE_GEMM_SHARE = 0.40
 # A mixture of experts' steps are timed from its experts' reads, their FLOPs at MOE_GEMM_SHARE
 # of the dense GEMMs' rate and its MoE path's fixed time a layer
 # (EngineProfile.moe_layer_overhead_s); on TensorRT-LLM's published MoE rows (bench/
@@ -294,10 +303,11 @@ MOE_GEMM_SHARE = 0.40
 # interval_band.py) over the MoE calibration rows with each model of TensorRT-LLM's table a
 # unit left out in turn, a new mixture of experts being what the band must hold; it lies
 # mostly below the figure. tests/model/test_serving_band.py holds this copy to it.
-MOE_RATIO_BAND = (0.636, 1.038)
+MOE_RATIO_BAND = (0.652, 1.137)
 MOE_NOTE = (
     "a mixture of experts: its steps are timed from the experts' reads, their GEMMs at "
-    f"{MOE_GEMM_SHARE:g} of a dense GEMM's rate and the MoE path's fixed time a layer, which "
+    f"{MOE_GEMM_SHARE:g} of a dense GEMM's rate ({VLLM_MOE_GEMM_SHARE:g} on vLLM and SGLang's "
+    "fused MoE) and the MoE path's fixed time a layer, which "
     "still runs fast on most of TensorRT-LLM's published MoE rows (bench/bench_serving.py), "
     f"so its interval, {MOE_RATIO_BAND[0]:.2f}-{MOE_RATIO_BAND[1]:.2f}x the figure, lies "
     "mostly below it (each of those models left out in turn)"
@@ -660,12 +670,13 @@ def prefill_matmul_flops(spec: ServeSpec, prompt_tokens: int) -> float:
 
 def matmul_time_factor(spec: ServeSpec) -> float:
     """How much longer a mixture of experts' linear layers take than the same FLOPs at the
-    dense GEMMs' rate: the routed experts' share of the FLOPs runs at MOE_GEMM_SHARE of it."""
+    dense GEMMs' rate: the routed experts' share of the FLOPs runs at the engine's
+    moe_gemm_share of it."""
     if not spec.is_moe or spec.experts is None or spec.experts_per_token is None:
         return 1.0
     routed = mem.routed_expert_params(spec) * spec.experts_per_token / spec.experts
     share = routed / max(spec.active_params - mem.embedding_params(spec) / 2.0, 1.0)
-    return 1.0 + share * (1.0 / MOE_GEMM_SHARE - 1.0)
+    return 1.0 + share * (1.0 / ENGINES[spec.engine].moe_gemm_share - 1.0)
 
 
 def prefill_timed_flops(spec: ServeSpec, prompt_tokens: int) -> float:
