@@ -265,8 +265,11 @@ TRTLLM_MORE: list[tuple[str, str, str, int, dict[str, Any], list[float | None]]]
 # The same table's mixture-of-experts rows (nvidia/*-FP8 and *-FP4 checkpoints), read
 # 2026-12-07. Its MoE command adds `--ep` and `enable_attention_dp: true`: on more than one
 # GPU each runs attention for its own requests and the GPUs split the experts, predicted so
-# (serve.attention_data_parallel). No constant was chosen on them. Blank cells (None): the
-# table has no figure there.
+# (serve.attention_data_parallel). The page's YAML nests the option under cuda_graph_config,
+# which forbids fields it does not know (CudaGraphConfig is a StrictBaseModel, extra="forbid",
+# tensorrt_llm/llmapi/llm_args.py), so runs that started set it at the top level. The
+# constants chosen on them are in bench/provenance.toml. Blank cells (None): the table has no
+# figure there.
 FP8_DP = {**FP8_SERVE, "attention_data_parallel": True}
 FP4_DP = {**FP4_SERVE, "attention_data_parallel": True}
 TRTLLM_MOE: list[tuple[str, str, str, int, dict[str, Any], list[float | None]]] = [
