@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from serving_cli import dlrig
 
+from dlrig.report.serving import hours_of_s
+
 pytestmark = pytest.mark.slow
 
 # Llama 3.1 8B on vLLM at the zoo's 1000/300: its KV cache holds 353 whole contexts
@@ -59,6 +61,9 @@ def test_the_terminal_and_page_say_the_waves_without_a_gpu4_warning(
     body = page.read_text().split("<body>", 1)[1]
     facts = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", body)).split())
     assert "batch of 1,000 requests" in facts and "2 waves of 353, then 294" in facts
+    # the page's run interval is JSON's run_s_low / run_s_high, as the terminal writes times
+    b = json.loads(dlrig("estimate", str(h100), *BATCH, "--json").stdout)["serving"]["batch"]
+    assert f"interval {hours_of_s(b['run_s_low'])}-{hours_of_s(b['run_s_high'])}" in facts
 
 
 @pytest.mark.parametrize(

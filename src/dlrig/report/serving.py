@@ -90,7 +90,7 @@ def batch_dict(est: Estimate, b: BatchRun) -> dict[str, Any]:
     """`serving.batch`: `serve.requests` sent at once, run in waves of the requests the build
     runs at once (dlrig.model.serving_batch), with the run time's interval where the estimate
     has one (null ends where it has none)."""
-    low, high = _run_s_interval(est, b)
+    low, high = batch_run_s_interval(est, b)
     return {
         "requests": b.requests,
         "running_at_once": b.running_at_once,
@@ -104,8 +104,9 @@ def batch_dict(est: Estimate, b: BatchRun) -> dict[str, Any]:
     }
 
 
-def _run_s_interval(est: Estimate, b: BatchRun) -> tuple[float, float]:
-    """The batch's run time at the serving interval's ends: shortest at the fast end."""
+def batch_run_s_interval(est: Estimate, b: BatchRun) -> tuple[float, float]:
+    """The batch's run time at the serving interval's ends: shortest at the fast end (what
+    JSON's run_s_low / run_s_high, the terminal and the page give)."""
     return b.run_s / est.throughput_ratio_high, b.run_s / est.throughput_ratio_low
 
 
@@ -122,7 +123,7 @@ def batch_line(est: Estimate, b: BatchRun) -> str:
         waves = f"{b.full_waves:,} wave{'s' * (b.full_waves != 1)} of {b.running_at_once:,} at once"
         if b.last_wave_requests:
             waves += f", then the last {b.last_wave_requests:,}"
-    low, high = _run_s_interval(est, b)
+    low, high = batch_run_s_interval(est, b)
     return (
         f"batch of {b.requests:,} requests sent at once: {waves}; {hours_of_s(b.run_s)} "
         f"({hours_of_s(low)}-{hours_of_s(high)}, 80% interval), "

@@ -182,7 +182,7 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
              f"asked: {s.users}"
              + (f"; {s.users_waiting} wait for a slot" if s.users_waiting else "")),
             *_load_facts(s.load),
-            *_batch_facts(s.batch),
+            *_batch_facts(est, s.batch),
             memory, run,
         ]  # fmt: skip
     return [
@@ -196,12 +196,13 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
     ]  # fmt: skip
 
 
-def _batch_facts(batch: BatchRun | None) -> list[tuple[str, str, str]]:
-    """`serve.requests` sent at once: the batch's run time and its waves."""
-    from dlrig.report.serving import hours_of_s
+def _batch_facts(est: Estimate, batch: BatchRun | None) -> list[tuple[str, str, str]]:
+    """`serve.requests` sent at once: the batch's run time with its interval, and its waves."""
+    from dlrig.report.serving import batch_run_s_interval, hours_of_s
 
     if batch is None:
         return []
+    low, high = batch_run_s_interval(est, batch)
     waves = (
         f"all {batch.requests:,} at once"
         if batch.requests <= batch.running_at_once
@@ -210,7 +211,8 @@ def _batch_facts(batch: BatchRun | None) -> list[tuple[str, str, str]]:
     )
     return [
         (f"batch of {batch.requests:,} requests", hours_of_s(batch.run_s),
-         f"{waves}; {batch.tokens_per_s_total:,.0f} tokens/s over the run"),
+         f"interval {hours_of_s(low)}-{hours_of_s(high)}; {waves}; "
+         f"{batch.tokens_per_s_total:,.0f} tokens/s over the run"),
     ]  # fmt: skip
 
 
