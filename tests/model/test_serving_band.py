@@ -23,44 +23,41 @@ from dlrig.workloads import load_workload
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_the_shipped_serving_band_is_what_the_calibration_points_give() -> None:
+@pytest.mark.parametrize(
+    ("band", "shipped"),
+    [("serving_band", SERVING_RATIO_BAND), ("moe_serving_band", MOE_RATIO_BAND)],
+)
+def test_the_shipped_band_is_what_its_calibration_rows_give(
+    band: str, shipped: tuple[float, float]
+) -> None:
+    """The dense band from the serving calibration sources, the MoE band from the MoE
+    calibration rows with each model a unit (held_out.serving_band, moe_serving_band)."""
     sys.path.insert(0, str(REPO / "scripts"))
     sys.path.insert(0, str(REPO / "bench"))
     import held_out
 
-    assert held_out.serving_band() == SERVING_RATIO_BAND
+    assert getattr(held_out, band)() == shipped
 
 
-def test_the_shipped_moe_band_is_what_the_moe_calibration_models_give() -> None:
-    sys.path.insert(0, str(REPO / "scripts"))
-    sys.path.insert(0, str(REPO / "bench"))
-    import held_out
-
-    assert held_out.moe_serving_band() == MOE_RATIO_BAND
-
-
-def test_a_serving_estimate_carries_the_band() -> None:
-    """Tokens/s in total between 0.868x and 1.146x of the figure; the time per output token
-    the inverse."""
+@pytest.mark.parametrize(
+    ("workload", "low", "high"),
+    [
+        # a dense model: the serving band
+        ("llama-3.1-8b-serve", 0.868, 1.146),
+        # Qwen3-30B-A3B: the MoE band, mostly below the figure (the MoE calibration rows run
+        # slower than dlrig times them on most rows)
+        ("qwen3-30b-a3b-serve", 0.652, 1.137),
+    ],
+)
+def test_a_serving_estimate_carries_its_band(workload: str, low: float, high: float) -> None:
+    """Tokens/s in total between `low` and `high` times the figure on one H100; the time per
+    output token the inverse."""
     build = resolve_build(
         {"name": "1x H100", "gpus": [{"model": "H100 SXM5 80GB", "count": 1}]}, "t",
         load_catalog(None),
     )  # fmt: skip
-    est = estimate(build, load_workload("llama-3.1-8b-serve"))
+    est = estimate(build, load_workload(workload))
     assert est.has_interval
-    assert est.samples_per_s_low == pytest.approx(est.samples_per_s * 0.868)
-    assert est.samples_per_s_high == pytest.approx(est.samples_per_s * 1.146)
+    assert est.samples_per_s_low == pytest.approx(est.samples_per_s * low)
+    assert est.samples_per_s_high == pytest.approx(est.samples_per_s * high)
     assert est.step_time_s_low < est.step_time_s < est.step_time_s_high
-
-
-def test_a_mixture_of_experts_carries_its_own_band_below_the_figure() -> None:
-    """Qwen3-30B-A3B on one H100: total tokens/s between 0.652x and 1.137x of the figure,
-    the MoE band TensorRT-LLM's MoE rows give (the model runs fast on most of them)."""
-    build = resolve_build(
-        {"name": "1x H100", "gpus": [{"model": "H100 SXM5 80GB", "count": 1}]}, "t",
-        load_catalog(None),
-    )  # fmt: skip
-    est = estimate(build, load_workload("qwen3-30b-a3b-serve"))
-    assert est.has_interval
-    assert est.samples_per_s_low == pytest.approx(est.samples_per_s * 0.652)
-    assert est.samples_per_s_high == pytest.approx(est.samples_per_s * 1.137)

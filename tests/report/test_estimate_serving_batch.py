@@ -60,7 +60,9 @@ def test_the_terminal_and_page_say_the_waves_without_a_gpu4_warning(
     assert dlrig("estimate", str(h100), *BATCH, "--html", str(page)).returncode == 0
     body = page.read_text().split("<body>", 1)[1]
     facts = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", body)).split())
-    assert "batch of 1,000 requests" in facts and "2 waves of 353, then 294" in facts
+    assert (
+        "batch of 1,000 requests" in facts and "2 waves of 353 at once, then the last 294" in facts
+    )
     # the page's run interval is JSON's run_s_low / run_s_high, as the terminal writes times
     b = json.loads(dlrig("estimate", str(h100), *BATCH, "--json").stdout)["serving"]["batch"]
     assert f"interval {hours_of_s(b['run_s_low'])}-{hours_of_s(b['run_s_high'])}" in facts

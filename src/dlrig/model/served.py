@@ -213,7 +213,6 @@ def served_memory(
     )
 
 
-# A KV cache that cannot hold even one request: fewer users would not start the engine.
 # An offline batch (serve.requests) runs as many requests as the build holds, whatever the
 # user count: where the advice above is about users, a batch's is about requests running at once.
 BATCH_ADVICE = {
@@ -247,6 +246,7 @@ BATCHED_ENGINE_OVERHEAD_BATCH_ADVICE = (
     "once a step for all of them"
 )
 
+# A KV cache that cannot hold even one request: fewer users would not start the engine.
 NO_CONTEXT_ADVICE = (
     "shorter contexts, an 8-bit KV cache (serve.kv_precision: fp8), a smaller weight format "
     "(serve.quantization: fp8 or int4), or more GPU memory"

@@ -88,8 +88,7 @@ def serving_dict(est: Estimate, s: ServingEstimate) -> dict[str, Any]:
 
 def batch_dict(est: Estimate, b: BatchRun) -> dict[str, Any]:
     """`serving.batch`: `serve.requests` sent at once, run in waves of the requests the build
-    runs at once (dlrig.model.serving_batch), with the run time's interval where the estimate
-    has one (null ends where it has none)."""
+    runs at once (dlrig.model.serving_batch), with the run time's interval."""
     low, high = batch_run_s_interval(est, b)
     return {
         "requests": b.requests,
@@ -115,17 +114,22 @@ def hours_of_s(seconds: float) -> str:
     return hours(seconds / 3600)
 
 
+def batch_waves(b: BatchRun) -> str:
+    """How a batch runs, in words: 'all 300 run at once', '2 waves of 353 at once, then the
+    last 294'."""
+    if b.requests <= b.running_at_once:
+        return f"all {b.requests:,} run at once"
+    waves = f"{b.full_waves:,} wave{'s' * (b.full_waves != 1)} of {b.running_at_once:,} at once"
+    if b.last_wave_requests:
+        waves += f", then the last {b.last_wave_requests:,}"
+    return waves
+
+
 def batch_line(est: Estimate, b: BatchRun) -> str:
     """`serve.requests` for people: the waves, the run time and the tokens/s over it."""
-    if b.requests <= b.running_at_once:
-        waves = f"all {b.requests:,} run at once"
-    else:
-        waves = f"{b.full_waves:,} wave{'s' * (b.full_waves != 1)} of {b.running_at_once:,} at once"
-        if b.last_wave_requests:
-            waves += f", then the last {b.last_wave_requests:,}"
     low, high = batch_run_s_interval(est, b)
     return (
-        f"batch of {b.requests:,} requests sent at once: {waves}; {hours_of_s(b.run_s)} "
+        f"batch of {b.requests:,} requests sent at once: {batch_waves(b)}; {hours_of_s(b.run_s)} "
         f"({hours_of_s(low)}-{hours_of_s(high)}, 80% interval), "
         f"{b.tokens_per_s_total:,.0f} output tokens/s over the run "
         f"({b.steady_tokens_per_s:,.0f} while every slot is full)"

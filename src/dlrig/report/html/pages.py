@@ -198,20 +198,14 @@ def _estimate_facts(est: Estimate) -> list[tuple[str, str, str]]:
 
 def _batch_facts(est: Estimate, batch: BatchRun | None) -> list[tuple[str, str, str]]:
     """`serve.requests` sent at once: the batch's run time with its interval, and its waves."""
-    from dlrig.report.serving import batch_run_s_interval, hours_of_s
+    from dlrig.report.serving import batch_run_s_interval, batch_waves, hours_of_s
 
     if batch is None:
         return []
     low, high = batch_run_s_interval(est, batch)
-    waves = (
-        f"all {batch.requests:,} at once"
-        if batch.requests <= batch.running_at_once
-        else f"{batch.full_waves:,} waves of {batch.running_at_once:,}"
-        + (f", then {batch.last_wave_requests:,}" if batch.last_wave_requests else "")
-    )
     return [
         (f"batch of {batch.requests:,} requests", hours_of_s(batch.run_s),
-         f"interval {hours_of_s(low)}-{hours_of_s(high)}; {waves}; "
+         f"interval {hours_of_s(low)}-{hours_of_s(high)}; {batch_waves(batch)}; "
          f"{batch.tokens_per_s_total:,.0f} tokens/s over the run"),
     ]  # fmt: skip
 
