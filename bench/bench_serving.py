@@ -784,7 +784,8 @@ def sglang_cookbook_section() -> list[str]:
         + provenance.status(["sglang_cookbook_moe"])
         + " Tokens/s of one user (1 / median TPOT, `sglang.bench_serving` random dataset, "
         "10 prompts at the run's mean lengths); mixtures of experts carry their own interval "
-        "(serving.MOE_RATIO_BAND), which these rows did not set. Its "
+        "(serving.MOE_RATIO_BAND), these rows one of its units since latent attention's "
+        "kernels were counted on them. Its "
         "Llama 3.1 70B rows on '8x NVIDIA A100' are not predicted: the page names neither the "
         f"cards' memory nor their link. {summary[0].upper()}{summary[1:]}.",
         "",

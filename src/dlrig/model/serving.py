@@ -240,6 +240,18 @@ SGLANG = replace(
     layer_overhead_s=47.5e-6,
 )
 ENGINES = {Engine.BATCHED: BATCHED, Engine.VLLM: VLLM, Engine.SGLANG: SGLANG, Engine.LOCAL: LOCAL}
+# The engines' fixed time a layer was set on dense models, whose decode layer runs about ten
+# kernels (SGLang's Llama: add-RMSNorm, QKV GEMM, rotary, KV write, attention, O GEMM,
+# add-RMSNorm, gate-up GEMM, SiLU-and-mul, down GEMM; python/sglang/srt/models/llama.py).
+# Multi-head latent attention decodes in its absorbed form with eight kernels more a layer:
+# the query's and the latent's norms, the query's second projection, and on each side of the
+# attention a per-tensor quantization and the batched GEMM that folds the key or value
+# up-projection into the query or the output, then the copy that flattens the heads
+# (DeepseekV2AttentionMLA.forward_absorb_prepare and forward_absorb_core,
+# python/sglang/srt/models/deepseek_v2.py @3e4a39ee). Each costs what a dense layer's kernel
+# does.
+DENSE_LAYER_KERNELS = 10
+LATENT_ATTENTION_EXTRA_KERNELS = 8
 # A request's time in the serving stack beside the GPU's work, in its time to first token:
 # the HTTP server parsing it, the tokenizer, the hand-off to the engine, the first token's
 # detokenization and its streamed chunk back. Chosen on InferenceBench's one-user row (Llama
@@ -303,7 +315,7 @@ SERVING_RATIO_BAND = (0.868, 1.146)
 # interval_band.py) over the MoE calibration rows with each model of TensorRT-LLM's table a
 # unit left out in turn, a new mixture of experts being what the band must hold; it lies
 # mostly below the figure. tests/model/test_serving_band.py holds this copy to it.
-MOE_RATIO_BAND = (0.652, 1.137)
+MOE_RATIO_BAND = (0.663, 1.132)
 MOE_NOTE = (
     "a mixture of experts: its steps are timed from the experts' reads, their GEMMs at "
     f"{MOE_GEMM_SHARE:g} of a dense GEMM's rate ({VLLM_MOE_GEMM_SHARE:g} on vLLM and SGLang's "
@@ -877,10 +889,19 @@ def decode_parts_s(
         ServingLimit.DECODE_ATTENTION.value: attention,
         ServingLimit.OFFLOAD.value: offload,
         ServingLimit.INTERCONNECT.value: allreduce_s(spec, c, batch + round(prefill_tokens)) + hops,
-        ServingLimit.ENGINE_OVERHEAD.value: spec.layers
-        * (ENGINES[spec.engine].layer_overhead_s + gemm_fixed_s)
+        ServingLimit.ENGINE_OVERHEAD.value: spec.layers * (layer_overhead_s(spec) + gemm_fixed_s)
         + spec.moe_layers * ENGINES[spec.engine].moe_layer_overhead_s,
     }
+
+
+def layer_overhead_s(spec: ServeSpec) -> float:
+    """The engine's fixed time a layer and decode step (EngineProfile.layer_overhead_s), with
+    latent attention's extra kernels (LATENT_ATTENTION_EXTRA_KERNELS) at a dense layer's time a
+    kernel."""
+    dense = ENGINES[spec.engine].layer_overhead_s
+    if spec.kv_latent_dim is None:
+        return dense
+    return dense * (1.0 + LATENT_ATTENTION_EXTRA_KERNELS / DENSE_LAYER_KERNELS)
 
 
 # The parts of a decode step that run after its GEMMs, each whole.
