@@ -126,3 +126,29 @@ def test_issue_a_batch_split_into_micro_batches_is_not_said_not_to_fit() -> None
     assert out.stdout.startswith("GPU.4 warning: llama-3-8b-lora needs")
     # The split micro-batch fits; its memory interval's top may not (report.memory_line).
     assert "DOES NOT FIT" not in out.stdout and "(fits" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("quantization", "named"),
+    [
+        ("bf16", "a smaller weight format (serve.quantization: fp8 or int4), "),
+        ("fp8", "a smaller weight format (serve.quantization: int4), "),
+        ("int4", ""),
+    ],
+)
+def test_weights_that_do_not_fit_are_pointed_only_to_smaller_formats(
+    quantization: str, named: str
+) -> None:
+    """Llama 3.1 405B on one RTX 3090 binds on its weights in every format: the advice names
+    the formats with fewer bits a weight than the build's own (16, 8, then 4.25 with its
+    group scales), none once it is at 4 bits."""
+    from dlrig.model.served import served_advice
+
+    build = resolve_build({"gpus": [{"model": "RTX 3090", "count": 1}]}, "t", load_catalog())
+    doc = {"model": "llama-3.1-405b-serve", "serve": {"quantization": quantization}}
+    s = estimate(build, resolve_workload(doc, "t")).serving
+    assert s is not None and s.binding.value == "weight_memory"
+    assert served_advice(s) == (
+        f"more or larger GPUs, {named}a local runner that keeps some layers in RAM "
+        "(serve.engine: local)"
+    )

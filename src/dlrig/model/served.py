@@ -27,7 +27,7 @@ from dlrig.model.serving import (
     tensor_parallel_degree,
 )
 from dlrig.units import bytes_to_gib
-from dlrig.workloads.serving import Engine, ServeSpec
+from dlrig.workloads.serving import Engine, ServeSpec, WeightFormat
 
 # The bottleneck vocabulary (design.md) for each serving limit; a memory limit names the
 # stage that binds once it is lifted, decoding being a read of the weights.
@@ -46,8 +46,8 @@ LIMIT_STAGE = {
 
 ADVICE = {
     ServingLimit.WEIGHT_MEMORY: (
-        "more or larger GPUs, a smaller weight format (serve.quantization: fp8 or int4), or a "
-        "local runner that keeps some layers in RAM (serve.engine: local)"
+        "more or larger GPUs, a smaller weight format (serve.quantization), or a local runner "
+        "that keeps some layers in RAM (serve.engine: local)"
     ),
     ServingLimit.KV_MEMORY: (
         "fewer users, shorter contexts, an 8-bit KV cache (serve.kv_precision: fp8), or more "
@@ -248,16 +248,24 @@ BATCHED_ENGINE_OVERHEAD_BATCH_ADVICE = (
 
 # A KV cache that cannot hold even one request: fewer users would not start the engine.
 NO_CONTEXT_ADVICE = (
-    "shorter contexts, an 8-bit KV cache (serve.kv_precision: fp8), a smaller weight format "
-    "(serve.quantization: fp8 or int4), or more GPU memory"
+    "shorter contexts, an 8-bit KV cache (serve.kv_precision: fp8), {smaller}more GPU memory"
 )
+# Weights that do not fit: the smaller formats named are those with fewer bits than the
+# estimate's own (smaller_format_clause).
+WEIGHT_MEMORY_ADVICE = (
+    "more or larger GPUs, {smaller}a local runner that keeps some layers in RAM "
+    "(serve.engine: local)"
+)
+SMALLER_FORMATS = (WeightFormat.FP8, WeightFormat.INT4)
 
 
 def served_advice(s: ServingEstimate) -> str:
     """What would move a serving build, by the limit that binds (an offline batch's in its own
     words: BATCH_ADVICE)."""
     if s.binding is ServingLimit.KV_MEMORY and not s.fits:
-        return NO_CONTEXT_ADVICE
+        return NO_CONTEXT_ADVICE.format(smaller=smaller_format_clause(s.quantization))
+    if s.binding is ServingLimit.WEIGHT_MEMORY:
+        return WEIGHT_MEMORY_ADVICE.format(smaller=smaller_format_clause(s.quantization))
     if s.binding is ServingLimit.ENGINE_OVERHEAD and s.engine == Engine.BATCHED.value:
         if s.batch is not None:
             return BATCHED_ENGINE_OVERHEAD_BATCH_ADVICE
@@ -265,6 +273,17 @@ def served_advice(s: ServingEstimate) -> str:
     if s.batch is not None:
         return BATCH_ADVICE.get(s.binding, ADVICE[s.binding])
     return ADVICE[s.binding]
+
+
+def smaller_format_clause(quantization: str) -> str:
+    """'a smaller weight format (serve.quantization: ...), ' naming the SMALLER_FORMATS with
+    fewer bits a weight than `quantization`; empty where none has."""
+    bits = mem.BATCHED_WEIGHT_BITS
+    current = bits[WeightFormat(quantization)]
+    smaller = [f.value for f in SMALLER_FORMATS if bits[f] < current]
+    if not smaller:
+        return ""
+    return f"a smaller weight format (serve.quantization: {' or '.join(smaller)}), "
 
 
 def served_copy_gb(spec: ServeSpec) -> float:
