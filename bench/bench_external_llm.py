@@ -300,10 +300,13 @@ def workload_doc(row: Row) -> dict[str, Any]:
         "paged_optimizer": row.paged_optimizer,
         "dataset": "synthetic",
         "parallel": parallel,
-        # Selective checkpointing (torchtitan's op policy) saves the matmul outputs and
-        # recomputes the cheap ops: closer to none than to a full recompute. 'partial' is
-        # Megatron's block method: `checkpointed_layers` of the layers recompute whole.
+        # torchtitan's 'selective' is its op policy (selective_checkpointing: every second
+        # matmul's output and the attention's kept, the rest recomputed); llm.q's recomputes a
+        # few cheap ops and is taken as none. 'partial' is Megatron's block method:
+        # `checkpointed_layers` of the layers recompute whole.
         "activation_checkpointing": row.checkpointing in ("true", "partial"),
+        "selective_checkpointing": row.checkpointing == "selective"
+        and row.framework == "torchtitan",
         **({"checkpointed_layers": row.checkpointed_layers} if row.checkpointed_layers else {}),
         "fused_loss": fused_loss(row),
         "loss_chunks": TORCHTUNE_LOSS_CHUNKS if row.source == "torchtune" else row.loss_chunks,
@@ -328,6 +331,13 @@ def _gpu_entry(name: str) -> dict[str, Any]:
     return {"spec": {**spec, **changes, "name": name}}
 
 
+def card_memory_gb(name: str) -> float:
+    """A row's card's memory, as its benchmark describes it (VARIANTS) or as the catalog has it."""
+    if name in VARIANTS:
+        return float(VARIANTS[name][1]["memory_gb"])
+    return load_catalog().find(GPU, name).memory_gb
+
+
 def build_doc(row: Row) -> dict[str, Any]:
     gpu: dict[str, Any] = {**_gpu_entry(row.gpu), "count": min(row.gpus, GPUS_PER_NODE)}
     if row.power_limit_w:
@@ -343,7 +353,7 @@ def build_doc(row: Row) -> dict[str, Any]:
 class Prediction:
     row: Row
     tokens_per_gpu: float
-    fits: bool | None  # None: a layout whose memory dlrig does not model (selective AC)
+    fits: bool | None  # None: a layout whose memory dlrig does not model (llm.q's selective)
     bottleneck: str
     result: Estimate  # the whole estimate, for benches that show its stages
 
@@ -356,9 +366,11 @@ def predict(row: Row) -> Prediction:
     est = estimate(resolve_build(build_doc(row), "external_llm"),
                    resolve_workload(workload_doc(row), "external_llm"))  # fmt: skip
     assert est.tokens_per_s is not None
-    # Selective checkpointing drops most activations: the job dlrig is given keeps more, so
-    # its memory verdict says nothing about the published one.
-    modelled = row.checkpointing in ("true", "false", "partial")
+    # llm.q's selective recompute is given as none: the job dlrig is given keeps more, so its
+    # memory verdict says nothing about the published one. torchtitan's is modelled.
+    modelled = row.checkpointing in ("true", "false", "partial") or (
+        row.checkpointing == "selective" and row.framework == "torchtitan"
+    )
     # At the published micro-batch: one that fits only split (memory_plan) does not.
     fits = est.memory.max_batch_per_gpu >= row.micro_batch if modelled else None
     return Prediction(row, est.tokens_per_s / est.gpus, fits, str(est.bottleneck), est)

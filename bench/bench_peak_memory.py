@@ -41,8 +41,6 @@ import bench_external_llm as llm
 import provenance
 from machine_info import machine, write_result
 
-from dlrig.catalog import load_catalog
-from dlrig.catalog.schema import GPU
 from dlrig.model import memory as mem
 from dlrig.model.calibration import default_calibration
 from dlrig.model.rates import is_16bit
@@ -110,12 +108,15 @@ def predict(row: MemoryRow) -> MemoryPrediction:
     doc["activation_offloading"] = row.activation_offloading
     # torchtune's recipes drop the logits before the backward (`del logits`,
     # lora_finetune_single_device.py @1814feb) and its MultiHeadAttention saves K and V copied
-    # to every query head (torchtune/modules/attention.py @1814feb); fsdp_qlora's train.py
-    # @05ed9f2 keeps `output` (its logits) through loss.backward(), and transformers' Llama
-    # attention repeats K and V inside the attention call (eager) or not at all (SDPA, flash).
-    torchtune = job.framework == "torchtune"
-    doc["logits_released"] = torchtune
-    doc["expanded_kv"] = torchtune
+    # to every query head (torchtune/modules/attention.py @1814feb); torchtitan's train step
+    # does both too (`del pred` before loss.backward(), "need to free to before bwd to avoid
+    # peaking memory", train.py; repeat_kv before scaled_dot_product_attention,
+    # torchtitan/models/llama/model.py, end of 2024); fsdp_qlora's train.py @05ed9f2 keeps
+    # `output` (its logits) through loss.backward(), and transformers' Llama attention repeats K
+    # and V inside the attention call (eager) or not at all (SDPA, flash).
+    releases = job.framework in ("torchtune", "torchtitan")
+    doc["logits_released"] = releases
+    doc["expanded_kv"] = releases
     workload = resolve_workload(doc, "peak_memory")
     cal = default_calibration()
     layout = mem.declared_layout(workload, min(job.gpus, llm.GPUS_PER_NODE), job.nodes)
@@ -174,7 +175,6 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     preds = predictions()
-    catalog = load_catalog()
     sources = sorted({p.row.source for p in preds})
     low, high = mem.MEMORY_RATIO_BAND
     bands = judging_bands()
@@ -220,7 +220,7 @@ def main() -> None:
             f"| {p.row.source} | {p.row.table} | {j.model} | {j.finetune}, {shard}{offload} | "
             f"{j.gpus}x {j.gpu} | {j.seq_len} | {j.micro_batch} | {p.row.measure} | "
             f"{p.row.peak_gib:.2f} | {p.predicted_gib:.2f} | {p.error:+.1%} | "
-            f"{catalog.find(GPU, j.gpu).memory_gb:g} | {j.flag} |"
+            f"{llm.card_memory_gb(j.gpu):g} | {j.flag} |"
         )
     lines.append("")
     write_result(args.out, lines)

@@ -184,17 +184,22 @@ def training_flop_multiplier(workload: Workload) -> float:
     """FLOPs of a step per forward FLOP: forward 1 + backward 2 (activation and weight
     gradients); frozen weights (LoRA/QLoRA) skip the weight gradients; activation
     checkpointing recomputes the forward of the layers it checkpoints once
-    (Workload.recompute_share). Inference runs the forward only."""
+    (Workload.recompute_share), selective checkpointing every second linear of each layer
+    (memory.selective_gemm_recompute_share; the output projection, outside the layers, is
+    counted with them). Inference runs the forward only."""
     if workload.mode is Mode.INFERENCE:
         return 1.0
     backward = 2.0 if workload.finetune is FinetuneMethod.FULL else 1.0
+    if workload.selective_checkpointing:
+        return 1.0 + backward + memory.selective_gemm_recompute_share(workload)
     return 1.0 + backward + workload.recompute_share
 
 
 def attention_flop_multiplier(workload: Workload) -> float:
     """FLOPs of a step per forward FLOP of the attention scores (QK^T, PV): their backward
     (dS, dV, dQ, dK) has no weights to freeze, so it stays 2x the forward under LoRA/QLoRA
-    too; activation checkpointing recomputes the forward once. NeMo AutoModel LoRA on H100
+    too; activation checkpointing recomputes the forward once (selective checkpointing keeps
+    the attention's output: none). NeMo AutoModel LoRA on H100
     at 4,096 tokens (bench/data/external_llm.csv): Llama 3.1 8B predicted +13.3% fast with
     the linears' 1x backward applied to attention, +3.9% without."""
     if workload.mode is Mode.INFERENCE:
@@ -204,10 +209,11 @@ def attention_flop_multiplier(workload: Workload) -> float:
 
 def traffic_multiplier(workload: Workload) -> float:
     """Pointwise bytes and kernels of a step per forward pass: 1 + the backward's 2 in
-    training, plus a recomputed forward under activation checkpointing."""
+    training, plus a recomputed forward under activation checkpointing (all of it under
+    selective checkpointing: Workload.pointwise_recompute_share)."""
     if workload.mode is Mode.INFERENCE:
         return 1.0
-    return 1.0 + BACKWARD_TRAFFIC + workload.recompute_share
+    return 1.0 + BACKWARD_TRAFFIC + workload.pointwise_recompute_share
 
 
 def width_factor(width_elems: float, ridge_elems: float) -> float:
@@ -508,7 +514,7 @@ def _weight_casts(workload: Workload) -> float:
     checkpointed layer's recompute opens a region of its own and casts again) and the
     16-bit gradient's cast back to fp32 in the backward (the cast's autograd function,
     ToCopyBackward0)."""
-    return 1.0 + workload.recompute_share + 1.0
+    return 1.0 + workload.pointwise_recompute_share + 1.0
 
 
 def weight_cast_bytes(workload: Workload, params: float, mixed_precision: bool) -> float:

@@ -607,7 +607,7 @@ def eager_adapter_elems(
     ):
         return 0.0
     inputs, outputs = lora_adapter_io(h, f, kv_share, gated, workload.lora_targets)
-    forwards = 1.0 + workload.recompute_share
+    forwards = 1.0 + workload.pointwise_recompute_share
     sixteen = not workload.fp32_adapters
     # Under autocast fp32 adapters scale and add their update in 16 bits, as 16-bit ones do.
     sixteen_update = sixteen or workload.adapter_autocast

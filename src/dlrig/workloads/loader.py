@@ -289,6 +289,14 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
             reason="at most the model's num_layers",
             hint="give the model's num_layers, or leave checkpointed_layers out (every layer)",
         )
+    if wf.selective_checkpointing and not (m.hidden_size and m.num_layers):
+        raise ValidationError(
+            f"{source}: selective_checkpointing keeps a transformer layer's matmul outputs, "
+            "whose widths the model does not give",
+            field="selective_checkpointing",
+            reason="a model with hidden_size and num_layers",
+            hint="give the model's widths, or use activation_checkpointing",
+        )
     pipeline = block.pipeline if block else 1
     micro_batches = 1
     if pipeline > 1:
@@ -397,6 +405,7 @@ def resolve_workload(doc: dict[str, Any], source: str) -> Workload:
         cpu_offload=block.cpu_offload if block else False,
         gradient_accumulation=wf.gradient_accumulation,
         activation_checkpointing=wf.activation_checkpointing,
+        selective_checkpointing=wf.selective_checkpointing,
         checkpointed_layers=wf.checkpointed_layers,
         activation_offloading=wf.activation_offloading,
         channels_last=wf.memory_format == "channels_last",

@@ -246,6 +246,8 @@ class Workload:
     cpu_offload: bool = False
     gradient_accumulation: int = 1
     activation_checkpointing: bool = False
+    # torchtitan's selective checkpointing by op (dlrig.model.memory.selective_saved_bytes)
+    selective_checkpointing: bool = False
     # Megatron's --recompute-num-layers (block method): the layers checkpointing recomputes;
     # None with activation_checkpointing: every layer
     checkpointed_layers: int | None = None
@@ -309,6 +311,13 @@ class Workload:
         if self.checkpointed_layers is None or not self.num_layers:
             return 1.0
         return min(self.checkpointed_layers / self.num_layers, 1.0)
+
+    @property
+    def pointwise_recompute_share(self) -> float:
+        """The share of the forward's element-wise work the backward runs again: the
+        recomputed layers' (recompute_share), or all of it under selective checkpointing,
+        which keeps only matmul and attention outputs."""
+        return 1.0 if self.selective_checkpointing else self.recompute_share
 
     @property
     def has_transformer_structure(self) -> bool:

@@ -526,6 +526,13 @@ class WorkloadFile(_Strict):
     activation_checkpointing: bool = Field(
         default=False, description="recompute activations in backward (one extra forward)"
     )
+    selective_checkpointing: bool = Field(
+        default=False,
+        description="torchtitan's selective activation checkpointing by op "
+        "(activation_checkpoint.mode 'selective', selective_ac_option 'op', its configs' "
+        "default): each layer keeps the outputs of every second matmul and of its attention, "
+        "and the backward recomputes the rest; instead of activation_checkpointing",
+    )
     checkpointed_layers: Annotated[int, Field(ge=1, le=10**4)] | None = Field(
         default=None,
         description="with activation_checkpointing: the layers recomputed (Megatron's "
@@ -712,6 +719,15 @@ class WorkloadFile(_Strict):
             raise ValueError(
                 "'fp8_transpose_cache' says whether FP8-stored weights keep their transposed "
                 "copy: set 'fp8_params: true' with it"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _one_checkpointing_policy(self) -> WorkloadFile:
+        if self.selective_checkpointing and self.activation_checkpointing:
+            raise ValueError(
+                "'selective_checkpointing' and 'activation_checkpointing' are two policies for "
+                "the same layers: set one of them"
             )
         return self
 
