@@ -80,6 +80,18 @@ def test_gpu4_fix_leaves_out_what_the_job_already_does() -> None:
     assert "16-bit training (GPU.3)" in check(desktop(), fp32).by_rule("GPU.4")[0].fix
 
 
+def test_gpu4_points_a_selective_job_to_the_full_recompute() -> None:
+    """Selective checkpointing keeps every second matmul's output; the full recompute keeps
+    each layer's input alone, so a selective job that does not fit hears the full one."""
+    w = dataclasses.replace(
+        load_workload("llama-3-8b"), activation_checkpointing=False, selective_checkpointing=True
+    )
+    fix = check(desktop(), w).by_rule("GPU.4")[0].fix
+    assert "full activation checkpointing (in place of selective_checkpointing)" in fix
+    none = dataclasses.replace(w, selective_checkpointing=False)
+    assert "full activation" not in check(desktop(), none).by_rule("GPU.4")[0].fix
+
+
 def test_gpu4_resnet50_fits_a_24gb_card() -> None:
     finding = check(desktop(), load_workload("resnet50")).by_rule("GPU.4")[0]
     assert finding.severity is Severity.INFO

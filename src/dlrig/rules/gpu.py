@@ -200,7 +200,9 @@ def _memory_fixes(w: Workload, stage: int, offloaded: bool) -> str:
     elif w.mode is Mode.TRAINING and not w.pure_16bit and w.finetune is FinetuneMethod.FULL:
         fixes.append("pure 16-bit training (no fp32 master copy)")
     if w.mode is Mode.TRAINING and w.has_transformer_structure and not w.activation_checkpointing:
-        fixes.append("activation checkpointing")
+        # selective checkpointing keeps more than the full recompute's layer inputs
+        full = "full activation checkpointing (in place of selective_checkpointing)"
+        fixes.append(full if w.selective_checkpointing else "activation checkpointing")
     if stage < 3:
         fixes.append("sharding (fsdp)")
     elif not offloaded:
