@@ -51,6 +51,14 @@ def test_a_layer_keeps_its_input_its_odd_linears_and_its_attention() -> None:
     assert every < per_sample_bytes(w, True) < none
 
 
+def test_it_replaces_a_zoo_entrys_full_recompute_and_a_librarys() -> None:
+    """llama-3-8b checkpoints every layer in the zoo, and Unsloth's preset does too: a job that
+    asks for selective checkpointing and says nothing of activation_checkpointing gets it."""
+    for keys in ({}, {"kernels": "unsloth"}):
+        w = make_workload("llama-3-8b", selective_checkpointing=True, **keys)
+        assert w.selective_checkpointing and not w.activation_checkpointing
+
+
 def test_it_is_one_policy_of_two_and_needs_the_layers_widths() -> None:
     with pytest.raises(DlrigError, match="selective_checkpointing"):
         _llama_8b(selective_checkpointing=True, activation_checkpointing=True)

@@ -136,8 +136,12 @@ def _without_library_fields(base: dict[str, Any], library: Any) -> dict[str, Any
 
 
 def _library_fields(wf: WorkloadFile, m: ModelBlock) -> dict[str, Any]:
-    """The job fields the workload's `kernels` sets that the document itself does not."""
+    """The job fields the workload's `kernels` sets that the document itself does not; a
+    library's full recompute gives way to the document's selective checkpointing, the other
+    policy for the same layers."""
     preset = preset_fields(wf.kernels, m.hidden_size, m.vocab_size)
+    if wf.selective_checkpointing:
+        preset.pop("activation_checkpointing", None)
     return {k: v for k, v in preset.items() if k not in wf.model_fields_set}
 
 
@@ -150,7 +154,11 @@ def expand_document(doc: dict[str, Any], source: str) -> dict[str, Any]:
         except UnknownWorkloadError as exc:
             raise UnknownWorkloadError(f"{source}: model: {exc.message}", hint=exc.hint) from None
         top = {k: v for k, v in doc.items() if k != "model"}
-        merged = _merge(_without_library_fields(base, top.get("kernels")), top)
+        base = _without_library_fields(base, top.get("kernels"))
+        if top.get("selective_checkpointing") and "activation_checkpointing" not in top:
+            # the user's policy for the layers replaces the zoo entry's full recompute
+            base = {k: v for k, v in base.items() if k != "activation_checkpointing"}
+        merged = _merge(base, top)
         if "name" not in doc:
             merged["name"] = base["name"]
         return merged
