@@ -465,8 +465,13 @@ def fused_loss(r: Row) -> bool:
     """The row's cross-entropy runs in one fused kernel from the 16-bit logits: llm-foundry's
     MPT (modeling_mpt.py: `loss_fn='fused_crossentropy'`, flash-attn's kernel, the default the
     benchmark tables ran) and llm.q (src/kernels/fused_classifier.cu). IST-DASLab/llmq and
-    mosaicml/llm-foundry, read 2026-12-04."""
-    return r.source in ("llm-foundry", "llm.q")
+    mosaicml/llm-foundry, read 2026-12-04. torchtitan compiles its loss with the model from
+    2025 (torchtitan/components/loss.py build_cross_entropy_loss: `if
+    job_config.training.compile: loss_fn = torch.compile(loss_fn)` at e7c0cae, the commit
+    Trainy's runs name; at 9dec370, the December 2024 tables', train.py leaves that line
+    commented out): Inductor fuses the fp32 cast with the log-softmax."""
+    trainy_compiled = r.source == "torchtitan (Trainy)" and r.compiled
+    return r.source in ("llm-foundry", "llm.q") or trainy_compiled
 
 
 def fused_activation(r: Row) -> bool:
