@@ -832,8 +832,8 @@ def transformer_activation_bytes_per_sample(
     its layers (each keeping only its input, e s h, under full activation checkpointing, its
     input and some matmul and attention outputs under selective checkpointing
     (selective_saved_bytes), plus one layer recomputed at a time in the backward; under
-    activation offloading only the
-    resident_layers' on the GPU), the embedding's dropout mask and the head
+    activation offloading only the resident_layers' on the GPU), the embedding's dropout mask
+    and the head
     (final norm and projection inputs, the logits and their fp32 log-softmax: Korthikanti's
     4 s b v, and their gradients at the loss's backward, _logit_bytes; a fused loss keeps the
     16-bit logits and a log-sum-exp per token; a chunked head,
