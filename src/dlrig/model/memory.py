@@ -801,11 +801,17 @@ def selective_layer_linears(w: Workload) -> tuple[tuple[float, float, bool], ...
     return attention + mlp
 
 
+def selective_keeps(call: int) -> bool:
+    """Whether selective checkpointing keeps the output of a layer's `call`-th linear (from 1):
+    the odd ones; the policy recomputes every second mm."""
+    return call % 2 == 1
+
+
 def selective_gemm_recompute_share(w: Workload) -> float:
     """The share of a layer's linear FLOPs selective checkpointing computes again in the
-    backward: every second linear's (selective_layer_linears)."""
+    backward: the linears whose outputs it does not keep (selective_keeps)."""
     linears = selective_layer_linears(w)
-    recomputed = sum(i * o for n, (i, o, _) in enumerate(linears, 1) if n % 2 == 0)
+    recomputed = sum(i * o for n, (i, o, _) in enumerate(linears, 1) if not selective_keeps(n))
     return recomputed / sum(i * o for i, o, _ in linears)
 
 
@@ -820,7 +826,7 @@ def selective_saved_bytes(
     h = float(w.hidden_size or 0)
     kept = residual * h / (t if sp else 1)
     for n, (_, out, row_parallel) in enumerate(selective_layer_linears(w), 1):
-        if n % 2 == 1:
+        if selective_keeps(n):
             kept += element_bytes * out / (1 if row_parallel else t)
     return kept + (element_bytes * h + 4.0 * (w.num_heads or 1)) / t
 

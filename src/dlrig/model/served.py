@@ -44,11 +44,8 @@ LIMIT_STAGE = {
     ServingLimit.HOST: Bottleneck.CPU_PREPROCESSING,
 }
 
+# Weights that do not fit have their own, by the estimate's format (WEIGHT_MEMORY_ADVICE).
 ADVICE = {
-    ServingLimit.WEIGHT_MEMORY: (
-        "more or larger GPUs, a smaller weight format (serve.quantization), or a local runner "
-        "that keeps some layers in RAM (serve.engine: local)"
-    ),
     ServingLimit.KV_MEMORY: (
         "fewer users, shorter contexts, an 8-bit KV cache (serve.kv_precision: fp8), or more "
         "GPU memory"
