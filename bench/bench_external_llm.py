@@ -159,7 +159,7 @@ class Row:
     pure_16bit: bool  # master weights and Adam moments in 16 bits (no fp32 copy)
     flag: str  # why the row is left out of the figures (empty: kept)
     power_limit_w: float | None
-    measured: float  # tokens/s per GPU
+    measured: float | None  # tokens/s per GPU (None: a memory row whose source gives no speed)
     published_mfu: float | None
     notes: str
     optimizer: str = "adamw"  # adamw | adamw8bit
@@ -187,6 +187,12 @@ def llmq_grad_accum(r: Row) -> int:
 
 def read_rows(path: Path) -> list[Row]:
     rows = _read_csv(path)
+    for r in rows:
+        if r.measured is None:
+            raise ValueError(
+                f"{path}: {r.source} {r.model}: measured_tokens_per_s_per_gpu is "
+                "empty, expected the row's tokens/s per GPU"
+            )
     return [
         dataclasses.replace(r, grad_accum=llmq_grad_accum(r)) if r.source == "llm.q" else r
         for r in rows
@@ -207,7 +213,8 @@ def _read_csv(path: Path) -> list[Row]:
                 float(r["trainable_fraction"]) if r["trainable_fraction"] else None,
                 r["cpu_offload"] == "true", r["pure_16bit"] == "true", r["flag"],
                 float(r["power_limit_w"]) if r["power_limit_w"] else None,
-                float(r["measured_tokens_per_s_per_gpu"]),
+                float(r["measured_tokens_per_s_per_gpu"])
+                if r["measured_tokens_per_s_per_gpu"] else None,
                 float(r["published_mfu"]) if r["published_mfu"] else None, r["notes"],
                 r["optimizer"] or "adamw", r["paged_optimizer"] == "true",
                 r["optimizer_in_backward"] == "true", int(r["loss_chunks"] or 1),
@@ -310,7 +317,7 @@ def workload_doc(row: Row) -> dict[str, Any]:
         **({"checkpointed_layers": row.checkpointed_layers} if row.checkpointed_layers else {}),
         "fused_loss": fused_loss(row),
         "loss_chunks": TORCHTUNE_LOSS_CHUNKS if row.source == "torchtune" else row.loss_chunks,
-        "chunked_logits_kept": row.source == "torchtune",
+        "chunked_logits_kept": row.source in CHUNKED_LOGITS_KEPT,
         "fused_activation": fused_activation(row),
         "cuda_graphs": cuda_graphs(row),
         "kernels": kernel_library(row),
@@ -359,6 +366,7 @@ class Prediction:
 
     @property
     def error(self) -> float:
+        assert self.row.measured is not None, "read_rows refuses a row without a speed"
         return self.tokens_per_gpu / self.row.measured - 1.0
 
 
@@ -399,6 +407,10 @@ def _scale(r: Row) -> str:
 # cross-entropy, every chunk's log-softmax saved (pytorch/torchtune
 # torchtune/modules/loss/ce_chunked_output_loss.py, num_output_chunks=8).
 TORCHTUNE_LOSS_CHUNKS = 8
+# lit-gpt's head runs in chunks of 128 tokens (`model(input_ids, lm_head_chunk_size=128)`) and
+# chunked_cross_entropy takes the list: every chunk stays in the graph through the backward,
+# as torchtune's do (Lightning-AI/litgpt finetune/lora.py and lit_gpt/utils.py @cc19015).
+CHUNKED_LOGITS_KEPT = ("torchtune", "litgpt")
 
 
 # Answer.AI's fsdp_qlora train.py: `lora_dropout: float = 0.1` (main's defaults, @50efa1e,
@@ -412,15 +424,22 @@ FSDP_QLORA_LORA_DROPOUT = 0.1
 # megatron_gpt_peft_tuning_config.yaml).
 MLPERF_LORA_DROPOUT = 0.1
 
+# lit-gpt's finetune/lora.py: `lora_dropout = 0.05` (Lightning-AI/litgpt @cc19015), the module
+# constant its resource tables ran with.
+LITGPT_LORA_DROPOUT = 0.05
+
 
 def adapter_dropout(r: Row) -> float:
     """LoRA dropout of the row's stack: fsdp_qlora's train.py default (FSDP_QLORA_LORA_DROPOUT)
-    and MLPerf's Llama 2 70B LoRA config (MLPERF_LORA_DROPOUT); 0 for torchtune (its Llama LoRA
+    MLPerf's Llama 2 70B LoRA config (MLPERF_LORA_DROPOUT) and lit-gpt's finetune/lora.py
+    (LITGPT_LORA_DROPOUT); 0 for torchtune (its Llama LoRA
     recipes: `lora_dropout: 0.0`), NeMo (Megatron adapters, `adapter_dropout: 0.0`) and NeMo
     AutoModel, whose fused adapters the model counts alone."""
-    return {"fsdp_qlora": FSDP_QLORA_LORA_DROPOUT, "mlperf-training": MLPERF_LORA_DROPOUT}.get(
-        r.source, 0.0
-    )
+    return {
+        "fsdp_qlora": FSDP_QLORA_LORA_DROPOUT,
+        "mlperf-training": MLPERF_LORA_DROPOUT,
+        "litgpt": LITGPT_LORA_DROPOUT,
+    }.get(r.source, 0.0)
 
 
 # The projections each stack's LoRA adapts (its default, which the rows' commands keep):
@@ -431,9 +450,11 @@ def adapter_dropout(r: Row) -> float:
 # attention_qkv alone (the rows' notes: assumed, the framework's default); MLPerf's Llama 2 70B
 # LoRA `target_modules: ['attention']`, NeMo's fused linear_qkv and linear_proj (AMD's
 # megatron_gpt_peft_tuning_config.yaml, MLPERF_LORA_DROPOUT's file): q, k, v and o; NeMo
-# AutoModel's "*_proj": all seven.
+# AutoModel's "*_proj": all seven; lit-gpt's finetune/lora.py the fused QKV's query and value
+# (lora_query, lora_value True, the rest False, Lightning-AI/litgpt @cc19015).
 LORA_TARGETS = {
     "fsdp_qlora": ["q", "k", "v", "gate", "up", "down"],
+    "litgpt": ["q", "v"],
     "torchtune": ["q", "v", "o", "gate", "up", "down"],
     "nemo-24.07": ["q", "k", "v"],
     "mlperf-training": ["q", "k", "v", "o"],

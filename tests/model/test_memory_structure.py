@@ -182,6 +182,20 @@ def test_peft_fp32_adapters_keep_an_fp32_input_per_projection() -> None:
     ) == pytest.approx(64 * s * h)
 
 
+def test_a_bitsandbytes_base_keeps_every_input_beside_peft_copies() -> None:
+    """bitsandbytes' MatMul4Bit saves its input whenever the input needs a gradient
+    (bitsandbytes/autograd/_functions.py), as it does under LoRA: the same Llama 3 8B layer
+    keeps all 41 s h of a trained layer and peft's fp32 copies beside them, Q, K and V 3 x 4,
+    the output projection 4, gate and up 2 x 4, down 3.5 x 4: 79 s h, where a 16-bit frozen
+    base keeps 64."""
+    s, h = 2048, 4096
+    keys = dict(kv_heads=8, ffn_hidden_size=14336, gated_mlp=True, dropout=False,
+                selective_recompute=True)  # fmt: skip
+    assert transformer_layer_activation_bytes(
+        s, h, 32, fp32_adapter_targets=ALL_LORA_TARGETS, frozen_inputs_kept=True, **keys
+    ) == pytest.approx(79 * s * h)
+
+
 def test_under_autocast_fp32_adapters_keep_a_16_bit_cast_per_projection() -> None:
     """Under torch.autocast the adapter's matmul saves the 16-bit cast autocast makes of the
     fp32 copy, one per adapted projection (autocast caches casts of leaf weights only): in the

@@ -42,7 +42,7 @@ def test_serving_memory_has_no_interval() -> None:
 
 
 def test_a_fit_whose_interval_tops_the_card_says_it_may_run_out() -> None:
-    """The need inside the card but its interval's top (1.59x the tensors, MEMORY_RATIO_BAND)
+    """The need inside the card but its interval's top (the tensors x MEMORY_RATIO_BAND's top)
     over it: 'fits', hedged, not a confident fit. GPT-2 at the largest batch that fits a 4090
     needs close to its 24 GiB, so the top of its interval is over them."""
     build = _build()
