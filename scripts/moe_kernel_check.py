@@ -153,24 +153,49 @@ def op_terms(t: Timing) -> list[float]:
     return [1.0, t.local_read_bytes / bandwidth, t.local_flops / _rate(t), t.local_pairs / fp32]
 
 
+@dataclass(frozen=True)
+class OpFit:
+    """The op model's terms as shares of the card's achievable rates, and its fit error."""
+
+    fixed_s: float
+    read_share: float
+    gemm_share: float
+    pair_fp32_flop: float
+    median_error: float
+    p90_error: float
+    coefficients: tuple[float, ...]
+
+    def seconds(self, t: Timing) -> float:
+        return float(np.dot(op_terms(t), self.coefficients))
+
+
+def fit_op_model(rows: list[Timing]) -> OpFit:
+    """Least squares on the relative error of `rows`' times over the four op_terms."""
+    terms = np.array([op_terms(t) for t in rows])
+    y = np.array([t.seconds for t in rows])
+    coef, *_ = np.linalg.lstsq(terms / y[:, None], np.ones_like(y), rcond=None)
+    errors = np.abs(terms @ coef / y - 1.0)
+    return OpFit(
+        float(coef[0]), float(1.0 / coef[1]), float(1.0 / coef[2]), float(coef[3]),
+        float(np.median(errors)), float(np.quantile(errors, 0.9)), tuple(float(c) for c in coef),
+    )  # fmt: skip
+
+
 def part2(timings: list[Timing]) -> None:
     print("Part 2: an op model fitted on the EP 1 rows of each routing")
     for routing in ("balanced", "power_law_1.2"):
         rows = [t for t in timings if t.ep == 1 and t.routing == routing]
-        terms = np.array([op_terms(t) for t in rows])
-        y = np.array([t.seconds for t in rows])
-        coef, *_ = np.linalg.lstsq(terms / y[:, None], np.ones_like(y), rcond=None)
-        errors = np.abs(terms @ coef / y - 1.0)
+        fit = fit_op_model(rows)
         print(
-            f"  {routing}: fixed {coef[0] * 1e6:.1f} us, read at {1 / coef[1]:.2f} of the "
-            f"achievable bandwidth, GEMMs at {1 / coef[2]:.2f} of the achievable rate, "
-            f"{coef[3] / 1e3:,.0f}k FP32 FLOPs a (token, expert) pair; |error| median "
-            f"{np.median(errors):.1%}, p90 {np.quantile(errors, 0.9):.1%} over {len(rows)} rows"
+            f"  {routing}: fixed {fit.fixed_s * 1e6:.1f} us, read at {fit.read_share:.2f} of the "
+            f"achievable bandwidth, GEMMs at {fit.gemm_share:.2f} of the achievable rate, "
+            f"{fit.pair_fp32_flop / 1e3:,.0f}k FP32 FLOPs a (token, expert) pair; |error| "
+            f"median {fit.median_error:.1%}, p90 {fit.p90_error:.1%} over {len(rows)} rows"
         )
         wide = [t for t in timings if t.ep == 8 and t.routing == routing and t.tokens >= 4096]
-        ratio = [t.seconds / float(np.dot(op_terms(t), coef)) for t in wide]
+        ratio = statistics.median(t.seconds / fit.seconds(t) for t in wide)
         print(
-            f"    EP 8 at 4,096+ tokens takes {statistics.median(ratio):.2f}x the EP 1 fit "
+            f"    EP 8 at 4,096+ tokens takes {ratio:.2f}x the EP 1 fit "
             f"(the busiest GPU's share; 8^0.3 = {8**0.3:.2f})"
         )
 
