@@ -114,7 +114,10 @@ DENSE = {
 # Cards not in the catalog, as their benchmark describes them: a catalog card with fields
 # replaced. torchtitan's Grand Teton H100s: "96GB HBM2e with 2.4 TB/sec peak memory bandwidth"
 # (benchmarks/llama3_h100_202412_torchtitan.md, Hardware), run at 500 W (the row's limit).
+# AWS's A10G (g5 instances): the A10's GA102 with "24 GB of memory per GPU"
+# (aws.amazon.com/ec2/instance-types/g5); only its memory enters the peak-memory rows it runs.
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "NVIDIA A10G": ("NVIDIA A10", {"memory_gb": 24.0}),
     "H100 SXM 96GB HBM2e": (
         "H100 SXM5 80GB",
         {"memory_gb": 96.0, "memory_type": "HBM2e", "memory_bandwidth_gb_s": 2400.0},

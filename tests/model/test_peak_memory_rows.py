@@ -1,6 +1,6 @@
 """Published peak memory (bench/data/peak_memory.csv, read and predicted by
 bench/bench_peak_memory.py): each row carries its source, and the job is predicted as it ran.
-Every source is calibration (bench/provenance.toml)."""
+Every source but LitGPT's config hub table is calibration (bench/provenance.toml)."""
 
 from __future__ import annotations
 
@@ -23,12 +23,13 @@ from dlrig.workloads import resolve_workload  # noqa: E402
 
 def test_every_row_names_its_source_date_licence_and_measure() -> None:
     rows = pm.read_rows()
-    assert len(rows) == 61
+    assert len(rows) == 69
     assert {r.source for r in rows} == {
         "torchtune_memory",
         "fsdp_qlora_memory",
         "torchtitan_memory",
         "litgpt_memory",
+        "litgpt_hub_memory",
     }
     for r in rows:
         assert r.job.url.startswith("https://github.com/") and r.job.date and r.licence
@@ -36,17 +37,19 @@ def test_every_row_names_its_source_date_licence_and_measure() -> None:
         assert provenance.sources()[r.source].kind == "memory"
 
 
-def test_every_published_peak_source_is_calibration() -> None:
+def test_every_published_peak_source_but_litgpts_config_hub_is_calibration() -> None:
     """Constants were chosen with torchtune's peaks in view (torch.compile's saved tensors,
     the paged optimizer's managed state, activation offloading), the step's peak was kept
     in the version that did not move Answer.AI's peaks, printed beside them, from -9% to -23%,
     torchtitan's selective checkpointing was modelled after its peaks came out 48% over, and
     bitsandbytes' saved inputs after Lit-GPT's QLoRA peaks came out 21-24% under
-    (bench/provenance.toml)."""
+    (bench/provenance.toml). LitGPT's 2024 config hub table was added after all of them and
+    nothing was set on it: it stays held out."""
     assert not provenance.held_out(["fsdp_qlora_memory"])
     assert not provenance.held_out(["torchtune_memory"])
     assert not provenance.held_out(["torchtitan_memory"])
     assert not provenance.held_out(["litgpt_memory"])
+    assert provenance.held_out(["litgpt_hub_memory"])
 
 
 def test_a_paged_optimizers_state_is_not_in_the_allocators_peak() -> None:
@@ -173,3 +176,16 @@ def test_litgpt_qlora_keeps_the_4bit_linears_inputs() -> None:
     assert qlora.peak_gib == pytest.approx(13.84e9 / 2**30, abs=1e-3)
     assert pm.predict(qlora).predicted_gib == pytest.approx(qlora.peak_gib, rel=0.15)
     assert pm.predict(lora).predicted_gib == pytest.approx(lora.peak_gib, rel=0.07)
+
+
+def test_litgpts_config_hub_lora_peaks_held_out_within_5_percent() -> None:
+    """LitGPT's 2024 config hub (config_hub/finetune/README.md @00af8b0), held out: Llama 2 7B
+    at micro-batch 2, Llama 3 and 3.1 8B at 1 and Mistral 7B v0.2 at 2, LoRA r32 on query and
+    value at 512 tokens on one A10G, 19.77 / 19.73 / 19.73 / 20.66 GB allocated; dlrig within
+    5% of each, below all four. (Its QLoRA rows, 13.68-17.41 GB, come out 23-25% under: what
+    the 2024 stack adds is not known; see bench/results/peak_memory.md.)"""
+    rows = [r for r in pm.read_rows()
+            if r.source == "litgpt_hub_memory" and r.job.finetune == "lora"]  # fmt: skip
+    assert [round(r.peak_gib * 2**30 / 1e9, 2) for r in rows] == [19.77, 19.73, 19.73, 20.66]
+    for r in rows:
+        assert -0.05 < pm.predict(r).error < 0.0
