@@ -148,10 +148,9 @@ AUTOCAST_SOFTMAX_BYTES = 4.0  # an unfused attention's fp32 softmax output (scor
 # and 90th percentile over every peak of the memory sources constants of this module were
 # chosen on (the lent H200's jobs, torch.cuda.max_memory_allocated; torchtune's README peaks,
 # active; Answer.AI's fsdp_qlora peaks and torchtitan's benchmark tables, reserved; Lit-GPT's
-# resource tables, allocated), each
-# source weighing 1, widened until the sources, each left out in turn, have 80% of their rows
-# inside the band the others give. bench/held_out.memory_band computes it,
-# tests/model/test_memory_band.py holds this copy to it, and bench_accuracy.py and
+# resource tables, allocated), each source weighing 1, widened until the sources, each left out
+# in turn, have 80% of their rows inside the band the others give. bench/held_out.memory_band
+# computes it, tests/model/test_memory_band.py holds this copy to it, and bench_accuracy.py and
 # bench_peak_memory.py judge each calibration source by the others' band.
 MEMORY_RATIO_BAND = (0.952, 1.23)
 
