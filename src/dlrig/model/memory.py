@@ -537,8 +537,8 @@ def transformer_layer_activation_bytes(
     no adapted projection reads is not kept, nor the down projection's (fc2's) f-wide input when it
     is frozen (None: every projection keeps its input, as full training does).
     `frozen_inputs_kept`: the frozen linears keep their inputs too (a bitsandbytes 4-bit base:
-    frozen_linears_keep_inputs; pass `adapted` None with it), so fp32 adapter copies add to
-    the 16-bit inputs rather than take their place.
+    frozen_linears_keep_inputs), so every projection keeps its input whatever `adapted` says,
+    and fp32 adapter copies add to the 16-bit inputs rather than take their place.
     `activation_saved_bytes`: what an ungated MLP's activation keeps per f-wide element when it is
     not one kernel's 16-bit input (AUTOCAST_NEW_GELU_SAVED_BYTES). `residual_bytes`: the residual
     stream's width where it is not the 16-bit compute's (RESIDUAL_BYTES_FP32 under autocast over
@@ -574,7 +574,7 @@ def transformer_layer_activation_bytes(
     mlp = (gated if gated_mlp else 2.0) * e * s * f * experts_per_token
     if activation_saved_bytes is not None and not gated_mlp:
         mlp += (activation_saved_bytes - e) * s * f * experts_per_token
-    if adapted is not None:
+    if adapted is not None and not frozen_inputs_kept:
         if not adapted & ATTENTION_INPUT_TARGETS:
             replicated -= attention_reads * e * s * h
         if not adapted & mlp_input_targets(gated_mlp):
@@ -882,9 +882,7 @@ def transformer_activation_bytes_per_sample(
         experts_per_token=w.experts_per_token or 1, fused_activation=w.fused_activation,
         fp32_adapter_targets=w.lora_targets if w.fp32_adapters else frozenset(),
         adapter_copy_bytes=e if w.adapter_autocast else FP32_ADAPTER_INPUT_BYTES,
-        adapted=None
-        if w.finetune is FinetuneMethod.FULL or frozen_linears_keep_inputs(w)
-        else w.lora_targets,
+        adapted=None if w.finetune is FinetuneMethod.FULL else w.lora_targets,
         frozen_inputs_kept=frozen_linears_keep_inputs(w),
         activation_saved_bytes=_activation_saved_bytes(w, sixteen_bit), compiled=_compiled(w),
         residual_bytes=r, eager_rms_norm=eager_norm, autocast_softmax=runs_autocast(w, sixteen_bit),
