@@ -16,6 +16,10 @@ the batched engine (serving.decode_parts_s: the experts' read and their FLOPs at
 MOE_GEMM_SHARE of the dense rate, joined at the GEMM overlap exponent, plus the MoE path's
 fixed time a layer) and prints the median error by card, format, width and regime.
 
+Part 3 times the same layers as the serving model times a prompt's experts (serving.prefill_s:
+the routed FLOPs at MOE_GEMM_SHARE of the engine's dense rate, split over the GPUs) at 4,096
+tokens and more, and prints the median error by card, format, expert shape, width and routing.
+
 Part 2 fits the measured times with an op model of four terms, each a share of the card's
 achievable rates (least squares on the relative error): a fixed time a layer; the local
 experts' weights read at a share of the achievable bandwidth; their GEMM FLOPs at a share of
@@ -200,10 +204,40 @@ def part2(timings: list[Timing]) -> None:
         )
 
 
+def dlrig_prompt_layer_s(t: Timing) -> float:
+    """The layer as serving.prefill_s times a prompt's experts: the routed FLOPs stretched by
+    matmul_time_factor (MOE_GEMM_SHARE) at the engine's dense rate, split over the EP GPUs."""
+    spec = one_layer(t)
+    flops = serving.prefill_timed_flops(spec, t.tokens)
+    return flops / (t.ep * serving.achievable_matmul_flops_s(t.gpu, spec))
+
+
+def shape(t: Timing) -> str:
+    return f"{t.hidden}x{t.inter} top {t.topk}"
+
+
+def prompt_errors(timings: list[Timing]) -> dict[str, list[float]]:
+    """dlrig_prompt_layer_s / measured - 1 of the rows at PREFILL_TOKENS and more, by card,
+    format, expert shape, EP width and routing."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    for t in timings:
+        if regime(t) == "prefill":
+            key = f"{t.gpu.name} {t.weight_dtype} {shape(t)} EP{t.ep} {t.routing}"
+            groups[key].append(dlrig_prompt_layer_s(t) / t.seconds - 1.0)
+    return groups
+
+
+def part3(timings: list[Timing]) -> None:
+    print("Part 3: dlrig's prompt path (MOE_GEMM_SHARE) / measured - 1 at 4,096+ tokens, median")
+    for key, errors in sorted(prompt_errors(timings).items()):
+        print(f"  {key:64s} {statistics.median(errors):+6.0%} ({len(errors)})")
+
+
 def main() -> None:
     timings = read_timings()
     part1(timings)
     part2(timings)
+    part3(timings)
     mean = math.fsum(t.seconds for t in timings) / len(timings)
     print(f"{len(timings)} timed layers, mean {mean * 1e6:,.0f} us ({TIMES.relative_to(REPO)})")
 

@@ -79,3 +79,21 @@ def test_the_op_model_fits_the_one_gpu_rows_at_the_cards_own_rates() -> None:
     assert statistics.median(t.seconds / fit.seconds(t) for t in wide) == pytest.approx(
         2.28, abs=0.01
     )
+
+
+def test_one_moe_gemm_share_misses_the_prompt_op_by_shape() -> None:
+    """At 4,096 tokens and more under power-law routing, dlrig's prompt path (the routed FLOPs
+    at MOE_GEMM_SHARE, 0.40 of the dense rate) against the op, median over each layout's rows:
+    on the layout the share was chosen on (Qwen3-235B-A22B's experts, FP8, eight H200) -15%;
+    Qwen3-30B-A3B's small experts in NVFP4 on one B200, where the per-pair CUDA-core work binds,
+    -51% (half the op's time: its perf-overview prompt rows run 53-71% fast); the Mixtral-like
+    experts (4,096 x 14,336, top 2) in FP8 on one H200, whose large GEMMs run near the card's
+    rate, +213%. One share cannot hold all three."""
+    errors = check.prompt_errors(TIMINGS)
+    chosen = errors["H200 SXM 141GB fp8 4096x1536 top 8 EP8 power_law_1.2"]
+    small = errors["B200 SXM 180GB nvfp4 2048x768 top 8 EP1 power_law_1.2"]
+    large = errors["H200 SXM 141GB fp8 4096x14336 top 2 EP1 power_law_1.2"]
+    assert (len(chosen), len(small), len(large)) == (8, 5, 8)
+    assert statistics.median(chosen) == pytest.approx(-0.15, abs=0.01)
+    assert statistics.median(small) == pytest.approx(-0.51, abs=0.01)
+    assert statistics.median(large) == pytest.approx(2.13, abs=0.01)
