@@ -191,9 +191,10 @@ def test_vllm_batch1_decode_is_slower_than_the_tensorrt_like_profile() -> None:
     assert vllm.parallelism == trt.parallelism  # a batched server: the same layout
     # vLLM fills 0.90 of the card, the weights and its profiling pass's activations (8,192
     # tokens, its default budget on a 141 GiB card: 2.0 GiB) included; TensorRT-LLM's KV cache
-    # is 0.90 of what the weights and its profiling pass (1.9 GiB here) leave free
-    # (serving_memory): on 141 GiB with 68 GiB of weights, 12% more.
-    assert trt.max_users_fit / vllm.max_users_fit == pytest.approx(1.125, abs=0.01)
+    # is 0.90 of what the weights and its profiling pass (4.9 GiB here, 3.5 GiB of it kept
+    # besides the activations) leave free (serving_memory): on 141 GiB with 68 GiB of
+    # weights, 8% more.
+    assert trt.max_users_fit / vllm.max_users_fit == pytest.approx(1.076, abs=0.01)
 
 
 def test_kv_cache_per_token_per_layer_follows_gqa_heads() -> None:
