@@ -22,8 +22,8 @@ from pathlib import Path
 
 from dlrig.catalog import load_catalog
 from dlrig.catalog.schema import GPU
-from dlrig.model.memory import gpu_memory_bytes
 from dlrig.model import serving_memory
+from dlrig.model.memory import gpu_memory_bytes
 from dlrig.workloads import load_workload
 from dlrig.workloads.serving import KVPrecision, ServeSpec, WeightFormat
 
@@ -84,13 +84,13 @@ def capacities() -> list[Capacity]:
     catalog = load_catalog(None)
     with ROWS.open() as fh:
         rows = list(csv.DictReader(fh))
-    return [
-        Capacity(
-            r["model"], int(r["tensor_parallel"]), int(r["input_len"]), int(r["output_len"]),
-            int(r["max_concurrent_sequences"]), predicted_sequences(r, catalog.find(GPU, r["gpu"])),
-        )  # fmt: skip
-        for r in rows
-    ]
+    out = []
+    for r in rows:
+        predicted = predicted_sequences(r, catalog.find(GPU, r["gpu"]))
+        lengths = (int(r["input_len"]), int(r["output_len"]))
+        out.append(Capacity(r["model"], int(r["tensor_parallel"]), *lengths,
+                            int(r["max_concurrent_sequences"]), predicted))  # fmt: skip
+    return out
 
 
 def main() -> None:
@@ -101,7 +101,8 @@ def main() -> None:
             f"{c.measured} measured, {c.predicted} dlrig ({c.error:+.0%})"
         )
     errors = [c.error for c in results]
-    print(f"{len(results)} rows, median {statistics.median(errors):+.1%} ({ROWS.relative_to(REPO)})")
+    median = statistics.median(errors)
+    print(f"{len(results)} rows, median {median:+.1%} ({ROWS.relative_to(REPO)})")
 
 
 if __name__ == "__main__":
