@@ -153,11 +153,11 @@ def test_bad_serve_values_name_the_field() -> None:
 
 def test_issue_estimate_command_prints_serving_json(build_file: Path) -> None:
     """Issue 14's command: 32 users of Llama 3.1 70B in int4 on two 24 GB cards (2 x 24 GiB;
-    the batched engine, TensorRT-LLM, gives its KV cache 0.90 of the 6.8 GiB that 37.8 GiB of
-    weights and its profiling pass's 1.7 GiB a card leave free: 6.2 GiB,
-    serving_memory.activation_bytes). Only 8 users' 2,300-token contexts (0.70 GiB each) fit
-    at once (GPU.4's warning): the engine runs those 8 and queues the other 24 (TensorRT-LLM's
-    GUARANTEED_NO_EVICT starts a
+    the batched engine, TensorRT-LLM, gives its KV cache 0.90 of what 37.8 GiB of weights and
+    its profiling pass's 4.9 GiB a card leave free, serving_memory.activation_bytes: 3.5 GiB
+    of it the engine's own, as the sequences it held on H100s say). Only one user's
+    2,300-token context (0.70 GiB) fits at once (GPU.4's warning): the engine runs it and
+    queues the other 31 (TensorRT-LLM's GUARANTEED_NO_EVICT starts a
     request once its whole context has room), so the job runs, exit 0, with the queue named
     and its wait inside the time to first token."""
     args = (
@@ -173,23 +173,21 @@ def test_issue_estimate_command_prints_serving_json(build_file: Path) -> None:
     s = doc["serving"]
     assert (s["users"], s["prompt_tokens"], s["output_tokens"]) == (32, 2000, 300)
     assert s["quantization"] == "int4" and s["gpus"] == 2
-    assert s["binding"] == "kv_memory" and s["max_users_fit"] == 8
-    assert (s["users_running"], s["users_waiting"]) == (8, 24)
+    assert s["binding"] == "kv_memory" and s["max_users_fit"] == 1
+    assert (s["users_running"], s["users_waiting"]) == (1, 31)
     assert s["memory"]["weights_gb"] > 35 and s["memory"]["fits"]
-    # TTFT: the serving stack's 5.9 ms a request (serving.REQUEST_OVERHEAD_S), the queue, half
-    # a step's wait, then the prompt's own pass, which emits the first token (batched engine).
-    assert s["ttft_s"] == pytest.approx(
-        0.0059 + s["queue_wait_s"] + 0.5 * s["decode_step_s"] + s["prefill_s"]
-    )
+    # TTFT: the serving stack's 5.9 ms a request (serving.REQUEST_OVERHEAD_S), the queue, then
+    # the prompt's own pass, which emits the first token; running alone, no step to wait for.
+    assert s["ttft_s"] == pytest.approx(0.0059 + s["queue_wait_s"] + s["prefill_s"])
     assert s["queue_wait_s"] > 0 and doc["throughput"]["samples_per_s"] == s["tokens_per_s_total"]
     assert doc["memory"]["fits"] is True
-    # The card holds the 8 running users' KV cache, not the 32 asked (served.served_memory).
+    # The card holds the one running user's KV cache, not the 32 asked (served.served_memory).
     assert doc["memory"]["activations_gb"] == pytest.approx(
-        8 * s["memory"]["kv_per_user_gb"] / 2, rel=1e-9
+        1 * s["memory"]["kv_per_user_gb"] / 2, rel=1e-9
     )
-    # The 2 users that fit: every figure is there, and the total is the users over each
+    # The one user that fits: every figure is there, and the total is the users over each
     # one's cycle (a decode step per token plus its own prompt's prefill over the answer).
-    out = run_dlrig(*args, "--set", "serve.users=2")
+    out = run_dlrig(*args, "--set", "serve.users=1")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     s = doc["serving"]
