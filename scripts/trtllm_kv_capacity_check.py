@@ -8,8 +8,9 @@ BF16 and Qwen3-32B in FP8, a BF16 KV cache, `--max_num_tokens` twice the prompt 
 `--free_gpu_memory_fraction 0.8`. Its formula, which matches them within 2%, reserves
 `max_seq_len` (prompt + output + 1,000) a sequence; so does this check. dlrig sizes the cache as
 the serving model does (serving_memory.free_bytes: the card less the weights, the profiling
-pass's activations at max_num_tokens, NCCL's buffers and the CUDA state) times the fraction.
-No constant of the model is set from these rows.
+pass's activations at max_num_tokens, NCCL's buffers and what else the engine keeps) times the
+fraction. One constant rests on these rows: that last term, serving_memory.TRTLLM_OTHER_BYTES,
+aiconfigurator's 3.5 GiB, which they bear out where its older 551 MB does not.
 """
 
 from __future__ import annotations
@@ -29,14 +30,10 @@ from dlrig.workloads.serving import KVPrecision, ServeSpec, WeightFormat
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = REPO / "data" / "calibration" / "trtllm_kv_capacity.csv"
-# Qwen3-32B's config.json (huggingface.co/Qwen/Qwen3-32B): 64 layers, hidden 5,120, 64 heads,
-# 8 KV heads of 128, vocabulary 151,936, untied embeddings; 32.8e9 parameters (its model card).
-QWEN3_32B = {"total_params": 32.8e9, "active_params": 32.8e9, "layers": 64, "hidden_size": 5120,
-             "heads": 64, "kv_heads": 8, "head_dim": 128, "vocab_size": 151936,
-             "tied_embeddings": False, "quantization": WeightFormat.FP8}  # fmt: skip
+# The zoo's serving workload of each run's model, in the run's weight format.
 MODELS = {
-    "meta-llama/Meta-Llama-3.1-8B": {"quantization": WeightFormat.BF16},
-    "Qwen/Qwen3-32B-FP8": QWEN3_32B,
+    "meta-llama/Meta-Llama-3.1-8B": ("llama-3.1-8b-serve", WeightFormat.BF16),
+    "Qwen/Qwen3-32B-FP8": ("qwen3-32b-serve", WeightFormat.FP8),
 }
 
 
@@ -55,12 +52,13 @@ class Capacity:
 
 
 def spec_of(row: dict[str, str]) -> ServeSpec:
-    """Llama 3.1 8B's serving block (the zoo's) with the row's model, lengths and engine budget."""
-    serve = load_workload("llama-3.1-8b-serve").serve
+    """The run's model as the zoo serves it, in the run's formats, lengths and engine budget."""
+    workload, weights = MODELS[row["model"]]
+    serve = load_workload(workload).serve
     assert serve is not None
     return replace(
         serve,
-        **MODELS[row["model"]],  # type: ignore[arg-type]
+        quantization=weights,
         kv_precision=KVPrecision.BF16,
         prompt_tokens=int(row["input_len"]),
         output_tokens=int(row["output_len"]),
