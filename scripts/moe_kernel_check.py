@@ -8,8 +8,8 @@ an H100, an H200 and a B200 across token counts, expert shapes, weight formats, 
 widths and two routings: balanced, and power-law (alpha 1.2, the routing aiconfigurator gives
 a Qwen3 or Llama 4 mixture of experts by default). data/calibration/trtllm_moe_kernel_times.csv
 holds the rows of Qwen3-30B-A3B's, Qwen3-235B-A22B's and a Mixtral-like (4,096 x 14,336, 8
-experts, top 2) shape at EP 1 and 8. No serving row enters this script and no constant of the
-model is set from it.
+experts, top 2) shape at EP 1 and 8. No serving row enters this script; one constant of the
+model is set from it, TensorRT-LLM's CUDA-core work a routed (token, expert) pair (Part 2).
 
 Part 1 times one MoE layer of each row as the serving model times a decode step's experts on
 the batched engine (serving.decode_parts_s: the experts' read and their FLOPs at
@@ -17,16 +17,18 @@ MOE_GEMM_SHARE of the dense rate, joined at the GEMM overlap exponent, plus the 
 fixed time a layer) and prints the median error by card, format, width and regime.
 
 Part 3 times the same layers as the serving model times a prompt's experts (serving.prefill_s:
-the routed FLOPs at MOE_GEMM_SHARE of the engine's dense rate, split over the GPUs) at 4,096
-tokens and more, and prints the median error by card, format, expert shape, width and routing.
+the routed FLOPs at MOE_GEMM_SHARE of the engine's dense rate and the routed pairs' CUDA-core
+work, serving.routed_pair_s, split over the GPUs) at 4,096 tokens and more, and prints the
+median error by card, format, expert shape, width and routing.
 
 Part 2 fits the measured times with an op model of four terms, each a share of the card's
 achievable rates (least squares on the relative error): a fixed time a layer; the local
 experts' weights read at a share of the achievable bandwidth; their GEMM FLOPs at a share of
 the achievable matmul rate; and a CUDA-core cost per routed (token, expert) pair, in FP32
-FLOPs at the card's FP32 rate. Its shares are what the kernels reach, for a later model of the
-MoE op; on TensorRT-LLM's published serving rows the whole model does not yet improve with them
-(the closing notes of issue 36 give the figures).
+FLOPs at the card's FP32 rate. The serving model takes its per-pair work under power-law
+routing (serving.TRTLLM_MOE_PAIR_FP32_FLOP); its other shares are what the kernels reach in
+isolation, and on TensorRT-LLM's published serving rows the whole model does not improve with
+them (the closing notes of issue 36 give the figures).
 """
 
 from __future__ import annotations
@@ -206,10 +208,13 @@ def part2(timings: list[Timing]) -> None:
 
 def dlrig_prompt_layer_s(t: Timing) -> float:
     """The layer as serving.prefill_s times a prompt's experts: the routed FLOPs stretched by
-    matmul_time_factor (MOE_GEMM_SHARE) at the engine's dense rate, split over the EP GPUs."""
+    matmul_time_factor (MOE_GEMM_SHARE) at the engine's dense rate and the routed pairs' CUDA-
+    core work (serving.routed_pair_s), split over the EP GPUs."""
     spec = one_layer(t)
+    cards = serving.Cards(t.gpu, t.ep, 1.0, nvlink=t.ep > 1, memory_bytes=0.0)
     flops = serving.prefill_timed_flops(spec, t.tokens)
-    return flops / (t.ep * serving.achievable_matmul_flops_s(t.gpu, spec))
+    gemms = flops / (t.ep * serving.achievable_matmul_flops_s(t.gpu, spec))
+    return gemms + serving.routed_pair_s(spec, cards, t.tokens)
 
 
 def shape(t: Timing) -> str:
@@ -228,7 +233,10 @@ def prompt_errors(timings: list[Timing]) -> dict[str, list[float]]:
 
 
 def part3(timings: list[Timing]) -> None:
-    print("Part 3: dlrig's prompt path (MOE_GEMM_SHARE) / measured - 1 at 4,096+ tokens, median")
+    print(
+        "Part 3: dlrig's prompt path (MOE_GEMM_SHARE and the pairs' work) / measured - 1 at "
+        "4,096+ tokens, median"
+    )
     for key, errors in sorted(prompt_errors(timings).items()):
         print(f"  {key:64s} {statistics.median(errors):+6.0%} ({len(errors)})")
 

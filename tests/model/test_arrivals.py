@@ -318,7 +318,7 @@ def test_left_to_dlrig_the_copies_are_laid_out_for_the_rate() -> None:
 
 
 def test_a_mixture_of_experts_largest_rate_carries_its_own_interval() -> None:
-    """A MoE's speed carries its own interval (serving.MOE_RATIO_BAND, 0.667-1.135: mostly
+    """A MoE's speed carries its own interval (serving.MOE_RATIO_BAND, 0.711-1.137: mostly
     below the figure), so its largest rate under MLPerf's bounds is searched again at those
     ends: it brackets the rate, its slow end further below than a dense model's (0.867)."""
     moe = _load("H100 SXM", 1, "qwen3-30b-a3b-serve",

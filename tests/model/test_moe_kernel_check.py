@@ -1,7 +1,8 @@
 """TensorRT-LLM's MoE op as NVIDIA's aiconfigurator timed it on an H100, an H200 and a B200
 (data/calibration/trtllm_moe_kernel_times.csv), against the MoE layer dlrig's serving model
-times (scripts/moe_kernel_check.py). Nothing of the model is set from these rows: the tests
-state what the kernels say and where dlrig parts from them."""
+times (scripts/moe_kernel_check.py). One figure of the model is set from these rows, the
+CUDA-core work a routed (token, expert) pair; the other tests state what the kernels say and
+where dlrig parts from them."""
 
 from __future__ import annotations
 
@@ -50,15 +51,15 @@ def test_qwen3_30b_experts_in_nvfp4_reach_a_sixth_of_a_b200s_fp4_rate() -> None:
 
 def test_dlrigs_moe_layer_is_slower_than_the_op_in_a_decode_step() -> None:
     """At decode batches (256 tokens or fewer) on one H100 in FP8, dlrig's layer (the experts'
-    read and FLOPs joined, plus 104 us of MoE path a layer) takes longer than the measured op,
-    which runs the whole path in 35-40 us plus the read: median +27% over the 42 rows of the two
-    Qwen3 shapes under power-law routing."""
+    read and FLOPs joined with the routed pairs' work, plus 104 us of MoE path a layer) takes
+    longer than the measured op, which runs the whole path in 35-40 us plus the read: median
+    +30% over the 42 rows of the two Qwen3 shapes under power-law routing."""
     rows = [t for t in _rows("H100 SXM5 80GB", "fp8", 2048, 1, "power_law_1.2")
             + _rows("H100 SXM5 80GB", "fp8", 4096, 1, "power_law_1.2")
             if check.regime(t) == "decode"]  # fmt: skip
     errors = [check.dlrig_layer_s(t) / t.seconds - 1.0 for t in rows]
     assert len(rows) == 42
-    assert statistics.median(errors) == pytest.approx(0.27, abs=0.01)
+    assert statistics.median(errors) == pytest.approx(0.30, abs=0.01)
 
 
 def test_the_op_model_fits_the_one_gpu_rows_at_the_cards_own_rates() -> None:
@@ -81,19 +82,31 @@ def test_the_op_model_fits_the_one_gpu_rows_at_the_cards_own_rates() -> None:
     )
 
 
+def test_the_serving_model_takes_the_ops_work_a_routed_pair() -> None:
+    """TensorRT-LLM's CUDA-core work a routed (token, expert) pair in the serving model is the
+    op model's fit on the one-GPU rows under power-law routing: 731k FP32 FLOPs."""
+    from dlrig.model.serving import BATCHED, TRTLLM_MOE_PAIR_FP32_FLOP
+
+    fit = check.fit_op_model([t for t in TIMINGS if t.ep == 1 and t.routing == "power_law_1.2"])
+    assert BATCHED.moe_pair_fp32_flop == TRTLLM_MOE_PAIR_FP32_FLOP
+    assert fit.pair_fp32_flop == pytest.approx(TRTLLM_MOE_PAIR_FP32_FLOP, rel=0.002)
+
+
 def test_one_moe_gemm_share_misses_the_prompt_op_by_shape() -> None:
     """At 4,096 tokens and more under power-law routing, dlrig's prompt path (the routed FLOPs
-    at MOE_GEMM_SHARE, 0.40 of the dense rate) against the op, median over each layout's rows:
-    on the layout the share was chosen on (Qwen3-235B-A22B's experts, FP8, eight H200) -15%;
-    Qwen3-30B-A3B's small experts in NVFP4 on one B200, where the per-pair CUDA-core work binds,
-    -51% (half the op's time: its perf-overview prompt rows run 53-71% fast); the Mixtral-like
-    experts (4,096 x 14,336, top 2) in FP8 on one H200, whose large GEMMs run near the card's
-    rate, +213%. One share cannot hold all three."""
+    at MOE_GEMM_SHARE, 0.40 of the dense rate, and the routed pairs' 731k FP32 FLOPs each)
+    against the op, median over each layout's rows: on the layout the share was chosen on
+    (Qwen3-235B-A22B's experts, FP8, eight H200) -4% (-15% without the pairs' work);
+    Qwen3-30B-A3B's small experts in NVFP4 on one B200, where the per-pair work binds, +13%
+    (-51% without it: its perf-overview prompt rows ran 53-71% fast); the Mixtral-like experts
+    (4,096 x 14,336, top 2) in FP8 on one H200, whose large GEMMs run near the card's rate,
+    +217%. The pairs' work brings the Qwen3 shapes near the op; one GEMM share still cannot
+    hold large experts too."""
     errors = check.prompt_errors(TIMINGS)
     chosen = errors["H200 SXM 141GB fp8 4096x1536 top 8 EP8 power_law_1.2"]
     small = errors["B200 SXM 180GB nvfp4 2048x768 top 8 EP1 power_law_1.2"]
     large = errors["H200 SXM 141GB fp8 4096x14336 top 2 EP1 power_law_1.2"]
     assert (len(chosen), len(small), len(large)) == (8, 5, 8)
-    assert statistics.median(chosen) == pytest.approx(-0.15, abs=0.01)
-    assert statistics.median(small) == pytest.approx(-0.51, abs=0.01)
-    assert statistics.median(large) == pytest.approx(2.13, abs=0.01)
+    assert statistics.median(chosen) == pytest.approx(-0.04, abs=0.01)
+    assert statistics.median(small) == pytest.approx(0.13, abs=0.01)
+    assert statistics.median(large) == pytest.approx(2.17, abs=0.01)

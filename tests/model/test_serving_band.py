@@ -46,7 +46,7 @@ def test_the_shipped_band_is_what_its_calibration_rows_give(
         ("llama-3.1-8b-serve", 0.867, 1.147),
         # Qwen3-30B-A3B: the MoE band, mostly below the figure (the MoE calibration rows run
         # slower than dlrig times them on most rows)
-        ("qwen3-30b-a3b-serve", 0.667, 1.135),
+        ("qwen3-30b-a3b-serve", 0.711, 1.137),
     ],
 )
 def test_a_serving_estimate_carries_its_band(workload: str, low: float, high: float) -> None:

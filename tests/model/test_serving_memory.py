@@ -9,7 +9,7 @@ import pytest
 
 from dlrig.model import serving_memory as mem
 from dlrig.workloads import load_workload
-from dlrig.workloads.serving import Engine, ServeSpec
+from dlrig.workloads.serving import Engine, ServeSpec, WeightFormat
 
 MIB = 2**20
 
@@ -38,11 +38,32 @@ def test_a_mixture_of_experts_under_attention_data_parallelism_keeps_twice_the_a
 ):
     """A mixture of experts' coefficient is twice a dense model's, and under attention data
     parallelism the attention runs unsplit on each card (degree 1): Qwen3-235B-A22B (64 heads x
-    128) on eight cards, 2 x 8,192 x 8,192 x 22 beside NCCL's 392 MB and the engine's 3.5 GiB."""
+    128) on eight cards, 2 x 8,192 x 8,192 x 22 beside the MoE workspace for the other seven
+    ranks' tokens (moe_dispatch_workspace_bytes), NCCL's 392 MB and the engine's 3.5 GiB."""
     spec = _spec("qwen3-235b-a22b-serve", tensor_parallel=8, attention_data_parallel=True)
     assert mem.activation_bytes(spec, 8) == pytest.approx(
-        2 * 8192 * 64 * 128 * 22 + 411_041_792 + 3584 * MIB
+        2 * 8192 * 64 * 128 * 22 + mem.moe_dispatch_workspace_bytes(spec, 8) + 411_041_792
+        + 3584 * MIB
+    )  # fmt: skip
+
+
+def test_the_moe_workspace_holds_every_other_ranks_routed_rows() -> None:
+    """TensorRT-LLM's MoE layer takes all eight ranks' tokens under attention data parallelism
+    (CutlassFusedMoE: moe_max_num_tokens = max_num_tokens x world size), and the CUTLASS
+    workspace holds each routed row's inputs and outputs (getWorkspaceDeviceBufferSizes).
+    Qwen3-235B-A22B in FP8 (hidden 4,096, experts 1,536 wide, top 8) at max_num_tokens 2,048:
+    7 x 2,048 x 8 rows x (8,192 B of FC2's BF16 output over the 4,096 B FP8 input + 8,192 B of
+    FC2's output over FC1's gated 6,144 + 20 B) = 1.88 GB a card. Tensor parallelism (one
+    rank's tokens, in the coefficient) and vLLM add none."""
+    spec = _spec("qwen3-235b-a22b-serve", tensor_parallel=8, attention_data_parallel=True,
+                 max_num_tokens=2048, quantization=WeightFormat.FP8)  # fmt: skip
+    assert mem.expert_width(spec) == pytest.approx(1536)
+    assert mem.moe_dispatch_workspace_bytes(spec, 8) == pytest.approx(
+        7 * 2048 * 8 * (8192 + 8192 + 20)
     )
+    assert mem.moe_dispatch_workspace_bytes(spec, 8) == pytest.approx(1.881e9, rel=1e-3)
+    assert mem.moe_dispatch_workspace_bytes(replace(spec, attention_data_parallel=False), 8) == 0
+    assert mem.moe_dispatch_workspace_bytes(replace(spec, engine=Engine.VLLM), 8) == 0
 
 
 def test_tensorrt_llm_fills_the_card_and_vllm_ninety_percent() -> None:

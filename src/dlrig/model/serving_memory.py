@@ -109,6 +109,20 @@ TRTLLM_ACTIVATION_COEFFICIENTS = {
 }
 TRTLLM_NCCL_BYTES = {1: 0.0, 2: 358_612_992.0, 4: 411_041_792.0, 8: 411_041_792.0}
 TRTLLM_OTHER_BYTES = 3.5 * 2**30
+# Under attention data parallelism TensorRT-LLM's MoE layer takes every rank's tokens at once:
+# "the maximum number of tokens in MoE are multiplied by DP size when attention DP is enabled"
+# (CutlassFusedMoE, tensorrt_llm/_torch/modules/fused_moe/fused_moe_cutlass.py), and its
+# profiling pass gives every rank max_num_tokens (KvCacheCreator repeats its dummy requests
+# tp_size times, tensorrt_llm/_torch/pyexecutor/_util.py). The CUTLASS MoE workspace holds
+# each routed (token, expert) row twice over (CutlassMoeFCRunner::getWorkspaceDeviceBufferSizes,
+# cpp/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/moe_kernels.cu): the GEMMs' inputs (the
+# permuted token in the activations' format or FC2's 16-bit output, the larger) and outputs
+# (FC1's gated 16-bit output, twice the expert's width, or FC2's), and 20 bytes of indices
+# and scales. aiconfigurator's MoE coefficient above was measured with the layer taking its
+# own rank's tokens; the other ranks' rows come on top.
+MOE_ROW_INDEX_BYTES = 20.0
+MOE_GEMM_OUTPUT_BYTES = 2.0
+MOE_PERMUTED_BYTES = {WeightFormat.FP8: 1.0, WeightFormat.NVFP4: 0.5}
 
 
 def weight_bits(spec: ServeSpec) -> float:
@@ -254,10 +268,37 @@ def sglang_mem_fraction_static(spec: ServeSpec, memory_bytes: float, gpus: int) 
     return max(memory_mib - reserved, 0.0) / memory_mib
 
 
+def expert_width(spec: ServeSpec) -> float:
+    """One routed expert's intermediate width: its three gated matrices of hidden_size x
+    width, from the routed weights over the experts of every MoE layer."""
+    if not spec.is_moe or spec.experts is None or spec.moe_layers == 0:
+        return 0.0
+    per_expert = routed_expert_params(spec) / (spec.experts * spec.moe_layers)
+    return per_expert / (3.0 * spec.hidden_size)
+
+
+def moe_dispatch_workspace_bytes(spec: ServeSpec, gpus: int) -> float:
+    """What one card's MoE workspace holds on TensorRT-LLM under attention data parallelism
+    for the other `gpus` - 1 ranks' tokens of a profiling pass (max_num_tokens each, every
+    token routed to experts_per_token experts), MOE_ROW_INDEX_BYTES and the widest input and
+    output buffers a row."""
+    if spec.engine is not Engine.BATCHED or not spec.attention_data_parallel or gpus <= 1:
+        return 0.0
+    if spec.experts_per_token is None:
+        return 0.0
+    hidden, width = float(spec.hidden_size), expert_width(spec)
+    permuted = MOE_PERMUTED_BYTES.get(spec.quantization, MOE_GEMM_OUTPUT_BYTES)
+    inputs = max(hidden * permuted, hidden * MOE_GEMM_OUTPUT_BYTES, width * permuted)
+    outputs = max(2.0 * width * MOE_GEMM_OUTPUT_BYTES, hidden * MOE_GEMM_OUTPUT_BYTES)
+    rows = (gpus - 1) * batched_max_num_tokens(spec) * spec.experts_per_token
+    return rows * (inputs + outputs + MOE_ROW_INDEX_BYTES)
+
+
 def activation_bytes(spec: ServeSpec, gpus: int) -> float:
     """What one of a copy's `gpus` cards keeps beside the weights and the KV cache for running:
     on TensorRT-LLM its profiling pass's peak (TRTLLM_ACTIVATION_COEFFICIENTS at the attention
-    tensor-parallel degree, NCCL's buffers on more than one card, its CUDA and cuBLAS state);
+    tensor-parallel degree, the MoE workspace for the other ranks' tokens under attention data
+    parallelism, NCCL's buffers on more than one card, its CUDA and cuBLAS state);
     on SGLang nothing beyond its reserve (sglang_mem_fraction_static holds it); elsewhere one
     chunk of prefill tokens in flight: `serve.max_num_tokens` on vLLM (its default on the card
     where the serving estimate resolves it: serving.with_engine_budget), else
@@ -272,7 +313,8 @@ def activation_bytes(spec: ServeSpec, gpus: int) -> float:
     coefficient = TRTLLM_ACTIVATION_COEFFICIENTS[spec.is_moe][key]
     activations = 2.0 * batched_max_num_tokens(spec) * spec.heads * spec.head_dim * coefficient
     nccl = TRTLLM_NCCL_BYTES[max(k for k in TRTLLM_NCCL_BYTES if k <= min(gpus, 8))]
-    return activations + nccl + TRTLLM_OTHER_BYTES
+    workspace = moe_dispatch_workspace_bytes(spec, gpus)
+    return activations + workspace + nccl + TRTLLM_OTHER_BYTES
 
 
 def usable_bytes_per_gpu(spec: ServeSpec, memory_bytes: float, gpus: int) -> float:
