@@ -116,10 +116,10 @@ TRTLLM_OTHER_BYTES = 3.5 * 2**30
 # tp_size times, tensorrt_llm/_torch/pyexecutor/_util.py). The CUTLASS MoE workspace holds
 # each routed (token, expert) row twice over (CutlassMoeFCRunner::getWorkspaceDeviceBufferSizes,
 # cpp/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/moe_kernels.cu): the GEMMs' inputs (the
-# permuted token in the activations' format or FC2's 16-bit output, the larger) and outputs
-# (FC1's gated 16-bit output, twice the expert's width, or FC2's), and 20 bytes of indices
-# and scales. aiconfigurator's MoE coefficient above was measured with the layer taking its
-# own rank's tokens; the other ranks' rows come on top.
+# permuted token or FC1's activated output in the activations' format, or FC2's 16-bit
+# output: the largest) and outputs (FC1's gated 16-bit output, twice the expert's width, or
+# FC2's), and 20 bytes of indices and scales. aiconfigurator's MoE coefficient above was
+# measured with the layer taking its own rank's tokens; the other ranks' rows come on top.
 MOE_ROW_INDEX_BYTES = 20.0
 MOE_GEMM_OUTPUT_BYTES = 2.0
 MOE_PERMUTED_BYTES = {WeightFormat.FP8: 1.0, WeightFormat.NVFP4: 0.5}
@@ -282,15 +282,14 @@ def moe_dispatch_workspace_bytes(spec: ServeSpec, gpus: int) -> float:
     for the other `gpus` - 1 ranks' tokens of a profiling pass (max_num_tokens each, every
     token routed to experts_per_token experts), MOE_ROW_INDEX_BYTES and the widest input and
     output buffers a row."""
-    if spec.engine is not Engine.BATCHED or not spec.attention_data_parallel or gpus <= 1:
-        return 0.0
-    if spec.experts_per_token is None:
+    topk = spec.experts_per_token
+    if spec.engine is not Engine.BATCHED or not spec.attention_data_parallel or topk is None:
         return 0.0
     hidden, width = float(spec.hidden_size), expert_width(spec)
     permuted = MOE_PERMUTED_BYTES.get(spec.quantization, MOE_GEMM_OUTPUT_BYTES)
     inputs = max(hidden * permuted, hidden * MOE_GEMM_OUTPUT_BYTES, width * permuted)
     outputs = max(2.0 * width * MOE_GEMM_OUTPUT_BYTES, hidden * MOE_GEMM_OUTPUT_BYTES)
-    rows = (gpus - 1) * batched_max_num_tokens(spec) * spec.experts_per_token
+    rows = max(gpus - 1, 0) * batched_max_num_tokens(spec) * topk
     return rows * (inputs + outputs + MOE_ROW_INDEX_BYTES)
 
 
