@@ -17,6 +17,8 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 import moe_kernel_check as check  # noqa: E402
 
+from dlrig.model import serving  # noqa: E402
+
 TIMINGS = check.read_timings()
 
 
@@ -84,12 +86,18 @@ def test_the_op_model_fits_the_one_gpu_rows_at_the_cards_own_rates() -> None:
 
 def test_the_serving_model_takes_the_ops_work_a_routed_pair() -> None:
     """TensorRT-LLM's CUDA-core work a routed (token, expert) pair in the serving model is the
-    op model's fit on the one-GPU rows under power-law routing: 731k FP32 FLOPs."""
-    from dlrig.model.serving import BATCHED, TRTLLM_MOE_PAIR_FP32_FLOP
-
-    fit = check.fit_op_model([t for t in TIMINGS if t.ep == 1 and t.routing == "power_law_1.2"])
-    assert BATCHED.moe_pair_fp32_flop == TRTLLM_MOE_PAIR_FP32_FLOP
-    assert fit.pair_fp32_flop == pytest.approx(TRTLLM_MOE_PAIR_FP32_FLOP, rel=0.002)
+    op model's fit on the one-GPU rows under power-law routing, 731k FP32 FLOPs: the serving
+    model times a row's pairs (serving.routed_pair_s) as the fit's pair term does, on one GPU
+    and split over eight."""
+    one = [t for t in TIMINGS if t.ep == 1 and t.routing == "power_law_1.2"]
+    fit = check.fit_op_model(one)
+    assert fit.pair_fp32_flop == pytest.approx(731e3, rel=0.002)
+    for t in (one[0], next(t for t in TIMINGS if t.ep == 8)):
+        cards = serving.Cards(t.gpu, t.ep, 1.0, nvlink=t.ep > 1, memory_bytes=0.0)
+        fit_pairs_s = t.local_pairs * fit.pair_fp32_flop / (t.gpu.fp32_tflops * 1e12)
+        assert serving.routed_pair_s(check.one_layer(t), cards, t.tokens) == pytest.approx(
+            fit_pairs_s, rel=0.002
+        )
 
 
 def test_one_moe_gemm_share_misses_the_prompt_op_by_shape() -> None:

@@ -105,10 +105,10 @@ VLLM_MOE_GEMM_SHARE = 0.20
 # silicon data for TensorRT-LLM 1.2.0rc5 on an H100, H200 and B200, data/calibration/
 # trtllm_moe_kernel_times.csv) fit 731k FP32 FLOPs a pair at the card's FP32 rate, beside the
 # GEMMs at the card's matmul rate (scripts/moe_kernel_check.py Part 2: the one-GPU rows under
-# power-law routing, aiconfigurator's default for Qwen3 and Llama 4). Top-8 routing to small
-# experts makes it a large part of the layer: Qwen3-30B-A3B's experts in NVFP4 on a B200 spend
-# about as long on it as on their GEMMs. vLLM's and SGLang's share (VLLM_MOE_GEMM_SHARE) was
-# read off their whole fused MoE's time, so it holds their per-pair work already.
+# power-law routing, aiconfigurator's default for Qwen3 and Llama 4). It weighs most where
+# top-8 routing meets small experts (Qwen3-30B-A3B's). vLLM's and SGLang's share
+# (VLLM_MOE_GEMM_SHARE) was read off their whole fused MoE's time, so it holds their per-pair
+# work already.
 TRTLLM_MOE_PAIR_FP32_FLOP = 731e3
 
 
